@@ -1,0 +1,42 @@
+# The two commands of the README: `make run` serves Parley, `make test` runs the whole test suite.
+# Both create .venv and install requirements.txt first (again only when requirements.txt changes).
+
+PYTHON ?= python3
+VENV := .venv
+BIN := $(VENV)/bin
+PORT ?= 8000
+export PORT
+
+.PHONY: run test lint format install migrate shell
+
+$(BIN)/activate:
+	@$(PYTHON) -c 'import sys; sys.exit(0 if sys.version_info >= (3, 11) else "Parley needs Python 3.11 or newer; set PYTHON=python3.11")'
+	$(PYTHON) -m venv $(VENV)
+
+$(VENV)/.installed: requirements.txt $(BIN)/activate
+	$(BIN)/pip install --quiet --disable-pip-version-check -r requirements.txt
+	@touch $@
+
+install: $(VENV)/.installed
+
+migrate: install
+	$(BIN)/python manage.py migrate --noinput
+
+run: migrate
+	$(BIN)/python manage.py collectstatic --noinput --verbosity 0
+	$(BIN)/python manage.py bootstrap_demo --url http://127.0.0.1:$(PORT)
+	exec $(BIN)/gunicorn -c config/gunicorn.py config.asgi:application
+
+test: install
+	$(BIN)/pytest -n 2 $(PYTEST_ARGS)
+
+lint: install
+	$(BIN)/ruff check .
+	$(BIN)/ruff format --check .
+
+format: install
+	$(BIN)/ruff check --fix .
+	$(BIN)/ruff format .
+
+shell: install
+	$(BIN)/python manage.py shell

@@ -1,0 +1,259 @@
+"""API errors: the exception types views and actions raise, and the one handler that renders them.
+
+Every error response, whatever raised it, is Zulip's envelope:
+`{"result": "error", "msg": ..., "code": ..., **extra}`. Views never build error responses by hand.
+"""
+
+import logging
+import math
+from enum import StrEnum
+from typing import Any
+
+import redis.exceptions
+from django.conf import settings
+from django.core.exceptions import PermissionDenied
+from django.db import DatabaseError, InterfaceError, OperationalError
+from django.http import Http404, JsonResponse
+from rest_framework import exceptions as drf_exceptions
+
+logger = logging.getLogger(__name__)
+
+
+class ErrorCode(StrEnum):
+    BAD_REQUEST = "BAD_REQUEST"
+    REQUEST_VARIABLE_MISSING = "REQUEST_VARIABLE_MISSING"
+    REQUEST_VARIABLE_INVALID = "REQUEST_VARIABLE_INVALID"
+    INVALID_JSON = "INVALID_JSON"
+    UNAUTHORIZED = "UNAUTHORIZED"
+    UNAUTHORIZED_PRINCIPAL = "UNAUTHORIZED_PRINCIPAL"
+    AUTHENTICATION_FAILED = "AUTHENTICATION_FAILED"
+    USER_DEACTIVATED = "USER_DEACTIVATED"
+    REALM_DEACTIVATED = "REALM_DEACTIVATED"
+    PASSWORD_AUTH_DISABLED = "PASSWORD_AUTH_DISABLED"
+    NONEXISTENT_SUBDOMAIN = "NONEXISTENT_SUBDOMAIN"
+    RATE_LIMIT_HIT = "RATE_LIMIT_HIT"
+    CANNOT_DEACTIVATE_LAST_USER = "CANNOT_DEACTIVATE_LAST_USER"
+    SERVICE_UNAVAILABLE = "SERVICE_UNAVAILABLE"
+    INTERNAL_SERVER_ERROR = "INTERNAL_SERVER_ERROR"
+
+
+class JsonableError(Exception):
+    """An error the client caused or may act on; rendered as the error envelope.
+
+    `data` holds the extra top-level fields of the body (`var_name`, `queue_id`, ...).
+    """
+
+    code: ErrorCode = ErrorCode.BAD_REQUEST
+    http_status_code: int = 400
+
+    def __init__(self, msg: str, *, code: ErrorCode | None = None, **data: Any) -> None:
+        super().__init__(msg)
+        self.msg = msg
+        if code is not None:
+            self.code = code
+        self.data = data
+
+    def headers(self) -> dict[str, str]:
+        return {}
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"result": "error", "msg": self.msg, "code": str(self.code), **self.data}
+
+
+class MissingArgumentError(JsonableError):
+    code = ErrorCode.REQUEST_VARIABLE_MISSING
+
+    def __init__(self, var_name: str) -> None:
+        super().__init__(f"Missing '{var_name}' argument", var_name=var_name)
+
+
+class InvalidArgumentError(JsonableError):
+    code = ErrorCode.REQUEST_VARIABLE_INVALID
+
+    def __init__(self, var_name: str, msg: str) -> None:
+        super().__init__(msg, var_name=var_name)
+
+
+class InvalidJSONError(JsonableError):
+    code = ErrorCode.INVALID_JSON
+
+
+class ResourceNotFoundError(JsonableError):
+    http_status_code = 404
+
+
+class AccessDeniedError(JsonableError):
+    http_status_code = 403
+
+    def __init__(self) -> None:
+        super().__init__("Access denied")
+
+
+class OrganizationOwnerRequiredError(JsonableError):
+    code = ErrorCode.UNAUTHORIZED_PRINCIPAL
+
+    def __init__(self) -> None:
+        super().__init__("Must be an organization owner")
+
+
+class OrganizationAdministratorRequiredError(JsonableError):
+    code = ErrorCode.UNAUTHORIZED_PRINCIPAL
+
+    def __init__(self) -> None:
+        super().__init__("Must be an organization administrator")
+
+
+class UnauthorizedError(JsonableError):
+    """401 with the challenge header Zulip clients expect."""
+
+    code = ErrorCode.UNAUTHORIZED
+    http_status_code = 401
+
+    def __init__(self, msg: str = "Not logged in: API authentication or user session required") -> None:
+        super().__init__(msg)
+
+    def headers(self) -> dict[str, str]:
+        return {"WWW-Authenticate": 'Basic realm="zulip"'}
+
+
+class AuthenticationFailedError(JsonableError):
+    code = ErrorCode.AUTHENTICATION_FAILED
+    http_status_code = 401
+
+    def __init__(self) -> None:
+        super().__init__("Your username or password is incorrect")
+
+
+class UserDeactivatedError(JsonableError):
+    code = ErrorCode.USER_DEACTIVATED
+    http_status_code = 401
+
+    def __init__(self) -> None:
+        super().__init__("Account is deactivated")
+
+
+class RealmDeactivatedError(JsonableError):
+    code = ErrorCode.REALM_DEACTIVATED
+    http_status_code = 401
+
+    def __init__(self) -> None:
+        super().__init__("This organization has been deactivated")
+
+
+class PasswordAuthDisabledError(JsonableError):
+    code = ErrorCode.PASSWORD_AUTH_DISABLED
+    http_status_code = 401
+
+    def __init__(self) -> None:
+        super().__init__("Password authentication is disabled in this organization")
+
+
+class InvalidSubdomainError(JsonableError):
+    code = ErrorCode.NONEXISTENT_SUBDOMAIN
+    http_status_code = 404
+
+    def __init__(self) -> None:
+        super().__init__("Invalid subdomain")
+
+
+class RateLimitedError(JsonableError):
+    code = ErrorCode.RATE_LIMIT_HIT
+    http_status_code = 429
+
+    def __init__(self, retry_after: float, msg: str = "API usage exceeded rate limit") -> None:
+        self.retry_after = retry_after
+        super().__init__(msg, **{"retry-after": retry_after})
+
+    def headers(self) -> dict[str, str]:
+        return {"Retry-After": str(math.ceil(self.retry_after))}
+
+
+class ServiceUnavailableError(JsonableError):
+    code = ErrorCode.SERVICE_UNAVAILABLE
+    http_status_code = 503
+
+    def __init__(self, dependency: str, **data: Any) -> None:
+        super().__init__(f"Service temporarily unavailable: the {dependency} cannot be reached", **data)
+
+    def headers(self) -> dict[str, str]:
+        return {"Retry-After": str(settings.SERVICE_UNAVAILABLE_RETRY_AFTER)}
+
+
+class InternalServerError(JsonableError):
+    code = ErrorCode.INTERNAL_SERVER_ERROR
+    http_status_code = 500
+
+    def __init__(self) -> None:
+        super().__init__("Internal server error")
+
+
+def dependency_error(exc: BaseException) -> ServiceUnavailableError | None:
+    """The 503 to answer when `exc` means PostgreSQL or Redis is unreachable, else None."""
+    if isinstance(exc, OperationalError | InterfaceError):
+        return ServiceUnavailableError("database")
+    if isinstance(exc, DatabaseError) and _is_pool_timeout(exc):
+        return ServiceUnavailableError("database")
+    if isinstance(exc, redis.exceptions.ConnectionError | redis.exceptions.TimeoutError):
+        return ServiceUnavailableError("Redis server")
+    return None
+
+
+def _is_pool_timeout(exc: BaseException) -> bool:
+    cause = exc.__cause__
+    return cause is not None and type(cause).__name__ == "PoolTimeout"
+
+
+def error_response(error: JsonableError) -> JsonResponse:
+    response = JsonResponse(error.to_dict(), status=error.http_status_code)
+    for name, value in error.headers().items():
+        response[name] = value
+    return response
+
+
+def as_jsonable_error(exc: BaseException) -> JsonableError | None:
+    """Translate any exception a view may raise into our error type; None if it is a bug."""
+    if isinstance(exc, JsonableError):
+        return exc
+    if (unavailable := dependency_error(exc)) is not None:
+        logger.warning("dependency unavailable: %s: %s", type(exc).__name__, exc)
+        return unavailable
+    if isinstance(exc, drf_exceptions.MethodNotAllowed):
+        return MethodNotAllowedError([])
+    if isinstance(exc, drf_exceptions.UnsupportedMediaType):
+        return JsonableError(f"Unsupported media type {exc.detail!s}"[:200])
+    if isinstance(exc, drf_exceptions.ParseError):
+        return JsonableError("Malformed request body")
+    if isinstance(exc, drf_exceptions.NotAuthenticated | drf_exceptions.AuthenticationFailed):
+        return UnauthorizedError()
+    if isinstance(exc, Http404 | drf_exceptions.NotFound):
+        return ResourceNotFoundError("Not Found")
+    if isinstance(exc, PermissionDenied | drf_exceptions.PermissionDenied):
+        return AccessDeniedError()
+    if isinstance(exc, drf_exceptions.APIException):
+        error = JsonableError(str(exc.detail))
+        error.http_status_code = exc.status_code
+        return error
+    return None
+
+
+class MethodNotAllowedError(JsonableError):
+    http_status_code = 405
+
+    def __init__(self, allowed_methods: list[str]) -> None:
+        super().__init__("Method Not Allowed", allowed_methods=allowed_methods)
+
+    def headers(self) -> dict[str, str]:
+        return {"Allow": ", ".join(self.data["allowed_methods"])}
+
+
+def drf_exception_handler(exc: Exception, context: dict[str, Any]) -> JsonResponse | None:
+    """REST framework's EXCEPTION_HANDLER: our envelope for everything a view raises."""
+    if isinstance(exc, drf_exceptions.MethodNotAllowed):
+        view = context.get("view")
+        allowed = list(getattr(view, "allowed_methods", []))
+        return error_response(MethodNotAllowedError(allowed))
+    error = as_jsonable_error(exc)
+    if error is None:
+        logger.exception("unhandled error in %s", context.get("view").__class__.__name__)
+        return error_response(InternalServerError())
+    return error_response(error)

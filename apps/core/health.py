@@ -1,0 +1,48 @@
+"""Liveness and readiness probes for load balancers and orchestrators."""
+
+from django.conf import settings
+from django.db import connection
+from django.http import JsonResponse
+
+from apps.core.errors import ServiceUnavailableError, dependency_error, error_response
+from apps.core.redis_client import get_redis
+
+
+def live() -> JsonResponse:
+    """The process is up; touches no dependency."""
+    return JsonResponse({"result": "success", "msg": "", "status": "ok"})
+
+
+def ready() -> JsonResponse:
+    """The database answers and, when configured, Redis too; 503 naming what is down otherwise."""
+    checks = {"database": _check_database()}
+    if settings.REDIS_URL:
+        checks["redis"] = _check_redis()
+    down = [name for name, state in checks.items() if state != "ok"]
+    if not down:
+        return JsonResponse({"result": "success", "msg": "", "status": "ok", "checks": checks})
+    dependency = "database" if "database" in down else "Redis server"
+    return error_response(ServiceUnavailableError(dependency, status="unavailable", checks=checks))
+
+
+def _check_database() -> str:
+    try:
+        with connection.cursor() as cursor:
+            cursor.execute("SELECT 1")
+            cursor.fetchone()
+    except Exception as exc:
+        if dependency_error(exc) is None:
+            raise
+        connection.close_if_unusable_or_obsolete()
+        return "unavailable"
+    return "ok"
+
+
+def _check_redis() -> str:
+    try:
+        get_redis().ping()
+    except Exception as exc:
+        if dependency_error(exc) is None:
+            raise
+        return "unavailable"
+    return "ok"

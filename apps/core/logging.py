@@ -1,0 +1,32 @@
+"""Log records carry the id of the request they belong to; JSON output for log collectors."""
+
+import json
+import logging
+from contextvars import ContextVar
+from datetime import UTC, datetime
+
+# Set by the request-id middleware for the duration of a request. A ContextVar follows the request
+# across threads (sync_to_async copies the context) and asyncio tasks.
+current_request_id: ContextVar[str] = ContextVar("current_request_id", default="-")
+
+
+class RequestIdFilter(logging.Filter):
+    def filter(self, record: logging.LogRecord) -> bool:
+        record.request_id = current_request_id.get()
+        return True
+
+
+class JsonFormatter(logging.Formatter):
+    """One JSON object per line: time, level, logger, request_id, message (and exc_info)."""
+
+    def format(self, record: logging.LogRecord) -> str:
+        entry = {
+            "time": datetime.fromtimestamp(record.created, UTC).isoformat(timespec="milliseconds"),
+            "level": record.levelname,
+            "logger": record.name,
+            "request_id": getattr(record, "request_id", current_request_id.get()),
+            "message": record.getMessage(),
+        }
+        if record.exc_info:
+            entry["exc_info"] = self.formatException(record.exc_info)
+        return json.dumps(entry, default=str)

@@ -1,0 +1,25 @@
+"""Markdown to safe HTML, for user-written text shown to others (profile fields, descriptions)."""
+
+import nh3
+from markdown_it import MarkdownIt
+
+# CommonMark with raw HTML disabled; nh3 then removes anything unsafe that slipped through
+# (e.g. javascript: links) and adds rel="noopener noreferrer" to links.
+_markdown = MarkdownIt("commonmark", {"html": False}).enable("strikethrough").enable("table")
+
+ALLOWED_TAGS = {
+    "a", "p", "br", "strong", "em", "del", "code", "pre", "blockquote", "ul", "ol", "li",
+    "h1", "h2", "h3", "h4", "h5", "h6", "hr", "table", "thead", "tbody", "tr", "th", "td", "img",
+}  # fmt: skip
+ALLOWED_ATTRIBUTES = {"a": {"href", "title"}, "img": {"src", "alt", "title"}, "ol": {"start"}}
+
+
+def render_markdown(text: str) -> str:
+    html = _markdown.render(text)
+    return nh3.clean(
+        html,
+        tags=ALLOWED_TAGS,
+        attributes=ALLOWED_ATTRIBUTES,
+        url_schemes={"http", "https", "mailto"},
+        link_rel="noopener noreferrer",
+    ).strip()

@@ -1,0 +1,88 @@
+"""Middleware that every request passes: request ids with an access log line, and health probes.
+
+Both work in sync and async mode, so an async view (the event long-poll) holds no thread while it
+waits.
+"""
+
+import logging
+import time
+import uuid
+from collections.abc import Awaitable, Callable
+
+from asgiref.sync import iscoroutinefunction, sync_to_async
+from django.http import HttpRequest, HttpResponse, JsonResponse
+from django.utils.decorators import sync_and_async_middleware
+
+from apps.core import health
+from apps.core.logging import current_request_id
+
+access_logger = logging.getLogger("parley.access")
+
+REQUEST_ID_HEADER = "X-Request-Id"
+HEALTH_PATHS = {"/health/live": health.live, "/health/ready": health.ready}
+
+
+@sync_and_async_middleware
+def request_id_middleware(get_response: Callable) -> Callable:
+    """Give each request an id: in `request.request_id`, in every log line, and in the response."""
+
+    def start(request: HttpRequest) -> tuple[object, float]:
+        request.request_id = uuid.uuid4().hex
+        return current_request_id.set(request.request_id), time.monotonic()
+
+    def finish(request: HttpRequest, response: HttpResponse, token: object, started: float) -> HttpResponse:
+        response[REQUEST_ID_HEADER] = request.request_id
+        if request.path not in HEALTH_PATHS:
+            access_logger.info(
+                "%s %s %s %.1fms user=%s",
+                request.method,
+                request.path,
+                response.status_code,
+                (time.monotonic() - started) * 1000,
+                getattr(request, "api_user_id", "-"),
+            )
+        current_request_id.reset(token)
+        return response
+
+    if iscoroutinefunction(get_response):
+
+        async def async_middleware(request: HttpRequest) -> HttpResponse:
+            token, started = start(request)
+            return finish(request, await get_response(request), token, started)
+
+        return async_middleware
+
+    def middleware(request: HttpRequest) -> HttpResponse:
+        token, started = start(request)
+        return finish(request, get_response(request), token, started)
+
+    return middleware
+
+
+@sync_and_async_middleware
+def health_check_middleware(get_response: Callable) -> Callable:
+    """Answer /health/live and /health/ready before host validation, HTTPS redirects or sessions.
+
+    Load balancers probe with their own Host header (or none) and over plain HTTP.
+    """
+
+    def probe_for(request: HttpRequest) -> Callable[[], JsonResponse] | None:
+        if request.method not in ("GET", "HEAD"):
+            return None
+        return HEALTH_PATHS.get(request.path)
+
+    if iscoroutinefunction(get_response):
+
+        async def async_middleware(request: HttpRequest) -> Awaitable[HttpResponse]:
+            probe = probe_for(request)
+            if probe is None:
+                return await get_response(request)
+            return await sync_to_async(probe)()
+
+        return async_middleware
+
+    def middleware(request: HttpRequest) -> HttpResponse:
+        probe = probe_for(request)
+        return get_response(request) if probe is None else probe()
+
+    return middleware

@@ -1,0 +1,217 @@
+"""Request parameters the way Zulip clients send them, parsed into typed classes.
+
+A view declares a `Params` subclass whose field names are the parameter names:
+
+    class UpdateUserParams(Params):
+        full_name: str | None = None            # raw string, sent without JSON quotes
+        role: Json[Literal[100, 200]] | None = None   # JSON text inside the form field
+
+and calls `parse_params(UpdateUserParams, request)`. Parameters come from the form-encoded body for
+POST, PATCH, PUT and DELETE (the query string is a fallback, as in Zulip) and from the query string
+for GET. Errors use Zulip's codes and wording; parameters a view does not declare are reported in
+`ignored_parameters_unsupported` by `json_success`.
+"""
+
+import json
+from typing import Any, TypeVar
+
+from django.http import HttpRequest, QueryDict
+from django.http.multipartparser import MultiPartParserError
+from pydantic import BaseModel, ConfigDict, Json, ValidationError
+from pydantic_core import ErrorDetails, PydanticCustomError
+from rest_framework.request import Request
+
+from apps.core.errors import InvalidArgumentError, JsonableError, MissingArgumentError
+
+__all__ = ["Json", "Params", "ParamError", "parse_params", "request_params"]
+
+P = TypeVar("P", bound="Params")
+
+# pydantic error type -> Zulip's message template (zerver/lib/typed_endpoint.py).
+ERROR_TEMPLATES = {
+    "bool_parsing": "{var_name} is not a boolean",
+    "bool_type": "{var_name} is not a boolean",
+    "int_parsing": "{var_name} is not an integer",
+    "int_type": "{var_name} is not an integer",
+    "int_from_float": "{var_name} is not an integer",
+    "float_parsing": "{var_name} is not a float",
+    "float_type": "{var_name} is not a float",
+    "string_type": "{var_name} is not a string",
+    "list_type": "{var_name} is not a list",
+    "dict_type": "{var_name} is not a dict",
+    "model_type": "{var_name} is not a dict",
+    "model_attributes_type": "{var_name} is not a dict",
+    "json_invalid": "{var_name} is not valid JSON",
+    "json_type": "{var_name} is not valid JSON",
+    "greater_than": "{var_name} is too small",
+    "greater_than_equal": "{var_name} is too small",
+    "less_than": "{var_name} is too large",
+    "less_than_equal": "{var_name} is too large",
+    "literal_error": "Invalid {var_name}",
+    "enum": "Invalid {var_name}",
+    "string_too_long": "{var_name} is too long (limit: {max_length} characters)",
+    "too_long": "{var_name} has too many items (limit: {max_length})",
+    "string_pattern_mismatch": "{var_name} has invalid format",
+}
+
+
+class ParamError(PydanticCustomError):
+    """Raise from a field validator to give the client this exact message."""
+
+    def __new__(cls, message: str) -> "ParamError":
+        return super().__new__(cls, "parley", message.replace("{", "{{").replace("}", "}}"))
+
+
+class Params(BaseModel):
+    """Base class of request parameter classes. Unknown parameters are ignored, never errors."""
+
+    model_config = ConfigDict(extra="ignore", frozen=True, strict=True)
+
+    @classmethod
+    def parameter_names(cls) -> list[str]:
+        return [field.alias or name for name, field in cls.model_fields.items()]
+
+
+def request_params(request: HttpRequest | Request) -> QueryDict:
+    """The parameters of a request: the query string for GET, else the form body (then the query)."""
+    if isinstance(request, Request):
+        django_request = request._request
+        body = request.data if request.method not in ("GET", "HEAD") else None
+    else:
+        django_request = request
+        body = _parse_body(request) if request.method not in ("GET", "HEAD") else None
+    if body is None:
+        return django_request.GET
+    cached = getattr(django_request, "_parley_params", None)
+    if cached is not None:
+        return cached
+    merged = django_request.GET.copy()
+    if isinstance(body, QueryDict):
+        for key in body:
+            merged.setlist(key, body.getlist(key))
+    django_request._parley_params = merged
+    return merged
+
+
+def _parse_body(request: HttpRequest) -> QueryDict:
+    """Form bodies for every method: Django itself only parses POST (Zulip's process_as_post)."""
+    if request.method == "POST":
+        return request.POST
+    content_type = request.content_type or ""
+    if content_type.startswith("multipart/form-data"):
+        from django.http.multipartparser import MultiPartParser
+
+        try:
+            return MultiPartParser(request.META, request, request.upload_handlers).parse()[0]
+        except MultiPartParserError as exc:
+            raise JsonableError("Malformed request body") from exc
+    if content_type in ("application/x-www-form-urlencoded", ""):
+        return QueryDict(request.body, encoding=request.encoding)
+    raise JsonableError(f"Unsupported media type \"{content_type}\" in request.")
+
+
+def parse_params(params_class: type[P], request: HttpRequest | Request, **path_params: Any) -> P:
+    """Validate the request's parameters (and path parameters) into `params_class`.
+
+    Raises MissingArgumentError / InvalidArgumentError (Zulip's REQUEST_VARIABLE_* codes).
+    """
+    source = request_params(request)
+    data: dict[str, Any] = {}
+    for name in params_class.parameter_names():
+        if name in path_params:
+            data[name] = path_params[name]
+        elif name in source:
+            data[name] = source[name]
+    _mark_used(request, params_class.parameter_names())
+    for name, value in data.items():
+        _reject_null_bytes(name, value)
+    try:
+        params = params_class.model_validate(data)
+    except ValidationError as exc:
+        raise _translate(exc.errors(include_url=False)[0]) from None
+    for name in data:
+        _reject_null_bytes(name, _field_value(params, name))
+    return params
+
+
+def _field_value(params: "Params", alias: str) -> Any:
+    for name, field in params.model_fields.items():
+        if (field.alias or name) == alias:
+            return getattr(params, name)
+    return None
+
+
+def _mark_used(request: HttpRequest | Request, names: list[str]) -> None:
+    django_request = request._request if isinstance(request, Request) else request
+    used = getattr(django_request, "_parley_used_params", set())
+    used.update(names)
+    django_request._parley_used_params = used
+
+
+def ignored_parameters(request: HttpRequest | Request) -> list[str]:
+    django_request = request._request if isinstance(request, Request) else request
+    used = getattr(django_request, "_parley_used_params", set())
+    try:
+        provided = request_params(request)
+    except JsonableError:
+        return []
+    return sorted(set(provided) - used)
+
+
+def _reject_null_bytes(var_name: str, value: Any) -> None:
+    if isinstance(value, str):
+        if "\x00" in value:
+            raise InvalidArgumentError(var_name, f"{var_name} must not contain null bytes")
+    elif isinstance(value, list | tuple):
+        for index, item in enumerate(value):
+            _reject_null_bytes(f"{var_name}[{index}]", item)
+    elif isinstance(value, dict):
+        for key, item in value.items():
+            _reject_null_bytes(f"{var_name}[{json.dumps(key)}]", key)
+            _reject_null_bytes(f"{var_name}[{json.dumps(key)}]", item)
+    elif isinstance(value, BaseModel):
+        _reject_null_bytes(var_name, value.model_dump())
+
+
+def _var_name(loc: tuple[int | str, ...]) -> str:
+    """Zulip's naming of nested values: `data[0]["id"]`."""
+    head, *rest = loc
+    return str(head) + "".join(f"[{json.dumps(part)}]" for part in rest)
+
+
+def _translate(error: ErrorDetails) -> JsonableError:
+    # Union and Json wrappers add tags such as "int" or "function-after[...]" to the location;
+    # they are not part of the parameter's name.
+    loc = tuple(part for part in error["loc"] if isinstance(part, int) or not _is_type_tag(part))
+    error_type = error["type"]
+    if error_type == "missing":
+        if len(loc) == 1:
+            return MissingArgumentError(str(loc[0]))
+        return InvalidArgumentError(
+            str(loc[0]), f"{loc[-1]} key is missing from {_var_name(loc[:-1])}"
+        )
+    var_name = _var_name(loc)
+    if error_type == "extra_forbidden":
+        return InvalidArgumentError(
+            str(loc[0]), f'Argument "{loc[-1]}" at {_var_name(loc[:-1])} is unexpected'
+        )
+    if error_type == "parley":
+        return InvalidArgumentError(str(loc[0]), error["msg"])
+    if error_type == "string_too_short":
+        min_length = (error.get("ctx") or {}).get("min_length", 1)
+        message = f"{var_name} cannot be blank" if min_length == 1 else f"{var_name} is too short."
+        return InvalidArgumentError(str(loc[0]), message)
+    template = ERROR_TEMPLATES.get(error_type)
+    if template is None:
+        return InvalidArgumentError(str(loc[0]), f"Invalid {var_name}")
+    return InvalidArgumentError(
+        str(loc[0]), template.format(var_name=var_name, **(error.get("ctx") or {}))
+    )
+
+
+def _is_type_tag(part: str) -> bool:
+    return (
+        part in {"int", "str", "bool", "float", "list", "dict", "none", "json-or-python"}
+        or "[" in part
+        or part.startswith(("function-", "literal", "constrained", "nullable", "lax-", "strict-"))
+    )

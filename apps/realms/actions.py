@@ -1,0 +1,72 @@
+"""Creating and changing organizations."""
+
+import re
+
+from django.db import transaction
+
+from apps.core.errors import JsonableError
+from apps.realms.models import EmailVisibility, Realm
+from apps.users.actions import do_create_user
+from apps.users.models import Role, User
+
+# Subdomains that would shadow our own URLs or mislead users.
+RESERVED_SUBDOMAINS = frozenset(
+    {"admin", "api", "app", "health", "static", "www", "mail", "email", "localhost", "root", "help", "status"}
+)
+
+
+def check_string_id(string_id: str) -> str:
+    """A valid, free subdomain (Zulip's rules), or the error saying why not."""
+    if string_id == Realm.DEFAULT_STRING_ID:
+        if Realm.objects.filter(string_id=string_id).exists():
+            raise JsonableError("The default organization already exists.")
+        return string_id
+    if string_id.startswith("-") or string_id.endswith("-"):
+        raise JsonableError("Subdomain cannot start or end with a '-'.")
+    if not re.fullmatch(r"[a-z0-9-]*", string_id):
+        raise JsonableError("Subdomain can only have lowercase letters, numbers, and '-'s.")
+    if len(string_id) < 3:
+        raise JsonableError("Subdomain needs to have length 3 or greater.")
+    if len(string_id) > Realm.MAX_STRING_ID_LENGTH:
+        raise JsonableError(f"Subdomain is too long (limit: {Realm.MAX_STRING_ID_LENGTH} characters).")
+    if string_id in RESERVED_SUBDOMAINS or Realm.objects.filter(string_id=string_id).exists():
+        raise JsonableError("Subdomain unavailable. Please choose a different one.")
+    return string_id
+
+
+def check_realm_name(name: str) -> str:
+    name = name.strip()
+    if not name:
+        raise JsonableError("Organization name cannot be blank.")
+    if len(name) > Realm.MAX_NAME_LENGTH:
+        raise JsonableError(f"Organization name is too long (limit: {Realm.MAX_NAME_LENGTH} characters).")
+    return name
+
+
+@transaction.atomic
+def do_create_realm(
+    string_id: str,
+    name: str,
+    *,
+    owner_email: str,
+    owner_full_name: str,
+    owner_password: str | None = None,
+    default_email_address_visibility: int = EmailVisibility.ADMINS,
+) -> tuple[Realm, User]:
+    """Create an organization with its first owner; on any error nothing is created."""
+    realm = Realm.objects.create(
+        string_id=check_string_id(string_id),
+        name=check_realm_name(name),
+        default_email_address_visibility=default_email_address_visibility,
+    )
+    owner = do_create_user(
+        realm, owner_email, owner_full_name, role=Role.OWNER, password=owner_password, acting_user=None
+    )
+    return realm, owner
+
+
+@transaction.atomic
+def do_set_realm_deactivated(realm: Realm, deactivated: bool, *, acting_user: User | None) -> None:
+    """Deactivate (or reactivate) an organization: its users' API calls are refused while deactivated."""
+    Realm.objects.filter(id=realm.id).update(deactivated=deactivated)
+    realm.deactivated = deactivated

@@ -1,0 +1,66 @@
+import secrets
+
+from django.conf import settings
+from django.core.management.base import BaseCommand
+from django.db import transaction
+
+from apps.realms.actions import do_create_realm
+from apps.realms.models import EmailVisibility, Realm
+from apps.users.actions import do_create_user, do_set_user_staff
+from apps.users.management.utils import ROLE_LABELS
+from apps.users.models import BotType, Role
+from apps.users.selectors import api_email
+
+DEMO_USERS = [
+    ("Adam Admin", "admin@example.com", Role.ADMINISTRATOR),
+    ("Mel Member", "member@example.com", Role.MEMBER),
+    ("Gus Guest", "guest@example.com", Role.GUEST),
+]
+
+
+class Command(BaseCommand):
+    help = "On an empty database, create a demo organization and print its users' credentials."
+
+    def add_arguments(self, parser):
+        parser.add_argument("--url", default=f"http://127.0.0.1:{settings.PORT}", help="where the server is reached")
+
+    def handle(self, *args, **options):
+        url = options["url"]
+        if Realm.objects.exists():
+            self.stdout.write(
+                f"Database already set up ({Realm.objects.count()} organization(s)); see `manage.py list_realms`.\n"
+                "The demo credentials were printed on the first run; `manage.py rotate_api_key EMAIL` gives a new key."
+            )
+            return
+        password = secrets.token_urlsafe(12)
+        with transaction.atomic():
+            realm, owner = do_create_realm(
+                Realm.DEFAULT_STRING_ID,
+                "Parley Demo",
+                owner_email="owner@example.com",
+                owner_full_name="Olivia Owner",
+                owner_password=password,
+                # A demo shows real addresses; real organizations default to administrators only.
+                default_email_address_visibility=EmailVisibility.EVERYONE,
+            )
+            do_set_user_staff(owner, True, acting_user=None)
+            users = [owner] + [
+                do_create_user(realm, email, name, role=role, acting_user=None) for name, email, role in DEMO_USERS
+            ]
+            users.append(
+                do_create_user(
+                    realm, "demo-bot@example.com", "Demo Bot", bot_type=BotType.GENERIC, bot_owner=owner, acting_user=None
+                )
+            )
+        self.stdout.write(f"\nCreated the demo organization {realm.name!r}, served at {url}\n")
+        self.stdout.write(f"{'role':<14} {'email':<24} API key")
+        for user in users:
+            role = "bot" if user.is_bot else ROLE_LABELS[user.role]
+            self.stdout.write(f"{role:<14} {api_email(user):<24} {user.api_key}")
+        self.stdout.write(f"\nOwner password (also for {url}/admin/): {password}")
+        self.stdout.write("\nTry it:")
+        self.stdout.write(f"  curl -u {api_email(owner)}:{owner.api_key} {url}/api/v1/users/me")
+        self.stdout.write(
+            f'  python -c \'import zulip; print(zulip.Client(email="{api_email(owner)}", '
+            f'api_key="{owner.api_key}", site="{url}").get_profile())\'\n'
+        )

@@ -1,0 +1,35 @@
+from django.core.management.base import BaseCommand, CommandError
+
+from apps.core.errors import JsonableError
+from apps.realms.actions import do_create_realm
+from apps.users.management.utils import print_json, read_password_file, user_summary
+
+
+class Command(BaseCommand):
+    help = "Create an organization and its first owner; prints the owner's API key."
+
+    def add_arguments(self, parser):
+        parser.add_argument("--string-id", required=True, help='subdomain under EXTERNAL_HOST; "" for the default organization')
+        parser.add_argument("--name", required=True)
+        parser.add_argument("--owner-email", required=True)
+        parser.add_argument("--owner-full-name", required=True)
+        parser.add_argument("--password-file", help='file whose first line is the owner\'s password ("-": stdin)')
+        parser.add_argument("--json", action="store_true", help="print one JSON object")
+
+    def handle(self, *args, **options):
+        try:
+            realm, owner = do_create_realm(
+                options["string_id"],
+                options["name"],
+                owner_email=options["owner_email"],
+                owner_full_name=options["owner_full_name"],
+                owner_password=read_password_file(options["password_file"]),
+            )
+        except JsonableError as exc:
+            raise CommandError(exc.msg) from None
+        summary = {**user_summary(owner), "realm_id": realm.id, "realm_name": realm.name}
+        if options["json"]:
+            print_json(self, summary)
+            return
+        self.stdout.write(f"Created organization {realm.name!r} at {realm.url}")
+        self.stdout.write(f"Owner: {owner.full_name} <{summary['email']}>  API key: {owner.api_key}")

@@ -1,0 +1,57 @@
+"""Server and organization information for clients (/api/v1)."""
+
+import hashlib
+
+from django.conf import settings
+from rest_framework.request import Request
+
+from apps.core.markdown import render_markdown
+from apps.core.responses import json_success
+from apps.core.version import PARLEY_VERSION
+from apps.core.views import ApiView
+from apps.realms.models import Realm
+
+EXTERNAL_AUTH_METHODS = ("dev", "ldap", "remoteuser", "github", "azuread", "gitlab", "apple", "google", "saml", "openid connect")
+
+
+def realm_icon_url(realm: Realm) -> str:
+    digest = hashlib.md5(realm.string_id.encode(), usedforsecurity=False).hexdigest()
+    return f"https://secure.gravatar.com/avatar/{digest}?d=identicon"
+
+
+class ServerSettingsView(ApiView):
+    """GET /server_settings: needs no authentication and ignores credentials that are sent.
+
+    Every Zulip client calls it first; the official Python client requires `zulip_version`.
+    """
+
+    authenticated = False
+
+    def get(self, request: Request):
+        realm: Realm = request._request.realm
+        password = realm.password_auth_enabled
+        user_agent = request.META.get("HTTP_USER_AGENT", "")
+        return json_success(
+            request,
+            {
+                "authentication_methods": {
+                    "password": password,
+                    "email": password,
+                    **dict.fromkeys(EXTERNAL_AUTH_METHODS, False),
+                },
+                "external_authentication_methods": [],
+                "zulip_feature_level": settings.API_FEATURE_LEVEL,
+                "zulip_version": PARLEY_VERSION,
+                "zulip_merge_base": PARLEY_VERSION,
+                "push_notifications_enabled": False,
+                "is_incompatible": user_agent.startswith("ZulipInvalid"),
+                "email_auth_enabled": password,
+                "require_email_format_usernames": True,
+                "realm_url": realm.url,
+                "realm_uri": realm.url,
+                "realm_name": realm.name,
+                "realm_icon": realm_icon_url(realm),
+                "realm_description": render_markdown(realm.description),
+                "realm_web_public_access_enabled": False,
+            },
+        )

@@ -1,0 +1,547 @@
+"""Every change to users, bots, API keys and custom profile fields goes through these functions."""
+
+import datetime
+import json
+import re
+import secrets
+from collections.abc import Iterable
+from typing import Any
+
+from django.contrib.auth.password_validation import validate_password
+from django.core.exceptions import ValidationError
+from django.core.validators import URLValidator, validate_email
+from django.db import IntegrityError, transaction
+
+from apps.core.errors import JsonableError, OrganizationOwnerRequiredError
+from apps.core.markdown import render_markdown
+from apps.realms.models import EmailVisibility, Realm
+from apps.users.models import BotService, BotType, CustomProfileField, CustomProfileFieldValue, Role, User
+
+FieldType = CustomProfileField.FieldType
+
+# Characters Zulip refuses in names: they break mention syntax or Markdown.
+NAME_INVALID_CHARS = set("*`\\>\"@")
+PROFILE_TEXT_LIMITS = {FieldType.SHORT_TEXT: 50, FieldType.LONG_TEXT: 500, FieldType.EXTERNAL_ACCOUNT: 50, FieldType.PRONOUNS: 50}
+DEFAULT_EXTERNAL_ACCOUNTS = {
+    "github": {"name": "GitHub username", "url_pattern": "https://github.com/%(username)s"},
+    "twitter": {"name": "Twitter username", "url_pattern": "https://twitter.com/%(username)s"},
+}
+
+
+def generate_api_key() -> str:
+    """32 characters from [A-Za-z0-9], from the `secrets` module (Zulip's format)."""
+    while True:
+        key = secrets.token_urlsafe(32).replace("-", "").replace("_", "")[: User.API_KEY_LENGTH]
+        if len(key) == User.API_KEY_LENGTH:
+            return key
+
+
+# --- users ---------------------------------------------------------------------------------------
+
+
+def check_full_name(full_name: str) -> str:
+    """The stripped name, or the error Zulip gives for it."""
+    name = full_name.strip()
+    if len(name) > User.MAX_NAME_LENGTH:
+        raise JsonableError("Name too long!")
+    if not name:
+        raise JsonableError("Name must not be empty!")
+    if any(ch in NAME_INVALID_CHARS or not ch.isprintable() for ch in name):
+        raise JsonableError("Invalid characters in name!")
+    if re.search(r"\|\d+$", name):
+        raise JsonableError("Invalid format!")
+    return name
+
+
+def check_email(email: str) -> str:
+    email = email.strip()
+    try:
+        validate_email(email)
+    except ValidationError:
+        raise JsonableError("Invalid address.") from None
+    return email
+
+
+def check_email_available(realm: Realm, email: str, *, exclude: User | None = None) -> None:
+    existing = User.objects.filter(realm=realm, delivery_email__iexact=email)
+    if exclude is not None:
+        existing = existing.exclude(id=exclude.id)
+    if existing.exists():
+        raise JsonableError(f"Email '{email}' already in use")
+
+
+@transaction.atomic
+def do_create_user(
+    realm: Realm,
+    email: str,
+    full_name: str,
+    *,
+    role: int = Role.MEMBER,
+    password: str | None = None,
+    bot_type: int | None = None,
+    bot_owner: User | None = None,
+    service_url: str | None = None,
+    acting_user: User | None,
+) -> User:
+    """Create a user or bot with a fresh API key.
+
+    Raises JsonableError for an invalid or taken email, an invalid name, a weak password, or bot
+    settings that do not fit together. Bots always show their email; people get the organization's
+    default email visibility.
+    """
+    email = check_email(email)
+    full_name = check_full_name(full_name)
+    check_email_available(realm, email)
+    if bot_type is not None:
+        if bot_owner is None or bot_owner.realm_id != realm.id:
+            raise JsonableError("A bot needs an owner in the same organization")
+        if password:
+            raise JsonableError("Bots cannot have a password")
+        if bot_type in (BotType.OUTGOING_WEBHOOK, BotType.EMBEDDED) and not service_url:
+            raise JsonableError("Outgoing webhook bots need a service URL")
+    elif bot_owner is not None or service_url:
+        raise JsonableError("Only bots have an owner or a service URL")
+    if service_url:
+        try:
+            URLValidator(schemes=["http", "https"])(service_url)
+        except ValidationError:
+            raise JsonableError("Invalid service URL") from None
+    user = User(
+        realm=realm,
+        delivery_email=email,
+        full_name=full_name,
+        role=role,
+        bot_type=bot_type,
+        bot_owner=bot_owner,
+        api_key=generate_api_key(),
+        email_address_visibility=(
+            EmailVisibility.EVERYONE if bot_type is not None else realm.default_email_address_visibility
+        ),
+    )
+    if password:
+        try:
+            validate_password(password, user)
+        except ValidationError as exc:
+            raise JsonableError(" ".join(exc.messages)) from None
+        user.set_password(password)
+    else:
+        user.set_unusable_password()
+    try:
+        with transaction.atomic():
+            user.save()
+    except IntegrityError:
+        raise JsonableError(f"Email '{email}' already in use") from None
+    if service_url:
+        BotService.objects.create(bot=user, name=full_name, base_url=service_url, token=generate_api_key())
+    return user
+
+
+@transaction.atomic
+def do_change_full_name(user: User, full_name: str, *, acting_user: User | None) -> None:
+    """Set the user's name (already validated with check_full_name)."""
+    User.objects.filter(id=user.id).update(full_name=full_name)
+    user.full_name = full_name
+
+
+def check_change_user_role(target: User, role: int, *, acting_user: User) -> None:
+    """Change `target`'s role if `acting_user` may.
+
+    Only owners give or take the owner role; the last owner keeps it. Raises
+    UNAUTHORIZED_PRINCIPAL or BAD_REQUEST and changes nothing on refusal.
+    """
+    if role == target.role:
+        return
+    if Role.OWNER in (role, target.role) and not acting_user.is_owner:
+        raise OrganizationOwnerRequiredError()
+    if target.is_owner and is_last_owner(target):
+        raise JsonableError("The owner permission cannot be removed from the only organization owner.")
+    do_change_user_role(target, role, acting_user=acting_user)
+
+
+def is_last_owner(user: User) -> bool:
+    other_owners = User.objects.filter(
+        realm_id=user.realm_id, role=Role.OWNER, is_active=True, bot_type__isnull=True
+    ).exclude(id=user.id)
+    return user.is_owner and not other_owners.exists()
+
+
+@transaction.atomic
+def do_change_user_role(user: User, role: int, *, acting_user: User | None) -> None:
+    """Set the role without permission checks (operators, and check_change_user_role)."""
+    User.objects.filter(id=user.id).update(role=role)
+    user.role = role
+
+
+@transaction.atomic
+def do_change_user_delivery_email(user: User, new_email: str, *, acting_user: User | None) -> None:
+    """Change the real email address. Raises for an invalid address or one in use in the organization."""
+    new_email = check_email(new_email)
+    check_email_available(user.realm, new_email, exclude=user)
+    User.objects.filter(id=user.id).update(delivery_email=new_email)
+    user.delivery_email = new_email
+
+
+def check_change_user_email(target: User, new_email: str, *, acting_user: User) -> None:
+    if not (acting_user.is_owner and acting_user.can_change_user_emails):
+        raise JsonableError("User not authorized to change user emails")
+    if new_email.strip().lower() != target.delivery_email.lower():
+        do_change_user_delivery_email(target, new_email, acting_user=acting_user)
+
+
+@transaction.atomic
+def check_update_user(
+    target: User,
+    *,
+    full_name: str | None,
+    role: int | None,
+    profile_data: list[tuple[int, Any]] | None,
+    new_email: str | None,
+    acting_user: User,
+) -> None:
+    """PATCH /users/{id}: all the requested changes, or none of them when one is refused."""
+    if full_name is not None:
+        full_name = check_full_name(full_name)
+        if full_name != target.full_name:
+            do_change_full_name(target, full_name, acting_user=acting_user)
+    if role is not None:
+        check_change_user_role(target, role, acting_user=acting_user)
+    if profile_data is not None:
+        check_update_user_custom_profile_data(target, profile_data, acting_user=acting_user)
+    if new_email is not None:
+        check_change_user_email(target, new_email, acting_user=acting_user)
+
+
+def check_deactivate_user(target: User, *, acting_user: User) -> None:
+    """Deactivate `target` for an administrator; owners only by owners; never the last owner."""
+    if target.is_owner and not acting_user.is_owner:
+        raise OrganizationOwnerRequiredError()
+    if is_last_owner(target):
+        raise JsonableError("Cannot deactivate the only organization owner")
+    do_deactivate_user(target, acting_user=acting_user)
+
+
+@transaction.atomic
+def do_deactivate_user(user: User, *, acting_user: User | None) -> list[User]:
+    """Deactivate the user and, first, every active bot they own. Returns all users deactivated."""
+    bots = list(User.objects.filter(bot_owner=user, is_active=True))
+    deactivated = [*bots, user]
+    User.objects.filter(id__in=[u.id for u in deactivated]).update(is_active=False)
+    for each in deactivated:
+        each.is_active = False
+    return deactivated
+
+
+@transaction.atomic
+def do_reactivate_user(user: User, *, acting_user: User | None) -> None:
+    """Reactivate the user; reactivating an active user changes nothing (as in Zulip)."""
+    if user.is_active:
+        return
+    User.objects.filter(id=user.id).update(is_active=True)
+    user.is_active = True
+
+
+@transaction.atomic
+def do_regenerate_api_key(user: User, *, acting_user: User | None) -> str:
+    """Give the user a new API key; the old one stops working at once."""
+    user.api_key = generate_api_key()
+    User.objects.filter(id=user.id).update(api_key=user.api_key)
+    return user.api_key
+
+
+@transaction.atomic
+def do_set_user_staff(user: User, is_staff: bool, *, acting_user: User | None) -> None:
+    User.objects.filter(id=user.id).update(is_staff=is_staff, is_superuser=is_staff)
+    user.is_staff = user.is_superuser = is_staff
+
+
+@transaction.atomic
+def do_set_can_change_user_emails(user: User, value: bool, *, acting_user: User | None) -> None:
+    User.objects.filter(id=user.id).update(can_change_user_emails=value)
+    user.can_change_user_emails = value
+
+
+# --- custom profile field values -------------------------------------------------------------------
+
+
+def check_profile_field_value(field: CustomProfileField, value: Any) -> str:
+    """The value as stored (a string), or the error Zulip gives for this field type."""
+    name = field.name
+    if field.field_type == FieldType.USER:
+        return _check_user_ids_value(field, value)
+    if not isinstance(value, str):
+        raise JsonableError(f"{name} is not a string")
+    if "\x00" in value:
+        raise JsonableError(f"{name} must not contain null bytes")
+    limit = PROFILE_TEXT_LIMITS.get(field.field_type)
+    if limit is not None and len(value) > limit:
+        raise JsonableError(f"{name} is too long (limit: {limit} characters)")
+    if field.field_type == FieldType.DATE:
+        try:
+            valid = datetime.date.fromisoformat(value).isoformat() == value
+        except ValueError:
+            valid = False
+        if not valid:
+            raise JsonableError(f"{name} is not a date")
+    elif field.field_type == FieldType.URL:
+        try:
+            URLValidator()(value)
+        except ValidationError:
+            raise JsonableError(f"{name} is not a URL") from None
+    elif field.field_type == FieldType.SELECT:
+        if value not in json.loads(field.field_data or "{}"):
+            raise JsonableError(f"'{value}' is not a valid choice for '{name}'.")
+    return value
+
+
+def _check_user_ids_value(field: CustomProfileField, value: Any) -> str:
+    if not isinstance(value, list):
+        raise JsonableError("User IDs is not a list")
+    for index, item in enumerate(value):
+        if not isinstance(item, int) or isinstance(item, bool):
+            raise JsonableError(f"User IDs[{index}] is not an integer")
+    users = {u.id: u for u in User.objects.filter(realm_id=field.realm_id, id__in=value)}
+    missing = [str(uid) for uid in value if uid not in users]
+    if missing:
+        raise JsonableError(f"Invalid user IDs: {', '.join(missing)}")
+    for uid in value:
+        if not users[uid].is_active:
+            raise JsonableError(f"User with ID {uid} is deactivated")
+        if users[uid].is_bot:
+            raise JsonableError(f"User with ID {uid} is a bot")
+    return json.dumps(value)
+
+
+def _check_may_edit_field(field: CustomProfileField, *, user: User, acting_user: User) -> None:
+    if acting_user.id == user.id and not field.editable_by_user and not acting_user.is_admin:
+        raise JsonableError("You are not allowed to change this field. Contact an administrator to update it.")
+
+
+@transaction.atomic
+def check_update_user_custom_profile_data(
+    user: User, data: Iterable[tuple[int, Any]], *, acting_user: User
+) -> None:
+    """Set or clear (value None, "" or []) the user's values; all are validated before any is written.
+
+    Raises "Field id N not found." for fields of other organizations too.
+    """
+    from apps.users.selectors import access_custom_profile_field
+
+    changes: list[tuple[CustomProfileField, str | None]] = []
+    for field_id, value in data:
+        field = access_custom_profile_field(user.realm, field_id)
+        _check_may_edit_field(field, user=user, acting_user=acting_user)
+        changes.append((field, None if value in (None, "", []) else check_profile_field_value(field, value)))
+    for field, value in changes:
+        if value is None:
+            CustomProfileFieldValue.objects.filter(user=user, field=field).delete()
+            continue
+        rendered = render_markdown(value) if field.field_type in CustomProfileField.RENDERED_TYPES else None
+        CustomProfileFieldValue.objects.update_or_create(
+            user=user, field=field, defaults={"value": value, "rendered_value": rendered}
+        )
+
+
+@transaction.atomic
+def check_remove_user_custom_profile_data(user: User, field_ids: Iterable[int], *, acting_user: User) -> None:
+    check_update_user_custom_profile_data(user, [(fid, None) for fid in field_ids], acting_user=acting_user)
+
+
+# --- custom profile field definitions ----------------------------------------------------------------
+
+
+def check_profile_field_definition(
+    realm: Realm,
+    *,
+    name: str,
+    hint: str,
+    field_type: int,
+    field_data: dict[str, Any],
+    display_in_profile_summary: bool,
+    exclude: CustomProfileField | None = None,
+) -> tuple[str, str]:
+    """The (name, hint) to store, after Zulip's checks in Zulip's order."""
+    if display_in_profile_summary:
+        shown = CustomProfileField.objects.filter(realm=realm, display_in_profile_summary=True)
+        if exclude is not None:
+            shown = shown.exclude(id=exclude.id)
+        if shown.count() >= CustomProfileField.MAX_DISPLAY_IN_PROFILE_SUMMARY_FIELDS:
+            raise JsonableError("Only 2 custom profile fields can be displayed in the profile summary.")
+    _check_field_data(field_type, field_data)
+    default_account = DEFAULT_EXTERNAL_ACCOUNTS.get(field_data.get("subtype", "")) if field_type == FieldType.EXTERNAL_ACCOUNT else None
+    if default_account is not None:
+        name, hint = default_account["name"], ""
+    else:
+        name = name.strip()
+        if not name:
+            raise JsonableError("Label cannot be blank.")
+        if len(hint) > CustomProfileField.HINT_MAX_LENGTH:
+            raise JsonableError(f"hint is too long (limit: {CustomProfileField.HINT_MAX_LENGTH} characters)")
+        if len(name) > CustomProfileField.NAME_MAX_LENGTH:
+            raise JsonableError(f"name is too long (limit: {CustomProfileField.NAME_MAX_LENGTH} characters)")
+    if display_in_profile_summary and field_type in (FieldType.LONG_TEXT, FieldType.USER):
+        raise JsonableError("Field type not supported for display in profile summary.")
+    return name, hint
+
+
+def _check_field_data(field_type: int, field_data: dict[str, Any]) -> None:
+    if field_type == FieldType.SELECT:
+        _check_select_field_data(field_data)
+    elif field_type == FieldType.EXTERNAL_ACCOUNT:
+        _check_external_account_field_data(field_data)
+
+
+def _check_select_field_data(field_data: dict[str, Any]) -> None:
+    if len(field_data) < 1:
+        raise JsonableError("Field must have at least one choice.")
+    texts = []
+    for key, option in field_data.items():
+        if not key.strip():
+            raise JsonableError("'value' cannot be blank.")
+        if not isinstance(option, dict):
+            raise JsonableError(f'field_data["{key}"] is not a dict')
+        for required in ("text", "order"):
+            if required not in option:
+                raise JsonableError(f"{required} key is missing from field_data")
+            if not isinstance(option[required], str):
+                raise JsonableError(f'field_data["{required}"] is not a string')
+            if not option[required].strip():
+                raise JsonableError(f'field_data["{required}"] cannot be blank.')
+        extra = sorted(set(option) - {"text", "order"})
+        if extra:
+            raise JsonableError(f"Unexpected arguments: {', '.join(extra)}")
+        texts.append(option["text"])
+    if len(texts) != len(set(texts)):
+        raise JsonableError("Field must not have duplicate choices.")
+
+
+def _check_external_account_field_data(field_data: dict[str, Any]) -> None:
+    if "subtype" not in field_data:
+        raise JsonableError("subtype key is missing from field_data")
+    extra = sorted(set(field_data) - {"subtype", "url_pattern"})
+    if extra:
+        raise JsonableError(f"Unexpected arguments: {', '.join(extra)}")
+    subtype = field_data["subtype"]
+    if not isinstance(subtype, str):
+        raise JsonableError('field_data["subtype"] is not a string')
+    if not subtype.strip():
+        raise JsonableError('field_data["subtype"] cannot be blank.')
+    url_pattern = field_data.get("url_pattern")
+    if url_pattern is not None:
+        if not isinstance(url_pattern, str):
+            raise JsonableError('field_data["url_pattern"] is not a string')
+        try:
+            URLValidator()(url_pattern.replace("%(username)s", "username"))
+        except ValidationError:
+            raise JsonableError('field_data["url_pattern"] is not a URL') from None
+        if url_pattern.count("%(username)s") != 1:
+            raise JsonableError("URL pattern must contain '%(username)s'.")
+    if subtype == "custom" and url_pattern is None:
+        raise JsonableError("Custom external account must define URL pattern")
+    if subtype != "custom" and subtype not in DEFAULT_EXTERNAL_ACCOUNTS:
+        raise JsonableError("Invalid external account type")
+
+
+def _field_data_text(field_type: int, field_data: dict[str, Any]) -> str:
+    if field_type in (FieldType.SELECT, FieldType.EXTERNAL_ACCOUNT):
+        return json.dumps(field_data)
+    return ""
+
+
+@transaction.atomic
+def try_add_realm_custom_profile_field(
+    realm: Realm,
+    *,
+    name: str,
+    hint: str,
+    field_type: int,
+    field_data: dict[str, Any],
+    display_in_profile_summary: bool,
+    required: bool,
+    editable_by_user: bool,
+    acting_user: User | None,
+) -> CustomProfileField:
+    """Add a field at the end of the order. Raises the validation errors of Zulip, in its order."""
+    name, hint = check_profile_field_definition(
+        realm,
+        name=name,
+        hint=hint,
+        field_type=field_type,
+        field_data=field_data,
+        display_in_profile_summary=display_in_profile_summary,
+    )
+    if CustomProfileField.objects.filter(realm=realm, name=name).exists():
+        raise JsonableError("A field with that label already exists.")
+    field = CustomProfileField.objects.create(
+        realm=realm,
+        name=name,
+        hint=hint,
+        field_type=field_type,
+        field_data=_field_data_text(field_type, field_data),
+        display_in_profile_summary=display_in_profile_summary,
+        required=required,
+        editable_by_user=editable_by_user,
+    )
+    field.order = field.id
+    field.save(update_fields=["order"])
+    return field
+
+
+@transaction.atomic
+def try_update_realm_custom_profile_field(
+    field: CustomProfileField,
+    *,
+    name: str | None = None,
+    hint: str | None = None,
+    field_data: dict[str, Any] | None = None,
+    display_in_profile_summary: bool | None = None,
+    required: bool | None = None,
+    editable_by_user: bool | None = None,
+    acting_user: User | None,
+) -> None:
+    """Change a field's definition. Options removed from a list field clear the users' values."""
+    old_data = json.loads(field.field_data) if field.field_data else {}
+    new_summary = field.display_in_profile_summary if display_in_profile_summary is None else display_in_profile_summary
+    new_data = old_data if field_data is None else field_data
+    is_default_account = field.field_type == FieldType.EXTERNAL_ACCOUNT and old_data.get("subtype") in DEFAULT_EXTERNAL_ACCOUNTS
+    if is_default_account and (name is not None or hint is not None or field_data is not None):
+        raise JsonableError("Default custom field cannot be updated.")
+    new_name, new_hint = check_profile_field_definition(
+        field.realm,
+        name=field.name if name is None else name,
+        hint=field.hint if hint is None else hint,
+        field_type=field.field_type,
+        field_data=new_data,
+        display_in_profile_summary=new_summary,
+        exclude=field,
+    )
+    if CustomProfileField.objects.filter(realm=field.realm, name=new_name).exclude(id=field.id).exists():
+        raise JsonableError("A field with that label already exists.")
+    if field.field_type == FieldType.SELECT and field_data is not None:
+        removed = set(old_data) - set(new_data)
+        CustomProfileFieldValue.objects.filter(field=field, value__in=removed).delete()
+    field.name, field.hint = new_name, new_hint
+    field.field_data = _field_data_text(field.field_type, new_data)
+    field.display_in_profile_summary = new_summary
+    if required is not None:
+        field.required = required
+    if editable_by_user is not None:
+        field.editable_by_user = editable_by_user
+    field.save()
+
+
+@transaction.atomic
+def do_remove_realm_custom_profile_field(field: CustomProfileField, *, acting_user: User | None) -> None:
+    """Delete the field and every user's value for it."""
+    field.delete()
+
+
+@transaction.atomic
+def try_reorder_realm_custom_profile_fields(realm: Realm, order: list[int], *, acting_user: User | None) -> None:
+    """Each field's `order` becomes its index in `order`, which must list every field of the organization."""
+    fields = {f.id: f for f in CustomProfileField.objects.filter(realm=realm)}
+    if not set(fields) <= set(order):
+        raise JsonableError("Invalid order mapping.")
+    for index, field_id in enumerate(order):
+        if field_id in fields:
+            fields[field_id].order = index
+    CustomProfileField.objects.bulk_update(fields.values(), ["order"])

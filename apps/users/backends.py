@@ -1,0 +1,70 @@
+"""Password sign-in within one organization: for POST /fetch_api_key and the Django admin."""
+
+from django.contrib.auth.backends import BaseBackend
+from django.http import HttpRequest
+
+from apps.core import ratelimit
+from apps.core.errors import (
+    AuthenticationFailedError,
+    JsonableError,
+    PasswordAuthDisabledError,
+    RateLimitedError,
+    RealmDeactivatedError,
+    UserDeactivatedError,
+)
+from apps.realms.models import Realm
+from apps.realms.selectors import get_realm_for_request
+from apps.users.models import User
+
+
+def check_password_login(realm: Realm, username: str, password: str) -> User:
+    """The user of `realm` with this email and password, or the error to answer.
+
+    Failures count against the username (5 per 30 minutes by default); while blocked even the right
+    password is refused. The limit fails closed: with Redis unreachable this raises its error.
+    """
+    if not realm.password_auth_enabled:
+        raise PasswordAuthDisabledError()
+    limit_key = f"authenticate_by_username:{realm.id}:{username.strip().lower()}"
+    state = ratelimit.check(limit_key, _auth_limit(), record=False)
+    if state.blocked:
+        raise RateLimitedError(state.retry_after)
+    user = User.objects.select_related("realm").filter(realm=realm, delivery_email__iexact=username.strip()).first()
+    if user is None:
+        User().set_password(password)  # same work as a real check, so timing tells nothing
+        verified = False
+    else:
+        verified = user.check_password(password)
+    if not verified:
+        ratelimit.check(limit_key, _auth_limit())
+        raise AuthenticationFailedError()
+    ratelimit.clear(limit_key)
+    if not user.is_active:
+        raise UserDeactivatedError()
+    if realm.deactivated:
+        raise RealmDeactivatedError()
+    return user
+
+
+def _auth_limit() -> tuple[int, int]:
+    from django.conf import settings
+
+    return settings.RATE_LIMIT_AUTH_FAILURES
+
+
+class RealmEmailBackend(BaseBackend):
+    """Django authentication backend: email and password in the organization of the request's host."""
+
+    def authenticate(self, request: HttpRequest | None, username: str | None = None, password: str | None = None, **kwargs):
+        if request is None or username is None or password is None:
+            return None
+        try:
+            return check_password_login(get_realm_for_request(request), username, password)
+        except JsonableError:
+            return None
+
+    def get_user(self, user_id: int) -> User | None:
+        user = User.objects.select_related("realm").filter(id=user_id).first()
+        if user is None or not user.is_active or user.realm.deactivated:
+            return None
+        return user

@@ -1,0 +1,40 @@
+from django.core.management.base import BaseCommand, CommandError
+
+from apps.users.actions import do_change_user_role, do_set_can_change_user_emails, is_last_owner
+from apps.users.management.utils import ROLE_LABELS, ROLE_NAMES, add_realm_argument, get_user
+from apps.users.models import Role
+
+PERMISSIONS = ("can_change_user_emails",)
+
+
+class Command(BaseCommand):
+    help = "Change a user's role, or grant (--revoke: remove) the can_change_user_emails permission."
+
+    def add_arguments(self, parser):
+        parser.add_argument("email")
+        parser.add_argument("new_role", choices=[*sorted(ROLE_NAMES), *PERMISSIONS])
+        add_realm_argument(parser, required=False)
+        parser.add_argument("--revoke", action="store_true", help="remove a permission instead of granting it")
+
+    def handle(self, *args, **options):
+        user = get_user(options["email"], options["realm"])
+        new_role = options["new_role"]
+        if new_role in PERMISSIONS:
+            grant = not options["revoke"]
+            if user.can_change_user_emails == grant:
+                raise CommandError(f"User already {'has' if grant else 'lacks'} this permission.")
+            do_set_can_change_user_emails(user, grant, acting_user=None)
+            self.stdout.write(f"{'Granted' if grant else 'Revoked'} {new_role} for {user.delivery_email}.")
+            return
+        if options["revoke"]:
+            raise CommandError("--revoke applies to permissions, not roles.")
+        role = ROLE_NAMES[new_role]
+        if user.role == role:
+            raise CommandError("User already has this role.")
+        if user.is_bot and role == Role.OWNER:
+            raise CommandError("Bots cannot be organization owners.")
+        if is_last_owner(user):
+            raise CommandError("The owner permission cannot be removed from the only organization owner.")
+        old = ROLE_LABELS[user.role]
+        do_change_user_role(user, role, acting_user=None)
+        self.stdout.write(f"Changed the role of {user.delivery_email} from {old} to {new_role}.")

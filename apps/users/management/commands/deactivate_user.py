@@ -1,0 +1,29 @@
+from django.core.management.base import BaseCommand, CommandError
+
+from apps.users.actions import do_deactivate_user, is_last_owner
+from apps.users.management.utils import add_realm_argument, get_user
+
+
+class Command(BaseCommand):
+    help = "Deactivate a user and the bots they own. Only a dry run unless --for-real is given."
+
+    def add_arguments(self, parser):
+        parser.add_argument("email")
+        add_realm_argument(parser, required=False)
+        parser.add_argument("-f", "--for-real", action="store_true", help="actually deactivate")
+
+    def handle(self, *args, **options):
+        user = get_user(options["email"], options["realm"])
+        if not user.is_active:
+            raise CommandError(f"{user.delivery_email} is already deactivated.")
+        if is_last_owner(user):
+            raise CommandError("Cannot deactivate the only organization owner")
+        bots = list(user.owned_bots.filter(is_active=True))
+        self.stdout.write(f"User: {user.full_name} <{user.delivery_email}> in {user.realm.url}")
+        for bot in bots:
+            self.stdout.write(f"  owns bot {bot.full_name} <{bot.delivery_email}>, which will be deactivated too")
+        if not options["for_real"]:
+            self.stdout.write("Dry run: nothing changed. Pass --for-real to deactivate.")
+            return
+        deactivated = do_deactivate_user(user, acting_user=None)
+        self.stdout.write(f"Deactivated {len(deactivated)} account(s).")

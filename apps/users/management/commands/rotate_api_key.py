@@ -1,0 +1,21 @@
+from django.core.management.base import BaseCommand
+
+from apps.users.actions import do_regenerate_api_key
+from apps.users.management.utils import add_realm_argument, get_user, print_json, user_summary
+
+
+class Command(BaseCommand):
+    help = "Give a user or bot a new API key; the old key stops working at once."
+
+    def add_arguments(self, parser):
+        parser.add_argument("email")
+        add_realm_argument(parser, required=False)
+        parser.add_argument("--json", action="store_true", help="print one JSON object")
+
+    def handle(self, *args, **options):
+        user = get_user(options["email"], options["realm"])
+        do_regenerate_api_key(user, acting_user=None)
+        if options["json"]:
+            print_json(self, user_summary(user))
+            return
+        self.stdout.write(f"New API key for {user.delivery_email}: {user.api_key}")

@@ -1,0 +1,201 @@
+from django.contrib.auth.models import AbstractBaseUser, BaseUserManager, PermissionsMixin
+from django.db import models
+from django.db.models.functions import Upper
+from django.utils import timezone
+
+from apps.realms.models import EmailVisibility, Realm
+
+
+class Role(models.IntegerChoices):
+    OWNER = 100, "Organization owner"
+    ADMINISTRATOR = 200, "Organization administrator"
+    MODERATOR = 300, "Moderator"
+    MEMBER = 400, "Member"
+    GUEST = 600, "Guest"
+
+
+class BotType(models.IntegerChoices):
+    GENERIC = 1, "Generic"
+    INCOMING_WEBHOOK = 2, "Incoming webhook"
+    OUTGOING_WEBHOOK = 3, "Outgoing webhook"
+    EMBEDDED = 4, "Embedded"
+
+
+class AvatarSource(models.TextChoices):
+    GRAVATAR = "G", "Gravatar"
+    UPLOADED = "U", "Uploaded"
+
+
+class UserManager(BaseUserManager):
+    def create_superuser(self, delivery_email: str, password: str, full_name: str = "Server administrator"):
+        """`manage.py createsuperuser`: an owner of the default organization who may use the admin."""
+        from apps.realms.actions import do_create_realm
+        from apps.users.actions import do_create_user, do_set_user_staff
+
+        realm = Realm.objects.filter(string_id=Realm.DEFAULT_STRING_ID).first()
+        if realm is None:
+            realm, user = do_create_realm(
+                Realm.DEFAULT_STRING_ID,
+                "Parley",
+                owner_email=delivery_email,
+                owner_full_name=full_name,
+                owner_password=password,
+            )
+        else:
+            user = do_create_user(
+                realm, delivery_email, full_name, role=Role.OWNER, password=password, acting_user=None
+            )
+        do_set_user_staff(user, True, acting_user=None)
+        return user
+
+
+class User(AbstractBaseUser, PermissionsMixin):
+    """A person or bot in one organization, with the fields of Zulip's User object.
+
+    `delivery_email` is the real address; the API `email` is derived from it and the user's
+    `email_address_visibility` (see apps.users.selectors.api_email).
+    """
+
+    MAX_NAME_LENGTH = 100
+    API_KEY_LENGTH = 32
+
+    realm = models.ForeignKey(Realm, on_delete=models.PROTECT, related_name="users")
+    delivery_email = models.EmailField(max_length=254)
+    full_name = models.CharField(max_length=MAX_NAME_LENGTH)
+    role = models.PositiveSmallIntegerField(choices=Role.choices, default=Role.MEMBER)
+    is_active = models.BooleanField(default=True)
+    date_joined = models.DateTimeField(default=timezone.now)
+    api_key = models.CharField(max_length=API_KEY_LENGTH)
+
+    bot_type = models.PositiveSmallIntegerField(choices=BotType.choices, null=True, blank=True)
+    bot_owner = models.ForeignKey(
+        "self", on_delete=models.SET_NULL, null=True, blank=True, related_name="owned_bots"
+    )
+
+    timezone = models.CharField(max_length=40, blank=True, default="")
+    email_address_visibility = models.PositiveSmallIntegerField(
+        choices=EmailVisibility.choices, default=EmailVisibility.EVERYONE
+    )
+    avatar_source = models.CharField(
+        max_length=1, choices=AvatarSource.choices, default=AvatarSource.GRAVATAR
+    )
+    avatar_version = models.PositiveIntegerField(default=1)
+    is_imported_stub = models.BooleanField(default=False)
+    # Special permission, granted by an operator (change_user_role), to change others' emails.
+    can_change_user_emails = models.BooleanField(default=False)
+    # May sign in to the Django admin (server operators).
+    is_staff = models.BooleanField(default=False)
+
+    objects = UserManager()
+
+    USERNAME_FIELD = "delivery_email"
+    EMAIL_FIELD = "delivery_email"
+    REQUIRED_FIELDS = ["full_name"]
+
+    class Meta:
+        constraints = [
+            models.UniqueConstraint(
+                Upper("delivery_email"), "realm", name="users_user_unique_email_per_realm"
+            ),
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.full_name} <{self.delivery_email}>"
+
+    @property
+    def is_bot(self) -> bool:
+        return self.bot_type is not None
+
+    @property
+    def is_owner(self) -> bool:
+        return self.role == Role.OWNER
+
+    @property
+    def is_admin(self) -> bool:
+        return self.role in (Role.OWNER, Role.ADMINISTRATOR)
+
+    @property
+    def is_moderator(self) -> bool:
+        return self.role == Role.MODERATOR
+
+    @property
+    def is_guest(self) -> bool:
+        return self.role == Role.GUEST
+
+    def get_full_name(self) -> str:
+        return self.full_name
+
+    def get_short_name(self) -> str:
+        return self.full_name
+
+
+class BotService(models.Model):
+    """Where an outgoing-webhook or embedded bot is reached, and the token it is sent."""
+
+    class Interface(models.IntegerChoices):
+        GENERIC = 1, "Generic"
+        SLACK = 2, "Slack compatible"
+
+    bot = models.ForeignKey(User, on_delete=models.CASCADE, related_name="services")
+    name = models.CharField(max_length=100)
+    base_url = models.URLField(max_length=2000)
+    token = models.CharField(max_length=32)
+    interface = models.PositiveSmallIntegerField(choices=Interface.choices, default=Interface.GENERIC)
+
+    def __str__(self) -> str:
+        return f"{self.name} → {self.base_url}"
+
+
+class CustomProfileField(models.Model):
+    """An organization-defined profile field (Zulip's custom profile fields)."""
+
+    class FieldType(models.IntegerChoices):
+        SHORT_TEXT = 1, "Text (short)"
+        LONG_TEXT = 2, "Text (long)"
+        SELECT = 3, "List of options"
+        DATE = 4, "Date"
+        URL = 5, "Link"
+        USER = 6, "Users"
+        EXTERNAL_ACCOUNT = 7, "External account"
+        PRONOUNS = 8, "Pronouns"
+
+    NAME_MAX_LENGTH = 40
+    HINT_MAX_LENGTH = 80
+    MAX_DISPLAY_IN_PROFILE_SUMMARY_FIELDS = 2
+    # Types whose values are Markdown and get a `rendered_value`.
+    RENDERED_TYPES = frozenset({FieldType.SHORT_TEXT, FieldType.LONG_TEXT})
+
+    realm = models.ForeignKey(Realm, on_delete=models.CASCADE, related_name="custom_profile_fields")
+    name = models.CharField(max_length=NAME_MAX_LENGTH)
+    hint = models.CharField(max_length=HINT_MAX_LENGTH, blank=True, default="")
+    field_type = models.PositiveSmallIntegerField(choices=FieldType.choices)
+    # JSON text: the options of a SELECT field, the subtype of an EXTERNAL_ACCOUNT field.
+    field_data = models.TextField(blank=True, default="")
+    order = models.IntegerField(default=0)
+    display_in_profile_summary = models.BooleanField(default=False)
+    required = models.BooleanField(default=False)
+    editable_by_user = models.BooleanField(default=True)
+
+    class Meta:
+        constraints = [
+            models.UniqueConstraint(fields=["realm", "name"], name="users_profile_field_unique_name")
+        ]
+        ordering = ["order", "id"]
+
+    def __str__(self) -> str:
+        return self.name
+
+
+class CustomProfileFieldValue(models.Model):
+    user = models.ForeignKey(User, on_delete=models.CASCADE, related_name="profile_values")
+    field = models.ForeignKey(CustomProfileField, on_delete=models.CASCADE, related_name="values")
+    value = models.TextField()
+    rendered_value = models.TextField(null=True, blank=True)
+
+    class Meta:
+        constraints = [
+            models.UniqueConstraint(fields=["user", "field"], name="users_profile_value_unique")
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.field.name}: {self.value}"

@@ -1,0 +1,181 @@
+"""Reads of users and custom profile fields, always scoped to one organization."""
+
+import hashlib
+import hmac
+import re
+from collections import defaultdict
+from functools import lru_cache
+
+from django.conf import settings
+from django.core.exceptions import ValidationError
+from django.core.validators import validate_email
+from django.db.models import Q, QuerySet
+from django.http.request import split_domain_port
+
+from apps.core.errors import JsonableError
+from apps.realms.models import EmailVisibility, Realm
+from apps.users.models import AvatarSource, CustomProfileField, CustomProfileFieldValue, Role, User
+
+FAKE_EMAIL_RE = re.compile(r"^user(\d+)@(.+)$", re.IGNORECASE)
+
+# Which targets' `email_address_visibility` values let a requester of each role see the real email.
+VISIBILITY_FOR_ROLE = {
+    Role.OWNER: {EmailVisibility.EVERYONE, EmailVisibility.MEMBERS, EmailVisibility.MODERATORS, EmailVisibility.ADMINS},
+    Role.ADMINISTRATOR: {EmailVisibility.EVERYONE, EmailVisibility.MEMBERS, EmailVisibility.MODERATORS, EmailVisibility.ADMINS},
+    Role.MODERATOR: {EmailVisibility.EVERYONE, EmailVisibility.MEMBERS, EmailVisibility.MODERATORS},
+    Role.MEMBER: {EmailVisibility.EVERYONE, EmailVisibility.MEMBERS},
+    Role.GUEST: {EmailVisibility.EVERYONE},
+}  # fmt: skip
+
+
+@lru_cache(maxsize=256)
+def fake_email_domain(realm_host: str) -> str:
+    """The domain of hidden addresses: the organization's host name when it makes a valid email."""
+    hostname, _ = split_domain_port(realm_host)
+    try:
+        validate_email(f"bot@{hostname}")
+    except ValidationError:
+        return settings.FAKE_EMAIL_DOMAIN
+    return hostname
+
+
+def api_email(user: User) -> str:
+    """The `email` field of the API: the real address when everyone may see it, else a fake one."""
+    if user.is_bot or user.email_address_visibility == EmailVisibility.EVERYONE:
+        return user.delivery_email
+    return f"user{user.id}@{fake_email_domain(user.realm.host)}"
+
+
+def can_access_delivery_email(requester: User, target: User) -> bool:
+    if requester.id == target.id or target.is_bot:
+        return True
+    return target.email_address_visibility in VISIBILITY_FOR_ROLE[requester.role]
+
+
+def avatar_url(user: User, *, medium: bool = False) -> str:
+    # Only Gravatar is served for now; uploaded avatars would change avatar_source to "U".
+    digest = hashlib.md5(user.delivery_email.lower().encode(), usedforsecurity=False).hexdigest()
+    size = "&s=500" if medium else ""
+    return f"https://secure.gravatar.com/avatar/{digest}?d=identicon{size}&version={user.avatar_version}"
+
+
+def avatar_url_for_client(requester: User, user: User, *, client_gravatar: bool) -> str | None:
+    """None when the client computes the Gravatar URL itself (`client_gravatar`), as in Zulip."""
+    if (
+        client_gravatar
+        and user.avatar_source == AvatarSource.GRAVATAR
+        and user.email_address_visibility == EmailVisibility.EVERYONE
+        and not user.is_bot
+    ):
+        return None
+    return avatar_url(user)
+
+
+def users_with_email(email: str, realm: Realm | None = None) -> list[User]:
+    """Users whose delivery email or API email is `email` (any organization unless `realm` is given)."""
+    match = FAKE_EMAIL_RE.match(email)
+    condition = Q(delivery_email__iexact=email)
+    if match:
+        condition |= Q(id=int(match.group(1)))
+    candidates = User.objects.select_related("realm").filter(condition)
+    if realm is not None:
+        candidates = candidates.filter(realm=realm)
+    wanted = email.lower()
+    return [u for u in candidates if wanted in (u.delivery_email.lower(), api_email(u).lower())]
+
+
+def get_user_by_api_credentials(email: str, api_key: str) -> User | None:
+    """The user with this email (see users_with_email) and API key, in any organization.
+
+    Keys are compared in constant time; the caller checks the organization.
+    """
+    found = None
+    for candidate in users_with_email(email):
+        if hmac.compare_digest(candidate.api_key.encode(), api_key.encode()):
+            found = candidate
+    return found
+
+
+def users_in_realm(realm: Realm) -> QuerySet[User]:
+    return User.objects.filter(realm=realm).select_related("realm")
+
+
+def access_user_by_id(
+    acting_user: User,
+    user_id: int,
+    *,
+    allow_deactivated: bool = False,
+    allow_bots: bool = False,
+    for_admin: bool = False,
+) -> User:
+    """The user `user_id` of the acting user's organization, or "No such user".
+
+    Users of other organizations answer exactly like ids that never existed.
+    """
+    target = users_in_realm(acting_user.realm).filter(id=user_id).first()
+    return _check_access(acting_user, target, allow_deactivated, allow_bots, for_admin)
+
+
+def access_user_by_email(
+    acting_user: User,
+    email: str,
+    *,
+    allow_deactivated: bool = False,
+    allow_bots: bool = False,
+    for_admin: bool = False,
+) -> User:
+    """By real email (only when the acting user may see it) or by the `user{id}@domain` address."""
+    target = None
+    match = FAKE_EMAIL_RE.match(email)
+    if match and match.group(2).lower() == fake_email_domain(acting_user.realm.host):
+        target = users_in_realm(acting_user.realm).filter(id=int(match.group(1))).first()
+    if target is None:
+        candidate = users_in_realm(acting_user.realm).filter(delivery_email__iexact=email).first()
+        if candidate is not None and can_access_delivery_email(acting_user, candidate):
+            target = candidate
+    return _check_access(acting_user, target, allow_deactivated, allow_bots, for_admin)
+
+
+def _check_access(
+    acting_user: User, target: User | None, allow_deactivated: bool, allow_bots: bool, for_admin: bool
+) -> User:
+    if target is None or (target.is_bot and not allow_bots):
+        raise JsonableError("No such user")
+    if not target.is_active and not allow_deactivated:
+        raise JsonableError("User is deactivated")
+    if for_admin and not acting_user.is_admin:
+        raise JsonableError("Insufficient permission")
+    return target
+
+
+def get_custom_profile_fields(realm: Realm) -> QuerySet[CustomProfileField]:
+    return CustomProfileField.objects.filter(realm=realm).order_by("order", "id")
+
+
+def access_custom_profile_field(realm: Realm, field_id: int) -> CustomProfileField:
+    field = get_custom_profile_fields(realm).filter(id=field_id).first()
+    if field is None:
+        raise JsonableError(f"Field id {field_id} not found.")
+    return field
+
+
+def custom_profile_data(users: QuerySet[User] | list[User]) -> dict[int, dict[str, dict]]:
+    """`profile_data` for each user, in one query: {user_id: {"<field id>": {value, rendered_value?}}}."""
+    data: dict[int, dict[str, dict]] = defaultdict(dict)
+    values = CustomProfileFieldValue.objects.filter(user__in=users).values_list(
+        "user_id", "field_id", "value", "rendered_value"
+    )
+    for user_id, field_id, value, rendered_value in values:
+        entry = {"value": value}
+        if rendered_value is not None:
+            entry["rendered_value"] = rendered_value
+        data[user_id][str(field_id)] = entry
+    return data
+
+
+def max_message_id_for_user(user: User) -> int:
+    """The newest message id the user has received; -1 while there is none.
+
+    No message can exist until the messages app lands, so this is always -1 for now.
+    """
+    return -1

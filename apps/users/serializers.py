@@ -1,0 +1,141 @@
+"""Request parameter classes and the wire shapes of users and custom profile fields."""
+
+from typing import Annotated, Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field
+
+from apps.core.params import Json, Params
+from apps.users.models import CustomProfileField, Role, User
+from apps.users.selectors import api_email, avatar_url, avatar_url_for_client, can_access_delivery_email
+
+RoleValue = Literal[Role.OWNER, Role.ADMINISTRATOR, Role.MODERATOR, Role.MEMBER, Role.GUEST]
+ProfileFieldTypeValue = Literal[tuple(CustomProfileField.FieldType.values)]
+
+
+def user_to_dict(
+    user: User,
+    *,
+    acting_user: User,
+    client_gravatar: bool,
+    profile_data: dict[str, dict] | None = None,
+) -> dict[str, Any]:
+    """Zulip's User object as `acting_user` may see it. `profile_data` only for humans, if given."""
+    result: dict[str, Any] = {
+        "user_id": user.id,
+        "email": api_email(user),
+        "delivery_email": user.delivery_email if can_access_delivery_email(acting_user, user) else None,
+        "full_name": user.full_name,
+        "date_joined": user.date_joined.isoformat(timespec="minutes"),
+        "is_active": user.is_active,
+        "is_owner": user.is_owner,
+        "is_admin": user.is_admin,
+        "is_guest": user.is_guest,
+        "is_bot": user.is_bot,
+        "bot_type": user.bot_type,
+        "bot_owner_id": user.bot_owner_id,
+        "role": user.role,
+        "timezone": user.timezone,
+        "avatar_url": avatar_url_for_client(acting_user, user, client_gravatar=client_gravatar),
+        "avatar_version": user.avatar_version,
+        "is_imported_stub": user.is_imported_stub,
+    }
+    if profile_data is not None and not user.is_bot:
+        result["profile_data"] = profile_data
+    return result
+
+
+def own_user_to_dict(user: User, *, profile_data: dict[str, dict], max_message_id: int) -> dict[str, Any]:
+    """GET /users/me: the own-user fields, at the top level of the response."""
+    result: dict[str, Any] = {
+        "user_id": user.id,
+        "email": api_email(user),
+        "delivery_email": user.delivery_email,
+        "full_name": user.full_name,
+        "date_joined": user.date_joined.isoformat(timespec="minutes"),
+        "is_active": user.is_active,
+        "is_owner": user.is_owner,
+        "is_admin": user.is_admin,
+        "is_guest": user.is_guest,
+        "is_bot": user.is_bot,
+        "role": user.role,
+        "timezone": user.timezone,
+        "avatar_url": avatar_url(user),
+        "avatar_version": user.avatar_version,
+        "is_imported_stub": user.is_imported_stub,
+        "max_message_id": max_message_id,
+    }
+    if not user.is_bot:
+        result["profile_data"] = profile_data
+    return result
+
+
+def custom_profile_field_to_dict(field: CustomProfileField) -> dict[str, Any]:
+    result: dict[str, Any] = {
+        "id": field.id,
+        "name": field.name,
+        "type": field.field_type,
+        "hint": field.hint,
+        "field_data": field.field_data,
+        "order": field.order,
+        "required": field.required,
+        "editable_by_user": field.editable_by_user,
+    }
+    if field.display_in_profile_summary:
+        result["display_in_profile_summary"] = True
+    return result
+
+
+class ProfileDataItem(BaseModel):
+    model_config = ConfigDict(extra="forbid", strict=True)
+
+    id: int
+    value: str | list[int] | None
+
+
+class GetUsersParams(Params):
+    client_gravatar: Json[bool] = True
+    include_custom_profile_fields: Json[bool] = False
+
+
+class UpdateUserParams(Params):
+    full_name: str | None = None
+    role: Json[RoleValue] | None = None
+    profile_data: Json[list[ProfileDataItem]] | None = None
+    new_email: str | None = None
+
+
+class UpdateOwnProfileDataParams(Params):
+    data: Json[list[ProfileDataItem]]
+
+
+class RemoveOwnProfileDataParams(Params):
+    data: Json[list[int]]
+
+
+class CreateCustomProfileFieldParams(Params):
+    name: str = ""
+    hint: str = ""
+    field_type: Json[ProfileFieldTypeValue]
+    field_data: Json[dict[str, Any]] = Field(default_factory=dict)
+    display_in_profile_summary: Json[bool] = False
+    required: Json[bool] = False
+    editable_by_user: Json[bool] = True
+
+
+class UpdateCustomProfileFieldParams(Params):
+    name: str | None = None
+    hint: str | None = None
+    field_data: Json[dict[str, Any]] | None = None
+    display_in_profile_summary: Json[bool] | None = None
+    required: Json[bool] | None = None
+    editable_by_user: Json[bool] | None = None
+
+
+class ReorderCustomProfileFieldsParams(Params):
+    order: Json[Annotated[list[int], Field(max_length=1000)]]
+
+
+
+class FetchApiKeyParams(Params):
+    username: str
+    password: str

@@ -1,0 +1,199 @@
+"""Users, own profile, custom profile fields and API-key retrieval (/api/v1)."""
+
+from django.core.exceptions import ValidationError
+from django.core.validators import validate_email
+from rest_framework.request import Request
+
+from apps.core.errors import JsonableError, OrganizationAdministratorRequiredError
+from apps.core.params import parse_params
+from apps.core.responses import json_success
+from apps.core.views import ApiView
+from apps.users import actions
+from apps.users.backends import check_password_login
+from apps.users.models import User
+from apps.users.selectors import (
+    access_custom_profile_field,
+    access_user_by_email,
+    access_user_by_id,
+    custom_profile_data,
+    get_custom_profile_fields,
+    max_message_id_for_user,
+    users_in_realm,
+)
+from apps.users.serializers import (
+    CreateCustomProfileFieldParams,
+    FetchApiKeyParams,
+    GetUsersParams,
+    RemoveOwnProfileDataParams,
+    ReorderCustomProfileFieldsParams,
+    UpdateCustomProfileFieldParams,
+    UpdateOwnProfileDataParams,
+    UpdateUserParams,
+    custom_profile_field_to_dict,
+    own_user_to_dict,
+    user_to_dict,
+)
+
+
+def require_admin(user: User) -> None:
+    if not user.is_admin:
+        raise OrganizationAdministratorRequiredError()
+
+
+def require_human(user: User) -> None:
+    if user.is_bot:
+        raise JsonableError("This endpoint does not accept bot requests.")
+
+
+class OwnUserView(ApiView):
+    def get(self, request: Request):
+        user = request.user
+        return json_success(
+            request,
+            own_user_to_dict(
+                user,
+                profile_data=custom_profile_data([user]).get(user.id, {}),
+                max_message_id=max_message_id_for_user(user),
+            ),
+        )
+
+
+class UsersView(ApiView):
+    def get(self, request: Request):
+        params = parse_params(GetUsersParams, request)
+        users = users_in_realm(request.user.realm).order_by("id")
+        profile_data = custom_profile_data(users) if params.include_custom_profile_fields else None
+        members = [
+            user_to_dict(
+                user,
+                acting_user=request.user,
+                client_gravatar=params.client_gravatar,
+                profile_data=profile_data.get(user.id, {}) if profile_data is not None else None,
+            )
+            for user in users
+        ]
+        return json_success(request, {"members": members})
+
+
+class UserView(ApiView):
+    """GET, PATCH and DELETE /users/{user_id}; GET and PATCH /users/{email}."""
+
+    def get_target(self, request: Request, *, for_admin: bool, allow_deactivated: bool = True, allow_bots: bool = True) -> User:
+        kwargs = {"for_admin": for_admin, "allow_deactivated": allow_deactivated, "allow_bots": allow_bots}
+        if "email" in self.kwargs:
+            return access_user_by_email(request.user, self.kwargs["email"], **kwargs)
+        return access_user_by_id(request.user, self.kwargs["user_id"], **kwargs)
+
+    def get(self, request: Request, **path):
+        params = parse_params(GetUsersParams, request)
+        target = self.get_target(request, for_admin=False)
+        profile_data = custom_profile_data([target]).get(target.id, {}) if params.include_custom_profile_fields else None
+        return json_success(
+            request,
+            {"user": user_to_dict(target, acting_user=request.user, client_gravatar=params.client_gravatar, profile_data=profile_data)},
+        )
+
+    def patch(self, request: Request, **path):
+        params = parse_params(UpdateUserParams, request)
+        target = self.get_target(request, for_admin=True)
+        actions.check_update_user(
+            target,
+            full_name=params.full_name,
+            role=params.role,
+            profile_data=None if params.profile_data is None else [(item.id, item.value) for item in params.profile_data],
+            new_email=params.new_email,
+            acting_user=request.user,
+        )
+        return json_success(request)
+
+    def delete(self, request: Request, **path):
+        target = self.get_target(request, for_admin=True, allow_deactivated=False, allow_bots=False)
+        actions.check_deactivate_user(target, acting_user=request.user)
+        return json_success(request)
+
+
+class UserByEmailView(UserView):
+    http_method_names = ["get", "patch", "options"]
+
+
+class ReactivateUserView(ApiView):
+    def post(self, request: Request, user_id: int):
+        target = access_user_by_id(request.user, user_id, allow_deactivated=True, allow_bots=True, for_admin=True)
+        actions.do_reactivate_user(target, acting_user=request.user)
+        return json_success(request)
+
+
+class OwnProfileDataView(ApiView):
+    def patch(self, request: Request):
+        require_human(request.user)
+        params = parse_params(UpdateOwnProfileDataParams, request)
+        actions.check_update_user_custom_profile_data(
+            request.user, [(item.id, item.value) for item in params.data], acting_user=request.user
+        )
+        return json_success(request)
+
+    def delete(self, request: Request):
+        require_human(request.user)
+        params = parse_params(RemoveOwnProfileDataParams, request)
+        actions.check_remove_user_custom_profile_data(request.user, params.data, acting_user=request.user)
+        return json_success(request)
+
+
+class CustomProfileFieldsView(ApiView):
+    def get(self, request: Request):
+        fields = get_custom_profile_fields(request.user.realm)
+        return json_success(request, {"custom_fields": [custom_profile_field_to_dict(f) for f in fields]})
+
+    def post(self, request: Request):
+        require_admin(request.user)
+        params = parse_params(CreateCustomProfileFieldParams, request)
+        field = actions.try_add_realm_custom_profile_field(
+            request.user.realm,
+            name=params.name,
+            hint=params.hint,
+            field_type=params.field_type,
+            field_data=params.field_data,
+            display_in_profile_summary=params.display_in_profile_summary,
+            required=params.required,
+            editable_by_user=params.editable_by_user,
+            acting_user=request.user,
+        )
+        return json_success(request, {"id": field.id})
+
+    def patch(self, request: Request):
+        require_admin(request.user)
+        params = parse_params(ReorderCustomProfileFieldsParams, request)
+        actions.try_reorder_realm_custom_profile_fields(request.user.realm, params.order, acting_user=request.user)
+        return json_success(request)
+
+
+class CustomProfileFieldView(ApiView):
+    def patch(self, request: Request, field_id: int):
+        require_admin(request.user)
+        params = parse_params(UpdateCustomProfileFieldParams, request)
+        field = access_custom_profile_field(request.user.realm, field_id)
+        actions.try_update_realm_custom_profile_field(
+            field, **params.model_dump(exclude_none=True), acting_user=request.user
+        )
+        return json_success(request)
+
+    def delete(self, request: Request, field_id: int):
+        require_admin(request.user)
+        field = access_custom_profile_field(request.user.realm, field_id)
+        actions.do_remove_realm_custom_profile_field(field, acting_user=request.user)
+        return json_success(request)
+
+
+class FetchApiKeyView(ApiView):
+    """POST /fetch_api_key: trade an email and password for the API key (no authentication)."""
+
+    authenticated = False
+
+    def post(self, request: Request):
+        params = parse_params(FetchApiKeyParams, request)
+        try:
+            validate_email(params.username.strip())
+        except ValidationError:
+            raise JsonableError("Enter a valid email address.") from None
+        user = check_password_login(request._request.realm, params.username, params.password)
+        return json_success(request, {"api_key": user.api_key, "email": user.delivery_email, "user_id": user.id})

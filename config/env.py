@@ -1,0 +1,155 @@
+"""Reading and validating the environment at start-up.
+
+Every setting an operator may change comes from an environment variable (or a `.env` file in the
+project root). A value that cannot work stops the process at start-up with a message naming the
+variable, instead of failing later on the first request.
+"""
+
+import ipaddress
+import re
+import secrets
+from pathlib import Path
+from urllib.parse import urlsplit
+
+import environ
+from django.core.exceptions import ImproperlyConfigured
+from django.http.request import split_domain_port
+
+env = environ.Env()
+
+_HOST_RE = re.compile(r"^[A-Za-z0-9](?:[A-Za-z0-9.-]*[A-Za-z0-9])?$")
+
+
+def fail(variable: str, problem: str) -> None:
+    raise ImproperlyConfigured(f"{variable}: {problem}")
+
+
+def read_dot_env(base_dir: Path) -> None:
+    """Load `.env` from the project root; variables already in the environment win."""
+    dot_env = base_dir / ".env"
+    if dot_env.is_file():
+        env.read_env(str(dot_env))
+
+
+def port(variable: str = "PORT", default: int = 8000) -> int:
+    try:
+        value = env.int(variable, default=default)
+    except ValueError:
+        fail(variable, f"must be an integer, got {env.str(variable)!r}")
+    if not 1 <= value <= 65535:
+        fail(variable, f"must be between 1 and 65535, got {value}")
+    return value
+
+
+def positive_int(variable: str, default: int) -> int:
+    try:
+        value = env.int(variable, default=default)
+    except ValueError:
+        fail(variable, f"must be an integer, got {env.str(variable)!r}")
+    if value < 1:
+        fail(variable, f"must be at least 1, got {value}")
+    return value
+
+
+def external_host(default: str) -> str:
+    """`host[:port]` under which the default organization is reached; subdomains are others."""
+    value = env.str("EXTERNAL_HOST", default=default).strip().lower()
+    if "://" in value or "/" in value:
+        fail("EXTERNAL_HOST", f"must be a host name with an optional port, without scheme or path, got {value!r}")
+    host, port_part = split_domain_port(value)
+    if not host or (port_part and not port_part.isdigit()):
+        fail("EXTERNAL_HOST", f"is not a valid host[:port]: {value!r}")
+    if not is_ip_address(host) and not _HOST_RE.match(host):
+        fail("EXTERNAL_HOST", f"is not a valid host name: {value!r}")
+    return value
+
+
+def is_ip_address(host: str) -> bool:
+    try:
+        ipaddress.ip_address(host.strip("[]"))
+    except ValueError:
+        return False
+    return True
+
+
+def database(base_dir_var: Path, connect_timeout: int) -> dict:
+    """DATABASE_URL (PostgreSQL or SQLite); the embedded SQLite file under var/ when unset."""
+    url = env.str("DATABASE_URL", default="")
+    if not url:
+        return sqlite_database(base_dir_var / "parley.sqlite3")
+    try:
+        config = env.db_url_config(url)
+    except Exception as exc:  # django-environ raises several types for bad URLs
+        fail("DATABASE_URL", f"cannot be parsed ({exc})")
+    engine = config.get("ENGINE", "")
+    if engine == "django.db.backends.sqlite3":
+        return sqlite_database(Path(config["NAME"]))
+    if engine not in ("django.db.backends.postgresql", "django.db.backends.postgresql_psycopg2"):
+        fail("DATABASE_URL", "must be a postgres:// or sqlite:// URL")
+    config["ENGINE"] = "django.db.backends.postgresql"
+    if not config.get("NAME"):
+        fail("DATABASE_URL", "names no database")
+    options = config.setdefault("OPTIONS", {})
+    options.setdefault("connect_timeout", connect_timeout)
+    if env.bool("DATABASE_POOL", default=True):
+        # Under ASGI each request may run on another thread, so Django's persistent
+        # connections would pile up; a pool hands out connections and bounds them.
+        options["pool"] = {
+            "min_size": env.int("DATABASE_POOL_MIN_SIZE", default=1),
+            "max_size": env.int("DATABASE_POOL_MAX_SIZE", default=10),
+            # Waiting for a free connection must not hang a request when the database is down.
+            "timeout": connect_timeout,
+        }
+        config["CONN_MAX_AGE"] = 0
+    else:
+        config["CONN_MAX_AGE"] = env.int("CONN_MAX_AGE", default=60)
+    config["CONN_HEALTH_CHECKS"] = True
+    return config
+
+
+def sqlite_database(path: Path) -> dict:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    return {
+        "ENGINE": "django.db.backends.sqlite3",
+        "NAME": str(path),
+        "OPTIONS": {
+            # WAL lets readers proceed while one writer commits; IMMEDIATE takes the write lock
+            # at BEGIN so two writers queue instead of failing with "database is locked".
+            "init_command": "PRAGMA journal_mode=WAL; PRAGMA synchronous=NORMAL;",
+            "transaction_mode": "IMMEDIATE",
+            "timeout": 20,
+        },
+    }
+
+
+def redis_url() -> str:
+    url = env.str("REDIS_URL", default="")
+    if url and urlsplit(url).scheme not in ("redis", "rediss", "unix"):
+        fail("REDIS_URL", f"must be a redis://, rediss:// or unix:// URL, got {url!r}")
+    return url
+
+
+def secret_key(var_dir: Path, *, allow_generated: bool) -> str:
+    """SECRET_KEY from the environment; for the embedded default, one generated into var/."""
+    value = env.str("SECRET_KEY", default="")
+    if value:
+        if len(value) < 50 or len(set(value)) < 5:
+            fail("SECRET_KEY", "must be at least 50 characters with at least 5 distinct ones")
+        return value
+    if not allow_generated:
+        fail("SECRET_KEY", "is required (at least 50 random characters)")
+    key_file = var_dir / "secret_key"
+    if not key_file.exists():
+        var_dir.mkdir(parents=True, exist_ok=True)
+        key_file.write_text(secrets.token_urlsafe(64))
+        key_file.chmod(0o600)
+    return key_file.read_text().strip()
+
+
+def allowed_hosts(external: str) -> list[str]:
+    hostname, _ = split_domain_port(external)
+    default = ["localhost", "127.0.0.1", "[::1]", hostname, f".{hostname}"]
+    hosts = env.list("ALLOWED_HOSTS", default=default)
+    if not hosts:
+        fail("ALLOWED_HOSTS", "must list at least one host")
+    return hosts

@@ -1,0 +1,28 @@
+"""gunicorn settings: `gunicorn -c config/gunicorn.py config.asgi:application`.
+
+Uvicorn workers run Django under ASGI, so a waiting long-poll holds no thread.
+"""
+
+import os
+from pathlib import Path
+
+import environ
+
+# The same `.env` the Django settings read, so REDIS_URL there counts here too.
+environ.Env.read_env(Path(__file__).resolve().parent.parent / ".env")
+
+bind = f"{os.environ.get('BIND_ADDRESS', '127.0.0.1')}:{os.environ.get('PORT', '8000')}"
+worker_class = "uvicorn_worker.UvicornWorker"
+# Without Redis, rate limits (and later event queues) live in one process: run exactly one.
+workers = int(os.environ.get("WEB_CONCURRENCY", "2" if os.environ.get("REDIS_URL") else "1"))
+if not os.environ.get("REDIS_URL") and workers != 1:
+    print("WEB_CONCURRENCY ignored: without REDIS_URL Parley runs a single server process.", flush=True)
+    workers = 1
+# Longer than the longest long-poll (about 55 s), so a waiting client is never cut off.
+timeout = 120
+graceful_timeout = 30
+keepalive = 75
+# Parley writes its own access log line, with the request id.
+accesslog = None
+errorlog = "-"
+loglevel = os.environ.get("LOG_LEVEL", "info").lower()

@@ -1,0 +1,180 @@
+"""Settings shared by every environment, read from environment variables (see config/env.py).
+
+Without any variable set this is the embedded default that `make run` serves: a SQLite file under
+var/, in-process rate limits and caches, no Redis.
+"""
+
+from pathlib import Path
+
+from config import env as cfg
+
+BASE_DIR = Path(__file__).resolve().parent.parent.parent
+VAR_DIR = BASE_DIR / "var"
+
+cfg.read_dot_env(BASE_DIR)
+env = cfg.env
+
+DEBUG = env.bool("DEBUG", default=False)
+PORT = cfg.port()
+EXTERNAL_HOST = cfg.external_host(default=f"localhost:{PORT}")
+ALLOWED_HOSTS = cfg.allowed_hosts(EXTERNAL_HOST)
+SECRET_KEY = cfg.secret_key(VAR_DIR, allow_generated=True)
+# The scheme clients use to reach us; realm URLs in API responses are built with it.
+EXTERNAL_URI_SCHEME = "https://" if env.bool("EXTERNAL_HTTPS", default=False) else "http://"
+
+# Short timeouts: a dependency that is down must produce a quick 503, never a hanging request.
+DEPENDENCY_CONNECT_TIMEOUT = cfg.positive_int("DEPENDENCY_CONNECT_TIMEOUT", 3)
+REDIS_SOCKET_TIMEOUT = env.float("REDIS_SOCKET_TIMEOUT", default=2.0)
+# Seconds a client is told to wait (Retry-After) when a dependency is down.
+SERVICE_UNAVAILABLE_RETRY_AFTER = 5
+
+INSTALLED_APPS = [
+    "django.contrib.admin",
+    "django.contrib.auth",
+    "django.contrib.contenttypes",
+    "django.contrib.sessions",
+    "django.contrib.messages",
+    "django.contrib.staticfiles",
+    "rest_framework",
+    "django_filters",
+    "apps.core",
+    "apps.realms",
+    "apps.users",
+]
+
+MIDDLEWARE = [
+    # Health probes are answered first: no host check, no HTTPS redirect, no session.
+    "apps.core.middleware.health_check_middleware",
+    "apps.core.middleware.request_id_middleware",
+    "django.middleware.security.SecurityMiddleware",
+    "whitenoise.middleware.WhiteNoiseMiddleware",
+    "django.contrib.sessions.middleware.SessionMiddleware",
+    "django.middleware.common.CommonMiddleware",
+    "django.middleware.csrf.CsrfViewMiddleware",
+    "django.contrib.auth.middleware.AuthenticationMiddleware",
+    "django.contrib.messages.middleware.MessageMiddleware",
+    "django.middleware.clickjacking.XFrameOptionsMiddleware",
+]
+
+ROOT_URLCONF = "config.urls"
+ASGI_APPLICATION = "config.asgi.application"
+WSGI_APPLICATION = "config.wsgi.application"
+# Zulip's URLs have no trailing slash; a redirect would turn a POST into a GET.
+APPEND_SLASH = False
+
+TEMPLATES = [
+    {
+        "BACKEND": "django.template.backends.django.DjangoTemplates",
+        "DIRS": [BASE_DIR / "templates"],
+        "APP_DIRS": True,
+        "OPTIONS": {
+            "context_processors": [
+                "django.template.context_processors.request",
+                "django.contrib.auth.context_processors.auth",
+                "django.contrib.messages.context_processors.messages",
+            ],
+        },
+    },
+]
+
+DATABASES = {"default": cfg.database(VAR_DIR, DEPENDENCY_CONNECT_TIMEOUT)}
+DEFAULT_AUTO_FIELD = "django.db.models.BigAutoField"
+
+REDIS_URL = cfg.redis_url()
+REDIS_CONNECTION_KWARGS = {
+    "socket_connect_timeout": DEPENDENCY_CONNECT_TIMEOUT,
+    "socket_timeout": REDIS_SOCKET_TIMEOUT,
+    "health_check_interval": 30,
+}
+REDIS_KEY_PREFIX = env.str("REDIS_KEY_PREFIX", default="parley")
+if REDIS_URL:
+    CACHES = {
+        "default": {
+            "BACKEND": "django_redis.cache.RedisCache",
+            "LOCATION": REDIS_URL,
+            "KEY_PREFIX": REDIS_KEY_PREFIX,
+            "OPTIONS": {"CONNECTION_POOL_KWARGS": REDIS_CONNECTION_KWARGS},
+        }
+    }
+else:
+    CACHES = {"default": {"BACKEND": "django.core.cache.backends.locmem.LocMemCache"}}
+
+AUTH_USER_MODEL = "users.User"
+AUTHENTICATION_BACKENDS = ["apps.users.backends.RealmEmailBackend"]
+# Emails are unique per organization, not server-wide; RealmEmailBackend knows the organization.
+SILENCED_SYSTEM_CHECKS = ["auth.W004"]
+AUTH_PASSWORD_VALIDATORS = [
+    {"NAME": "django.contrib.auth.password_validation.UserAttributeSimilarityValidator"},
+    {"NAME": "django.contrib.auth.password_validation.MinimumLengthValidator"},
+    {"NAME": "django.contrib.auth.password_validation.CommonPasswordValidator"},
+    {"NAME": "django.contrib.auth.password_validation.NumericPasswordValidator"},
+]
+
+LANGUAGE_CODE = "en-us"
+TIME_ZONE = "UTC"
+USE_I18N = True
+USE_TZ = True
+
+STATIC_URL = "static/"
+STATIC_ROOT = VAR_DIR / "static"
+STATIC_ROOT.mkdir(parents=True, exist_ok=True)
+STORAGES = {
+    "default": {"BACKEND": "django.core.files.storage.FileSystemStorage"},
+    "staticfiles": {"BACKEND": "whitenoise.storage.CompressedManifestStaticFilesStorage"},
+}
+
+SECURE_CONTENT_TYPE_NOSNIFF = True
+SECURE_REFERRER_POLICY = "same-origin"
+X_FRAME_OPTIONS = "DENY"
+
+REST_FRAMEWORK = {
+    "DEFAULT_AUTHENTICATION_CLASSES": [],
+    "DEFAULT_PERMISSION_CLASSES": [],
+    "DEFAULT_THROTTLE_CLASSES": [],
+    "DEFAULT_RENDERER_CLASSES": ["rest_framework.renderers.JSONRenderer"],
+    # Zulip clients send form-encoded bodies on POST, PATCH, PUT and DELETE.
+    "DEFAULT_PARSER_CLASSES": [
+        "rest_framework.parsers.FormParser",
+        "rest_framework.parsers.MultiPartParser",
+    ],
+    "EXCEPTION_HANDLER": "apps.core.errors.drf_exception_handler",
+    "UNAUTHENTICATED_USER": None,
+}
+
+# Rate limits: requests per window (seconds). Redis-backed when REDIS_URL is set.
+RATE_LIMITING_ENABLED = env.bool("RATE_LIMITING_ENABLED", default=True)
+RATE_LIMIT_API_BY_USER = (cfg.positive_int("RATE_LIMIT_API_BY_USER", 200), 60)
+RATE_LIMIT_API_BY_IP = (cfg.positive_int("RATE_LIMIT_API_BY_IP", 100), 60)
+RATE_LIMIT_AUTH_FAILURES = (cfg.positive_int("RATE_LIMIT_AUTH_FAILURES", 5), 1800)
+
+# Feature level advertised to Zulip clients; they switch parameter encodings on it.
+API_FEATURE_LEVEL = 496
+# Fallback domain for hidden email addresses when the organization's host is not a domain.
+FAKE_EMAIL_DOMAIN = env.str("FAKE_EMAIL_DOMAIN", default="parley.invalid")
+
+LOG_FORMAT = env.str("LOG_FORMAT", default="text")
+LOG_LEVEL = env.str("LOG_LEVEL", default="INFO").upper()
+LOGGING = {
+    "version": 1,
+    "disable_existing_loggers": False,
+    "filters": {"request_id": {"()": "apps.core.logging.RequestIdFilter"}},
+    "formatters": {
+        "text": {"format": "%(asctime)s %(levelname)s [%(request_id)s] %(name)s: %(message)s"},
+        "json": {"()": "apps.core.logging.JsonFormatter"},
+    },
+    "handlers": {
+        "stdout": {
+            "class": "logging.StreamHandler",
+            "stream": "ext://sys.stdout",
+            "filters": ["request_id"],
+            "formatter": LOG_FORMAT if LOG_FORMAT in ("text", "json") else "text",
+        }
+    },
+    "root": {"handlers": ["stdout"], "level": LOG_LEVEL},
+    "loggers": {
+        # Our access log replaces uvicorn's, which knows no request id.
+        "uvicorn.access": {"level": "WARNING"},
+        "django.request": {"level": "ERROR"},
+        "django.server": {"level": "WARNING"},
+    },
+}

@@ -1,0 +1,86 @@
+import pytest
+from django.conf import settings
+
+from apps.core import ratelimit
+from apps.core.redis_client import get_redis
+from apps.users.models import BotType, Role
+from tests.api import ApiClient
+from tests.factories import BotFactory, RealmFactory, UserFactory
+
+
+@pytest.fixture(autouse=True)
+def _fresh_rate_limits():
+    """Rate-limit state is per process (or per Redis prefix): start every test from zero."""
+    ratelimit._in_process.reset_all()
+    ratelimit._redis_down_until = 0.0
+    if settings.REDIS_URL:
+        client = get_redis()
+        keys = list(client.scan_iter(f"{settings.REDIS_KEY_PREFIX}:*", count=1000))
+        if keys:
+            client.delete(*keys)
+    yield
+
+
+@pytest.fixture
+def realm(db):
+    """The default organization (reached on the bare host)."""
+    return RealmFactory(string_id="", name="Parley Test")
+
+
+@pytest.fixture
+def other_realm(db):
+    return RealmFactory(string_id="zephyr", name="Zephyr")
+
+
+@pytest.fixture
+def owner(realm):
+    return UserFactory(realm=realm, role=Role.OWNER, full_name="Olivia Owner", delivery_email="owner@example.com")
+
+
+@pytest.fixture
+def admin(realm):
+    return UserFactory(realm=realm, role=Role.ADMINISTRATOR, full_name="Adam Admin", delivery_email="admin@example.com")
+
+
+@pytest.fixture
+def moderator(realm):
+    return UserFactory(realm=realm, role=Role.MODERATOR, full_name="Mona Moderator", delivery_email="mod@example.com")
+
+
+@pytest.fixture
+def member(realm):
+    return UserFactory(realm=realm, role=Role.MEMBER, full_name="Mel Member", delivery_email="member@example.com")
+
+
+@pytest.fixture
+def guest(realm):
+    return UserFactory(realm=realm, role=Role.GUEST, full_name="Gus Guest", delivery_email="guest@example.com")
+
+
+@pytest.fixture
+def bot(realm, member):
+    return BotFactory(realm=realm, bot_owner=member, bot_type=BotType.GENERIC, full_name="Helper Bot")
+
+
+@pytest.fixture
+def foreign_user(other_realm):
+    return UserFactory(realm=other_realm, role=Role.OWNER, full_name="Zed Foreign", delivery_email="member@example.com")
+
+
+@pytest.fixture
+def client_for():
+    """`client_for(user)`: an API client authenticated as `user`, sending form-encoded bodies."""
+    return ApiClient
+
+
+@pytest.fixture
+def anonymous():
+    return ApiClient()
+
+
+ROLE_FIXTURES = ["owner", "admin", "moderator", "member", "guest", "bot"]
+
+
+@pytest.fixture(params=ROLE_FIXTURES)
+def any_role_user(request):
+    return request.getfixturevalue(request.param)
