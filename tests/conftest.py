@@ -18,7 +18,6 @@ def _fresh_rate_limits():
         keys = list(client.scan_iter(f"{settings.REDIS_KEY_PREFIX}:*", count=1000))
         if keys:
             client.delete(*keys)
-    yield
 
 
 @pytest.fixture

@@ -29,7 +29,7 @@ class ErrorCode(StrEnum):
     AUTHENTICATION_FAILED = "AUTHENTICATION_FAILED"
     USER_DEACTIVATED = "USER_DEACTIVATED"
     REALM_DEACTIVATED = "REALM_DEACTIVATED"
-    PASSWORD_AUTH_DISABLED = "PASSWORD_AUTH_DISABLED"
+    PASSWORD_AUTH_DISABLED = "PASSWORD_AUTH_DISABLED"  # noqa: S105 (an error code)
     NONEXISTENT_SUBDOMAIN = "NONEXISTENT_SUBDOMAIN"
     RATE_LIMIT_HIT = "RATE_LIMIT_HIT"
     CANNOT_DEACTIVATE_LAST_USER = "CANNOT_DEACTIVATE_LAST_USER"
@@ -219,10 +219,6 @@ def as_jsonable_error(exc: BaseException) -> JsonableError | None:
         return unavailable
     if isinstance(exc, drf_exceptions.MethodNotAllowed):
         return MethodNotAllowedError([])
-    if isinstance(exc, drf_exceptions.UnsupportedMediaType):
-        return JsonableError(f"Unsupported media type {exc.detail!s}"[:200])
-    if isinstance(exc, drf_exceptions.ParseError):
-        return JsonableError("Malformed request body")
     if isinstance(exc, drf_exceptions.NotAuthenticated | drf_exceptions.AuthenticationFailed):
         return UnauthorizedError()
     if isinstance(exc, Http404 | drf_exceptions.NotFound):

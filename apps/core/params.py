@@ -13,17 +13,17 @@ for GET. Errors use Zulip's codes and wording; parameters a view does not declar
 """
 
 import json
-from typing import Any, TypeVar
+from typing import Annotated, Any, TypeVar
 
 from django.http import HttpRequest, QueryDict
 from django.http.multipartparser import MultiPartParserError
-from pydantic import BaseModel, ConfigDict, Json, ValidationError
+from pydantic import AfterValidator, BaseModel, ConfigDict, Json, ValidationError
 from pydantic_core import ErrorDetails, PydanticCustomError
 from rest_framework.request import Request
 
 from apps.core.errors import InvalidArgumentError, JsonableError, MissingArgumentError
 
-__all__ = ["Json", "Params", "ParamError", "parse_params", "request_params"]
+__all__ = ["Json", "ParamError", "Params", "parse_params", "request_params"]
 
 P = TypeVar("P", bound="Params")
 
@@ -59,7 +59,20 @@ class ParamError(PydanticCustomError):
     """Raise from a field validator to give the client this exact message."""
 
     def __new__(cls, message: str) -> "ParamError":
-        return super().__new__(cls, "parley", message.replace("{", "{{").replace("}", "}}"))
+        return super().__new__(cls, "parley", message)
+
+
+def one_of(*choices: Any) -> Any:
+    """An annotation accepting exactly these values, of their own type (1.0 is not 1): "Invalid x"."""
+    allowed = frozenset(choices)
+    kind = type(choices[0])
+
+    def check(value: Any) -> Any:
+        if value not in allowed:
+            raise PydanticCustomError("literal_error", "Invalid value")
+        return value
+
+    return Annotated[kind, AfterValidator(check)]
 
 
 class Params(BaseModel):
@@ -107,7 +120,7 @@ def _parse_body(request: HttpRequest) -> QueryDict:
             raise JsonableError("Malformed request body") from exc
     if content_type in ("application/x-www-form-urlencoded", ""):
         return QueryDict(request.body, encoding=request.encoding)
-    raise JsonableError(f"Unsupported media type \"{content_type}\" in request.")
+    raise JsonableError(f'Unsupported media type "{content_type}" in request.')
 
 
 def parse_params(params_class: type[P], request: HttpRequest | Request, **path_params: Any) -> P:
@@ -135,7 +148,7 @@ def parse_params(params_class: type[P], request: HttpRequest | Request, **path_p
 
 
 def _field_value(params: "Params", alias: str) -> Any:
-    for name, field in params.model_fields.items():
+    for name, field in type(params).model_fields.items():
         if (field.alias or name) == alias:
             return getattr(params, name)
     return None
@@ -187,14 +200,10 @@ def _translate(error: ErrorDetails) -> JsonableError:
     if error_type == "missing":
         if len(loc) == 1:
             return MissingArgumentError(str(loc[0]))
-        return InvalidArgumentError(
-            str(loc[0]), f"{loc[-1]} key is missing from {_var_name(loc[:-1])}"
-        )
+        return InvalidArgumentError(str(loc[0]), f"{loc[-1]} key is missing from {_var_name(loc[:-1])}")
     var_name = _var_name(loc)
     if error_type == "extra_forbidden":
-        return InvalidArgumentError(
-            str(loc[0]), f'Argument "{loc[-1]}" at {_var_name(loc[:-1])} is unexpected'
-        )
+        return InvalidArgumentError(str(loc[0]), f'Argument "{loc[-1]}" at {_var_name(loc[:-1])} is unexpected')
     if error_type == "parley":
         return InvalidArgumentError(str(loc[0]), error["msg"])
     if error_type == "string_too_short":
@@ -204,9 +213,7 @@ def _translate(error: ErrorDetails) -> JsonableError:
     template = ERROR_TEMPLATES.get(error_type)
     if template is None:
         return InvalidArgumentError(str(loc[0]), f"Invalid {var_name}")
-    return InvalidArgumentError(
-        str(loc[0]), template.format(var_name=var_name, **(error.get("ctx") or {}))
-    )
+    return InvalidArgumentError(str(loc[0]), template.format(var_name=var_name, **(error.get("ctx") or {})))
 
 
 def _is_type_tag(part: str) -> bool:

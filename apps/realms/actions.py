@@ -70,3 +70,19 @@ def do_set_realm_deactivated(realm: Realm, deactivated: bool, *, acting_user: Us
     """Deactivate (or reactivate) an organization: its users' API calls are refused while deactivated."""
     Realm.objects.filter(id=realm.id).update(deactivated=deactivated)
     realm.deactivated = deactivated
+
+
+@transaction.atomic
+def do_change_realm_settings(realm: Realm, changes: dict, *, acting_user: User | None) -> None:
+    """Change organization settings (name, description, password sign-in, default email visibility)."""
+    allowed = {"name", "description", "password_auth_enabled", "default_email_address_visibility"}
+    unknown = set(changes) - allowed
+    if unknown:
+        raise ValueError(f"not organization settings: {sorted(unknown)}")
+    if "name" in changes:
+        changes = {**changes, "name": check_realm_name(changes["name"])}
+    if len(changes.get("description", "")) > Realm.MAX_DESCRIPTION_LENGTH:
+        raise JsonableError(f"Organization description is too long (limit: {Realm.MAX_DESCRIPTION_LENGTH} characters).")
+    Realm.objects.filter(id=realm.id).update(**changes)
+    for name, value in changes.items():
+        setattr(realm, name, value)

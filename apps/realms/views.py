@@ -11,7 +11,18 @@ from apps.core.version import PARLEY_VERSION
 from apps.core.views import ApiView
 from apps.realms.models import Realm
 
-EXTERNAL_AUTH_METHODS = ("dev", "ldap", "remoteuser", "github", "azuread", "gitlab", "apple", "google", "saml", "openid connect")
+EXTERNAL_AUTH_METHODS = (
+    "dev",
+    "ldap",
+    "remoteuser",
+    "github",
+    "azuread",
+    "gitlab",
+    "apple",
+    "google",
+    "saml",
+    "openid connect",
+)
 
 
 def realm_icon_url(realm: Realm) -> str:

@@ -20,8 +20,13 @@ from apps.users.models import BotService, BotType, CustomProfileField, CustomPro
 FieldType = CustomProfileField.FieldType
 
 # Characters Zulip refuses in names: they break mention syntax or Markdown.
-NAME_INVALID_CHARS = set("*`\\>\"@")
-PROFILE_TEXT_LIMITS = {FieldType.SHORT_TEXT: 50, FieldType.LONG_TEXT: 500, FieldType.EXTERNAL_ACCOUNT: 50, FieldType.PRONOUNS: 50}
+NAME_INVALID_CHARS = set('*`\\>"@')
+PROFILE_TEXT_LIMITS = {
+    FieldType.SHORT_TEXT: 50,
+    FieldType.LONG_TEXT: 500,
+    FieldType.EXTERNAL_ACCOUNT: 50,
+    FieldType.PRONOUNS: 50,
+}
 DEFAULT_EXTERNAL_ACCOUNTS = {
     "github": {"name": "GitHub username", "url_pattern": "https://github.com/%(username)s"},
     "twitter": {"name": "Twitter username", "url_pattern": "https://twitter.com/%(username)s"},
@@ -287,9 +292,8 @@ def check_profile_field_value(field: CustomProfileField, value: Any) -> str:
             URLValidator()(value)
         except ValidationError:
             raise JsonableError(f"{name} is not a URL") from None
-    elif field.field_type == FieldType.SELECT:
-        if value not in json.loads(field.field_data or "{}"):
-            raise JsonableError(f"'{value}' is not a valid choice for '{name}'.")
+    elif field.field_type == FieldType.SELECT and value not in json.loads(field.field_data or "{}"):
+        raise JsonableError(f"'{value}' is not a valid choice for '{name}'.")
     return value
 
 
@@ -317,9 +321,7 @@ def _check_may_edit_field(field: CustomProfileField, *, user: User, acting_user:
 
 
 @transaction.atomic
-def check_update_user_custom_profile_data(
-    user: User, data: Iterable[tuple[int, Any]], *, acting_user: User
-) -> None:
+def check_update_user_custom_profile_data(user: User, data: Iterable[tuple[int, Any]], *, acting_user: User) -> None:
     """Set or clear (value None, "" or []) the user's values; all are validated before any is written.
 
     Raises "Field id N not found." for fields of other organizations too.
@@ -335,7 +337,7 @@ def check_update_user_custom_profile_data(
         if value is None:
             CustomProfileFieldValue.objects.filter(user=user, field=field).delete()
             continue
-        rendered = render_markdown(value) if field.field_type in CustomProfileField.RENDERED_TYPES else None
+        rendered = render_markdown(value) if field.field_type in CustomProfileField.RENDERED_TYPES else ""
         CustomProfileFieldValue.objects.update_or_create(
             user=user, field=field, defaults={"value": value, "rendered_value": rendered}
         )
@@ -367,7 +369,11 @@ def check_profile_field_definition(
         if shown.count() >= CustomProfileField.MAX_DISPLAY_IN_PROFILE_SUMMARY_FIELDS:
             raise JsonableError("Only 2 custom profile fields can be displayed in the profile summary.")
     _check_field_data(field_type, field_data)
-    default_account = DEFAULT_EXTERNAL_ACCOUNTS.get(field_data.get("subtype", "")) if field_type == FieldType.EXTERNAL_ACCOUNT else None
+    default_account = (
+        DEFAULT_EXTERNAL_ACCOUNTS.get(field_data.get("subtype", ""))
+        if field_type == FieldType.EXTERNAL_ACCOUNT
+        else None
+    )
     if default_account is not None:
         name, hint = default_account["name"], ""
     else:
@@ -502,7 +508,9 @@ def try_update_realm_custom_profile_field(
     old_data = json.loads(field.field_data) if field.field_data else {}
     new_summary = field.display_in_profile_summary if display_in_profile_summary is None else display_in_profile_summary
     new_data = old_data if field_data is None else field_data
-    is_default_account = field.field_type == FieldType.EXTERNAL_ACCOUNT and old_data.get("subtype") in DEFAULT_EXTERNAL_ACCOUNTS
+    is_default_account = (
+        field.field_type == FieldType.EXTERNAL_ACCOUNT and old_data.get("subtype") in DEFAULT_EXTERNAL_ACCOUNTS
+    )
     if is_default_account and (name is not None or hint is not None or field_data is not None):
         raise JsonableError("Default custom field cannot be updated.")
     new_name, new_hint = check_profile_field_definition(

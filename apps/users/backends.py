@@ -1,5 +1,6 @@
 """Password sign-in within one organization: for POST /fetch_api_key and the Django admin."""
 
+from django.conf import settings
 from django.contrib.auth.backends import BaseBackend
 from django.http import HttpRequest
 
@@ -26,7 +27,7 @@ def check_password_login(realm: Realm, username: str, password: str) -> User:
     if not realm.password_auth_enabled:
         raise PasswordAuthDisabledError()
     limit_key = f"authenticate_by_username:{realm.id}:{username.strip().lower()}"
-    state = ratelimit.check(limit_key, _auth_limit(), record=False)
+    state = ratelimit.check(limit_key, settings.RATE_LIMIT_AUTH_FAILURES, record=False)
     if state.blocked:
         raise RateLimitedError(state.retry_after)
     user = User.objects.select_related("realm").filter(realm=realm, delivery_email__iexact=username.strip()).first()
@@ -36,7 +37,7 @@ def check_password_login(realm: Realm, username: str, password: str) -> User:
     else:
         verified = user.check_password(password)
     if not verified:
-        ratelimit.check(limit_key, _auth_limit())
+        ratelimit.check(limit_key, settings.RATE_LIMIT_AUTH_FAILURES)
         raise AuthenticationFailedError()
     ratelimit.clear(limit_key)
     if not user.is_active:
@@ -46,25 +47,26 @@ def check_password_login(realm: Realm, username: str, password: str) -> User:
     return user
 
 
-def _auth_limit() -> tuple[int, int]:
-    from django.conf import settings
-
-    return settings.RATE_LIMIT_AUTH_FAILURES
-
-
 class RealmEmailBackend(BaseBackend):
     """Django authentication backend: email and password in the organization of the request's host."""
 
-    def authenticate(self, request: HttpRequest | None, username: str | None = None, password: str | None = None, **kwargs):
+    def authenticate(
+        self, request: HttpRequest | None, username: str | None = None, password: str | None = None, **kwargs
+    ):
         if request is None or username is None or password is None:
             return None
+        realm = get_realm_for_request(request)
         try:
-            return check_password_login(get_realm_for_request(request), username, password)
+            return check_password_login(realm, username, password)
+        except RealmDeactivatedError:
+            # Server operators keep the admin even when their own organization is deactivated.
+            user = User.objects.get(realm=realm, delivery_email__iexact=username.strip())
+            return user if user.is_staff else None
         except JsonableError:
             return None
 
     def get_user(self, user_id: int) -> User | None:
         user = User.objects.select_related("realm").filter(id=user_id).first()
-        if user is None or not user.is_active or user.realm.deactivated:
+        if user is None or not user.is_active or (user.realm.deactivated and not user.is_staff):
             return None
         return user

@@ -68,17 +68,13 @@ class User(AbstractBaseUser, PermissionsMixin):
     api_key = models.CharField(max_length=API_KEY_LENGTH)
 
     bot_type = models.PositiveSmallIntegerField(choices=BotType.choices, null=True, blank=True)
-    bot_owner = models.ForeignKey(
-        "self", on_delete=models.SET_NULL, null=True, blank=True, related_name="owned_bots"
-    )
+    bot_owner = models.ForeignKey("self", on_delete=models.SET_NULL, null=True, blank=True, related_name="owned_bots")
 
     timezone = models.CharField(max_length=40, blank=True, default="")
     email_address_visibility = models.PositiveSmallIntegerField(
         choices=EmailVisibility.choices, default=EmailVisibility.EVERYONE
     )
-    avatar_source = models.CharField(
-        max_length=1, choices=AvatarSource.choices, default=AvatarSource.GRAVATAR
-    )
+    avatar_source = models.CharField(max_length=1, choices=AvatarSource.choices, default=AvatarSource.GRAVATAR)
     avatar_version = models.PositiveIntegerField(default=1)
     is_imported_stub = models.BooleanField(default=False)
     # Special permission, granted by an operator (change_user_role), to change others' emails.
@@ -94,9 +90,7 @@ class User(AbstractBaseUser, PermissionsMixin):
 
     class Meta:
         constraints = [
-            models.UniqueConstraint(
-                Upper("delivery_email"), "realm", name="users_user_unique_email_per_realm"
-            ),
+            models.UniqueConstraint(Upper("delivery_email"), "realm", name="users_user_unique_email_per_realm"),
         ]
 
     def __str__(self) -> str:
@@ -127,6 +121,13 @@ class User(AbstractBaseUser, PermissionsMixin):
 
     def get_short_name(self) -> str:
         return self.full_name
+
+
+class Bot(User):
+    """The bots of all organizations, for the admin's own Bots page."""
+
+    class Meta:
+        proxy = True
 
 
 class BotService(models.Model):
@@ -177,9 +178,7 @@ class CustomProfileField(models.Model):
     editable_by_user = models.BooleanField(default=True)
 
     class Meta:
-        constraints = [
-            models.UniqueConstraint(fields=["realm", "name"], name="users_profile_field_unique_name")
-        ]
+        constraints = [models.UniqueConstraint(fields=["realm", "name"], name="users_profile_field_unique_name")]
         ordering = ["order", "id"]
 
     def __str__(self) -> str:
@@ -190,12 +189,11 @@ class CustomProfileFieldValue(models.Model):
     user = models.ForeignKey(User, on_delete=models.CASCADE, related_name="profile_values")
     field = models.ForeignKey(CustomProfileField, on_delete=models.CASCADE, related_name="values")
     value = models.TextField()
-    rendered_value = models.TextField(null=True, blank=True)
+    # HTML of Markdown-capable types; empty for the others.
+    rendered_value = models.TextField(blank=True, default="")
 
     class Meta:
-        constraints = [
-            models.UniqueConstraint(fields=["user", "field"], name="users_profile_value_unique")
-        ]
+        constraints = [models.UniqueConstraint(fields=["user", "field"], name="users_profile_value_unique")]
 
     def __str__(self) -> str:
         return f"{self.field.name}: {self.value}"

@@ -19,13 +19,16 @@ from apps.users.models import AvatarSource, CustomProfileField, CustomProfileFie
 FAKE_EMAIL_RE = re.compile(r"^user(\d+)@(.+)$", re.IGNORECASE)
 
 # Which targets' `email_address_visibility` values let a requester of each role see the real email.
+_MEMBERS_SEE = {EmailVisibility.EVERYONE, EmailVisibility.MEMBERS}
+_MODERATORS_SEE = {*_MEMBERS_SEE, EmailVisibility.MODERATORS}
+_ADMINS_SEE = {*_MODERATORS_SEE, EmailVisibility.ADMINS}
 VISIBILITY_FOR_ROLE = {
-    Role.OWNER: {EmailVisibility.EVERYONE, EmailVisibility.MEMBERS, EmailVisibility.MODERATORS, EmailVisibility.ADMINS},
-    Role.ADMINISTRATOR: {EmailVisibility.EVERYONE, EmailVisibility.MEMBERS, EmailVisibility.MODERATORS, EmailVisibility.ADMINS},
-    Role.MODERATOR: {EmailVisibility.EVERYONE, EmailVisibility.MEMBERS, EmailVisibility.MODERATORS},
-    Role.MEMBER: {EmailVisibility.EVERYONE, EmailVisibility.MEMBERS},
+    Role.OWNER: _ADMINS_SEE,
+    Role.ADMINISTRATOR: _ADMINS_SEE,
+    Role.MODERATOR: _MODERATORS_SEE,
+    Role.MEMBER: _MEMBERS_SEE,
     Role.GUEST: {EmailVisibility.EVERYONE},
-}  # fmt: skip
+}
 
 
 @lru_cache(maxsize=256)
@@ -167,7 +170,7 @@ def custom_profile_data(users: QuerySet[User] | list[User]) -> dict[int, dict[st
     )
     for user_id, field_id, value, rendered_value in values:
         entry = {"value": value}
-        if rendered_value is not None:
+        if rendered_value:
             entry["rendered_value"] = rendered_value
         data[user_id][str(field_id)] = entry
     return data

@@ -1,15 +1,15 @@
 """Request parameter classes and the wire shapes of users and custom profile fields."""
 
-from typing import Annotated, Any, Literal
+from typing import Annotated, Any
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from apps.core.params import Json, Params
+from apps.core.params import Json, Params, one_of
 from apps.users.models import CustomProfileField, Role, User
 from apps.users.selectors import api_email, avatar_url, avatar_url_for_client, can_access_delivery_email
 
-RoleValue = Literal[Role.OWNER, Role.ADMINISTRATOR, Role.MODERATOR, Role.MEMBER, Role.GUEST]
-ProfileFieldTypeValue = Literal[tuple(CustomProfileField.FieldType.values)]
+RoleValue = one_of(*Role.values)
+ProfileFieldTypeValue = one_of(*CustomProfileField.FieldType.values)
 
 
 def user_to_dict(
@@ -133,7 +133,6 @@ class UpdateCustomProfileFieldParams(Params):
 
 class ReorderCustomProfileFieldsParams(Params):
     order: Json[Annotated[list[int], Field(max_length=1000)]]
-
 
 
 class FetchApiKeyParams(Params):

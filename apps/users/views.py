@@ -78,7 +78,9 @@ class UsersView(ApiView):
 class UserView(ApiView):
     """GET, PATCH and DELETE /users/{user_id}; GET and PATCH /users/{email}."""
 
-    def get_target(self, request: Request, *, for_admin: bool, allow_deactivated: bool = True, allow_bots: bool = True) -> User:
+    def get_target(
+        self, request: Request, *, for_admin: bool, allow_deactivated: bool = True, allow_bots: bool = True
+    ) -> User:
         kwargs = {"for_admin": for_admin, "allow_deactivated": allow_deactivated, "allow_bots": allow_bots}
         if "email" in self.kwargs:
             return access_user_by_email(request.user, self.kwargs["email"], **kwargs)
@@ -87,10 +89,16 @@ class UserView(ApiView):
     def get(self, request: Request, **path):
         params = parse_params(GetUsersParams, request)
         target = self.get_target(request, for_admin=False)
-        profile_data = custom_profile_data([target]).get(target.id, {}) if params.include_custom_profile_fields else None
+        profile_data = (
+            custom_profile_data([target]).get(target.id, {}) if params.include_custom_profile_fields else None
+        )
         return json_success(
             request,
-            {"user": user_to_dict(target, acting_user=request.user, client_gravatar=params.client_gravatar, profile_data=profile_data)},
+            {
+                "user": user_to_dict(
+                    target, acting_user=request.user, client_gravatar=params.client_gravatar, profile_data=profile_data
+                )
+            },
         )
 
     def patch(self, request: Request, **path):
@@ -100,7 +108,9 @@ class UserView(ApiView):
             target,
             full_name=params.full_name,
             role=params.role,
-            profile_data=None if params.profile_data is None else [(item.id, item.value) for item in params.profile_data],
+            profile_data=None
+            if params.profile_data is None
+            else [(item.id, item.value) for item in params.profile_data],
             new_email=params.new_email,
             acting_user=request.user,
         )

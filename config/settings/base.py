@@ -43,9 +43,9 @@ INSTALLED_APPS = [
 ]
 
 MIDDLEWARE = [
-    # Health probes are answered first: no host check, no HTTPS redirect, no session.
-    "apps.core.middleware.health_check_middleware",
     "apps.core.middleware.request_id_middleware",
+    # Health probes are answered early: no host check, no HTTPS redirect, no session.
+    "apps.core.middleware.health_check_middleware",
     "django.middleware.security.SecurityMiddleware",
     "whitenoise.middleware.WhiteNoiseMiddleware",
     "django.contrib.sessions.middleware.SessionMiddleware",

@@ -49,7 +49,12 @@ class Command(BaseCommand):
             ]
             users.append(
                 do_create_user(
-                    realm, "demo-bot@example.com", "Demo Bot", bot_type=BotType.GENERIC, bot_owner=owner, acting_user=None
+                    realm,
+                    "demo-bot@example.com",
+                    "Demo Bot",
+                    bot_type=BotType.GENERIC,
+                    bot_owner=owner,
+                    acting_user=None,
                 )
             )
         self.stdout.write(f"\nCreated the demo organization {realm.name!r}, served at {url}\n")

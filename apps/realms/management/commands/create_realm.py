@@ -9,7 +9,9 @@ class Command(BaseCommand):
     help = "Create an organization and its first owner; prints the owner's API key."
 
     def add_arguments(self, parser):
-        parser.add_argument("--string-id", required=True, help='subdomain under EXTERNAL_HOST; "" for the default organization')
+        parser.add_argument(
+            "--string-id", required=True, help='subdomain under EXTERNAL_HOST; "" for the default organization'
+        )
         parser.add_argument("--name", required=True)
         parser.add_argument("--owner-email", required=True)
         parser.add_argument("--owner-full-name", required=True)

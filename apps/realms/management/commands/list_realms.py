@@ -1,5 +1,5 @@
-from django.db.models import Count, Q
 from django.core.management.base import BaseCommand
+from django.db.models import Count, Q
 
 from apps.realms.models import Realm
 from apps.users.management.utils import print_json

@@ -1,0 +1,72 @@
+from django import forms
+from django.contrib import admin, messages
+from django.db.models import Count, Q
+
+from apps.core.errors import JsonableError
+from apps.realms.actions import check_realm_name, do_change_realm_settings, do_set_realm_deactivated
+from apps.realms.models import Realm
+
+EDITABLE = ("name", "description", "password_auth_enabled", "default_email_address_visibility")
+
+
+class RealmForm(forms.ModelForm):
+    class Meta:
+        model = Realm
+        fields = EDITABLE
+
+    def clean_name(self):
+        try:
+            return check_realm_name(self.cleaned_data["name"])
+        except JsonableError as exc:
+            raise forms.ValidationError(exc.msg) from None
+
+
+@admin.register(Realm)
+class RealmAdmin(admin.ModelAdmin):
+    """Organizations are created with `manage.py create_realm` (they need an owner) and never deleted."""
+
+    form = RealmForm
+    list_display = ("display_string_id", "name", "url", "active_users", "deactivated", "date_created")
+    list_filter = ("deactivated", "password_auth_enabled")
+    search_fields = ("string_id", "name")
+    readonly_fields = ("string_id", "url", "date_created", "deactivated")
+    fields = ("string_id", "url", *EDITABLE, "date_created", "deactivated")
+    actions = ("deactivate", "reactivate")
+    date_hierarchy = "date_created"
+
+    def get_queryset(self, request):
+        return (
+            super()
+            .get_queryset(request)
+            .annotate(_active_users=Count("users", filter=Q(users__is_active=True, users__bot_type__isnull=True)))
+        )
+
+    @admin.display(description="string id", ordering="string_id")
+    def display_string_id(self, realm: Realm) -> str:
+        return realm.string_id or "(default)"
+
+    @admin.display(description="active users", ordering="_active_users")
+    def active_users(self, realm: Realm) -> int:
+        return realm._active_users
+
+    def has_add_permission(self, request) -> bool:
+        return False
+
+    def has_delete_permission(self, request, obj=None) -> bool:
+        return False
+
+    def save_model(self, request, obj: Realm, form, change: bool) -> None:
+        changes = {name: form.cleaned_data[name] for name in form.changed_data}
+        do_change_realm_settings(Realm.objects.get(id=obj.id), changes, acting_user=request.user)
+
+    @admin.action(description="Deactivate the selected organizations")
+    def deactivate(self, request, queryset):
+        for realm in queryset:
+            do_set_realm_deactivated(realm, True, acting_user=request.user)
+        self.message_user(request, f"Deactivated {queryset.count()} organization(s).", messages.SUCCESS)
+
+    @admin.action(description="Reactivate the selected organizations")
+    def reactivate(self, request, queryset):
+        for realm in queryset:
+            do_set_realm_deactivated(realm, False, acting_user=request.user)
+        self.message_user(request, f"Reactivated {queryset.count()} organization(s).", messages.SUCCESS)

@@ -1,0 +1,220 @@
+"""Admin pages for users, bots and custom profile fields; every change goes through apps.users.actions."""
+
+import json
+
+from django import forms
+from django.contrib import admin, messages
+
+from apps.core.errors import JsonableError
+from apps.users import actions
+from apps.users.models import Bot, BotService, CustomProfileField, Role, User
+from apps.users.selectors import api_email
+
+
+def as_validation_error(exc: JsonableError) -> forms.ValidationError:
+    return forms.ValidationError(exc.msg)
+
+
+class UserForm(forms.ModelForm):
+    class Meta:
+        model = User
+        fields = ("full_name", "role", "can_change_user_emails", "is_staff")
+
+    def clean_full_name(self):
+        try:
+            return actions.check_full_name(self.cleaned_data["full_name"])
+        except JsonableError as exc:
+            raise as_validation_error(exc) from None
+
+    def clean_role(self):
+        role = self.cleaned_data["role"]
+        if self.instance.is_owner and role != Role.OWNER and actions.is_last_owner(self.instance):
+            raise forms.ValidationError("The owner permission cannot be removed from the only organization owner.")
+        if self.instance.is_bot and role == Role.OWNER:
+            raise forms.ValidationError("Bots cannot be organization owners.")
+        return role
+
+
+class AccountAdmin(admin.ModelAdmin):
+    """What the users and bots pages share: list columns, the actions, saving through actions."""
+
+    form = UserForm
+    list_select_related = ("realm", "bot_owner")
+    search_fields = ("full_name", "delivery_email", "realm__string_id")
+    actions = ("deactivate", "reactivate", "rotate_api_key")
+    readonly_fields = ("realm", "delivery_email", "api_email", "api_key", "date_joined", "last_login", "is_active")
+
+    def has_add_permission(self, request) -> bool:
+        return False  # manage.py create_user: a new account needs checks and prints its key
+
+    def has_delete_permission(self, request, obj=None) -> bool:
+        return False  # accounts are deactivated, never deleted
+
+    @admin.display(description="API email")
+    def api_email(self, user: User) -> str:
+        return api_email(user)
+
+    def save_model(self, request, obj: User, form, change: bool) -> None:
+        user = User.objects.select_related("realm").get(id=obj.id)
+        data = form.cleaned_data
+        if "full_name" in form.changed_data:
+            actions.do_change_full_name(user, data["full_name"], acting_user=request.user)
+        if "role" in form.changed_data:
+            actions.do_change_user_role(user, data["role"], acting_user=request.user)
+        if "can_change_user_emails" in form.changed_data:
+            actions.do_set_can_change_user_emails(user, data["can_change_user_emails"], acting_user=request.user)
+        if "is_staff" in form.changed_data:
+            actions.do_set_user_staff(user, data["is_staff"], acting_user=request.user)
+
+    @admin.action(description="Deactivate the selected accounts (and the bots they own)")
+    def deactivate(self, request, queryset):
+        done, refused = 0, []
+        for user in queryset.filter(is_active=True):
+            if actions.is_last_owner(user):
+                refused.append(user.delivery_email)
+                continue
+            done += len(actions.do_deactivate_user(user, acting_user=request.user))
+        self.message_user(request, f"Deactivated {done} account(s).", messages.SUCCESS)
+        if refused:
+            self.message_user(request, f"Not deactivated, the only owner: {', '.join(refused)}", messages.ERROR)
+
+    @admin.action(description="Reactivate the selected accounts")
+    def reactivate(self, request, queryset):
+        users = list(queryset.filter(is_active=False))
+        for user in users:
+            actions.do_reactivate_user(user, acting_user=request.user)
+        self.message_user(request, f"Reactivated {len(users)} account(s).", messages.SUCCESS)
+
+    @admin.action(description="Rotate the API keys of the selected accounts")
+    def rotate_api_key(self, request, queryset):
+        users = list(queryset)
+        for user in users:
+            actions.do_regenerate_api_key(user, acting_user=request.user)
+        self.message_user(
+            request, f"New API keys for {len(users)} account(s); old keys no longer work.", messages.SUCCESS
+        )
+
+
+@admin.register(User)
+class UserAdmin(AccountAdmin):
+    list_display = ("full_name", "delivery_email", "realm", "role", "is_active", "is_staff", "date_joined")
+    list_filter = ("realm", "role", "is_active", "is_staff")
+    fields = (*AccountAdmin.readonly_fields, "full_name", "role", "can_change_user_emails", "is_staff")
+
+    def get_queryset(self, request):
+        return super().get_queryset(request).filter(bot_type__isnull=True)
+
+
+class BotServiceInline(admin.TabularInline):
+    model = BotService
+    fields = ("name", "base_url", "interface")
+    readonly_fields = fields
+    extra = 0
+    can_delete = False
+
+    def has_add_permission(self, request, obj=None) -> bool:
+        return False
+
+
+class BotForm(UserForm):
+    class Meta(UserForm.Meta):
+        fields = ("full_name", "role")
+
+
+@admin.register(Bot)
+class BotAdmin(AccountAdmin):
+    form = BotForm
+    list_display = ("full_name", "delivery_email", "realm", "bot_type", "bot_owner", "is_active", "date_joined")
+    list_filter = ("realm", "bot_type", "is_active")
+    fields = (*AccountAdmin.readonly_fields, "bot_type", "bot_owner", "full_name", "role")
+    readonly_fields = (*AccountAdmin.readonly_fields, "bot_type", "bot_owner")
+    inlines = (BotServiceInline,)
+
+    def get_queryset(self, request):
+        return super().get_queryset(request).filter(bot_type__isnull=False)
+
+
+class CustomProfileFieldForm(forms.ModelForm):
+    field_data = forms.JSONField(required=False, help_text="Options of a list field; subtype of an external account.")
+
+    class Meta:
+        model = CustomProfileField
+        fields = (
+            "realm",
+            "name",
+            "hint",
+            "field_type",
+            "field_data",
+            "display_in_profile_summary",
+            "required",
+            "editable_by_user",
+        )
+
+    def __init__(self, *args, **kwargs):
+        super().__init__(*args, **kwargs)
+        if self.instance.pk:
+            self.initial["field_data"] = json.loads(self.instance.field_data or "{}")
+            self.fields["realm"].disabled = True
+            self.fields["field_type"].disabled = True
+
+    def clean(self):
+        data = super().clean()
+        if self.errors:
+            return data
+        try:
+            actions.check_profile_field_definition(
+                data["realm"],
+                name=data["name"],
+                hint=data.get("hint", ""),
+                field_type=data["field_type"],
+                field_data=data.get("field_data") or {},
+                display_in_profile_summary=data["display_in_profile_summary"],
+                exclude=self.instance if self.instance.pk else None,
+            )
+        except JsonableError as exc:
+            raise as_validation_error(exc) from None
+        return data
+
+
+@admin.register(CustomProfileField)
+class CustomProfileFieldAdmin(admin.ModelAdmin):
+    form = CustomProfileFieldForm
+    list_display = (
+        "name",
+        "realm",
+        "field_type",
+        "order",
+        "required",
+        "editable_by_user",
+        "display_in_profile_summary",
+    )
+    list_filter = ("realm", "field_type", "required")
+    list_select_related = ("realm",)
+    search_fields = ("name", "realm__string_id")
+
+    def save_model(self, request, obj: CustomProfileField, form, change: bool) -> None:
+        data = form.cleaned_data
+        options = {
+            "name": data["name"],
+            "hint": data.get("hint", ""),
+            "field_data": data.get("field_data") or {},
+            "display_in_profile_summary": data["display_in_profile_summary"],
+            "required": data["required"],
+            "editable_by_user": data["editable_by_user"],
+        }
+        if change:
+            field = CustomProfileField.objects.get(id=obj.id)
+            changed = {name: value for name, value in options.items() if name in form.changed_data}
+            actions.try_update_realm_custom_profile_field(field, **changed, acting_user=request.user)
+        else:
+            field = actions.try_add_realm_custom_profile_field(
+                data["realm"], field_type=data["field_type"], **options, acting_user=request.user
+            )
+            obj.pk = field.pk
+
+    def delete_model(self, request, obj: CustomProfileField) -> None:
+        actions.do_remove_realm_custom_profile_field(obj, acting_user=request.user)
+
+    def delete_queryset(self, request, queryset) -> None:
+        for field in queryset:
+            actions.do_remove_realm_custom_profile_field(field, acting_user=request.user)

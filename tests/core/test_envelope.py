@@ -1,0 +1,110 @@
+"""The envelope every response shares, including Django's own 404/405/500 and request ids."""
+
+import logging
+
+import pytest
+
+from tests.api import ApiClient, assert_error, assert_success
+
+
+def test_unknown_api_path_is_json_404(client_for, member):
+    body = assert_error(client_for(member).get("/no/such/endpoint"), 404, "BAD_REQUEST", "Not Found")
+    assert set(body) == {"result", "msg", "code"}
+
+
+def test_unknown_path_outside_api_is_json_404(anonymous, realm):
+    assert_error(anonymous.get("/nothing-here"), 404, "BAD_REQUEST", "Not Found")
+
+
+@pytest.mark.parametrize("authenticated", [True, False])
+def test_wrong_method_is_405_with_allowed_methods(client_for, member, anonymous, authenticated):
+    api = client_for(member) if authenticated else anonymous
+    response = api.put("/users/me")
+    body = assert_error(response, 405, "BAD_REQUEST", "Method Not Allowed")
+    assert body["allowed_methods"] == ["GET", "HEAD"]
+    assert response["Allow"] == "GET, HEAD"
+
+
+def test_options_is_not_answered_with_framework_metadata(client_for, member):
+    assert_error(client_for(member).request("OPTIONS", "/users/me"), 405, "BAD_REQUEST")
+
+
+@pytest.mark.urls("tests.core.urls")
+def test_unexpected_error_is_json_500_without_details(realm, caplog):
+    response = ApiClient().get("/test/crash")
+    body = assert_error(response, 500, "INTERNAL_SERVER_ERROR", "Internal server error")
+    assert "boom" not in response.content.decode()
+    assert "secret-settings-value" not in response.content.decode()
+    assert set(body) == {"result", "msg", "code"}
+    assert any("boom" in (r.exc_text or "") for r in caplog.records), "the traceback goes to the log"
+
+
+@pytest.mark.urls("tests.core.urls")
+def test_error_outside_rest_framework_is_json_500(realm):
+    response = ApiClient().client.get("/plain-crash")
+    assert_error(response, 500, "INTERNAL_SERVER_ERROR", "Internal server error")
+    assert "boom" not in response.content.decode()
+
+
+@pytest.mark.urls("tests.core.urls")
+def test_database_error_is_503_with_retry_after(realm):
+    response = ApiClient().get("/test/database-down")
+    body = assert_error(response, 503, "SERVICE_UNAVAILABLE")
+    assert "database" in body["msg"]
+    assert "127.0.0.1" not in body["msg"]
+    assert int(response["Retry-After"]) > 0
+
+
+@pytest.mark.urls("tests.core.urls")
+def test_unknown_parameters_are_listed_not_rejected(realm):
+    api = ApiClient()
+    body = assert_success(api.get("/test/echo", {"dont_block": True, "zeta": "1", "alpha": "x"}))
+    assert body["ignored_parameters_unsupported"] == ["alpha", "dont_block", "zeta"]
+    body = assert_success(api.post("/test/echo", {"dont_block": True}))
+    assert body["ignored_parameters_unsupported"] == ["dont_block"]
+
+
+@pytest.mark.urls("tests.core.urls")
+def test_no_ignored_parameters_key_when_all_are_used(realm):
+    assert "ignored_parameters_unsupported" not in assert_success(ApiClient().get("/test/echo"))
+
+
+def test_used_parameters_are_not_reported_as_ignored(client_for, member):
+    body = assert_success(client_for(member).get("/users", {"client_gravatar": False, "dont_block": True}))
+    assert body["ignored_parameters_unsupported"] == ["dont_block"]
+
+
+def test_json_request_body_is_refused_in_the_envelope(client_for, member, admin):
+    response = client_for(admin).client.generic(
+        "PATCH",
+        f"/api/v1/users/{member.id}",
+        '{"full_name": "X"}',
+        content_type="application/json",
+        **client_for(admin).headers,
+    )
+    assert_error(response, 415, "BAD_REQUEST")
+    member.refresh_from_db()
+    assert member.full_name == "Mel Member"
+
+
+@pytest.mark.parametrize("path", ["/api/v1/users/me", "/api/v1/nope", "/health/live", "/api/v1/server_settings"])
+def test_every_response_has_a_request_id(client_for, member, path):
+    first = client_for(member).get(path)
+    second = client_for(member).get(path)
+    assert len(first["X-Request-Id"]) == 32
+    assert first["X-Request-Id"] != second["X-Request-Id"]
+
+
+def test_log_lines_of_a_request_carry_its_request_id(client_for, member, caplog):
+    caplog.set_level(logging.INFO, logger="parley.access")
+    response = client_for(member).get("/users/me")
+    access = [r for r in caplog.records if r.name == "parley.access"]
+    assert len(access) == 1
+    assert access[0].request_id == response["X-Request-Id"]
+    assert "GET /api/v1/users/me 200" in access[0].getMessage()
+    assert f"user={member.id}" in access[0].getMessage()
+
+
+def test_disallowed_host_is_json_400(realm):
+    response = ApiClient(host="evil.example.org").get("/users/me")
+    assert_error(response, 400, "BAD_REQUEST", "Bad Request")

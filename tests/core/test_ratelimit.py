@@ -1,0 +1,110 @@
+"""Per-user and per-IP rate limits, in process and in Redis, with Zulip's headers and 429."""
+
+import time
+
+import pytest
+from django.conf import settings as django_settings
+
+from apps.core import ratelimit
+from tests.api import ApiClient, assert_error, assert_success
+
+
+@pytest.fixture(params=["in_process", "redis"])
+def backend(request, settings):
+    if request.param == "redis":
+        if not django_settings.REDIS_URL:
+            pytest.skip("needs REDIS_URL (a real Redis)")
+    else:
+        settings.REDIS_URL = ""
+    return request.param
+
+
+def test_headers_count_down_then_429(backend, settings, member):
+    settings.RATE_LIMIT_API_BY_USER = (3, 60)
+    api = ApiClient(member)
+    before = time.time()
+    for remaining in (2, 1, 0):
+        response = api.get("/users/me")
+        assert_success(response)
+        assert response["X-RateLimit-Limit"] == "3"
+        assert response["X-RateLimit-Remaining"] == str(remaining)
+        assert before + 59 <= int(response["X-RateLimit-Reset"]) <= time.time() + 61
+    response = api.get("/users/me")
+    body = assert_error(response, 429, "RATE_LIMIT_HIT", "API usage exceeded rate limit")
+    assert isinstance(body["retry-after"], float)
+    assert 0 < body["retry-after"] <= 60
+    assert int(response["Retry-After"]) >= body["retry-after"]
+    assert response["X-RateLimit-Remaining"] == "0"
+
+
+def test_limit_is_per_user(backend, settings, member, admin):
+    settings.RATE_LIMIT_API_BY_USER = (1, 60)
+    assert_success(ApiClient(member).get("/users/me"))
+    assert_error(ApiClient(member).get("/users/me"), 429, "RATE_LIMIT_HIT")
+    assert_success(ApiClient(admin).get("/users/me"))
+
+
+def test_refused_requests_change_nothing(backend, settings, member, admin):
+    settings.RATE_LIMIT_API_BY_USER = (1, 60)
+    api = ApiClient(admin)
+    assert_success(api.get("/users/me"))
+    assert_error(api.patch(f"/users/{member.id}", {"full_name": "Changed"}), 429, "RATE_LIMIT_HIT")
+    member.refresh_from_db()
+    assert member.full_name == "Mel Member"
+
+
+def test_unauthenticated_requests_are_limited_per_ip(backend, settings, realm):
+    settings.RATE_LIMIT_API_BY_IP = (2, 60)
+    api = ApiClient()
+    assert_success(api.get("/server_settings"))
+    assert_success(api.get("/server_settings"))
+    assert_error(api.get("/server_settings"), 429, "RATE_LIMIT_HIT")
+    assert_success(api.get("/server_settings", REMOTE_ADDR="10.0.0.9"))
+
+
+def test_window_slides(backend):
+    key = f"test-window-{backend}"
+    assert not ratelimit.check(key, (2, 1)).blocked
+    assert not ratelimit.check(key, (2, 1)).blocked
+    assert ratelimit.check(key, (2, 1)).blocked
+    time.sleep(1.05)
+    state = ratelimit.check(key, (2, 1))
+    assert not state.blocked
+    assert state.remaining == 1
+
+
+def test_checking_without_recording_counts_nothing(backend):
+    key = f"test-peek-{backend}"
+    for _ in range(5):
+        assert not ratelimit.check(key, (1, 60), record=False).blocked
+    ratelimit.check(key, (1, 60))
+    assert ratelimit.check(key, (1, 60), record=False).blocked
+    ratelimit.clear(key)
+    assert not ratelimit.check(key, (1, 60), record=False).blocked
+
+
+def test_general_limit_fails_open_when_redis_is_down(settings, member, caplog):
+    settings.REDIS_URL = "redis://127.0.0.1:1/0"
+    settings.CACHES = {
+        "default": {
+            "BACKEND": "django_redis.cache.RedisCache",
+            "LOCATION": settings.REDIS_URL,
+            "OPTIONS": {"CONNECTION_POOL_KWARGS": settings.REDIS_CONNECTION_KWARGS},
+        }
+    }
+    response = ApiClient(member).get("/users/me")
+    assert_success(response)
+    assert "X-RateLimit-Limit" not in response
+    assert "Redis unreachable" in caplog.text
+
+
+def test_rate_limiting_can_be_disabled(settings, member):
+    settings.RATE_LIMITING_ENABLED = False
+    settings.RATE_LIMIT_API_BY_USER = (1, 60)
+    for _ in range(3):
+        assert "X-RateLimit-Limit" not in assert_success_response(ApiClient(member).get("/users/me"))
+
+
+def assert_success_response(response):
+    assert_success(response)
+    return response

@@ -1,0 +1,41 @@
+"""The Host header picks the organization; nothing crosses between organizations."""
+
+import pytest
+
+from apps.realms.selectors import subdomain_for_host
+from tests.api import ApiClient, assert_error, assert_success
+
+
+@pytest.mark.parametrize(
+    ("host", "string_id"),
+    [
+        ("testserver", ""),
+        ("TestServer:8000", ""),
+        ("localhost", ""),
+        ("localhost:9000", ""),
+        ("127.0.0.1:8000", ""),
+        ("[::1]:8000", ""),
+        ("zephyr.testserver", "zephyr"),
+        ("Zephyr.TestServer:443", "zephyr"),
+        ("unrelated.example.com", ""),
+    ],
+)
+def test_subdomain_for_host(host, string_id):
+    assert subdomain_for_host(host) == string_id
+
+
+def test_unknown_subdomain_is_404(realm):
+    for path in ("/server_settings", "/users/me"):
+        assert_error(ApiClient(host="nowhere.testserver").get(path), 404, "NONEXISTENT_SUBDOMAIN", "Invalid subdomain")
+
+
+def test_subdomain_organization_is_served(member, foreign_user):
+    body = assert_success(ApiClient(host="zephyr.testserver").get("/server_settings"))
+    assert body["realm_name"] == "Zephyr"
+    assert body["realm_url"] == "http://zephyr.testserver"
+    body = assert_success(ApiClient(host="localhost").get("/server_settings"))
+    assert body["realm_name"] == "Parley Test"
+
+
+def test_no_organization_at_all_is_404(db):
+    assert_error(ApiClient().get("/server_settings"), 404, "NONEXISTENT_SUBDOMAIN")

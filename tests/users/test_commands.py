@@ -1,0 +1,236 @@
+"""Operator commands: their contract for scripts (--json) and their refusals."""
+
+import json
+from io import StringIO
+
+import pytest
+from django.core.management import CommandError, call_command
+
+from apps.realms.models import Realm
+from apps.users.models import BotService, BotType, Role, User
+from tests.api import ApiClient, assert_success
+from tests.factories import UserFactory
+
+
+def run(*args: str) -> str:
+    out = StringIO()
+    call_command(*args, stdout=out)
+    return out.getvalue()
+
+
+def run_json(*args: str) -> dict:
+    return json.loads(run(*args, "--json"))
+
+
+def test_create_realm_json_and_the_key_works(db, tmp_path):
+    password_file = tmp_path / "pw"
+    password_file.write_text("a long enough password 42\n")
+    out = run_json(
+        "create_realm", "--string-id", "acme", "--name", "Acme Corp", "--owner-email", "boss@acme.example",
+        "--owner-full-name", "Bea Boss", "--password-file", str(password_file),
+    )  # fmt: skip
+    owner = User.objects.get(id=out["user_id"])
+    assert out["realm"] == "acme"
+    assert out["api_key"] == owner.api_key
+    assert owner.role == Role.OWNER
+    assert owner.check_password("a long enough password 42")
+    assert out["realm_url"] == "http://acme.testserver"
+    body = assert_success(
+        ApiClient(email=out["email"], api_key=out["api_key"], host="acme.testserver").get("/users/me")
+    )
+    assert body["user_id"] == owner.id
+
+
+def test_create_default_realm(db):
+    out = run_json(
+        "create_realm",
+        "--string-id",
+        "",
+        "--name",
+        "Home",
+        "--owner-email",
+        "o@example.com",
+        "--owner-full-name",
+        "O Wner",
+    )
+    assert out["realm"] == ""
+    assert Realm.objects.get(string_id="").name == "Home"
+
+
+@pytest.mark.parametrize(
+    ("string_id", "msg"),
+    [
+        ("ab", "Subdomain needs to have length 3 or greater."),
+        ("Bad_Id", "Subdomain can only have lowercase letters, numbers, and '-'s."),
+        ("-acme", "Subdomain cannot start or end with a '-'."),
+        ("www", "Subdomain unavailable. Please choose a different one."),
+        ("zephyr", "Subdomain unavailable. Please choose a different one."),
+    ],
+)
+def test_create_realm_refuses_bad_subdomains(other_realm, string_id, msg):
+    with pytest.raises(CommandError, match=msg.replace(".", r"\.").replace("(", r"\(")):
+        run(
+            "create_realm",
+            f"--string-id={string_id}",
+            "--name",
+            "X",
+            "--owner-email",
+            "o@example.com",
+            "--owner-full-name",
+            "O",
+        )
+    assert not User.objects.filter(delivery_email="o@example.com").exists()
+
+
+def test_create_realm_rolls_back_when_the_owner_is_invalid(db):
+    with pytest.raises(CommandError, match="Invalid address"):
+        run("create_realm", "--string-id", "acme", "--name", "Acme", "--owner-email", "nope", "--owner-full-name", "O")
+    assert not Realm.objects.filter(string_id="acme").exists()
+
+
+def test_create_user_roles(realm):
+    out = run_json(
+        "create_user", "--realm", "", "--email", "mod@example.org", "--full-name", "Mo Derator", "--role", "moderator"
+    )
+    assert User.objects.get(id=out["user_id"]).role == Role.MODERATOR
+    assert out["role"] == "moderator"
+    assert_success(ApiClient(email=out["email"], api_key=out["api_key"]).get("/users/me"))
+
+
+def test_create_bot_with_service(realm, member):
+    out = run_json(
+        "create_user", "--realm", "", "--email", "hook-bot@example.com", "--full-name", "Hook Bot",
+        "--bot-type", "outgoing_webhook", "--bot-owner", member.delivery_email, "--service-url", "https://bots.example.com/hook",
+    )  # fmt: skip
+    bot = User.objects.get(id=out["user_id"])
+    assert (bot.bot_type, bot.bot_owner_id, bot.has_usable_password()) == (BotType.OUTGOING_WEBHOOK, member.id, False)
+    service = BotService.objects.get(bot=bot)
+    assert service.base_url == "https://bots.example.com/hook"
+    assert out["service_token"] == service.token
+
+
+@pytest.mark.parametrize(
+    ("extra", "msg"),
+    [
+        (["--bot-type", "generic"], "--bot-owner is required"),
+        (["--bot-owner", "member@example.com"], "need --bot-type"),
+        (["--bot-type", "outgoing_webhook", "--bot-owner", "member@example.com"], "need a service URL"),
+        (["--bot-type", "generic", "--bot-owner", "nobody@example.com"], "No user with email"),
+    ],
+)
+def test_create_user_refusals(member, extra, msg):
+    with pytest.raises(CommandError, match=msg):
+        run("create_user", "--realm", "", "--email", "x-bot@example.com", "--full-name", "X Bot", *extra)
+    assert not User.objects.filter(delivery_email="x-bot@example.com").exists()
+
+
+def test_create_user_in_unknown_realm(db):
+    with pytest.raises(CommandError, match="no organization with string_id 'nope'"):
+        run("create_user", "--realm", "nope", "--email", "a@example.com", "--full-name", "A")
+
+
+def test_create_user_duplicate_email(member):
+    with pytest.raises(CommandError, match="already in use"):
+        run("create_user", "--realm", "", "--email", "MEMBER@example.com", "--full-name", "Again")
+
+
+def test_change_user_role(owner, member):
+    assert "from member to administrator" in run("change_user_role", member.delivery_email, "administrator")
+    member.refresh_from_db()
+    assert member.role == Role.ADMINISTRATOR
+    with pytest.raises(CommandError, match="already has this role"):
+        run("change_user_role", member.delivery_email, "administrator")
+    with pytest.raises(CommandError, match="only organization owner"):
+        run("change_user_role", owner.delivery_email, "member")
+
+
+def test_change_user_role_permission(owner):
+    run("change_user_role", owner.delivery_email, "can_change_user_emails")
+    owner.refresh_from_db()
+    assert owner.can_change_user_emails
+    run("change_user_role", owner.delivery_email, "can_change_user_emails", "--revoke")
+    owner.refresh_from_db()
+    assert not owner.can_change_user_emails
+
+
+def test_same_email_in_two_realms_needs_realm(member, other_realm):
+    twin = UserFactory(realm=other_realm, delivery_email="member@example.com")
+    with pytest.raises(CommandError, match="pass --realm"):
+        run("change_user_role", "member@example.com", "moderator")
+    run("change_user_role", "member@example.com", "moderator", "--realm", "zephyr")
+    twin.refresh_from_db()
+    member.refresh_from_db()
+    assert (twin.role, member.role) == (Role.MODERATOR, Role.MEMBER)
+
+
+def test_deactivate_is_a_dry_run_by_default(member, bot):
+    out = run("deactivate_user", member.delivery_email)
+    assert "Dry run" in out
+    assert bot.delivery_email in out
+    member.refresh_from_db()
+    assert member.is_active
+    assert "Deactivated 2 account(s)" in run("deactivate_user", member.delivery_email, "--for-real")
+    member.refresh_from_db()
+    bot.refresh_from_db()
+    assert not member.is_active
+    assert not bot.is_active
+    with pytest.raises(CommandError, match="already deactivated"):
+        run("deactivate_user", member.delivery_email, "--for-real")
+
+
+def test_deactivate_refuses_the_only_owner(owner):
+    with pytest.raises(CommandError, match="only organization owner"):
+        run("deactivate_user", owner.delivery_email, "--for-real")
+
+
+def test_reactivate(member):
+    member.is_active = False
+    member.save()
+    run("reactivate_user", member.delivery_email)
+    member.refresh_from_db()
+    assert member.is_active
+    with pytest.raises(CommandError, match="already active"):
+        run("reactivate_user", member.delivery_email)
+
+
+def test_rotate_api_key(member):
+    old = member.api_key
+    out = run_json("rotate_api_key", member.delivery_email, "--realm", "")
+    member.refresh_from_db()
+    assert out["api_key"] == member.api_key != old
+    assert ApiClient(member, api_key=old).get("/users/me").status_code == 401
+    assert_success(ApiClient(member).get("/users/me"))
+
+
+def test_user_found_by_hidden_api_email(realm):
+    user = UserFactory(realm=realm, email_address_visibility=3)
+    out = run_json("rotate_api_key", f"user{user.id}@parley.invalid")
+    assert out["user_id"] == user.id
+
+
+def test_list_realms(realm, other_realm, member, foreign_user):
+    rows = run_json("list_realms")["realms"]
+    assert [(r["string_id"], r["active_users"]) for r in rows] == [("", 1), ("zephyr", 1)]
+    text = run("list_realms")
+    assert "(default)" in text
+    assert "zephyr" in text
+
+
+def test_bootstrap_demo_only_on_an_empty_database(db):
+    out = run("bootstrap_demo", "--url", "http://127.0.0.1:8000")
+    owner = User.objects.get(delivery_email="owner@example.com")
+    assert f"curl -u owner@example.com:{owner.api_key} http://127.0.0.1:8000/api/v1/users/me" in out
+    assert {u.role for u in User.objects.filter(bot_type__isnull=True)} == {
+        Role.OWNER,
+        Role.ADMINISTRATOR,
+        Role.MEMBER,
+        Role.GUEST,
+    }
+    assert User.objects.filter(bot_type=BotType.GENERIC, bot_owner=owner).count() == 1
+    password = out.split("/admin/): ")[1].split()[0]
+    assert owner.check_password(password)
+    assert owner.is_staff
+    for user in User.objects.all():
+        assert user.api_key in out
+    assert "already set up" in run("bootstrap_demo")
+    assert User.objects.count() == 5
