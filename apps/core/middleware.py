@@ -26,11 +26,14 @@ HEALTH_PATHS = {"/health/live": health.live, "/health/ready": health.ready}
 def request_id_middleware(get_response: Callable) -> Callable:
     """Give each request an id: in `request.request_id`, in every log line, and in the response."""
 
-    def start(request: HttpRequest) -> tuple[object, float]:
+    def start(request: HttpRequest) -> float:
         request.request_id = uuid.uuid4().hex
-        return current_request_id.set(request.request_id), time.monotonic()
+        # Not reset when the response leaves: Django logs errors after the middleware has returned.
+        # Every request runs in its own context (ASGI) or sets a new id first (WSGI threads).
+        current_request_id.set(request.request_id)
+        return time.monotonic()
 
-    def finish(request: HttpRequest, response: HttpResponse, token: object, started: float) -> HttpResponse:
+    def finish(request: HttpRequest, response: HttpResponse, started: float) -> HttpResponse:
         response[REQUEST_ID_HEADER] = request.request_id
         if request.path not in HEALTH_PATHS:
             access_logger.info(
@@ -41,20 +44,19 @@ def request_id_middleware(get_response: Callable) -> Callable:
                 (time.monotonic() - started) * 1000,
                 getattr(request, "api_user_id", "-"),
             )
-        current_request_id.reset(token)
         return response
 
     if iscoroutinefunction(get_response):
 
         async def async_middleware(request: HttpRequest) -> HttpResponse:
-            token, started = start(request)
-            return finish(request, await get_response(request), token, started)
+            started = start(request)
+            return finish(request, await get_response(request), started)
 
         return async_middleware
 
     def middleware(request: HttpRequest) -> HttpResponse:
-        token, started = start(request)
-        return finish(request, get_response(request), token, started)
+        started = start(request)
+        return finish(request, get_response(request), started)
 
     return middleware
 

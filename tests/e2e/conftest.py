@@ -1,0 +1,24 @@
+import pytest
+
+from tests.server import start_server
+
+
+@pytest.fixture
+def live_server_factory(tmp_path):
+    """`live_server_factory(**env)`: a real server process; all are stopped after the test."""
+    servers = []
+
+    def start(**env):
+        server = start_server(tmp_path, **env)
+        servers.append(server)
+        return server
+
+    yield start
+    for server in servers:
+        server.stop()
+
+
+@pytest.fixture
+def parley_server(transactional_db, live_server_factory):
+    """A real server sharing this test's database (committed data, so the server sees it)."""
+    return live_server_factory()

@@ -1,0 +1,82 @@
+"""A dependency that is down gives a quick JSON 503 with Retry-After: never a hang, never a trace."""
+
+import socket
+import time
+
+import pytest
+import requests
+
+from apps.users.models import Role
+from tests.factories import RealmFactory, UserFactory
+from tests.server import free_port
+
+pytestmark = pytest.mark.e2e
+
+
+@pytest.fixture
+def blackhole_port():
+    """A TCP port that accepts connections and then never says a word (a hung peer)."""
+    sock = socket.socket()
+    sock.bind(("127.0.0.1", 0))
+    sock.listen(64)
+    yield sock.getsockname()[1]
+    sock.close()
+
+
+def get(server, path: str, **kwargs):
+    started = time.monotonic()
+    response = requests.get(f"{server.url}{path}", timeout=30, **kwargs)
+    return response, time.monotonic() - started
+
+
+def assert_503(response, dependency: str) -> None:
+    assert response.status_code == 503, response.text
+    assert response.headers["Content-Type"] == "application/json"
+    body = response.json()
+    assert body["result"] == "error"
+    assert body["code"] == "SERVICE_UNAVAILABLE"
+    assert dependency in body["msg"]
+    assert "Traceback" not in response.text
+    assert int(response.headers["Retry-After"]) > 0
+
+
+@pytest.mark.parametrize("kind", ["refused", "blackhole"])
+def test_database_down(live_server_factory, blackhole_port, kind):
+    port = free_port() if kind == "refused" else blackhole_port
+    server = live_server_factory(
+        DATABASE_URL=f"postgres://postgres@127.0.0.1:{port}/parley", DEPENDENCY_CONNECT_TIMEOUT="2"
+    )
+    response, _ = get(server, "/health/live")
+    assert response.status_code == 200
+    for path in ("/api/v1/users/me", "/api/v1/server_settings", "/health/ready"):
+        response, elapsed = get(server, path, auth=("someone@example.com", "A" * 32))
+        assert_503(response, "database")
+        assert elapsed < 10, f"{path} took {elapsed:.1f}s"
+    assert "Traceback" not in server.log()
+
+
+@pytest.fixture
+def member(transactional_db):
+    realm = RealmFactory(string_id="")
+    return UserFactory(realm=realm, role=Role.MEMBER)
+
+
+@pytest.mark.parametrize("kind", ["refused", "blackhole"])
+def test_redis_down(live_server_factory, member, blackhole_port, kind):
+    port = free_port() if kind == "refused" else blackhole_port
+    server = live_server_factory(REDIS_URL=f"redis://127.0.0.1:{port}/0", DEPENDENCY_CONNECT_TIMEOUT="1")
+    response, elapsed = get(server, "/health/ready")
+    assert_503(response, "Redis")
+    assert response.json()["checks"] == {"database": "ok", "redis": "unavailable"}
+    assert elapsed < 10
+    # The general rate limit fails open: reading still works without Redis.
+    response, elapsed = get(server, "/api/v1/users/me", auth=(member.delivery_email, member.api_key))
+    assert response.status_code == 200
+    assert elapsed < 10
+    # The password-login limit fails closed.
+    started = time.monotonic()
+    response = requests.post(
+        f"{server.url}/api/v1/fetch_api_key", data={"username": member.delivery_email, "password": "x"}, timeout=30
+    )
+    assert_503(response, "Redis")
+    assert time.monotonic() - started < 10
