@@ -1,0 +1,74 @@
+"""Settings are validated when the process starts; logs can be JSON with the request id."""
+
+import json
+import logging
+import os
+import subprocess
+import sys
+
+import pytest
+
+from apps.core.logging import JsonFormatter, RequestIdFilter, current_request_id
+from tests.server import BASE_DIR
+
+
+def start_with(**env: str) -> subprocess.CompletedProcess:
+    return subprocess.run(
+        [sys.executable, "manage.py", "check"],
+        cwd=BASE_DIR,
+        env={**os.environ, "DJANGO_SETTINGS_MODULE": "config.settings.base", **env},
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+
+
+@pytest.mark.parametrize(
+    ("env", "message"),
+    [
+        ({"DATABASE_URL": "mysql://root@localhost/x"}, "DATABASE_URL: must be a postgres:// or sqlite:// URL"),
+        ({"REDIS_URL": "http://localhost:6379"}, "REDIS_URL: must be a redis://, rediss:// or unix:// URL"),
+        ({"SECRET_KEY": "short"}, "SECRET_KEY: must be at least 50 characters"),
+        ({"PORT": "eighty"}, "PORT: must be an integer"),
+        ({"PORT": "70000"}, "PORT: must be between 1 and 65535"),
+        ({"EXTERNAL_HOST": "https://chat.example.com"}, "EXTERNAL_HOST: must be a host name"),
+        ({"EXTERNAL_HOST": "bad_host!"}, "EXTERNAL_HOST: is not a valid host"),
+        ({"RATE_LIMIT_API_BY_USER": "0"}, "RATE_LIMIT_API_BY_USER: must be at least 1"),
+    ],
+)
+def test_bad_settings_stop_the_process_with_a_clear_message(env, message):
+    result = start_with(**env)
+    assert result.returncode != 0
+    assert message in result.stderr
+
+
+def test_production_requires_a_secret_key():
+    result = start_with(DJANGO_SETTINGS_MODULE="config.settings.production", SECRET_KEY="")
+    assert result.returncode != 0
+    assert "SECRET_KEY: is required" in result.stderr
+
+
+def test_production_refuses_debug():
+    result = start_with(
+        DJANGO_SETTINGS_MODULE="config.settings.production", SECRET_KEY="x" * 10 + "abcdefghij" * 5, DEBUG="true"
+    )
+    assert result.returncode != 0
+    assert "DEBUG: must be false in production" in result.stderr
+
+
+def test_good_settings_start():
+    result = start_with(EXTERNAL_HOST="chat.example.com", PORT="9000")
+    assert result.returncode == 0, result.stderr
+
+
+def test_json_log_lines_carry_the_request_id():
+    record = logging.LogRecord("parley.test", logging.INFO, __file__, 1, "hello %s", ("world",), None)
+    token = current_request_id.set("abc123")
+    try:
+        RequestIdFilter().filter(record)
+    finally:
+        current_request_id.reset(token)
+    line = json.loads(JsonFormatter().format(record))
+    assert line["request_id"] == "abc123"
+    assert line["message"] == "hello world"
+    assert line["level"] == "INFO"
