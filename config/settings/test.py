@@ -22,3 +22,5 @@ if "KEY_PREFIX" in CACHES["default"]:  # noqa: F405
     CACHES["default"]["KEY_PREFIX"] = REDIS_KEY_PREFIX  # noqa: F405
 
 LOGGING["root"]["level"] = "WARNING"  # noqa: F405
+# The manifest storage needs `collectstatic` first, which the test suite does not run.
+STORAGES = {**STORAGES, "staticfiles": {"BACKEND": "django.contrib.staticfiles.storage.StaticFilesStorage"}}  # noqa: F405
