@@ -1,6 +1,12 @@
 from django.apps import AppConfig
+from django.urls import register_converter
 
 
 class CoreConfig(AppConfig):
     name = "apps.core"
     label = "core"
+
+    def ready(self) -> None:
+        from apps.core.converters import IdConverter
+
+        register_converter(IdConverter, "id")

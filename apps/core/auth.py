@@ -42,12 +42,13 @@ def authenticate_api_request(request: HttpRequest, realm: Realm):
     user = get_user_by_api_credentials(email, api_key)
     if user is None:
         raise UnauthorizedError("Invalid API key")
-    if user.realm_id != realm.id:
-        raise UnauthorizedError("Account is not associated with this subdomain")
+    # Zulip's order: the key's own account first, then whether it belongs to this host.
     if user.realm.deactivated:
         raise UnauthorizedError("This organization has been deactivated")
     if not user.is_active:
         raise UnauthorizedError("Account is deactivated")
+    if user.realm_id != realm.id:
+        raise UnauthorizedError("Account is not associated with this subdomain")
     return user
 
 

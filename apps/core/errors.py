@@ -11,7 +11,7 @@ from typing import Any
 
 import redis.exceptions
 from django.conf import settings
-from django.core.exceptions import PermissionDenied
+from django.core.exceptions import PermissionDenied, RequestDataTooBig, SuspiciousOperation
 from django.db import DatabaseError, InterfaceError, OperationalError
 from django.http import Http404, JsonResponse
 from rest_framework import exceptions as drf_exceptions
@@ -23,7 +23,6 @@ class ErrorCode(StrEnum):
     BAD_REQUEST = "BAD_REQUEST"
     REQUEST_VARIABLE_MISSING = "REQUEST_VARIABLE_MISSING"
     REQUEST_VARIABLE_INVALID = "REQUEST_VARIABLE_INVALID"
-    INVALID_JSON = "INVALID_JSON"
     UNAUTHORIZED = "UNAUTHORIZED"
     UNAUTHORIZED_PRINCIPAL = "UNAUTHORIZED_PRINCIPAL"
     AUTHENTICATION_FAILED = "AUTHENTICATION_FAILED"
@@ -32,7 +31,6 @@ class ErrorCode(StrEnum):
     PASSWORD_AUTH_DISABLED = "PASSWORD_AUTH_DISABLED"  # noqa: S105 (an error code)
     NONEXISTENT_SUBDOMAIN = "NONEXISTENT_SUBDOMAIN"
     RATE_LIMIT_HIT = "RATE_LIMIT_HIT"
-    CANNOT_DEACTIVATE_LAST_USER = "CANNOT_DEACTIVATE_LAST_USER"
     SERVICE_UNAVAILABLE = "SERVICE_UNAVAILABLE"
     INTERNAL_SERVER_ERROR = "INTERNAL_SERVER_ERROR"
 
@@ -72,10 +70,6 @@ class InvalidArgumentError(JsonableError):
 
     def __init__(self, var_name: str, msg: str) -> None:
         super().__init__(msg, var_name=var_name)
-
-
-class InvalidJSONError(JsonableError):
-    code = ErrorCode.INVALID_JSON
 
 
 class ResourceNotFoundError(JsonableError):
@@ -187,13 +181,17 @@ class InternalServerError(JsonableError):
         super().__init__("Internal server error")
 
 
+# Redis errors that mean "cannot use Redis right now" (a read-only replica answers during failover).
+REDIS_UNAVAILABLE = (redis.exceptions.ConnectionError, redis.exceptions.TimeoutError, redis.exceptions.ReadOnlyError)
+
+
 def dependency_error(exc: BaseException) -> ServiceUnavailableError | None:
     """The 503 to answer when `exc` means PostgreSQL or Redis is unreachable, else None."""
     if isinstance(exc, OperationalError | InterfaceError):
         return ServiceUnavailableError("database")
     if isinstance(exc, DatabaseError) and _is_pool_timeout(exc):
         return ServiceUnavailableError("database")
-    if isinstance(exc, redis.exceptions.ConnectionError | redis.exceptions.TimeoutError):
+    if isinstance(exc, REDIS_UNAVAILABLE):
         return ServiceUnavailableError("Redis server")
     return None
 
@@ -217,8 +215,12 @@ def as_jsonable_error(exc: BaseException) -> JsonableError | None:
     if (unavailable := dependency_error(exc)) is not None:
         logger.warning("dependency unavailable: %s: %s", type(exc).__name__, exc)
         return unavailable
-    if isinstance(exc, drf_exceptions.MethodNotAllowed):
-        return MethodNotAllowedError([])
+    if isinstance(exc, RequestDataTooBig):
+        error = JsonableError("Request body too large")
+        error.http_status_code = 413
+        return error
+    if isinstance(exc, SuspiciousOperation):
+        return JsonableError("Bad Request")
     if isinstance(exc, drf_exceptions.NotAuthenticated | drf_exceptions.AuthenticationFailed):
         return UnauthorizedError()
     if isinstance(exc, Http404 | drf_exceptions.NotFound):

@@ -17,13 +17,16 @@ from typing import Annotated, Any, TypeVar
 
 from django.http import HttpRequest, QueryDict
 from django.http.multipartparser import MultiPartParserError
-from pydantic import AfterValidator, BaseModel, ConfigDict, Json, ValidationError
+from pydantic import AfterValidator, BaseModel, ConfigDict, Field, Json, ValidationError
 from pydantic_core import ErrorDetails, PydanticCustomError
 from rest_framework.request import Request
 
 from apps.core.errors import InvalidArgumentError, JsonableError, MissingArgumentError
 
-__all__ = ["Json", "ParamError", "Params", "parse_params", "request_params"]
+__all__ = ["Id", "Json", "ParamError", "Params", "one_of", "parse_params", "request_params"]
+
+# A database id in a parameter: positive and within 64 bits (larger values would overflow queries).
+Id = Annotated[int, Field(ge=1, le=2**63 - 1)]
 
 P = TypeVar("P", bound="Params")
 
@@ -123,35 +126,25 @@ def _parse_body(request: HttpRequest) -> QueryDict:
     raise JsonableError(f'Unsupported media type "{content_type}" in request.')
 
 
-def parse_params(params_class: type[P], request: HttpRequest | Request, **path_params: Any) -> P:
-    """Validate the request's parameters (and path parameters) into `params_class`.
+def parse_params(params_class: type[P], request: HttpRequest | Request) -> P:
+    """Validate the request's parameters into `params_class`.
 
     Raises MissingArgumentError / InvalidArgumentError (Zulip's REQUEST_VARIABLE_* codes).
     """
     source = request_params(request)
-    data: dict[str, Any] = {}
-    for name in params_class.parameter_names():
-        if name in path_params:
-            data[name] = path_params[name]
-        elif name in source:
-            data[name] = source[name]
-    _mark_used(request, params_class.parameter_names())
-    for name, value in data.items():
-        _reject_null_bytes(name, value)
+    names = params_class.parameter_names()
+    data = {name: source[name] for name in names if name in source}
+    _mark_used(request, names)
     try:
         params = params_class.model_validate(data)
     except ValidationError as exc:
         raise _translate(exc.errors(include_url=False)[0]) from None
-    for name in data:
-        _reject_null_bytes(name, _field_value(params, name))
+    # After validation, so that strings inside JSON values ("\u0000") are checked too.
+    for name, field in params_class.model_fields.items():
+        alias = field.alias or name
+        if alias in data:
+            _reject_null_bytes(alias, alias, getattr(params, name))
     return params
-
-
-def _field_value(params: "Params", alias: str) -> Any:
-    for name, field in type(params).model_fields.items():
-        if (field.alias or name) == alias:
-            return getattr(params, name)
-    return None
 
 
 def _mark_used(request: HttpRequest | Request, names: list[str]) -> None:
@@ -171,19 +164,19 @@ def ignored_parameters(request: HttpRequest | Request) -> list[str]:
     return sorted(set(provided) - used)
 
 
-def _reject_null_bytes(var_name: str, value: Any) -> None:
+def _reject_null_bytes(var_name: str, path: str, value: Any) -> None:
     if isinstance(value, str):
         if "\x00" in value:
-            raise InvalidArgumentError(var_name, f"{var_name} must not contain null bytes")
+            raise InvalidArgumentError(var_name, f"{path} must not contain null bytes")
     elif isinstance(value, list | tuple):
         for index, item in enumerate(value):
-            _reject_null_bytes(f"{var_name}[{index}]", item)
+            _reject_null_bytes(var_name, f"{path}[{index}]", item)
     elif isinstance(value, dict):
         for key, item in value.items():
-            _reject_null_bytes(f"{var_name}[{json.dumps(key)}]", key)
-            _reject_null_bytes(f"{var_name}[{json.dumps(key)}]", item)
+            _reject_null_bytes(var_name, f"{path}[{json.dumps(key)}]", key)
+            _reject_null_bytes(var_name, f"{path}[{json.dumps(key)}]", item)
     elif isinstance(value, BaseModel):
-        _reject_null_bytes(var_name, value.model_dump())
+        _reject_null_bytes(var_name, path, value.model_dump())
 
 
 def _var_name(loc: tuple[int | str, ...]) -> str:
@@ -193,10 +186,14 @@ def _var_name(loc: tuple[int | str, ...]) -> str:
 
 
 def _translate(error: ErrorDetails) -> JsonableError:
-    # Union and Json wrappers add tags such as "int" or "function-after[...]" to the location;
-    # they are not part of the parameter's name.
-    loc = tuple(part for part in error["loc"] if isinstance(part, int) or not _is_type_tag(part))
     error_type = error["type"]
+    # Union and Json wrappers add tags such as "int" or "function-after[...]" to the location; they
+    # are not part of the parameter's name. The last part of a missing or unexpected key is the key.
+    *path, last = error["loc"]
+    keep_last = error_type in ("missing", "extra_forbidden")
+    loc = tuple(part for part in path if isinstance(part, int) or not _is_type_tag(part))
+    if keep_last or isinstance(last, int) or not _is_type_tag(last):
+        loc = (*loc, last)
     if error_type == "missing":
         if len(loc) == 1:
             return MissingArgumentError(str(loc[0]))

@@ -38,38 +38,45 @@ class RateLimitState:
         }
 
 
-# Removes expired hits, then records this one if there is room; returns [recorded?, count, oldest].
-# KEYS[1]: sorted set of hit times (ms). ARGV: now_ms, window_ms, limit, member, record (1/0).
+# Removes expired hits, then records this one if there is room. Uses Redis's clock, so servers
+# whose clocks disagree still share one window. Returns [recorded?, count, oldest_ms, now_ms].
+# KEYS[1]: sorted set of hit times (ms). ARGV: window_ms, limit, member, record (1/0).
 _SLIDING_WINDOW_LUA = """
 local key = KEYS[1]
-local now = tonumber(ARGV[1])
-local window = tonumber(ARGV[2])
-local limit = tonumber(ARGV[3])
+local time = redis.call('TIME')
+local now = tonumber(time[1]) * 1000 + math.floor(tonumber(time[2]) / 1000)
+local window = tonumber(ARGV[1])
+local limit = tonumber(ARGV[2])
 redis.call('ZREMRANGEBYSCORE', key, '-inf', now - window)
 local count = redis.call('ZCARD', key)
 local recorded = 0
-if ARGV[5] == '1' and count < limit then
-  redis.call('ZADD', key, now, ARGV[4])
+if ARGV[4] == '1' and count < limit then
+  redis.call('ZADD', key, now, ARGV[3])
   redis.call('PEXPIRE', key, window)
   count = count + 1
   recorded = 1
 end
 local oldest = redis.call('ZRANGE', key, 0, 0, 'WITHSCORES')
-return {recorded, count, oldest[2] or tostring(now)}
+return {recorded, count, oldest[2] or tostring(now), tostring(now)}
 """
 
 
 class InProcessBackend:
-    """For the embedded default (one server process). Thread-safe."""
+    """For the embedded default (one server process). Thread-safe; expired keys are swept."""
+
+    SWEEP_INTERVAL = 60.0
 
     def __init__(self) -> None:
-        self._hits: dict[str, deque[float]] = {}
+        self._hits: dict[str, tuple[int, deque[float]]] = {}
         self._lock = threading.Lock()
+        self._next_sweep = 0.0
 
-    def hit(self, key: str, limit: int, window: int, *, record: bool) -> tuple[bool, int, float]:
+    def hit(self, key: str, limit: int, window: int, *, record: bool) -> tuple[bool, int, float, float]:
         now = time.time()
         with self._lock:
-            hits = self._hits.setdefault(key, deque())
+            if now >= self._next_sweep:
+                self._sweep(now)
+            hits = self._hits.setdefault(key, (window, deque()))[1]
             while hits and hits[0] <= now - window:
                 hits.popleft()
             recorded = record and len(hits) < limit
@@ -79,7 +86,14 @@ class InProcessBackend:
             oldest = hits[0] if hits else now
             if not hits:
                 del self._hits[key]
-        return recorded, count, oldest
+        return recorded, count, oldest, now
+
+    def _sweep(self, now: float) -> None:
+        """Forget keys whose newest hit is out of their window (clients that went away)."""
+        expired = [key for key, (window, hits) in self._hits.items() if not hits or hits[-1] <= now - window]
+        for key in expired:
+            del self._hits[key]
+        self._next_sweep = now + self.SWEEP_INTERVAL
 
     def clear(self, key: str) -> None:
         with self._lock:
@@ -94,17 +108,16 @@ class RedisBackend:
     def __init__(self) -> None:
         self._script = None
 
-    def hit(self, key: str, limit: int, window: int, *, record: bool) -> tuple[bool, int, float]:
+    def hit(self, key: str, limit: int, window: int, *, record: bool) -> tuple[bool, int, float, float]:
         client = get_redis()
         if self._script is None:
             self._script = client.register_script(_SLIDING_WINDOW_LUA)
-        now_ms = time.time() * 1000
-        recorded, count, oldest_ms = self._script(
+        recorded, count, oldest_ms, now_ms = self._script(
             keys=[redis_key("ratelimit", key)],
-            args=[now_ms, window * 1000, limit, uuid.uuid4().hex, "1" if record else "0"],
+            args=[window * 1000, limit, uuid.uuid4().hex, "1" if record else "0"],
             client=client,
         )
-        return bool(recorded), int(count), float(oldest_ms) / 1000
+        return bool(recorded), int(count), float(oldest_ms) / 1000, float(now_ms) / 1000
 
     def clear(self, key: str) -> None:
         get_redis().delete(redis_key("ratelimit", key))
@@ -125,15 +138,15 @@ def check(key: str, limit: tuple[int, int], *, record: bool = True) -> RateLimit
     closed.
     """
     count_limit, window = limit
-    recorded, count, oldest = backend().hit(key, count_limit, window, record=record)
+    recorded, count, oldest, now = backend().hit(key, count_limit, window, record=record)
     blocked = (record and not recorded) or (not record and count >= count_limit)
-    now = time.time()
-    reset_at = oldest + window if count else now
+    # Seconds until the oldest hit leaves the window, measured on the backend's clock.
+    frees_in = oldest + window - now if count else 0.0
     return RateLimitState(
         limit=count_limit,
         remaining=max(count_limit - count, 0),
-        reset=math.ceil(reset_at),
-        retry_after=round(max(reset_at - now, 0.001), 3) if blocked else None,
+        reset=math.ceil(time.time() + frees_in),
+        retry_after=round(max(frees_in, 0.001), 3) if blocked else None,
     )
 
 
@@ -154,7 +167,7 @@ def check_api_request(key: str, limit: tuple[int, int]) -> RateLimitState | None
         return None
     try:
         return check(key, limit)
-    except (redis.exceptions.ConnectionError, redis.exceptions.TimeoutError) as exc:
+    except redis.exceptions.RedisError as exc:
         _redis_down_until = time.monotonic() + REDIS_RETRY_INTERVAL
         logger.warning("rate limiting skipped for %ss, Redis unreachable: %s", REDIS_RETRY_INTERVAL, exc)
         return None

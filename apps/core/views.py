@@ -12,11 +12,13 @@ from rest_framework.views import APIView
 from apps.core import ratelimit
 from apps.core.auth import ApiKeyAuthentication
 from apps.core.errors import (
+    AccessDeniedError,
     InternalServerError,
     JsonableError,
     RateLimitedError,
     ResourceNotFoundError,
-    dependency_error,
+    UnauthorizedError,
+    as_jsonable_error,
     error_response,
 )
 from apps.realms.selectors import get_realm_for_request
@@ -42,10 +44,19 @@ class ApiView(APIView):
             # Before authentication: an unsupported method is a 405 whoever asks.
             raise MethodNotAllowed(request.method)
         get_realm_for_request(request._request)
-        super().initial(request, *args, **kwargs)
-        if request.user is not None:
-            request._request.api_user_id = request.user.id
-            key, limit = f"api_by_user:{request.user.id}", settings.RATE_LIMIT_API_BY_USER
+        try:
+            super().initial(request, *args, **kwargs)
+        except UnauthorizedError:
+            # Failed authentications count against the client's address, so keys cannot be
+            # guessed faster than unauthenticated requests are allowed.
+            self.check_rate_limit(request, user=None)
+            raise
+        self.check_rate_limit(request, user=request.user)
+
+    def check_rate_limit(self, request: Request, *, user) -> None:
+        if user is not None:
+            request._request.api_user_id = user.id
+            key, limit = f"api_by_user:{user.id}", settings.RATE_LIMIT_API_BY_USER
         else:
             key, limit = f"api_by_ip:{request.META.get('REMOTE_ADDR', '')}", settings.RATE_LIMIT_API_BY_IP
         state = ratelimit.check_api_request(key, limit)
@@ -67,17 +78,16 @@ def not_found(request: HttpRequest, exception: Exception | None = None) -> HttpR
 
 
 def bad_request(request: HttpRequest, exception: Exception | None = None) -> HttpResponse:
-    return error_response(JsonableError("Bad Request"))
+    error = as_jsonable_error(exception) if exception is not None else None
+    return error_response(error or JsonableError("Bad Request"))
 
 
 def permission_denied(request: HttpRequest, exception: Exception | None = None) -> HttpResponse:
-    error = JsonableError("Access denied")
-    error.http_status_code = 403
-    return error_response(error)
+    return error_response(AccessDeniedError())
 
 
 def server_error(request: HttpRequest) -> HttpResponse:
-    """Django's 500 handler; runs while the exception is being handled, so it can look at it."""
+    """Django's 500 handler; it runs while the exception is being handled, so it can look at it."""
     exc = sys.exc_info()[1]
-    unavailable = dependency_error(exc) if exc is not None else None
-    return error_response(unavailable or InternalServerError())
+    error = as_jsonable_error(exc) if exc is not None else None
+    return error_response(error or InternalServerError())

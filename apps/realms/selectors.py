@@ -35,7 +35,3 @@ def get_realm_for_request(request: HttpRequest) -> Realm:
             raise InvalidSubdomainError()
         request.realm = realm
     return realm
-
-
-def get_realm_by_string_id(string_id: str) -> Realm | None:
-    return Realm.objects.filter(string_id=string_id).first()

@@ -149,30 +149,48 @@ def do_change_full_name(user: User, full_name: str, *, acting_user: User | None)
 
 
 def check_change_user_role(target: User, role: int, *, acting_user: User) -> None:
-    """Change `target`'s role if `acting_user` may.
+    """Change `target`'s role if `acting_user` may: only owners give or take the owner role.
 
-    Only owners give or take the owner role; the last owner keeps it. Raises
-    UNAUTHORIZED_PRINCIPAL or BAD_REQUEST and changes nothing on refusal.
+    Raises UNAUTHORIZED_PRINCIPAL, or BAD_REQUEST for the last owner; changes nothing on refusal.
     """
     if role == target.role:
         return
     if Role.OWNER in (role, target.role) and not acting_user.is_owner:
         raise OrganizationOwnerRequiredError()
-    if target.is_owner and is_last_owner(target):
-        raise JsonableError("The owner permission cannot be removed from the only organization owner.")
     do_change_user_role(target, role, acting_user=acting_user)
 
 
 def is_last_owner(user: User) -> bool:
+    """Whether `user` is the organization's only active human owner."""
     other_owners = User.objects.filter(
         realm_id=user.realm_id, role=Role.OWNER, is_active=True, bot_type__isnull=True
     ).exclude(id=user.id)
-    return user.is_owner and not other_owners.exists()
+    return user.is_owner and user.is_active and not other_owners.exists()
+
+
+def check_keeps_an_owner(user: User, message: str) -> None:
+    """Refuse a change that would leave the organization without an owner.
+
+    Locks the organization's row (call inside a transaction) so that two owners demoting or
+    deactivating each other at the same moment cannot both pass.
+    """
+    Realm.objects.select_for_update().filter(id=user.realm_id).first()
+    if is_last_owner(user):
+        raise JsonableError(message)
+
+
+LAST_OWNER_ROLE_MESSAGE = "The owner permission cannot be removed from the only organization owner."
+LAST_OWNER_DEACTIVATION_MESSAGE = "Cannot deactivate the only organization owner"
 
 
 @transaction.atomic
 def do_change_user_role(user: User, role: int, *, acting_user: User | None) -> None:
-    """Set the role without permission checks (operators, and check_change_user_role)."""
+    """Set the role (no permission checks: operators, and check_change_user_role).
+
+    Raises for the organization's only owner: an organization always keeps one.
+    """
+    if role != Role.OWNER:
+        check_keeps_an_owner(user, LAST_OWNER_ROLE_MESSAGE)
     User.objects.filter(id=user.id).update(role=role)
     user.role = role
 
@@ -220,14 +238,16 @@ def check_deactivate_user(target: User, *, acting_user: User) -> None:
     """Deactivate `target` for an administrator; owners only by owners; never the last owner."""
     if target.is_owner and not acting_user.is_owner:
         raise OrganizationOwnerRequiredError()
-    if is_last_owner(target):
-        raise JsonableError("Cannot deactivate the only organization owner")
     do_deactivate_user(target, acting_user=acting_user)
 
 
 @transaction.atomic
 def do_deactivate_user(user: User, *, acting_user: User | None) -> list[User]:
-    """Deactivate the user and, first, every active bot they own. Returns all users deactivated."""
+    """Deactivate the user and, first, every active bot they own. Returns all users deactivated.
+
+    Raises for the organization's only owner.
+    """
+    check_keeps_an_owner(user, LAST_OWNER_DEACTIVATION_MESSAGE)
     bots = list(User.objects.filter(bot_owner=user, is_active=True))
     deactivated = [*bots, user]
     User.objects.filter(id__in=[u.id for u in deactivated]).update(is_active=False)
@@ -275,8 +295,6 @@ def check_profile_field_value(field: CustomProfileField, value: Any) -> str:
         return _check_user_ids_value(field, value)
     if not isinstance(value, str):
         raise JsonableError(f"{name} is not a string")
-    if "\x00" in value:
-        raise JsonableError(f"{name} must not contain null bytes")
     limit = PROFILE_TEXT_LIMITS.get(field.field_type)
     if limit is not None and len(value) > limit:
         raise JsonableError(f"{name} is too long (limit: {limit} characters)")
@@ -328,6 +346,8 @@ def check_update_user_custom_profile_data(user: User, data: Iterable[tuple[int, 
     """
     from apps.users.selectors import access_custom_profile_field
 
+    if user.is_bot:
+        raise JsonableError("Bots have no custom profile fields.")
     changes: list[tuple[CustomProfileField, str | None]] = []
     for field_id, value in data:
         field = access_custom_profile_field(user.realm, field_id)
@@ -343,7 +363,6 @@ def check_update_user_custom_profile_data(user: User, data: Iterable[tuple[int, 
         )
 
 
-@transaction.atomic
 def check_remove_user_custom_profile_data(user: User, field_ids: Iterable[int], *, acting_user: User) -> None:
     check_update_user_custom_profile_data(user, [(fid, None) for fid in field_ids], acting_user=acting_user)
 

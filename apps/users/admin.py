@@ -28,10 +28,8 @@ class UserForm(forms.ModelForm):
 
     def clean_role(self):
         role = self.cleaned_data["role"]
-        if self.instance.is_owner and role != Role.OWNER and actions.is_last_owner(self.instance):
-            raise forms.ValidationError("The owner permission cannot be removed from the only organization owner.")
-        if self.instance.is_bot and role == Role.OWNER:
-            raise forms.ValidationError("Bots cannot be organization owners.")
+        if role != Role.OWNER and actions.is_last_owner(self.instance):
+            raise forms.ValidationError(actions.LAST_OWNER_ROLE_MESSAGE)
         return role
 
 
@@ -70,10 +68,10 @@ class AccountAdmin(admin.ModelAdmin):
     def deactivate(self, request, queryset):
         done, refused = 0, []
         for user in queryset.filter(is_active=True):
-            if actions.is_last_owner(user):
+            try:
+                done += len(actions.do_deactivate_user(user, acting_user=request.user))
+            except JsonableError:
                 refused.append(user.delivery_email)
-                continue
-            done += len(actions.do_deactivate_user(user, acting_user=request.user))
         self.message_user(request, f"Deactivated {done} account(s).", messages.SUCCESS)
         if refused:
             self.message_user(request, f"Not deactivated, the only owner: {', '.join(refused)}", messages.ERROR)

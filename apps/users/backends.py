@@ -21,13 +21,14 @@ from apps.users.models import User
 def check_password_login(realm: Realm, username: str, password: str) -> User:
     """The user of `realm` with this email and password, or the error to answer.
 
-    Failures count against the username (5 per 30 minutes by default); while blocked even the right
-    password is refused. The limit fails closed: with Redis unreachable this raises its error.
+    Every attempt takes a slot of the per-username limit (5 per 30 minutes by default) before the
+    password is checked, so concurrent guesses cannot slip past it; a success frees the slots. The
+    limit fails closed: with Redis unreachable this raises its error (503).
     """
     if not realm.password_auth_enabled:
         raise PasswordAuthDisabledError()
     limit_key = f"authenticate_by_username:{realm.id}:{username.strip().lower()}"
-    state = ratelimit.check(limit_key, settings.RATE_LIMIT_AUTH_FAILURES, record=False)
+    state = ratelimit.check(limit_key, settings.RATE_LIMIT_AUTH_FAILURES)
     if state.blocked:
         raise RateLimitedError(state.retry_after)
     user = User.objects.select_related("realm").filter(realm=realm, delivery_email__iexact=username.strip()).first()
@@ -37,7 +38,6 @@ def check_password_login(realm: Realm, username: str, password: str) -> User:
     else:
         verified = user.check_password(password)
     if not verified:
-        ratelimit.check(limit_key, settings.RATE_LIMIT_AUTH_FAILURES)
         raise AuthenticationFailedError()
     ratelimit.clear(limit_key)
     if not user.is_active:
@@ -55,8 +55,8 @@ class RealmEmailBackend(BaseBackend):
     ):
         if request is None or username is None or password is None:
             return None
-        realm = get_realm_for_request(request)
         try:
+            realm = get_realm_for_request(request)
             return check_password_login(realm, username, password)
         except RealmDeactivatedError:
             # Server operators keep the admin even when their own organization is deactivated.

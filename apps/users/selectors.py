@@ -16,7 +16,7 @@ from apps.core.errors import JsonableError
 from apps.realms.models import EmailVisibility, Realm
 from apps.users.models import AvatarSource, CustomProfileField, CustomProfileFieldValue, Role, User
 
-FAKE_EMAIL_RE = re.compile(r"^user(\d+)@(.+)$", re.IGNORECASE)
+FAKE_EMAIL_RE = re.compile(r"^user(\d{1,18})@(.+)$", re.IGNORECASE)
 
 # Which targets' `email_address_visibility` values let a requester of each role see the real email.
 _MEMBERS_SEE = {EmailVisibility.EVERYONE, EmailVisibility.MEMBERS}
@@ -62,7 +62,7 @@ def avatar_url(user: User, *, medium: bool = False) -> str:
     return f"https://secure.gravatar.com/avatar/{digest}?d=identicon{size}&version={user.avatar_version}"
 
 
-def avatar_url_for_client(requester: User, user: User, *, client_gravatar: bool) -> str | None:
+def avatar_url_for_client(user: User, *, client_gravatar: bool) -> str | None:
     """None when the client computes the Gravatar URL itself (`client_gravatar`), as in Zulip."""
     if (
         client_gravatar
@@ -127,15 +127,13 @@ def access_user_by_email(
     allow_bots: bool = False,
     for_admin: bool = False,
 ) -> User:
-    """By real email (only when the acting user may see it) or by the `user{id}@domain` address."""
-    target = None
+    """By real email (only when the acting user may see it), else by the `user{id}@domain` address."""
+    target = users_in_realm(acting_user.realm).filter(delivery_email__iexact=email).first()
+    if target is not None and not can_access_delivery_email(acting_user, target):
+        target = None
     match = FAKE_EMAIL_RE.match(email)
-    if match and match.group(2).lower() == fake_email_domain(acting_user.realm.host):
+    if target is None and match and match.group(2).lower() == fake_email_domain(acting_user.realm.host):
         target = users_in_realm(acting_user.realm).filter(id=int(match.group(1))).first()
-    if target is None:
-        candidate = users_in_realm(acting_user.realm).filter(delivery_email__iexact=email).first()
-        if candidate is not None and can_access_delivery_email(acting_user, candidate):
-            target = candidate
     return _check_access(acting_user, target, allow_deactivated, allow_bots, for_admin)
 
 

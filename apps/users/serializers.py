@@ -4,9 +4,9 @@ from typing import Annotated, Any
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from apps.core.params import Json, Params, one_of
+from apps.core.params import Id, Json, Params, one_of
 from apps.users.models import CustomProfileField, Role, User
-from apps.users.selectors import api_email, avatar_url, avatar_url_for_client, can_access_delivery_email
+from apps.users.selectors import api_email, avatar_url_for_client, can_access_delivery_email
 
 RoleValue = one_of(*Role.values)
 ProfileFieldTypeValue = one_of(*CustomProfileField.FieldType.values)
@@ -35,7 +35,7 @@ def user_to_dict(
         "bot_owner_id": user.bot_owner_id,
         "role": user.role,
         "timezone": user.timezone,
-        "avatar_url": avatar_url_for_client(acting_user, user, client_gravatar=client_gravatar),
+        "avatar_url": avatar_url_for_client(user, client_gravatar=client_gravatar),
         "avatar_version": user.avatar_version,
         "is_imported_stub": user.is_imported_stub,
     }
@@ -46,26 +46,9 @@ def user_to_dict(
 
 def own_user_to_dict(user: User, *, profile_data: dict[str, dict], max_message_id: int) -> dict[str, Any]:
     """GET /users/me: the own-user fields, at the top level of the response."""
-    result: dict[str, Any] = {
-        "user_id": user.id,
-        "email": api_email(user),
-        "delivery_email": user.delivery_email,
-        "full_name": user.full_name,
-        "date_joined": user.date_joined.isoformat(timespec="minutes"),
-        "is_active": user.is_active,
-        "is_owner": user.is_owner,
-        "is_admin": user.is_admin,
-        "is_guest": user.is_guest,
-        "is_bot": user.is_bot,
-        "role": user.role,
-        "timezone": user.timezone,
-        "avatar_url": avatar_url(user),
-        "avatar_version": user.avatar_version,
-        "is_imported_stub": user.is_imported_stub,
-        "max_message_id": max_message_id,
-    }
-    if not user.is_bot:
-        result["profile_data"] = profile_data
+    result = user_to_dict(user, acting_user=user, client_gravatar=False, profile_data=profile_data)
+    del result["bot_type"], result["bot_owner_id"]
+    result["max_message_id"] = max_message_id
     return result
 
 
@@ -85,11 +68,18 @@ def custom_profile_field_to_dict(field: CustomProfileField) -> dict[str, Any]:
     return result
 
 
+# Generous bounds that keep one request's work small: no organization has this many fields.
+MAX_ITEMS = 1000
+
+
 class ProfileDataItem(BaseModel):
     model_config = ConfigDict(extra="forbid", strict=True)
 
-    id: int
-    value: str | list[int] | None
+    id: Id
+    value: str | Annotated[list[Id], Field(max_length=MAX_ITEMS)] | None
+
+
+ProfileData = Annotated[list[ProfileDataItem], Field(max_length=MAX_ITEMS)]
 
 
 class GetUsersParams(Params):
@@ -100,16 +90,16 @@ class GetUsersParams(Params):
 class UpdateUserParams(Params):
     full_name: str | None = None
     role: Json[RoleValue] | None = None
-    profile_data: Json[list[ProfileDataItem]] | None = None
+    profile_data: Json[ProfileData] | None = None
     new_email: str | None = None
 
 
 class UpdateOwnProfileDataParams(Params):
-    data: Json[list[ProfileDataItem]]
+    data: Json[ProfileData]
 
 
 class RemoveOwnProfileDataParams(Params):
-    data: Json[list[int]]
+    data: Json[Annotated[list[Id], Field(max_length=MAX_ITEMS)]]
 
 
 class CreateCustomProfileFieldParams(Params):
@@ -132,7 +122,7 @@ class UpdateCustomProfileFieldParams(Params):
 
 
 class ReorderCustomProfileFieldsParams(Params):
-    order: Json[Annotated[list[int], Field(max_length=1000)]]
+    order: Json[Annotated[list[Id], Field(max_length=MAX_ITEMS)]]
 
 
 class FetchApiKeyParams(Params):

@@ -7,9 +7,9 @@ urlpatterns = [
     path("users", views.UsersView.as_view()),
     path("users/me", views.OwnUserView.as_view()),
     path("users/me/profile_data", views.OwnProfileDataView.as_view()),
-    path("users/<int:user_id>", views.UserView.as_view()),
-    path("users/<int:user_id>/reactivate", views.ReactivateUserView.as_view()),
+    path("users/<id:user_id>", views.UserView.as_view()),
+    path("users/<id:user_id>/reactivate", views.ReactivateUserView.as_view()),
     path("users/<str:email>", views.UserByEmailView.as_view()),
     path("realm/profile_fields", views.CustomProfileFieldsView.as_view()),
-    path("realm/profile_fields/<int:field_id>", views.CustomProfileFieldView.as_view()),
+    path("realm/profile_fields/<id:field_id>", views.CustomProfileFieldView.as_view()),
 ]

@@ -123,7 +123,7 @@ class UserView(ApiView):
 
 
 class UserByEmailView(UserView):
-    http_method_names = ["get", "patch", "options"]
+    http_method_names = ["get", "patch", "head"]
 
 
 class ReactivateUserView(ApiView):

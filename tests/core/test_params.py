@@ -88,6 +88,9 @@ def test_missing_parameter():
         ({"items": '[{"id": "x", "value": null}]'}, "items", 'items[0]["id"] is not an integer'),
         ({"items": '[{"value": null}]'}, "items", "id key is missing from items[0]"),
         ({"items": '[{"id": 1, "value": null, "z": 1}]'}, "items", 'Argument "z" at items[0] is unexpected'),
+        ({"items": '[{"id": 1, "value": null, "int": 1}]'}, "items", 'Argument "int" at items[0] is unexpected'),
+        ({"items": '[{"id": 1, "value": 5}]'}, "items", 'items[0]["value"] is not a string'),
+        ({"count": "1e400"}, "count", "count is not an integer"),
         ({"items": '{"id": 1}'}, "items", "items is not a list"),
     ],
 )
@@ -109,6 +112,7 @@ def test_null_bytes_are_refused_in_raw_and_json_strings(data, msg):
     error = error_of({"name": "ann", **data})
     assert error.msg == msg
     assert error.code == "REQUEST_VARIABLE_INVALID"
+    assert error.data["var_name"] == next(iter(data))
 
 
 def test_field_validators_can_give_their_own_message():

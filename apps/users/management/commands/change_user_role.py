@@ -1,8 +1,8 @@
 from django.core.management.base import BaseCommand, CommandError
 
-from apps.users.actions import do_change_user_role, do_set_can_change_user_emails, is_last_owner
+from apps.core.errors import JsonableError
+from apps.users.actions import do_change_user_role, do_set_can_change_user_emails
 from apps.users.management.utils import ROLE_LABELS, ROLE_NAMES, add_realm_argument, get_user
-from apps.users.models import Role
 
 PERMISSIONS = ("can_change_user_emails",)
 
@@ -31,10 +31,9 @@ class Command(BaseCommand):
         role = ROLE_NAMES[new_role]
         if user.role == role:
             raise CommandError("User already has this role.")
-        if user.is_bot and role == Role.OWNER:
-            raise CommandError("Bots cannot be organization owners.")
-        if is_last_owner(user):
-            raise CommandError("The owner permission cannot be removed from the only organization owner.")
         old = ROLE_LABELS[user.role]
-        do_change_user_role(user, role, acting_user=None)
+        try:
+            do_change_user_role(user, role, acting_user=None)
+        except JsonableError as exc:
+            raise CommandError(exc.msg) from None
         self.stdout.write(f"Changed the role of {user.delivery_email} from {old} to {new_role}.")

@@ -1,6 +1,7 @@
 from django.core.management.base import BaseCommand, CommandError
 
-from apps.users.actions import do_deactivate_user, is_last_owner
+from apps.core.errors import JsonableError
+from apps.users.actions import LAST_OWNER_DEACTIVATION_MESSAGE, do_deactivate_user, is_last_owner
 from apps.users.management.utils import add_realm_argument, get_user
 
 
@@ -17,7 +18,7 @@ class Command(BaseCommand):
         if not user.is_active:
             raise CommandError(f"{user.delivery_email} is already deactivated.")
         if is_last_owner(user):
-            raise CommandError("Cannot deactivate the only organization owner")
+            raise CommandError(LAST_OWNER_DEACTIVATION_MESSAGE)
         bots = list(user.owned_bots.filter(is_active=True))
         self.stdout.write(f"User: {user.full_name} <{user.delivery_email}> in {user.realm.url}")
         for bot in bots:
@@ -25,5 +26,8 @@ class Command(BaseCommand):
         if not options["for_real"]:
             self.stdout.write("Dry run: nothing changed. Pass --for-real to deactivate.")
             return
-        deactivated = do_deactivate_user(user, acting_user=None)
+        try:
+            deactivated = do_deactivate_user(user, acting_user=None)
+        except JsonableError as exc:
+            raise CommandError(exc.msg) from None
         self.stdout.write(f"Deactivated {len(deactivated)} account(s).")
