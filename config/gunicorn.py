@@ -4,18 +4,25 @@ Uvicorn workers run Django under ASGI, so a waiting long-poll holds no thread.
 """
 
 import os
+import sys
 from pathlib import Path
 
 import environ
 
+BASE_DIR = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(BASE_DIR))
+
+from apps.core.version import PARLEY_VERSION  # noqa: E402
+
 # The same `.env` the Django settings read, so REDIS_URL there counts here too.
-environ.Env.read_env(Path(__file__).resolve().parent.parent / ".env")
+environ.Env.read_env(BASE_DIR / ".env")
 
 bind = f"{os.environ.get('BIND_ADDRESS', '127.0.0.1')}:{os.environ.get('PORT', '8000')}"
-worker_class = "uvicorn_worker.UvicornWorker"
+worker_class = "config.workers.ParleyUvicornWorker"
 # Without Redis, rate limits (and later event queues) live in one process: run exactly one.
-workers = int(os.environ.get("WEB_CONCURRENCY", "2" if os.environ.get("REDIS_URL") else "1"))
-if not os.environ.get("REDIS_URL") and workers != 1:
+HAS_REDIS = bool(os.environ.get("REDIS_URL"))
+workers = int(os.environ.get("WEB_CONCURRENCY", "2" if HAS_REDIS else "1"))
+if not HAS_REDIS and workers != 1:
     print("WEB_CONCURRENCY ignored: without REDIS_URL Parley runs a single server process.", flush=True)
     workers = 1
 # Longer than the longest long-poll (about 55 s), so a waiting client is never cut off.
@@ -26,3 +33,8 @@ keepalive = 75
 accesslog = None
 errorlog = "-"
 loglevel = os.environ.get("LOG_LEVEL", "info").lower()
+
+
+def when_ready(server) -> None:
+    mode = "with Redis" if HAS_REDIS else "embedded mode (no REDIS_URL): state lives in this single process"
+    server.log.info("Parley %s serving on http://%s with %d worker(s), %s", PARLEY_VERSION, bind, workers, mode)

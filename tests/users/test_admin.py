@@ -32,7 +32,9 @@ def staff(owner):
     ],
 )
 def test_pages_load(staff, bot, member, path):
-    assert staff.get(path).status_code == 200
+    response = staff.get(path)
+    assert response.status_code == 200
+    assert "Parley administration" in response.content.decode()
 
 
 def test_change_pages_load(staff, realm, member, bot):
