@@ -21,6 +21,29 @@ def _fresh_rate_limits():
 
 
 @pytest.fixture
+def redis_down(settings):
+    """Settings pointing at a Redis that refuses connections: a real closed port, not a mock."""
+    settings.REDIS_URL = "redis://127.0.0.1:1/0"
+    settings.CACHES = {
+        "default": {
+            "BACKEND": "django_redis.cache.RedisCache",
+            "LOCATION": settings.REDIS_URL,
+            "OPTIONS": {"CONNECTION_POOL_KWARGS": settings.REDIS_CONNECTION_KWARGS},
+        }
+    }
+
+
+@pytest.fixture(params=["in_process", "redis"])
+def rate_limit_backend(request, settings):
+    """Run the test with the in-process limiter, then with Redis (skipped without REDIS_URL)."""
+    if request.param == "redis" and not settings.REDIS_URL:
+        pytest.skip("needs REDIS_URL (a real Redis)")
+    if request.param == "in_process":
+        settings.REDIS_URL = ""
+    return request.param
+
+
+@pytest.fixture
 def realm(db):
     """The default organization (reached on the bare host)."""
     return RealmFactory(string_id="", name="Parley Test")

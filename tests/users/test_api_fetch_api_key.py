@@ -1,7 +1,6 @@
 """POST /fetch_api_key: email and password for the API key, with a per-username failure limit."""
 
 import pytest
-from django.conf import settings as django_settings
 
 from tests.api import ApiClient, assert_error, assert_success
 
@@ -74,16 +73,7 @@ def test_bots_cannot_log_in_with_a_password(bot):
     assert_error(fetch(bot.delivery_email, ""), 401, "AUTHENTICATION_FAILED")
 
 
-@pytest.fixture(params=["in_process", "redis"])
-def backend(request, settings):
-    if request.param == "redis" and not django_settings.REDIS_URL:
-        pytest.skip("needs REDIS_URL (a real Redis)")
-    if request.param == "in_process":
-        settings.REDIS_URL = ""
-    return request.param
-
-
-def test_five_failures_lock_the_username(backend, settings, member, admin):
+def test_five_failures_lock_the_username(rate_limit_backend, settings, member, admin):
     settings.RATE_LIMIT_API_BY_IP = (1000, 60)
     for _ in range(5):
         assert_error(fetch(member.delivery_email, "wrong"), 401, "AUTHENTICATION_FAILED")
@@ -95,7 +85,7 @@ def test_five_failures_lock_the_username(backend, settings, member, admin):
     assert_success(fetch(admin.delivery_email, PASSWORD))
 
 
-def test_success_clears_earlier_failures(backend, settings, member):
+def test_success_clears_earlier_failures(rate_limit_backend, settings, member):
     for _ in range(4):
         assert_error(fetch(member.delivery_email, "wrong"), 401, "AUTHENTICATION_FAILED")
     assert_success(fetch(member.delivery_email, PASSWORD))
@@ -104,15 +94,7 @@ def test_success_clears_earlier_failures(backend, settings, member):
     assert_success(fetch(member.delivery_email, PASSWORD))
 
 
-def test_login_limit_fails_closed_when_redis_is_down(settings, member):
-    settings.REDIS_URL = "redis://127.0.0.1:1/0"
-    settings.CACHES = {
-        "default": {
-            "BACKEND": "django_redis.cache.RedisCache",
-            "LOCATION": settings.REDIS_URL,
-            "OPTIONS": {"CONNECTION_POOL_KWARGS": settings.REDIS_CONNECTION_KWARGS},
-        }
-    }
+def test_login_limit_fails_closed_when_redis_is_down(redis_down, member):
     response = fetch(member.delivery_email, PASSWORD)
     assert_error(response, 503, "SERVICE_UNAVAILABLE")
     assert "api_key" not in response.json()
