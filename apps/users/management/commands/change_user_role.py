@@ -12,7 +12,7 @@ class Command(BaseCommand):
 
     def add_arguments(self, parser):
         parser.add_argument("email")
-        parser.add_argument("new_role", choices=[*sorted(ROLE_NAMES), *PERMISSIONS])
+        parser.add_argument("new_role", choices=[*sorted(ROLE_NAMES), "admin", *PERMISSIONS])
         add_realm_argument(parser, required=False)
         parser.add_argument("--revoke", action="store_true", help="remove a permission instead of granting it")
 
@@ -28,7 +28,7 @@ class Command(BaseCommand):
             return
         if options["revoke"]:
             raise CommandError("--revoke applies to permissions, not roles.")
-        role = ROLE_NAMES[new_role]
+        role = ROLE_NAMES["administrator" if new_role == "admin" else new_role]
         if user.role == role:
             raise CommandError("User already has this role.")
         old = ROLE_LABELS[user.role]
