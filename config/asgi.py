@@ -1,9 +1,37 @@
-"""ASGI entry point: `gunicorn config.asgi:application -k uvicorn_worker.UvicornWorker`."""
+"""The ASGI application gunicorn's uvicorn workers serve; how requests are served is decided here.
+
+- GET /api/v1/events (the long-poll, most requests of a busy server) goes to a thin route in front
+  of Django (apps/events/asgi.py): a waiting poll holds no thread and little memory.
+- Everything else goes to Django, whose synchronous code runs on ASGI_THREADS long-lived threads
+  per process (apps/core/asgi.py) instead of a new thread per request.
+- At start-up each process subscribes to event notifications (with Redis) and starts the periodic
+  sweep of expired event queues.
+
+The measurements behind these choices are in benchmarks/events/README.md.
+"""
 
 import os
 
-from django.core.asgi import get_asgi_application
+import django
 
 os.environ.setdefault("DJANGO_SETTINGS_MODULE", "config.settings.base")
+django.setup(set_prefix=False)
 
-application = get_asgi_application()
+from django.conf import settings  # noqa: E402
+
+from apps.core.asgi import ExecutorPool, PooledASGIHandler  # noqa: E402
+from apps.events.asgi import EventsPollApp, is_events_poll  # noqa: E402
+from apps.events.lifecycle import background_tasks  # noqa: E402
+
+pool = ExecutorPool(settings.ASGI_THREADS)
+django_app = PooledASGIHandler(pool)
+events_app = EventsPollApp(pool)
+
+
+async def application(scope, receive, send) -> None:
+    if scope["type"] == "lifespan":
+        await background_tasks.serve_lifespan(receive, send)
+    elif is_events_poll(scope):
+        await events_app(scope, receive, send)
+    else:
+        await django_app(scope, receive, send)

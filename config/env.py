@@ -51,6 +51,20 @@ def positive_int(variable: str, default: int) -> int:
     return value
 
 
+def seconds_range(variable: str, default: tuple[float, float]) -> tuple[float, float]:
+    """Two numbers "low,high" with 0 < low <= high."""
+    raw = env.str(variable, default="")
+    if not raw:
+        return default
+    try:
+        low, high = (float(part) for part in raw.split(","))
+    except ValueError:
+        fail(variable, f'must be two numbers "low,high", got {raw!r}')
+    if not 0 < low <= high:
+        fail(variable, f"must satisfy 0 < low <= high, got {raw!r}")
+    return low, high
+
+
 def external_host(default: str) -> str:
     """`host[:port]` under which the default organization is reached; subdomains are others."""
     value = env.str("EXTERNAL_HOST", default=default).strip().lower()

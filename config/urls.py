@@ -4,6 +4,7 @@ from django.urls import include, path
 urlpatterns = [
     path("api/v1/", include("apps.realms.urls")),
     path("api/v1/", include("apps.users.urls")),
+    path("api/v1/", include("apps.events.urls")),
     path("admin/", admin.site.urls),
 ]
 

@@ -1,7 +1,8 @@
-"""The uvicorn worker gunicorn runs: Django has no ASGI lifespan events, so none are attempted."""
+"""The uvicorn worker gunicorn runs (config/gunicorn.py)."""
 
 from uvicorn_worker import UvicornWorker
 
 
 class ParleyUvicornWorker(UvicornWorker):
-    CONFIG_KWARGS = {**UvicornWorker.CONFIG_KWARGS, "lifespan": "off"}
+    # config/asgi.py uses the lifespan events to start and stop each process's background tasks.
+    CONFIG_KWARGS = {**UvicornWorker.CONFIG_KWARGS, "lifespan": "on"}

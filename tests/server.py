@@ -86,7 +86,7 @@ def start_server(tmp_path: Path, **env_overrides: str) -> ServerProcess:
         try:
             if requests.get(f"{server.url}/health/live", timeout=1).status_code == 200:
                 return server
-        except requests.ConnectionError:
+        except requests.RequestException:
             time.sleep(0.1)
     server.stop()
     raise RuntimeError(f"server did not come up:\n{server.log()}")

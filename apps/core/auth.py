@@ -5,8 +5,6 @@ import binascii
 import re
 
 from django.http import HttpRequest
-from rest_framework.authentication import BaseAuthentication
-from rest_framework.request import Request
 
 from apps.core.errors import JsonableError, UnauthorizedError
 from apps.realms.models import Realm
@@ -50,13 +48,3 @@ def authenticate_api_request(request: HttpRequest, realm: Realm):
     if user.realm_id != realm.id:
         raise UnauthorizedError("Account is not associated with this subdomain")
     return user
-
-
-class ApiKeyAuthentication(BaseAuthentication):
-    """REST framework adapter; the organization was resolved from the host before it runs."""
-
-    def authenticate(self, request: Request):
-        return authenticate_api_request(request._request, request._request.realm), None
-
-    def authenticate_header(self, request: Request) -> str:
-        return 'Basic realm="zulip"'

@@ -31,6 +31,7 @@ class ErrorCode(StrEnum):
     PASSWORD_AUTH_DISABLED = "PASSWORD_AUTH_DISABLED"  # noqa: S105 (an error code)
     NONEXISTENT_SUBDOMAIN = "NONEXISTENT_SUBDOMAIN"
     RATE_LIMIT_HIT = "RATE_LIMIT_HIT"
+    BAD_EVENT_QUEUE_ID = "BAD_EVENT_QUEUE_ID"
     SERVICE_UNAVAILABLE = "SERVICE_UNAVAILABLE"
     INTERNAL_SERVER_ERROR = "INTERNAL_SERVER_ERROR"
 
@@ -244,14 +245,18 @@ class MethodNotAllowedError(JsonableError):
         return {"Allow": ", ".join(self.data["allowed_methods"])}
 
 
-def drf_exception_handler(exc: Exception, context: dict[str, Any]) -> JsonResponse | None:
+def exception_response(exc: BaseException, where: str) -> JsonResponse:
+    """The envelope for any exception a view raised; unexpected ones are logged and hidden."""
+    error = as_jsonable_error(exc)
+    if error is None:
+        logger.error("unhandled error in %s", where, exc_info=exc)
+        error = InternalServerError()
+    return error_response(error)
+
+
+def drf_exception_handler(exc: Exception, context: dict[str, Any]) -> JsonResponse:
     """REST framework's EXCEPTION_HANDLER: our envelope for everything a view raises."""
     if isinstance(exc, drf_exceptions.MethodNotAllowed):
         view = context.get("view")
-        allowed = list(getattr(view, "allowed_methods", []))
-        return error_response(MethodNotAllowedError(allowed))
-    error = as_jsonable_error(exc)
-    if error is None:
-        logger.exception("unhandled error in %s", context.get("view").__class__.__name__)
-        return error_response(InternalServerError())
-    return error_response(error)
+        return error_response(MethodNotAllowedError(list(getattr(view, "allowed_methods", []))))
+    return exception_response(exc, context.get("view").__class__.__name__)

@@ -22,41 +22,44 @@ REQUEST_ID_HEADER = "X-Request-Id"
 HEALTH_PATHS = {"/health/live": health.live, "/health/ready": health.ready}
 
 
+def start_request_id(request: HttpRequest) -> float:
+    """Give the request its id (in `request.request_id` and every log line); returns the start time."""
+    request.request_id = uuid.uuid4().hex
+    # Not reset when the response leaves: Django logs errors after the middleware has returned.
+    # Every request runs in its own context (ASGI) or sets a new id first (WSGI threads).
+    current_request_id.set(request.request_id)
+    return time.monotonic()
+
+
+def finish_request_id(request: HttpRequest, response: HttpResponse, started: float) -> HttpResponse:
+    """Put the id in the response and write the access log line."""
+    response[REQUEST_ID_HEADER] = request.request_id
+    if request.path not in HEALTH_PATHS:
+        access_logger.info(
+            "%s %s %s %.1fms user=%s",
+            request.method,
+            request.path,
+            response.status_code,
+            (time.monotonic() - started) * 1000,
+            getattr(request, "api_user_id", "-"),
+        )
+    return response
+
+
 @sync_and_async_middleware
 def request_id_middleware(get_response: Callable) -> Callable:
     """Give each request an id: in `request.request_id`, in every log line, and in the response."""
-
-    def start(request: HttpRequest) -> float:
-        request.request_id = uuid.uuid4().hex
-        # Not reset when the response leaves: Django logs errors after the middleware has returned.
-        # Every request runs in its own context (ASGI) or sets a new id first (WSGI threads).
-        current_request_id.set(request.request_id)
-        return time.monotonic()
-
-    def finish(request: HttpRequest, response: HttpResponse, started: float) -> HttpResponse:
-        response[REQUEST_ID_HEADER] = request.request_id
-        if request.path not in HEALTH_PATHS:
-            access_logger.info(
-                "%s %s %s %.1fms user=%s",
-                request.method,
-                request.path,
-                response.status_code,
-                (time.monotonic() - started) * 1000,
-                getattr(request, "api_user_id", "-"),
-            )
-        return response
-
     if iscoroutinefunction(get_response):
 
         async def async_middleware(request: HttpRequest) -> HttpResponse:
-            started = start(request)
-            return finish(request, await get_response(request), started)
+            started = start_request_id(request)
+            return finish_request_id(request, await get_response(request), started)
 
         return async_middleware
 
     def middleware(request: HttpRequest) -> HttpResponse:
-        started = start(request)
-        return finish(request, get_response(request), started)
+        started = start_request_id(request)
+        return finish_request_id(request, get_response(request), started)
 
     return middleware
 

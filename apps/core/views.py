@@ -3,25 +3,20 @@
 import sys
 from typing import Any
 
-from django.conf import settings
 from django.http import HttpRequest, HttpResponse
 from rest_framework.exceptions import MethodNotAllowed
 from rest_framework.request import Request
 from rest_framework.views import APIView
 
-from apps.core import ratelimit
-from apps.core.auth import ApiKeyAuthentication
+from apps.core.api import begin_api_request, finish_api_response
 from apps.core.errors import (
     AccessDeniedError,
     InternalServerError,
     JsonableError,
-    RateLimitedError,
     ResourceNotFoundError,
-    UnauthorizedError,
     as_jsonable_error,
     error_response,
 )
-from apps.realms.selectors import get_realm_for_request
 
 
 class ApiView(APIView):
@@ -37,40 +32,18 @@ class ApiView(APIView):
     http_method_names = ["get", "post", "put", "patch", "delete", "head"]
 
     def get_authenticators(self) -> list:
-        return [ApiKeyAuthentication()] if self.authenticated else []
+        return []  # begin_api_request authenticates, the same way for every kind of view
 
     def initial(self, request: Request, *args: Any, **kwargs: Any) -> None:
         if request.method.lower() not in self.http_method_names or not hasattr(self, request.method.lower()):
             # Before authentication: an unsupported method is a 405 whoever asks.
             raise MethodNotAllowed(request.method)
-        get_realm_for_request(request._request)
-        try:
-            super().initial(request, *args, **kwargs)
-        except UnauthorizedError:
-            # Failed authentications count against the client's address, so keys cannot be
-            # guessed faster than unauthenticated requests are allowed.
-            self.check_rate_limit(request, user=None)
-            raise
-        self.check_rate_limit(request, user=request.user)
-
-    def check_rate_limit(self, request: Request, *, user) -> None:
-        if user is not None:
-            request._request.api_user_id = user.id
-            key, limit = f"api_by_user:{user.id}", settings.RATE_LIMIT_API_BY_USER
-        else:
-            key, limit = f"api_by_ip:{request.META.get('REMOTE_ADDR', '')}", settings.RATE_LIMIT_API_BY_IP
-        state = ratelimit.check_api_request(key, limit)
-        request._request.rate_limit_state = state
-        if state is not None and state.blocked:
-            raise RateLimitedError(state.retry_after)
+        request.user = begin_api_request(request._request, authenticated=self.authenticated)
+        super().initial(request, *args, **kwargs)
 
     def finalize_response(self, request: Request, response: HttpResponse, *args: Any, **kwargs: Any) -> HttpResponse:
         response = super().finalize_response(request, response, *args, **kwargs)
-        state = getattr(request._request, "rate_limit_state", None)
-        if state is not None:
-            for name, value in state.headers().items():
-                response[name] = value
-        return response
+        return finish_api_response(request._request, response)
 
 
 def not_found(request: HttpRequest, exception: Exception | None = None) -> HttpResponse:

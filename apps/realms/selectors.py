@@ -1,5 +1,7 @@
 """Reads of organizations, and which organization a request's host names."""
 
+import hashlib
+
 from django.conf import settings
 from django.http import HttpRequest
 from django.http.request import split_domain_port
@@ -35,3 +37,8 @@ def get_realm_for_request(request: HttpRequest) -> Realm:
             raise InvalidSubdomainError()
         request.realm = realm
     return realm
+
+
+def realm_icon_url(realm: Realm) -> str:
+    digest = hashlib.md5(realm.string_id.encode(), usedforsecurity=False).hexdigest()
+    return f"https://secure.gravatar.com/avatar/{digest}?d=identicon"

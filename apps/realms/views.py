@@ -1,7 +1,5 @@
 """Server and organization information for clients (/api/v1)."""
 
-import hashlib
-
 from django.conf import settings
 from rest_framework.request import Request
 
@@ -10,6 +8,7 @@ from apps.core.responses import json_success
 from apps.core.version import PARLEY_VERSION
 from apps.core.views import ApiView
 from apps.realms.models import Realm
+from apps.realms.selectors import realm_icon_url
 
 EXTERNAL_AUTH_METHODS = (
     "dev",
@@ -23,11 +22,6 @@ EXTERNAL_AUTH_METHODS = (
     "saml",
     "openid connect",
 )
-
-
-def realm_icon_url(realm: Realm) -> str:
-    digest = hashlib.md5(realm.string_id.encode(), usedforsecurity=False).hexdigest()
-    return f"https://secure.gravatar.com/avatar/{digest}?d=identicon"
 
 
 class ServerSettingsView(ApiView):

@@ -4,18 +4,24 @@ import datetime
 import json
 import re
 import secrets
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
+from functools import cache
 from typing import Any
+from zoneinfo import available_timezones
 
 from django.contrib.auth.password_validation import validate_password
 from django.core.exceptions import ValidationError
 from django.core.validators import URLValidator, validate_email
 from django.db import IntegrityError, transaction
+from django.db.models import F
 
 from apps.core.errors import JsonableError, OrganizationOwnerRequiredError
 from apps.core.markdown import render_markdown
+from apps.events.publish import send_event_on_commit
 from apps.realms.models import EmailVisibility, Realm
 from apps.users.models import BotService, BotType, CustomProfileField, CustomProfileFieldValue, Role, User
+from apps.users.selectors import VISIBILITY_FOR_ROLE, api_email, avatar_url
+from apps.users.serializers import custom_profile_field_to_dict, user_to_dict
 
 FieldType = CustomProfileField.FieldType
 
@@ -39,6 +45,54 @@ def generate_api_key() -> str:
         key = secrets.token_urlsafe(32).replace("-", "").replace("_", "")[: User.API_KEY_LENGTH]
         if len(key) == User.API_KEY_LENGTH:
             return key
+
+
+# --- events ----------------------------------------------------------------------------------------
+
+
+def _audience(realm_id: int) -> list[tuple[int, int]]:
+    """(id, role) of everyone who can see the organization's users: its active users and bots."""
+    return list(User.objects.filter(realm_id=realm_id, is_active=True).values_list("id", "role"))
+
+
+def send_person_update(user: User, person: dict[str, Any]) -> None:
+    """Emits: realm_user/update with `person` (plus user_id) to everyone who can see `user`."""
+    event = {"type": "realm_user", "op": "update", "person": {"user_id": user.id, **person}}
+    send_event_on_commit(event, [uid for uid, _ in _audience(user.realm_id)])
+
+
+def _send_by_email_access(user: User, build: Callable[[bool], dict[str, Any]]) -> None:
+    """Send `build(sees_real_email)` to each part of the audience: the event differs between those
+    who may see the user's real address and those who may not."""
+    audience = _audience(user.realm_id)
+    by_access: dict[bool, list[int]] = {True: [], False: []}
+    for uid, role in audience:
+        by_access[uid == user.id or user.is_bot or user.email_address_visibility in VISIBILITY_FOR_ROLE[role]].append(
+            uid
+        )
+    for sees, user_ids in by_access.items():
+        if user_ids:
+            send_event_on_commit(build(sees), user_ids)
+
+
+def _send_user_added(user: User) -> None:
+    """Emits: realm_user/add with the full user object, as each recipient may see it."""
+
+    def build(sees_real_email: bool) -> dict[str, Any]:
+        person = user_to_dict(user, acting_user=user, client_gravatar=True, profile_data={})
+        if not sees_real_email:
+            person["delivery_email"] = None
+        return {"type": "realm_user", "op": "add", "person": person}
+
+    _send_by_email_access(user, build)
+
+
+def _send_custom_profile_fields(realm: Realm) -> None:
+    """Emits: custom_profile_fields with every definition, to the organization's active users."""
+    fields = [
+        custom_profile_field_to_dict(f) for f in CustomProfileField.objects.filter(realm=realm).order_by("order", "id")
+    ]
+    send_event_on_commit({"type": "custom_profile_fields", "fields": fields}, [uid for uid, _ in _audience(realm.id)])
 
 
 # --- users ---------------------------------------------------------------------------------------
@@ -92,7 +146,7 @@ def do_create_user(
 
     Raises JsonableError for an invalid or taken email, an invalid name, a weak password, or bot
     settings that do not fit together. Bots always show their email; people get the organization's
-    default email visibility.
+    default email visibility. Emits: realm_user/add to the organization.
     """
     email = check_email(email)
     full_name = check_full_name(full_name)
@@ -138,14 +192,16 @@ def do_create_user(
         raise JsonableError(f"Email '{email}' already in use") from None
     if service_url:
         BotService.objects.create(bot=user, name=full_name, base_url=service_url, token=generate_api_key())
+    _send_user_added(user)
     return user
 
 
 @transaction.atomic
 def do_change_full_name(user: User, full_name: str, *, acting_user: User | None) -> None:
-    """Set the user's name (already validated with check_full_name)."""
+    """Set the user's name (already validated with check_full_name). Emits: realm_user/update."""
     User.objects.filter(id=user.id).update(full_name=full_name)
     user.full_name = full_name
+    send_person_update(user, {"full_name": full_name})
 
 
 def check_change_user_role(target: User, role: int, *, acting_user: User) -> None:
@@ -188,20 +244,38 @@ def do_change_user_role(user: User, role: int, *, acting_user: User | None) -> N
     """Set the role (no permission checks: operators, and check_change_user_role).
 
     Raises for the organization's only owner: an organization always keeps one.
+    Emits: realm_user/update {role}.
     """
     if role != Role.OWNER:
         check_keeps_an_owner(user, LAST_OWNER_ROLE_MESSAGE)
     User.objects.filter(id=user.id).update(role=role)
     user.role = role
+    send_person_update(user, {"role": role})
 
 
 @transaction.atomic
 def do_change_user_delivery_email(user: User, new_email: str, *, acting_user: User | None) -> None:
-    """Change the real email address. Raises for an invalid address or one in use in the organization."""
+    """Change the real email address. Raises for an invalid address or one in use in the organization.
+
+    Emits: realm_user/update {delivery_email} to those who may see it (null to the others), and
+    {new_email} when the API email changes too, then {avatar_url...} (Gravatar follows the address).
+    """
     new_email = check_email(new_email)
     check_email_available(user.realm, new_email, exclude=user)
+    old_api_email = api_email(user)
     User.objects.filter(id=user.id).update(delivery_email=new_email)
     user.delivery_email = new_email
+    _send_by_email_access(
+        user,
+        lambda sees: {
+            "type": "realm_user",
+            "op": "update",
+            "person": {"user_id": user.id, "delivery_email": new_email if sees else None},
+        },
+    )
+    if api_email(user) != old_api_email:
+        send_person_update(user, {"new_email": api_email(user)})
+    _send_avatar_update(user)
 
 
 def check_change_user_email(target: User, new_email: str, *, acting_user: User) -> None:
@@ -245,24 +319,89 @@ def check_deactivate_user(target: User, *, acting_user: User) -> None:
 def do_deactivate_user(user: User, *, acting_user: User | None) -> list[User]:
     """Deactivate the user and, first, every active bot they own. Returns all users deactivated.
 
-    Raises for the organization's only owner.
+    Raises for the organization's only owner. Emits: realm_user/update {is_active: false} for each.
     """
     check_keeps_an_owner(user, LAST_OWNER_DEACTIVATION_MESSAGE)
     bots = list(User.objects.filter(bot_owner=user, is_active=True))
     deactivated = [*bots, user]
+    # The audience is read before the change: those deactivated now still learn of it.
+    audience = [uid for uid, _ in _audience(user.realm_id)]
     User.objects.filter(id__in=[u.id for u in deactivated]).update(is_active=False)
     for each in deactivated:
         each.is_active = False
+        send_event_on_commit(
+            {"type": "realm_user", "op": "update", "person": {"user_id": each.id, "is_active": False}}, audience
+        )
     return deactivated
 
 
 @transaction.atomic
 def do_reactivate_user(user: User, *, acting_user: User | None) -> None:
-    """Reactivate the user; reactivating an active user changes nothing (as in Zulip)."""
+    """Reactivate the user; reactivating an active user changes nothing (as in Zulip).
+
+    Emits: realm_user/update {is_active: true}.
+    """
     if user.is_active:
         return
     User.objects.filter(id=user.id).update(is_active=True)
     user.is_active = True
+    send_person_update(user, {"is_active": True})
+
+
+@transaction.atomic
+def do_change_bot_owner(bot: User, owner: User, *, acting_user: User | None) -> None:
+    """Give the bot to another active user of its organization. Emits: realm_user/update {bot_owner_id}."""
+    if not bot.is_bot:
+        raise JsonableError("Only bots have an owner")
+    if owner.realm_id != bot.realm_id or not owner.is_active or owner.is_bot:
+        raise JsonableError("Invalid bot owner")
+    User.objects.filter(id=bot.id).update(bot_owner=owner)
+    bot.bot_owner = owner
+    send_person_update(bot, {"bot_owner_id": owner.id})
+
+
+@cache
+def _timezones() -> frozenset[str]:
+    return frozenset(available_timezones())
+
+
+def check_timezone(name: str) -> str:
+    """An IANA time zone name, or "" for none."""
+    if name and name not in _timezones():
+        raise JsonableError(f"Invalid timezone '{name}'")
+    return name
+
+
+@transaction.atomic
+def do_change_user_timezone(user: User, timezone_name: str, *, acting_user: User | None) -> None:
+    """Set the profile time zone. Emits: realm_user/update {email, timezone}."""
+    timezone_name = check_timezone(timezone_name)
+    User.objects.filter(id=user.id).update(timezone=timezone_name)
+    user.timezone = timezone_name
+    send_person_update(user, {"email": api_email(user), "timezone": timezone_name})
+
+
+def _send_avatar_update(user: User) -> None:
+    send_person_update(
+        user,
+        {
+            "avatar_source": user.avatar_source,
+            "avatar_url": avatar_url(user),
+            "avatar_url_medium": avatar_url(user, medium=True),
+            "avatar_version": user.avatar_version,
+        },
+    )
+
+
+@transaction.atomic
+def do_refresh_avatar(user: User, *, acting_user: User | None) -> None:
+    """Bump the avatar version, so clients fetch the picture again (e.g. after a Gravatar change).
+
+    Emits: realm_user/update with the avatar fields.
+    """
+    User.objects.filter(id=user.id).update(avatar_version=F("avatar_version") + 1)
+    user.refresh_from_db(fields=["avatar_version"])
+    _send_avatar_update(user)
 
 
 @transaction.atomic
@@ -343,6 +482,7 @@ def check_update_user_custom_profile_data(user: User, data: Iterable[tuple[int, 
     """Set or clear (value None, "" or []) the user's values; all are validated before any is written.
 
     Raises "Field id N not found." for fields of other organizations too.
+    Emits: realm_user/update {custom_profile_field} for each value that changed.
     """
     from apps.users.selectors import access_custom_profile_field
 
@@ -353,14 +493,22 @@ def check_update_user_custom_profile_data(user: User, data: Iterable[tuple[int, 
         field = access_custom_profile_field(user.realm, field_id)
         _check_may_edit_field(field, user=user, acting_user=acting_user)
         changes.append((field, None if value in (None, "", []) else check_profile_field_value(field, value)))
+    current = dict(CustomProfileFieldValue.objects.filter(user=user).values_list("field_id", "value"))
     for field, value in changes:
+        if current.get(field.id) == value:
+            continue  # unchanged values are neither written nor announced
         if value is None:
             CustomProfileFieldValue.objects.filter(user=user, field=field).delete()
+            send_person_update(user, {"custom_profile_field": {"id": field.id, "value": None}})
             continue
         rendered = render_markdown(value) if field.field_type in CustomProfileField.RENDERED_TYPES else ""
         CustomProfileFieldValue.objects.update_or_create(
             user=user, field=field, defaults={"value": value, "rendered_value": rendered}
         )
+        announced = {"id": field.id, "value": value}
+        if rendered:
+            announced["rendered_value"] = rendered
+        send_person_update(user, {"custom_profile_field": announced})
 
 
 def check_remove_user_custom_profile_data(user: User, field_ids: Iterable[int], *, acting_user: User) -> None:
@@ -485,7 +633,10 @@ def try_add_realm_custom_profile_field(
     editable_by_user: bool,
     acting_user: User | None,
 ) -> CustomProfileField:
-    """Add a field at the end of the order. Raises the validation errors of Zulip, in its order."""
+    """Add a field at the end of the order. Raises the validation errors of Zulip, in its order.
+
+    Emits: custom_profile_fields (as do the other definition changes below).
+    """
     name, hint = check_profile_field_definition(
         realm,
         name=name,
@@ -508,6 +659,7 @@ def try_add_realm_custom_profile_field(
     )
     field.order = field.id
     field.save(update_fields=["order"])
+    _send_custom_profile_fields(realm)
     return field
 
 
@@ -554,12 +706,15 @@ def try_update_realm_custom_profile_field(
     if editable_by_user is not None:
         field.editable_by_user = editable_by_user
     field.save()
+    _send_custom_profile_fields(field.realm)
 
 
 @transaction.atomic
 def do_remove_realm_custom_profile_field(field: CustomProfileField, *, acting_user: User | None) -> None:
-    """Delete the field and every user's value for it."""
+    """Delete the field and every user's value for it. Emits: custom_profile_fields."""
+    realm = field.realm
     field.delete()
+    _send_custom_profile_fields(realm)
 
 
 @transaction.atomic
@@ -572,3 +727,4 @@ def try_reorder_realm_custom_profile_fields(realm: Realm, order: list[int], *, a
         if field_id in fields:
             fields[field_id].order = index
     CustomProfileField.objects.bulk_update(fields.values(), ["order"])
+    _send_custom_profile_fields(realm)

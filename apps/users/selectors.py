@@ -57,9 +57,13 @@ def can_access_delivery_email(requester: User, target: User) -> bool:
 
 def avatar_url(user: User, *, medium: bool = False) -> str:
     # Only Gravatar is served for now; uploaded avatars would change avatar_source to "U".
-    digest = hashlib.md5(user.delivery_email.lower().encode(), usedforsecurity=False).hexdigest()
+    return gravatar_url(user.delivery_email, user.avatar_version, medium=medium)
+
+
+def gravatar_url(email: str, version: int, *, medium: bool = False) -> str:
+    digest = hashlib.md5(email.lower().encode(), usedforsecurity=False).hexdigest()
     size = "&s=500" if medium else ""
-    return f"https://secure.gravatar.com/avatar/{digest}?d=identicon{size}&version={user.avatar_version}"
+    return f"https://secure.gravatar.com/avatar/{digest}?d=identicon{size}&version={version}"
 
 
 def avatar_url_for_client(user: User, *, client_gravatar: bool) -> str | None:

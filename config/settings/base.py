@@ -40,6 +40,7 @@ INSTALLED_APPS = [
     "apps.core",
     "apps.realms",
     "apps.users",
+    "apps.events",
 ]
 
 MIDDLEWARE = [
@@ -146,6 +147,24 @@ RATE_LIMITING_ENABLED = env.bool("RATE_LIMITING_ENABLED", default=True)
 RATE_LIMIT_API_BY_USER = (cfg.positive_int("RATE_LIMIT_API_BY_USER", 200), 60)
 RATE_LIMIT_API_BY_IP = (cfg.positive_int("RATE_LIMIT_API_BY_IP", 100), 60)
 RATE_LIMIT_AUTH_FAILURES = (cfg.positive_int("RATE_LIMIT_AUTH_FAILURES", 5), 1800)
+
+# Event queues (apps/events). A queue lives this long after its last poll unless the client asks
+# otherwise (queue_lifespan_secs, up to 7 days); caps bound memory (an evicted queue answers
+# BAD_EVENT_QUEUE_ID and its client registers again).
+EVENT_QUEUE_LIFESPAN_SECONDS = cfg.positive_int("EVENT_QUEUE_LIFESPAN_SECONDS", 600)
+EVENT_QUEUE_MAX_EVENTS = cfg.positive_int("EVENT_QUEUE_MAX_EVENTS", 10000)
+EVENT_QUEUE_MAX_PER_USER = cfg.positive_int("EVENT_QUEUE_MAX_PER_USER", 50)
+EVENT_QUEUE_SWEEP_SECONDS = cfg.positive_int("EVENT_QUEUE_SWEEP_SECONDS", 60)
+# A waiting poll is answered with a heartbeat after a random time in this range (Zulip: 45-55 s).
+EVENTS_HEARTBEAT_SECONDS = cfg.seconds_range("EVENTS_HEARTBEAT_SECONDS", (45.0, 55.0))
+# Clients use this as their HTTP timeout for long-polls; above the heartbeat.
+EVENT_QUEUE_LONGPOLL_TIMEOUT_SECONDS = 90
+# How long after its commit an event may still be on its way to Redis (see OutboxEvent).
+EVENT_REGISTER_RACE_WINDOW_SECONDS = 30
+# Redis connections one process uses for polls, however many polls are waiting.
+EVENTS_REDIS_MAX_CONNECTIONS = cfg.positive_int("EVENTS_REDIS_MAX_CONNECTIONS", 50)
+# Threads per server process that run Django's synchronous code (see config/asgi.py).
+ASGI_THREADS = cfg.positive_int("ASGI_THREADS", 4)
 
 # Feature level advertised to Zulip clients; they switch parameter encodings on it.
 API_FEATURE_LEVEL = 496

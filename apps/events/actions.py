@@ -1,0 +1,106 @@
+"""Registering and deleting event queues."""
+
+import logging
+import time
+from collections.abc import Iterator
+from contextlib import contextmanager, suppress
+from datetime import timedelta
+from typing import Any
+
+from django.conf import settings
+from django.db import close_old_connections, connection, transaction
+from django.utils import timezone
+
+from apps.core.errors import JsonableError
+from apps.events.backends import get_backend
+from apps.events.models import OutboxEvent
+from apps.events.registry import QueueOptions, StateContext, fetch_initial_state
+from apps.events.serializers import QueueParams
+
+logger = logging.getLogger(__name__)
+
+
+def queue_options(params: QueueParams, *, lifespan_secs: int) -> QueueOptions:
+    return QueueOptions(
+        event_types=frozenset(params.event_types) if params.event_types is not None else None,
+        narrow=tuple(params.narrow),
+        apply_markdown=params.apply_markdown,
+        client_gravatar=params.client_gravatar,
+        all_public_streams=params.all_public_streams,
+        slim_presence=params.slim_presence,
+        include_subscribers=params.include_subscribers,
+        client_capabilities=params.client_capabilities,
+        lifespan_secs=lifespan_secs or settings.EVENT_QUEUE_LIFESPAN_SECONDS,
+    )
+
+
+def check_queue_options(user, options: QueueOptions) -> None:
+    if options.all_public_streams and (user.is_guest or user.realm_id is None):
+        raise JsonableError("User not authorized for this query")
+
+
+def do_register_queue_only(user, options: QueueOptions) -> str:
+    """A new queue for `user`, without initial state (GET /events without queue_id)."""
+    check_queue_options(user, options)
+    return get_backend().create_queue(user.id, user.realm_id, options)
+
+
+def do_register_queue(user, options: QueueOptions, fetch_event_types: list[str] | None) -> tuple[str, dict[str, Any]]:
+    """A new queue and the initial state it continues from.
+
+    The queue exists before the state is read, so nothing committed later is lost; the state and
+    the list of events it already contains come from one database snapshot, and those events are
+    kept out of the queue, so nothing is applied twice.
+    """
+    check_queue_options(user, options)
+    backend = get_backend()
+    queue_id = backend.create_queue(user.id, user.realm_id, options)
+    try:
+        with _one_snapshot():
+            state = fetch_initial_state(StateContext(user=user, options=options), fetch_event_types)
+            since = timezone.now() - timedelta(seconds=settings.EVENT_REGISTER_RACE_WINDOW_SECONDS)
+            included = list(OutboxEvent.objects.filter(created__gte=since).values_list("id", flat=True))
+        backend.exclude_events(queue_id, included)
+    except BaseException:
+        with suppress(Exception):
+            backend.delete_queue(queue_id, user.id)
+        raise
+    return queue_id, state
+
+
+@contextmanager
+def _one_snapshot() -> Iterator[None]:
+    """A transaction whose reads all see one state of the database.
+
+    PostgreSQL needs REPEATABLE READ for that; a SQLite transaction always does.
+    """
+    outermost = not connection.in_atomic_block
+    with transaction.atomic():
+        if outermost and connection.vendor == "postgresql":
+            with connection.cursor() as cursor:
+                cursor.execute("SET TRANSACTION ISOLATION LEVEL REPEATABLE READ")
+        yield
+
+
+def do_sweep_event_queues(*, exclusive: bool = True) -> list[tuple[str, int]]:
+    """Delete expired queues and outbox rows nobody needs any more; returns (queue id, user id) pairs.
+
+    With `exclusive`, only one process of the deployment sweeps in a sweep period.
+    """
+    backend = get_backend()
+    if exclusive and not backend.try_lock("sweep", settings.EVENT_QUEUE_SWEEP_SECONDS):
+        return []
+    try:
+        removed = backend.sweep(time.time())
+        keep_for = timedelta(seconds=max(300, 4 * settings.EVENT_REGISTER_RACE_WINDOW_SECONDS))
+        OutboxEvent.objects.filter(created__lt=timezone.now() - keep_for).delete()
+    finally:
+        close_old_connections()
+    for queue_id, user_id in removed:
+        logger.info("event queue %s of user %s expired and was deleted", queue_id, user_id)
+    return removed
+
+
+def do_delete_queue(user, queue_id: str) -> None:
+    """Delete the user's queue; another user's queue, or none, is BAD_EVENT_QUEUE_ID."""
+    get_backend().delete_queue(queue_id, user.id)

@@ -1,0 +1,181 @@
+"""Event queues in this process's memory: the embedded default, for a single server process."""
+
+import json
+import threading
+import time
+import uuid
+from dataclasses import dataclass, field
+from typing import Any
+
+from django.conf import settings
+
+from apps.events.backends import BadEventQueueIdError, PollStart, Waiters, check_acknowledgement
+from apps.events.registry import QueueOptions
+
+
+@dataclass
+class _Queue:
+    queue_id: str
+    user_id: int
+    realm_id: int
+    options: QueueOptions
+    created: float
+    expires_at: float
+    next_id: int = 0
+    newest_pruned_id: int = -1
+    events: list[tuple[int, str]] = field(default_factory=list)  # (id, JSON), in id order
+    by_outbox: dict[int, int] = field(default_factory=dict)  # outbox id -> event id, while young
+    skip_outbox: set[int] = field(default_factory=set)
+    poll_token: str | None = None
+
+    def append(self, payload: str) -> int:
+        event_id = self.next_id
+        self.next_id += 1
+        self.events.append((event_id, f'{{"id": {event_id}, {payload[1:]}'))
+        return event_id
+
+    def after(self, last_event_id: int) -> list[dict[str, Any]]:
+        return [json.loads(body) for event_id, body in self.events if event_id > last_event_id]
+
+
+class MemoryBackend:
+    def __init__(self) -> None:
+        self.waiters = Waiters()
+        self._queues: dict[str, _Queue] = {}
+        self._by_user: dict[int, set[str]] = {}
+        self._lock = threading.RLock()
+
+    # --- registration and publishing (sync: called from actions and views) -------------------
+
+    def create_queue(self, user_id: int, realm_id: int, options: QueueOptions) -> str:
+        now = time.time()
+        evicted = []
+        with self._lock:
+            mine = [self._queues[qid] for qid in self._by_user.get(user_id, ())]
+            while len(mine) >= settings.EVENT_QUEUE_MAX_PER_USER:
+                oldest = min(mine, key=lambda q: (q.expires_at, q.created))
+                mine.remove(oldest)
+                self._drop(oldest)
+                evicted.append(oldest.queue_id)
+            queue = _Queue(uuid.uuid4().hex, user_id, realm_id, options, now, now + options.lifespan_secs)
+            self._queues[queue.queue_id] = queue
+            self._by_user.setdefault(user_id, set()).add(queue.queue_id)
+        self.waiters.notify(evicted, "deleted")
+        return queue.queue_id
+
+    def publish(self, payload: str, event_type: str, user_ids: list[int], outbox_id: int) -> int:
+        now = time.time()
+        woken, evicted = [], []
+        with self._lock:
+            for user_id in user_ids:
+                for queue_id in list(self._by_user.get(user_id, ())):
+                    queue = self._queues[queue_id]
+                    if not queue.options.wants(event_type) or outbox_id in queue.skip_outbox:
+                        continue
+                    event_id = queue.append(payload)
+                    if now - queue.created < settings.EVENT_REGISTER_RACE_WINDOW_SECONDS:
+                        queue.by_outbox[outbox_id] = event_id
+                    if len(queue.events) > settings.EVENT_QUEUE_MAX_EVENTS:
+                        self._drop(queue)
+                        evicted.append(queue_id)
+                    else:
+                        woken.append(queue_id)
+        self.waiters.notify(woken, "events")
+        self.waiters.notify(evicted, "deleted")
+        return len(woken)
+
+    def exclude_events(self, queue_id: str, outbox_ids: list[int]) -> None:
+        with self._lock:
+            queue = self._queues.get(queue_id)
+            if queue is None:
+                return
+            dropped = {queue.by_outbox[oid] for oid in outbox_ids if oid in queue.by_outbox}
+            queue.events = [(eid, body) for eid, body in queue.events if eid not in dropped]
+            queue.skip_outbox.update(outbox_ids)
+
+    def delete_queue(self, queue_id: str, user_id: int) -> None:
+        with self._lock:
+            self._drop(self._owned(queue_id, user_id))
+        self.waiters.notify([queue_id], "deleted")
+
+    def sweep(self, now: float) -> list[tuple[str, int]]:
+        with self._lock:
+            expired = [q for q in self._queues.values() if q.expires_at <= now]
+            for queue in expired:
+                self._drop(queue)
+        self.waiters.notify([q.queue_id for q in expired], "deleted")
+        return [(q.queue_id, q.user_id) for q in expired]
+
+    def expired_queue_ids(self, now: float) -> list[str]:
+        with self._lock:
+            return sorted(q.queue_id for q in self._queues.values() if q.expires_at <= now)
+
+    def try_lock(self, name: str, seconds: int) -> bool:
+        return True  # one process: nobody to share the work with
+
+    def queue_ids_of_user(self, user_id: int) -> list[str]:
+        with self._lock:
+            return sorted(self._by_user.get(user_id, ()))
+
+    def get_events(self, queue_id: str, user_id: int, last_event_id: int) -> PollStart:
+        return self._begin(queue_id, user_id, last_event_id, token=uuid.uuid4().hex, waiting=False)
+
+    # --- polling (async interface; the work is quick and in memory) -----------------------------
+
+    async def begin_poll(
+        self, queue_id: str, user_id: int, last_event_id: int, token: str, *, waiting: bool
+    ) -> PollStart:
+        return self._begin(queue_id, user_id, last_event_id, token, waiting=waiting)
+
+    async def read_events(self, queue_id: str, user_id: int, last_event_id: int) -> list[dict[str, Any]]:
+        with self._lock:
+            return self._owned(queue_id, user_id).after(last_event_id)
+
+    async def add_heartbeat(self, queue_id: str, user_id: int, last_event_id: int) -> list[dict[str, Any]]:
+        with self._lock:
+            queue = self._owned(queue_id, user_id)
+            queue.append('{"type": "heartbeat"}')
+            return queue.after(last_event_id)
+
+    async def end_poll(self, queue_id: str, token: str) -> None:
+        with self._lock:
+            queue = self._queues.get(queue_id)
+            if queue is not None and queue.poll_token == token:
+                queue.poll_token = None
+                queue.expires_at = time.time() + queue.options.lifespan_secs
+
+    async def start_notifications(self) -> None:
+        """Nothing to listen to: every publisher is in this process."""
+
+    # --- internals -------------------------------------------------------------------------------
+
+    def _begin(self, queue_id: str, user_id: int, last_event_id: int, token: str, *, waiting: bool) -> PollStart:
+        now = time.time()
+        with self._lock:
+            queue = self._owned(queue_id, user_id)
+            acknowledged = [eid for eid, _ in queue.events if eid <= last_event_id]
+            check_acknowledgement(last_event_id, queue.newest_pruned_id, max(acknowledged, default=None))
+            if acknowledged:
+                queue.events = queue.events[len(acknowledged) :]
+                queue.newest_pruned_id = last_event_id
+            queue.poll_token = token
+            lease = settings.EVENTS_HEARTBEAT_SECONDS[1] + 5 if waiting else 0
+            queue.expires_at = now + queue.options.lifespan_secs + lease
+            result = PollStart(queue.after(last_event_id), queue.options)
+        self.waiters.notify([queue_id], "takeover", token=token)
+        return result
+
+    def _owned(self, queue_id: str, user_id: int) -> _Queue:
+        """The queue, if it exists and belongs to the user; another user's answers like none."""
+        queue = self._queues.get(queue_id)
+        if queue is None or queue.user_id != user_id:
+            raise BadEventQueueIdError(queue_id)
+        return queue
+
+    def _drop(self, queue: _Queue) -> None:
+        self._queues.pop(queue.queue_id, None)
+        mine = self._by_user.get(queue.user_id)
+        if mine is not None:
+            mine.discard(queue.queue_id)
+            if not mine:
+                del self._by_user[queue.user_id]

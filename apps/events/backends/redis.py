@@ -1,0 +1,425 @@
+"""Event queues in Redis: any server process on any machine serves any queue.
+
+Every operation is one Lua script, so it is atomic and costs one round trip. Keys (prefix P):
+
+    P:eq:<queue>        hash: user, realm, types, options, lifespan, created, next, pruned, poll
+    P:eq:<queue>:ev     sorted set: the queue's events as JSON, scored by their id
+    P:eq:<queue>:ob     hash: outbox id -> event id, kept while the queue is young (register race)
+    P:eq:<queue>:skip   set: outbox ids already in the queue's initial state
+    P:uq:<user>         hash: queue -> event types, the user's queues (what publishing walks)
+    P:eq:expiry         sorted set: queue -> time it expires unless polled again (the sweep reads it)
+    P:eq:notify         channel: "w q1 q2" new events, "d q1" deleted, "t q token" taken over
+
+Each process holds one subscription to the channel and wakes its own parked polls; a waiting poll
+needs no Redis connection of its own. Every key carries a TTL beyond the queue's life, so a crash
+or a stopped sweeper leaks nothing.
+"""
+
+import asyncio
+import json
+import logging
+import uuid
+from typing import Any
+
+import redis
+import redis.asyncio
+from django.conf import settings
+
+from apps.core.errors import JsonableError
+from apps.core.redis_client import get_redis, redis_key
+from apps.events.backends import BadEventQueueIdError, PollStart, Waiters
+from apps.events.registry import QueueOptions
+
+logger = logging.getLogger(__name__)
+
+# Keys outlive the queue by this much, only as a safety net for a stopped sweeper.
+BACKSTOP_SECONDS = 3600
+
+_PRELUDE = """
+local p = ARGV[1]
+local notify = p .. ':eq:notify'
+local expiry = p .. ':eq:expiry'
+local function now()
+  local t = redis.call('TIME')
+  return tonumber(t[1]) + tonumber(t[2]) / 1000000
+end
+local function qkey(qid) return p .. ':eq:' .. qid end
+local function drop(qid, uid)
+  local k = qkey(qid)
+  if not uid then uid = redis.call('HGET', k, 'user') end
+  redis.call('DEL', k, k .. ':ev', k .. ':ob', k .. ':skip')
+  if uid then redis.call('HDEL', p .. ':uq:' .. uid, qid) end
+  redis.call('ZREM', expiry, qid)
+end
+local function keep(qid, seconds)
+  local k = qkey(qid)
+  for _, key in ipairs({k, k .. ':ev', k .. ':ob', k .. ':skip'}) do
+    redis.call('EXPIRE', key, math.ceil(seconds))
+  end
+end
+"""
+
+# ARGV: prefix, queue, user, realm, types, options, lifespan, max_per_user, backstop
+_CREATE = """
+local qid, uid, lifespan = ARGV[2], ARGV[3], tonumber(ARGV[7])
+local uq = p .. ':uq:' .. uid
+local live = {}
+for _, q in ipairs(redis.call('HKEYS', uq)) do
+  local score = redis.call('ZSCORE', expiry, q)
+  if score and redis.call('EXISTS', qkey(q)) == 1 then
+    table.insert(live, {q, tonumber(score)})
+  else
+    redis.call('HDEL', uq, q)
+  end
+end
+table.sort(live, function(a, b) return a[2] < b[2] end)
+local evicted = {}
+local i = 1
+while #live - #evicted >= tonumber(ARGV[8]) do
+  drop(live[i][1], uid)
+  table.insert(evicted, live[i][1])
+  i = i + 1
+end
+local t = now()
+redis.call('HSET', qkey(qid), 'user', uid, 'realm', ARGV[4], 'types', ARGV[5], 'options', ARGV[6],
+  'lifespan', lifespan, 'created', t, 'next', 0, 'pruned', -1)
+keep(qid, lifespan + tonumber(ARGV[9]))
+redis.call('HSET', uq, qid, ARGV[5])
+redis.call('EXPIRE', uq, 7 * 24 * 3600 + tonumber(ARGV[9]))
+redis.call('ZADD', expiry, t + lifespan, qid)
+if #evicted > 0 then redis.call('PUBLISH', notify, 'd ' .. table.concat(evicted, ' ')) end
+return evicted
+"""
+
+# ARGV: prefix, payload, event type, outbox id, race window, max events, user ids...
+_PUBLISH = """
+local payload, etype, oid = ARGV[2], ',' .. ARGV[3] .. ',', ARGV[4]
+local window, max_events = tonumber(ARGV[5]), tonumber(ARGV[6])
+local t = now()
+local woken, evicted = {}, {}
+for i = 7, #ARGV do
+  local uid = ARGV[i]
+  local uq = p .. ':uq:' .. uid
+  local entries = redis.call('HGETALL', uq)
+  for j = 1, #entries, 2 do
+    local qid, types = entries[j], entries[j + 1]
+    if types == '*' or string.find(types, etype, 1, true) then
+      local k = qkey(qid)
+      local created = redis.call('HGET', k, 'created')
+      if not created then
+        redis.call('HDEL', uq, qid)
+      elseif redis.call('SISMEMBER', k .. ':skip', oid) == 0 then
+        local eid = redis.call('HINCRBY', k, 'next', 1) - 1
+        redis.call('ZADD', k .. ':ev', eid, '{"id": ' .. eid .. ', ' .. string.sub(payload, 2))
+        redis.call('EXPIRE', k .. ':ev', redis.call('TTL', k))
+        if t - tonumber(created) < window then
+          redis.call('HSET', k .. ':ob', oid, eid)
+          redis.call('EXPIRE', k .. ':ob', redis.call('TTL', k))
+        end
+        if redis.call('ZCARD', k .. ':ev') > max_events then
+          drop(qid, uid)
+          table.insert(evicted, qid)
+        else
+          table.insert(woken, qid)
+        end
+      end
+    end
+  end
+end
+if #woken > 0 then redis.call('PUBLISH', notify, 'w ' .. table.concat(woken, ' ')) end
+if #evicted > 0 then redis.call('PUBLISH', notify, 'd ' .. table.concat(evicted, ' ')) end
+return #woken
+"""
+
+# ARGV: prefix, queue, user, last event id, poll token, lease seconds, backstop
+_BEGIN_POLL = """
+local qid, last, lease = ARGV[2], tonumber(ARGV[4]), tonumber(ARGV[6])
+local k = qkey(qid)
+local q = redis.call('HMGET', k, 'user', 'pruned', 'lifespan', 'options')
+if not q[1] or q[1] ~= ARGV[3] then return {'BAD'} end
+local pruned = tonumber(q[2])
+if last < pruned then return {'PRUNED'} end
+local top = redis.call('ZREVRANGEBYSCORE', k .. ':ev', last, '-inf', 'WITHSCORES', 'LIMIT', 0, 1)
+local newest = pruned
+if #top > 0 then newest = tonumber(top[2]) end
+if last ~= newest then return {'NOTIN'} end
+if #top > 0 then
+  redis.call('ZREMRANGEBYSCORE', k .. ':ev', '-inf', last)
+  redis.call('HSET', k, 'pruned', last)
+end
+redis.call('HSET', k, 'poll', ARGV[5])
+local lifespan = tonumber(q[3])
+redis.call('ZADD', expiry, now() + lifespan + lease, qid)
+keep(qid, lifespan + lease + tonumber(ARGV[7]))
+redis.call('PUBLISH', notify, 't ' .. qid .. ' ' .. ARGV[5])
+return {'OK', q[4], redis.call('ZRANGEBYSCORE', k .. ':ev', '(' .. last, '+inf')}
+"""
+
+# ARGV: prefix, queue, user, last event id, add a heartbeat (1/0)
+_READ = """
+local k = qkey(ARGV[2])
+if redis.call('HGET', k, 'user') ~= ARGV[3] then return {'BAD'} end
+if ARGV[5] == '1' then
+  local eid = redis.call('HINCRBY', k, 'next', 1) - 1
+  redis.call('ZADD', k .. ':ev', eid, '{"id": ' .. eid .. ', "type": "heartbeat"}')
+  redis.call('EXPIRE', k .. ':ev', redis.call('TTL', k))
+end
+return {'OK', redis.call('ZRANGEBYSCORE', k .. ':ev', '(' .. ARGV[4], '+inf')}
+"""
+
+# ARGV: prefix, queue, poll token, backstop
+_END_POLL = """
+local qid = ARGV[2]
+local k = qkey(qid)
+if redis.call('HGET', k, 'poll') ~= ARGV[3] then return 0 end
+redis.call('HDEL', k, 'poll')
+local lifespan = tonumber(redis.call('HGET', k, 'lifespan'))
+redis.call('ZADD', expiry, now() + lifespan, qid)
+keep(qid, lifespan + tonumber(ARGV[4]))
+return 1
+"""
+
+# ARGV: prefix, queue, user
+_DELETE = """
+if redis.call('HGET', qkey(ARGV[2]), 'user') ~= ARGV[3] then return 0 end
+drop(ARGV[2], ARGV[3])
+redis.call('PUBLISH', notify, 'd ' .. ARGV[2])
+return 1
+"""
+
+# ARGV: prefix, queue, race window, outbox ids...
+_EXCLUDE = """
+local k = qkey(ARGV[2])
+if redis.call('EXISTS', k) == 0 then return 0 end
+for i = 4, #ARGV do
+  local eid = redis.call('HGET', k .. ':ob', ARGV[i])
+  if eid then redis.call('ZREMRANGEBYSCORE', k .. ':ev', eid, eid) end
+  redis.call('SADD', k .. ':skip', ARGV[i])
+end
+redis.call('EXPIRE', k .. ':skip', math.ceil(tonumber(ARGV[3]) * 2))
+return 1
+"""
+
+# ARGV: prefix, batch size
+_SWEEP = """
+local expired = redis.call('ZRANGEBYSCORE', expiry, '-inf', now(), 'LIMIT', 0, tonumber(ARGV[2]))
+local removed = {}
+for _, qid in ipairs(expired) do
+  local uid = redis.call('HGET', qkey(qid), 'user')
+  drop(qid, uid)
+  table.insert(removed, qid)
+  table.insert(removed, uid or '')
+end
+if #expired > 0 then redis.call('PUBLISH', notify, 'd ' .. table.concat(expired, ' ')) end
+return removed
+"""
+
+_SCRIPTS = {
+    "create": _CREATE,
+    "publish": _PUBLISH,
+    "begin_poll": _BEGIN_POLL,
+    "read": _READ,
+    "end_poll": _END_POLL,
+    "delete": _DELETE,
+    "exclude": _EXCLUDE,
+    "sweep": _SWEEP,
+}
+
+
+def _types_field(options: QueueOptions) -> str:
+    return "*" if options.event_types is None else "," + ",".join(sorted(options.event_types)) + ","
+
+
+def _poll_error(status: str, last_event_id: int) -> JsonableError:
+    if status == "PRUNED":
+        return JsonableError(f"An event newer than {last_event_id} has already been pruned!")
+    return JsonableError(f"Event {last_event_id} was not in this queue")
+
+
+def _decode_events(raw: list[bytes]) -> list[dict[str, Any]]:
+    return [json.loads(body) for body in raw]
+
+
+class RedisBackend:
+    def __init__(self) -> None:
+        self.waiters = Waiters()
+        self._sync_scripts: dict[str, Any] = {}
+        self._async_clients: dict[asyncio.AbstractEventLoop, tuple[redis.asyncio.Redis, dict[str, Any]]] = {}
+        self._listener: asyncio.Task | None = None
+        self._subscribed: asyncio.Future | None = None
+
+    # --- script plumbing --------------------------------------------------------------------------
+
+    def _run(self, name: str, *args: Any) -> Any:
+        if name not in self._sync_scripts:
+            self._sync_scripts[name] = get_redis().register_script(_PRELUDE + _SCRIPTS[name])
+        return self._sync_scripts[name](keys=[], args=[settings.REDIS_KEY_PREFIX, *args])
+
+    def _async_client(self) -> tuple[redis.asyncio.Redis, dict[str, Any]]:
+        loop = asyncio.get_running_loop()
+        entry = self._async_clients.get(loop)
+        if entry is None:
+            for old_loop in [lp for lp in self._async_clients if lp.is_closed()]:
+                del self._async_clients[old_loop]
+            pool = redis.asyncio.BlockingConnectionPool.from_url(
+                settings.REDIS_URL,
+                max_connections=settings.EVENTS_REDIS_MAX_CONNECTIONS,
+                timeout=settings.DEPENDENCY_CONNECT_TIMEOUT,
+                **settings.REDIS_CONNECTION_KWARGS,
+            )
+            entry = (redis.asyncio.Redis(connection_pool=pool), {})
+            self._async_clients[loop] = entry
+        return entry
+
+    async def _arun(self, name: str, *args: Any) -> Any:
+        client, scripts = self._async_client()
+        if name not in scripts:
+            scripts[name] = client.register_script(_PRELUDE + _SCRIPTS[name])
+        return await scripts[name](keys=[], args=[settings.REDIS_KEY_PREFIX, *args])
+
+    # --- registration and publishing --------------------------------------------------------------
+
+    def create_queue(self, user_id: int, realm_id: int, options: QueueOptions) -> str:
+        queue_id = uuid.uuid4().hex
+        self._run(
+            "create",
+            queue_id,
+            user_id,
+            realm_id,
+            _types_field(options),
+            json.dumps(options.to_json()),
+            options.lifespan_secs,
+            settings.EVENT_QUEUE_MAX_PER_USER,
+            BACKSTOP_SECONDS,
+        )
+        return queue_id
+
+    def publish(self, payload: str, event_type: str, user_ids: list[int], outbox_id: int) -> int:
+        return self._run(
+            "publish",
+            payload,
+            event_type,
+            outbox_id,
+            settings.EVENT_REGISTER_RACE_WINDOW_SECONDS,
+            settings.EVENT_QUEUE_MAX_EVENTS,
+            *user_ids,
+        )
+
+    def exclude_events(self, queue_id: str, outbox_ids: list[int]) -> None:
+        if outbox_ids:
+            self._run("exclude", queue_id, settings.EVENT_REGISTER_RACE_WINDOW_SECONDS, *outbox_ids)
+
+    def delete_queue(self, queue_id: str, user_id: int) -> None:
+        if not self._run("delete", queue_id, user_id):
+            raise BadEventQueueIdError(queue_id)
+
+    def sweep(self, now: float) -> list[tuple[str, int]]:
+        """Delete the queues whose time is up (Redis's clock decides; `now` is unused here)."""
+        removed: list[tuple[str, int]] = []
+        while True:
+            flat = self._run("sweep", 1000)
+            pairs = [(flat[i].decode(), int(flat[i + 1] or 0)) for i in range(0, len(flat), 2)]
+            removed.extend(pairs)
+            if len(pairs) < 1000:
+                return removed
+
+    def expired_queue_ids(self, now: float) -> list[str]:
+        seconds, micros = get_redis().time()
+        expired = get_redis().zrangebyscore(redis_key("eq", "expiry"), "-inf", seconds + micros / 1e6)
+        return sorted(q.decode() for q in expired)
+
+    def try_lock(self, name: str, seconds: int) -> bool:
+        """True for the one process that takes `name` for the next `seconds`."""
+        return bool(get_redis().set(redis_key("eq", "lock", name), "1", nx=True, ex=max(seconds - 1, 1)))
+
+    def queue_ids_of_user(self, user_id: int) -> list[str]:
+        return sorted(q.decode() for q in get_redis().hkeys(redis_key("uq", user_id)))
+
+    def get_events(self, queue_id: str, user_id: int, last_event_id: int) -> PollStart:
+        result = self._run("begin_poll", queue_id, user_id, last_event_id, uuid.uuid4().hex, 0, BACKSTOP_SECONDS)
+        return self._poll_start(result, queue_id, last_event_id)
+
+    # --- polling ------------------------------------------------------------------------------------
+
+    async def begin_poll(
+        self, queue_id: str, user_id: int, last_event_id: int, token: str, *, waiting: bool
+    ) -> PollStart:
+        lease = settings.EVENTS_HEARTBEAT_SECONDS[1] + 5 if waiting else 0
+        result = await self._arun("begin_poll", queue_id, user_id, last_event_id, token, lease, BACKSTOP_SECONDS)
+        return self._poll_start(result, queue_id, last_event_id)
+
+    async def read_events(self, queue_id: str, user_id: int, last_event_id: int) -> list[dict[str, Any]]:
+        return self._events(await self._arun("read", queue_id, user_id, last_event_id, 0), queue_id)
+
+    async def add_heartbeat(self, queue_id: str, user_id: int, last_event_id: int) -> list[dict[str, Any]]:
+        return self._events(await self._arun("read", queue_id, user_id, last_event_id, 1), queue_id)
+
+    async def end_poll(self, queue_id: str, token: str) -> None:
+        await self._arun("end_poll", queue_id, token, BACKSTOP_SECONDS)
+
+    @staticmethod
+    def _poll_start(result: list, queue_id: str, last_event_id: int) -> PollStart:
+        status = result[0].decode()
+        if status == "BAD":
+            raise BadEventQueueIdError(queue_id)
+        if status != "OK":
+            raise _poll_error(status, last_event_id)
+        return PollStart(_decode_events(result[2]), QueueOptions.from_json(json.loads(result[1])))
+
+    @staticmethod
+    def _events(result: list, queue_id: str) -> list[dict[str, Any]]:
+        if result[0].decode() == "BAD":
+            raise BadEventQueueIdError(queue_id)
+        return _decode_events(result[1])
+
+    # --- waking parked polls --------------------------------------------------------------------------
+
+    async def start_notifications(self) -> None:
+        """Make sure this process listens to the notification channel (returns once subscribed)."""
+        loop = asyncio.get_running_loop()
+        task = self._listener
+        if task is not None and not task.done() and task.get_loop() is loop:
+            await self._subscribed
+            return
+        self._subscribed = loop.create_future()
+        self._listener = loop.create_task(self._listen(self._subscribed), name="parley-event-notifications")
+        await asyncio.shield(self._subscribed)
+
+    async def _listen(self, subscribed: asyncio.Future) -> None:
+        channel = redis_key("eq", "notify")
+        delay = 0.1
+        while True:
+            client = redis.asyncio.Redis.from_url(settings.REDIS_URL, **settings.REDIS_CONNECTION_KWARGS)
+            pubsub = client.pubsub(ignore_subscribe_messages=True)
+            try:
+                await pubsub.subscribe(channel)
+                if not subscribed.done():
+                    subscribed.set_result(None)
+                else:
+                    # Reconnected: anything published meanwhile was missed, so every poll re-reads.
+                    self.waiters.notify_all("events")
+                delay = 0.1
+                while True:
+                    message = await pubsub.get_message(timeout=None)
+                    if message is not None:
+                        self._dispatch(message["data"].decode())
+            except (redis.ConnectionError, redis.TimeoutError, OSError) as exc:
+                logger.warning("event notifications interrupted, reconnecting in %.1fs: %s", delay, exc)
+                if not subscribed.done():
+                    subscribed.set_exception(exc)
+                    return
+                await asyncio.sleep(delay)
+                delay = min(delay * 2, 5.0)
+            finally:
+                await pubsub.aclose()
+                await client.aclose()
+
+    def _dispatch(self, data: str) -> None:
+        kind, _, rest = data.partition(" ")
+        if kind == "w":
+            self.waiters.notify(rest.split(), "events")
+        elif kind == "d":
+            self.waiters.notify(rest.split(), "deleted")
+        elif kind == "t":
+            queue_id, _, token = rest.partition(" ")
+            self.waiters.notify([queue_id], "takeover", token=token)

@@ -1,0 +1,65 @@
+"""Per server process: listening for event notifications, and the periodic sweep of expired queues."""
+
+import asyncio
+import contextlib
+import logging
+
+from asgiref.sync import sync_to_async
+from django.conf import settings
+
+from apps.events.actions import do_sweep_event_queues
+from apps.events.backends import get_backend
+
+logger = logging.getLogger(__name__)
+
+
+class BackgroundTasks:
+    def __init__(self) -> None:
+        self._sweeper: asyncio.Task | None = None
+        self._listening: asyncio.Task | None = None
+
+    async def serve_lifespan(self, receive, send) -> None:
+        """The ASGI lifespan protocol: start at start-up, stop at shutdown."""
+        while True:
+            message = await receive()
+            if message["type"] == "lifespan.startup":
+                await self.start()
+                await send({"type": "lifespan.startup.complete"})
+            elif message["type"] == "lifespan.shutdown":
+                await self.stop()
+                await send({"type": "lifespan.shutdown.complete"})
+                return
+
+    async def start(self) -> None:
+        if settings.REDIS_URL:
+            logger.info("event queues in Redis: any number of server processes may serve them")
+        else:
+            logger.info("event queues in this process's memory (no REDIS_URL): run a single server process")
+        loop = asyncio.get_running_loop()
+        # In the background: a Redis that is down must not hold up start-up; polls subscribe again.
+        self._listening = loop.create_task(self._start_notifications(), name="parley-event-subscribe")
+        self._sweeper = loop.create_task(self._sweep_periodically(), name="parley-event-sweep")
+
+    async def _start_notifications(self) -> None:
+        try:
+            await get_backend().start_notifications()
+        except Exception as exc:
+            logger.warning("event notifications not started yet: %s", exc)
+
+    async def stop(self) -> None:
+        for task in (self._sweeper, self._listening):
+            if task is not None:
+                task.cancel()
+                with contextlib.suppress(asyncio.CancelledError):
+                    await task
+
+    async def _sweep_periodically(self) -> None:
+        while True:
+            await asyncio.sleep(settings.EVENT_QUEUE_SWEEP_SECONDS)
+            try:
+                await sync_to_async(do_sweep_event_queues, thread_sensitive=False)()
+            except Exception as exc:
+                logger.warning("event queue sweep failed: %s", exc)
+
+
+background_tasks = BackgroundTasks()

@@ -1,0 +1,38 @@
+"""Sending events: actions call send_event_on_commit; the event reaches queues after the commit."""
+
+import json
+import logging
+from collections.abc import Iterable
+from typing import Any
+
+from django.db import transaction
+
+from apps.events.backends import get_backend
+from apps.events.models import OutboxEvent
+
+logger = logging.getLogger(__name__)
+
+
+def send_event_on_commit(event: dict[str, Any], user_ids: Iterable[int]) -> None:
+    """Queue `event` for every queue of `user_ids` that wants its type, once the transaction commits.
+
+    Nothing is sent if the transaction rolls back. The outbox row written here lets POST /register
+    tell which events its initial state already contains. `event` has a "type" and no "id" (each
+    queue numbers its own events).
+    """
+    if "type" not in event or "id" in event:
+        raise ValueError("an event has a type and no id")
+    recipients = sorted(set(user_ids))
+    if not recipients:
+        return
+    outbox_id = OutboxEvent.objects.create().id
+    payload = json.dumps(event)
+
+    def publish() -> None:
+        try:
+            get_backend().publish(payload, event["type"], recipients, outbox_id)
+        except Exception:
+            # The change is committed; a lost event is healed when the client re-registers.
+            logger.exception("could not publish %s event %s", event["type"], outbox_id)
+
+    transaction.on_commit(publish, robust=False)

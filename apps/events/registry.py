@@ -1,0 +1,116 @@
+"""What each app contributes to the event system: initial state for POST /register, and how an
+event is adapted to one queue's options when it is delivered.
+
+Apps register from their own `events.py`, which the events app imports at start-up:
+
+    @initial_state("realm_user")
+    def fetch_realm_user_state(context: StateContext) -> dict: ...
+
+    @event_transform("realm_user")
+    def adapt(event: dict, options: QueueOptions) -> dict: ...
+"""
+
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Any
+
+StateFetcher = Callable[["StateContext"], dict[str, Any]]
+EventTransform = Callable[[dict[str, Any], "QueueOptions"], dict[str, Any]]
+
+_state_fetchers: dict[str, StateFetcher] = {}
+_transforms: dict[str, EventTransform] = {}
+
+
+@dataclass(frozen=True)
+class QueueOptions:
+    """How a client registered: what it receives and in which form."""
+
+    event_types: frozenset[str] | None = None  # None: every type
+    narrow: tuple[tuple[str, str, bool], ...] = ()
+    apply_markdown: bool = False
+    client_gravatar: bool = True
+    all_public_streams: bool = False
+    slim_presence: bool = False
+    include_subscribers: str = "false"
+    client_capabilities: dict[str, bool] = field(default_factory=dict)
+    lifespan_secs: int = 600
+
+    def wants(self, event_type: str) -> bool:
+        return self.event_types is None or event_type in self.event_types
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "event_types": sorted(self.event_types) if self.event_types is not None else None,
+            "narrow": [list(term) for term in self.narrow],
+            "apply_markdown": self.apply_markdown,
+            "client_gravatar": self.client_gravatar,
+            "all_public_streams": self.all_public_streams,
+            "slim_presence": self.slim_presence,
+            "include_subscribers": self.include_subscribers,
+            "client_capabilities": self.client_capabilities,
+            "lifespan_secs": self.lifespan_secs,
+        }
+
+    @classmethod
+    def from_json(cls, data: dict[str, Any]) -> "QueueOptions":
+        types = data.get("event_types")
+        return cls(
+            event_types=frozenset(types) if types is not None else None,
+            narrow=tuple(tuple(term) for term in data.get("narrow", [])),
+            apply_markdown=data.get("apply_markdown", False),
+            client_gravatar=data.get("client_gravatar", True),
+            all_public_streams=data.get("all_public_streams", False),
+            slim_presence=data.get("slim_presence", False),
+            include_subscribers=data.get("include_subscribers", "false"),
+            client_capabilities=data.get("client_capabilities", {}),
+            lifespan_secs=data.get("lifespan_secs", 600),
+        )
+
+
+@dataclass(frozen=True)
+class StateContext:
+    """What a state fetcher knows about the registering client."""
+
+    user: Any  # apps.users.models.User
+    options: QueueOptions
+
+
+def initial_state(fetch_type: str) -> Callable[[StateFetcher], StateFetcher]:
+    """Register the function that returns the keys of `fetch_type` in the POST /register response."""
+
+    def decorator(fetcher: StateFetcher) -> StateFetcher:
+        if fetch_type in _state_fetchers:
+            raise ValueError(f"initial state for {fetch_type!r} is registered twice")
+        _state_fetchers[fetch_type] = fetcher
+        return fetcher
+
+    return decorator
+
+
+def event_transform(event_type: str) -> Callable[[EventTransform], EventTransform]:
+    """Register how events of `event_type` are adapted to a queue's options when delivered."""
+
+    def decorator(transform: EventTransform) -> EventTransform:
+        _transforms[event_type] = transform
+        return transform
+
+    return decorator
+
+
+def fetch_types() -> list[str]:
+    return list(_state_fetchers)
+
+
+def fetch_initial_state(context: StateContext, types: list[str] | None) -> dict[str, Any]:
+    """The state of the requested fetch types (all registered ones when `types` is None)."""
+    state: dict[str, Any] = {}
+    for fetch_type in types if types is not None else list(_state_fetchers):
+        fetcher = _state_fetchers.get(fetch_type)
+        if fetcher is not None:  # unknown types are ignored, as in Zulip
+            state.update(fetcher(context))
+    return state
+
+
+def adapt_event(event: dict[str, Any], options: QueueOptions) -> dict[str, Any]:
+    transform = _transforms.get(event["type"])
+    return transform(event, options) if transform is not None else event

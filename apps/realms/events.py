@@ -1,0 +1,52 @@
+"""The organization's part of POST /register: the "realm" state with the server's limits."""
+
+from django.conf import settings
+
+from apps.core.markdown import render_markdown
+from apps.events.registry import StateContext, initial_state
+from apps.realms.selectors import realm_icon_url
+
+# Limits clients enforce before sending (Zulip's values).
+MAX_TOPIC_LENGTH = 60
+MAX_MESSAGE_LENGTH = 10000
+MAX_STREAM_NAME_LENGTH = 60
+MAX_STREAM_DESCRIPTION_LENGTH = 1024
+MAX_CHANNEL_FOLDER_NAME_LENGTH = 60
+MAX_CHANNEL_FOLDER_DESCRIPTION_LENGTH = 1024
+EMPTY_TOPIC_DISPLAY_NAME = "general chat"
+
+
+@initial_state("realm")
+def realm_state(context: StateContext) -> dict:
+    realm = context.user.realm
+    return {
+        "realm_name": realm.name,
+        "realm_description": render_markdown(realm.description),
+        "realm_url": realm.url,
+        "realm_uri": realm.url,
+        "realm_icon_url": realm_icon_url(realm),
+        "realm_icon_source": "G",
+        "realm_date_created": int(realm.date_created.timestamp()),
+        "realm_password_auth_enabled": realm.password_auth_enabled,
+        "realm_web_public_access_enabled": False,
+        "realm_push_notifications_enabled": False,
+        "realm_is_zephyr_mirror_realm": False,
+        "realm_message_retention_days": -1,
+        "realm_allow_message_editing": True,
+        "realm_message_content_edit_limit_seconds": 600,
+        "realm_allow_edit_history": True,
+        "realm_empty_topic_display_name": EMPTY_TOPIC_DISPLAY_NAME,
+        "max_topic_length": MAX_TOPIC_LENGTH,
+        "max_message_length": MAX_MESSAGE_LENGTH,
+        "max_stream_name_length": MAX_STREAM_NAME_LENGTH,
+        "max_stream_description_length": MAX_STREAM_DESCRIPTION_LENGTH,
+        "max_channel_folder_name_length": MAX_CHANNEL_FOLDER_NAME_LENGTH,
+        "max_channel_folder_description_length": MAX_CHANNEL_FOLDER_DESCRIPTION_LENGTH,
+        "event_queue_longpoll_timeout_seconds": settings.EVENT_QUEUE_LONGPOLL_TIMEOUT_SECONDS,
+        "server_presence_ping_interval_seconds": 60,
+        "server_presence_offline_threshold_seconds": 200,
+        "server_typing_started_expiry_period_milliseconds": 45000,
+        "server_typing_stopped_wait_period_milliseconds": 12000,
+        "server_typing_started_wait_period_milliseconds": 30000,
+        "zulip_plan_is_not_limited": True,
+    }

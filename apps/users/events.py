@@ -1,0 +1,80 @@
+"""Users' part of the event system: the "realm_user" and "custom_profile_fields" initial state, and
+how user events adapt to a queue's `client_gravatar`."""
+
+from apps.events.registry import QueueOptions, StateContext, event_transform, initial_state
+from apps.users.actions import DEFAULT_EXTERNAL_ACCOUNTS
+from apps.users.models import CustomProfileField
+from apps.users.selectors import (
+    avatar_url,
+    custom_profile_data,
+    get_custom_profile_fields,
+    gravatar_url,
+    users_in_realm,
+)
+from apps.users.serializers import custom_profile_field_to_dict, user_to_dict
+
+
+@initial_state("realm_user")
+def realm_user_state(context: StateContext) -> dict:
+    me = context.user
+    users = list(users_in_realm(me.realm).order_by("id"))
+    profile_data = custom_profile_data(users)
+    active, inactive = [], []
+    for user in users:
+        shape = user_to_dict(
+            user,
+            acting_user=me,
+            client_gravatar=context.options.client_gravatar,
+            profile_data=profile_data.get(user.id, {}),
+        )
+        (active if user.is_active else inactive).append(shape)
+    return {
+        "realm_users": active,
+        "realm_non_active_users": inactive,
+        "cross_realm_bots": [],
+        "user_id": me.id,
+        "email": user_to_dict(me, acting_user=me, client_gravatar=False)["email"],
+        "delivery_email": me.delivery_email,
+        "full_name": me.full_name,
+        "is_admin": me.is_admin,
+        "is_owner": me.is_owner,
+        "is_moderator": me.is_moderator,
+        "is_guest": me.is_guest,
+        "role": me.role,
+        "avatar_source": me.avatar_source,
+        "avatar_version": me.avatar_version,
+        "avatar_url": avatar_url(me),
+        "avatar_url_medium": avatar_url(me, medium=True),
+    }
+
+
+@initial_state("custom_profile_fields")
+def custom_profile_fields_state(context: StateContext) -> dict:
+    return {
+        "custom_profile_fields": [
+            custom_profile_field_to_dict(f) for f in get_custom_profile_fields(context.user.realm)
+        ],
+        "custom_profile_field_types": {
+            field_type.name: {"id": field_type.value, "name": field_type.label}
+            for field_type in CustomProfileField.FieldType
+        },
+        "realm_default_external_accounts": {
+            subtype: {
+                "name": account["name"],
+                "text": account["name"],
+                "hint": "",
+                "url_pattern": account["url_pattern"],
+            }
+            for subtype, account in DEFAULT_EXTERNAL_ACCOUNTS.items()
+        },
+    }
+
+
+@event_transform("realm_user")
+def realm_user_for_queue(event: dict, options: QueueOptions) -> dict:
+    """Events carry `avatar_url: null` for Gravatar users whose address everyone sees (what a
+    `client_gravatar` client wants); other clients get the URL filled in."""
+    person = event.get("person", {})
+    if options.client_gravatar or "avatar_url" not in person or person["avatar_url"] is not None:
+        return event
+    return {**event, "person": {**person, "avatar_url": gravatar_url(person["email"], person["avatar_version"])}}
