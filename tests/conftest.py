@@ -3,14 +3,17 @@ from django.conf import settings
 
 from apps.core import ratelimit
 from apps.core.redis_client import get_redis
+from apps.events.backends import _backend_for, get_backend
 from apps.users.models import BotType, Role
 from tests.api import ApiClient
 from tests.factories import BotFactory, RealmFactory, UserFactory
 
 
 @pytest.fixture(autouse=True)
-def _fresh_rate_limits():
-    """Rate-limit state is per process (or per Redis prefix): start every test from zero."""
+def _fresh_state():
+    """Rate limits and event queues live in this process (or under this worker's Redis prefix):
+    every test starts from none."""
+    _backend_for.cache_clear()
     ratelimit._in_process.reset_all()
     ratelimit._redis_down_until = 0.0
     if settings.REDIS_URL:
@@ -41,6 +44,16 @@ def rate_limit_backend(request, settings):
     if request.param == "in_process":
         settings.REDIS_URL = ""
     return request.param
+
+
+@pytest.fixture(params=["memory", "redis"])
+def event_backend(request, settings):
+    """Run the test with event queues in memory, then in Redis (skipped without REDIS_URL)."""
+    if request.param == "redis" and not settings.REDIS_URL:
+        pytest.skip("needs REDIS_URL (a real Redis)")
+    if request.param == "memory":
+        settings.REDIS_URL = ""
+    return get_backend()
 
 
 @pytest.fixture

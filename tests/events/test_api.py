@@ -1,0 +1,391 @@
+"""POST /register, GET /events, DELETE /events over HTTP, and the events the user actions send."""
+
+import json
+import time
+
+import pytest
+
+from django.db import transaction
+
+from apps.core.version import PARLEY_VERSION
+from apps.events.models import OutboxEvent
+from apps.events.actions import do_register_queue, do_sweep_event_queues, queue_options
+from apps.events.serializers import RegisterParams
+from apps.users import actions
+from apps.users.models import CustomProfileField, Role, User
+from tests.api import ApiClient, assert_error, assert_success
+from tests.factories import CustomProfileFieldFactory, UserFactory
+
+# Events leave on commit: these tests commit for real.
+pytestmark = pytest.mark.django_db(transaction=True)
+
+
+def register(api: ApiClient, **params) -> dict:
+    return assert_success(api.post("/register", params))
+
+
+def poll(api: ApiClient, queue_id: str, last_event_id: int = -1) -> list[dict]:
+    return assert_success(
+        api.get("/events", {"queue_id": queue_id, "last_event_id": last_event_id, "dont_block": True})
+    )["events"]
+
+
+@pytest.fixture
+def queue_of(event_backend):
+    """`queue_of(user, **register_params)`: the id of a queue registered for `user`."""
+
+    def make(user, **params) -> str:
+        return register(ApiClient(user), **params)["queue_id"]
+
+    return make
+
+
+def test_register_response(event_backend, member, admin):
+    body = register(ApiClient(member))
+    assert isinstance(body["queue_id"], str)
+    assert body["last_event_id"] == -1
+    assert (body["zulip_feature_level"], body["zulip_version"], body["zulip_merge_base"]) == (
+        496,
+        PARLEY_VERSION,
+        PARLEY_VERSION,
+    )
+    assert body["event_queue_longpoll_timeout_seconds"] == 90
+    assert body["max_topic_length"] == 60
+    assert body["realm_empty_topic_display_name"] == "general chat"
+    assert body["realm_name"] == "Parley Test"
+    assert {u["user_id"] for u in body["realm_users"]} == {member.id, admin.id}
+    assert body["user_id"] == member.id
+    assert body["custom_profile_fields"] == []
+    assert body["custom_profile_field_types"]["SELECT"] == {"id": 3, "name": "List of options"}
+
+
+def test_fetch_event_types_selects_the_state(event_backend, member):
+    body = register(ApiClient(member), fetch_event_types=["realm"])
+    assert "max_topic_length" in body
+    assert "realm_users" not in body
+    body = register(ApiClient(member), event_types=["custom_profile_fields"])
+    assert "custom_profile_fields" in body
+    assert "realm_users" not in body
+    assert "max_topic_length" not in body
+    body = register(ApiClient(member), event_types=["realm_user"], fetch_event_types="null")
+    assert {"realm_users", "max_topic_length", "custom_profile_fields"} <= set(body)
+    body = register(ApiClient(member), fetch_event_types=["no_such_type", "realm_user"])
+    assert "realm_users" in body
+
+
+def test_register_state_shows_users_as_the_requester_may_see_them(event_backend, member, realm):
+    hidden = UserFactory(realm=realm, email_address_visibility=3)
+    inactive = UserFactory(realm=realm, is_active=False)
+    body = register(ApiClient(member), client_gravatar=False)
+    users = {u["user_id"]: u for u in body["realm_users"]}
+    assert users[hidden.id]["delivery_email"] is None
+    assert users[member.id]["avatar_url"].startswith("https://secure.gravatar.com/avatar/")
+    assert [u["user_id"] for u in body["realm_non_active_users"]] == [inactive.id]
+
+
+@pytest.mark.parametrize(
+    ("params", "var_name", "msg"),
+    [
+        ({"event_types": "realm_user"}, "event_types", "event_types is not valid JSON"),
+        ({"event_types": '"realm_user"'}, "event_types", "event_types is not a list"),
+        ({"narrow": '[["stream"]]'}, "narrow", "narrow[0] is not a valid narrow term"),
+        ({"narrow": '{"stream": "x"}'}, "narrow", "narrow is not a list"),
+        ({"queue_lifespan_secs": "-1"}, "queue_lifespan_secs", "queue_lifespan_secs is too small"),
+        ({"queue_lifespan_secs": str(8 * 24 * 3600)}, "queue_lifespan_secs", "queue_lifespan_secs is too large"),
+        ({"include_subscribers": "sometimes"}, "include_subscribers", "Invalid include_subscribers"),
+        ({"client_capabilities": '{"notification_settings_null": 1}'}, "client_capabilities", None),
+        ({"apply_markdown": "yes"}, "apply_markdown", "apply_markdown is not valid JSON"),
+    ],
+)
+def test_register_refuses_bad_parameters(event_backend, member, params, var_name, msg):
+    body = assert_error(ApiClient(member).post("/register", params), 400, "REQUEST_VARIABLE_INVALID", msg)
+    assert body["var_name"] == var_name
+    assert event_backend.queue_ids_of_user(member.id) == []
+
+
+def test_register_accepts_zulip_encodings(event_backend, member):
+    api = ApiClient(member)
+    for params in (
+        {"narrow": [["stream", "design"]]},
+        {"narrow": [{"operator": "is", "operand": "dm", "negated": True}]},
+        {"include_subscribers": "partial"},
+        {"include_subscribers": True},
+        {"client_capabilities": {"notification_settings_null": True, "user_settings_object": True}},
+        {"queue_lifespan_secs": 3600, "slim_presence": True, "apply_markdown": True},
+    ):
+        register(api, **params)
+
+
+def test_all_public_streams_is_not_for_guests(event_backend, guest, member):
+    assert_error(
+        ApiClient(guest).post("/register", {"all_public_streams": True}),
+        400,
+        "BAD_REQUEST",
+        "User not authorized for this query",
+    )
+    register(ApiClient(member), all_public_streams=True)
+
+
+def test_register_needs_authentication(event_backend, realm):
+    assert_error(ApiClient().post("/register"), 401, "UNAUTHORIZED")
+
+
+# --- GET /events and DELETE /events -----------------------------------------------------------
+
+
+def test_events_of_a_name_change(queue_of, member, admin):
+    queue = queue_of(member, event_types=["realm_user"])
+    assert_success(ApiClient(admin).patch(f"/users/{member.id}", {"full_name": "Mel Renamed"}))
+    body = assert_success(
+        ApiClient(member).get("/events", {"queue_id": queue, "last_event_id": -1, "dont_block": True})
+    )
+    assert body["events"] == [
+        {"id": 0, "type": "realm_user", "op": "update", "person": {"user_id": member.id, "full_name": "Mel Renamed"}}
+    ]
+    assert body["queue_id"] == queue
+    assert poll(ApiClient(member), queue, 0) == []
+
+
+def test_get_events_parameters(queue_of, member):
+    queue = queue_of(member)
+    api = ApiClient(member)
+    assert_error(
+        api.get("/events", {"queue_id": queue}), 400, "REQUEST_VARIABLE_MISSING", "Missing 'last_event_id' argument"
+    )
+    assert_error(api.get("/events"), 400, "REQUEST_VARIABLE_MISSING", "Missing 'queue_id' argument")
+    assert_error(api.get("/events", {"queue_id": queue, "last_event_id": "x"}), 400, "REQUEST_VARIABLE_INVALID")
+    assert_error(
+        api.get("/events", {"queue_id": queue, "last_event_id": 5, "dont_block": True}),
+        400,
+        "BAD_REQUEST",
+        "Event 5 was not in this queue",
+    )
+
+
+def test_get_events_without_a_queue_registers_one(event_backend, member):
+    body = assert_success(ApiClient(member).get("/events", {"dont_block": True, "event_types": ["realm_user"]}))
+    assert body["events"] == []
+    assert event_backend.queue_ids_of_user(member.id) == [body["queue_id"]]
+
+
+def test_another_users_queue_is_like_no_queue(queue_of, member, admin, foreign_user):
+    queue = queue_of(member)
+    for user in (admin, foreign_user):
+        host = "zephyr.testserver" if user is foreign_user else "testserver"
+        api = ApiClient(user, host=host)
+        body = assert_error(
+            api.get("/events", {"queue_id": queue, "last_event_id": -1, "dont_block": True}),
+            400,
+            "BAD_EVENT_QUEUE_ID",
+            f"Bad event queue id: {queue}",
+        )
+        assert body["queue_id"] == queue
+        assert_error(api.delete("/events", {"queue_id": queue}), 400, "BAD_EVENT_QUEUE_ID")
+    assert poll(ApiClient(member), queue) == []
+
+
+def test_delete_queue(queue_of, member):
+    queue = queue_of(member)
+    api = ApiClient(member)
+    assert_success(api.delete("/events", {"queue_id": queue}))
+    assert_error(api.delete("/events", {"queue_id": queue}), 400, "BAD_EVENT_QUEUE_ID")
+    assert_error(api.get("/events", {"queue_id": queue, "last_event_id": -1}), 400, "BAD_EVENT_QUEUE_ID")
+    assert_error(api.delete("/events"), 400, "REQUEST_VARIABLE_MISSING", "Missing 'queue_id' argument")
+
+
+def test_events_answers_other_methods_with_405(member):
+    response = ApiClient(member).post("/events")
+    body = assert_error(response, 405, "BAD_REQUEST")
+    assert body["allowed_methods"] == ["GET", "HEAD", "DELETE"]
+
+
+def test_blocking_poll_over_http_ends_with_a_heartbeat(queue_of, member, settings):
+    settings.EVENTS_HEARTBEAT_SECONDS = (0.2, 0.3)
+    queue = queue_of(member)
+    started = time.monotonic()
+    body = assert_success(ApiClient(member).get("/events", {"queue_id": queue, "last_event_id": -1}))
+    assert body["events"] == [{"id": 0, "type": "heartbeat"}]
+    assert time.monotonic() - started >= 0.2
+
+
+def test_polls_are_rate_limited(queue_of, member, settings):
+    settings.RATE_LIMIT_API_BY_USER = (3, 60)
+    queue = queue_of(member)  # one request
+    assert_success(ApiClient(member).get("/events", {"queue_id": queue, "last_event_id": -1, "dont_block": True}))
+    response = ApiClient(member).get("/events", {"queue_id": queue, "last_event_id": -1, "dont_block": True})
+    assert response["X-RateLimit-Remaining"] == "0"
+    assert_error(
+        ApiClient(member).get("/events", {"queue_id": queue, "last_event_id": -1, "dont_block": True}),
+        429,
+        "RATE_LIMIT_HIT",
+    )
+
+
+# --- the events of each user action ------------------------------------------------------------
+
+
+def person_updates(user, queue) -> list[dict]:
+    return [e["person"] for e in poll(ApiClient(user), queue) if e["type"] == "realm_user" and e["op"] == "update"]
+
+
+def test_each_person_change_sends_its_form(queue_of, owner, admin, member, bot, realm):
+    queue = queue_of(owner, event_types=["realm_user"])
+    field = CustomProfileFieldFactory(realm=realm, field_type=CustomProfileField.FieldType.LONG_TEXT)
+    actions.do_change_full_name(member, "Mel M", acting_user=admin)
+    actions.do_change_user_role(member, Role.MODERATOR, acting_user=admin)
+    actions.check_update_user_custom_profile_data(member, [(field.id, "**hi**")], acting_user=member)
+    actions.check_update_user_custom_profile_data(member, [(field.id, "**hi**")], acting_user=member)  # unchanged
+    actions.check_remove_user_custom_profile_data(member, [field.id], acting_user=member)
+    actions.do_change_user_timezone(member, "Europe/Berlin", acting_user=member)
+    actions.do_change_bot_owner(bot, admin, acting_user=owner)
+    actions.do_refresh_avatar(member, acting_user=member)
+    actions.do_deactivate_user(member, acting_user=admin)
+    actions.do_reactivate_user(member, acting_user=admin)
+    updates = person_updates(owner, queue)
+    assert updates[:6] == [
+        {"user_id": member.id, "full_name": "Mel M"},
+        {"user_id": member.id, "role": 300},
+        {
+            "user_id": member.id,
+            "custom_profile_field": {"id": field.id, "value": "**hi**", "rendered_value": "<p><strong>hi</strong></p>"},
+        },
+        {"user_id": member.id, "custom_profile_field": {"id": field.id, "value": None}},
+        {"user_id": member.id, "email": "member@example.com", "timezone": "Europe/Berlin"},
+        {"user_id": bot.id, "bot_owner_id": admin.id},
+    ]
+    assert updates[6]["user_id"] == member.id
+    assert updates[6]["avatar_version"] == 2
+    assert set(updates[6]) == {"user_id", "avatar_source", "avatar_url", "avatar_url_medium", "avatar_version"}
+    # Deactivation takes the member's bots along (none left: the bot now belongs to the admin).
+    assert updates[7:] == [{"user_id": member.id, "is_active": False}, {"user_id": member.id, "is_active": True}]
+
+
+def test_deactivating_a_user_announces_their_bots_too(queue_of, owner, admin, member, bot):
+    queue = queue_of(owner, event_types=["realm_user"])
+    actions.do_deactivate_user(member, acting_user=admin)
+    assert person_updates(owner, queue) == [
+        {"user_id": bot.id, "is_active": False},
+        {"user_id": member.id, "is_active": False},
+    ]
+
+
+def test_delivery_email_change_is_sent_as_each_may_see_it(queue_of, owner, member, realm):
+    target = UserFactory(realm=realm, email_address_visibility=3, delivery_email="old@example.com")
+    admin_queue = queue_of(owner, event_types=["realm_user"])
+    member_queue = queue_of(member, event_types=["realm_user"])
+    actions.do_change_user_delivery_email(target, "new@example.com", acting_user=owner)
+    assert person_updates(owner, admin_queue)[0] == {"user_id": target.id, "delivery_email": "new@example.com"}
+    assert person_updates(member, member_queue)[0] == {"user_id": target.id, "delivery_email": None}
+    # The API email is the hidden one either way, so no new_email event; the Gravatar changes.
+    assert not any("new_email" in p for p in person_updates(member, member_queue))
+
+
+def test_api_email_change_is_announced(queue_of, owner, member):
+    queue = queue_of(member, event_types=["realm_user"])
+    actions.do_change_user_delivery_email(owner, "boss@example.com", acting_user=owner)
+    assert {"user_id": owner.id, "new_email": "boss@example.com"} in person_updates(member, queue)
+
+
+def test_new_users_are_announced_with_what_each_may_see(queue_of, owner, member, realm):
+    realm.default_email_address_visibility = 3
+    realm.save()
+    admin_queue = queue_of(owner, event_types=["realm_user"])
+    member_queue = queue_of(member, event_types=["realm_user"], client_gravatar=False)
+    user = actions.do_create_user(realm, "newbie@example.com", "New Bie", acting_user=None)
+    [admin_event] = poll(ApiClient(owner), admin_queue)
+    [member_event] = poll(ApiClient(member), member_queue)
+    assert admin_event["op"] == member_event["op"] == "add"
+    assert admin_event["person"]["user_id"] == user.id
+    assert admin_event["person"]["delivery_email"] == "newbie@example.com"
+    assert member_event["person"]["delivery_email"] is None
+    assert member_event["person"]["email"] == f"user{user.id}@parley.invalid"
+    assert member_event["person"]["avatar_url"].startswith("https://secure.gravatar.com/avatar/")
+
+
+def test_client_gravatar_fills_in_avatar_urls_only_for_clients_without_it(queue_of, owner, member, realm):
+    realm.default_email_address_visibility = 1  # everyone: only then may a client compute the Gravatar
+    realm.save()
+    with_gravatar = queue_of(member, event_types=["realm_user"], client_gravatar=True)
+    without = queue_of(member, event_types=["realm_user"], client_gravatar=False)
+    actions.do_create_user(realm, "visible@example.com", "Vis Ible", acting_user=None)
+    assert poll(ApiClient(member), with_gravatar)[0]["person"]["avatar_url"] is None
+    assert poll(ApiClient(member), without)[0]["person"]["avatar_url"].startswith("https://secure.gravatar.com/")
+
+
+def test_profile_field_definitions_are_announced(queue_of, admin, member):
+    queue = queue_of(member, event_types=["custom_profile_fields"])
+    field_id = assert_success(ApiClient(admin).post("/realm/profile_fields", {"name": "Team", "field_type": 1}))["id"]
+    assert_success(ApiClient(admin).delete(f"/realm/profile_fields/{field_id}"))
+    events = poll(ApiClient(member), queue)
+    assert [e["type"] for e in events] == ["custom_profile_fields", "custom_profile_fields"]
+    assert [f["name"] for f in events[0]["fields"]] == ["Team"]
+    assert events[1]["fields"] == []
+
+
+def test_refused_requests_send_no_events(queue_of, admin, member, owner):
+    queue = queue_of(owner)
+    assert_error(
+        ApiClient(admin).patch(f"/users/{member.id}", {"full_name": "Fine", "role": 100}), 400, "UNAUTHORIZED_PRINCIPAL"
+    )
+    assert poll(ApiClient(owner), queue) == []
+
+
+def test_other_organizations_hear_nothing(queue_of, foreign_user, admin, member):
+    queue = register(ApiClient(foreign_user, host="zephyr.testserver"))["queue_id"]
+    actions.do_change_full_name(member, "Mel M", acting_user=admin)
+    assert poll(ApiClient(foreign_user, host="zephyr.testserver"), queue) == []
+
+
+# --- registering without races -----------------------------------------------------------------
+
+
+def test_an_event_already_in_the_state_is_not_delivered_again(event_backend, owner, member, admin):
+    # A change is committed with its outbox row (what send_event_on_commit writes), but its publish
+    # is still on the way when a client registers.
+    with transaction.atomic():
+        User.objects.filter(id=member.id).update(full_name="In The State")
+        late = OutboxEvent.objects.create()
+    queue_id, state = do_register_queue(owner, queue_options(RegisterParams(), lifespan_secs=0), None)
+    assert {u["user_id"]: u["full_name"] for u in state["realm_users"]}[member.id] == "In The State"
+    event = {"type": "realm_user", "op": "update", "person": {"user_id": member.id, "full_name": "In The State"}}
+    event_backend.publish(json.dumps(event), "realm_user", [owner.id], late.id)
+    # The state has it, so the queue must not; a later change does reach the queue.
+    actions.do_change_full_name(member, "After The State", acting_user=admin)
+    assert [e["person"].get("full_name") for e in poll(ApiClient(owner), queue_id)] == ["After The State"]
+
+
+# --- lifecycle -------------------------------------------------------------------------------------
+
+
+def test_sweep_and_cleanup_command(event_backend, member, settings, capsys):
+    from io import StringIO
+
+    from django.core.management import call_command
+
+    expired = register(ApiClient(member), queue_lifespan_secs=1)["queue_id"]
+    kept = register(ApiClient(member))["queue_id"]
+    time.sleep(1.1)
+    out = StringIO()
+    call_command("cleanup_event_queues", "--dry-run", stdout=out)
+    assert expired in out.getvalue()
+    assert "Dry run" in out.getvalue()
+    assert len(event_backend.queue_ids_of_user(member.id)) == 2
+    call_command("cleanup_event_queues", stdout=out)
+    assert event_backend.queue_ids_of_user(member.id) == [kept]
+    assert_error(
+        ApiClient(member).get("/events", {"queue_id": expired, "last_event_id": -1, "dont_block": True}),
+        400,
+        "BAD_EVENT_QUEUE_ID",
+    )
+    assert do_sweep_event_queues(exclusive=False) == []
+
+
+def test_queue_json_roundtrip_of_narrow(event_backend, member):
+    narrow = [["stream", "design"], {"operator": "sender", "operand": "x@example.com", "negated": True}]
+    queue = register(ApiClient(member), narrow=narrow)["queue_id"]
+    options = event_backend.get_events(queue, member.id, -1).options
+    assert options.narrow == (("stream", "design", False), ("sender", "x@example.com", True))
+    assert json.loads(json.dumps(options.to_json()))["narrow"] == [
+        ["stream", "design", False],
+        ["sender", "x@example.com", True],
+    ]
