@@ -4,12 +4,11 @@ import json
 import time
 
 import pytest
-
 from django.db import transaction
 
 from apps.core.version import PARLEY_VERSION
-from apps.events.models import OutboxEvent
 from apps.events.actions import do_register_queue, do_sweep_event_queues, queue_options
+from apps.events.models import OutboxEvent
 from apps.events.serializers import RegisterParams
 from apps.users import actions
 from apps.users.models import CustomProfileField, Role, User
