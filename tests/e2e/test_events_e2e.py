@@ -1,0 +1,162 @@
+"""Event queues through real server processes: the official client's event loop, and several
+processes sharing Redis, one of them killed mid-poll."""
+
+import json
+import os
+import queue
+import signal
+import subprocess
+import sys
+import threading
+import time
+
+import pytest
+import requests
+import zulip
+from django.conf import settings
+
+from apps.users.models import Role
+from tests.factories import RealmFactory, UserFactory
+from tests.server import BASE_DIR
+
+pytestmark = pytest.mark.e2e
+
+LISTENER = """
+import json, sys, zulip
+client = zulip.Client(email=sys.argv[1], api_key=sys.argv[2], site=sys.argv[3])
+register = client.register
+def announce_register(*args, **kwargs):
+    result = register(*args, **kwargs)
+    print(json.dumps({"registered": result.get("queue_id")}), flush=True)
+    return result
+client.register = announce_register
+client.call_on_each_event(lambda event: print(json.dumps({"event": event}), flush=True), event_types=["realm_user"])
+"""
+
+
+@pytest.fixture
+def people(transactional_db):
+    realm = RealmFactory(string_id="", name="E2E Org")
+    owner = UserFactory(realm=realm, role=Role.OWNER, delivery_email="owner@e2e.example")
+    admin = UserFactory(realm=realm, role=Role.ADMINISTRATOR, delivery_email="admin@e2e.example")
+    member = UserFactory(realm=realm, delivery_email="member@e2e.example", full_name="Mick Member")
+    return owner, admin, member
+
+
+class Lines:
+    """The JSON lines a subprocess prints, readable with a timeout."""
+
+    def __init__(self, process: subprocess.Popen) -> None:
+        self._lines: queue.Queue = queue.Queue()
+        threading.Thread(target=self._read, args=(process,), daemon=True).start()
+
+    def _read(self, process: subprocess.Popen) -> None:
+        for line in process.stdout:
+            self._lines.put(json.loads(line))
+
+    def next(self, key: str, timeout: float = 20) -> object:
+        deadline = time.monotonic() + timeout
+        while True:
+            line = self._lines.get(timeout=max(deadline - time.monotonic(), 0.01))
+            if key in line:
+                return line[key]
+
+
+def test_official_client_event_loop(live_server_factory, people):
+    owner, admin, member = people
+    server = live_server_factory()
+    listener = subprocess.Popen(
+        [sys.executable, "-c", LISTENER, owner.delivery_email, owner.api_key, server.url],
+        cwd=BASE_DIR,
+        stdout=subprocess.PIPE,
+        text=True,
+    )
+    try:
+        lines = Lines(listener)
+        first_queue = lines.next("registered")
+        admin_client = zulip.Client(email=admin.delivery_email, api_key=admin.api_key, site=server.url)
+        assert admin_client.update_user_by_id(member.id, full_name="Mick Renamed")["result"] == "success"
+        event = lines.next("event")
+        assert (event["type"], event["op"]) == ("realm_user", "update")
+        assert event["person"] == {"user_id": member.id, "full_name": "Mick Renamed"}
+
+        # Delete the queue under the running loop: its poll gets BAD_EVENT_QUEUE_ID and it registers again.
+        owner_client = zulip.Client(email=owner.delivery_email, api_key=owner.api_key, site=server.url)
+        assert owner_client.deregister(first_queue)["result"] == "success"
+        second_queue = lines.next("registered")
+        assert second_queue != first_queue
+        gone = owner_client.get_events(queue_id=first_queue, last_event_id=-1, dont_block=True)
+        assert gone["code"] == "BAD_EVENT_QUEUE_ID"
+        assert admin_client.update_user_by_id(member.id, role=300)["result"] == "success"
+        assert lines.next("event")["person"] == {"user_id": member.id, "role": 300}
+    finally:
+        listener.kill()
+        listener.wait()
+
+
+@pytest.mark.skipif(not settings.REDIS_URL, reason="several server processes need REDIS_URL (a real Redis)")
+def test_processes_share_queues_and_a_killed_poll_loses_nothing(live_server_factory, people):
+    owner, admin, member = people
+    first, second = live_server_factory(), live_server_factory()
+    auth = (owner.delivery_email, owner.api_key)
+    queue_id = requests.post(
+        f"{first.url}/api/v1/register", auth=auth, data={"event_types": '["realm_user"]'}, timeout=10
+    ).json()["queue_id"]
+
+    def change(name: str) -> None:
+        response = requests.patch(
+            f"{first.url}/api/v1/users/{member.id}",
+            auth=(admin.delivery_email, admin.api_key),
+            data={"full_name": name},
+            timeout=10,
+        )
+        assert response.json()["result"] == "success"
+
+    # Poll on the second process while the change happens on the first.
+    threading.Timer(0.5, change, args=("One",)).start()
+    events = requests.get(
+        f"{second.url}/api/v1/events", auth=auth, params={"queue_id": queue_id, "last_event_id": -1}, timeout=30
+    ).json()["events"]
+    assert [(e["id"], e["person"]["full_name"]) for e in events] == [(0, "One")]
+
+    # Park a poll on the second process, then kill it outright.
+    parked = threading.Thread(
+        target=lambda: _ignore_errors(
+            requests.get,
+            f"{second.url}/api/v1/events",
+            auth=auth,
+            params={"queue_id": queue_id, "last_event_id": 0},
+            timeout=30,
+        ),
+        daemon=True,
+    )
+    parked.start()
+    time.sleep(1)
+    worker_pids = _children(second.process.pid)
+    os.killpg(second.process.pid, signal.SIGKILL)
+    second.process.wait()
+    assert worker_pids, "the parked poll was held by a worker process"
+
+    change("Two")
+    events = requests.get(
+        f"{first.url}/api/v1/events", auth=auth, params={"queue_id": queue_id, "last_event_id": 0}, timeout=30
+    ).json()["events"]
+    assert [(e["id"], e["person"]["full_name"]) for e in events] == [(1, "Two")]
+    change("Three")
+    events = requests.get(
+        f"{first.url}/api/v1/events", auth=auth, params={"queue_id": queue_id, "last_event_id": 1}, timeout=30
+    ).json()["events"]
+    assert [(e["id"], e["person"]["full_name"]) for e in events] == [(2, "Three")]
+
+
+def _children(pid: int) -> list[int]:
+    path = f"/proc/{pid}/task/{pid}/children"
+    with open(path) as handle:
+        return [int(child) for child in handle.read().split()]
+
+
+def _ignore_errors(function, *args, **kwargs) -> None:
+    try:
+        function(*args, **kwargs)
+    except requests.RequestException:
+        pass
