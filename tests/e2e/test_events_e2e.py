@@ -1,6 +1,7 @@
 """Event queues through real server processes: the official client's event loop, and several
 processes sharing Redis, one of them killed mid-poll."""
 
+import contextlib
 import json
 import os
 import queue
@@ -156,7 +157,5 @@ def _children(pid: int) -> list[int]:
 
 
 def _ignore_errors(function, *args, **kwargs) -> None:
-    try:
+    with contextlib.suppress(requests.RequestException):
         function(*args, **kwargs)
-    except requests.RequestException:
-        pass
