@@ -7,7 +7,9 @@
 - At start-up each process subscribes to event notifications (with Redis) and starts the periodic
   sweep of expired event queues.
 
-The measurements behind these choices are in benchmarks/events/README.md.
+The measurements behind these choices are in benchmarks/events/README.md. ASGI_MODE selects the
+alternatives measured there: "pooled-django" (every request, polls included, through Django on the
+pooled threads) and "stock-django" (Django's own handler, a new thread per request).
 """
 
 import os
@@ -18,14 +20,15 @@ os.environ.setdefault("DJANGO_SETTINGS_MODULE", "config.settings.base")
 django.setup(set_prefix=False)
 
 from django.conf import settings  # noqa: E402
+from django.core.asgi import get_asgi_application  # noqa: E402
 
 from apps.core.asgi import ExecutorPool, PooledASGIHandler  # noqa: E402
 from apps.events.asgi import EventsPollApp, is_events_poll  # noqa: E402
 from apps.events.lifecycle import background_tasks  # noqa: E402
 
 pool = ExecutorPool(settings.ASGI_THREADS)
-django_app = PooledASGIHandler(pool)
-events_app = EventsPollApp(pool)
+django_app = get_asgi_application() if settings.ASGI_MODE == "stock-django" else PooledASGIHandler(pool)
+events_app = EventsPollApp() if settings.ASGI_MODE == "thin-route" else django_app
 
 
 async def application(scope, receive, send) -> None:

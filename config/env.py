@@ -65,6 +65,13 @@ def seconds_range(variable: str, default: tuple[float, float]) -> tuple[float, f
     return low, high
 
 
+def choice(variable: str, default: str, choices: tuple[str, ...]) -> str:
+    value = env.str(variable, default=default)
+    if value not in choices:
+        fail(variable, f"must be one of {', '.join(choices)}, got {value!r}")
+    return value
+
+
 def external_host(default: str) -> str:
     """`host[:port]` under which the default organization is reached; subdomains are others."""
     value = env.str("EXTERNAL_HOST", default=default).strip().lower()

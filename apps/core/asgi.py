@@ -1,18 +1,26 @@
 """Running Django under ASGI on a fixed set of threads.
 
 Stock Django gives every request its own thread for synchronous work (a new ThreadSensitiveContext
-per request), created and torn down each time, and held for as long as the request lasts. Here each
-request runs its synchronous work on one of a few long-lived single-thread executors instead: the
-thread count stays flat however many requests wait, and an ordinary request costs less CPU (see
-benchmarks/events/README.md).
+per request), created and torn down each time and held as long as the request lasts, and it hops
+between the event loop and that thread for each middleware. Here:
+
+- each request's synchronous work runs on one of a few long-lived single-thread executors, so the
+  thread count stays flat however many requests wait;
+- a request for a synchronous view (every REST framework view) runs the whole middleware chain and
+  the view in one hop onto that thread, as under WSGI; async views keep Django's async chain.
+
+The measurements are in benchmarks/events/README.md.
 """
 
 import contextlib
 from collections.abc import AsyncIterator
 from concurrent.futures import ThreadPoolExecutor
 
-from asgiref.sync import ThreadSensitiveContext
+from asgiref.sync import ThreadSensitiveContext, iscoroutinefunction, sync_to_async
 from django.core.handlers.asgi import ASGIHandler
+from django.core.handlers.base import BaseHandler
+from django.http import HttpRequest, HttpResponse
+from django.urls import Resolver404, get_resolver
 
 
 class ExecutorPool:
@@ -41,9 +49,26 @@ class PooledASGIHandler(ASGIHandler):
     def __init__(self, pool: ExecutorPool) -> None:
         super().__init__()
         self.pool = pool
+        self.sync_handler = BaseHandler()
+        self.sync_handler.load_middleware(is_async=False)
 
     async def __call__(self, scope, receive, send) -> None:
         if scope["type"] != "http":
             raise ValueError(f"Django can only handle ASGI/HTTP connections, not {scope['type']}.")
         async with self.pool.context():
             await self.handle(scope, receive, send)
+
+    async def run_get_response(self, request: HttpRequest) -> HttpResponse:
+        if _is_async_view(request.path_info):
+            return await super().run_get_response(request)
+        response = await sync_to_async(self.sync_handler.get_response, thread_sensitive=True)(request)
+        response._handler_class = self.__class__
+        return response
+
+
+def _is_async_view(path: str) -> bool:
+    try:
+        match = get_resolver().resolve(path)
+    except Resolver404:
+        return False
+    return iscoroutinefunction(match.func)

@@ -22,27 +22,32 @@ REQUEST_ID_HEADER = "X-Request-Id"
 HEALTH_PATHS = {"/health/live": health.live, "/health/ready": health.ready}
 
 
-def start_request_id(request: HttpRequest) -> float:
-    """Give the request its id (in `request.request_id` and every log line); returns the start time."""
-    request.request_id = uuid.uuid4().hex
+def new_request_id() -> str:
+    """A fresh request id, set for every log line written from here on in this context."""
+    request_id = uuid.uuid4().hex
     # Not reset when the response leaves: Django logs errors after the middleware has returned.
     # Every request runs in its own context (ASGI) or sets a new id first (WSGI threads).
-    current_request_id.set(request.request_id)
+    current_request_id.set(request_id)
+    return request_id
+
+
+def log_access(method: str, path: str, status: int, started: float, user_id: int | None) -> None:
+    if path not in HEALTH_PATHS:
+        access_logger.info(
+            "%s %s %s %.1fms user=%s", method, path, status, (time.monotonic() - started) * 1000, user_id or "-"
+        )
+
+
+def start_request_id(request: HttpRequest) -> float:
+    """Give the request its id (in `request.request_id` and every log line); returns the start time."""
+    request.request_id = new_request_id()
     return time.monotonic()
 
 
 def finish_request_id(request: HttpRequest, response: HttpResponse, started: float) -> HttpResponse:
     """Put the id in the response and write the access log line."""
     response[REQUEST_ID_HEADER] = request.request_id
-    if request.path not in HEALTH_PATHS:
-        access_logger.info(
-            "%s %s %s %.1fms user=%s",
-            request.method,
-            request.path,
-            response.status_code,
-            (time.monotonic() - started) * 1000,
-            getattr(request, "api_user_id", "-"),
-        )
+    log_access(request.method, request.path, response.status_code, started, getattr(request, "api_user_id", None))
     return response
 
 

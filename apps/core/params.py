@@ -23,7 +23,7 @@ from rest_framework.request import Request
 
 from apps.core.errors import InvalidArgumentError, JsonableError, MissingArgumentError
 
-__all__ = ["Id", "Json", "ParamError", "Params", "one_of", "parse_params", "request_params"]
+__all__ = ["Id", "Json", "ParamError", "Params", "one_of", "parse_param_source", "parse_params", "request_params"]
 
 # A database id in a parameter: positive and within 64 bits (larger values would overflow queries).
 Id = Annotated[int, Field(ge=1, le=2**63 - 1)]
@@ -131,10 +131,14 @@ def parse_params(params_class: type[P], request: HttpRequest | Request) -> P:
 
     Raises MissingArgumentError / InvalidArgumentError (Zulip's REQUEST_VARIABLE_* codes).
     """
-    source = request_params(request)
+    _mark_used(request, params_class.parameter_names())
+    return parse_param_source(params_class, request_params(request))
+
+
+def parse_param_source(params_class: type[P], source: QueryDict) -> P:
+    """parse_params() for parameters already in hand (e.g. a query string)."""
     names = params_class.parameter_names()
     data = {name: source[name] for name in names if name in source}
-    _mark_used(request, names)
     try:
         params = params_class.model_validate(data)
     except ValidationError as exc:

@@ -1,7 +1,13 @@
-"""The process's Redis connection, shared with Django's cache (django-redis), or None without Redis."""
+"""Redis connections: the process's synchronous one (shared with Django's cache, via django-redis)
+and, for code running on an event loop, one asynchronous client per loop. None without Redis."""
+
+import asyncio
 
 import redis
+import redis.asyncio
 from django.conf import settings
+
+_async_clients: dict[asyncio.AbstractEventLoop, redis.asyncio.Redis] = {}
 
 
 def get_redis() -> redis.Redis | None:
@@ -10,6 +16,24 @@ def get_redis() -> redis.Redis | None:
     from django_redis import get_redis_connection
 
     return get_redis_connection("default")
+
+
+def get_async_redis() -> redis.asyncio.Redis:
+    """The running loop's client. Its pool is bounded: however many coroutines wait on Redis, this
+    process opens at most EVENTS_REDIS_MAX_CONNECTIONS connections."""
+    loop = asyncio.get_running_loop()
+    client = _async_clients.get(loop)
+    if client is None:
+        for old in [lp for lp in _async_clients if lp.is_closed()]:
+            del _async_clients[old]
+        pool = redis.asyncio.BlockingConnectionPool.from_url(
+            settings.REDIS_URL,
+            max_connections=settings.EVENTS_REDIS_MAX_CONNECTIONS,
+            timeout=settings.DEPENDENCY_CONNECT_TIMEOUT,
+            **settings.REDIS_CONNECTION_KWARGS,
+        )
+        client = _async_clients[loop] = redis.asyncio.Redis(connection_pool=pool)
+    return client
 
 
 def redis_key(*parts: object) -> str:

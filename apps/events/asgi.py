@@ -1,28 +1,22 @@
 """The thin ASGI route for GET /api/v1/events, in front of Django.
 
-A long-poll spends nearly all its life waiting. Served here, a waiting poll is one coroutine and
-its socket: no Django request machinery, no thread. The request still gets everything an API
-request gets (host check, HTTPS redirect and security headers, organization, authentication, rate
-limit, request id and access log line, the error envelope), from the same functions Django's path
-uses; only the middleware stack and URL resolver are skipped.
+A long-poll spends nearly all its life waiting. Served here, a waiting poll is one coroutine, its
+socket and a few small objects: no Django request, middleware stack or thread. It still gets
+everything an API request gets (see apps/events/longpoll.py), plus what the middleware would add:
+the HTTPS redirect and security headers, the request id and the access log line.
 """
 
 import asyncio
 import contextlib
-import io
-import logging
+import time
 
-from django.core import signals
-from django.core.handlers.asgi import ASGIRequest
-from django.http import HttpResponse
+from django.conf import settings
+from django.http import HttpResponse, HttpResponsePermanentRedirect, QueryDict
 from django.middleware.security import SecurityMiddleware
 
-from apps.core.asgi import ExecutorPool
-from apps.core.errors import exception_response
-from apps.core.middleware import finish_request_id, start_request_id
+from apps.core.logging import current_request_id
+from apps.core.middleware import log_access, new_request_id
 from apps.events import longpoll
-
-logger = logging.getLogger(__name__)
 
 EVENTS_PATH = "/api/v1/events"
 
@@ -32,56 +26,67 @@ def is_events_poll(scope: dict) -> bool:
 
 
 class EventsPollApp:
-    def __init__(self, pool: ExecutorPool) -> None:
-        self.pool = pool
-        # Used for its two pure functions (redirect to HTTPS, security headers); it never calls onward.
+    def __init__(self) -> None:
+        # Only its response headers are used (security headers, HSTS); it never calls onward.
         self.security = SecurityMiddleware(get_response=lambda request: None)
 
     async def __call__(self, scope, receive, send) -> None:
-        # A GET has no body worth reading; drain it so the next receive() reports a disconnect.
+        started = time.monotonic()
+        request_id = new_request_id()
+        # A GET has no body worth reading: drain it.
         while True:
             message = await receive()
             if message["type"] == "http.disconnect":
                 return
             if not message.get("more_body"):
                 break
-        async with self.pool.context():
-            request = ASGIRequest(scope, io.BytesIO())
-            started = start_request_id(request)
-            await signals.request_started.asend(sender=self.__class__, scope=scope)
-            try:
-                response = await self._respond_unless_disconnected(request, receive)
-            finally:
-                await signals.request_finished.asend(sender=self.__class__)
-            if response is None:
-                return
-            finish_request_id(request, response, started)
+        headers = {name.decode("latin1"): value.decode("latin1") for name, value in scope["headers"]}
+        poll = longpoll.PollRequest(
+            host=headers.get("host", ""),
+            authorization=headers.get("authorization", ""),
+            remote_addr=(scope.get("client") or ("", 0))[0],
+            query=QueryDict(scope["query_string"], encoding="utf-8"),
+            secure=_is_secure(scope, headers),
+        )
+        if settings.SECURE_SSL_REDIRECT and not poll.secure:
+            query = scope["query_string"].decode("latin1")
+            response = HttpResponsePermanentRedirect(
+                f"https://{poll.host}{EVENTS_PATH}" + (f"?{query}" if query else "")
+            )
+        else:
+            response = await longpoll.get_events(poll)
+        self.security.process_response(_SecureFlag(poll.secure), response)
+        response["X-Request-Id"] = request_id
+        log_access("GET", EVENTS_PATH, response.status_code, started, poll.api_user_id)
+        with contextlib.suppress(OSError, asyncio.CancelledError):
             await _send(response, send)
+        current_request_id.set("-")
 
-    async def _respond_unless_disconnected(self, request, receive) -> HttpResponse | None:
-        poll = asyncio.ensure_future(self._respond(request))
-        disconnect = asyncio.ensure_future(receive())
-        try:
-            done, _ = await asyncio.wait({poll, disconnect}, return_when=asyncio.FIRST_COMPLETED)
-            if poll in done:
-                return poll.result()
-            poll.cancel()  # the client went away: end the poll, which frees the queue for the next one
-            with contextlib.suppress(asyncio.CancelledError, Exception):
-                await poll
-            return None
-        finally:
-            disconnect.cancel()
 
-    async def _respond(self, request) -> HttpResponse:
-        try:
-            redirect = self.security.process_request(request)
-            response = redirect or await longpoll.get_events(request)
-        except Exception as exc:  # e.g. DisallowedHost from the host check
-            response = exception_response(exc, "EventsPollApp")
-        return self.security.process_response(request, response)
+class _SecureFlag:
+    """What SecurityMiddleware.process_response asks of a request."""
+
+    def __init__(self, secure: bool) -> None:
+        self._secure = secure
+
+    def is_secure(self) -> bool:
+        return self._secure
+
+
+def _is_secure(scope: dict, headers: dict[str, str]) -> bool:
+    if scope.get("scheme") == "https":
+        return True
+    proxy_header = settings.SECURE_PROXY_SSL_HEADER
+    if proxy_header:
+        name, expected = proxy_header
+        header = name.removeprefix("HTTP_").replace("_", "-").lower()
+        return headers.get(header, "").split(",")[0].strip() == expected
+    return False
 
 
 async def _send(response: HttpResponse, send) -> None:
+    body = response.content
+    response["Content-Length"] = str(len(body))
     headers = [(name.encode("latin1"), value.encode("latin1")) for name, value in response.items()]
     await send({"type": "http.response.start", "status": response.status_code, "headers": headers})
-    await send({"type": "http.response.body", "body": response.content})
+    await send({"type": "http.response.body", "body": body})

@@ -1,62 +1,145 @@
-"""GET /events and DELETE /events: the long-poll.
+"""GET /events (the long-poll) and DELETE /events.
 
-One implementation serves both entry points: the thin ASGI route in front of Django (production,
-see config/asgi.py) and the Django view in urls.py (tests, WSGI).
+GET /events is the hottest path of the server, so it is served from a small `PollRequest` rather
+than a Django request: the thin ASGI route (apps/events/asgi.py) builds one from the ASGI scope,
+the Django view (tests, WSGI, the benchmark's comparison modes) from its HttpRequest. Either way
+the poll gets what every API request gets: host check, organization, authentication (from the
+credential cache, else from the database), rate limit, Zulip's envelope and errors.
 """
 
 import asyncio
-import logging
 import random
 import uuid
+from dataclasses import dataclass
 from typing import Any
 
 from asgiref.sync import sync_to_async
 from django.conf import settings
-from django.http import HttpRequest, HttpResponse
+from django.core.exceptions import DisallowedHost
+from django.http import HttpRequest, HttpResponse, JsonResponse, QueryDict
+from django.http.request import split_domain_port, validate_host
 
-from apps.core.api import serve_async_api
-from apps.core.errors import MissingArgumentError
-from apps.core.params import parse_params
+from apps.core import ratelimit
+from apps.core.api import begin_api_request, serve_async_api
+from apps.core.errors import MissingArgumentError, RateLimitedError, exception_response
+from apps.core.params import parse_param_source, parse_params
 from apps.core.responses import json_success
 from apps.events.actions import do_delete_queue, do_register_queue_only, queue_options
 from apps.events.backends import BadEventQueueIdError, EventQueueBackend, get_backend
+from apps.events.credentials import Identity, credential_cache
 from apps.events.registry import QueueOptions, adapt_event
 from apps.events.serializers import DeleteQueueParams, GetEventsParams
 
-logger = logging.getLogger(__name__)
+
+@dataclass
+class PollRequest:
+    host: str  # the Host header as sent
+    authorization: str
+    remote_addr: str
+    query: QueryDict
+    secure: bool
+    # Filled in while serving: for the response headers and the access log.
+    api_user_id: int | None = None
+    rate_limit_state: ratelimit.RateLimitState | None = None
+
+    @classmethod
+    def from_django(cls, request: HttpRequest) -> "PollRequest":
+        return cls(
+            host=request.META.get("HTTP_HOST", request.META.get("SERVER_NAME", "")),
+            authorization=request.META.get("HTTP_AUTHORIZATION", ""),
+            remote_addr=request.META.get("REMOTE_ADDR", ""),
+            query=request.GET,
+            secure=request.is_secure(),
+        )
+
+    def as_django_request(self) -> HttpRequest:
+        """A minimal HttpRequest, for the rare paths that need Django's own checks (database auth)."""
+        request = HttpRequest()
+        request.method = "GET"
+        request.path = request.path_info = "/api/v1/events"
+        request.META = {
+            "HTTP_HOST": self.host,
+            "HTTP_AUTHORIZATION": self.authorization,
+            "REMOTE_ADDR": self.remote_addr,
+            "SERVER_NAME": "",
+            "SERVER_PORT": "",
+            "wsgi.url_scheme": "https" if self.secure else "http",
+        }
+        request.GET = self.query
+        return request
 
 
-async def get_events(request: HttpRequest) -> HttpResponse:
-    return await serve_async_api(request, _get_events)
+async def get_events(poll: PollRequest) -> HttpResponse:
+    """Answer one GET /events: the envelope, with the rate-limit headers."""
+    try:
+        response = await _get_events(poll)
+    except Exception as exc:
+        response = exception_response(exc, "GET /events")
+    state = poll.rate_limit_state
+    if state is not None:
+        for name, value in state.headers().items():
+            response[name] = value
+    return response
 
 
-async def delete_queue(request: HttpRequest) -> HttpResponse:
-    return await serve_async_api(request, _delete_queue)
-
-
-async def _get_events(request: HttpRequest, user) -> HttpResponse:
-    params = parse_params(GetEventsParams, request)
+async def _get_events(poll: PollRequest) -> HttpResponse:
+    domain, _ = split_domain_port(poll.host)
+    if not validate_host(domain, settings.ALLOWED_HOSTS):
+        raise DisallowedHost(f"Invalid HTTP_HOST header: {poll.host!r}")
+    identity = await _authenticate(poll)
+    params = parse_param_source(GetEventsParams, poll.query)
     if params.queue_id is None:
         if not params.dont_block:
             raise MissingArgumentError("queue_id")
         # Zulip's shortcut: a non-blocking GET /events without a queue registers one.
         options = queue_options(params, lifespan_secs=params.lifespan_secs)
-        queue_id = await sync_to_async(do_register_queue_only)(user, options)
-        return json_success(request, {"events": [], "queue_id": queue_id})
+        queue_id = await sync_to_async(_register_queue)(identity.user_id, options)
+        return _success(poll, {"events": [], "queue_id": queue_id})
     if params.last_event_id is None:
         raise MissingArgumentError("last_event_id")
     events, options = await long_poll(
-        get_backend(), params.queue_id, user.id, params.last_event_id, dont_block=params.dont_block
+        get_backend(), params.queue_id, identity.user_id, params.last_event_id, dont_block=params.dont_block
     )
-    return json_success(
-        request, {"events": [adapt_event(event, options) for event in events], "queue_id": params.queue_id}
-    )
+    return _success(poll, {"events": [adapt_event(event, options) for event in events], "queue_id": params.queue_id})
 
 
-async def _delete_queue(request: HttpRequest, user) -> HttpResponse:
-    params = parse_params(DeleteQueueParams, request)
-    await sync_to_async(do_delete_queue)(user, params.queue_id)
-    return json_success(request)
+async def _authenticate(poll: PollRequest) -> Identity:
+    """Who polls: from the credential cache, else from the database (then cached); rate-limited."""
+    identity = credential_cache.get(poll.host.lower(), poll.authorization)
+    if identity is None:
+        identity = await sync_to_async(_authenticate_from_database)(poll)
+        credential_cache.put(poll.host.lower(), poll.authorization, identity)
+    else:
+        poll.rate_limit_state = await ratelimit.acheck_api_request(
+            f"api_by_user:{identity.user_id}", settings.RATE_LIMIT_API_BY_USER
+        )
+        if poll.rate_limit_state is not None and poll.rate_limit_state.blocked:
+            raise RateLimitedError(poll.rate_limit_state.retry_after)
+    poll.api_user_id = identity.user_id
+    return identity
+
+
+def _authenticate_from_database(poll: PollRequest) -> Identity:
+    request = poll.as_django_request()
+    try:
+        user = begin_api_request(request)
+    finally:
+        poll.rate_limit_state = getattr(request, "rate_limit_state", None)
+    return Identity(user_id=user.id, realm_id=user.realm_id)
+
+
+def _register_queue(user_id: int, options: QueueOptions) -> str:
+    from apps.users.models import User
+
+    return do_register_queue_only(User.objects.select_related("realm").get(id=user_id), options)
+
+
+def _success(poll: PollRequest, data: dict[str, Any]) -> JsonResponse:
+    body = {"result": "success", "msg": "", **data}
+    ignored = sorted(set(poll.query) - set(GetEventsParams.parameter_names()))
+    if ignored:
+        body["ignored_parameters_unsupported"] = ignored
+    return JsonResponse(body)
 
 
 async def long_poll(
@@ -64,18 +147,17 @@ async def long_poll(
 ) -> tuple[list[dict[str, Any]], QueueOptions]:
     """Acknowledge through `last_event_id` and return the queue's newer events.
 
-    With none and no `dont_block`, wait until events arrive, another poll takes the queue over
-    (answered with no events), the queue is deleted (BAD_EVENT_QUEUE_ID), or the heartbeat
-    interval passes (a heartbeat event, which takes an id like any event).
+    With none and no `dont_block`, wait until events arrive (they come with the notification, so
+    the queue is not read again), another poll takes the queue over (answered with no events), the
+    queue is deleted (BAD_EVENT_QUEUE_ID), or the heartbeat interval passes (a heartbeat event,
+    which takes an id like any event).
     """
     await backend.start_notifications()
     token = uuid.uuid4().hex
     # Parked before the queue is read, so an event published in between still wakes this poll.
     waiter = backend.waiters.add(queue_id, token)
-    began = False
     try:
         start = await backend.begin_poll(queue_id, user_id, last_event_id, token, waiting=not dont_block)
-        began = True
         if start.events or dont_block:
             return start.events, start.options
         loop = asyncio.get_running_loop()
@@ -85,23 +167,24 @@ async def long_poll(
                 await asyncio.wait_for(waiter.wake.wait(), timeout=max(deadline - loop.time(), 0))
             except TimeoutError:
                 return await backend.add_heartbeat(queue_id, user_id, last_event_id), start.options
-            waiter.wake.clear()
-            reasons, waiter.reasons = waiter.reasons, set()
+            reasons, events = waiter.take()
             if "deleted" in reasons:
                 raise BadEventQueueIdError(queue_id)
             if "takeover" in reasons:
                 return [], start.options
-            events = await backend.read_events(queue_id, user_id, last_event_id)
+            if "resync" in reasons:
+                events = await backend.read_events(queue_id, user_id, last_event_id)
             if events:
                 return events, start.options
     finally:
         backend.waiters.remove(waiter)
-        if began and not dont_block:
-            await asyncio.shield(_end_poll(backend, queue_id, token))
 
 
-async def _end_poll(backend: EventQueueBackend, queue_id: str, token: str) -> None:
-    try:
-        await backend.end_poll(queue_id, token)
-    except Exception:  # the queue's lease still ends it; never mask the poll's own outcome
-        logger.warning("could not end the poll on queue %s", queue_id, exc_info=True)
+async def delete_queue(request: HttpRequest) -> HttpResponse:
+    return await serve_async_api(request, _delete_queue)
+
+
+async def _delete_queue(request: HttpRequest, user) -> HttpResponse:
+    params = parse_params(DeleteQueueParams, request)
+    await sync_to_async(do_delete_queue)(user, params.queue_id)
+    return json_success(request)

@@ -36,3 +36,17 @@ def send_event_on_commit(event: dict[str, Any], user_ids: Iterable[int]) -> None
             logger.exception("could not publish %s event %s", event["type"], outbox_id)
 
     transaction.on_commit(publish, robust=False)
+
+
+def forget_credentials_on_commit(*, user_ids: Iterable[int] = (), realm_ids: Iterable[int] = ()) -> None:
+    """After the commit, every server process stops trusting cached credentials of these users or
+    organizations (a key rotated, an email changed, a deactivation)."""
+    users, realms = sorted(set(user_ids)), sorted(set(realm_ids))
+
+    def forget() -> None:
+        try:
+            get_backend().forget_credentials(users, realms)
+        except Exception:
+            logger.exception("could not drop cached credentials of users %s, organizations %s", users, realms)
+
+    transaction.on_commit(forget)

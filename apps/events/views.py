@@ -43,7 +43,10 @@ class EventsView(View):
     """GET and DELETE /events. In production GET is served by the thin route in config/asgi.py."""
 
     async def get(self, request: HttpRequest) -> HttpResponse:
-        return await longpoll.get_events(request)
+        poll = longpoll.PollRequest.from_django(request)
+        response = await longpoll.get_events(poll)
+        request.api_user_id = poll.api_user_id  # for the access log line
+        return response
 
     async def delete(self, request: HttpRequest) -> HttpResponse:
         return await longpoll.delete_queue(request)

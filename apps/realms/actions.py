@@ -5,6 +5,7 @@ import re
 from django.db import transaction
 
 from apps.core.errors import JsonableError
+from apps.events.publish import forget_credentials_on_commit
 from apps.realms.models import EmailVisibility, Realm
 from apps.users.actions import do_create_user
 from apps.users.models import Role, User
@@ -70,6 +71,7 @@ def do_set_realm_deactivated(realm: Realm, deactivated: bool, *, acting_user: Us
     """Deactivate (or reactivate) an organization: its users' API calls are refused while deactivated."""
     Realm.objects.filter(id=realm.id).update(deactivated=deactivated)
     realm.deactivated = deactivated
+    forget_credentials_on_commit(realm_ids=[realm.id])
 
 
 @transaction.atomic

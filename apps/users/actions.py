@@ -17,7 +17,7 @@ from django.db.models import F
 
 from apps.core.errors import JsonableError, OrganizationOwnerRequiredError
 from apps.core.markdown import render_markdown
-from apps.events.publish import send_event_on_commit
+from apps.events.publish import forget_credentials_on_commit, send_event_on_commit
 from apps.realms.models import EmailVisibility, Realm
 from apps.users.models import BotService, BotType, CustomProfileField, CustomProfileFieldValue, Role, User
 from apps.users.selectors import VISIBILITY_FOR_ROLE, api_email, avatar_url
@@ -265,6 +265,7 @@ def do_change_user_delivery_email(user: User, new_email: str, *, acting_user: Us
     old_api_email = api_email(user)
     User.objects.filter(id=user.id).update(delivery_email=new_email)
     user.delivery_email = new_email
+    forget_credentials_on_commit(user_ids=[user.id])
     _send_by_email_access(
         user,
         lambda sees: {
@@ -327,6 +328,7 @@ def do_deactivate_user(user: User, *, acting_user: User | None) -> list[User]:
     # The audience is read before the change: those deactivated now still learn of it.
     audience = [uid for uid, _ in _audience(user.realm_id)]
     User.objects.filter(id__in=[u.id for u in deactivated]).update(is_active=False)
+    forget_credentials_on_commit(user_ids=[u.id for u in deactivated])
     for each in deactivated:
         each.is_active = False
         send_event_on_commit(
@@ -406,9 +408,10 @@ def do_refresh_avatar(user: User, *, acting_user: User | None) -> None:
 
 @transaction.atomic
 def do_regenerate_api_key(user: User, *, acting_user: User | None) -> str:
-    """Give the user a new API key; the old one stops working at once."""
+    """Give the user a new API key; the old one stops working at once, in every server process."""
     user.api_key = generate_api_key()
     User.objects.filter(id=user.id).update(api_key=user.api_key)
+    forget_credentials_on_commit(user_ids=[user.id])
     return user.api_key
 
 

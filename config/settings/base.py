@@ -161,10 +161,15 @@ EVENTS_HEARTBEAT_SECONDS = cfg.seconds_range("EVENTS_HEARTBEAT_SECONDS", (45.0, 
 EVENT_QUEUE_LONGPOLL_TIMEOUT_SECONDS = 90
 # How long after its commit an event may still be on its way to Redis (see OutboxEvent).
 EVENT_REGISTER_RACE_WINDOW_SECONDS = 30
+# How long a long-poll's credentials are trusted without asking the database again; changes that
+# matter (key rotated, user deactivated, ...) drop them at once (apps/events/credentials.py).
+CREDENTIAL_CACHE_SECONDS = cfg.positive_int("CREDENTIAL_CACHE_SECONDS", 30)
 # Redis connections one process uses for polls, however many polls are waiting.
 EVENTS_REDIS_MAX_CONNECTIONS = cfg.positive_int("EVENTS_REDIS_MAX_CONNECTIONS", 50)
 # Threads per server process that run Django's synchronous code (see config/asgi.py).
 ASGI_THREADS = cfg.positive_int("ASGI_THREADS", 4)
+# How config/asgi.py serves requests; the other modes exist to measure against (benchmarks/events).
+ASGI_MODE = cfg.choice("ASGI_MODE", "thin-route", ("thin-route", "pooled-django", "stock-django"))
 
 # Feature level advertised to Zulip clients; they switch parameter encodings on it.
 API_FEATURE_LEVEL = 496

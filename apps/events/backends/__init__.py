@@ -7,7 +7,8 @@ Semantics shared by both (Zulip's, zulip-wire.md §3.1):
   N below the newest pruned id, or not the id of an event in the queue, is refused and changes
   nothing; events are deleted only when acknowledged, never when sent;
 - a new poll on a queue ends the poll already waiting on it (with no events);
-- a queue expires `lifespan_secs` after its last poll ended; a poll in progress keeps it alive;
+- a queue expires `lifespan_secs` after its last poll ended: a poll leases it until it must have
+  ended (the heartbeat time), so a killed process's poll cannot keep a queue forever;
 - caps: a queue holding more than EVENT_QUEUE_MAX_EVENTS events, or the oldest queue of a user
   registering more than EVENT_QUEUE_MAX_PER_USER, is deleted; its id then answers
   BAD_EVENT_QUEUE_ID and the client registers again.
@@ -43,21 +44,35 @@ def check_acknowledgement(last_event_id: int, newest_pruned_id: int, newest_ackn
 
 @dataclass(eq=False)
 class Waiter:
-    """A poll parked in this process, woken with the reasons that concern it."""
+    """A poll parked in this process: woken with the reasons that concern it and the events that
+    arrived for its queue (so a woken poll need not read its queue again)."""
 
     queue_id: str
     token: str
     loop: asyncio.AbstractEventLoop
     wake: asyncio.Event = field(default_factory=asyncio.Event)
     reasons: set[str] = field(default_factory=set)
+    events: list[dict[str, Any]] = field(default_factory=list)
 
-    def notify(self, reason: str) -> None:
+    def notify(self, reason: str, event: dict[str, Any] | None = None) -> None:
         self.reasons.add(reason)
+        if event is not None:
+            self.events.append(event)
         self.wake.set()
+
+    def take(self) -> tuple[set[str], list[dict[str, Any]]]:
+        self.wake.clear()
+        reasons, events = self.reasons, sorted(self.events, key=lambda event: event["id"])
+        self.reasons, self.events = set(), []
+        return reasons, events
 
 
 class Waiters:
-    """The polls parked in this process, by queue. Notifications may come from any thread."""
+    """The polls parked in this process, by queue. Notifications may come from any thread.
+
+    Reasons: "events" (with the event), "deleted", "takeover" by another poll, and "resync" (a
+    notification may have been missed: read the queue).
+    """
 
     def __init__(self) -> None:
         self._by_queue: dict[str, set[Waiter]] = {}
@@ -78,13 +93,20 @@ class Waiters:
                     del self._by_queue[waiter.queue_id]
 
     def notify(self, queue_ids: list[str], reason: str, token: str | None = None) -> None:
-        """Wake the polls on these queues: "events", "deleted", or "takeover" by poll `token`."""
+        """Wake the polls on these queues, except the one with `token` (the poll taking over)."""
         with self._lock:
-            targets = [w for qid in queue_ids for w in self._by_queue.get(qid, ()) if w.token != token]
-        for waiter in targets:
-            if waiter.loop.is_closed():
-                continue
-            waiter.loop.call_soon_threadsafe(waiter.notify, reason)
+            calls = [(w, reason, None) for qid in queue_ids for w in self._by_queue.get(qid, ()) if w.token != token]
+        self._run(calls)
+
+    def deliver(self, event: dict[str, Any], ids_by_queue: list[tuple[str, int]]) -> None:
+        """Hand `event`, numbered for each queue, to the polls waiting on those queues."""
+        with self._lock:
+            calls = [
+                (w, "events", {"id": event_id, **event})
+                for qid, event_id in ids_by_queue
+                for w in self._by_queue.get(qid, ())
+            ]
+        self._run(calls)
 
     def notify_all(self, reason: str) -> None:
         with self._lock:
@@ -94,6 +116,28 @@ class Waiters:
     def count(self) -> int:
         with self._lock:
             return sum(len(waiters) for waiters in self._by_queue.values())
+
+    @staticmethod
+    def _run(calls: list[tuple[Waiter, str, dict | None]]) -> None:
+        """Notify on each waiter's own loop: directly when that is this thread's loop, else with one
+        thread-safe call per loop (one wake-up, however many waiters)."""
+        by_loop: dict[asyncio.AbstractEventLoop, list] = {}
+        for call in calls:
+            by_loop.setdefault(call[0].loop, []).append(call)
+        try:
+            current = asyncio.get_running_loop()
+        except RuntimeError:
+            current = None
+        for loop, loop_calls in by_loop.items():
+            if loop is current:
+                _notify_each(loop_calls)
+            elif not loop.is_closed():
+                loop.call_soon_threadsafe(_notify_each, loop_calls)
+
+
+def _notify_each(calls: list[tuple[Waiter, str, dict | None]]) -> None:
+    for waiter, reason, event in calls:
+        waiter.notify(reason, event)
 
 
 @dataclass(frozen=True)
@@ -113,6 +157,8 @@ class EventQueueBackend(Protocol):
 
     def delete_queue(self, queue_id: str, user_id: int) -> None: ...
 
+    def forget_credentials(self, user_ids: list[int], realm_ids: list[int]) -> None: ...
+
     def sweep(self, now: float) -> list[tuple[str, int]]: ...
 
     def expired_queue_ids(self, now: float) -> list[str]: ...
@@ -130,8 +176,6 @@ class EventQueueBackend(Protocol):
     async def read_events(self, queue_id: str, user_id: int, last_event_id: int) -> list[dict[str, Any]]: ...
 
     async def add_heartbeat(self, queue_id: str, user_id: int, last_event_id: int) -> list[dict[str, Any]]: ...
-
-    async def end_poll(self, queue_id: str, token: str) -> None: ...
 
     async def start_notifications(self) -> None: ...
 

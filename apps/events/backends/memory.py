@@ -10,6 +10,7 @@ from typing import Any
 from django.conf import settings
 
 from apps.events.backends import BadEventQueueIdError, PollStart, Waiters, check_acknowledgement
+from apps.events.credentials import credential_cache
 from apps.events.registry import QueueOptions
 
 
@@ -26,7 +27,6 @@ class _Queue:
     events: list[tuple[int, str]] = field(default_factory=list)  # (id, JSON), in id order
     by_outbox: dict[int, int] = field(default_factory=dict)  # outbox id -> event id, while young
     skip_outbox: set[int] = field(default_factory=set)
-    poll_token: str | None = None
 
     def append(self, payload: str) -> int:
         event_id = self.next_id
@@ -65,7 +65,8 @@ class MemoryBackend:
 
     def publish(self, payload: str, event_type: str, user_ids: list[int], outbox_id: int) -> int:
         now = time.time()
-        woken, evicted = [], []
+        woken: list[tuple[str, int]] = []
+        evicted = []
         with self._lock:
             for user_id in user_ids:
                 for queue_id in list(self._by_user.get(user_id, ())):
@@ -79,8 +80,9 @@ class MemoryBackend:
                         self._drop(queue)
                         evicted.append(queue_id)
                     else:
-                        woken.append(queue_id)
-        self.waiters.notify(woken, "events")
+                        woken.append((queue_id, event_id))
+        if woken:
+            self.waiters.deliver(json.loads(payload), woken)
         self.waiters.notify(evicted, "deleted")
         return len(woken)
 
@@ -97,6 +99,9 @@ class MemoryBackend:
         with self._lock:
             self._drop(self._owned(queue_id, user_id))
         self.waiters.notify([queue_id], "deleted")
+
+    def forget_credentials(self, user_ids: list[int], realm_ids: list[int]) -> None:
+        credential_cache.forget(user_ids, realm_ids)
 
     def sweep(self, now: float) -> list[tuple[str, int]]:
         with self._lock:
@@ -137,13 +142,6 @@ class MemoryBackend:
             queue.append('{"type": "heartbeat"}')
             return queue.after(last_event_id)
 
-    async def end_poll(self, queue_id: str, token: str) -> None:
-        with self._lock:
-            queue = self._queues.get(queue_id)
-            if queue is not None and queue.poll_token == token:
-                queue.poll_token = None
-                queue.expires_at = time.time() + queue.options.lifespan_secs
-
     async def start_notifications(self) -> None:
         """Nothing to listen to: every publisher is in this process."""
 
@@ -158,7 +156,6 @@ class MemoryBackend:
             if acknowledged:
                 queue.events = queue.events[len(acknowledged) :]
                 queue.newest_pruned_id = last_event_id
-            queue.poll_token = token
             lease = settings.EVENTS_HEARTBEAT_SECONDS[1] + 5 if waiting else 0
             queue.expires_at = now + queue.options.lifespan_secs + lease
             result = PollStart(queue.after(last_event_id), queue.options)

@@ -8,11 +8,13 @@ Every operation is one Lua script, so it is atomic and costs one round trip. Key
     P:eq:<queue>:skip   set: outbox ids already in the queue's initial state
     P:uq:<user>         hash: queue -> event types, the user's queues (what publishing walks)
     P:eq:expiry         sorted set: queue -> time it expires unless polled again (the sweep reads it)
-    P:eq:notify         channel: "w q1 q2" new events, "d q1" deleted, "t q token" taken over
+    P:eq:notify         channel: "e q1:id1 q2:id2<newline><event>": an event, its id in each queue;
+                        "d q1" deleted, "t q token" taken over,
+                        "a u:5 r:2" credentials of user 5 / organization 2 changed
 
-Each process holds one subscription to the channel and wakes its own parked polls; a waiting poll
-needs no Redis connection of its own. Every key carries a TTL beyond the queue's life, so a crash
-or a stopped sweeper leaks nothing.
+Each process holds one subscription to the channel and hands each event to its own parked polls;
+a waiting poll needs no Redis connection of its own, and a woken one need not read its queue.
+Every key carries a TTL beyond the queue's life, so a crash or a stopped sweeper leaks nothing.
 """
 
 import asyncio
@@ -26,8 +28,9 @@ import redis.asyncio
 from django.conf import settings
 
 from apps.core.errors import JsonableError
-from apps.core.redis_client import get_redis, redis_key
+from apps.core.redis_client import get_async_redis, get_redis, redis_key
 from apps.events.backends import BadEventQueueIdError, PollStart, Waiters
+from apps.events.credentials import credential_cache
 from apps.events.registry import QueueOptions
 
 logger = logging.getLogger(__name__)
@@ -120,18 +123,18 @@ for i = 7, #ARGV do
           drop(qid, uid)
           table.insert(evicted, qid)
         else
-          table.insert(woken, qid)
+          table.insert(woken, qid .. ':' .. eid)
         end
       end
     end
   end
 end
-if #woken > 0 then redis.call('PUBLISH', notify, 'w ' .. table.concat(woken, ' ')) end
+if #woken > 0 then redis.call('PUBLISH', notify, 'e ' .. table.concat(woken, ' ') .. '\\n' .. payload) end
 if #evicted > 0 then redis.call('PUBLISH', notify, 'd ' .. table.concat(evicted, ' ')) end
 return #woken
 """
 
-# ARGV: prefix, queue, user, last event id, poll token, lease seconds, backstop
+# ARGV: prefix, queue, user, last event id, poll token, lease seconds (the poll's longest wait), backstop
 _BEGIN_POLL = """
 local qid, last, lease = ARGV[2], tonumber(ARGV[4]), tonumber(ARGV[6])
 local k = qkey(qid)
@@ -147,7 +150,6 @@ if #top > 0 then
   redis.call('ZREMRANGEBYSCORE', k .. ':ev', '-inf', last)
   redis.call('HSET', k, 'pruned', last)
 end
-redis.call('HSET', k, 'poll', ARGV[5])
 local lifespan = tonumber(q[3])
 redis.call('ZADD', expiry, now() + lifespan + lease, qid)
 keep(qid, lifespan + lease + tonumber(ARGV[7]))
@@ -165,18 +167,6 @@ if ARGV[5] == '1' then
   redis.call('EXPIRE', k .. ':ev', redis.call('TTL', k))
 end
 return {'OK', redis.call('ZRANGEBYSCORE', k .. ':ev', '(' .. ARGV[4], '+inf')}
-"""
-
-# ARGV: prefix, queue, poll token, backstop
-_END_POLL = """
-local qid = ARGV[2]
-local k = qkey(qid)
-if redis.call('HGET', k, 'poll') ~= ARGV[3] then return 0 end
-redis.call('HDEL', k, 'poll')
-local lifespan = tonumber(redis.call('HGET', k, 'lifespan'))
-redis.call('ZADD', expiry, now() + lifespan, qid)
-keep(qid, lifespan + tonumber(ARGV[4]))
-return 1
 """
 
 # ARGV: prefix, queue, user
@@ -219,7 +209,6 @@ _SCRIPTS = {
     "publish": _PUBLISH,
     "begin_poll": _BEGIN_POLL,
     "read": _READ,
-    "end_poll": _END_POLL,
     "delete": _DELETE,
     "exclude": _EXCLUDE,
     "sweep": _SWEEP,
@@ -244,7 +233,7 @@ class RedisBackend:
     def __init__(self) -> None:
         self.waiters = Waiters()
         self._sync_scripts: dict[str, Any] = {}
-        self._async_clients: dict[asyncio.AbstractEventLoop, tuple[redis.asyncio.Redis, dict[str, Any]]] = {}
+        self._async_scripts: dict[int, dict[str, Any]] = {}
         self._listener: asyncio.Task | None = None
         self._subscribed: asyncio.Future | None = None
 
@@ -255,24 +244,9 @@ class RedisBackend:
             self._sync_scripts[name] = get_redis().register_script(_PRELUDE + _SCRIPTS[name])
         return self._sync_scripts[name](keys=[], args=[settings.REDIS_KEY_PREFIX, *args])
 
-    def _async_client(self) -> tuple[redis.asyncio.Redis, dict[str, Any]]:
-        loop = asyncio.get_running_loop()
-        entry = self._async_clients.get(loop)
-        if entry is None:
-            for old_loop in [lp for lp in self._async_clients if lp.is_closed()]:
-                del self._async_clients[old_loop]
-            pool = redis.asyncio.BlockingConnectionPool.from_url(
-                settings.REDIS_URL,
-                max_connections=settings.EVENTS_REDIS_MAX_CONNECTIONS,
-                timeout=settings.DEPENDENCY_CONNECT_TIMEOUT,
-                **settings.REDIS_CONNECTION_KWARGS,
-            )
-            entry = (redis.asyncio.Redis(connection_pool=pool), {})
-            self._async_clients[loop] = entry
-        return entry
-
     async def _arun(self, name: str, *args: Any) -> Any:
-        client, scripts = self._async_client()
+        client = get_async_redis()
+        scripts = self._async_scripts.setdefault(id(client), {})
         if name not in scripts:
             scripts[name] = client.register_script(_PRELUDE + _SCRIPTS[name])
         return await scripts[name](keys=[], args=[settings.REDIS_KEY_PREFIX, *args])
@@ -312,6 +286,13 @@ class RedisBackend:
     def delete_queue(self, queue_id: str, user_id: int) -> None:
         if not self._run("delete", queue_id, user_id):
             raise BadEventQueueIdError(queue_id)
+
+    def forget_credentials(self, user_ids: list[int], realm_ids: list[int]) -> None:
+        """Drop cached credentials in every process (this one too, even if it does not listen)."""
+        credential_cache.forget(user_ids, realm_ids)
+        targets = [f"u:{uid}" for uid in user_ids] + [f"r:{rid}" for rid in realm_ids]
+        if targets:
+            get_redis().publish(redis_key("eq", "notify"), "a " + " ".join(targets))
 
     def sweep(self, now: float) -> list[tuple[str, int]]:
         """Delete the queues whose time is up (Redis's clock decides; `now` is unused here)."""
@@ -354,9 +335,6 @@ class RedisBackend:
     async def add_heartbeat(self, queue_id: str, user_id: int, last_event_id: int) -> list[dict[str, Any]]:
         return self._events(await self._arun("read", queue_id, user_id, last_event_id, 1), queue_id)
 
-    async def end_poll(self, queue_id: str, token: str) -> None:
-        await self._arun("end_poll", queue_id, token, BACKSTOP_SECONDS)
-
     @staticmethod
     def _poll_start(result: list, queue_id: str, last_event_id: int) -> PollStart:
         status = result[0].decode()
@@ -397,7 +375,7 @@ class RedisBackend:
                     subscribed.set_result(None)
                 else:
                     # Reconnected: anything published meanwhile was missed, so every poll re-reads.
-                    self.waiters.notify_all("events")
+                    self.waiters.notify_all("resync")
                 delay = 0.1
                 while True:
                     message = await pubsub.get_message(timeout=None)
@@ -416,10 +394,17 @@ class RedisBackend:
 
     def _dispatch(self, data: str) -> None:
         kind, _, rest = data.partition(" ")
-        if kind == "w":
-            self.waiters.notify(rest.split(), "events")
+        if kind == "e":
+            targets, _, payload = rest.partition("\n")
+            ids_by_queue = [(qid, int(event_id)) for qid, _, event_id in (t.partition(":") for t in targets.split())]
+            self.waiters.deliver(json.loads(payload), ids_by_queue)
         elif kind == "d":
             self.waiters.notify(rest.split(), "deleted")
+        elif kind == "a":
+            targets = [t.partition(":") for t in rest.split()]
+            credential_cache.forget(
+                [int(i) for k, _, i in targets if k == "u"], [int(i) for k, _, i in targets if k == "r"]
+            )
         elif kind == "t":
             queue_id, _, token = rest.partition(" ")
             self.waiters.notify([queue_id], "takeover", token=token)

@@ -1,0 +1,58 @@
+"""A per-process cache of who an Authorization header is, for the long-poll path.
+
+A busy server answers far more polls than anything else; looking the key up in the database for
+every one costs more than the poll itself. Entries live CREDENTIAL_CACHE_SECONDS and are dropped
+at once, in every process, when a change could make them wrong: a key rotated, an email changed,
+a user or organization deactivated (see forget_credentials_on_commit). Only successful
+authentications are cached.
+"""
+
+import threading
+import time
+from dataclasses import dataclass
+
+from django.conf import settings
+
+
+@dataclass(frozen=True)
+class Identity:
+    user_id: int
+    realm_id: int
+
+
+class CredentialCache:
+    MAX_ENTRIES = 100_000
+
+    def __init__(self) -> None:
+        self._entries: dict[tuple[str, str], tuple[Identity, float]] = {}
+        self._lock = threading.Lock()
+
+    def get(self, host: str, authorization: str) -> Identity | None:
+        entry = self._entries.get((host, authorization))
+        if entry is None:
+            return None
+        identity, expires = entry
+        if expires < time.monotonic():
+            self._entries.pop((host, authorization), None)
+            return None
+        return identity
+
+    def put(self, host: str, authorization: str, identity: Identity) -> None:
+        with self._lock:
+            if len(self._entries) >= self.MAX_ENTRIES:
+                self._entries.clear()
+            self._entries[(host, authorization)] = (identity, time.monotonic() + settings.CREDENTIAL_CACHE_SECONDS)
+
+    def forget(self, user_ids: list[int] = (), realm_ids: list[int] = ()) -> None:
+        users, realms = set(user_ids), set(realm_ids)
+        with self._lock:
+            stale = [k for k, (ident, _) in self._entries.items() if ident.user_id in users or ident.realm_id in realms]
+            for key in stale:
+                del self._entries[key]
+
+    def clear(self) -> None:
+        with self._lock:
+            self._entries.clear()
+
+
+credential_cache = CredentialCache()

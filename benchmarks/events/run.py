@@ -1,0 +1,445 @@
+"""Event delivery benchmarks: idle polls per worker, wake-all and re-poll, delivery latency, fan-out.
+
+Every Parley row is measured against reference rows taken in the same run on the same machine: a
+bare ASGI long-poll app served the same way (raw_app.py) and Redis's own round trip.
+
+    .venv/bin/python benchmarks/events/run.py                       # everything (about 10 minutes)
+    .venv/bin/python benchmarks/events/run.py --polls 1000 --modes raw,thin-route
+
+Needs PostgreSQL and Redis like CI (BENCH_DATABASE_URL, BENCH_REDIS_URL override the defaults);
+the database parley_bench is created and filled with users.
+"""
+
+import argparse
+import asyncio
+import base64
+import json
+import os
+import secrets
+import socket
+import subprocess
+import sys
+import time
+from dataclasses import dataclass
+from pathlib import Path
+
+BASE_DIR = Path(__file__).resolve().parents[2]
+sys.path.insert(0, str(BASE_DIR))
+
+from benchmarks.events.client import HttpConnection, Poller, open_in_batches  # noqa: E402
+
+DATABASE_URL = os.environ.get("BENCH_DATABASE_URL", "postgres://postgres@127.0.0.1:5432/parley_bench")
+REDIS_URL = os.environ.get("BENCH_REDIS_URL", "redis://127.0.0.1:6379/5")
+PREFIX = "parley-bench"
+MODES = ("raw", "thin-route", "pooled-django", "stock-django")
+HOST = "127.0.0.1"
+
+
+def configure_django() -> None:
+    os.environ.update(
+        DJANGO_SETTINGS_MODULE="config.settings.base",
+        DATABASE_URL=DATABASE_URL,
+        REDIS_URL=REDIS_URL,
+        REDIS_KEY_PREFIX=PREFIX,
+        DATABASE_POOL="false",
+        LOG_LEVEL="WARNING",
+    )
+    import django
+
+    django.setup()
+
+
+# --- data -----------------------------------------------------------------------------------------
+
+
+@dataclass
+class BenchUser:
+    id: int
+    email: str
+    api_key: str
+
+    def auth_header(self) -> dict[str, str]:
+        token = base64.b64encode(f"{self.email}:{self.api_key}".encode()).decode()
+        return {"Authorization": f"Basic {token}"}
+
+
+def prepare_users(count: int) -> list[BenchUser]:
+    """`count` members of one organization in a fresh parley_bench database."""
+    name = DATABASE_URL.rsplit("/", 1)[1]
+    admin_url = DATABASE_URL.rsplit("/", 1)[0] + "/postgres"
+    subprocess.run(["psql", admin_url, "-qc", f"DROP DATABASE IF EXISTS {name} WITH (FORCE)"], check=True)
+    subprocess.run(["psql", admin_url, "-qc", f"CREATE DATABASE {name}"], check=True)
+    configure_django()
+    from django.core.management import call_command
+
+    from apps.realms.models import Realm
+    from apps.users.actions import generate_api_key
+    from apps.users.models import User
+
+    call_command("migrate", verbosity=0)
+    realm = Realm.objects.create(string_id="", name="Bench")
+    User.objects.bulk_create(
+        [
+            User(realm=realm, delivery_email=f"u{i}@bench.example", full_name=f"User {i}", api_key=generate_api_key())
+            for i in range(count)
+        ],
+        batch_size=2000,
+    )
+    return [BenchUser(u.id, u.delivery_email, u.api_key) for u in User.objects.order_by("id")]
+
+
+def create_queues(users: list[BenchUser]) -> list[str]:
+    from apps.events.backends import get_backend
+    from apps.events.registry import QueueOptions
+
+    backend = get_backend()
+    return [backend.create_queue(user.id, 1, QueueOptions(event_types=frozenset({"bench"}))) for user in users]
+
+
+def publish_to(user_ids: list[int]) -> float:
+    """Commit one event for these users; returns the monotonic time just before the commit."""
+    from django.db import transaction
+
+    from apps.events.publish import send_event_on_commit
+
+    with transaction.atomic():
+        send_event_on_commit({"type": "bench", "sent": time.time()}, user_ids)
+        started = time.monotonic()
+    return started
+
+
+def parked_count(queue_ids: list[str]) -> int:
+    from apps.core.redis_client import get_redis
+
+    pipe = get_redis().pipeline(transaction=False)
+    for queue_id in queue_ids:
+        pipe.hexists(f"{PREFIX}:eq:{queue_id}", "poll")
+    return sum(pipe.execute())
+
+
+def clear_redis() -> None:
+    from apps.core.redis_client import get_redis
+
+    client = get_redis()
+    keys = list(client.scan_iter(f"{PREFIX}:*", count=5000))
+    for start in range(0, len(keys), 5000):
+        client.delete(*keys[start : start + 5000])
+
+
+# --- servers ---------------------------------------------------------------------------------------
+
+
+@dataclass
+class Server:
+    mode: str
+    port: int
+    process: subprocess.Popen
+
+    @property
+    def worker_pid(self) -> int:
+        with open(f"/proc/{self.process.pid}/task/{self.process.pid}/children") as handle:
+            return int(handle.read().split()[0])
+
+    def status(self) -> dict[str, int]:
+        fields = {}
+        with open(f"/proc/{self.worker_pid}/status") as handle:
+            for line in handle:
+                name, _, value = line.partition(":")
+                if name in ("VmRSS", "Threads"):
+                    fields[name] = int(value.split()[0])
+        return fields
+
+    def cpu_seconds(self) -> float:
+        """User + system CPU time the worker has used."""
+        with open(f"/proc/{self.worker_pid}/stat") as handle:
+            fields = handle.read().rsplit(")", 1)[1].split()
+        return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+
+    def stop(self) -> None:
+        self.process.terminate()
+        try:
+            self.process.wait(timeout=20)
+        except subprocess.TimeoutExpired:
+            self.process.kill()
+            self.process.wait()
+
+
+def free_port() -> int:
+    with socket.socket() as sock:
+        sock.bind((HOST, 0))
+        return sock.getsockname()[1]
+
+
+def start_server(mode: str, log_dir: Path) -> Server:
+    port = free_port()
+    env = {
+        **os.environ,
+        "PORT": str(port),
+        "EXTERNAL_HOST": f"{HOST}:{port}",
+        "WEB_CONCURRENCY": "1",
+        "ASGI_MODE": mode if mode != "raw" else "thin-route",
+        "EVENTS_HEARTBEAT_SECONDS": "600,600",
+        "RATE_LIMIT_API_BY_USER": "1000000",
+        "RATE_LIMIT_API_BY_IP": "1000000",
+        "LOG_LEVEL": "INFO",
+        "SECRET_KEY": secrets.token_urlsafe(50),
+        "DATABASE_POOL": "true",
+    }
+    if mode == "raw":
+        command = ["-m", "gunicorn", "-k", "config.workers.ParleyUvicornWorker", "-w", "1", "-b", f"{HOST}:{port}"]
+        command += ["--timeout", "120", "benchmarks.events.raw_app:app"]
+    else:
+        command = ["-m", "gunicorn", "-c", "config/gunicorn.py", "config.asgi:application"]
+    log = (log_dir / f"server-{mode}-{port}.log").open("wb")
+    process = subprocess.Popen([sys.executable, *command], cwd=BASE_DIR, env=env, stdout=log, stderr=subprocess.STDOUT)
+    server = Server(mode, port, process)
+    deadline = time.monotonic() + 30
+    while time.monotonic() < deadline:
+        try:
+            with socket.create_connection((HOST, port), timeout=1):
+                time.sleep(1.5)  # let the worker finish booting
+                return server
+        except OSError:
+            time.sleep(0.2)
+    server.stop()
+    raise RuntimeError(f"{mode} server did not start; see {log.name}")
+
+
+# --- scenarios -------------------------------------------------------------------------------------
+
+
+def percentile(samples: list[float], fraction: float) -> float:
+    ordered = sorted(samples)
+    return ordered[min(int(fraction * len(ordered)), len(ordered) - 1)]
+
+
+class Target:
+    """How to poll, wake and count on one server (Parley or the raw app)."""
+
+    def __init__(self, server: Server, users: list[BenchUser]) -> None:
+        self.server, self.users = server, users
+        self.queue_ids = create_queues(users) if server.mode != "raw" else [str(u.id) for u in users]
+
+    def poller(self, index: int) -> Poller:
+        user, queue_id = self.users[index], self.queue_ids[index]
+        if self.server.mode == "raw":
+            return Poller(HOST, self.server.port, lambda last: f"/poll?id={queue_id}", {})
+        return Poller(
+            HOST,
+            self.server.port,
+            lambda last: f"/api/v1/events?queue_id={queue_id}&last_event_id={last}",
+            user.auth_header(),
+        )
+
+    async def parked(self, indexes: range) -> int:
+        if self.server.mode == "raw":
+            connection = HttpConnection(HOST, self.server.port)
+            _, body = await connection.request("GET", "/stats")
+            connection.close()
+            return body["parked"]
+        queue_ids = [self.queue_ids[i] for i in indexes]
+        return await asyncio.get_running_loop().run_in_executor(None, parked_count, queue_ids)
+
+    async def wake(self, indexes: list[int]) -> float:
+        """Send one event to these pollers; the time it was committed (Parley) or triggered (raw)."""
+        if self.server.mode == "raw":
+            connection = HttpConnection(HOST, self.server.port)
+            await connection.open()
+            path = "/wake" if len(indexes) > 1 else f"/wake?id={self.queue_ids[indexes[0]]}"
+            started = time.monotonic()
+            await connection.request("POST", path)
+            connection.close()
+            return started
+        user_ids = [self.users[i].id for i in indexes]
+        return await asyncio.get_running_loop().run_in_executor(None, publish_to, user_ids)
+
+    def cheap_path(self) -> str:
+        return "/cheap" if self.server.mode == "raw" else "/api/v1/server_settings"
+
+
+async def wait_for(condition, timeout: float, step: float = 0.05) -> float | None:
+    started = time.monotonic()
+    while time.monotonic() - started < timeout:
+        if await condition():
+            return time.monotonic()
+        await asyncio.sleep(step)
+    return None
+
+
+async def cheap_latency(target: Target, count: int = 300) -> list[float]:
+    connection = HttpConnection(HOST, target.server.port)
+    await connection.open()
+    samples = []
+    for _ in range(count):
+        started = time.monotonic()
+        await connection.request("GET", target.cheap_path())
+        samples.append(time.monotonic() - started)
+    connection.close()
+    return samples
+
+
+async def idle_scenario(target: Target, count: int) -> dict:
+    server = target.server
+    await cheap_latency(target, 50)  # warm up
+    cpu_started = server.cpu_seconds()
+    idle_cheap = await cheap_latency(target, 1000)
+    cpu_per_request_us = (server.cpu_seconds() - cpu_started) / 1000 * 1e6
+    before = server.status()
+    pid = server.worker_pid
+    pollers = [target.poller(i) for i in range(count)]
+    tasks = await open_in_batches(pollers)
+    indexes = range(count)
+
+    async def all_parked() -> bool:
+        return await target.parked(indexes) >= count
+
+    result: dict = {
+        "mode": server.mode,
+        "polls": count,
+        "idle_cheap_p50_ms": round(percentile(idle_cheap, 0.5) * 1000, 2),
+        "cpu_per_cheap_request_us": round(cpu_per_request_us),
+    }
+    if await wait_for(all_parked, timeout=180, step=0.5) is None:
+        result["error"] = f"only {await target.parked(indexes)} of {count} polls parked"
+        return await finish(result, tasks, pollers)
+    await asyncio.sleep(2)
+    parked = server.status()
+    cheap = await cheap_latency(target)
+    result |= {
+        "rss_before_kb": before["VmRSS"],
+        "rss_parked_kb": parked["VmRSS"],
+        "bytes_per_poll": round((parked["VmRSS"] - before["VmRSS"]) * 1024 / count),
+        "threads_before": before["Threads"],
+        "threads_parked": parked["Threads"],
+        "cheap_p50_ms": round(percentile(cheap, 0.5) * 1000, 2),
+        "cheap_p99_ms": round(percentile(cheap, 0.99) * 1000, 2),
+    }
+    woken_at = await target.wake(list(indexes))
+
+    async def all_received() -> bool:
+        return all(p.received for p in pollers)
+
+    done = await wait_for(all_received, timeout=180)
+    if done is None:
+        result["error"] = f"{sum(1 for p in pollers if p.received)} of {count} polls received the event"
+        return await finish(result, tasks, pollers)
+    result["wake_all_s"] = round(max(p.received[0][0] for p in pollers) - woken_at, 3)
+    reparked = await wait_for(all_parked, timeout=180, step=0.05)
+    result["repark_s"] = round(reparked - woken_at, 3) if reparked else None
+    result["worker_restarted"] = server.process.poll() is not None or server.worker_pid != pid
+    result["threads_after"] = server.status()["Threads"]
+    return await finish(result, tasks, pollers)
+
+
+async def finish(result: dict, tasks: list[asyncio.Task], pollers: list[Poller]) -> dict:
+    result["client_errors"] = sum(p.errors for p in pollers)
+    for task in tasks:
+        task.cancel()
+    await asyncio.gather(*tasks, return_exceptions=True)
+    for poller in pollers:
+        poller.connection.close()
+    return result
+
+
+async def latency_scenario(target: Target, idle: int, samples: int = 200) -> dict:
+    """Delivery latency to one client while `idle` other polls wait; the commit-to-client time."""
+    pollers = [target.poller(i) for i in range(idle + 1)]
+    tasks = await open_in_batches(pollers)
+    measured = pollers[idle]
+
+    async def all_parked() -> bool:
+        return await target.parked(range(idle + 1)) >= idle + 1
+
+    result: dict = {"mode": target.server.mode, "parked": idle}
+    if await wait_for(all_parked, timeout=120, step=0.5) is None:
+        result["error"] = "polls did not park"
+        return await finish(result, tasks, pollers)
+    latencies = []
+    for i in range(samples):
+        woken_at = await target.wake([idle])
+
+        async def arrived(n: int = i) -> bool:
+            return len(measured.received) > n
+
+        await wait_for(arrived, timeout=10, step=0.0005)
+        latencies.append(measured.received[i][0] - woken_at)
+        await asyncio.sleep(0.01)
+    result |= {
+        "p50_ms": round(percentile(latencies, 0.5) * 1000, 2),
+        "p99_ms": round(percentile(latencies, 0.99) * 1000, 2),
+        "max_ms": round(max(latencies) * 1000, 2),
+    }
+    return await finish(result, tasks, pollers)
+
+
+def redis_round_trip() -> dict:
+    import redis
+
+    client = redis.Redis.from_url(REDIS_URL)
+    samples = []
+    for _ in range(2000):
+        started = time.monotonic()
+        client.ping()
+        samples.append(time.monotonic() - started)
+    return {"p50_ms": round(percentile(samples, 0.5) * 1000, 3), "p99_ms": round(percentile(samples, 0.99) * 1000, 3)}
+
+
+# --- main ----------------------------------------------------------------------------------------------
+
+
+async def run(args, users: list[BenchUser]) -> dict:
+    polls = [int(n) for n in args.polls.split(",")]
+    modes = args.modes.split(",")
+    log_dir = Path(args.logs)
+    log_dir.mkdir(parents=True, exist_ok=True)
+    results: dict = {"idle": [], "latency": [], "redis": await asyncio.to_thread(redis_round_trip)}
+    for mode in modes:
+        for count in polls:
+            if mode == "stock-django" and count > args.stock_max:
+                results["idle"].append({"mode": mode, "polls": count, "error": f"not attempted above {args.stock_max}"})
+                continue
+            clear_redis()
+            server = start_server(mode, log_dir)
+            try:
+                target = Target(server, users[:count])
+                result = await idle_scenario(target, count)
+            finally:
+                server.stop()
+            print(json.dumps(result), flush=True)
+            results["idle"].append(result)
+        clear_redis()
+        server = start_server(mode, log_dir)
+        try:
+            result = await latency_scenario(Target(server, users[: args.latency_parked + 1]), args.latency_parked)
+        finally:
+            server.stop()
+        print(json.dumps(result), flush=True)
+        results["latency"].append(result)
+    return results
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--polls", default="1000,5000,10000")
+    parser.add_argument("--modes", default=",".join(MODES))
+    parser.add_argument("--latency-parked", type=int, default=1000)
+    parser.add_argument("--stock-max", type=int, default=10000)
+    parser.add_argument("--logs", default=str(BASE_DIR / "var" / "bench"))
+    parser.add_argument("--out", default=str(BASE_DIR / "var" / "bench" / "results.json"))
+    args = parser.parse_args()
+    try:
+        import uvloop
+
+        uvloop.install()
+    except ImportError:
+        pass
+    polls = [int(n) for n in args.polls.split(",")]
+    users = prepare_users(max([*polls, args.latency_parked]) + 1)
+    results = asyncio.run(run(args, users))
+    Path(args.out).write_text(json.dumps(results, indent=2))
+    print(json.dumps(results["redis"]))
+    print(f"results in {args.out}")
+
+
+if __name__ == "__main__":
+    main()
