@@ -22,12 +22,11 @@ django.setup(set_prefix=False)
 from django.conf import settings  # noqa: E402
 from django.core.asgi import get_asgi_application  # noqa: E402
 
-from apps.core.asgi import ExecutorPool, PooledASGIHandler  # noqa: E402
+from apps.core.asgi import PooledASGIHandler, executor_pool  # noqa: E402
 from apps.events.asgi import EventsPollApp, is_events_poll  # noqa: E402
 from apps.events.lifecycle import background_tasks  # noqa: E402
 
-pool = ExecutorPool(settings.ASGI_THREADS)
-django_app = get_asgi_application() if settings.ASGI_MODE == "stock-django" else PooledASGIHandler(pool)
+django_app = get_asgi_application() if settings.ASGI_MODE == "stock-django" else PooledASGIHandler(executor_pool())
 events_app = EventsPollApp() if settings.ASGI_MODE == "thin-route" else django_app
 
 

@@ -15,8 +15,10 @@ The measurements are in benchmarks/events/README.md.
 import contextlib
 from collections.abc import AsyncIterator
 from concurrent.futures import ThreadPoolExecutor
+from functools import cache
 
 from asgiref.sync import ThreadSensitiveContext, iscoroutinefunction, sync_to_async
+from django.conf import settings
 from django.core.handlers.asgi import ASGIHandler
 from django.core.handlers.base import BaseHandler
 from django.http import HttpRequest, HttpResponse
@@ -41,6 +43,12 @@ class ExecutorPool:
                 yield
         finally:
             self._in_flight[index] -= 1
+
+
+@cache
+def executor_pool() -> ExecutorPool:
+    """The process's pool (ASGI_THREADS threads) for all synchronous work of requests."""
+    return ExecutorPool(settings.ASGI_THREADS)
 
 
 class PooledASGIHandler(ASGIHandler):

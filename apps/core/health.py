@@ -20,7 +20,9 @@ def ready() -> JsonResponse:
         checks["redis"] = _check_redis()
     down = [name for name, state in checks.items() if state != "ok"]
     if not down:
-        return JsonResponse({"result": "success", "msg": "", "status": "ok", "checks": checks})
+        return JsonResponse(
+            {"result": "success", "msg": "", "status": "ok", "checks": checks, "event_polls_waiting": _polls_waiting()}
+        )
     dependency = "database" if "database" in down else "Redis server"
     return error_response(ServiceUnavailableError(dependency, status="unavailable", checks=checks))
 
@@ -46,3 +48,10 @@ def _check_redis() -> str:
             raise
         return "unavailable"
     return "ok"
+
+
+def _polls_waiting() -> int:
+    """Long-polls parked in this server process right now."""
+    from apps.events.backends import get_backend
+
+    return get_backend().waiters.count()

@@ -14,7 +14,7 @@ from dataclasses import dataclass
 import redis.exceptions
 from django.conf import settings
 
-from apps.core.redis_client import get_async_redis, get_redis, redis_key
+from apps.core.redis_client import get_redis, redis_key
 
 logger = logging.getLogger(__name__)
 
@@ -107,7 +107,6 @@ class InProcessBackend:
 class RedisBackend:
     def __init__(self) -> None:
         self._script = None
-        self._async_scripts: dict = {}
 
     def hit(self, key: str, limit: int, window: int, *, record: bool) -> tuple[bool, int, float, float]:
         client = get_redis()
@@ -117,17 +116,6 @@ class RedisBackend:
             keys=[redis_key("ratelimit", key)],
             args=[window * 1000, limit, uuid.uuid4().hex, "1" if record else "0"],
             client=client,
-        )
-        return bool(recorded), int(count), float(oldest_ms) / 1000, float(now_ms) / 1000
-
-    async def ahit(self, key: str, limit: int, window: int, *, record: bool) -> tuple[bool, int, float, float]:
-        client = get_async_redis()
-        script = self._async_scripts.get(id(client))
-        if script is None:
-            script = self._async_scripts[id(client)] = client.register_script(_SLIDING_WINDOW_LUA)
-        recorded, count, oldest_ms, now_ms = await script(
-            keys=[redis_key("ratelimit", key)],
-            args=[window * 1000, limit, uuid.uuid4().hex, "1" if record else "0"],
         )
         return bool(recorded), int(count), float(oldest_ms) / 1000, float(now_ms) / 1000
 
@@ -153,15 +141,10 @@ def check(key: str, limit: tuple[int, int], *, record: bool = True) -> RateLimit
     return _state(count_limit, window, *backend().hit(key, count_limit, window, record=record), record=record)
 
 
-async def acheck(key: str, limit: tuple[int, int]) -> RateLimitState:
-    """check() for code on an event loop: Redis is asked without blocking the loop."""
+def check_in_process(key: str, limit: tuple[int, int]) -> RateLimitState:
+    """check() counted in this process only (an approximate limit per process, never blocking)."""
     count_limit, window = limit
-    chosen = backend()
-    if isinstance(chosen, RedisBackend):
-        hit = await chosen.ahit(key, count_limit, window, record=True)
-    else:
-        hit = chosen.hit(key, count_limit, window, record=True)
-    return _state(count_limit, window, *hit, record=True)
+    return _state(count_limit, window, *_in_process.hit(key, count_limit, window, record=True), record=True)
 
 
 def _state(
@@ -194,17 +177,6 @@ def check_api_request(key: str, limit: tuple[int, int]) -> RateLimitState | None
         return None
     try:
         return check(key, limit)
-    except redis.exceptions.RedisError as exc:
-        _skip_redis_for_a_while(exc)
-        return None
-
-
-async def acheck_api_request(key: str, limit: tuple[int, int]) -> RateLimitState | None:
-    """check_api_request() for code on an event loop."""
-    if not _api_limits_apply():
-        return None
-    try:
-        return await acheck(key, limit)
     except redis.exceptions.RedisError as exc:
         _skip_redis_for_a_while(exc)
         return None

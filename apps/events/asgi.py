@@ -1,21 +1,21 @@
 """The thin ASGI route for GET /api/v1/events, in front of Django.
 
-A long-poll spends nearly all its life waiting. Served here, a waiting poll is one coroutine, its
-socket and a few small objects: no Django request, middleware stack or thread. It still gets
+A long-poll spends nearly all its life waiting, and a busy server answers thousands at once. Served
+here, a waiting poll is one coroutine, its socket and a few small objects: no Django request,
+middleware stack or thread; its response is written straight to the socket. It still gets
 everything an API request gets (see apps/events/longpoll.py), plus what the middleware would add:
-the HTTPS redirect and security headers, the request id and the access log line.
+the HTTPS redirect, the security headers, the request id and the access log line.
 """
 
-import asyncio
-import contextlib
+import json
 import time
+from functools import cache
 
 from django.conf import settings
-from django.http import HttpResponse, HttpResponsePermanentRedirect, QueryDict
-from django.middleware.security import SecurityMiddleware
+from django.http import QueryDict
 
 from apps.core.logging import current_request_id
-from apps.core.middleware import log_access, new_request_id
+from apps.core.middleware import REQUEST_ID_HEADER, log_access, new_request_id
 from apps.events import longpoll
 
 EVENTS_PATH = "/api/v1/events"
@@ -26,10 +26,6 @@ def is_events_poll(scope: dict) -> bool:
 
 
 class EventsPollApp:
-    def __init__(self) -> None:
-        # Only its response headers are used (security headers, HSTS); it never calls onward.
-        self.security = SecurityMiddleware(get_response=lambda request: None)
-
     async def __call__(self, scope, receive, send) -> None:
         started = time.monotonic()
         request_id = new_request_id()
@@ -41,36 +37,60 @@ class EventsPollApp:
             if not message.get("more_body"):
                 break
         headers = {name.decode("latin1"): value.decode("latin1") for name, value in scope["headers"]}
+        secure = _is_secure(scope, headers)
         poll = longpoll.PollRequest(
             host=headers.get("host", ""),
             authorization=headers.get("authorization", ""),
             remote_addr=(scope.get("client") or ("", 0))[0],
             query=QueryDict(scope["query_string"], encoding="utf-8"),
-            secure=_is_secure(scope, headers),
+            secure=secure,
         )
-        if settings.SECURE_SSL_REDIRECT and not poll.secure:
+        if settings.SECURE_SSL_REDIRECT and not secure:
             query = scope["query_string"].decode("latin1")
-            response = HttpResponsePermanentRedirect(
-                f"https://{poll.host}{EVENTS_PATH}" + (f"?{query}" if query else "")
-            )
+            location = f"https://{poll.host}{EVENTS_PATH}" + (f"?{query}" if query else "")
+            status, body, extra = 301, b"", [(b"location", location.encode("latin1"))]
         else:
             response = await longpoll.get_events(poll)
-        self.security.process_response(_SecureFlag(poll.secure), response)
-        response["X-Request-Id"] = request_id
-        log_access("GET", EVENTS_PATH, response.status_code, started, poll.api_user_id)
-        with contextlib.suppress(OSError, asyncio.CancelledError):
-            await _send(response, send)
+            status, body = response.status, json.dumps(response.body).encode()
+            extra = [
+                (name.lower().encode("latin1"), value.encode("latin1")) for name, value in response.headers.items()
+            ]
+        log_access("GET", EVENTS_PATH, status, started, poll.api_user_id)
         current_request_id.set("-")
+        await send(
+            {
+                "type": "http.response.start",
+                "status": status,
+                "headers": [
+                    (b"content-type", b"application/json"),
+                    (b"content-length", str(len(body)).encode()),
+                    (REQUEST_ID_HEADER.lower().encode(), request_id.encode()),
+                    *_security_headers(secure),
+                    *extra,
+                ],
+            }
+        )
+        await send({"type": "http.response.body", "body": body})
 
 
-class _SecureFlag:
-    """What SecurityMiddleware.process_response asks of a request."""
-
-    def __init__(self, secure: bool) -> None:
-        self._secure = secure
-
-    def is_secure(self) -> bool:
-        return self._secure
+@cache
+def _security_headers(secure: bool) -> tuple[tuple[bytes, bytes], ...]:
+    """The headers Django's SecurityMiddleware would add, from the same settings."""
+    headers = []
+    if settings.SECURE_CONTENT_TYPE_NOSNIFF:
+        headers.append((b"x-content-type-options", b"nosniff"))
+    if settings.SECURE_REFERRER_POLICY:
+        headers.append((b"referrer-policy", settings.SECURE_REFERRER_POLICY.encode()))
+    if settings.SECURE_CROSS_ORIGIN_OPENER_POLICY:
+        headers.append((b"cross-origin-opener-policy", settings.SECURE_CROSS_ORIGIN_OPENER_POLICY.encode()))
+    if secure and settings.SECURE_HSTS_SECONDS:
+        value = f"max-age={settings.SECURE_HSTS_SECONDS}"
+        if settings.SECURE_HSTS_INCLUDE_SUBDOMAINS:
+            value += "; includeSubDomains"
+        if settings.SECURE_HSTS_PRELOAD:
+            value += "; preload"
+        headers.append((b"strict-transport-security", value.encode()))
+    return tuple(headers)
 
 
 def _is_secure(scope: dict, headers: dict[str, str]) -> bool:
@@ -82,11 +102,3 @@ def _is_secure(scope: dict, headers: dict[str, str]) -> bool:
         header = name.removeprefix("HTTP_").replace("_", "-").lower()
         return headers.get(header, "").split(",")[0].strip() == expected
     return False
-
-
-async def _send(response: HttpResponse, send) -> None:
-    body = response.content
-    response["Content-Length"] = str(len(body))
-    headers = [(name.encode("latin1"), value.encode("latin1")) for name, value in response.items()]
-    await send({"type": "http.response.start", "status": response.status_code, "headers": headers})
-    await send({"type": "http.response.body", "body": body})

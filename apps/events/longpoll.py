@@ -8,6 +8,7 @@ credential cache, else from the database), rate limit, Zulip's envelope and erro
 """
 
 import asyncio
+import json
 import random
 import uuid
 from dataclasses import dataclass
@@ -16,11 +17,13 @@ from typing import Any
 from asgiref.sync import sync_to_async
 from django.conf import settings
 from django.core.exceptions import DisallowedHost
+from django.db import close_old_connections
 from django.http import HttpRequest, HttpResponse, JsonResponse, QueryDict
 from django.http.request import split_domain_port, validate_host
 
 from apps.core import ratelimit
 from apps.core.api import begin_api_request, serve_async_api
+from apps.core.asgi import executor_pool
 from apps.core.errors import MissingArgumentError, RateLimitedError, exception_response
 from apps.core.params import parse_param_source, parse_params
 from apps.core.responses import json_success
@@ -69,54 +72,90 @@ class PollRequest:
         return request
 
 
-async def get_events(poll: PollRequest) -> HttpResponse:
+@dataclass
+class PollResponse:
+    """What GET /events answers: cheap to build (a busy server sends thousands at once)."""
+
+    status: int
+    body: dict[str, Any]
+    headers: dict[str, str]
+
+    def to_django(self) -> HttpResponse:
+        response = JsonResponse(self.body, status=self.status)
+        for name, value in self.headers.items():
+            response[name] = value
+        return response
+
+
+async def get_events(poll: PollRequest) -> PollResponse:
     """Answer one GET /events: the envelope, with the rate-limit headers."""
     try:
-        response = await _get_events(poll)
+        status, body, headers = 200, await _get_events(poll), {}
     except Exception as exc:
-        response = exception_response(exc, "GET /events")
+        error = exception_response(exc, "GET /events")
+        status, body = error.status_code, json.loads(error.content)
+        headers = {name: value for name, value in error.items() if name != "Content-Type"}
     state = poll.rate_limit_state
     if state is not None:
-        for name, value in state.headers().items():
-            response[name] = value
-    return response
+        headers.update(state.headers())
+    return PollResponse(status, body, headers)
 
 
-async def _get_events(poll: PollRequest) -> HttpResponse:
+async def _get_events(poll: PollRequest) -> dict[str, Any]:
     domain, _ = split_domain_port(poll.host)
     if not validate_host(domain, settings.ALLOWED_HOSTS):
         raise DisallowedHost(f"Invalid HTTP_HOST header: {poll.host!r}")
     identity = await _authenticate(poll)
     params = parse_param_source(GetEventsParams, poll.query)
+    envelope: dict[str, Any] = {"result": "success", "msg": ""}
+    ignored = sorted(set(poll.query) - set(GetEventsParams.parameter_names()))
+    if ignored:
+        envelope["ignored_parameters_unsupported"] = ignored
+    poll.query = None  # nothing of the request stays alive while the poll waits
     if params.queue_id is None:
         if not params.dont_block:
             raise MissingArgumentError("queue_id")
         # Zulip's shortcut: a non-blocking GET /events without a queue registers one.
         options = queue_options(params, lifespan_secs=params.lifespan_secs)
-        queue_id = await sync_to_async(_register_queue)(identity.user_id, options)
-        return _success(poll, {"events": [], "queue_id": queue_id})
+        async with executor_pool().context():
+            queue_id = await sync_to_async(_register_queue)(identity.user_id, options)
+        return {**envelope, "events": [], "queue_id": queue_id}
     if params.last_event_id is None:
         raise MissingArgumentError("last_event_id")
-    events, options = await long_poll(
-        get_backend(), params.queue_id, identity.user_id, params.last_event_id, dont_block=params.dont_block
-    )
-    return _success(poll, {"events": [adapt_event(event, options) for event in events], "queue_id": params.queue_id})
+    queue_id, last_event_id, dont_block = params.queue_id, params.last_event_id, params.dont_block
+    del params
+    events, options = await long_poll(get_backend(), queue_id, identity.user_id, last_event_id, dont_block=dont_block)
+    return {**envelope, "events": [adapt_event(event, options) for event in events], "queue_id": queue_id}
 
 
 async def _authenticate(poll: PollRequest) -> Identity:
     """Who polls: from the credential cache, else from the database (then cached); rate-limited."""
     identity = credential_cache.get(poll.host.lower(), poll.authorization)
     if identity is None:
-        identity = await sync_to_async(_authenticate_from_database)(poll)
+        # Bounded, so that thousands of clients reconnecting at once (after a restart) queue here
+        # cheaply instead of all holding database work in flight.
+        async with _database_slots(), executor_pool().context():
+            identity = await sync_to_async(_authenticate_from_database)(poll)
         credential_cache.put(poll.host.lower(), poll.authorization, identity)
-    else:
-        poll.rate_limit_state = await ratelimit.acheck_api_request(
+    elif settings.RATE_LIMITING_ENABLED:
+        # Polls are counted in this process, as Zulip's event server does: no Redis round trip.
+        poll.rate_limit_state = ratelimit.check_in_process(
             f"api_by_user:{identity.user_id}", settings.RATE_LIMIT_API_BY_USER
         )
-        if poll.rate_limit_state is not None and poll.rate_limit_state.blocked:
+        if poll.rate_limit_state.blocked:
             raise RateLimitedError(poll.rate_limit_state.retry_after)
     poll.api_user_id = identity.user_id
     return identity
+
+
+_slots: dict[asyncio.AbstractEventLoop, asyncio.Semaphore] = {}
+
+
+def _database_slots() -> asyncio.Semaphore:
+    loop = asyncio.get_running_loop()
+    if loop not in _slots:
+        _slots[loop] = asyncio.Semaphore(settings.ASGI_THREADS)
+    return _slots[loop]
 
 
 def _authenticate_from_database(poll: PollRequest) -> Identity:
@@ -125,6 +164,8 @@ def _authenticate_from_database(poll: PollRequest) -> Identity:
         user = begin_api_request(request)
     finally:
         poll.rate_limit_state = getattr(request, "rate_limit_state", None)
+        # This runs on a pool thread outside any request: give the connection back now.
+        close_old_connections()
     return Identity(user_id=user.id, realm_id=user.realm_id)
 
 
@@ -132,14 +173,6 @@ def _register_queue(user_id: int, options: QueueOptions) -> str:
     from apps.users.models import User
 
     return do_register_queue_only(User.objects.select_related("realm").get(id=user_id), options)
-
-
-def _success(poll: PollRequest, data: dict[str, Any]) -> JsonResponse:
-    body = {"result": "success", "msg": "", **data}
-    ignored = sorted(set(poll.query) - set(GetEventsParams.parameter_names()))
-    if ignored:
-        body["ignored_parameters_unsupported"] = ignored
-    return JsonResponse(body)
 
 
 async def long_poll(
@@ -160,13 +193,9 @@ async def long_poll(
         start = await backend.begin_poll(queue_id, user_id, last_event_id, token, waiting=not dont_block)
         if start.events or dont_block:
             return start.events, start.options
-        loop = asyncio.get_running_loop()
-        deadline = loop.time() + random.uniform(*settings.EVENTS_HEARTBEAT_SECONDS)  # noqa: S311
+        deadline = asyncio.get_running_loop().time() + random.uniform(*settings.EVENTS_HEARTBEAT_SECONDS)  # noqa: S311
         while True:
-            try:
-                await asyncio.wait_for(waiter.wake.wait(), timeout=max(deadline - loop.time(), 0))
-            except TimeoutError:
-                return await backend.add_heartbeat(queue_id, user_id, last_event_id), start.options
+            await waiter.wait(deadline)
             reasons, events = waiter.take()
             if "deleted" in reasons:
                 raise BadEventQueueIdError(queue_id)
@@ -176,6 +205,8 @@ async def long_poll(
                 events = await backend.read_events(queue_id, user_id, last_event_id)
             if events:
                 return events, start.options
+            if "timeout" in reasons:
+                return await backend.add_heartbeat(queue_id, user_id, last_event_id), start.options
     finally:
         backend.waiters.remove(waiter)
 

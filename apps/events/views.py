@@ -46,7 +46,7 @@ class EventsView(View):
         poll = longpoll.PollRequest.from_django(request)
         response = await longpoll.get_events(poll)
         request.api_user_id = poll.api_user_id  # for the access log line
-        return response
+        return response.to_django()
 
     async def delete(self, request: HttpRequest) -> HttpResponse:
         return await longpoll.delete_queue(request)

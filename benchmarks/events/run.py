@@ -108,15 +108,6 @@ def publish_to(user_ids: list[int]) -> float:
     return started
 
 
-def parked_count(queue_ids: list[str]) -> int:
-    from apps.core.redis_client import get_redis
-
-    pipe = get_redis().pipeline(transaction=False)
-    for queue_id in queue_ids:
-        pipe.hexists(f"{PREFIX}:eq:{queue_id}", "poll")
-    return sum(pipe.execute())
-
-
 def clear_redis() -> None:
     from apps.core.redis_client import get_redis
 
@@ -237,8 +228,10 @@ class Target:
             _, body = await connection.request("GET", "/stats")
             connection.close()
             return body["parked"]
-        queue_ids = [self.queue_ids[i] for i in indexes]
-        return await asyncio.get_running_loop().run_in_executor(None, parked_count, queue_ids)
+        connection = HttpConnection(HOST, self.server.port)
+        _, body = await connection.request("GET", "/health/ready")
+        connection.close()
+        return body["event_polls_waiting"]
 
     async def wake(self, indexes: list[int]) -> float:
         """Send one event to these pollers; the time it was committed (Parley) or triggered (raw)."""

@@ -16,7 +16,7 @@ Semantics shared by both (Zulip's, zulip-wire.md §3.1):
 
 import asyncio
 import threading
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from functools import cache
 from typing import Any, Protocol
 
@@ -42,28 +42,40 @@ def check_acknowledgement(last_event_id: int, newest_pruned_id: int, newest_ackn
         raise JsonableError(f"Event {last_event_id} was not in this queue")
 
 
-@dataclass(eq=False)
 class Waiter:
     """A poll parked in this process: woken with the reasons that concern it and the events that
-    arrived for its queue (so a woken poll need not read its queue again)."""
+    arrived for its queue (so a woken poll need not read its queue again). Kept small: a busy
+    server holds one per connected client."""
 
-    queue_id: str
-    token: str
-    loop: asyncio.AbstractEventLoop
-    wake: asyncio.Event = field(default_factory=asyncio.Event)
-    reasons: set[str] = field(default_factory=set)
-    events: list[dict[str, Any]] = field(default_factory=list)
+    __slots__ = ("events", "future", "loop", "queue_id", "reasons", "timer", "token")
+
+    def __init__(self, queue_id: str, token: str, loop: asyncio.AbstractEventLoop) -> None:
+        self.queue_id, self.token, self.loop = queue_id, token, loop
+        self.future: asyncio.Future = loop.create_future()
+        self.reasons: set[str] = set()
+        self.events: list[dict[str, Any]] = []
+        self.timer: asyncio.TimerHandle | None = None
 
     def notify(self, reason: str, event: dict[str, Any] | None = None) -> None:
         self.reasons.add(reason)
         if event is not None:
             self.events.append(event)
-        self.wake.set()
+        if not self.future.done():
+            self.future.set_result(None)
+
+    async def wait(self, deadline: float) -> None:
+        """Until notified, or until `deadline` (loop time), which adds the reason "timeout"."""
+        if not self.future.done():
+            self.timer = self.loop.call_at(deadline, self.notify, "timeout")
+            try:
+                await self.future
+            finally:
+                self.timer.cancel()
 
     def take(self) -> tuple[set[str], list[dict[str, Any]]]:
-        self.wake.clear()
         reasons, events = self.reasons, sorted(self.events, key=lambda event: event["id"])
         self.reasons, self.events = set(), []
+        self.future = self.loop.create_future()
         return reasons, events
 
 
@@ -114,8 +126,9 @@ class Waiters:
         self.notify(queue_ids, reason)
 
     def count(self) -> int:
+        """Polls waiting right now (registered and past their first read of the queue)."""
         with self._lock:
-            return sum(len(waiters) for waiters in self._by_queue.values())
+            return sum(1 for waiters in self._by_queue.values() for waiter in waiters if waiter.timer is not None)
 
     @staticmethod
     def _run(calls: list[tuple[Waiter, str, dict | None]]) -> None:

@@ -109,17 +109,20 @@ for i = 7, #ARGV do
     if types == '*' or string.find(types, etype, 1, true) then
       local k = qkey(qid)
       local created = redis.call('HGET', k, 'created')
+      -- Only a young queue can be registering (see exclude): older ones skip that bookkeeping.
+      local young = created and t - tonumber(created) < window
       if not created then
         redis.call('HDEL', uq, qid)
-      elseif redis.call('SISMEMBER', k .. ':skip', oid) == 0 then
+      elseif not young or redis.call('SISMEMBER', k .. ':skip', oid) == 0 then
         local eid = redis.call('HINCRBY', k, 'next', 1) - 1
         redis.call('ZADD', k .. ':ev', eid, '{"id": ' .. eid .. ', ' .. string.sub(payload, 2))
-        redis.call('EXPIRE', k .. ':ev', redis.call('TTL', k))
-        if t - tonumber(created) < window then
+        local queued = redis.call('ZCARD', k .. ':ev')
+        if queued == 1 then redis.call('EXPIRE', k .. ':ev', redis.call('TTL', k)) end
+        if young then
           redis.call('HSET', k .. ':ob', oid, eid)
           redis.call('EXPIRE', k .. ':ob', redis.call('TTL', k))
         end
-        if redis.call('ZCARD', k .. ':ev') > max_events then
+        if queued > max_events then
           drop(qid, uid)
           table.insert(evicted, qid)
         else
