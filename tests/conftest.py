@@ -4,6 +4,7 @@ from django.conf import settings
 from apps.core import ratelimit
 from apps.core.redis_client import get_redis
 from apps.events.backends import _backend_for, get_backend
+from apps.events.credentials import credential_cache, realm_cache
 from apps.users.models import BotType, Role
 from tests.api import ApiClient
 from tests.factories import BotFactory, RealmFactory, UserFactory
@@ -14,6 +15,8 @@ def _fresh_state():
     """Rate limits and event queues live in this process (or under this worker's Redis prefix):
     every test starts from none."""
     _backend_for.cache_clear()
+    credential_cache.clear()
+    realm_cache.clear()
     ratelimit._in_process.reset_all()
     ratelimit._redis_down_until = 0.0
     if settings.REDIS_URL:

@@ -29,7 +29,7 @@ def get_async_redis() -> redis.asyncio.Redis:
         pool = redis.asyncio.BlockingConnectionPool.from_url(
             settings.REDIS_URL,
             max_connections=settings.EVENTS_REDIS_MAX_CONNECTIONS,
-            timeout=settings.DEPENDENCY_CONNECT_TIMEOUT,
+            timeout=settings.EVENTS_REDIS_QUEUE_SECONDS,
             **settings.REDIS_CONNECTION_KWARGS,
         )
         client = _async_clients[loop] = redis.asyncio.Redis(connection_pool=pool)

@@ -44,6 +44,8 @@ class CredentialCache:
             self._entries[(host, authorization)] = (identity, time.monotonic() + settings.CREDENTIAL_CACHE_SECONDS)
 
     def forget(self, user_ids: list[int] = (), realm_ids: list[int] = ()) -> None:
+        if realm_ids:
+            realm_cache.forget(list(realm_ids))
         users, realms = set(user_ids), set(realm_ids)
         with self._lock:
             stale = [k for k, (ident, _) in self._entries.items() if ident.user_id in users or ident.realm_id in realms]
@@ -55,4 +57,32 @@ class CredentialCache:
             self._entries.clear()
 
 
+class RealmCache:
+    """Which organization a Host header names, for the long-poll path (same lifetime and
+    invalidation as the credentials)."""
+
+    def __init__(self) -> None:
+        self._entries: dict[str, tuple[object, float]] = {}
+
+    def get(self, host: str):
+        entry = self._entries.get(host)
+        if entry is None or entry[1] < time.monotonic():
+            return None
+        return entry[0]
+
+    def put(self, host: str, realm) -> None:
+        if len(self._entries) >= CredentialCache.MAX_ENTRIES:
+            self._entries.clear()
+        self._entries[host] = (realm, time.monotonic() + settings.CREDENTIAL_CACHE_SECONDS)
+
+    def forget(self, realm_ids: list[int]) -> None:
+        for host, (realm, _) in list(self._entries.items()):
+            if realm.id in realm_ids:
+                self._entries.pop(host, None)
+
+    def clear(self) -> None:
+        self._entries.clear()
+
+
 credential_cache = CredentialCache()
+realm_cache = RealmCache()

@@ -29,9 +29,10 @@ from apps.core.params import parse_param_source, parse_params
 from apps.core.responses import json_success
 from apps.events.actions import do_delete_queue, do_register_queue_only, queue_options
 from apps.events.backends import BadEventQueueIdError, EventQueueBackend, get_backend
-from apps.events.credentials import Identity, credential_cache
+from apps.events.credentials import Identity, credential_cache, realm_cache
 from apps.events.registry import QueueOptions, adapt_event
 from apps.events.serializers import DeleteQueueParams, GetEventsParams
+from apps.realms.selectors import get_realm_for_request
 
 
 @dataclass
@@ -160,6 +161,12 @@ def _database_slots() -> asyncio.Semaphore:
 
 def _authenticate_from_database(poll: PollRequest) -> Identity:
     request = poll.as_django_request()
+    host = poll.host.lower()
+    realm = realm_cache.get(host)
+    if realm is None:
+        realm = get_realm_for_request(request)
+        realm_cache.put(host, realm)
+    request.realm = realm
     try:
         user = begin_api_request(request)
     finally:

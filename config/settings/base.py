@@ -163,9 +163,12 @@ EVENT_QUEUE_LONGPOLL_TIMEOUT_SECONDS = 90
 EVENT_REGISTER_RACE_WINDOW_SECONDS = 30
 # How long a long-poll's credentials are trusted without asking the database again; changes that
 # matter (key rotated, user deactivated, ...) drop them at once (apps/events/credentials.py).
-CREDENTIAL_CACHE_SECONDS = cfg.positive_int("CREDENTIAL_CACHE_SECONDS", 30)
-# Redis connections one process uses for polls, however many polls are waiting.
+# Without Redis, a management command (another process) cannot tell the server, so they expire sooner.
+CREDENTIAL_CACHE_SECONDS = cfg.positive_int("CREDENTIAL_CACHE_SECONDS", 300 if REDIS_URL else 30)
+# Redis connections one process uses for polls, however many polls are waiting; under a burst
+# (every client re-polling at once) the others queue for up to EVENTS_REDIS_QUEUE_SECONDS.
 EVENTS_REDIS_MAX_CONNECTIONS = cfg.positive_int("EVENTS_REDIS_MAX_CONNECTIONS", 50)
+EVENTS_REDIS_QUEUE_SECONDS = cfg.positive_int("EVENTS_REDIS_QUEUE_SECONDS", 30)
 # Threads per server process that run Django's synchronous code (see config/asgi.py).
 ASGI_THREADS = cfg.positive_int("ASGI_THREADS", 4)
 # How config/asgi.py serves requests; the other modes exist to measure against (benchmarks/events).

@@ -10,6 +10,7 @@ from apps.core.version import PARLEY_VERSION
 from apps.events.actions import do_register_queue, do_sweep_event_queues, queue_options
 from apps.events.models import OutboxEvent
 from apps.events.serializers import RegisterParams
+from apps.realms.actions import do_set_realm_deactivated
 from apps.users import actions
 from apps.users.models import CustomProfileField, Role, User
 from tests.api import ApiClient, assert_error, assert_success
@@ -388,3 +389,31 @@ def test_queue_json_roundtrip_of_narrow(event_backend, member):
         ["stream", "design", False],
         ["sender", "x@example.com", True],
     ]
+
+
+# --- the long-poll's credential cache --------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("change", "msg"),
+    [
+        (lambda user, realm: actions.do_regenerate_api_key(user, acting_user=None), "Invalid API key"),
+        (lambda user, realm: actions.do_deactivate_user(user, acting_user=None), "Account is deactivated"),
+        (
+            lambda user, realm: actions.do_change_user_delivery_email(user, "moved@example.com", acting_user=None),
+            "Invalid API key",
+        ),
+        (
+            lambda user, realm: do_set_realm_deactivated(realm, True, acting_user=None),
+            "This organization has been deactivated",
+        ),
+    ],
+)
+def test_cached_poll_credentials_are_dropped_when_they_change(queue_of, owner, member, realm, change, msg):
+    queue = queue_of(member)
+    api = ApiClient(member)  # keeps sending the credentials it started with
+    assert poll(api, queue) == []  # authenticated from the database, now cached
+    assert poll(api, queue) == []  # from the cache
+    change(member, realm)
+    response = api.get("/events", {"queue_id": queue, "last_event_id": -1, "dont_block": True})
+    assert_error(response, 401, "UNAUTHORIZED", msg)
