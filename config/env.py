@@ -112,9 +112,10 @@ def database(base_dir_var: Path, connect_timeout: int) -> dict:
         fail("DATABASE_URL", "names no database")
     options = config.setdefault("OPTIONS", {})
     options.setdefault("connect_timeout", connect_timeout)
-    if env.bool("DATABASE_POOL", default=True):
-        # Under ASGI each request may run on another thread, so Django's persistent
-        # connections would pile up; a pool hands out connections and bounds them.
+    if env.bool("DATABASE_POOL", default=False):
+        # Off by default: requests run on a fixed set of long-lived threads (config/asgi.py), so
+        # each keeps one persistent connection, which is cheaper than taking one from a pool and
+        # setting it up for every request.
         options["pool"] = {
             "min_size": env.int("DATABASE_POOL_MIN_SIZE", default=1),
             "max_size": env.int("DATABASE_POOL_MAX_SIZE", default=10),

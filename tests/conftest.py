@@ -4,7 +4,8 @@ from django.conf import settings
 from apps.core import ratelimit
 from apps.core.redis_client import get_redis
 from apps.events.backends import _backend_for, get_backend
-from apps.events.credentials import credential_cache, realm_cache
+from apps.events.credentials import credential_cache
+from apps.realms.selectors import realm_cache
 from apps.users.models import BotType, Role
 from tests.api import ApiClient
 from tests.factories import BotFactory, RealmFactory, UserFactory

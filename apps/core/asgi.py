@@ -6,8 +6,9 @@ between the event loop and that thread for each middleware. Here:
 
 - each request's synchronous work runs on one of a few long-lived single-thread executors, so the
   thread count stays flat however many requests wait;
-- a request for a synchronous view (every REST framework view) runs the whole middleware chain and
-  the view in one hop onto that thread, as under WSGI; async views keep Django's async chain.
+- a request for a synchronous view (every REST framework view) runs the request_started signal,
+  the whole middleware chain, the view and the response's close in one hop onto that thread, as
+  under WSGI; async views keep Django's async chain.
 
 The measurements are in benchmarks/events/README.md.
 """
@@ -19,10 +20,12 @@ from functools import cache
 
 from asgiref.sync import ThreadSensitiveContext, iscoroutinefunction, sync_to_async
 from django.conf import settings
-from django.core.handlers.asgi import ASGIHandler
+from django.core import signals
+from django.core.exceptions import RequestAborted
+from django.core.handlers.asgi import ASGIHandler, get_script_prefix
 from django.core.handlers.base import BaseHandler
 from django.http import HttpRequest, HttpResponse
-from django.urls import Resolver404, get_resolver
+from django.urls import Resolver404, get_resolver, set_script_prefix
 
 
 class ExecutorPool:
@@ -66,11 +69,37 @@ class PooledASGIHandler(ASGIHandler):
         async with self.pool.context():
             await self.handle(scope, receive, send)
 
-    async def run_get_response(self, request: HttpRequest) -> HttpResponse:
+    async def handle(self, scope, receive, send) -> None:
+        try:
+            body_file = await self.read_body(receive)
+        except RequestAborted:
+            return
+        set_script_prefix(get_script_prefix(scope))
+        request, error_response = self.create_request(scope, body_file)
+        if request is None:
+            body_file.close()
+            await self.send_response(error_response, send)
+            return
         if _is_async_view(request.path_info):
-            return await super().run_get_response(request)
-        response = await sync_to_async(self.sync_handler.get_response, thread_sensitive=True)(request)
+            await signals.request_started.asend(sender=self.__class__, scope=scope)
+            response = await self.run_get_response(request)
+            await self.send_response(response, send)
+            await sync_to_async(response.close)()
+            return
+        response = await sync_to_async(self._respond)(request, scope)
+        await self.send_response(response, send)
+        if response.streaming:
+            await sync_to_async(response.close)()
+
+    def _respond(self, request: HttpRequest, scope: dict) -> HttpResponse:
+        """Everything synchronous of one request, on the request's pool thread."""
+        signals.request_started.send(sender=self.__class__, scope=scope)
+        response = self.sync_handler.get_response(request)
         response._handler_class = self.__class__
+        if not response.streaming:
+            # The content is ready; closing now (request_finished: the thread's database
+            # connection is tidied) saves another trip to this thread after sending.
+            response.close()
         return response
 
 

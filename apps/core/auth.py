@@ -14,7 +14,10 @@ API_KEY_RE = re.compile(r"[A-Za-z0-9]{32}")
 
 def parse_basic_credentials(request: HttpRequest) -> tuple[str, str]:
     """(email, api_key) from the Authorization header, or the matching 400/401."""
-    header = request.META.get("HTTP_AUTHORIZATION", "")
+    return parse_basic_header(request.META.get("HTTP_AUTHORIZATION", ""))
+
+
+def parse_basic_header(header: str) -> tuple[str, str]:
     if not header:
         raise UnauthorizedError()
     scheme, _, encoded = header.partition(" ")

@@ -13,6 +13,8 @@ from dataclasses import dataclass
 
 from django.conf import settings
 
+from apps.realms.selectors import realm_cache
+
 
 @dataclass(frozen=True)
 class Identity:
@@ -57,32 +59,4 @@ class CredentialCache:
             self._entries.clear()
 
 
-class RealmCache:
-    """Which organization a Host header names, for the long-poll path (same lifetime and
-    invalidation as the credentials)."""
-
-    def __init__(self) -> None:
-        self._entries: dict[str, tuple[object, float]] = {}
-
-    def get(self, host: str):
-        entry = self._entries.get(host)
-        if entry is None or entry[1] < time.monotonic():
-            return None
-        return entry[0]
-
-    def put(self, host: str, realm) -> None:
-        if len(self._entries) >= CredentialCache.MAX_ENTRIES:
-            self._entries.clear()
-        self._entries[host] = (realm, time.monotonic() + settings.CREDENTIAL_CACHE_SECONDS)
-
-    def forget(self, realm_ids: list[int]) -> None:
-        for host, (realm, _) in list(self._entries.items()):
-            if realm.id in realm_ids:
-                self._entries.pop(host, None)
-
-    def clear(self) -> None:
-        self._entries.clear()
-
-
 credential_cache = CredentialCache()
-realm_cache = RealmCache()

@@ -24,15 +24,17 @@ from django.http.request import split_domain_port, validate_host
 from apps.core import ratelimit
 from apps.core.api import begin_api_request, serve_async_api
 from apps.core.asgi import executor_pool
-from apps.core.errors import MissingArgumentError, RateLimitedError, exception_response
+from apps.core.auth import parse_basic_header
+from apps.core.errors import JsonableError, MissingArgumentError, RateLimitedError, exception_response
 from apps.core.params import parse_param_source, parse_params
 from apps.core.responses import json_success
 from apps.events.actions import do_delete_queue, do_register_queue_only, queue_options
 from apps.events.backends import BadEventQueueIdError, EventQueueBackend, get_backend
-from apps.events.credentials import Identity, credential_cache, realm_cache
+from apps.events.credentials import Identity, credential_cache
 from apps.events.registry import QueueOptions, adapt_event
 from apps.events.serializers import DeleteQueueParams, GetEventsParams
 from apps.realms.selectors import get_realm_for_request
+from apps.users.selectors import active_user_id_by_api_credentials
 
 
 @dataclass
@@ -130,7 +132,10 @@ async def _get_events(poll: PollRequest) -> dict[str, Any]:
 
 
 async def _authenticate(poll: PollRequest) -> Identity:
-    """Who polls: from the credential cache, else from the database (then cached); rate-limited."""
+    """Who polls: from the credential cache, else from the database (then cached); rate-limited.
+
+    Polls are counted in this process, as Zulip's event server does: no Redis round trip.
+    """
     identity = credential_cache.get(poll.host.lower(), poll.authorization)
     if identity is None:
         # Bounded, so that thousands of clients reconnecting at once (after a restart) queue here
@@ -138,14 +143,13 @@ async def _authenticate(poll: PollRequest) -> Identity:
         async with _database_slots(), executor_pool().context():
             identity = await sync_to_async(_authenticate_from_database)(poll)
         credential_cache.put(poll.host.lower(), poll.authorization, identity)
-    elif settings.RATE_LIMITING_ENABLED:
-        # Polls are counted in this process, as Zulip's event server does: no Redis round trip.
+    poll.api_user_id = identity.user_id
+    if settings.RATE_LIMITING_ENABLED and poll.rate_limit_state is None:
         poll.rate_limit_state = ratelimit.check_in_process(
             f"api_by_user:{identity.user_id}", settings.RATE_LIMIT_API_BY_USER
         )
         if poll.rate_limit_state.blocked:
             raise RateLimitedError(poll.rate_limit_state.retry_after)
-    poll.api_user_id = identity.user_id
     return identity
 
 
@@ -160,20 +164,26 @@ def _database_slots() -> asyncio.Semaphore:
 
 
 def _authenticate_from_database(poll: PollRequest) -> Identity:
+    """One light query when the credentials are good; Django's full checks (and their precise
+    errors, and the per-address limit on failures) otherwise."""
     request = poll.as_django_request()
-    host = poll.host.lower()
-    realm = realm_cache.get(host)
-    if realm is None:
-        realm = get_realm_for_request(request)
-        realm_cache.put(host, realm)
-    request.realm = realm
     try:
-        user = begin_api_request(request)
+        realm = get_realm_for_request(request)
+        try:
+            email, api_key = parse_basic_header(poll.authorization)
+        except JsonableError:
+            email = api_key = ""
+        user_id = active_user_id_by_api_credentials(realm, email, api_key) if api_key else None
+        if user_id is not None:
+            return Identity(user_id=user_id, realm_id=realm.id)
+        try:
+            user = begin_api_request(request)
+        finally:
+            poll.rate_limit_state = getattr(request, "rate_limit_state", None)
+        return Identity(user_id=user.id, realm_id=user.realm_id)
     finally:
-        poll.rate_limit_state = getattr(request, "rate_limit_state", None)
         # This runs on a pool thread outside any request: give the connection back now.
         close_old_connections()
-    return Identity(user_id=user.id, realm_id=user.realm_id)
 
 
 def _register_queue(user_id: int, options: QueueOptions) -> str:

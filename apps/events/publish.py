@@ -8,6 +8,7 @@ from typing import Any
 from django.db import transaction
 
 from apps.events.backends import get_backend
+from apps.events.credentials import credential_cache
 from apps.events.models import OutboxEvent
 
 logger = logging.getLogger(__name__)
@@ -42,6 +43,8 @@ def forget_credentials_on_commit(*, user_ids: Iterable[int] = (), realm_ids: Ite
     """After the commit, every server process stops trusting cached credentials of these users or
     organizations (a key rotated, an email changed, a deactivation)."""
     users, realms = sorted(set(user_ids)), sorted(set(realm_ids))
+    # This process forgets at once (harmless if the transaction rolls back: entries just refill).
+    credential_cache.forget(users, realms)
 
     def forget() -> None:
         try:

@@ -88,3 +88,4 @@ def do_change_realm_settings(realm: Realm, changes: dict, *, acting_user: User |
     Realm.objects.filter(id=realm.id).update(**changes)
     for name, value in changes.items():
         setattr(realm, name, value)
+    forget_credentials_on_commit(realm_ids=[realm.id])

@@ -1,6 +1,8 @@
 """Reads of organizations, and which organization a request's host names."""
 
+import copy
 import hashlib
+import time
 
 from django.conf import settings
 from django.http import HttpRequest
@@ -27,14 +29,50 @@ def subdomain_for_host(host: str) -> str:
     return Realm.DEFAULT_STRING_ID
 
 
+class RealmCache:
+    """Organizations by `string_id`, per process: nearly every request needs one. Entries live
+    CREDENTIAL_CACHE_SECONDS and are dropped in every process when the organization changes
+    (apps.events.publish.forget_credentials_on_commit)."""
+
+    MAX_ENTRIES = 10_000
+
+    def __init__(self) -> None:
+        self._entries: dict[str, tuple[Realm, float]] = {}
+
+    def get(self, string_id: str) -> Realm | None:
+        entry = self._entries.get(string_id)
+        if entry is None or entry[1] < time.monotonic():
+            return None
+        return copy.copy(entry[0])  # each request gets its own instance to use as it likes
+
+    def put(self, realm: Realm) -> None:
+        if len(self._entries) >= self.MAX_ENTRIES:
+            self._entries.clear()
+        self._entries[realm.string_id] = (copy.copy(realm), time.monotonic() + settings.CREDENTIAL_CACHE_SECONDS)
+
+    def forget(self, realm_ids: list[int]) -> None:
+        for string_id, (realm, _) in list(self._entries.items()):
+            if realm.id in realm_ids:
+                self._entries.pop(string_id, None)
+
+    def clear(self) -> None:
+        self._entries.clear()
+
+
+realm_cache = RealmCache()
+
+
 def get_realm_for_request(request: HttpRequest) -> Realm:
-    """The request's organization; 404 NONEXISTENT_SUBDOMAIN when there is none (or it is cached)."""
+    """The request's organization; 404 NONEXISTENT_SUBDOMAIN when there is none."""
     realm = getattr(request, "realm", None)
     if realm is None:
         string_id = subdomain_for_host(request.get_host())
-        realm = Realm.objects.filter(string_id=string_id).first()
+        realm = realm_cache.get(string_id)
         if realm is None:
-            raise InvalidSubdomainError()
+            realm = Realm.objects.filter(string_id=string_id).first()
+            if realm is None:
+                raise InvalidSubdomainError()
+            realm_cache.put(realm)
         request.realm = realm
     return realm
 

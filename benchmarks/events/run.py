@@ -174,7 +174,7 @@ def start_server(mode: str, log_dir: Path) -> Server:
         "RATE_LIMIT_API_BY_IP": "1000000",
         "LOG_LEVEL": "INFO",
         "SECRET_KEY": secrets.token_urlsafe(50),
-        "DATABASE_POOL": "true",
+        "DATABASE_POOL": "false",
     }
     if mode == "raw":
         command = ["-m", "gunicorn", "-k", "config.workers.ParleyUvicornWorker", "-w", "1", "-b", f"{HOST}:{port}"]

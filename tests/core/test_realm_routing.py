@@ -39,3 +39,15 @@ def test_subdomain_organization_is_served(member, foreign_user):
 
 def test_no_organization_at_all_is_404(db):
     assert_error(ApiClient().get("/server_settings"), 404, "NONEXISTENT_SUBDOMAIN")
+
+
+@pytest.mark.django_db(transaction=True)
+def test_organization_changes_are_seen_at_once_despite_the_cache(realm, member):
+    from apps.realms.actions import do_change_realm_settings, do_set_realm_deactivated
+
+    api = ApiClient()
+    assert assert_success(api.get("/server_settings"))["realm_name"] == "Parley Test"
+    do_change_realm_settings(realm, {"name": "Renamed"}, acting_user=None)
+    assert assert_success(api.get("/server_settings"))["realm_name"] == "Renamed"
+    do_set_realm_deactivated(realm, True, acting_user=None)
+    assert_error(ApiClient(member).get("/users/me"), 401, "UNAUTHORIZED", "This organization has been deactivated")
