@@ -146,7 +146,7 @@ async def _authenticate(poll: PollRequest) -> Identity:
     poll.api_user_id = identity.user_id
     if settings.RATE_LIMITING_ENABLED and poll.rate_limit_state is None:
         poll.rate_limit_state = ratelimit.check_in_process(
-            f"api_by_user:{identity.user_id}", settings.RATE_LIMIT_API_BY_USER
+            f"events_by_user:{identity.user_id}", settings.RATE_LIMIT_API_BY_USER
         )
         if poll.rate_limit_state.blocked:
             raise RateLimitedError(poll.rate_limit_state.retry_after)
