@@ -5,6 +5,13 @@ import logging
 from contextvars import ContextVar
 from datetime import UTC, datetime
 
+# Parley's log lines name no source file, thread or process: skip computing them (the logging
+# module's documented optimisation; it matters on the access log of a busy long-poll server).
+logging._srcfile = None
+logging.logThreads = False
+logging.logProcesses = False
+logging.logMultiprocessing = False
+
 # Set by the request-id middleware for the duration of a request. A ContextVar follows the request
 # across threads (sync_to_async copies the context) and asyncio tasks.
 current_request_id: ContextVar[str] = ContextVar("current_request_id", default="-")

@@ -6,7 +6,7 @@ Every operation is one Lua script, so it is atomic and costs one round trip. Key
     P:eq:<queue>:ev     sorted set: the queue's events as JSON, scored by their id
     P:eq:<queue>:ob     hash: outbox id -> event id, kept while the queue is young (register race)
     P:eq:<queue>:skip   set: outbox ids already in the queue's initial state
-    P:uq:<user>         hash: queue -> event types, the user's queues (what publishing walks)
+    P:uq:<user>         hash: queue -> "event types|created", the user's queues (what publishing walks)
     P:eq:expiry         sorted set: queue -> time it expires unless polled again (the sweep reads it)
     P:eq:notify         channel: "e q1:id1 q2:id2<newline><event>": an event, its id in each queue;
                         "d q1" deleted, "t q token" taken over,
@@ -87,7 +87,7 @@ local t = now()
 redis.call('HSET', qkey(qid), 'user', uid, 'realm', ARGV[4], 'types', ARGV[5], 'options', ARGV[6],
   'lifespan', lifespan, 'created', t, 'next', 0, 'pruned', -1)
 keep(qid, lifespan + tonumber(ARGV[9]))
-redis.call('HSET', uq, qid, ARGV[5])
+redis.call('HSET', uq, qid, ARGV[5] .. '|' .. t)
 redis.call('EXPIRE', uq, 7 * 24 * 3600 + tonumber(ARGV[9]))
 redis.call('ZADD', expiry, t + lifespan, qid)
 if #evicted > 0 then redis.call('PUBLISH', notify, 'd ' .. table.concat(evicted, ' ')) end
@@ -105,16 +105,23 @@ for i = 7, #ARGV do
   local uq = p .. ':uq:' .. uid
   local entries = redis.call('HGETALL', uq)
   for j = 1, #entries, 2 do
-    local qid, types = entries[j], entries[j + 1]
+    local qid = entries[j]
+    local types, created = string.match(entries[j + 1], '^(.*)|(.*)$')
     if types == '*' or string.find(types, etype, 1, true) then
       local k = qkey(qid)
-      local created = redis.call('HGET', k, 'created')
       -- Only a young queue can be registering (see exclude): older ones skip that bookkeeping.
-      local young = created and t - tonumber(created) < window
-      if not created then
+      local young = t - tonumber(created) < window
+      local eid = nil
+      if not young or redis.call('SISMEMBER', k .. ':skip', oid) == 0 then
+        eid = redis.call('HINCRBY', k, 'next', 1) - 1
+      end
+      if eid == 0 and redis.call('HEXISTS', k, 'user') == 0 then
+        -- The queue expired (its keys' TTL) while still listed: forget it.
+        redis.call('DEL', k)
         redis.call('HDEL', uq, qid)
-      elseif not young or redis.call('SISMEMBER', k .. ':skip', oid) == 0 then
-        local eid = redis.call('HINCRBY', k, 'next', 1) - 1
+        eid = nil
+      end
+      if eid then
         redis.call('ZADD', k .. ':ev', eid, '{"id": ' .. eid .. ', ' .. string.sub(payload, 2))
         local queued = redis.call('ZCARD', k .. ':ev')
         if queued == 1 then redis.call('EXPIRE', k .. ':ev', redis.call('TTL', k)) end
