@@ -31,10 +31,12 @@ def new_request_id() -> str:
     return request_id
 
 
-def log_access(method: str, path: str, status: int, started: float, user_id: int | None) -> None:
-    if path not in HEALTH_PATHS:
-        access_logger.info(
-            "%s %s %s %.1fms user=%s", method, path, status, (time.monotonic() - started) * 1000, user_id or "-"
+def log_access(
+    method: str, path: str, status: int, started: float, user_id: int | None, *, level: int = logging.INFO
+) -> None:
+    if path not in HEALTH_PATHS and access_logger.isEnabledFor(level):
+        access_logger.log(
+            level, "%s %s %s %.1fms user=%s", method, path, status, (time.monotonic() - started) * 1000, user_id or "-"
         )
 
 

@@ -8,6 +8,7 @@ the HTTPS redirect, the security headers, the request id and the access log line
 """
 
 import json
+import logging
 import time
 from functools import cache
 
@@ -55,7 +56,15 @@ class EventsPollApp:
             extra = [
                 (name.lower().encode("latin1"), value.encode("latin1")) for name, value in response.headers.items()
             ]
-        log_access("GET", EVENTS_PATH, status, started, poll.api_user_id)
+        # Answered polls are most of a server's traffic: logged at DEBUG; anything else at INFO.
+        log_access(
+            "GET",
+            EVENTS_PATH,
+            status,
+            started,
+            poll.api_user_id,
+            level=logging.DEBUG if status == 200 else logging.INFO,
+        )
         current_request_id.set("-")
         await send(
             {
