@@ -5,12 +5,9 @@ import logging
 from contextvars import ContextVar
 from datetime import UTC, datetime
 
-# Parley's log lines name no source file, thread or process: skip computing them (the logging
-# module's documented optimisation; it matters on the access log of a busy long-poll server).
+# No log format here names a source file or function: skip looking them up for every record (the
+# logging module's documented optimisation; gunicorn's own format needs the process id, kept).
 logging._srcfile = None
-logging.logThreads = False
-logging.logProcesses = False
-logging.logMultiprocessing = False
 
 # Set by the request-id middleware for the duration of a request. A ContextVar follows the request
 # across threads (sync_to_async copies the context) and asyncio tasks.
