@@ -13,9 +13,11 @@ the database parley_bench is created and filled with users.
 import argparse
 import asyncio
 import base64
+import contextlib
 import json
 import os
 import secrets
+import signal
 import socket
 import subprocess
 import sys
@@ -147,12 +149,13 @@ class Server:
         return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
 
     def stop(self) -> None:
-        self.process.terminate()
-        try:
+        """Stop the server and its worker (the whole process group, whatever their state)."""
+        os.killpg(self.process.pid, signal.SIGTERM)
+        with contextlib.suppress(subprocess.TimeoutExpired):
             self.process.wait(timeout=20)
-        except subprocess.TimeoutExpired:
-            self.process.kill()
-            self.process.wait()
+        with contextlib.suppress(ProcessLookupError):
+            os.killpg(self.process.pid, signal.SIGKILL)
+        self.process.wait()
 
 
 def free_port() -> int:
@@ -182,7 +185,9 @@ def start_server(mode: str, log_dir: Path) -> Server:
     else:
         command = ["-m", "gunicorn", "-c", "config/gunicorn.py", "config.asgi:application"]
     log = (log_dir / f"server-{mode}-{port}.log").open("wb")
-    process = subprocess.Popen([sys.executable, *command], cwd=BASE_DIR, env=env, stdout=log, stderr=subprocess.STDOUT)
+    process = subprocess.Popen(
+        [sys.executable, *command], cwd=BASE_DIR, env=env, stdout=log, stderr=subprocess.STDOUT, start_new_session=True
+    )
     server = Server(mode, port, process)
     deadline = time.monotonic() + 30
     while time.monotonic() < deadline:

@@ -6,7 +6,7 @@ Every operation is one Lua script, so it is atomic and costs one round trip. Key
     P:eq:<queue>:ev     sorted set: the queue's events as JSON, scored by their id
     P:eq:<queue>:ob     hash: outbox id -> event id, kept while the queue is young (register race)
     P:eq:<queue>:skip   set: outbox ids already in the queue's initial state
-    P:uq:<user>         hash: queue -> "event types|created", the user's queues (what publishing walks)
+    P:uq:<user>         hash: queue -> "event types|created|key TTL", the user's queues (publishing walks it)
     P:eq:expiry         sorted set: queue -> time it expires unless polled again (the sweep reads it)
     P:eq:notify         channel: "e q1:id1 q2:id2<newline><event>": an event, its id in each queue;
                         "d q1" deleted, "t q token" taken over,
@@ -18,6 +18,7 @@ Every key carries a TTL beyond the queue's life, so a crash or a stopped sweeper
 """
 
 import asyncio
+import hashlib
 import json
 import logging
 import uuid
@@ -87,7 +88,7 @@ local t = now()
 redis.call('HSET', qkey(qid), 'user', uid, 'realm', ARGV[4], 'types', ARGV[5], 'options', ARGV[6],
   'lifespan', lifespan, 'created', t, 'next', 0, 'pruned', -1)
 keep(qid, lifespan + tonumber(ARGV[9]))
-redis.call('HSET', uq, qid, ARGV[5] .. '|' .. t)
+redis.call('HSET', uq, qid, ARGV[5] .. '|' .. t .. '|' .. (lifespan + tonumber(ARGV[9]) + 60))
 redis.call('EXPIRE', uq, 7 * 24 * 3600 + tonumber(ARGV[9]))
 redis.call('ZADD', expiry, t + lifespan, qid)
 if #evicted > 0 then redis.call('PUBLISH', notify, 'd ' .. table.concat(evicted, ' ')) end
@@ -106,7 +107,7 @@ for i = 7, #ARGV do
   local entries = redis.call('HGETALL', uq)
   for j = 1, #entries, 2 do
     local qid = entries[j]
-    local types, created = string.match(entries[j + 1], '^(.*)|(.*)$')
+    local types, created, ttl = string.match(entries[j + 1], '^(.*)|(.*)|(.*)$')
     if types == '*' or string.find(types, etype, 1, true) then
       local k = qkey(qid)
       -- Only a young queue can be registering (see exclude): older ones skip that bookkeeping.
@@ -123,8 +124,10 @@ for i = 7, #ARGV do
       end
       if eid then
         redis.call('ZADD', k .. ':ev', eid, '{"id": ' .. eid .. ', ' .. string.sub(payload, 2))
-        local queued = redis.call('ZCARD', k .. ':ev')
-        if queued == 1 then redis.call('EXPIRE', k .. ':ev', redis.call('TTL', k)) end
+        redis.call('EXPIRE', k .. ':ev', ttl)
+        -- Counted only now and then (and when young): a queue may pass the cap by a few events.
+        local queued = 0
+        if young or eid % 64 == 0 then queued = redis.call('ZCARD', k .. ':ev') end
         if young then
           redis.call('HSET', k .. ':ob', oid, eid)
           redis.call('EXPIRE', k .. ':ob', redis.call('TTL', k))
@@ -239,11 +242,62 @@ def _decode_events(raw: list[bytes]) -> list[dict[str, Any]]:
     return [json.loads(body) for body in raw]
 
 
+_SHAS = {name: hashlib.sha1((_PRELUDE + body).encode()).hexdigest() for name, body in _SCRIPTS.items()}  # noqa: S324
+
+
+class _ScriptBatcher:
+    """Runs the scripts called during one turn of the event loop as one pipeline.
+
+    When a fan-out wakes thousands of polls, their clients all poll again at once; each poll is a
+    script call, and sending them together costs one round trip (and one connection) per turn
+    instead of one per poll.
+    """
+
+    def __init__(self, client: redis.asyncio.Redis) -> None:
+        self.client = client
+        self.pending: list[tuple[str, list, asyncio.Future]] = []
+
+    async def run(self, name: str, args: list) -> Any:
+        future = asyncio.get_running_loop().create_future()
+        self.pending.append((name, args, future))
+        if len(self.pending) == 1:
+            asyncio.get_running_loop().call_soon(lambda: asyncio.ensure_future(self._flush()))
+        return await future
+
+    async def _flush(self) -> None:
+        batch, self.pending = self.pending, []
+        try:
+            results = await self._execute(batch)
+            if any(isinstance(r, redis.exceptions.NoScriptError) for r in results):
+                # A restarted Redis has forgotten the scripts: load them and run the batch again.
+                for body in _SCRIPTS.values():
+                    await self.client.script_load(_PRELUDE + body)
+                results = await self._execute(batch)
+        except Exception as exc:
+            for _, _, future in batch:
+                if not future.done():
+                    future.set_exception(exc)
+            return
+        for (_, _, future), result in zip(batch, results, strict=True):
+            if future.done():
+                continue
+            if isinstance(result, Exception):
+                future.set_exception(result)
+            else:
+                future.set_result(result)
+
+    async def _execute(self, batch: list[tuple[str, list, asyncio.Future]]) -> list[Any]:
+        pipe = self.client.pipeline(transaction=False)
+        for name, args, _ in batch:
+            pipe.evalsha(_SHAS[name], 0, *args)
+        return await pipe.execute(raise_on_error=False)
+
+
 class RedisBackend:
     def __init__(self) -> None:
         self.waiters = Waiters()
         self._sync_scripts: dict[str, Any] = {}
-        self._async_scripts: dict[int, dict[str, Any]] = {}
+        self._batchers: dict[asyncio.AbstractEventLoop, _ScriptBatcher] = {}
         self._listener: asyncio.Task | None = None
         self._subscribed: asyncio.Future | None = None
 
@@ -255,11 +309,13 @@ class RedisBackend:
         return self._sync_scripts[name](keys=[], args=[settings.REDIS_KEY_PREFIX, *args])
 
     async def _arun(self, name: str, *args: Any) -> Any:
-        client = get_async_redis()
-        scripts = self._async_scripts.setdefault(id(client), {})
-        if name not in scripts:
-            scripts[name] = client.register_script(_PRELUDE + _SCRIPTS[name])
-        return await scripts[name](keys=[], args=[settings.REDIS_KEY_PREFIX, *args])
+        loop = asyncio.get_running_loop()
+        batcher = self._batchers.get(loop)
+        if batcher is None:
+            for old in [lp for lp in self._batchers if lp.is_closed()]:
+                del self._batchers[old]
+            batcher = self._batchers[loop] = _ScriptBatcher(get_async_redis())
+        return await batcher.run(name, [settings.REDIS_KEY_PREFIX, *args])
 
     # --- registration and publishing --------------------------------------------------------------
 
