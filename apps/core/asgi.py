@@ -96,11 +96,20 @@ class PooledASGIHandler(ASGIHandler):
         signals.request_started.send(sender=self.__class__, scope=scope)
         response = self.sync_handler.get_response(request)
         response._handler_class = self.__class__
+        if response.streaming and not response.is_async:
+            # Django's ASGI handler reads a synchronous stream (a static file) to the end in a
+            # thread anyway, with a warning; read it here, where we already are.
+            response.streaming_content = _async_chunks(list(response.streaming_content))
         if not response.streaming:
             # The content is ready; closing now (request_finished: the thread's database
             # connection is tidied) saves another trip to this thread after sending.
             response.close()
         return response
+
+
+async def _async_chunks(chunks: list[bytes]) -> AsyncIterator[bytes]:
+    for chunk in chunks:
+        yield chunk
 
 
 def _is_async_view(path: str) -> bool:

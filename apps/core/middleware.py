@@ -1,7 +1,7 @@
-"""Middleware that every request passes: request ids with an access log line, and health probes.
+"""Middleware that every request passes: request ids with an access log line, health probes, static files.
 
-Both work in sync and async mode, so an async view (the event long-poll) holds no thread while it
-waits.
+All work in sync and async mode: one synchronous-only middleware would make Django run every async
+view (the event long-poll) inside a thread for as long as it waits.
 """
 
 import logging
@@ -12,6 +12,7 @@ from collections.abc import Awaitable, Callable
 from asgiref.sync import iscoroutinefunction, sync_to_async
 from django.http import HttpRequest, HttpResponse, JsonResponse
 from django.utils.decorators import sync_and_async_middleware
+from whitenoise.middleware import WhiteNoiseMiddleware
 
 from apps.core import health
 from apps.core.logging import current_request_id
@@ -98,3 +99,23 @@ def health_check_middleware(get_response: Callable) -> Callable:
         return get_response(request) if probe is None else probe()
 
     return middleware
+
+
+@sync_and_async_middleware
+def static_files_middleware(get_response: Callable) -> Callable:
+    """WhiteNoise's static files (the admin's CSS and scripts).
+
+    WhiteNoise is synchronous only; in async mode only requests under STATIC_URL are handed to it.
+    """
+    if not iscoroutinefunction(get_response):
+        return WhiteNoiseMiddleware(get_response)
+    static_files = WhiteNoiseMiddleware(lambda request: None)  # a response for static files, else None
+
+    async def async_middleware(request: HttpRequest) -> HttpResponse:
+        if request.path_info.startswith(static_files.static_prefix):
+            response = await sync_to_async(static_files)(request)
+            if response is not None:
+                return response
+        return await get_response(request)
+
+    return async_middleware

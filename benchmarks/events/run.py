@@ -339,22 +339,55 @@ async def finish(result: dict, tasks: list[asyncio.Task], pollers: list[Poller])
     return result
 
 
-async def latency_scenario(target: Target, idle: int, samples: int = 200) -> dict:
-    """Delivery latency to one client while `idle` other polls wait; the commit-to-client time."""
+async def delivery_scenarios(target: Target, idle: int, rounds: int = 9) -> tuple[dict, dict]:
+    """With `idle` + 1 polls parked: delivery latency to one client, then fan-out to the `idle` others."""
     pollers = [target.poller(i) for i in range(idle + 1)]
     tasks = await open_in_batches(pollers)
-    measured = pollers[idle]
 
     async def all_parked() -> bool:
         return await target.parked(range(idle + 1)) >= idle + 1
 
-    result: dict = {"mode": target.server.mode, "parked": idle}
+    latency: dict = {"mode": target.server.mode, "parked": idle}
+    fanout: dict = {"mode": target.server.mode, "users": idle}
     if await wait_for(all_parked, timeout=120, step=0.5) is None:
-        result["error"] = "polls did not park"
-        return await finish(result, tasks, pollers)
+        latency["error"] = fanout["error"] = "polls did not park"
+        await finish(latency, tasks, pollers)
+        return latency, fanout
+    latency |= await latency_rounds(target, pollers[idle], idle)
+    # Fan-out: one event to `idle` users' queues, until the last of them has it; then let every
+    # client poll again before the next round. The median of several rounds.
+    durations = []
+    for _ in range(rounds):
+        woken = pollers[:idle]
+        counts = [len(p.received) for p in woken]
+        woken_at = await target.wake(list(range(idle)))
+
+        async def all_received(counts: list[int] = counts, woken: list[Poller] = woken) -> bool:
+            return all(len(p.received) > n for p, n in zip(woken, counts, strict=True))
+
+        if await wait_for(all_received, timeout=60, step=0.001) is None:
+            fanout["error"] = "not every client received the event"
+            break
+        durations.append(max(p.received[-1][0] for p in woken) - woken_at)
+        await wait_for(all_parked, timeout=60, step=0.05)
+        await asyncio.sleep(0.2)
+    if durations:
+        fanout |= {
+            "median_s": round(percentile(durations, 0.5), 3),
+            "min_s": round(min(durations), 3),
+            "max_s": round(max(durations), 3),
+            "rounds": len(durations),
+        }
+    await finish(latency, tasks, pollers)
+    fanout["client_errors"] = latency["client_errors"]
+    return latency, fanout
+
+
+async def latency_rounds(target: Target, measured: Poller, index: int, samples: int = 200) -> dict:
+    """Commit-to-client time of `samples` events sent to one client, one at a time."""
     latencies = []
     for i in range(samples):
-        woken_at = await target.wake([idle])
+        woken_at = await target.wake([index])
 
         async def arrived(n: int = i) -> bool:
             return len(measured.received) > n
@@ -362,12 +395,11 @@ async def latency_scenario(target: Target, idle: int, samples: int = 200) -> dic
         await wait_for(arrived, timeout=10, step=0.0005)
         latencies.append(measured.received[i][0] - woken_at)
         await asyncio.sleep(0.01)
-    result |= {
+    return {
         "p50_ms": round(percentile(latencies, 0.5) * 1000, 2),
         "p99_ms": round(percentile(latencies, 0.99) * 1000, 2),
         "max_ms": round(max(latencies) * 1000, 2),
     }
-    return await finish(result, tasks, pollers)
 
 
 def redis_round_trip() -> dict:
@@ -390,7 +422,7 @@ async def run(args, users: list[BenchUser]) -> dict:
     modes = args.modes.split(",")
     log_dir = Path(args.logs)
     log_dir.mkdir(parents=True, exist_ok=True)
-    results: dict = {"idle": [], "latency": [], "redis": await asyncio.to_thread(redis_round_trip)}
+    results: dict = {"idle": [], "latency": [], "fanout": [], "redis": await asyncio.to_thread(redis_round_trip)}
     for mode in modes:
         for count in polls:
             if mode == "stock-django" and count > args.stock_max:
@@ -408,11 +440,13 @@ async def run(args, users: list[BenchUser]) -> dict:
         clear_redis()
         server = start_server(mode, log_dir)
         try:
-            result = await latency_scenario(Target(server, users[: args.latency_parked + 1]), args.latency_parked)
+            target = Target(server, users[: args.latency_parked + 1])
+            latency, fanout = await delivery_scenarios(target, args.latency_parked)
         finally:
             server.stop()
-        print(json.dumps(result), flush=True)
-        results["latency"].append(result)
+        for name, result in (("latency", latency), ("fanout", fanout)):
+            print(json.dumps(result), flush=True)
+            results[name].append(result)
     return results
 
 

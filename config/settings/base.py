@@ -48,7 +48,7 @@ MIDDLEWARE = [
     # Health probes are answered early: no host check, no HTTPS redirect, no session.
     "apps.core.middleware.health_check_middleware",
     "django.middleware.security.SecurityMiddleware",
-    "whitenoise.middleware.WhiteNoiseMiddleware",
+    "apps.core.middleware.static_files_middleware",
     "django.contrib.sessions.middleware.SessionMiddleware",
     "django.middleware.common.CommonMiddleware",
     "django.middleware.csrf.CsrfViewMiddleware",

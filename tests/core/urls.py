@@ -1,6 +1,11 @@
-"""The project's URLs plus views that fail on purpose, for the error-handling tests."""
+"""The project's URLs plus test views: some fail on purpose (error handling), some report where
+they run (the ASGI handler)."""
+
+import asyncio
+import threading
 
 from django.db import OperationalError
+from django.http import JsonResponse
 from django.urls import path
 
 from apps.core.responses import json_success
@@ -35,11 +40,30 @@ def plain_crash(request):
     raise RuntimeError("boom outside REST framework")
 
 
+def thread_name(request):
+    return JsonResponse({"thread": threading.current_thread().name})
+
+
+class Gate:
+    """Async views wait here until a test opens it; `entered` counts the views waiting."""
+
+    entered = 0
+    opened: asyncio.Event | None = None
+
+
+async def wait_at_gate(request):
+    Gate.entered += 1
+    await Gate.opened.wait()
+    return JsonResponse({"thread": threading.current_thread().name})
+
+
 urlpatterns = [
     path("api/v1/test/crash", CrashView.as_view()),
     path("api/v1/test/database-down", DatabaseDownView.as_view()),
     path("api/v1/test/echo", EchoView.as_view()),
     path("plain-crash", plain_crash),
+    path("test/thread", thread_name),
+    path("test/gate", wait_at_gate),
     *project_urls.urlpatterns,
 ]
 

@@ -1,0 +1,108 @@
+"""Django on the ASGI executor pool (apps/core/asgi.py): synchronous work stays on the pool's few
+threads, and a waiting async view holds none of them."""
+
+import asyncio
+import json
+import threading
+
+import pytest
+from asgiref.testing import ApplicationCommunicator
+
+from apps.core.asgi import ExecutorPool, PooledASGIHandler
+from tests.core.urls import Gate
+
+pytestmark = pytest.mark.urls("tests.core.urls")
+
+
+def run(coroutine):
+    return asyncio.run(asyncio.wait_for(coroutine, timeout=20))
+
+
+async def request(app, path: str) -> tuple[int, dict, dict]:
+    scope = {
+        "type": "http",
+        "asgi": {"version": "3.0"},
+        "http_version": "1.1",
+        "method": "GET",
+        "scheme": "http",
+        "path": path,
+        "raw_path": path.encode(),
+        "root_path": "",
+        "query_string": b"",
+        "headers": [(b"host", b"testserver")],
+        "client": ("127.0.0.1", 50000),
+        "server": ("testserver", 80),
+    }
+    communicator = ApplicationCommunicator(app, scope)
+    await communicator.send_input({"type": "http.request", "body": b"", "more_body": False})
+    start = await communicator.receive_output(timeout=10)
+    body = b""
+    while True:
+        message = await communicator.receive_output(timeout=10)
+        body += message.get("body", b"")
+        if not message.get("more_body"):
+            break
+    await communicator.wait(timeout=10)
+    headers = {name.decode().lower(): value.decode() for name, value in start["headers"]}
+    return start["status"], headers, json.loads(body) if headers.get("content-type") == "application/json" else body
+
+
+def test_synchronous_views_run_on_the_pool_threads_only():
+    app = PooledASGIHandler(ExecutorPool(2))
+
+    async def many():
+        return await asyncio.gather(*(request(app, "/test/thread") for _ in range(20)))
+
+    threads_before = threading.active_count()
+    responses = run(many())
+    assert {status for status, _, _ in responses} == {200}
+    assert all(headers["x-request-id"] for _, headers, _ in responses)
+    names = {body["thread"] for _, _, body in responses}
+    assert names <= {"parley-sync-0_0", "parley-sync-1_0"}
+    # Twenty concurrent requests started no thread beyond the pool's two.
+    assert threading.active_count() <= threads_before + 2
+
+
+def test_a_waiting_async_view_holds_no_thread():
+    """With one pool thread, several async views wait at once: none of them keeps the thread (a
+    synchronous-only middleware anywhere in the chain would make the second one wait forever)."""
+    app = PooledASGIHandler(ExecutorPool(1))
+
+    async def scenario():
+        Gate.entered, Gate.opened = 0, asyncio.Event()
+        waiting = [asyncio.create_task(request(app, "/test/gate")) for _ in range(3)]
+        while Gate.entered < 3:
+            await asyncio.sleep(0.01)
+        # Meanwhile a synchronous view still gets the only thread.
+        status, _, body = await request(app, "/test/thread")
+        assert (status, body["thread"]) == (200, "parley-sync-0_0")
+        Gate.opened.set()
+        return await asyncio.gather(*waiting)
+
+    responses = run(scenario())
+    assert [status for status, _, _ in responses] == [200, 200, 200]
+    assert {body["thread"] for _, _, body in responses} == {threading.main_thread().name}
+
+
+@pytest.fixture
+def static_root(tmp_path, settings):
+    (tmp_path / "parley").mkdir()
+    (tmp_path / "parley" / "hello.txt").write_text("hello, static")
+    settings.STATIC_ROOT = tmp_path
+    settings.STATIC_URL = "/static/"
+    return tmp_path
+
+
+@pytest.mark.filterwarnings("error")
+def test_static_files_are_served(static_root, client, async_client):
+    response = client.get("/static/parley/hello.txt")
+    assert (response.status_code, b"".join(response.streaming_content)) == (200, b"hello, static")
+    # Django's async middleware chain (what an async view goes through) serves them too.
+    response = run(async_client.get("/static/parley/hello.txt"))
+    assert (response.status_code, b"".join(response.streaming_content)) == (200, b"hello, static")
+
+    app = PooledASGIHandler(ExecutorPool(1))
+    status, _, body = run(request(app, "/static/parley/hello.txt"))
+    assert (status, body) == (200, b"hello, static")
+    status, _, body = run(request(app, "/static/parley/missing.txt"))
+    assert (status, body["result"]) == (404, "error")
