@@ -29,6 +29,9 @@ if not HAS_REDIS and workers != 1:
 timeout = 120
 graceful_timeout = 30
 keepalive = 75
+# gunicorn's control socket defaults to one path per user ($HOME/.gunicorn), which two servers on
+# one machine would fight over; signals (HUP to reload, TERM to stop) do the same job.
+control_socket_disable = True
 # Parley writes its own access log line, with the request id.
 accesslog = None
 errorlog = "-"

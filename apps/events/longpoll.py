@@ -198,9 +198,10 @@ async def long_poll(
     """Acknowledge through `last_event_id` and return the queue's newer events.
 
     With none and no `dont_block`, wait until events arrive (they come with the notification, so
-    the queue is not read again), another poll takes the queue over (answered with no events), the
-    queue is deleted (BAD_EVENT_QUEUE_ID), or the heartbeat interval passes (a heartbeat event,
-    which takes an id like any event).
+    the queue is not read again), another poll takes the queue over or this process stops (both
+    answered with no events: the client polls again, elsewhere if need be), the queue is deleted
+    (BAD_EVENT_QUEUE_ID), or the heartbeat interval passes (a heartbeat event, which takes an id
+    like any event).
     """
     await backend.start_notifications()
     token = uuid.uuid4().hex
@@ -216,7 +217,7 @@ async def long_poll(
             reasons, events = waiter.take()
             if "deleted" in reasons:
                 raise BadEventQueueIdError(queue_id)
-            if "takeover" in reasons:
+            if "takeover" in reasons or "shutdown" in reasons:
                 return [], start.options
             if "resync" in reasons:
                 events = await backend.read_events(queue_id, user_id, last_event_id)

@@ -159,3 +159,33 @@ def _children(pid: int) -> list[int]:
 def _ignore_errors(function, *args, **kwargs) -> None:
     with contextlib.suppress(requests.RequestException):
         function(*args, **kwargs)
+
+
+def test_stopping_a_server_answers_its_waiting_polls_at_once(live_server_factory, people):
+    """A stop (deploy, restart) must not wait for each waiting poll's heartbeat, up to a minute."""
+    owner, _, _ = people
+    server = live_server_factory(EVENTS_HEARTBEAT_SECONDS="60,60")
+    auth = (owner.delivery_email, owner.api_key)
+    queue_id = requests.post(f"{server.url}/api/v1/register", auth=auth, timeout=10).json()["queue_id"]
+    answers: queue.Queue = queue.Queue()
+
+    def poll() -> None:
+        response = requests.get(
+            f"{server.url}/api/v1/events", auth=auth, params={"queue_id": queue_id, "last_event_id": -1}, timeout=60
+        )
+        answers.put((response.status_code, response.json()))
+
+    threading.Thread(target=poll, daemon=True).start()
+    deadline = time.monotonic() + 10
+    while requests.get(f"{server.url}/health/ready", timeout=5).json().get("event_polls_waiting") != 1:
+        assert time.monotonic() < deadline, "the poll never started waiting"
+        time.sleep(0.05)
+
+    stopped_at = time.monotonic()
+    os.killpg(server.process.pid, signal.SIGTERM)
+    status, body = answers.get(timeout=5)
+    assert (status, body["result"], body["events"]) == (200, "success", [])
+    server.process.wait(timeout=10)
+    # Well inside gunicorn's graceful timeout (30 s): the worker exited, it was not killed.
+    assert time.monotonic() - stopped_at < 10
+    assert "Shutting down: Master" in server.log()

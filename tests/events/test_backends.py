@@ -206,6 +206,29 @@ def test_a_new_poll_ends_the_previous_one(event_backend, settings):
     assert ids(second_events) == [0]
 
 
+def test_stopping_the_process_ends_waiting_polls_and_later_ones(event_backend, settings):
+    settings.EVENTS_HEARTBEAT_SECONDS = (10, 10)
+    queue = event_backend.create_queue(ALICE, 1, QueueOptions())
+    other = event_backend.create_queue(BOB, 1, QueueOptions())
+
+    async def scenario():
+        waiting = asyncio.create_task(long_poll(event_backend, queue, ALICE, -1, dont_block=False))
+        await asyncio.sleep(0.2)
+        assert not waiting.done()
+        event_backend.waiters.close()
+        started = time.monotonic()
+        # A poll that starts waiting after the stop began does not wait either.
+        later = await long_poll(event_backend, other, BOB, -1, dont_block=False)
+        return await waiting, later, time.monotonic() - started
+
+    (events, _), (later_events, _), waited = run(scenario())
+    assert (events, later_events) == ([], [])
+    assert waited < 1
+    # Nothing was lost: the queues still hold what arrives, for the next poll (on another process).
+    publish(event_backend, "realm_user", [ALICE])
+    assert ids(event_backend.get_events(queue, ALICE, -1).events) == [0]
+
+
 def test_deleting_a_queue_ends_its_poll(event_backend, settings):
     settings.EVENTS_HEARTBEAT_SECONDS = (10, 10)
     queue = event_backend.create_queue(ALICE, 1, QueueOptions())

@@ -83,19 +83,29 @@ class Waiter:
 class Waiters:
     """The polls parked in this process, by queue. Notifications may come from any thread.
 
-    Reasons: "events" (with the event), "deleted", "takeover" by another poll, and "resync" (a
-    notification may have been missed: read the queue).
+    Reasons: "events" (with the event), "deleted", "takeover" by another poll, "resync" (a
+    notification may have been missed: read the queue) and "shutdown" (this process is stopping).
     """
 
     def __init__(self) -> None:
         self._by_queue: dict[str, set[Waiter]] = {}
         self._lock = threading.Lock()
+        self._closed = False
 
     def add(self, queue_id: str, token: str) -> Waiter:
         waiter = Waiter(queue_id, token, asyncio.get_running_loop())
         with self._lock:
             self._by_queue.setdefault(queue_id, set()).add(waiter)
+            closed = self._closed
+        if closed:
+            waiter.notify("shutdown")
         return waiter
+
+    def close(self) -> None:
+        """The process is stopping: wake every waiting poll, and any poll that parks from now on."""
+        with self._lock:
+            self._closed = True
+        self.notify_all("shutdown")
 
     def remove(self, waiter: Waiter) -> None:
         with self._lock:
