@@ -12,12 +12,17 @@ from django.db import close_old_connections, connection, transaction
 from django.utils import timezone
 
 from apps.core.errors import JsonableError
-from apps.events.backends import get_backend
-from apps.events.models import OutboxEvent
+from apps.events.backends import check_queue_id, get_backend
+from apps.events.models import OutboxEvent, RealmEventSequence
+from apps.events.publish import publish_missed_events
 from apps.events.registry import QueueOptions, StateContext, fetch_initial_state
 from apps.events.serializers import QueueParams
 
 logger = logging.getLogger(__name__)
+
+# How long published events stay in the outbox: long enough for a failed publish to be retried by
+# a later sweep, or by the next publish of the organization.
+OUTBOX_RETENTION = timedelta(minutes=10)
 
 
 def queue_options(params: QueueParams, *, lifespan_secs: int) -> QueueOptions:
@@ -49,18 +54,21 @@ def do_register_queue(user, options: QueueOptions, fetch_event_types: list[str] 
     """A new queue and the initial state it continues from.
 
     The queue exists before the state is read, so nothing committed later is lost; the state and
-    the list of events it already contains come from one database snapshot, and those events are
-    kept out of the queue, so nothing is applied twice.
+    the number of the organization's newest event it contains come from one database snapshot,
+    and the queue drops events up to that number, so nothing is applied twice.
     """
     check_queue_options(user, options)
     backend = get_backend()
     queue_id = backend.create_queue(user.id, user.realm_id, options)
     try:
         with _one_snapshot():
+            # The user as of the snapshot (the request loaded it earlier): their own fields too.
+            user = type(user).objects.select_related("realm").get(pk=user.pk)
             state = fetch_initial_state(StateContext(user=user, options=options), fetch_event_types)
-            since = timezone.now() - timedelta(seconds=settings.EVENT_REGISTER_RACE_WINDOW_SECONDS)
-            included = list(OutboxEvent.objects.filter(created__gte=since).values_list("id", flat=True))
-        backend.exclude_events(queue_id, included)
+            state_seq = (
+                RealmEventSequence.objects.filter(realm_id=user.realm_id).values_list("seq", flat=True).first() or 0
+            )
+        backend.exclude_events_through(queue_id, state_seq)
     except BaseException:
         with suppress(Exception):
             backend.delete_queue(queue_id, user.id)
@@ -92,8 +100,10 @@ def do_sweep_event_queues(*, exclusive: bool = True) -> list[tuple[str, int]]:
         return []
     try:
         removed = backend.sweep(time.time())
-        keep_for = timedelta(seconds=max(300, 4 * settings.EVENT_REGISTER_RACE_WINDOW_SECONDS))
-        OutboxEvent.objects.filter(created__lt=timezone.now() - keep_for).delete()
+        missed = publish_missed_events(backend)
+        if missed:
+            logger.warning("published %d event(s) whose publish had failed", missed)
+        OutboxEvent.objects.filter(created__lt=timezone.now() - OUTBOX_RETENTION).delete()
     finally:
         close_old_connections()
     for queue_id, user_id in removed:
@@ -103,4 +113,5 @@ def do_sweep_event_queues(*, exclusive: bool = True) -> list[tuple[str, int]]:
 
 def do_delete_queue(user, queue_id: str) -> None:
     """Delete the user's queue; another user's queue, or none, is BAD_EVENT_QUEUE_ID."""
+    check_queue_id(queue_id)
     get_backend().delete_queue(queue_id, user.id)

@@ -46,7 +46,8 @@ class EventsPollApp:
             query=QueryDict(scope["query_string"], encoding="utf-8"),
             secure=secure,
         )
-        if settings.SECURE_SSL_REDIRECT and not secure:
+        # Never a redirect to a host that is not ours (an open redirect): that is answered 400.
+        if settings.SECURE_SSL_REDIRECT and not secure and longpoll.host_is_allowed(poll.host):
             query = scope["query_string"].decode("latin1")
             location = f"https://{poll.host}{EVENTS_PATH}" + (f"?{query}" if query else "")
             status, body, extra = 301, b"", [(b"location", location.encode("latin1"))]

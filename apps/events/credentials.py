@@ -4,7 +4,8 @@ A busy server answers far more polls than anything else; looking the key up in t
 every one costs more than the poll itself. Entries live CREDENTIAL_CACHE_SECONDS and are dropped
 at once, in every process, when a change could make them wrong: a key rotated, an email changed,
 a user or organization deactivated (see forget_credentials_on_commit). Only successful
-authentications are cached.
+authentications are cached. An authentication that read the database before a change was
+announced is not cached when it finishes after it (see `generation`).
 """
 
 import threading
@@ -28,6 +29,7 @@ class CredentialCache:
     def __init__(self) -> None:
         self._entries: dict[tuple[str, str], tuple[Identity, float]] = {}
         self._lock = threading.Lock()
+        self.generation = 0  # counts forgets: read it before the database lookup, pass it to put()
 
     def get(self, host: str, authorization: str) -> Identity | None:
         entry = self._entries.get((host, authorization))
@@ -39,8 +41,12 @@ class CredentialCache:
             return None
         return identity
 
-    def put(self, host: str, authorization: str, identity: Identity) -> None:
+    def put(self, host: str, authorization: str, identity: Identity, generation: int) -> None:
+        """Cache `identity`, read from the database when `self.generation` was `generation`; unless
+        something was forgotten since (the identity may be what was forgotten)."""
         with self._lock:
+            if generation != self.generation:
+                return
             if len(self._entries) >= self.MAX_ENTRIES:
                 self._entries.clear()
             self._entries[(host, authorization)] = (identity, time.monotonic() + settings.CREDENTIAL_CACHE_SECONDS)
@@ -50,12 +56,14 @@ class CredentialCache:
             realm_cache.forget(list(realm_ids))
         users, realms = set(user_ids), set(realm_ids)
         with self._lock:
+            self.generation += 1
             stale = [k for k, (ident, _) in self._entries.items() if ident.user_id in users or ident.realm_id in realms]
             for key in stale:
                 del self._entries[key]
 
     def clear(self) -> None:
         with self._lock:
+            self.generation += 1
             self._entries.clear()
 
 

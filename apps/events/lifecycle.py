@@ -53,6 +53,7 @@ class BackgroundTasks:
                 task.cancel()
                 with contextlib.suppress(asyncio.CancelledError):
                     await task
+        await get_backend().stop_notifications()
 
     async def _sweep_periodically(self) -> None:
         while True:

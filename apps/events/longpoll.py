@@ -10,7 +10,6 @@ credential cache, else from the database), rate limit, Zulip's envelope and erro
 import asyncio
 import json
 import random
-import uuid
 from dataclasses import dataclass
 from typing import Any
 
@@ -29,7 +28,7 @@ from apps.core.errors import JsonableError, MissingArgumentError, RateLimitedErr
 from apps.core.params import parse_param_source, parse_params
 from apps.core.responses import json_success
 from apps.events.actions import do_delete_queue, do_register_queue_only, queue_options
-from apps.events.backends import BadEventQueueIdError, EventQueueBackend, get_backend
+from apps.events.backends import BadEventQueueIdError, EventQueueBackend, check_queue_id, get_backend
 from apps.events.credentials import Identity, credential_cache
 from apps.events.registry import QueueOptions, adapt_event
 from apps.events.serializers import DeleteQueueParams, GetEventsParams
@@ -104,9 +103,13 @@ async def get_events(poll: PollRequest) -> PollResponse:
     return PollResponse(status, body, headers)
 
 
+def host_is_allowed(host: str) -> bool:
+    domain, _ = split_domain_port(host)
+    return validate_host(domain, settings.ALLOWED_HOSTS)
+
+
 async def _get_events(poll: PollRequest) -> dict[str, Any]:
-    domain, _ = split_domain_port(poll.host)
-    if not validate_host(domain, settings.ALLOWED_HOSTS):
+    if not host_is_allowed(poll.host):
         raise DisallowedHost(f"Invalid HTTP_HOST header: {poll.host!r}")
     identity = await _authenticate(poll)
     params = parse_param_source(GetEventsParams, poll.query)
@@ -138,11 +141,12 @@ async def _authenticate(poll: PollRequest) -> Identity:
     """
     identity = credential_cache.get(poll.host.lower(), poll.authorization)
     if identity is None:
+        generation = credential_cache.generation
         # Bounded, so that thousands of clients reconnecting at once (after a restart) queue here
         # cheaply instead of all holding database work in flight.
         async with _database_slots(), executor_pool().context():
             identity = await sync_to_async(_authenticate_from_database)(poll)
-        credential_cache.put(poll.host.lower(), poll.authorization, identity)
+        credential_cache.put(poll.host.lower(), poll.authorization, identity, generation)
     poll.api_user_id = identity.user_id
     if settings.RATE_LIMITING_ENABLED and poll.rate_limit_state is None:
         poll.rate_limit_state = ratelimit.check_in_process(
@@ -203,12 +207,13 @@ async def long_poll(
     (BAD_EVENT_QUEUE_ID), or the heartbeat interval passes (a heartbeat event, which takes an id
     like any event).
     """
+    check_queue_id(queue_id)
     await backend.start_notifications()
-    token = uuid.uuid4().hex
     # Parked before the queue is read, so an event published in between still wakes this poll.
-    waiter = backend.waiters.add(queue_id, token)
+    waiter = backend.waiters.add(queue_id)
     try:
-        start = await backend.begin_poll(queue_id, user_id, last_event_id, token, waiting=not dont_block)
+        start = await backend.begin_poll(queue_id, user_id, last_event_id, waiting=not dont_block)
+        waiter.started(start.poll_number)
         if start.events or dont_block:
             return start.events, start.options
         deadline = asyncio.get_running_loop().time() + random.uniform(*settings.EVENTS_HEARTBEAT_SECONDS)  # noqa: S311
@@ -221,6 +226,9 @@ async def long_poll(
                 return [], start.options
             if "resync" in reasons:
                 events = await backend.read_events(queue_id, user_id, last_event_id)
+            # A notification can arrive late (after this poll's first read): what the client has
+            # acknowledged is not sent again.
+            events = [event for event in events if event["id"] > last_event_id]
             if events:
                 return events, start.options
             if "timeout" in reasons:

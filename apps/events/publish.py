@@ -1,42 +1,122 @@
-"""Sending events: actions call send_event_on_commit; the event reaches queues after the commit."""
+"""Sending events: actions call send_event_on_commit; the event reaches queues after the commit.
+
+Each event is written to the outbox (OutboxEvent) in the transaction that causes it and numbered
+in commit order within its organization. After the commit it is published to the queues, in that
+order: a publish that overtakes an earlier event of the organization (committed first, its own
+publish still on the way, or failed) publishes that event from the outbox first. Events whose
+publish failed altogether (Redis unreachable) are published by the periodic sweep.
+"""
 
 import json
 import logging
 from collections.abc import Iterable
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from django.db import transaction
+from django.db import connection, transaction
+from django.db.models import Max
 
-from apps.events.backends import get_backend
+from apps.events.backends import EventQueueBackend, PredecessorMissing, get_backend
 from apps.events.credentials import credential_cache
 from apps.events.models import OutboxEvent
+
+if TYPE_CHECKING:
+    from apps.realms.models import Realm
 
 logger = logging.getLogger(__name__)
 
 
-def send_event_on_commit(event: dict[str, Any], user_ids: Iterable[int]) -> None:
-    """Queue `event` for every queue of `user_ids` that wants its type, once the transaction commits.
+def send_event_on_commit(realm: "Realm | int", event: dict[str, Any], user_ids: Iterable[int]) -> None:
+    """Queue `event` for every queue of `user_ids` (users of `realm`) that wants its type, once the
+    transaction commits.
 
-    Nothing is sent if the transaction rolls back. The outbox row written here lets POST /register
-    tell which events its initial state already contains. `event` has a "type" and no "id" (each
-    queue numbers its own events).
+    Nothing is sent if the transaction rolls back. `event` has a "type" and no "id" (each queue
+    numbers its own events).
     """
     if "type" not in event or "id" in event:
         raise ValueError("an event has a type and no id")
     recipients = sorted(set(user_ids))
     if not recipients:
         return
-    outbox_id = OutboxEvent.objects.create().id
-    payload = json.dumps(event)
+    row = write_outbox_event(realm if isinstance(realm, int) else realm.id, event, recipients)
 
     def publish() -> None:
         try:
-            get_backend().publish(payload, event["type"], recipients, outbox_id)
+            publish_in_order(get_backend(), row)
         except Exception:
-            # The change is committed; a lost event is healed when the client re-registers.
-            logger.exception("could not publish %s event %s", event["type"], outbox_id)
+            logger.exception("could not publish %s event %s; the sweep will", row.event_type, row.id)
 
     transaction.on_commit(publish, robust=False)
+
+
+def write_outbox_event(realm_id: int, event: dict[str, Any], user_ids: list[int]) -> OutboxEvent:
+    """The outbox row of an event, in the current transaction."""
+    return OutboxEvent.objects.create(
+        realm_id=realm_id,
+        # PostgreSQL numbers the row while committing (a deferred trigger); SQLite runs one writing
+        # transaction at a time, so the number taken now is in commit order too.
+        seq=None if connection.vendor == "postgresql" else _next_seq(realm_id),
+        event_type=event["type"],
+        payload=json.dumps(event),
+        user_ids=user_ids,
+    )
+
+
+def _next_seq(realm_id: int) -> int:
+    with connection.cursor() as cursor:
+        cursor.execute(
+            "INSERT INTO events_realmeventsequence (realm_id, seq) VALUES (%s, 1) "
+            "ON CONFLICT (realm_id) DO UPDATE SET seq = events_realmeventsequence.seq + 1 RETURNING seq",
+            [realm_id],
+        )
+        return cursor.fetchone()[0]
+
+
+def _committed_seq(row: OutboxEvent) -> int:
+    if row.seq is None:
+        row.seq = OutboxEvent.objects.filter(id=row.id).values_list("seq", flat=True).get()
+        if row.seq is None:
+            # Still inside the transaction (a test running on-commit callbacks early): number it now.
+            with connection.cursor() as cursor:
+                cursor.execute("SET CONSTRAINTS events_outbox_commit_seq IMMEDIATE")
+            row.seq = OutboxEvent.objects.filter(id=row.id).values_list("seq", flat=True).get()
+    return row.seq
+
+
+def publish_in_order(backend: EventQueueBackend, row: OutboxEvent) -> None:
+    """Publish a committed event, after any earlier event of its organization not yet published."""
+    seq = _committed_seq(row)
+    try:
+        backend.publish(row.realm_id, seq, row.payload, row.event_type, row.user_ids)
+        return
+    except PredecessorMissing as gap:
+        last = gap.last_seq
+    # Everything numbered before this event committed before it, so it is in the outbox (unless
+    # older than the outbox keeps rows: then it is lost to the queues, and skipped).
+    earlier = OutboxEvent.objects.filter(realm_id=row.realm_id, seq__gt=last, seq__lt=seq).order_by("seq")
+    _publish_all(backend, [*earlier, row])
+
+
+def _publish_all(backend: EventQueueBackend, rows: list[OutboxEvent]) -> None:
+    for row in rows:
+        # Forced: in order, anything missing before `row` is gone for good; events another
+        # process published meanwhile are recognised and not published twice.
+        backend.publish(row.realm_id, row.seq, row.payload, row.event_type, row.user_ids, force=True)
+
+
+def publish_missed_events(backend: EventQueueBackend) -> int:
+    """Publish committed events that never reached the queues (their publish failed, or the process
+    died right after the commit); returns how many. Called by the periodic sweep."""
+    newest = dict(
+        OutboxEvent.objects.filter(seq__isnull=False).values_list("realm_id").annotate(newest=Max("seq")).order_by()
+    )
+    published = backend.last_published_seqs(list(newest))
+    count = 0
+    for realm_id, last in published.items():
+        if newest[realm_id] > last:
+            rows = list(OutboxEvent.objects.filter(realm_id=realm_id, seq__gt=last).order_by("seq"))
+            _publish_all(backend, rows)
+            count += len(rows)
+    return count
 
 
 def forget_credentials_on_commit(*, user_ids: Iterable[int] = (), realm_ids: Iterable[int] = ()) -> None:

@@ -58,7 +58,7 @@ def _audience(realm_id: int) -> list[tuple[int, int]]:
 def send_person_update(user: User, person: dict[str, Any]) -> None:
     """Emits: realm_user/update with `person` (plus user_id) to everyone who can see `user`."""
     event = {"type": "realm_user", "op": "update", "person": {"user_id": user.id, **person}}
-    send_event_on_commit(event, [uid for uid, _ in _audience(user.realm_id)])
+    send_event_on_commit(user.realm_id, event, [uid for uid, _ in _audience(user.realm_id)])
 
 
 def _send_by_email_access(user: User, build: Callable[[bool], dict[str, Any]]) -> None:
@@ -72,7 +72,7 @@ def _send_by_email_access(user: User, build: Callable[[bool], dict[str, Any]]) -
         )
     for sees, user_ids in by_access.items():
         if user_ids:
-            send_event_on_commit(build(sees), user_ids)
+            send_event_on_commit(user.realm_id, build(sees), user_ids)
 
 
 def _send_user_added(user: User) -> None:
@@ -92,7 +92,9 @@ def _send_custom_profile_fields(realm: Realm) -> None:
     fields = [
         custom_profile_field_to_dict(f) for f in CustomProfileField.objects.filter(realm=realm).order_by("order", "id")
     ]
-    send_event_on_commit({"type": "custom_profile_fields", "fields": fields}, [uid for uid, _ in _audience(realm.id)])
+    send_event_on_commit(
+        realm, {"type": "custom_profile_fields", "fields": fields}, [uid for uid, _ in _audience(realm.id)]
+    )
 
 
 # --- users ---------------------------------------------------------------------------------------
@@ -332,7 +334,9 @@ def do_deactivate_user(user: User, *, acting_user: User | None) -> list[User]:
     for each in deactivated:
         each.is_active = False
         send_event_on_commit(
-            {"type": "realm_user", "op": "update", "person": {"user_id": each.id, "is_active": False}}, audience
+            user.realm_id,
+            {"type": "realm_user", "op": "update", "person": {"user_id": each.id, "is_active": False}},
+            audience,
         )
     return deactivated
 

@@ -1,14 +1,16 @@
 """POST /register, GET /events, DELETE /events over HTTP, and the events the user actions send."""
 
 import json
+import threading
 import time
 
 import pytest
-from django.db import transaction
+from django.db import connection, transaction
 
 from apps.core.version import PARLEY_VERSION
 from apps.events.actions import do_register_queue, do_sweep_event_queues, queue_options
 from apps.events.models import OutboxEvent
+from apps.events.publish import publish_in_order, write_outbox_event
 from apps.events.serializers import RegisterParams
 from apps.realms.actions import do_set_realm_deactivated
 from apps.users import actions
@@ -338,19 +340,79 @@ def test_other_organizations_hear_nothing(queue_of, foreign_user, admin, member)
 # --- registering without races -----------------------------------------------------------------
 
 
+def _name_change(user, name: str) -> dict:
+    return {"type": "realm_user", "op": "update", "person": {"user_id": user.id, "full_name": name}}
+
+
 def test_an_event_already_in_the_state_is_not_delivered_again(event_backend, owner, member, admin):
     # A change is committed with its outbox row (what send_event_on_commit writes), but its publish
     # is still on the way when a client registers.
     with transaction.atomic():
         User.objects.filter(id=member.id).update(full_name="In The State")
-        late = OutboxEvent.objects.create()
+        late = write_outbox_event(owner.realm_id, _name_change(member, "In The State"), [owner.id])
     queue_id, state = do_register_queue(owner, queue_options(RegisterParams(), lifespan_secs=0), None)
     assert {u["user_id"]: u["full_name"] for u in state["realm_users"]}[member.id] == "In The State"
-    event = {"type": "realm_user", "op": "update", "person": {"user_id": member.id, "full_name": "In The State"}}
-    event_backend.publish(json.dumps(event), "realm_user", [owner.id], late.id)
+    publish_in_order(event_backend, late)
     # The state has it, so the queue must not; a later change does reach the queue.
     actions.do_change_full_name(member, "After The State", acting_user=admin)
     assert [e["person"].get("full_name") for e in poll(ApiClient(owner), queue_id)] == ["After The State"]
+
+
+def test_register_reads_the_users_own_fields_from_its_snapshot(event_backend, member):
+    loaded_earlier = User.objects.get(id=member.id)  # as the request loaded it
+    User.objects.filter(id=member.id).update(full_name="Changed Meanwhile")
+    _, state = do_register_queue(loaded_earlier, queue_options(RegisterParams(), lifespan_secs=0), None)
+    assert state["full_name"] == "Changed Meanwhile"
+
+
+def test_an_event_whose_publish_never_happened_goes_out_before_the_next(queue_of, owner, member, admin):
+    queue = queue_of(owner)
+    actions.do_change_full_name(member, "Zero", acting_user=admin)
+    # Committed, but the process died before publishing it.
+    with transaction.atomic():
+        write_outbox_event(owner.realm_id, _name_change(member, "First"), [owner.id])
+    actions.do_change_full_name(member, "Second", acting_user=admin)
+    assert [e["person"]["full_name"] for e in poll(ApiClient(owner), queue)] == ["Zero", "First", "Second"]
+
+
+def test_the_sweep_publishes_events_whose_publish_failed(queue_of, owner, member, admin):
+    queue = queue_of(owner)
+    actions.do_change_full_name(member, "Zero", acting_user=admin)
+    with transaction.atomic():
+        write_outbox_event(owner.realm_id, _name_change(member, "Lost"), [owner.id])
+    assert [e["person"]["full_name"] for e in poll(ApiClient(owner), queue)] == ["Zero"]
+    do_sweep_event_queues(exclusive=False)
+    assert [e["person"]["full_name"] for e in poll(ApiClient(owner), queue, 0)] == ["Lost"]
+    do_sweep_event_queues(exclusive=False)  # published once only
+    assert poll(ApiClient(owner), queue, 1) == []
+
+
+def test_events_are_numbered_in_commit_order(realm, member):
+    """Two transactions: the one that writes its event first but commits last is numbered last."""
+    if connection.vendor != "postgresql":
+        pytest.skip("SQLite runs one writing transaction at a time")
+    first_written, second_committed = threading.Event(), threading.Event()
+    rows = {}
+
+    def first() -> None:
+        try:
+            with transaction.atomic():
+                rows["first"] = write_outbox_event(realm.id, _name_change(member, "first"), [member.id])
+                first_written.set()
+                second_committed.wait(10)
+        finally:
+            connection.close()
+
+    thread = threading.Thread(target=first)
+    thread.start()
+    assert first_written.wait(10)
+    with transaction.atomic():
+        rows["second"] = write_outbox_event(realm.id, _name_change(member, "second"), [member.id])
+    second_committed.set()
+    thread.join(10)
+    seqs = dict(OutboxEvent.objects.values_list("id", "seq"))
+    assert rows["first"].id < rows["second"].id
+    assert seqs[rows["second"].id] + 1 == seqs[rows["first"].id]
 
 
 # --- lifecycle -------------------------------------------------------------------------------------

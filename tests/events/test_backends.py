@@ -7,15 +7,23 @@ import time
 import pytest
 
 from apps.core.errors import JsonableError
-from apps.events.backends import BadEventQueueIdError
+from apps.core.redis_client import get_redis
+from apps.events.backends import BadEventQueueIdError, PredecessorMissing, Waiters, get_backend
+from apps.events.credentials import CredentialCache, Identity
 from apps.events.longpoll import long_poll
 from apps.events.registry import QueueOptions
 
 ALICE, BOB = 101, 102
 
 
-def publish(backend, event_type: str, user_ids: list[int], outbox_id: int = 1, **fields) -> int:
-    return backend.publish(json.dumps({"type": event_type, **fields}), event_type, user_ids, outbox_id)
+REALM = 1
+
+
+def publish(backend, event_type: str, user_ids: list[int], seq: int | None = None, force=False, **fields) -> int:
+    """Publish as the organization's next event (or as event `seq`)."""
+    if seq is None:
+        seq = backend.last_published_seqs([REALM]).get(REALM, 0) + 1
+    return backend.publish(REALM, seq, json.dumps({"type": event_type, **fields}), event_type, user_ids, force=force)
 
 
 def ids(events: list[dict]) -> list[int]:
@@ -126,14 +134,60 @@ def test_sweep_deletes_queues_idle_longer_than_their_lifespan(event_backend):
 
 
 def test_events_already_in_the_initial_state_are_kept_out(event_backend):
-    queue = event_backend.create_queue(ALICE, 1, QueueOptions())
-    publish(event_backend, "realm_user", [ALICE], outbox_id=10, n=10)
-    publish(event_backend, "realm_user", [ALICE], outbox_id=11, n=11)
-    # The register snapshot contained outbox events 10 and 12 (12 is still on its way).
-    event_backend.exclude_events(queue, [10, 12])
-    publish(event_backend, "realm_user", [ALICE], outbox_id=12, n=12)
-    publish(event_backend, "realm_user", [ALICE], outbox_id=13, n=13)
-    assert [e["n"] for e in event_backend.get_events(queue, ALICE, -1).events] == [11, 13]
+    publish(event_backend, "realm_user", [ALICE], n=1)
+    queue = event_backend.create_queue(ALICE, REALM, QueueOptions())
+    publish(event_backend, "realm_user", [ALICE], n=2)
+    publish(event_backend, "realm_user", [ALICE], n=3)
+    # The register snapshot contained the organization's events up to 4 (4 is still on its way).
+    event_backend.exclude_events_through(queue, 4)
+    publish(event_backend, "realm_user", [ALICE], n=4)
+    publish(event_backend, "realm_user", [ALICE], n=5)
+    assert [e["n"] for e in event_backend.get_events(queue, ALICE, -1).events] == [5]
+    assert ids(event_backend.get_events(queue, ALICE, -1).events) == [2]  # numbering is not disturbed
+
+
+def test_events_after_the_initial_state_stay(event_backend):
+    queue = event_backend.create_queue(ALICE, REALM, QueueOptions())
+    publish(event_backend, "realm_user", [ALICE], n=1)
+    publish(event_backend, "realm_user", [ALICE], n=2)
+    event_backend.exclude_events_through(queue, 1)
+    assert [e["n"] for e in event_backend.get_events(queue, ALICE, -1).events] == [2]
+
+
+def test_events_are_published_in_order_and_once(event_backend):
+    queue = event_backend.create_queue(ALICE, REALM, QueueOptions())
+    assert publish(event_backend, "realm_user", [ALICE], seq=1, n=1) == 1
+    # Event 3 cannot overtake event 2: refused, nothing delivered.
+    with pytest.raises(PredecessorMissing) as refused:
+        publish(event_backend, "realm_user", [ALICE], seq=3, n=3)
+    assert refused.value.last_seq == 1
+    assert publish(event_backend, "realm_user", [ALICE], seq=2, n=2) == 1
+    assert publish(event_backend, "realm_user", [ALICE], seq=2, n=2) == 0  # published already: ignored
+    assert publish(event_backend, "realm_user", [ALICE], seq=3, n=3) == 1
+    # Forced past a gap (event 4 is lost for good); event 4 arriving later is then ignored.
+    assert publish(event_backend, "realm_user", [ALICE], seq=5, n=5, force=True) == 1
+    assert publish(event_backend, "realm_user", [ALICE], seq=4, n=4) == 0
+    assert event_backend.last_published_seqs([REALM, 99]) == {REALM: 5}
+    assert [e["n"] for e in event_backend.get_events(queue, ALICE, -1).events] == [1, 2, 3, 5]
+
+
+def test_organizations_are_numbered_separately(event_backend):
+    queue = event_backend.create_queue(ALICE, REALM, QueueOptions())
+    publish(event_backend, "realm_user", [ALICE], seq=1)
+    assert event_backend.publish(2, 1, json.dumps({"type": "realm_user"}), "realm_user", [ALICE]) == 1
+    assert event_backend.last_published_seqs([REALM, 2]) == {REALM: 1, 2: 1}
+    assert ids(event_backend.get_events(queue, ALICE, -1).events) == [0, 1]
+
+
+@pytest.mark.parametrize("queue_id", ["expiry", "notify", "rseq:1", "lock:sweep", "ABC", "0" * 31, "0" * 32 + ":ev"])
+def test_what_is_not_a_queue_id_is_an_unknown_queue(event_backend, queue_id):
+    event_backend.create_queue(ALICE, REALM, QueueOptions())
+    with pytest.raises(BadEventQueueIdError):
+        event_backend.get_events(queue_id, ALICE, -1)
+    with pytest.raises(BadEventQueueIdError):
+        event_backend.delete_queue(queue_id, ALICE)
+    with pytest.raises(BadEventQueueIdError):
+        run(long_poll(event_backend, queue_id, ALICE, -1, dont_block=True))
 
 
 def test_options_travel_with_the_queue(event_backend):
@@ -264,3 +318,71 @@ def test_dont_block_returns_at_once(event_backend):
     events, _ = run(long_poll(event_backend, queue, ALICE, -1, dont_block=True))
     assert events == []
     assert time.monotonic() - started < 1
+
+
+def test_a_late_notification_of_an_acknowledged_event_is_not_sent_again(event_backend, settings):
+    settings.EVENTS_HEARTBEAT_SECONDS = (10, 10)
+    queue = event_backend.create_queue(ALICE, REALM, QueueOptions())
+    publish(event_backend, "realm_user", [ALICE], n=1)
+
+    async def scenario():
+        poll = asyncio.create_task(long_poll(event_backend, queue, ALICE, 0, dont_block=False))
+        await asyncio.sleep(0.2)
+        # The notification of event 0 (acknowledged by this poll) reaches this process only now.
+        event_backend.waiters.deliver({"type": "realm_user", "n": 1}, [(queue, 0)])
+        await asyncio.sleep(0.2)
+        assert not poll.done()
+        publish(event_backend, "realm_user", [ALICE], n=2)
+        return await poll
+
+    events, _ = run(scenario())
+    assert [(e["id"], e["n"]) for e in events] == [(1, 2)]
+
+
+def test_only_a_later_poll_takes_a_queue_over():
+    async def scenario():
+        waiters = Waiters()
+        newer = waiters.add("q")
+        newer.started(5)
+        waiters.takeover("q", 4)  # an older poll's takeover, heard late
+        waiters.takeover("q", 5)  # its own
+        await asyncio.sleep(0)
+        assert not newer.future.done()
+        waiters.takeover("q", 6)
+        await asyncio.sleep(0)
+        assert newer.take()[0] == {"takeover"}
+        # Heard before the poll learns its own number: applied once it does, if later than it.
+        early = waiters.add("r")
+        waiters.takeover("r", 3)
+        early.started(2)
+        assert early.future.done()
+        kept = waiters.add("s")
+        waiters.takeover("s", 2)
+        kept.started(2)
+        assert not kept.future.done()
+
+    run(scenario())
+
+
+def test_an_identity_read_before_a_forget_is_not_cached():
+    cache = CredentialCache()
+    generation = cache.generation  # a poll starts its database lookup
+    cache.forget(user_ids=[ALICE])  # meanwhile, Alice's key is rotated
+    cache.put("host", "Basic old", Identity(ALICE, REALM), generation)
+    assert cache.get("host", "Basic old") is None
+    cache.put("host", "Basic new", Identity(ALICE, REALM), cache.generation)
+    assert cache.get("host", "Basic new") == Identity(ALICE, REALM)
+
+
+def test_polls_keep_the_users_queue_index_alive(settings):
+    if not settings.REDIS_URL:
+        pytest.skip("needs REDIS_URL (a real Redis)")
+    backend = get_backend()
+    queue = backend.create_queue(ALICE, REALM, QueueOptions(lifespan_secs=600))
+    index = f"{settings.REDIS_KEY_PREFIX}:uq:{ALICE}"
+    client = get_redis()
+    client.expire(index, 5)  # as it would be, long after registering, without polls refreshing it
+    run(long_poll(backend, queue, ALICE, -1, dont_block=True))
+    assert client.ttl(index) > 600
+    publish(backend, "realm_user", [ALICE])
+    assert ids(backend.get_events(queue, ALICE, -1).events) == [0]

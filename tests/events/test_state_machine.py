@@ -64,7 +64,7 @@ class QueueModelMachine(RuleBasedStateMachine):
     def publish(self, event_type, users):
         self.serial += 1
         payload = json.dumps({"type": event_type, "serial": self.serial})
-        self.backend.publish(payload, event_type, sorted(users), self.serial)
+        self.backend.publish(1, self.serial, payload, event_type, sorted(users))
         for queue in self.model.values():
             if not queue.deleted and queue.user in users and (queue.types is None or event_type in queue.types):
                 queue.events.append((queue.next_id, self.serial))

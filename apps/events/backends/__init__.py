@@ -6,6 +6,9 @@ Semantics shared by both (Zulip's, zulip-wire.md §3.1):
 - a poll with `last_event_id` N acknowledges (deletes) events with id <= N and returns the rest;
   N below the newest pruned id, or not the id of an event in the queue, is refused and changes
   nothing; events are deleted only when acknowledged, never when sent;
+- events reach queues in commit order: each carries its organization's commit sequence number
+  (`seq`, see OutboxEvent); a publish whose predecessor is not published yet is refused with
+  PredecessorMissing, and one already published is ignored, so each event is published once;
 - a new poll on a queue ends the poll already waiting on it (with no events);
 - a queue expires `lifespan_secs` after its last poll ended: a poll leases it until it must have
   ended (the heartbeat time), so a killed process's poll cannot keep a queue forever;
@@ -16,6 +19,7 @@ Semantics shared by both (Zulip's, zulip-wire.md §3.1):
 """
 
 import asyncio
+import re
 import threading
 from dataclasses import dataclass
 from functools import cache
@@ -35,6 +39,23 @@ class BadEventQueueIdError(JsonableError):
         super().__init__(f"Bad event queue id: {queue_id}", queue_id=queue_id)
 
 
+# Queue ids are uuid4 hex; anything else is not a queue (and never reaches a Redis key name).
+QUEUE_ID_RE = re.compile(r"[0-9a-f]{32}")
+
+
+def check_queue_id(queue_id: str) -> None:
+    if not QUEUE_ID_RE.fullmatch(queue_id):
+        raise BadEventQueueIdError(queue_id)
+
+
+class PredecessorMissing(Exception):
+    """An earlier event of the organization is not published yet; `last_seq` is the newest that is."""
+
+    def __init__(self, last_seq: int) -> None:
+        super().__init__(last_seq)
+        self.last_seq = last_seq
+
+
 def check_acknowledgement(last_event_id: int, newest_pruned_id: int, newest_acknowledged: int | None) -> None:
     """Zulip's rules for `last_event_id`; `newest_acknowledged` is the newest queued id <= it."""
     if last_event_id < newest_pruned_id:
@@ -46,16 +67,34 @@ def check_acknowledgement(last_event_id: int, newest_pruned_id: int, newest_ackn
 class Waiter:
     """A poll parked in this process: woken with the reasons that concern it and the events that
     arrived for its queue (so a woken poll need not read its queue again). Kept small: a busy
-    server holds one per connected client."""
+    server holds one per connected client.
 
-    __slots__ = ("events", "future", "loop", "queue_id", "reasons", "timer", "token")
+    `poll_number` is the queue's count of polls when this one began (known once its first read of
+    the queue returns); a poll is taken over by a poll with a higher number, never a lower one.
+    """
 
-    def __init__(self, queue_id: str, token: str, loop: asyncio.AbstractEventLoop) -> None:
-        self.queue_id, self.token, self.loop = queue_id, token, loop
+    __slots__ = ("events", "future", "loop", "poll_number", "queue_id", "reasons", "superseded_by", "timer")
+
+    def __init__(self, queue_id: str, loop: asyncio.AbstractEventLoop) -> None:
+        self.queue_id, self.loop = queue_id, loop
         self.future: asyncio.Future = loop.create_future()
         self.reasons: set[str] = set()
         self.events: list[dict[str, Any]] = []
         self.timer: asyncio.TimerHandle | None = None
+        self.poll_number: int | None = None
+        self.superseded_by = 0  # the highest takeover heard before `poll_number` was known
+
+    def started(self, poll_number: int) -> None:
+        """This poll's number is known: a takeover heard meanwhile by a later poll applies now."""
+        self.poll_number = poll_number
+        if self.superseded_by > poll_number:
+            self.notify("takeover")
+
+    def taken_over(self, poll_number: int) -> None:
+        if self.poll_number is None:
+            self.superseded_by = max(self.superseded_by, poll_number)
+        elif poll_number > self.poll_number:
+            self.notify("takeover")
 
     def notify(self, reason: str, event: dict[str, Any] | None = None) -> None:
         self.reasons.add(reason)
@@ -92,8 +131,8 @@ class Waiters:
         self._lock = threading.Lock()
         self._closed = False
 
-    def add(self, queue_id: str, token: str) -> Waiter:
-        waiter = Waiter(queue_id, token, asyncio.get_running_loop())
+    def add(self, queue_id: str) -> Waiter:
+        waiter = Waiter(queue_id, asyncio.get_running_loop())
         with self._lock:
             self._by_queue.setdefault(queue_id, set()).add(waiter)
             closed = self._closed
@@ -115,10 +154,16 @@ class Waiters:
                 if not waiters:
                     del self._by_queue[waiter.queue_id]
 
-    def notify(self, queue_ids: list[str], reason: str, token: str | None = None) -> None:
-        """Wake the polls on these queues, except the one with `token` (the poll taking over)."""
+    def notify(self, queue_ids: list[str], reason: str) -> None:
+        """Wake the polls on these queues."""
         with self._lock:
-            calls = [(w, reason, None) for qid in queue_ids for w in self._by_queue.get(qid, ()) if w.token != token]
+            calls = [(w, reason, None) for qid in queue_ids for w in self._by_queue.get(qid, ())]
+        self._run(calls)
+
+    def takeover(self, queue_id: str, poll_number: int) -> None:
+        """Poll number `poll_number` began on the queue: earlier polls on it end."""
+        with self._lock:
+            calls = [(w, "takeover", poll_number) for w in self._by_queue.get(queue_id, ())]
         self._run(calls)
 
     def deliver(self, event: dict[str, Any], ids_by_queue: list[tuple[str, int]]) -> None:
@@ -159,15 +204,19 @@ class Waiters:
                 loop.call_soon_threadsafe(_notify_each, loop_calls)
 
 
-def _notify_each(calls: list[tuple[Waiter, str, dict | None]]) -> None:
-    for waiter, reason, event in calls:
-        waiter.notify(reason, event)
+def _notify_each(calls: list[tuple[Waiter, str, Any]]) -> None:
+    for waiter, reason, detail in calls:
+        if reason == "takeover":
+            waiter.taken_over(detail)
+        else:
+            waiter.notify(reason, detail)
 
 
 @dataclass(frozen=True)
 class PollStart:
     events: list[dict[str, Any]]
     options: QueueOptions
+    poll_number: int
 
 
 class EventQueueBackend(Protocol):
@@ -175,9 +224,21 @@ class EventQueueBackend(Protocol):
 
     def create_queue(self, user_id: int, realm_id: int, options: QueueOptions) -> str: ...
 
-    def publish(self, payload: str, event_type: str, user_ids: list[int], outbox_id: int) -> int: ...
+    def publish(
+        self, realm_id: int, seq: int, payload: str, event_type: str, user_ids: list[int], *, force: bool = False
+    ) -> int:
+        """Append the event to the matching queues of these users; returns how many queues got it.
 
-    def exclude_events(self, queue_id: str, outbox_ids: list[int]) -> None: ...
+        Refused with PredecessorMissing while the realm's event seq - 1 is unpublished (unless
+        `force`: those events are lost); an event already published is ignored (returns 0).
+        """
+        ...
+
+    def last_published_seqs(self, realm_ids: list[int]) -> dict[int, int]: ...
+
+    def exclude_events_through(self, queue_id: str, seq: int) -> None:
+        """The queue's initial state contains its organization's events up to `seq`: drop those."""
+        ...
 
     def delete_queue(self, queue_id: str, user_id: int) -> None: ...
 
@@ -193,15 +254,15 @@ class EventQueueBackend(Protocol):
 
     def get_events(self, queue_id: str, user_id: int, last_event_id: int) -> PollStart: ...
 
-    async def begin_poll(
-        self, queue_id: str, user_id: int, last_event_id: int, token: str, *, waiting: bool
-    ) -> PollStart: ...
+    async def begin_poll(self, queue_id: str, user_id: int, last_event_id: int, *, waiting: bool) -> PollStart: ...
 
     async def read_events(self, queue_id: str, user_id: int, last_event_id: int) -> list[dict[str, Any]]: ...
 
     async def add_heartbeat(self, queue_id: str, user_id: int, last_event_id: int) -> list[dict[str, Any]]: ...
 
     async def start_notifications(self) -> None: ...
+
+    async def stop_notifications(self) -> None: ...
 
 
 @cache

@@ -9,7 +9,13 @@ from typing import Any
 
 from django.conf import settings
 
-from apps.events.backends import BadEventQueueIdError, PollStart, Waiters, check_acknowledgement
+from apps.events.backends import (
+    BadEventQueueIdError,
+    PollStart,
+    PredecessorMissing,
+    Waiters,
+    check_acknowledgement,
+)
 from apps.events.credentials import credential_cache
 from apps.events.registry import QueueOptions
 
@@ -25,8 +31,9 @@ class _Queue:
     next_id: int = 0
     newest_pruned_id: int = -1
     events: list[tuple[int, str]] = field(default_factory=list)  # (id, JSON), in id order
-    by_outbox: dict[int, int] = field(default_factory=dict)  # outbox id -> event id, while young
-    skip_outbox: set[int] = field(default_factory=set)
+    by_seq: dict[int, int] = field(default_factory=dict)  # organization event seq -> event id, while young
+    state_seq: int = -1  # the initial state contains the organization's events up to this seq
+    polls: int = 0
 
     def append(self, payload: str) -> int:
         event_id = self.next_id
@@ -43,6 +50,7 @@ class MemoryBackend:
         self.waiters = Waiters()
         self._queues: dict[str, _Queue] = {}
         self._by_user: dict[int, set[str]] = {}
+        self._published_seq: dict[int, int] = {}  # organization -> newest published event seq
         self._lock = threading.RLock()
 
     # --- registration and publishing (sync: called from actions and views) -------------------
@@ -63,19 +71,28 @@ class MemoryBackend:
         self.waiters.notify(evicted, "deleted")
         return queue.queue_id
 
-    def publish(self, payload: str, event_type: str, user_ids: list[int], outbox_id: int) -> int:
+    def publish(
+        self, realm_id: int, seq: int, payload: str, event_type: str, user_ids: list[int], *, force: bool = False
+    ) -> int:
         now = time.time()
         woken: list[tuple[str, int]] = []
         evicted = []
         with self._lock:
+            last = self._published_seq.get(realm_id)
+            if last is not None:
+                if seq <= last:
+                    return 0
+                if seq > last + 1 and not force:
+                    raise PredecessorMissing(last)
+            self._published_seq[realm_id] = seq
             for user_id in user_ids:
                 for queue_id in list(self._by_user.get(user_id, ())):
                     queue = self._queues[queue_id]
-                    if not queue.options.wants(event_type) or outbox_id in queue.skip_outbox:
+                    if not queue.options.wants(event_type) or seq <= queue.state_seq:
                         continue
                     event_id = queue.append(payload)
                     if now - queue.created < settings.EVENT_REGISTER_RACE_WINDOW_SECONDS:
-                        queue.by_outbox[outbox_id] = event_id
+                        queue.by_seq[seq] = event_id
                     if len(queue.events) > settings.EVENT_QUEUE_MAX_EVENTS:
                         self._drop(queue)
                         evicted.append(queue_id)
@@ -86,14 +103,18 @@ class MemoryBackend:
         self.waiters.notify(evicted, "deleted")
         return len(woken)
 
-    def exclude_events(self, queue_id: str, outbox_ids: list[int]) -> None:
+    def last_published_seqs(self, realm_ids: list[int]) -> dict[int, int]:
+        with self._lock:
+            return {rid: self._published_seq[rid] for rid in realm_ids if rid in self._published_seq}
+
+    def exclude_events_through(self, queue_id: str, seq: int) -> None:
         with self._lock:
             queue = self._queues.get(queue_id)
             if queue is None:
                 return
-            dropped = {queue.by_outbox[oid] for oid in outbox_ids if oid in queue.by_outbox}
+            dropped = {event_id for event_seq, event_id in queue.by_seq.items() if event_seq <= seq}
             queue.events = [(eid, body) for eid, body in queue.events if eid not in dropped]
-            queue.skip_outbox.update(outbox_ids)
+            queue.state_seq = seq
 
     def delete_queue(self, queue_id: str, user_id: int) -> None:
         with self._lock:
@@ -123,14 +144,12 @@ class MemoryBackend:
             return sorted(self._by_user.get(user_id, ()))
 
     def get_events(self, queue_id: str, user_id: int, last_event_id: int) -> PollStart:
-        return self._begin(queue_id, user_id, last_event_id, token=uuid.uuid4().hex, waiting=False)
+        return self._begin(queue_id, user_id, last_event_id, waiting=False)
 
     # --- polling (async interface; the work is quick and in memory) -----------------------------
 
-    async def begin_poll(
-        self, queue_id: str, user_id: int, last_event_id: int, token: str, *, waiting: bool
-    ) -> PollStart:
-        return self._begin(queue_id, user_id, last_event_id, token, waiting=waiting)
+    async def begin_poll(self, queue_id: str, user_id: int, last_event_id: int, *, waiting: bool) -> PollStart:
+        return self._begin(queue_id, user_id, last_event_id, waiting=waiting)
 
     async def read_events(self, queue_id: str, user_id: int, last_event_id: int) -> list[dict[str, Any]]:
         with self._lock:
@@ -145,9 +164,12 @@ class MemoryBackend:
     async def start_notifications(self) -> None:
         """Nothing to listen to: every publisher is in this process."""
 
+    async def stop_notifications(self) -> None:
+        """Nothing to stop."""
+
     # --- internals -------------------------------------------------------------------------------
 
-    def _begin(self, queue_id: str, user_id: int, last_event_id: int, token: str, *, waiting: bool) -> PollStart:
+    def _begin(self, queue_id: str, user_id: int, last_event_id: int, *, waiting: bool) -> PollStart:
         now = time.time()
         with self._lock:
             queue = self._owned(queue_id, user_id)
@@ -158,8 +180,9 @@ class MemoryBackend:
                 queue.newest_pruned_id = last_event_id
             lease = settings.EVENTS_HEARTBEAT_SECONDS[1] + 5 if waiting else 0
             queue.expires_at = now + queue.options.lifespan_secs + lease
-            result = PollStart(queue.after(last_event_id), queue.options)
-        self.waiters.notify([queue_id], "takeover", token=token)
+            queue.polls += 1
+            result = PollStart(queue.after(last_event_id), queue.options, queue.polls)
+        self.waiters.takeover(queue_id, result.poll_number)
         return result
 
     def _owned(self, queue_id: str, user_id: int) -> _Queue:

@@ -2,22 +2,28 @@
 
 Every operation is one Lua script, so it is atomic and costs one round trip. Keys (prefix P):
 
-    P:eq:<queue>        hash: user, realm, types, options, lifespan, created, next, pruned, poll
+    P:eq:<queue>        hash: user, realm, types, options, lifespan, created, next (event id),
+                        pruned (newest acknowledged id), poll (how many polls the queue has had)
     P:eq:<queue>:ev     sorted set: the queue's events as JSON, scored by their id
-    P:eq:<queue>:ob     hash: outbox id -> event id, kept while the queue is young (register race)
-    P:eq:<queue>:skip   set: outbox ids already in the queue's initial state
-    P:uq:<user>         hash: queue -> "event types|created|key TTL", the user's queues (publishing walks it)
+    P:eq:<queue>:ob     hash: organization event seq -> event id, kept while the queue is young
+                        (until its initial state is known: see exclude)
+    P:uq:<user>         hash: queue -> "event types|created|key TTL|state seq", the user's queues
+                        (publishing walks it; events up to "state seq" are in the initial state)
+    P:eq:rseq:<realm>   the organization's newest published event seq (events go out in seq order)
     P:eq:expiry         sorted set: queue -> time it expires unless polled again (the sweep reads it)
     P:eq:notify         channel: "e q1:id1 q2:id2<newline><event>": an event, its id in each queue;
-                        "d q1" deleted, "t q token" taken over,
+                        "d q1" deleted, "t q 7" poll number 7 began on q (earlier ones end),
                         "a u:5 r:2" credentials of user 5 / organization 2 changed
 
 Each process holds one subscription to the channel and hands each event to its own parked polls;
 a waiting poll needs no Redis connection of its own, and a woken one need not read its queue.
-Every key carries a TTL beyond the queue's life, so a crash or a stopped sweeper leaks nothing.
+Every key of a queue, and each user's index, carries a TTL beyond the queue's life (refreshed by
+each poll), so a crash or a stopped sweeper leaks nothing; the expiry index is pruned by the sweep
+that runs in every server process.
 """
 
 import asyncio
+import contextlib
 import hashlib
 import json
 import logging
@@ -30,7 +36,7 @@ from django.conf import settings
 
 from apps.core.errors import JsonableError
 from apps.core.redis_client import get_async_redis, get_redis, redis_key
-from apps.events.backends import BadEventQueueIdError, PollStart, Waiters
+from apps.events.backends import BadEventQueueIdError, PollStart, PredecessorMissing, Waiters, check_queue_id
 from apps.events.credentials import credential_cache
 from apps.events.registry import QueueOptions
 
@@ -38,6 +44,8 @@ logger = logging.getLogger(__name__)
 
 # Keys outlive the queue by this much, only as a safety net for a stopped sweeper.
 BACKSTOP_SECONDS = 3600
+# The longest a queue may live (queue_lifespan_secs), and so a user's index of queues.
+MAX_QUEUE_SECONDS = 7 * 24 * 3600
 
 _PRELUDE = """
 local p = ARGV[1]
@@ -51,19 +59,22 @@ local function qkey(qid) return p .. ':eq:' .. qid end
 local function drop(qid, uid)
   local k = qkey(qid)
   if not uid then uid = redis.call('HGET', k, 'user') end
-  redis.call('DEL', k, k .. ':ev', k .. ':ob', k .. ':skip')
+  redis.call('DEL', k, k .. ':ev', k .. ':ob')
   if uid then redis.call('HDEL', p .. ':uq:' .. uid, qid) end
   redis.call('ZREM', expiry, qid)
 end
+local function entry_fields(entry)
+  return string.match(entry, '^([^|]*)|([^|]*)|([^|]*)|([^|]*)$')
+end
 local function keep(qid, seconds)
   local k = qkey(qid)
-  for _, key in ipairs({k, k .. ':ev', k .. ':ob', k .. ':skip'}) do
+  for _, key in ipairs({k, k .. ':ev', k .. ':ob'}) do
     redis.call('EXPIRE', key, math.ceil(seconds))
   end
 end
 """
 
-# ARGV: prefix, queue, user, realm, types, options, lifespan, max_per_user, backstop
+# ARGV: prefix, queue, user, realm, types, options, lifespan, max_per_user, backstop, longest queue life
 _CREATE = """
 local qid, uid, lifespan = ARGV[2], ARGV[3], tonumber(ARGV[7])
 local uq = p .. ':uq:' .. uid
@@ -88,34 +99,37 @@ local t = now()
 redis.call('HSET', qkey(qid), 'user', uid, 'realm', ARGV[4], 'types', ARGV[5], 'options', ARGV[6],
   'lifespan', lifespan, 'created', t, 'next', 0, 'pruned', -1)
 keep(qid, lifespan + tonumber(ARGV[9]))
-redis.call('HSET', uq, qid, ARGV[5] .. '|' .. t .. '|' .. (lifespan + tonumber(ARGV[9]) + 60))
-redis.call('EXPIRE', uq, 7 * 24 * 3600 + tonumber(ARGV[9]))
+redis.call('HSET', uq, qid, ARGV[5] .. '|' .. t .. '|' .. (lifespan + tonumber(ARGV[9]) + 60) .. '|-1')
+redis.call('EXPIRE', uq, tonumber(ARGV[10]) + tonumber(ARGV[9]))
 redis.call('ZADD', expiry, t + lifespan, qid)
 if #evicted > 0 then redis.call('PUBLISH', notify, 'd ' .. table.concat(evicted, ' ')) end
 return evicted
 """
 
-# ARGV: prefix, payload, event type, outbox id, race window, max events, user ids...
+# ARGV: prefix, payload, event type, realm, seq, force (1/0), race window, max events, user ids...
 _PUBLISH = """
-local payload, etype, oid = ARGV[2], ',' .. ARGV[3] .. ',', ARGV[4]
-local window, max_events = tonumber(ARGV[5]), tonumber(ARGV[6])
+local payload, etype, seq = ARGV[2], ',' .. ARGV[3] .. ',', tonumber(ARGV[5])
+local rseq = p .. ':eq:rseq:' .. ARGV[4]
+local last = redis.call('GET', rseq)
+if last then
+  last = tonumber(last)
+  if seq <= last then return {'DUP', last} end
+  if seq > last + 1 and ARGV[6] ~= '1' then return {'GAP', last} end
+end
+redis.call('SET', rseq, seq, 'EX', 7 * 24 * 3600)
+local window, max_events = tonumber(ARGV[7]), tonumber(ARGV[8])
 local t = now()
 local woken, evicted = {}, {}
-for i = 7, #ARGV do
+for i = 9, #ARGV do
   local uid = ARGV[i]
   local uq = p .. ':uq:' .. uid
   local entries = redis.call('HGETALL', uq)
   for j = 1, #entries, 2 do
     local qid = entries[j]
-    local types, created, ttl = string.match(entries[j + 1], '^(.*)|(.*)|(.*)$')
-    if types == '*' or string.find(types, etype, 1, true) then
+    local types, created, ttl, since = entry_fields(entries[j + 1])
+    if (types == '*' or string.find(types, etype, 1, true)) and seq > tonumber(since) then
       local k = qkey(qid)
-      -- Only a young queue can be registering (see exclude): older ones skip that bookkeeping.
-      local young = t - tonumber(created) < window
-      local eid = nil
-      if not young or redis.call('SISMEMBER', k .. ':skip', oid) == 0 then
-        eid = redis.call('HINCRBY', k, 'next', 1) - 1
-      end
+      local eid = redis.call('HINCRBY', k, 'next', 1) - 1
       if eid == 0 and redis.call('HEXISTS', k, 'user') == 0 then
         -- The queue expired (its keys' TTL) while still listed: forget it.
         redis.call('DEL', k)
@@ -125,11 +139,13 @@ for i = 7, #ARGV do
       if eid then
         redis.call('ZADD', k .. ':ev', eid, '{"id": ' .. eid .. ', ' .. string.sub(payload, 2))
         redis.call('EXPIRE', k .. ':ev', ttl)
+        -- Only a young queue can be registering (see exclude): older ones skip that bookkeeping.
+        local young = t - tonumber(created) < window
         -- Counted only now and then (and when young): a queue may pass the cap by a few events.
         local queued = 0
         if young or eid % 64 == 0 then queued = redis.call('ZCARD', k .. ':ev') end
         if young then
-          redis.call('HSET', k .. ':ob', oid, eid)
+          redis.call('HSET', k .. ':ob', seq, eid)
           redis.call('EXPIRE', k .. ':ob', redis.call('TTL', k))
         end
         if queued > max_events then
@@ -144,12 +160,12 @@ for i = 7, #ARGV do
 end
 if #woken > 0 then redis.call('PUBLISH', notify, 'e ' .. table.concat(woken, ' ') .. '\\n' .. payload) end
 if #evicted > 0 then redis.call('PUBLISH', notify, 'd ' .. table.concat(evicted, ' ')) end
-return #woken
+return {'OK', #woken}
 """
 
-# ARGV: prefix, queue, user, last event id, poll token, lease seconds (the poll's longest wait), backstop
+# ARGV: prefix, queue, user, last event id, lease seconds (the poll's longest wait), backstop, longest queue life
 _BEGIN_POLL = """
-local qid, last, lease = ARGV[2], tonumber(ARGV[4]), tonumber(ARGV[6])
+local qid, last, lease = ARGV[2], tonumber(ARGV[4]), tonumber(ARGV[5])
 local k = qkey(qid)
 local q = redis.call('HMGET', k, 'user', 'pruned', 'lifespan', 'options')
 if not q[1] or q[1] ~= ARGV[3] then return {'BAD'} end
@@ -165,9 +181,11 @@ if #top > 0 then
 end
 local lifespan = tonumber(q[3])
 redis.call('ZADD', expiry, now() + lifespan + lease, qid)
-keep(qid, lifespan + lease + tonumber(ARGV[7]))
-redis.call('PUBLISH', notify, 't ' .. qid .. ' ' .. ARGV[5])
-return {'OK', q[4], redis.call('ZRANGEBYSCORE', k .. ':ev', '(' .. last, '+inf')}
+keep(qid, lifespan + lease + tonumber(ARGV[6]))
+redis.call('EXPIRE', p .. ':uq:' .. ARGV[3], tonumber(ARGV[7]) + tonumber(ARGV[6]))
+local number = redis.call('HINCRBY', k, 'poll', 1)
+redis.call('PUBLISH', notify, 't ' .. qid .. ' ' .. number)
+return {'OK', q[4], redis.call('ZRANGEBYSCORE', k .. ':ev', '(' .. last, '+inf'), number}
 """
 
 # ARGV: prefix, queue, user, last event id, add a heartbeat (1/0)
@@ -190,16 +208,24 @@ redis.call('PUBLISH', notify, 'd ' .. ARGV[2])
 return 1
 """
 
-# ARGV: prefix, queue, race window, outbox ids...
+# ARGV: prefix, queue, seq (the initial state contains the organization's events up to it)
 _EXCLUDE = """
-local k = qkey(ARGV[2])
-if redis.call('EXISTS', k) == 0 then return 0 end
-for i = 4, #ARGV do
-  local eid = redis.call('HGET', k .. ':ob', ARGV[i])
-  if eid then redis.call('ZREMRANGEBYSCORE', k .. ':ev', eid, eid) end
-  redis.call('SADD', k .. ':skip', ARGV[i])
+local qid, seq = ARGV[2], tonumber(ARGV[3])
+local k = qkey(qid)
+local uid = redis.call('HGET', k, 'user')
+if not uid then return 0 end
+local published = redis.call('HGETALL', k .. ':ob')
+for j = 1, #published, 2 do
+  if tonumber(published[j]) <= seq then
+    redis.call('ZREMRANGEBYSCORE', k .. ':ev', published[j + 1], published[j + 1])
+  end
 end
-redis.call('EXPIRE', k .. ':skip', math.ceil(tonumber(ARGV[3]) * 2))
+local uq = p .. ':uq:' .. uid
+local entry = redis.call('HGET', uq, qid)
+if entry then
+  local types, created, ttl = entry_fields(entry)
+  redis.call('HSET', uq, qid, types .. '|' .. created .. '|' .. ttl .. '|' .. seq)
+end
 return 1
 """
 
@@ -268,11 +294,15 @@ class _ScriptBatcher:
         batch, self.pending = self.pending, []
         try:
             results = await self._execute(batch)
-            if any(isinstance(r, redis.exceptions.NoScriptError) for r in results):
-                # A restarted Redis has forgotten the scripts: load them and run the batch again.
+            missing = [i for i, r in enumerate(results) if isinstance(r, redis.exceptions.NoScriptError)]
+            if missing:
+                # A restarted Redis has forgotten the scripts: load them and run again the calls
+                # that did not run (the others did, and must not run twice).
                 for body in _SCRIPTS.values():
                     await self.client.script_load(_PRELUDE + body)
-                results = await self._execute(batch)
+                retried = await self._execute([batch[i] for i in missing])
+                for i, result in zip(missing, retried, strict=True):
+                    results[i] = result
         except Exception as exc:
             for _, _, future in batch:
                 if not future.done():
@@ -331,25 +361,40 @@ class RedisBackend:
             options.lifespan_secs,
             settings.EVENT_QUEUE_MAX_PER_USER,
             BACKSTOP_SECONDS,
+            MAX_QUEUE_SECONDS,
         )
         return queue_id
 
-    def publish(self, payload: str, event_type: str, user_ids: list[int], outbox_id: int) -> int:
-        return self._run(
+    def publish(
+        self, realm_id: int, seq: int, payload: str, event_type: str, user_ids: list[int], *, force: bool = False
+    ) -> int:
+        status, value = self._run(
             "publish",
             payload,
             event_type,
-            outbox_id,
+            realm_id,
+            seq,
+            int(force),
             settings.EVENT_REGISTER_RACE_WINDOW_SECONDS,
             settings.EVENT_QUEUE_MAX_EVENTS,
             *user_ids,
         )
+        if status == b"GAP":
+            raise PredecessorMissing(value)
+        return value if status == b"OK" else 0
 
-    def exclude_events(self, queue_id: str, outbox_ids: list[int]) -> None:
-        if outbox_ids:
-            self._run("exclude", queue_id, settings.EVENT_REGISTER_RACE_WINDOW_SECONDS, *outbox_ids)
+    def last_published_seqs(self, realm_ids: list[int]) -> dict[int, int]:
+        if not realm_ids:
+            return {}
+        values = get_redis().mget([redis_key("eq", "rseq", rid) for rid in realm_ids])
+        return {rid: int(value) for rid, value in zip(realm_ids, values, strict=True) if value is not None}
+
+    def exclude_events_through(self, queue_id: str, seq: int) -> None:
+        check_queue_id(queue_id)
+        self._run("exclude", queue_id, seq)
 
     def delete_queue(self, queue_id: str, user_id: int) -> None:
+        check_queue_id(queue_id)
         if not self._run("delete", queue_id, user_id):
             raise BadEventQueueIdError(queue_id)
 
@@ -383,22 +428,26 @@ class RedisBackend:
         return sorted(q.decode() for q in get_redis().hkeys(redis_key("uq", user_id)))
 
     def get_events(self, queue_id: str, user_id: int, last_event_id: int) -> PollStart:
-        result = self._run("begin_poll", queue_id, user_id, last_event_id, uuid.uuid4().hex, 0, BACKSTOP_SECONDS)
+        check_queue_id(queue_id)
+        result = self._run("begin_poll", queue_id, user_id, last_event_id, 0, BACKSTOP_SECONDS, MAX_QUEUE_SECONDS)
         return self._poll_start(result, queue_id, last_event_id)
 
     # --- polling ------------------------------------------------------------------------------------
 
-    async def begin_poll(
-        self, queue_id: str, user_id: int, last_event_id: int, token: str, *, waiting: bool
-    ) -> PollStart:
+    async def begin_poll(self, queue_id: str, user_id: int, last_event_id: int, *, waiting: bool) -> PollStart:
+        check_queue_id(queue_id)
         lease = settings.EVENTS_HEARTBEAT_SECONDS[1] + 5 if waiting else 0
-        result = await self._arun("begin_poll", queue_id, user_id, last_event_id, token, lease, BACKSTOP_SECONDS)
+        result = await self._arun(
+            "begin_poll", queue_id, user_id, last_event_id, lease, BACKSTOP_SECONDS, MAX_QUEUE_SECONDS
+        )
         return self._poll_start(result, queue_id, last_event_id)
 
     async def read_events(self, queue_id: str, user_id: int, last_event_id: int) -> list[dict[str, Any]]:
+        check_queue_id(queue_id)
         return self._events(await self._arun("read", queue_id, user_id, last_event_id, 0), queue_id)
 
     async def add_heartbeat(self, queue_id: str, user_id: int, last_event_id: int) -> list[dict[str, Any]]:
+        check_queue_id(queue_id)
         return self._events(await self._arun("read", queue_id, user_id, last_event_id, 1), queue_id)
 
     @staticmethod
@@ -408,7 +457,7 @@ class RedisBackend:
             raise BadEventQueueIdError(queue_id)
         if status != "OK":
             raise _poll_error(status, last_event_id)
-        return PollStart(_decode_events(result[2]), QueueOptions.from_json(json.loads(result[1])))
+        return PollStart(_decode_events(result[2]), QueueOptions.from_json(json.loads(result[1])), int(result[3]))
 
     @staticmethod
     def _events(result: list, queue_id: str) -> list[dict[str, Any]]:
@@ -423,7 +472,7 @@ class RedisBackend:
         loop = asyncio.get_running_loop()
         task = self._listener
         if task is not None and not task.done() and task.get_loop() is loop:
-            await self._subscribed
+            await asyncio.shield(self._subscribed)
             return
         self._subscribed = loop.create_future()
         self._listener = loop.create_task(self._listen(self._subscribed), name="parley-event-notifications")
@@ -440,7 +489,9 @@ class RedisBackend:
                 if not subscribed.done():
                     subscribed.set_result(None)
                 else:
-                    # Reconnected: anything published meanwhile was missed, so every poll re-reads.
+                    # Reconnected: anything published meanwhile was missed, so every poll re-reads
+                    # its queue, and credentials someone may have revoked meanwhile are dropped.
+                    credential_cache.clear()
                     self.waiters.notify_all("resync")
                 delay = 0.1
                 while True:
@@ -472,5 +523,12 @@ class RedisBackend:
                 [int(i) for k, _, i in targets if k == "u"], [int(i) for k, _, i in targets if k == "r"]
             )
         elif kind == "t":
-            queue_id, _, token = rest.partition(" ")
-            self.waiters.notify([queue_id], "takeover", token=token)
+            queue_id, _, number = rest.partition(" ")
+            self.waiters.takeover(queue_id, int(number))
+
+    async def stop_notifications(self) -> None:
+        task, self._listener = self._listener, None
+        if task is not None and not task.done() and task.get_loop() is asyncio.get_running_loop():
+            task.cancel()
+            with contextlib.suppress(asyncio.CancelledError):
+                await task
