@@ -9,6 +9,7 @@ import pytest
 from asgiref.testing import ApplicationCommunicator
 
 from apps.core.asgi import ExecutorPool, PooledASGIHandler
+from apps.events.asgi import EventsPollApp
 from tests.core.urls import Gate
 
 pytestmark = pytest.mark.urls("tests.core.urls")
@@ -18,7 +19,7 @@ def run(coroutine):
     return asyncio.run(asyncio.wait_for(coroutine, timeout=20))
 
 
-async def request(app, path: str) -> tuple[int, dict, dict]:
+async def request(app, path: str, host: bytes = b"testserver") -> tuple[int, dict, dict]:
     scope = {
         "type": "http",
         "asgi": {"version": "3.0"},
@@ -29,7 +30,7 @@ async def request(app, path: str) -> tuple[int, dict, dict]:
         "raw_path": path.encode(),
         "root_path": "",
         "query_string": b"",
-        "headers": [(b"host", b"testserver")],
+        "headers": [(b"host", host)],
         "client": ("127.0.0.1", 50000),
         "server": ("testserver", 80),
     }
@@ -44,7 +45,11 @@ async def request(app, path: str) -> tuple[int, dict, dict]:
             break
     await communicator.wait(timeout=10)
     headers = {name.decode().lower(): value.decode() for name, value in start["headers"]}
-    return start["status"], headers, json.loads(body) if headers.get("content-type") == "application/json" else body
+    return (
+        start["status"],
+        headers,
+        json.loads(body) if body and headers.get("content-type") == "application/json" else body,
+    )
 
 
 def test_synchronous_views_run_on_the_pool_threads_only():
@@ -106,3 +111,14 @@ def test_static_files_are_served(static_root, client, async_client):
     assert (status, body) == (200, b"hello, static")
     status, _, body = run(request(app, "/static/parley/missing.txt"))
     assert (status, body["result"]) == (404, "error")
+
+
+def test_the_events_route_redirects_to_https_only_for_our_own_hosts(settings):
+    settings.SECURE_SSL_REDIRECT = True
+    status, headers, _ = run(request(EventsPollApp(), "/api/v1/events", host=b"testserver"))
+    assert (status, headers["location"]) == (301, "https://testserver/api/v1/events")
+    # Never a redirect to a host that is not ours.
+    status, headers, body = run(request(EventsPollApp(), "/api/v1/events", host=b"evil.example"))
+    assert status == 400
+    assert "location" not in headers
+    assert body["result"] == "error"
