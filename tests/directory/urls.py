@@ -1,34 +1,26 @@
-"""The project's URLs plus directory views that fail on purpose."""
+"""The project's URLs plus directory views that fail on purpose (the failures of tests/core/urls.py)."""
 
-from django.db import OperationalError
 from django.urls import path
 
 from apps.directory.views import DirectoryView
 from config import urls as project_urls
+from tests.core import urls as core_test_urls
 
 
 class CrashView(DirectoryView):
     authenticated = False
-
-    def get(self, request):
-        raise RuntimeError("boom: DATABASES=secret-settings-value")
+    get = core_test_urls.CrashView.get
 
 
 class DatabaseDownView(DirectoryView):
     authenticated = False
-
-    def get(self, request):
-        raise OperationalError("connection to server at 127.0.0.1 failed")
-
-
-def plain_crash(request):
-    raise RuntimeError("boom outside REST framework")
+    get = core_test_urls.DatabaseDownView.get
 
 
 urlpatterns = [
     path("users/test/crash", CrashView.as_view()),
     path("users/test/database-down", DatabaseDownView.as_view()),
-    path("users/test/plain-crash", plain_crash),
+    path("users/test/plain-crash", core_test_urls.plain_crash),
     *project_urls.urlpatterns,
 ]
 
