@@ -36,6 +36,6 @@ class Migration(migrations.Migration):
         ),
         migrations.AddIndex(
             model_name='user',
-            index=models.Index(condition=models.Q(('is_active', True)), fields=['realm', 'uuid'], name='users_user_directory'),
+            index=models.Index(condition=models.Q(('is_active', True)), fields=['realm', 'uuid'], include=('full_name',), name='users_user_directory'),
         ),
     ]
