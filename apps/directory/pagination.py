@@ -29,6 +29,7 @@ LIMIT_RE = re.compile(r"[0-9]{1,10}")
 UINT32_MAX = 2**32 - 1
 MAX_TOKEN_LENGTH = 512
 TOKEN_VERSION = "v1"  # noqa: S105 (the format version, as in Dropshot)
+_SEPARATOR = ":"  # between the signed text and its signature, for Signer.unsign
 # The longest `name` filter: with every character taking six bytes of JSON (a control character),
 # the token stays within MAX_TOKEN_LENGTH.
 NAME_FILTER_MAX_LENGTH = 40
@@ -80,9 +81,6 @@ def decode_page_token(realm: Realm, token: str) -> PageStart:
     except (UnicodeEncodeError, binascii.Error, ValidationError, signing.BadSignature):
         raise InvalidPageTokenError("corrupted token") from None
     return parsed.page_start
-
-
-_SEPARATOR = ":"
 
 
 def _signer(realm: Realm) -> signing.Signer:
