@@ -1,14 +1,31 @@
 from django.contrib import admin
 from django.urls import include, path
 
+from apps.core import views as api_views
+from apps.directory import views as directory_views
+from apps.directory.urls import is_directory_path
+
 urlpatterns = [
     path("api/v1/", include("apps.realms.urls")),
     path("api/v1/", include("apps.users.urls")),
     path("api/v1/", include("apps.events.urls")),
     path("admin/", admin.site.urls),
+    # The directory API: /users, /users/{userId}, /version, /openapi.json.
+    path("", include("apps.directory.urls")),
 ]
 
-handler400 = "apps.core.views.bad_request"
-handler403 = "apps.core.views.permission_denied"
-handler404 = "apps.core.views.not_found"
-handler500 = "apps.core.views.server_error"
+
+def by_url_space(api_handler, directory_handler):
+    """Django's own error answer in the error shape of the API whose URL space the path is in."""
+
+    def handler(request, *args, **kwargs):
+        chosen = directory_handler if is_directory_path(request.path_info) else api_handler
+        return chosen(request, *args, **kwargs)
+
+    return handler
+
+
+handler400 = by_url_space(api_views.bad_request, directory_views.bad_request)
+handler403 = by_url_space(api_views.permission_denied, directory_views.permission_denied)
+handler404 = by_url_space(api_views.not_found, directory_views.not_found)
+handler500 = by_url_space(api_views.server_error, directory_views.server_error)

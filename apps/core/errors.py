@@ -245,13 +245,18 @@ class MethodNotAllowedError(JsonableError):
         return {"Allow": ", ".join(self.data["allowed_methods"])}
 
 
-def exception_response(exc: BaseException, where: str) -> JsonResponse:
-    """The envelope for any exception a view raised; unexpected ones are logged and hidden."""
+def error_for_exception(exc: BaseException, where: str) -> JsonableError:
+    """The error to answer for any exception a view raised; unexpected ones are logged and hidden."""
     error = as_jsonable_error(exc)
     if error is None:
         logger.error("unhandled error in %s", where, exc_info=exc)
         error = InternalServerError()
-    return error_response(error)
+    return error
+
+
+def exception_response(exc: BaseException, where: str) -> JsonResponse:
+    """The envelope for any exception a view raised."""
+    return error_response(error_for_exception(exc, where))
 
 
 def drf_exception_handler(exc: Exception, context: dict[str, Any]) -> JsonResponse:

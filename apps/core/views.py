@@ -1,6 +1,7 @@
 """The base class of every /api/v1 view, and Django's error handlers in our envelope."""
 
 import sys
+from collections.abc import Callable
 from typing import Any
 
 from django.http import HttpRequest, HttpResponse
@@ -46,21 +47,32 @@ class ApiView(APIView):
         return finish_api_response(request._request, response)
 
 
-def not_found(request: HttpRequest, exception: Exception | None = None) -> HttpResponse:
-    return error_response(ResourceNotFoundError("Not Found"))
+# Django's error handlers. `render` turns the error into a response: Zulip's envelope here; the
+# directory API passes its own (config/urls.py picks the handlers by URL space).
+Render = Callable[[HttpRequest, JsonableError], HttpResponse]
 
 
-def bad_request(request: HttpRequest, exception: Exception | None = None) -> HttpResponse:
+def envelope(request: HttpRequest, error: JsonableError) -> HttpResponse:
+    return error_response(error)
+
+
+def not_found(request: HttpRequest, exception: Exception | None = None, *, render: Render = envelope) -> HttpResponse:
+    return render(request, ResourceNotFoundError("Not Found"))
+
+
+def bad_request(request: HttpRequest, exception: Exception | None = None, *, render: Render = envelope) -> HttpResponse:
     error = as_jsonable_error(exception) if exception is not None else None
-    return error_response(error or JsonableError("Bad Request"))
+    return render(request, error or JsonableError("Bad Request"))
 
 
-def permission_denied(request: HttpRequest, exception: Exception | None = None) -> HttpResponse:
-    return error_response(AccessDeniedError())
+def permission_denied(
+    request: HttpRequest, exception: Exception | None = None, *, render: Render = envelope
+) -> HttpResponse:
+    return render(request, AccessDeniedError())
 
 
-def server_error(request: HttpRequest) -> HttpResponse:
+def server_error(request: HttpRequest, *, render: Render = envelope) -> HttpResponse:
     """Django's 500 handler; it runs while the exception is being handled, so it can look at it."""
     exc = sys.exc_info()[1]
     error = as_jsonable_error(exc) if exc is not None else None
-    return error_response(error or InternalServerError())
+    return render(request, error or InternalServerError())

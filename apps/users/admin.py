@@ -40,7 +40,16 @@ class AccountAdmin(admin.ModelAdmin):
     list_select_related = ("realm", "bot_owner")
     search_fields = ("full_name", "delivery_email", "realm__string_id")
     actions = ("deactivate", "reactivate", "rotate_api_key")
-    readonly_fields = ("realm", "delivery_email", "api_email", "api_key", "date_joined", "last_login", "is_active")
+    readonly_fields = (
+        "realm",
+        "uuid",
+        "delivery_email",
+        "api_email",
+        "api_key",
+        "date_joined",
+        "last_login",
+        "is_active",
+    )
 
     def has_add_permission(self, request) -> bool:
         return False  # manage.py create_user: a new account needs checks and prints its key

@@ -1,0 +1,6 @@
+from django.apps import AppConfig
+
+
+class DirectoryConfig(AppConfig):
+    name = "apps.directory"
+    label = "directory"

@@ -1,0 +1,76 @@
+"""The directory API's errors: every 4xx and 5xx under its URLs is Dropshot's `Error` body,
+`{"message", "request_id", "error_code"?}`, with `request_id` equal to the `X-Request-Id` header.
+
+Views and the shared request pipeline raise the same exception types as the messaging API
+(apps.core.errors); only the rendering differs.
+"""
+
+from typing import Any
+
+from django.http import HttpRequest, JsonResponse
+from rest_framework import exceptions as drf_exceptions
+
+from apps.core.errors import ErrorCode, JsonableError, MethodNotAllowedError, error_for_exception
+
+# Dropshot's `error_code` for the messaging API's errors that have one worth a program's attention;
+# the others (bad request, not found, wrong method) have none, as in Dropshot.
+ERROR_CODES = {
+    ErrorCode.UNAUTHORIZED: "Unauthorized",
+    ErrorCode.USER_DEACTIVATED: "Unauthorized",
+    ErrorCode.REALM_DEACTIVATED: "Unauthorized",
+    ErrorCode.NONEXISTENT_SUBDOMAIN: "NoSuchOrganization",
+    ErrorCode.RATE_LIMIT_HIT: "TooManyRequests",
+    ErrorCode.SERVICE_UNAVAILABLE: "ServiceUnavailable",
+    ErrorCode.INTERNAL_SERVER_ERROR: "Internal",
+}
+
+
+class DirectoryError(JsonableError):
+    """An error only the directory API raises, with its own `error_code` (None: left out of the body)."""
+
+    def __init__(self, message: str, *, status: int = 400, error_code: str | None = None) -> None:
+        super().__init__(message)
+        self.http_status_code = status
+        self.error_code = error_code
+
+
+class InvalidQueryError(DirectoryError):
+    """400 for a query parameter that cannot be used; Dropshot's wording."""
+
+    def __init__(self, problem: str, *, error_code: str = "InvalidRequest") -> None:
+        super().__init__(f"unable to parse query string: {problem}", error_code=error_code)
+
+
+class InvalidPageTokenError(InvalidQueryError):
+    def __init__(self, problem: str) -> None:
+        super().__init__(f"failed to parse pagination token: {problem}", error_code="InvalidPageToken")
+
+
+class UserNotFoundError(DirectoryError):
+    def __init__(self, user_id: object) -> None:
+        super().__init__(f'not found: user with id "{user_id}"', status=404, error_code="ObjectNotFound")
+
+
+def error_to_dict(error: JsonableError, request_id: str) -> dict[str, Any]:
+    body = {"message": error.msg, "request_id": request_id}
+    error_code = error.error_code if isinstance(error, DirectoryError) else ERROR_CODES.get(error.code)
+    if error_code is not None:
+        body["error_code"] = error_code
+    return body
+
+
+def error_response(request: HttpRequest, error: JsonableError) -> JsonResponse:
+    response = JsonResponse(error_to_dict(error, request.request_id), status=error.http_status_code)
+    for name, value in error.headers().items():
+        response[name] = value
+    return response
+
+
+def drf_exception_handler(exc: Exception, context: dict[str, Any]) -> JsonResponse:
+    """The directory views' exception handler: everything they raise, as an `Error`."""
+    view = context["view"]
+    if isinstance(exc, drf_exceptions.MethodNotAllowed):
+        error = MethodNotAllowedError(list(view.allowed_methods))
+    else:
+        error = error_for_exception(exc, type(view).__name__)
+    return error_response(context["request"]._request, error)

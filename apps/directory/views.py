@@ -1,0 +1,96 @@
+"""The directory API (GET /users, /users/{userId}, /version, /openapi.json) with Dropshot's conventions."""
+
+from functools import partial
+from pathlib import Path
+from uuid import UUID
+
+from django.http import HttpResponse, JsonResponse
+from django.utils.cache import get_conditional_response, set_response_etag
+from rest_framework.request import Request
+
+from apps.core import views as core_views
+from apps.core.views import ApiView
+from apps.directory import errors
+from apps.directory.errors import InvalidQueryError, UserNotFoundError
+from apps.directory.filters import DirectoryUserFilter
+from apps.directory.pagination import PageStart, decode_page_token, encode_page_token, parse_limit
+from apps.directory.selectors import directory_users, get_directory_user, users_after
+from apps.directory.serializers import directory_user_to_dict, user_page_to_dict, version_to_dict
+
+# The committed document is the contract; it is served as it is (tests check the two agree).
+OPENAPI_DOCUMENT = (Path(__file__).resolve().parent / "openapi.json").read_bytes()
+
+
+class DirectoryView(ApiView):
+    """ApiView's pipeline (organization from the host, HTTP Basic API-key authentication, rate
+    limit), GET only, and every error as Dropshot's `Error`."""
+
+    http_method_names = ["get"]
+
+    def get_exception_handler(self):
+        return errors.drf_exception_handler
+
+
+def query_param(request: Request, name: str) -> str | None:
+    values = request.query_params.getlist(name)
+    if len(values) > 1:
+        raise InvalidQueryError(f"duplicate field `{name}`")
+    return values[0] if values else None
+
+
+class UsersView(DirectoryView):
+    def get(self, request: Request):
+        realm = request.user.realm
+        limit = parse_limit(query_param(request, "limit"))
+        token = query_param(request, "page_token")
+        if token is None:
+            after, scan = None, {"name": query_param(request, "name")}
+        else:
+            # As in Dropshot, a scan's parameters come from its token; any on the query are ignored.
+            start = decode_page_token(realm, token)
+            after, scan = start.after, {"name": start.name}
+        filterset = DirectoryUserFilter(scan, queryset=directory_users(realm))
+        if not filterset.is_valid():
+            field, messages = next(iter(filterset.errors.items()))
+            raise InvalidQueryError(f"{field}: {' '.join(messages)}")
+        # One row more than the page tells whether another page follows: no empty last page.
+        users = users_after(filterset.qs, after, limit + 1)
+        next_page = None
+        if len(users) > limit:
+            users = users[:limit]
+            start = PageStart(after=users[-1][0], name=filterset.form.cleaned_data["name"] or None)
+            next_page = encode_page_token(realm, start)
+        return JsonResponse(user_page_to_dict(users, next_page))
+
+
+class UserView(DirectoryView):
+    def get(self, request: Request, user_id: str):
+        user = get_directory_user(request.user.realm, UUID(user_id))
+        if user is None:
+            raise UserNotFoundError(user_id)
+        response = JsonResponse(directory_user_to_dict(user))
+        set_response_etag(response)
+        # 304 when If-None-Match names this ETag (Django's conditional GET rules).
+        return get_conditional_response(request._request, etag=response["ETag"], response=response)
+
+
+class VersionView(DirectoryView):
+    authenticated = False
+
+    def get(self, request: Request):
+        return JsonResponse(version_to_dict())
+
+
+class OpenApiView(DirectoryView):
+    authenticated = False
+
+    def get(self, request: Request):
+        return HttpResponse(OPENAPI_DOCUMENT, content_type="application/json")
+
+
+# Django's own error answers (unknown paths under the directory's URLs, crashes outside a view, bad
+# hosts) as `Error`s; config/urls.py uses them for the directory's URL space.
+not_found = partial(core_views.not_found, render=errors.error_response)
+bad_request = partial(core_views.bad_request, render=errors.error_response)
+permission_denied = partial(core_views.permission_denied, render=errors.error_response)
+server_error = partial(core_views.server_error, render=errors.error_response)

@@ -1,0 +1,62 @@
+"""GET /users/{userId}: one active user of the organization, with an ETag for conditional requests."""
+
+import uuid
+
+import pytest
+
+from apps.users.actions import do_change_full_name, do_deactivate_user
+from tests.directory.api import assert_error
+
+
+def test_user_by_id(directory_for, member, bot):
+    response = directory_for(member).get(f"/users/{bot.uuid}")
+    assert response.json() == {"id": str(bot.uuid), "name": "Helper Bot"}
+    assert response["Content-Type"] == "application/json"
+
+
+def test_uppercase_id_and_trailing_slash_are_the_same_user(directory_for, member):
+    client = directory_for(member)
+    expected = {"id": str(member.uuid), "name": "Mel Member"}
+    assert client.get(f"/users/{str(member.uuid).upper()}").json() == expected
+    response = client.get(f"/users/{member.uuid}/")
+    assert (response.status_code, response.json()) == (200, expected)
+
+
+def test_unknown_deactivated_and_foreign_users_are_the_same_404(directory_for, realm, owner, member, foreign_user):
+    gone = member
+    do_deactivate_user(gone, acting_user=owner)
+    client = directory_for(owner)
+    for user_id in (uuid.uuid4(), gone.uuid, foreign_user.uuid):
+        response = client.get(f"/users/{user_id}")
+        assert_error(response, 404, f'not found: user with id "{user_id}"', "ObjectNotFound")
+
+
+@pytest.mark.parametrize(
+    "user_id", ["not-a-uuid", "12", "0" * 32, "{00000000-0000-4000-8000-000000000000}", "a" * 37, "%00"]
+)
+def test_malformed_id_is_404_not_found(directory_for, member, user_id):
+    assert_error(directory_for(member).get(f"/users/{user_id}"), 404, "Not Found", None)
+
+
+def test_etag_and_if_none_match(directory_for, owner, member):
+    client = directory_for(owner)
+    response = client.get(f"/users/{member.uuid}")
+    etag = response["ETag"]
+    assert etag[0] == etag[-1] == '"'
+    assert client.get(f"/users/{member.uuid}")["ETag"] == etag
+
+    not_modified = client.get(f"/users/{member.uuid}", HTTP_IF_NONE_MATCH=etag)
+    assert (not_modified.status_code, not_modified.content, not_modified["ETag"]) == (304, b"", etag)
+    assert not_modified["X-Request-Id"]
+    assert client.get(f"/users/{member.uuid}", HTTP_IF_NONE_MATCH=f'"other", {etag}').status_code == 304
+    assert client.get(f"/users/{member.uuid}", HTTP_IF_NONE_MATCH='"other"').status_code == 200
+
+    do_change_full_name(member, "Mel Renamed", acting_user=owner)
+    changed = client.get(f"/users/{member.uuid}", HTTP_IF_NONE_MATCH=etag)
+    assert (changed.status_code, changed.json()["name"]) == (200, "Mel Renamed")
+    assert changed["ETag"] != etag
+
+
+def test_if_none_match_does_not_hide_a_missing_user(directory_for, member):
+    response = directory_for(member).get(f"/users/{uuid.uuid4()}", HTTP_IF_NONE_MATCH="*")
+    assert_error(response, 404, error_code="ObjectNotFound")
