@@ -1,7 +1,14 @@
-"""factory-boy factories for organizations, users, bots and custom profile fields."""
+"""factory-boy factories for organizations, users, bots, custom profile fields and user groups.
+
+Like the actions, they give every organization its system groups and every user the memberships of
+their role, but send no events.
+"""
 
 import factory
 
+from apps.groups.actions import create_system_groups
+from apps.groups.models import SystemGroups, UserGroup, UserGroupMembership
+from apps.groups.selectors import system_groups
 from apps.realms.models import EmailVisibility, Realm
 from apps.users.actions import generate_api_key
 from apps.users.models import BotType, CustomProfileField, Role, User
@@ -11,9 +18,15 @@ class RealmFactory(factory.django.DjangoModelFactory):
     class Meta:
         model = Realm
         django_get_or_create = ("string_id",)
+        skip_postgeneration_save = True
 
     string_id = factory.Sequence(lambda n: f"org{n}")
     name = factory.LazyAttribute(lambda realm: f"Organization {realm.string_id or 'default'}")
+
+    @factory.post_generation
+    def system_groups(self, create, extracted, **kwargs):
+        if create and not UserGroup.objects.filter(realm=self, is_system_group=True).exists():
+            create_system_groups(self)
 
 
 class UserFactory(factory.django.DjangoModelFactory):
@@ -33,6 +46,14 @@ class UserFactory(factory.django.DjangoModelFactory):
     def save_password(self, create, extracted, **kwargs):
         if create:
             self.save(update_fields=["password"])
+
+    @factory.post_generation
+    def system_group_memberships(self, create, extracted, **kwargs):
+        if create:
+            groups = system_groups(self.realm_id)
+            UserGroupMembership.objects.bulk_create(
+                UserGroupMembership(user_group=groups[name], user=self) for name in SystemGroups.FOR_ROLE[self.role]
+            )
 
 
 class BotFactory(UserFactory):

@@ -18,6 +18,12 @@ from django.db.models import F
 from apps.core.errors import JsonableError, OrganizationOwnerRequiredError
 from apps.core.markdown import render_markdown
 from apps.events.publish import forget_credentials_on_commit, send_event_on_commit
+from apps.groups.actions import (
+    add_user_to_system_groups,
+    send_membership_events_for_reactivation,
+    send_setting_updates_for_user,
+    update_system_groups_for_role,
+)
 from apps.realms.models import EmailVisibility, Realm
 from apps.users.models import BotService, BotType, CustomProfileField, CustomProfileFieldValue, Role, User
 from apps.users.selectors import VISIBILITY_FOR_ROLE, api_email, avatar_url
@@ -195,6 +201,7 @@ def do_create_user(
     if service_url:
         BotService.objects.create(bot=user, name=full_name, base_url=service_url, token=generate_api_key())
     _send_user_added(user)
+    add_user_to_system_groups(user)
     return user
 
 
@@ -246,13 +253,15 @@ def do_change_user_role(user: User, role: int, *, acting_user: User | None) -> N
     """Set the role (no permission checks: operators, and check_change_user_role).
 
     Raises for the organization's only owner: an organization always keeps one.
-    Emits: realm_user/update {role}.
+    Emits: realm_user/update {role}, then the system groups' user_group/remove_members and add_members.
     """
     if role != Role.OWNER:
         check_keeps_an_owner(user, LAST_OWNER_ROLE_MESSAGE)
+    old_role = user.role
     User.objects.filter(id=user.id).update(role=role)
     user.role = role
     send_person_update(user, {"role": role})
+    update_system_groups_for_role(user, old_role, role)
 
 
 @transaction.atomic
@@ -322,7 +331,9 @@ def check_deactivate_user(target: User, *, acting_user: User) -> None:
 def do_deactivate_user(user: User, *, acting_user: User | None) -> list[User]:
     """Deactivate the user and, first, every active bot they own. Returns all users deactivated.
 
-    Raises for the organization's only owner. Emits: realm_user/update {is_active: false} for each.
+    Raises for the organization's only owner. Emits: realm_user/update {is_active: false} for each,
+    and user_group/update for group settings whose anonymous groups listed them. Group memberships
+    are kept (reads ignore deactivated users); clients drop the user from groups by themselves.
     """
     check_keeps_an_owner(user, LAST_OWNER_DEACTIVATION_MESSAGE)
     bots = list(User.objects.filter(bot_owner=user, is_active=True))
@@ -338,6 +349,8 @@ def do_deactivate_user(user: User, *, acting_user: User | None) -> list[User]:
             {"type": "realm_user", "op": "update", "person": {"user_id": each.id, "is_active": False}},
             audience,
         )
+    for each in deactivated:
+        send_setting_updates_for_user(each)
     return deactivated
 
 
@@ -345,13 +358,15 @@ def do_deactivate_user(user: User, *, acting_user: User | None) -> list[User]:
 def do_reactivate_user(user: User, *, acting_user: User | None) -> None:
     """Reactivate the user; reactivating an active user changes nothing (as in Zulip).
 
-    Emits: realm_user/update {is_active: true}.
+    Emits: realm_user/update {is_active: true}, then user_group/add_members for the user's groups and
+    user_group/update for settings that list the user again.
     """
     if user.is_active:
         return
     User.objects.filter(id=user.id).update(is_active=True)
     user.is_active = True
     send_person_update(user, {"is_active": True})
+    send_membership_events_for_reactivation(user)
 
 
 @transaction.atomic

@@ -40,6 +40,7 @@ INSTALLED_APPS = [
     "apps.core",
     "apps.realms",
     "apps.users",
+    "apps.groups",
     "apps.events",
     "apps.directory",
 ]

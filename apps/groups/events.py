@@ -1,0 +1,37 @@
+"""User groups' part of the event system: the `realm_user_groups` initial state, and how a group's
+(de)activation reaches queues with and without the `include_deactivated_groups` capability."""
+
+from apps.events.registry import QueueOptions, StateContext, event_transform, initial_state
+from apps.groups.selectors import user_groups_in_realm_serialized
+
+
+def _wants_deactivated_groups(options: QueueOptions) -> bool:
+    return bool(options.client_capabilities.get("include_deactivated_groups"))
+
+
+@initial_state("realm_user_groups")
+def realm_user_groups_state(context: StateContext) -> dict:
+    """Named groups (deactivated ones only for clients that declared `include_deactivated_groups`);
+    three queries, however many groups and members."""
+    include_deactivated = _wants_deactivated_groups(context.options)
+    return {
+        "realm_user_groups": user_groups_in_realm_serialized(
+            context.user.realm, include_deactivated=include_deactivated
+        )
+    }
+
+
+@event_transform("user_group")
+def user_group_for_queue(event: dict, options: QueueOptions) -> dict:
+    """A deactivation is sent as update {deactivated: true} and a reactivation as add (the group);
+    clients that do not keep deactivated groups get remove instead of the first, and clients that
+    keep them get update {deactivated: false} instead of the second."""
+    keeps_deactivated = _wants_deactivated_groups(options)
+    queued = {key: event[key] for key in ("id", "type") if key in event}  # the queue's numbering stays
+    if event["op"] == "update" and event["data"].get("deactivated") is True and not keeps_deactivated:
+        return {**queued, "op": "remove", "group_id": event["group_id"]}
+    if event["op"] == "add" and event.get("for_reactivation") and keeps_deactivated:
+        return {**queued, "op": "update", "group_id": event["group"]["id"], "data": {"deactivated": False}}
+    if "for_reactivation" in event:
+        return {key: value for key, value in event.items() if key != "for_reactivation"}
+    return event

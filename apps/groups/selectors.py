@@ -1,0 +1,270 @@
+"""Reads of user groups, always scoped to one organization, and the membership questions the rest of
+Parley asks ("is this user in this setting's group?") through nested subgroups in one query each.
+
+Membership through subgroups is read with recursive common table expressions, which PostgreSQL and
+SQLite both run. `UNION` (not `UNION ALL`) makes each walk stop at groups already reached. Every
+read ignores deactivated users: their memberships are kept for a reactivation.
+
+For channels and other apps whose permissions are group settings (a ForeignKey to UserGroup):
+
+- `recursive_membership_group_ids(user)`: every group the user is in, once per request; then any
+  number of settings are checked with `setting_group_id in ids` (see `user_has_permission`).
+- `is_user_in_group(group_id, user)`: one question, one query.
+- `group_member_ids(group_id)` and `member_ids_by_group(group_ids)`: who is in them (e.g. who may
+  see a change), one query for any number of groups.
+- `setting_values_for_api(group_ids)`: the API value of settings (an id, or the anonymous group's
+  members and subgroups), one query for any number.
+"""
+
+from collections import defaultdict
+from collections.abc import Collection, Iterable
+
+from django.db import connection
+
+from apps.core.errors import JsonableError
+from apps.groups.models import GroupGroupMembership, GroupSetting, UserGroup, UserGroupMembership
+from apps.groups.serializers import user_group_to_dict
+from apps.realms.models import Realm
+from apps.users.models import User
+
+GROUPS = UserGroup._meta.db_table
+MEMBERSHIPS = UserGroupMembership._meta.db_table
+LINKS = GroupGroupMembership._meta.db_table
+USERS = User._meta.db_table
+
+
+# --- finding groups -------------------------------------------------------------------------------
+
+
+def system_groups(realm_id: int) -> dict[str, UserGroup]:
+    """The organization's system groups by name."""
+    return {g.name: g for g in UserGroup.objects.filter(realm_id=realm_id, is_system_group=True)}
+
+
+def get_system_group(realm_id: int, name: str) -> UserGroup:
+    return UserGroup.objects.get(realm_id=realm_id, is_system_group=True, name=name)
+
+
+def named_groups(realm: Realm):
+    return UserGroup.objects.filter(realm=realm, name__isnull=False)
+
+
+def get_user_group_in_realm(
+    realm: Realm, group_id: int, *, for_update: bool = False, allow_deactivated: bool = False
+) -> UserGroup:
+    """The named group `group_id` of `realm`, locked when `for_update`.
+
+    Raises "Invalid user group" for ids of other organizations and anonymous groups alike, and
+    "User group is deactivated." unless `allow_deactivated`. No permission check.
+    """
+    groups = named_groups(realm).select_related("realm")
+    if for_update:
+        groups = groups.select_for_update()
+    group = groups.filter(id=group_id).first()
+    if group is None:
+        raise JsonableError("Invalid user group")
+    if group.deactivated and not allow_deactivated:
+        raise JsonableError("User group is deactivated.")
+    return group
+
+
+def access_user_group_to_read(user: User, group_id: int) -> UserGroup:
+    return get_user_group_in_realm(user.realm, group_id)
+
+
+def can_manage_all_groups(user: User) -> bool:
+    """Zulip's organization setting `can_manage_all_groups`, fixed in Parley to administrators."""
+    return user.is_admin and user.is_active
+
+
+def access_user_group_for_update(
+    user: User, group_id: int, *, permission_setting: str, allow_deactivated: bool = False
+) -> UserGroup:
+    """The group, locked, if `user` may change it in the way `permission_setting` governs.
+
+    Administrators and members of the group's `can_manage_group` may do everything; otherwise the
+    user must be in `permission_setting` (e.g. `can_add_members_group`). System groups follow roles
+    and are never changed here. Raises "Invalid user group" or "Insufficient permission".
+    """
+    group = get_user_group_in_realm(user.realm, group_id, for_update=True, allow_deactivated=allow_deactivated)
+    if group.is_system_group:
+        raise JsonableError("Insufficient permission")
+    if can_manage_all_groups(user):
+        return group
+    membership = recursive_membership_group_ids(user)
+    for name in dict.fromkeys(("can_manage_group", permission_setting)):
+        if user_has_permission(user, getattr(group, f"{name}_id"), UserGroup.SETTINGS[name], membership):
+            return group
+    raise JsonableError("Insufficient permission")
+
+
+def user_has_permission(user: User, group_id: int, setting: GroupSetting, membership: Collection[int]) -> bool:
+    """Whether `user`, in the groups `membership` (from recursive_membership_group_ids), holds a
+    setting whose value is `group_id`. Guests never hold settings that cannot be "everyone"."""
+    if user.is_guest and not setting.allow_everyone_group:
+        return False
+    return group_id in membership
+
+
+# --- membership through subgroups ---------------------------------------------------------------
+
+
+def _fetch(sql: str, params: list) -> list[tuple]:
+    with connection.cursor() as cursor:
+        cursor.execute(sql, params)
+        return cursor.fetchall()
+
+
+# The SQL below is built from the models' table names only; every value is a query parameter.
+
+
+def _downward(seed_count: int) -> str:
+    """`tree(root, id)`: each of `seed_count` seed groups, and every group inside it at any depth,
+    with the seed it was reached from."""
+    seeds = ", ".join(["%s"] * seed_count)
+    return f"""
+        WITH RECURSIVE tree(root, id) AS (
+            SELECT id, id FROM {GROUPS} WHERE id IN ({seeds})
+            UNION
+            SELECT tree.root, link.subgroup_id FROM {LINKS} link JOIN tree ON link.supergroup_id = tree.id
+        )"""  # noqa: S608
+
+
+def recursive_subgroup_ids(group_ids: Collection[int]) -> set[int]:
+    """The given groups and every group nested in them, at any depth."""
+    if not group_ids:
+        return set()
+    sql = _downward(len(group_ids)) + " SELECT DISTINCT id FROM tree"  # noqa: S608
+    return {row[0] for row in _fetch(sql, list(group_ids))}
+
+
+def recursive_membership_group_ids(user: User) -> set[int]:
+    """Every group (named or anonymous) `user` belongs to, directly or through subgroups."""
+    if not user.is_active:
+        return set()
+    sql = f"""
+        WITH RECURSIVE up(id) AS (
+            SELECT user_group_id FROM {MEMBERSHIPS} WHERE user_id = %s
+            UNION
+            SELECT link.supergroup_id FROM {LINKS} link JOIN up ON link.subgroup_id = up.id
+        )
+        SELECT id FROM up"""  # noqa: S608
+    return {row[0] for row in _fetch(sql, [user.id])}
+
+
+def is_user_in_group(group_id: int, user: User, *, direct_member_only: bool = False) -> bool:
+    """Whether the (active) user is in the group, directly or, unless `direct_member_only`, through
+    any depth of subgroups."""
+    if not user.is_active:
+        return False
+    if direct_member_only:
+        return UserGroupMembership.objects.filter(user_group_id=group_id, user_id=user.id).exists()
+    sql = _downward(1) + f" SELECT 1 FROM tree JOIN {MEMBERSHIPS} m ON m.user_group_id = tree.id"  # noqa: S608
+    return bool(_fetch(sql + " WHERE m.user_id = %s LIMIT 1", [group_id, user.id]))
+
+
+def member_ids_by_group(group_ids: Collection[int], *, direct_member_only: bool = False) -> dict[int, set[int]]:
+    """{group id: ids of its active members}, directly or through subgroups, in one query."""
+    result: dict[int, set[int]] = {group_id: set() for group_id in group_ids}
+    if not group_ids:
+        return result
+    if direct_member_only:
+        rows = UserGroupMembership.objects.filter(user_group_id__in=group_ids, user__is_active=True).values_list(
+            "user_group_id", "user_id"
+        )
+    else:
+        members = f"""
+            SELECT DISTINCT tree.root, m.user_id FROM tree
+            JOIN {MEMBERSHIPS} m ON m.user_group_id = tree.id
+            JOIN {USERS} u ON u.id = m.user_id
+            WHERE u.is_active = %s"""  # noqa: S608
+        rows = _fetch(_downward(len(group_ids)) + members, [*group_ids, True])
+    for group_id, user_id in rows:
+        result[group_id].add(user_id)
+    return result
+
+
+def group_member_ids(group_id: int, *, direct_member_only: bool = False) -> list[int]:
+    """Ids of the group's active members, sorted."""
+    return sorted(member_ids_by_group([group_id], direct_member_only=direct_member_only)[group_id])
+
+
+def subgroup_ids(group_id: int, *, direct_subgroup_only: bool = False) -> list[int]:
+    """Ids of the group's subgroups, sorted: direct ones, or at any depth (the group excluded)."""
+    if direct_subgroup_only:
+        direct = GroupGroupMembership.objects.filter(supergroup_id=group_id).values_list("subgroup_id", flat=True)
+        return sorted(direct)
+    return sorted(recursive_subgroup_ids([group_id]) - {group_id})
+
+
+def active_user_ids(realm_id: int) -> list[int]:
+    """Everyone who is told about the organization's groups: its active users and bots."""
+    return list(User.objects.filter(realm_id=realm_id, is_active=True).values_list("id", flat=True))
+
+
+# --- wire shapes --------------------------------------------------------------------------------
+
+
+def _direct_rows(realm_id: int, group_ids: Iterable[int] | None = None) -> tuple[dict, dict]:
+    """({group id: [active direct member ids]}, {group id: [direct subgroup ids]}), two queries."""
+    memberships = UserGroupMembership.objects.filter(user_group__realm_id=realm_id, user__is_active=True)
+    links = GroupGroupMembership.objects.filter(supergroup__realm_id=realm_id)
+    if group_ids is not None:
+        group_ids = list(group_ids)
+        memberships = memberships.filter(user_group_id__in=group_ids)
+        links = links.filter(supergroup_id__in=group_ids)
+    members: dict[int, list[int]] = defaultdict(list)
+    subgroups: dict[int, list[int]] = defaultdict(list)
+    for group_id, user_id in memberships.values_list("user_group_id", "user_id"):
+        members[group_id].append(user_id)
+    for group_id, subgroup_id in links.values_list("supergroup_id", "subgroup_id"):
+        subgroups[group_id].append(subgroup_id)
+    return members, subgroups
+
+
+def _setting_value(group: UserGroup, members: dict, subgroups: dict) -> int | dict[str, list[int]]:
+    if not group.is_anonymous:
+        return group.id
+    return {"direct_members": sorted(members[group.id]), "direct_subgroups": sorted(subgroups[group.id])}
+
+
+def setting_values_for_api(realm_id: int, group_ids: Collection[int]) -> dict[int, int | dict[str, list[int]]]:
+    """{setting group id: its API value}: the id of a named group, or an anonymous group's
+    `{direct_members, direct_subgroups}`. Three queries, however many settings."""
+    groups = list(UserGroup.objects.filter(realm_id=realm_id, id__in=group_ids))
+    members, subgroups = _direct_rows(realm_id, [g.id for g in groups if g.is_anonymous])
+    return {g.id: _setting_value(g, members, subgroups) for g in groups}
+
+
+def user_groups_in_realm_serialized(realm: Realm, *, include_deactivated: bool) -> list[dict]:
+    """Every named group of the organization as the API shows it, sorted by id: three queries,
+    however many groups, members and subgroups there are."""
+    groups = list(UserGroup.objects.filter(realm=realm))
+    by_id = {g.id: g for g in groups}
+    members, subgroups = _direct_rows(realm.id)
+    result = []
+    for group in groups:
+        if group.is_anonymous or (group.deactivated and not include_deactivated):
+            continue
+        settings = {
+            name: _setting_value(by_id[getattr(group, f"{name}_id")], members, subgroups) for name in UserGroup.SETTINGS
+        }
+        result.append(
+            user_group_to_dict(
+                group, members=members[group.id], direct_subgroup_ids=subgroups[group.id], settings=settings
+            )
+        )
+    return sorted(result, key=lambda item: item["id"])
+
+
+def user_group_dict(group: UserGroup) -> dict:
+    """One group as the API shows it (the `user_group/add` event)."""
+    setting_ids = [getattr(group, f"{name}_id") for name in UserGroup.SETTINGS]
+    values = setting_values_for_api(group.realm_id, setting_ids)
+    members, subgroups = _direct_rows(group.realm_id, [group.id])
+    return user_group_to_dict(
+        group,
+        members=members[group.id],
+        direct_subgroup_ids=subgroups[group.id],
+        settings={name: values[getattr(group, f"{name}_id")] for name in UserGroup.SETTINGS},
+    )

@@ -1,0 +1,163 @@
+"""Request parameter classes of /user_groups and the wire shape of a user group."""
+
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import Annotated, Any
+
+from pydantic import Field, ValidationInfo, field_validator
+
+from apps.core.params import Id, Json, ParamError, Params
+from apps.groups.models import UserGroup
+
+# One request's lists are bounded: enough for any organization, small enough to stay cheap.
+MAX_IDS = 10_000
+IdList = Annotated[list[Id], Field(max_length=MAX_IDS)]
+MAX_ID = 2**63 - 1
+
+
+@dataclass(frozen=True)
+class AnonymousGroupValue:
+    """A group-setting value given as `{direct_members, direct_subgroups}`."""
+
+    direct_members: tuple[int, ...]
+    direct_subgroups: tuple[int, ...]
+
+
+# A group-setting value: a group id, or the members and subgroups of an anonymous group.
+GroupSettingValue = int | AnonymousGroupValue
+
+
+@dataclass(frozen=True)
+class GroupSettingChange:
+    """PATCH's `{"new": value, "old": value}`; `old`, when given, must be the current value."""
+
+    new: GroupSettingValue
+    old: GroupSettingValue | None
+
+
+def user_group_to_dict(
+    group: UserGroup,
+    *,
+    members: list[int],
+    direct_subgroup_ids: list[int],
+    settings: Mapping[str, int | dict[str, list[int]]],
+) -> dict[str, Any]:
+    """Zulip's UserGroup object, for GET /user_groups, `realm_user_groups` and `user_group/add`."""
+    return {
+        "id": group.id,
+        "name": group.name,
+        "description": group.description,
+        "members": sorted(members),
+        "direct_subgroup_ids": sorted(direct_subgroup_ids),
+        "creator_id": group.creator_id,
+        "date_created": int(group.date_created.timestamp()) if group.date_created is not None else None,
+        "is_system_group": group.is_system_group,
+        "deactivated": group.deactivated,
+        **{name: settings[name] for name in UserGroup.SETTINGS},
+    }
+
+
+def setting_value_to_api(value: GroupSettingValue) -> int | dict[str, list[int]]:
+    if isinstance(value, AnonymousGroupValue):
+        return {"direct_members": sorted(value.direct_members), "direct_subgroups": sorted(value.direct_subgroups)}
+    return value
+
+
+def _is_id(value: Any) -> bool:
+    return isinstance(value, int) and not isinstance(value, bool) and 1 <= value <= MAX_ID
+
+
+def parse_setting_value(value: Any, name: str) -> GroupSettingValue:
+    """A group id or `{"direct_members": [ids], "direct_subgroups": [ids]}`, else Zulip's error."""
+    if _is_id(value):
+        return value
+    if isinstance(value, dict) and set(value) == {"direct_members", "direct_subgroups"}:
+        members, subgroups = value["direct_members"], value["direct_subgroups"]
+        if (
+            isinstance(members, list)
+            and isinstance(subgroups, list)
+            and len(members) + len(subgroups) <= MAX_IDS
+            and all(_is_id(item) for item in [*members, *subgroups])
+        ):
+            # Duplicates mean nothing more; the order of first appearance is kept.
+            return AnonymousGroupValue(tuple(dict.fromkeys(members)), tuple(dict.fromkeys(subgroups)))
+    raise ParamError(f"{name} does not have the expected format")
+
+
+def _parse_setting(value: Any, info: ValidationInfo) -> GroupSettingValue | None:
+    return None if value is None else parse_setting_value(value, info.field_name)
+
+
+def _parse_setting_change(value: Any, info: ValidationInfo) -> GroupSettingChange | None:
+    if value is None:
+        return None
+    name = info.field_name
+    if not isinstance(value, dict) or "new" not in value or set(value) - {"new", "old"}:
+        raise ParamError(f"{name} does not have the expected format")
+    old = value.get("old")
+    return GroupSettingChange(
+        new=parse_setting_value(value["new"], name),
+        old=None if old is None else parse_setting_value(old, name),
+    )
+
+
+SETTING_NAMES = tuple(UserGroup.SETTINGS)
+
+
+class GetUserGroupsParams(Params):
+    include_deactivated_groups: Json[bool] = False
+
+
+class CreateUserGroupParams(Params):
+    name: str
+    description: str
+    members: Json[IdList]
+    subgroups: Json[IdList] | None = None
+    can_add_members_group: Json[Any] = None
+    can_join_group: Json[Any] = None
+    can_leave_group: Json[Any] = None
+    can_manage_group: Json[Any] = None
+    can_mention_group: Json[Any] = None
+    can_remove_members_group: Json[Any] = None
+
+    _settings = field_validator(*SETTING_NAMES)(_parse_setting)
+
+    def settings(self) -> dict[str, GroupSettingValue]:
+        return {name: getattr(self, name) for name in SETTING_NAMES if getattr(self, name) is not None}
+
+
+class UpdateUserGroupParams(Params):
+    name: str | None = None
+    description: str | None = None
+    deactivated: Json[bool] | None = None
+    can_add_members_group: Json[Any] = None
+    can_join_group: Json[Any] = None
+    can_leave_group: Json[Any] = None
+    can_manage_group: Json[Any] = None
+    can_mention_group: Json[Any] = None
+    can_remove_members_group: Json[Any] = None
+
+    _settings = field_validator(*SETTING_NAMES)(_parse_setting_change)
+
+    def settings(self) -> dict[str, GroupSettingChange]:
+        return {name: getattr(self, name) for name in SETTING_NAMES if getattr(self, name) is not None}
+
+
+class UpdateMembersParams(Params):
+    add: Json[IdList] = Field(default_factory=list)
+    delete: Json[IdList] = Field(default_factory=list)
+    add_subgroups: Json[IdList] = Field(default_factory=list)
+    delete_subgroups: Json[IdList] = Field(default_factory=list)
+
+
+class UpdateSubgroupsParams(Params):
+    add: Json[IdList] = Field(default_factory=list)
+    delete: Json[IdList] = Field(default_factory=list)
+
+
+class GetMembersParams(Params):
+    direct_member_only: Json[bool] = False
+
+
+class GetSubgroupsParams(Params):
+    direct_subgroup_only: Json[bool] = False

@@ -1,0 +1,134 @@
+"""User groups (/api/v1/user_groups...): for every non-guest user, bots included (Zulip 496)."""
+
+from rest_framework.request import Request
+
+from apps.core.errors import JsonableError
+from apps.core.params import parse_params
+from apps.core.responses import json_success
+from apps.core.views import ApiView
+from apps.groups import actions
+from apps.groups.selectors import (
+    access_user_group_to_read,
+    group_member_ids,
+    is_user_in_group,
+    subgroup_ids,
+    user_groups_in_realm_serialized,
+)
+from apps.groups.serializers import (
+    CreateUserGroupParams,
+    GetMembersParams,
+    GetSubgroupsParams,
+    GetUserGroupsParams,
+    UpdateMembersParams,
+    UpdateSubgroupsParams,
+    UpdateUserGroupParams,
+)
+from apps.users.models import User
+from apps.users.selectors import access_user_by_id
+
+
+def require_non_guest(user: User) -> None:
+    if user.is_guest:
+        raise JsonableError("Not allowed for guest users")
+
+
+class GroupApiView(ApiView):
+    """Guests are refused before anything else is looked at, as in Zulip."""
+
+    def initial(self, request: Request, *args, **kwargs) -> None:
+        super().initial(request, *args, **kwargs)
+        require_non_guest(request.user)
+
+
+class UserGroupsView(GroupApiView):
+    def get(self, request: Request):
+        params = parse_params(GetUserGroupsParams, request)
+        groups = user_groups_in_realm_serialized(
+            request.user.realm, include_deactivated=params.include_deactivated_groups
+        )
+        return json_success(request, {"user_groups": groups})
+
+
+class CreateUserGroupView(GroupApiView):
+    def post(self, request: Request):
+        params = parse_params(CreateUserGroupParams, request)
+        group = actions.check_add_user_group(
+            request.user.realm,
+            params.name,
+            params.members,
+            params.description,
+            settings=params.settings(),
+            subgroup_ids=params.subgroups or (),
+            acting_user=request.user,
+        )
+        return json_success(request, {"group_id": group.id})
+
+
+class UserGroupView(GroupApiView):
+    def patch(self, request: Request, user_group_id: int):
+        params = parse_params(UpdateUserGroupParams, request)
+        actions.check_update_user_group(
+            user_group_id,
+            name=params.name,
+            description=params.description,
+            deactivated=params.deactivated,
+            settings=params.settings(),
+            acting_user=request.user,
+        )
+        return json_success(request)
+
+    def delete(self, request: Request, user_group_id: int):
+        # The official client's remove_user_group(); Zulip replaced deletion with deactivation.
+        actions.check_deactivate_user_group(user_group_id, acting_user=request.user)
+        return json_success(request)
+
+
+class DeactivateUserGroupView(GroupApiView):
+    def post(self, request: Request, user_group_id: int):
+        actions.check_deactivate_user_group(user_group_id, acting_user=request.user)
+        return json_success(request)
+
+
+class UserGroupMembersView(GroupApiView):
+    def get(self, request: Request, user_group_id: int):
+        params = parse_params(GetMembersParams, request)
+        group = access_user_group_to_read(request.user, user_group_id)
+        return json_success(
+            request, {"members": group_member_ids(group.id, direct_member_only=params.direct_member_only)}
+        )
+
+    def post(self, request: Request, user_group_id: int):
+        params = parse_params(UpdateMembersParams, request)
+        actions.check_update_user_group_members(
+            user_group_id,
+            add=params.add,
+            delete=params.delete,
+            add_subgroups=params.add_subgroups,
+            delete_subgroups=params.delete_subgroups,
+            acting_user=request.user,
+        )
+        return json_success(request)
+
+
+class UserGroupMemberView(GroupApiView):
+    def get(self, request: Request, user_group_id: int, user_id: int):
+        params = parse_params(GetMembersParams, request)
+        group = access_user_group_to_read(request.user, user_group_id)
+        target = access_user_by_id(request.user, user_id)
+        member = is_user_in_group(group.id, target, direct_member_only=params.direct_member_only)
+        return json_success(request, {"is_user_group_member": member})
+
+
+class UserGroupSubgroupsView(GroupApiView):
+    def get(self, request: Request, user_group_id: int):
+        params = parse_params(GetSubgroupsParams, request)
+        group = access_user_group_to_read(request.user, user_group_id)
+        ids = subgroup_ids(group.id, direct_subgroup_only=params.direct_subgroup_only)
+        return json_success(request, {"subgroups": ids})
+
+    def post(self, request: Request, user_group_id: int):
+        params = parse_params(UpdateSubgroupsParams, request)
+        actions.check_update_user_group_subgroups(
+            user_group_id, add=params.add, delete=params.delete, acting_user=request.user
+        )
+        return json_success(request)
