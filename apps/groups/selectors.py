@@ -38,7 +38,7 @@ USERS = User._meta.db_table
 
 def system_groups(realm_id: int) -> dict[str, UserGroup]:
     """The organization's system groups by name."""
-    return {g.name: g for g in UserGroup.objects.filter(realm_id=realm_id, is_system_group=True)}
+    return {g.name: g for g in UserGroup.objects.filter(realm_id=realm_id, is_system_group=True).order_by("id")}
 
 
 def get_system_group(realm_id: int, name: str) -> UserGroup:

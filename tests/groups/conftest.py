@@ -11,6 +11,12 @@ from apps.groups.selectors import system_groups
 from tests.api import ApiClient, assert_success
 
 
+def client_in_own_realm(user) -> ApiClient:
+    """An API client for `user` on their organization's host."""
+    string_id = user.realm.string_id
+    return ApiClient(user, host=f"{string_id}.testserver" if string_id else "testserver")
+
+
 @pytest.fixture
 def make_group():
     """`make_group(creator, name, members=[...], **options)`: a group made through the action."""
@@ -29,22 +35,35 @@ def sys_groups(realm) -> dict[str, UserGroup]:
 
 
 @pytest.fixture
-def capture_events(settings, django_capture_on_commit_callbacks):
-    """`with capture_events(user, ..., **register_params) as received:`: queues registered over the
-    API for each user before the block; after it, `received[user.id]` lists what each queue got, as
-    GET /events would give it. Events leave on commit: the block's commit callbacks are run."""
-    settings.REDIS_URL = ""  # the in-process queues of this test process
+def queues(settings):
+    """`(register, received)`: `register(user, **params)` makes a queue over the API (in this
+    process's memory); `received(user, queue_id)` is what it got, as GET /events would give it."""
+    settings.REDIS_URL = ""
+
+    def register(user, **params) -> str:
+        return assert_success(client_in_own_realm(user).post("/register", params))["queue_id"]
+
+    def received(user, queue_id: str) -> list[dict]:
+        start = get_backend().get_events(queue_id, user.id, -1)
+        return [adapt_event(event, start.options) for event in start.events]
+
+    return register, received
+
+
+@pytest.fixture
+def capture_events(queues, django_capture_on_commit_callbacks):
+    """`with capture_events(user, ..., **register_params) as received:`: a queue for each user
+    before the block; after it, `received[user.id]` lists what each queue got. Events leave on
+    commit: the block's commit callbacks are run at its end."""
+    register, received_by = queues
 
     @contextmanager
     def capture(*users, **register_params) -> Iterator[dict[int, list[dict]]]:
-        queues = {
-            user.id: assert_success(ApiClient(user).post("/register", register_params))["queue_id"] for user in users
-        }
+        queue_ids = {user.id: register(user, **register_params) for user in users}
         received: dict[int, list[dict]] = {}
         with django_capture_on_commit_callbacks(execute=True):
             yield received
         for user in users:
-            start = get_backend().get_events(queues[user.id], user.id, -1)
-            received[user.id] = [adapt_event(event, start.options) for event in start.events]
+            received[user.id] = received_by(user, queue_ids[user.id])
 
     return capture

@@ -1,0 +1,156 @@
+"""Admin pages for user groups; every change goes through apps.groups.actions.
+
+Groups are created through the API (they need a creator of their organization) and deactivated,
+never deleted. System groups follow roles: they are shown read-only.
+"""
+
+from django import forms
+from django.contrib import admin, messages
+from django.db.models import Count, Q
+
+from apps.core.errors import JsonableError
+from apps.groups import actions
+from apps.groups.models import GroupGroupMembership, UserGroup, UserGroupMembership
+from apps.groups.selectors import recursive_subgroup_ids
+from apps.users.models import User
+
+
+def _group_of_change_page(request) -> UserGroup | None:
+    """The group whose change page is being shown or saved (inline choices are limited to its realm)."""
+    match = request.resolver_match
+    object_id = match.kwargs.get("object_id") if match else None
+    return UserGroup.objects.filter(id=object_id).first() if object_id and object_id.isdigit() else None
+
+
+class MembersInline(admin.TabularInline):
+    model = UserGroupMembership
+    fields = ("user",)
+    extra = 0
+    verbose_name = "direct member"
+
+    def formfield_for_foreignkey(self, db_field, request, **kwargs):
+        if db_field.name == "user":
+            group = _group_of_change_page(request)
+            realm_id = group.realm_id if group is not None else None
+            kwargs["queryset"] = User.objects.filter(realm_id=realm_id, is_active=True).order_by("full_name")
+        return super().formfield_for_foreignkey(db_field, request, **kwargs)
+
+
+class SubgroupsFormSet(forms.BaseInlineFormSet):
+    def clean(self):
+        super().clean()
+        chosen = [f.cleaned_data["subgroup"] for f in self.forms if f.cleaned_data and not f.cleaned_data.get("DELETE")]
+        if chosen and self.instance.id in recursive_subgroup_ids([g.id for g in chosen]):
+            raise forms.ValidationError(
+                f"User group {self.instance.id} is already a subgroup of one of the passed subgroups."
+            )
+
+
+class SubgroupsInline(admin.TabularInline):
+    model = GroupGroupMembership
+    formset = SubgroupsFormSet
+    fk_name = "supergroup"
+    fields = ("subgroup",)
+    extra = 0
+    verbose_name = "direct subgroup"
+
+    def formfield_for_foreignkey(self, db_field, request, **kwargs):
+        if db_field.name == "subgroup":
+            group = _group_of_change_page(request)
+            realm_id = group.realm_id if group is not None else None
+            choices = UserGroup.objects.filter(realm_id=realm_id, name__isnull=False, deactivated=False)
+            if group is not None:
+                choices = choices.exclude(id=group.id)
+            kwargs["queryset"] = choices.order_by("name")
+        return super().formfield_for_foreignkey(db_field, request, **kwargs)
+
+
+class UserGroupForm(forms.ModelForm):
+    class Meta:
+        model = UserGroup
+        fields = ("name", "description")
+
+    def clean_name(self):
+        try:
+            return actions.check_user_group_name(self.cleaned_data["name"])
+        except JsonableError as exc:
+            raise forms.ValidationError(exc.msg) from None
+
+
+@admin.register(UserGroup)
+class UserGroupAdmin(admin.ModelAdmin):
+    form = UserGroupForm
+    list_display = ("name", "realm", "is_system_group", "deactivated", "direct_member_count", "date_created")
+    list_filter = ("realm", "is_system_group", "deactivated")
+    list_select_related = ("realm",)
+    search_fields = ("name", "description", "realm__string_id")
+    readonly_fields = ("realm", "is_system_group", "deactivated", "creator", "date_created")
+    fields = ("realm", "name", "description", "is_system_group", "deactivated", "creator", "date_created")
+    inlines = (MembersInline, SubgroupsInline)
+    actions = ("deactivate", "reactivate")
+
+    def get_queryset(self, request):
+        # Anonymous groups are setting values, shown with the settings that use them, not here.
+        named = super().get_queryset(request).filter(name__isnull=False)
+        return named.annotate(_members=Count("memberships", filter=Q(memberships__user__is_active=True)))
+
+    @admin.display(description="direct members", ordering="_members")
+    def direct_member_count(self, group: UserGroup) -> int:
+        return group._members
+
+    def has_add_permission(self, request) -> bool:
+        return False
+
+    def has_delete_permission(self, request, obj=None) -> bool:
+        return False
+
+    def has_change_permission(self, request, obj=None) -> bool:
+        if obj is not None and obj.is_system_group:
+            return False  # kept in step with roles; change a user's role instead
+        return super().has_change_permission(request, obj)
+
+    def save_model(self, request, obj: UserGroup, form, change: bool) -> None:
+        group = UserGroup.objects.select_related("realm").get(id=obj.id)
+        if "name" in form.changed_data:
+            actions.do_update_user_group_name(group, form.cleaned_data["name"], acting_user=request.user)
+        if "description" in form.changed_data:
+            actions.do_update_user_group_description(group, form.cleaned_data["description"], acting_user=request.user)
+
+    def save_formset(self, request, form, formset, change: bool) -> None:
+        """Inline rows become the actions' additions and removals (with their events)."""
+        group = UserGroup.objects.get(id=form.instance.id)
+        field = "user" if formset.model is UserGroupMembership else "subgroup"
+        kept = [f.cleaned_data[field] for f in formset.forms if f.cleaned_data and not f.cleaned_data.get("DELETE")]
+        current = [getattr(link, field) for link in formset.queryset]
+        added = [item for item in dict.fromkeys(kept) if item not in current]
+        removed = [item for item in current if item not in kept]
+        if field == "user":
+            if added:
+                actions.bulk_add_members_to_user_group(group, added, acting_user=request.user)
+            if removed:
+                actions.bulk_remove_members_from_user_group(group, removed, acting_user=request.user)
+        else:
+            if added:
+                actions.add_subgroups_to_user_group(group, added, acting_user=request.user)
+            if removed:
+                actions.remove_subgroups_from_user_group(group, removed, acting_user=request.user)
+
+    @admin.action(description="Deactivate the selected groups")
+    def deactivate(self, request, queryset):
+        done, refused = 0, []
+        for group in queryset.filter(deactivated=False, is_system_group=False):
+            if actions.group_deactivation_objections(group):
+                refused.append(group.name)
+                continue
+            actions.do_deactivate_user_group(group, acting_user=request.user)
+            done += 1
+        self.message_user(request, f"Deactivated {done} group(s).", messages.SUCCESS)
+        if refused:
+            self.message_user(request, f"Not deactivated, still in use: {', '.join(refused)}", messages.ERROR)
+
+    @admin.action(description="Reactivate the selected groups")
+    def reactivate(self, request, queryset):
+        groups = list(queryset.filter(deactivated=True))
+        for group in groups:
+            actions.do_reactivate_user_group(group, acting_user=request.user)
+        self.message_user(request, f"Reactivated {len(groups)} group(s).", messages.SUCCESS)

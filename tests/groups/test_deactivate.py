@@ -1,0 +1,112 @@
+"""POST /user_groups/{id}/deactivate (and the official client's DELETE): refused while the group is in
+use; announced as each queue's capability asks."""
+
+import pytest
+
+from apps.groups.models import UserGroup
+from apps.groups.serializers import AnonymousGroupValue
+from tests.api import ApiClient, assert_error, assert_success
+
+
+@pytest.fixture
+def team(member, make_group):
+    return make_group(member, "team", [member])
+
+
+@pytest.mark.parametrize("method", ["post", "delete"])
+def test_deactivate(member, team, method):
+    api = ApiClient(member)
+    response = (
+        api.post(f"/user_groups/{team.id}/deactivate") if method == "post" else api.delete(f"/user_groups/{team.id}")
+    )
+    assert_success(response)
+    team.refresh_from_db()
+    assert team.deactivated
+    assert UserGroup.objects.filter(id=team.id).exists()  # deactivated, never deleted
+
+
+KEEPS_DEACTIVATED = {"notification_settings_null": True, "include_deactivated_groups": True}
+
+
+def without_ids(events):
+    return [{k: v for k, v in e.items() if k != "id"} for e in events]
+
+
+def test_deactivation_reaches_each_queue_in_its_form(owner, member, team, queues, django_capture_on_commit_callbacks):
+    register, received = queues
+    plain, keeping = register(owner), register(owner, client_capabilities=KEEPS_DEACTIVATED)
+    with django_capture_on_commit_callbacks(execute=True):
+        assert_success(ApiClient(member).post(f"/user_groups/{team.id}/deactivate"))
+    assert without_ids(received(owner, plain)) == [{"type": "user_group", "op": "remove", "group_id": team.id}]
+    assert without_ids(received(owner, keeping)) == [
+        {"type": "user_group", "op": "update", "group_id": team.id, "data": {"deactivated": True}}
+    ]
+
+    plain, keeping = register(owner), register(owner, client_capabilities=KEEPS_DEACTIVATED)
+    with django_capture_on_commit_callbacks(execute=True):
+        assert_success(ApiClient(member).patch(f"/user_groups/{team.id}", {"deactivated": "false"}))
+    [added] = without_ids(received(owner, plain))
+    assert (added["op"], added["group"]["id"], added["group"]["members"]) == ("add", team.id, [member.id])
+    assert "for_reactivation" not in added
+    assert without_ids(received(owner, keeping)) == [
+        {"type": "user_group", "op": "update", "group_id": team.id, "data": {"deactivated": False}}
+    ]
+
+
+def test_register_state_leaves_deactivated_groups_to_clients_that_keep_them(owner, member, team):
+    assert_success(ApiClient(member).post(f"/user_groups/{team.id}/deactivate"))
+    api = ApiClient(owner)
+    plain = assert_success(api.post("/register", {"fetch_event_types": '["realm_user_groups"]'}))
+    keeping = assert_success(
+        api.post("/register", {"fetch_event_types": '["realm_user_groups"]', "client_capabilities": KEEPS_DEACTIVATED})
+    )
+    assert team.id not in [g["id"] for g in plain["realm_user_groups"]]
+    assert [g["deactivated"] for g in keeping["realm_user_groups"] if g["id"] == team.id] == [True]
+
+
+def test_a_group_in_use_cannot_be_deactivated(owner, member, team, make_group):
+    user = make_group(owner, "user of team", subgroup_ids=[team.id])
+    setting_user = make_group(owner, "setting user", settings={"can_mention_group": team.id})
+    anonymous_user = make_group(
+        owner, "anonymous user", settings={"can_join_group": AnonymousGroupValue((owner.id,), (team.id,))}
+    )
+    response = ApiClient(member).post(f"/user_groups/{team.id}/deactivate")
+    body = assert_error(response, 400, "CANNOT_DEACTIVATE_GROUP_IN_USE", "Cannot deactivate user group in use.")
+    assert body["objections"] == [
+        {"type": "subgroup", "supergroup_ids": [user.id]},
+        {"type": "user_group", "group_id": setting_user.id, "settings": ["can_mention_group"]},
+        {"type": "user_group", "group_id": anonymous_user.id, "settings": ["can_join_group"]},
+    ]
+    team.refresh_from_db()
+    assert not team.deactivated
+    # Users that are deactivated themselves do not count.
+    for group in (user, setting_user, anonymous_user):
+        assert_success(ApiClient(owner).post(f"/user_groups/{group.id}/deactivate"))
+    assert_success(ApiClient(member).post(f"/user_groups/{team.id}/deactivate"))
+
+
+def test_who_may_deactivate(owner, admin, moderator, team, sys_groups, foreign_user, make_group):
+    assert_error(
+        ApiClient(moderator).post(f"/user_groups/{team.id}/deactivate"), 400, "BAD_REQUEST", "Insufficient permission"
+    )
+    assert_error(
+        ApiClient(owner).post(f"/user_groups/{sys_groups['role:nobody'].id}/deactivate"),
+        400,
+        "BAD_REQUEST",
+        "Insufficient permission",
+    )
+    theirs = make_group(foreign_user, "theirs")
+    assert_error(
+        ApiClient(owner).post(f"/user_groups/{theirs.id}/deactivate"), 400, "BAD_REQUEST", "Invalid user group"
+    )
+    assert_success(ApiClient(admin).post(f"/user_groups/{team.id}/deactivate"))
+    response = ApiClient(admin).post(f"/user_groups/{team.id}/deactivate")
+    assert_error(response, 400, "BAD_REQUEST", "User group is deactivated.")
+
+
+def test_deactivated_groups_cannot_be_used(owner, team):
+    assert_success(ApiClient(owner).post(f"/user_groups/{team.id}/deactivate"))
+    response = ApiClient(owner).post(
+        "/user_groups/create", {"name": "x", "description": "", "members": "[]", "can_mention_group": str(team.id)}
+    )
+    assert_error(response, 400, "BAD_REQUEST", "User group is deactivated.")
