@@ -117,13 +117,21 @@ class UserGroupAdmin(admin.ModelAdmin):
             actions.do_update_user_group_description(group, form.cleaned_data["description"], acting_user=request.user)
 
     def save_formset(self, request, form, formset, change: bool) -> None:
-        """Inline rows become the actions' additions and removals (with their events)."""
+        """The inline rows' additions, changes and deletions become the actions' additions and
+        removals (with their events); rows are never saved directly."""
         group = UserGroup.objects.get(id=form.instance.id)
         field = "user" if formset.model is UserGroupMembership else "subgroup"
-        kept = [f.cleaned_data[field] for f in formset.forms if f.cleaned_data and not f.cleaned_data.get("DELETE")]
-        current = [getattr(link, field) for link in formset.queryset]
-        added = [item for item in dict.fromkeys(kept) if item not in current]
-        removed = [item for item in current if item not in kept]
+        links = {link.pk: getattr(link, field) for link in formset.queryset}
+        final = set(links.values())
+        for row in formset.forms:
+            if not row.cleaned_data:
+                continue  # an empty extra row
+            final.discard(links.get(row.instance.pk))
+            if not row.cleaned_data.get("DELETE"):
+                final.add(row.cleaned_data[field])
+        final.discard(None)
+        added = sorted(final - set(links.values()), key=lambda item: item.id)
+        removed = sorted(set(links.values()) - final, key=lambda item: item.id)
         if field == "user":
             if added:
                 actions.bulk_add_members_to_user_group(group, added, acting_user=request.user)
@@ -134,6 +142,8 @@ class UserGroupAdmin(admin.ModelAdmin):
                 actions.add_subgroups_to_user_group(group, added, acting_user=request.user)
             if removed:
                 actions.remove_subgroups_from_user_group(group, removed, acting_user=request.user)
+        # What the admin's change message reads after a formset's save().
+        formset.new_objects, formset.changed_objects, formset.deleted_objects = [], [], []
 
     @admin.action(description="Deactivate the selected groups")
     def deactivate(self, request, queryset):
