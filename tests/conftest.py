@@ -1,5 +1,6 @@
 import pytest
 from django.conf import settings
+from django.test import Client
 
 from apps.core import ratelimit
 from apps.core.redis_client import get_redis
@@ -115,6 +116,16 @@ def client_for():
 @pytest.fixture
 def anonymous():
     return ApiClient()
+
+
+@pytest.fixture
+def staff(owner):
+    """A browser session of the owner as a staff user, for the Django admin."""
+    owner.is_staff = owner.is_superuser = True
+    owner.save()
+    client = Client()
+    client.force_login(owner)
+    return client
 
 
 ROLE_FIXTURES = ["owner", "admin", "moderator", "member", "guest", "bot"]

@@ -495,15 +495,26 @@ def check_remove_members(acting_user: User, group_id: int, user_ids: list[int]) 
     bulk_remove_members_from_user_group(group, users, acting_user=acting_user)
 
 
-def check_add_subgroups(acting_user: User, group_id: int, subgroup_ids: list[int]) -> None:
-    """Raises for subgroups that are missing, deactivated, already there, or that contain the group
-    (a cycle): "User group N is already a subgroup of one of the passed subgroups."."""
+def _group_and_subgroups(
+    acting_user: User, group_id: int, subgroup_ids: list[int], *, permission_setting: str
+) -> tuple[UserGroup, list[UserGroup], set[int]]:
+    """For a subgroup change: the group (if the user may change it), the given subgroups, and the
+    ids of the group's current direct subgroups. The organization is locked first (see _lock_realm)."""
     _lock_realm(acting_user.realm_id)
     group = access_user_group_for_update(
-        acting_user, group_id, permission_setting="can_add_members_group", allow_deactivated=True
+        acting_user, group_id, permission_setting=permission_setting, allow_deactivated=True
     )
     subgroups = subgroups_by_ids(group.realm, subgroup_ids)
     existing = set(GroupGroupMembership.objects.filter(supergroup=group).values_list("subgroup_id", flat=True))
+    return group, subgroups, existing
+
+
+def check_add_subgroups(acting_user: User, group_id: int, subgroup_ids: list[int]) -> None:
+    """Raises for subgroups that are missing, deactivated, already there, or that contain the group
+    (a cycle): "User group N is already a subgroup of one of the passed subgroups."."""
+    group, subgroups, existing = _group_and_subgroups(
+        acting_user, group_id, subgroup_ids, permission_setting="can_add_members_group"
+    )
     for subgroup in subgroups:
         if subgroup.id in existing:
             raise JsonableError(f"User group {subgroup.id} is already a subgroup of this group.")
@@ -513,12 +524,9 @@ def check_add_subgroups(acting_user: User, group_id: int, subgroup_ids: list[int
 
 
 def check_remove_subgroups(acting_user: User, group_id: int, subgroup_ids: list[int]) -> None:
-    _lock_realm(acting_user.realm_id)
-    group = access_user_group_for_update(
-        acting_user, group_id, permission_setting="can_manage_group", allow_deactivated=True
+    group, subgroups, existing = _group_and_subgroups(
+        acting_user, group_id, subgroup_ids, permission_setting="can_manage_group"
     )
-    subgroups = subgroups_by_ids(group.realm, subgroup_ids)
-    existing = set(GroupGroupMembership.objects.filter(supergroup=group).values_list("subgroup_id", flat=True))
     for subgroup in subgroups:
         if subgroup.id not in existing:
             raise JsonableError(f"User group {subgroup.id} is not a subgroup of this group.")

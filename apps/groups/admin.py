@@ -15,11 +15,13 @@ from apps.groups.selectors import recursive_subgroup_ids
 from apps.users.models import User
 
 
-def _group_of_change_page(request) -> UserGroup | None:
-    """The group whose change page is being shown or saved (inline choices are limited to its realm)."""
+def _group_of_change_page(request) -> UserGroup:
+    """The group whose change page is shown or saved: inline choices come from its organization
+    (an unsaved group, which has none, offers no choice)."""
     match = request.resolver_match
-    object_id = match.kwargs.get("object_id") if match else None
-    return UserGroup.objects.filter(id=object_id).first() if object_id and object_id.isdigit() else None
+    object_id = match.kwargs.get("object_id", "") if match else ""
+    group = UserGroup.objects.filter(id=object_id).first() if object_id.isdigit() else None
+    return group if group is not None else UserGroup(realm_id=None)
 
 
 class MembersInline(admin.TabularInline):
@@ -30,8 +32,7 @@ class MembersInline(admin.TabularInline):
 
     def formfield_for_foreignkey(self, db_field, request, **kwargs):
         if db_field.name == "user":
-            group = _group_of_change_page(request)
-            realm_id = group.realm_id if group is not None else None
+            realm_id = _group_of_change_page(request).realm_id
             kwargs["queryset"] = User.objects.filter(realm_id=realm_id, is_active=True).order_by("full_name")
         return super().formfield_for_foreignkey(db_field, request, **kwargs)
 
@@ -57,11 +58,8 @@ class SubgroupsInline(admin.TabularInline):
     def formfield_for_foreignkey(self, db_field, request, **kwargs):
         if db_field.name == "subgroup":
             group = _group_of_change_page(request)
-            realm_id = group.realm_id if group is not None else None
-            choices = UserGroup.objects.filter(realm_id=realm_id, name__isnull=False, deactivated=False)
-            if group is not None:
-                choices = choices.exclude(id=group.id)
-            kwargs["queryset"] = choices.order_by("name")
+            choices = UserGroup.objects.filter(realm_id=group.realm_id, name__isnull=False, deactivated=False)
+            kwargs["queryset"] = choices.exclude(id=group.id).order_by("name")
         return super().formfield_for_foreignkey(db_field, request, **kwargs)
 
 

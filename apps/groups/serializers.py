@@ -108,39 +108,40 @@ class GetUserGroupsParams(Params):
     include_deactivated_groups: Json[bool] = False
 
 
-class CreateUserGroupParams(Params):
+class _GroupSettingParams(Params):
+    """The six group-valued settings, each JSON; subclasses say which form they take."""
+
+    can_add_members_group: Json[Any] = None
+    can_join_group: Json[Any] = None
+    can_leave_group: Json[Any] = None
+    can_manage_group: Json[Any] = None
+    can_mention_group: Json[Any] = None
+    can_remove_members_group: Json[Any] = None
+
+    def settings(self) -> dict[str, Any]:
+        """The settings the request gave, by name."""
+        return {name: getattr(self, name) for name in SETTING_NAMES if getattr(self, name) is not None}
+
+
+class CreateUserGroupParams(_GroupSettingParams):
+    """Settings are values: a group id or `{direct_members, direct_subgroups}`."""
+
     name: str
     description: str
     members: Json[IdList]
     subgroups: Json[IdList] | None = None
-    can_add_members_group: Json[Any] = None
-    can_join_group: Json[Any] = None
-    can_leave_group: Json[Any] = None
-    can_manage_group: Json[Any] = None
-    can_mention_group: Json[Any] = None
-    can_remove_members_group: Json[Any] = None
 
     _settings = field_validator(*SETTING_NAMES)(_parse_setting)
 
-    def settings(self) -> dict[str, GroupSettingValue]:
-        return {name: getattr(self, name) for name in SETTING_NAMES if getattr(self, name) is not None}
 
+class UpdateUserGroupParams(_GroupSettingParams):
+    """Settings are changes: `{"new": value, "old": value}` (`old` optional)."""
 
-class UpdateUserGroupParams(Params):
     name: str | None = None
     description: str | None = None
     deactivated: Json[bool] | None = None
-    can_add_members_group: Json[Any] = None
-    can_join_group: Json[Any] = None
-    can_leave_group: Json[Any] = None
-    can_manage_group: Json[Any] = None
-    can_mention_group: Json[Any] = None
-    can_remove_members_group: Json[Any] = None
 
     _settings = field_validator(*SETTING_NAMES)(_parse_setting_change)
-
-    def settings(self) -> dict[str, GroupSettingChange]:
-        return {name: getattr(self, name) for name in SETTING_NAMES if getattr(self, name) is not None}
 
 
 class UpdateMembersParams(Params):

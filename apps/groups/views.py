@@ -79,8 +79,7 @@ class UserGroupView(GroupApiView):
 
     def delete(self, request: Request, user_group_id: int):
         # The official client's remove_user_group(); Zulip replaced deletion with deactivation.
-        actions.check_deactivate_user_group(user_group_id, acting_user=request.user)
-        return json_success(request)
+        return DeactivateUserGroupView.post(self, request, user_group_id)
 
 
 class DeactivateUserGroupView(GroupApiView):

@@ -1,5 +1,7 @@
 import pytest
 
+from apps.users.models import Role
+from tests.factories import RealmFactory, UserFactory
 from tests.server import start_server
 
 
@@ -22,3 +24,12 @@ def live_server_factory(tmp_path):
 def parley_server(transactional_db, live_server_factory):
     """A real server sharing this test's database (committed data, so the server sees it)."""
     return live_server_factory()
+
+
+@pytest.fixture
+def people(transactional_db):
+    """The default organization with an owner and a member (committed, so servers see them)."""
+    realm = RealmFactory(string_id="", name="E2E Org")
+    owner = UserFactory(realm=realm, role=Role.OWNER, delivery_email="owner@e2e.example", full_name="Olive Owner")
+    member = UserFactory(realm=realm, delivery_email="member@e2e.example", full_name="Mick Member")
+    return realm, owner, member

@@ -5,18 +5,9 @@ import requests
 import zulip
 from django.contrib.auth.hashers import PBKDF2PasswordHasher
 
-from apps.users.models import Role
-from tests.factories import CustomProfileFieldFactory, RealmFactory, UserFactory
+from tests.factories import CustomProfileFieldFactory
 
 pytestmark = pytest.mark.e2e
-
-
-@pytest.fixture
-def people(transactional_db):
-    realm = RealmFactory(string_id="", name="E2E Org")
-    owner = UserFactory(realm=realm, role=Role.OWNER, delivery_email="owner@e2e.example", full_name="Olive Owner")
-    member = UserFactory(realm=realm, delivery_email="member@e2e.example", full_name="Mick Member")
-    return realm, owner, member
 
 
 def test_client_reads_and_changes_users(parley_server, people):

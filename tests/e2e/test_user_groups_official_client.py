@@ -4,22 +4,20 @@ import pytest
 import zulip
 
 from apps.users.models import Role
-from tests.factories import RealmFactory, UserFactory
+from tests.factories import UserFactory
 
 pytestmark = pytest.mark.e2e
 
 
 @pytest.fixture
-def people(transactional_db):
-    realm = RealmFactory(string_id="", name="E2E Org")
-    owner = UserFactory(realm=realm, role=Role.OWNER, delivery_email="owner@e2e.example", full_name="Olive Owner")
-    member = UserFactory(realm=realm, delivery_email="member@e2e.example", full_name="Mick Member")
+def people_and_guest(people):
+    realm, owner, member = people
     guest = UserFactory(realm=realm, role=Role.GUEST, delivery_email="guest@e2e.example", full_name="Gwen Guest")
     return owner, member, guest
 
 
-def test_client_manages_user_groups(parley_server, people):
-    owner, member, _ = people
+def test_client_manages_user_groups(parley_server, people_and_guest):
+    owner, member, _ = people_and_guest
     client = zulip.Client(email=owner.delivery_email, api_key=owner.api_key, site=parley_server.url)
 
     result = client.create_user_group({"name": "marketing", "description": "The marketing team", "members": [owner.id]})
@@ -50,8 +48,8 @@ def test_client_manages_user_groups(parley_server, people):
     assert "Marketing" not in [g["name"] for g in client.get_user_groups()["user_groups"]]
 
 
-def test_client_sees_group_errors_and_events(parley_server, people):
-    owner, member, guest = people
+def test_client_sees_group_errors_and_events(parley_server, people_and_guest):
+    owner, member, guest = people_and_guest
     owner_client = zulip.Client(email=owner.delivery_email, api_key=owner.api_key, site=parley_server.url)
     member_client = zulip.Client(email=member.delivery_email, api_key=member.api_key, site=parley_server.url)
     guest_client = zulip.Client(email=guest.delivery_email, api_key=guest.api_key, site=parley_server.url)

@@ -2,19 +2,9 @@
 read-only, and every edit through the actions (with their events and checks)."""
 
 import pytest
-from django.test import Client
 
 from apps.groups.models import UserGroup
 from apps.groups.selectors import group_member_ids, subgroup_ids
-
-
-@pytest.fixture
-def staff(owner):
-    owner.is_staff = owner.is_superuser = True
-    owner.save()
-    client = Client()
-    client.force_login(owner)
-    return client
 
 
 @pytest.fixture

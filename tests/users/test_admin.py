@@ -10,15 +10,6 @@ from apps.users.models import CustomProfileField, Role, User
 from tests.factories import BotFactory, CustomProfileFieldFactory, UserFactory
 
 
-@pytest.fixture
-def staff(owner):
-    owner.is_staff = owner.is_superuser = True
-    owner.save()
-    client = Client()
-    client.force_login(owner)
-    return client
-
-
 @pytest.mark.parametrize(
     "path",
     [
