@@ -6,7 +6,7 @@ their role, but send no events.
 
 import factory
 
-from apps.groups.actions import create_system_groups
+from apps.groups.actions import do_create_system_groups
 from apps.groups.models import SystemGroups, UserGroup, UserGroupMembership
 from apps.groups.selectors import system_groups
 from apps.realms.models import EmailVisibility, Realm
@@ -26,7 +26,7 @@ class RealmFactory(factory.django.DjangoModelFactory):
     @factory.post_generation
     def system_groups(self, create, extracted, **kwargs):
         if create and not UserGroup.objects.filter(realm=self, is_system_group=True).exists():
-            create_system_groups(self)
+            do_create_system_groups(self)
 
 
 class UserFactory(factory.django.DjangoModelFactory):

@@ -9,9 +9,18 @@ from django.db import IntegrityError, transaction
 
 from apps.core.errors import ErrorCode, JsonableError
 from apps.events.publish import send_event_on_commit
-from apps.groups.models import GROUP_CREATOR, GroupGroupMembership, SystemGroups, UserGroup, UserGroupMembership
+from apps.groups.models import (
+    GROUP_CREATOR,
+    GroupGroupMembership,
+    GroupSetting,
+    SystemGroups,
+    UserGroup,
+    UserGroupMembership,
+)
 from apps.groups.selectors import (
+    access_subgroups_by_ids,
     access_user_group_for_update,
+    access_users_by_ids,
     active_user_ids,
     get_system_group,
     get_user_group_in_realm,
@@ -50,7 +59,7 @@ def _lock_realm(realm_id: int) -> None:
 
 
 @transaction.atomic
-def create_system_groups(realm: Realm) -> dict[str, UserGroup]:
+def do_create_system_groups(realm: Realm) -> dict[str, UserGroup]:
     """The organization's system groups, nested owners ⊂ administrators ⊂ ... ⊂ internet, with every
     setting "role:nobody". Sends nothing: called while the organization is created."""
     groups = {
@@ -69,7 +78,7 @@ def create_system_groups(realm: Realm) -> dict[str, UserGroup]:
     return groups
 
 
-def add_user_to_system_groups(user: User) -> None:
+def do_add_user_to_system_groups(user: User) -> None:
     """Make a new user a direct member of the system groups of their role.
 
     Emits: user_group/add_members for each, when the user is active.
@@ -81,7 +90,7 @@ def add_user_to_system_groups(user: User) -> None:
             _send_members_event(groups[name], "add_members", [user.id])
 
 
-def update_system_groups_for_role(user: User, old_role: int, new_role: int) -> None:
+def do_update_system_groups_for_role(user: User, old_role: int, new_role: int) -> None:
     """Move the user from the system groups of `old_role` to those of `new_role` (call inside the
     role change's transaction). Emits: user_group/remove_members then add_members, as Zulip orders
     them (role group out, role group in, then full members), when the user is active."""
@@ -132,29 +141,6 @@ def send_setting_updates_for_user(user: User, anonymous_group_ids: Sequence[int]
 # --- checks shared by the endpoints --------------------------------------------------------------
 
 
-def users_by_ids(realm: Realm, user_ids: Iterable[int]) -> list[User]:
-    """The active users (bots included) with these ids, in order; "Invalid user ID: N" otherwise."""
-    user_ids = list(dict.fromkeys(user_ids))
-    found = {u.id: u for u in User.objects.filter(realm=realm, id__in=user_ids, is_active=True)}
-    for user_id in user_ids:
-        if user_id not in found:
-            raise JsonableError(f"Invalid user ID: {user_id}")
-    return [found[user_id] for user_id in user_ids]
-
-
-def subgroups_by_ids(realm: Realm, group_ids: Iterable[int]) -> list[UserGroup]:
-    """Named, active groups of the organization, in order, that may be subgroups."""
-    group_ids = list(dict.fromkeys(group_ids))
-    found = {g.id: g for g in named_groups(realm).filter(id__in=group_ids)}
-    for group_id in group_ids:
-        if group_id not in found:
-            raise JsonableError(f"Invalid user group ID: {group_id}")
-    for group_id in group_ids:
-        if found[group_id].deactivated:
-            raise JsonableError("User group is deactivated.")
-    return [found[group_id] for group_id in group_ids]
-
-
 def check_user_group_name(name: str) -> str:
     if not name.strip():
         raise JsonableError("User group name can't be empty!")
@@ -174,13 +160,16 @@ def _check_name_available(realm: Realm, name: str, *, exclude: UserGroup | None 
         raise JsonableError(f"User group '{name}' already exists.")
 
 
-def _normalize(value: GroupSettingValue, nobody_id: int) -> GroupSettingValue:
+# --- group-valued settings (of groups here; of channels and others alike) ------------------------
+
+
+def normalize_group_setting_value(value: GroupSettingValue, realm_id: int) -> GroupSettingValue:
     """Zulip's canonical form: a lone subgroup is that group; an empty value is role:nobody."""
     if isinstance(value, AnonymousGroupValue) and not value.direct_members:
         if len(value.direct_subgroups) == 1:
             return value.direct_subgroups[0]
         if not value.direct_subgroups:
-            return nobody_id
+            return get_system_group(realm_id, SystemGroups.NOBODY).id
     return value
 
 
@@ -192,22 +181,38 @@ def _same_value(first: GroupSettingValue, second: GroupSettingValue) -> bool:
     return first == second
 
 
-def _api_value_as_setting(value: int | dict[str, list[int]]) -> GroupSettingValue:
+def _current_value(current: UserGroup) -> GroupSettingValue:
+    value = setting_values_for_api(current.realm_id, [current.id])[current.id]
     if isinstance(value, dict):
         return AnonymousGroupValue(tuple(value["direct_members"]), tuple(value["direct_subgroups"]))
     return value
 
 
-def resolve_group_setting(
-    realm: Realm, name: str, value: GroupSettingValue, *, current: UserGroup | None = None
-) -> UserGroup:
-    """The group a setting named `name` will point to for the API value `value` (already normalized).
+def check_group_setting_change(change: GroupSettingChange, *, current: UserGroup) -> GroupSettingValue | None:
+    """The normalized new value of a `{"new", "old"}` change of a setting now `current`, or None
+    when it is already that. Raises EXPECTATION_MISMATCH when `old` is given and is not the
+    current value (the client showed its user something else)."""
+    now = _current_value(current)
+    if change.old is not None and not _same_value(normalize_group_setting_value(change.old, current.realm_id), now):
+        raise JsonableError("'old' value does not match the expected value.", code=ErrorCode.EXPECTATION_MISMATCH)
+    new = normalize_group_setting_value(change.new, current.realm_id)
+    return None if _same_value(new, now) else new
 
-    A group id must name an active group of the organization allowed for the setting; a
-    `{direct_members, direct_subgroups}` value becomes an anonymous group (`current`'s own one is
-    reused). Raises Zulip's errors; call inside the transaction that sets the setting.
+
+def check_group_setting_value(
+    realm: Realm,
+    setting_name: str,
+    value: GroupSettingValue,
+    *,
+    setting: GroupSetting,
+    current: UserGroup | None = None,
+) -> UserGroup:
+    """The group a setting will point to for the (normalized) API value `value`.
+
+    A group id must name an active named group of the organization that `setting` allows; a
+    `{direct_members, direct_subgroups}` value becomes an anonymous group (`current` is reused when
+    it is one). Raises Zulip's errors; call inside the transaction that stores the setting.
     """
-    setting = UserGroup.SETTINGS[name]
     if isinstance(value, int):
         group = get_user_group_in_realm(realm, value)
         refused = {
@@ -216,10 +221,10 @@ def resolve_group_setting(
             SystemGroups.EVERYONE: not setting.allow_everyone_group,
         }
         if group.is_system_group and refused.get(group.name):
-            raise JsonableError(f"'{name}' setting cannot be set to '{group.name}' group.")
+            raise JsonableError(f"'{setting_name}' setting cannot be set to '{group.name}' group.")
         return group
-    members = users_by_ids(realm, value.direct_members)
-    subgroups = subgroups_by_ids(realm, value.direct_subgroups)
+    members = access_users_by_ids(realm, value.direct_members)
+    subgroups = access_subgroups_by_ids(realm, value.direct_subgroups)
     if current is not None and current.is_anonymous:
         group = current
         UserGroupMembership.objects.filter(user_group=group).delete()
@@ -229,6 +234,12 @@ def resolve_group_setting(
     UserGroupMembership.objects.bulk_create(UserGroupMembership(user_group=group, user=u) for u in members)
     GroupGroupMembership.objects.bulk_create(GroupGroupMembership(supergroup=group, subgroup=s) for s in subgroups)
     return group
+
+
+def delete_unused_setting_group(old: UserGroup, new: UserGroup) -> None:
+    """After a setting moved from `old` to `new`: an anonymous group belongs to its one setting."""
+    if old.is_anonymous and old.id != new.id:
+        old.delete()
 
 
 # --- user-defined groups --------------------------------------------------------------------------
@@ -252,12 +263,15 @@ def check_add_user_group(
     name errors, setting errors, "User group 'x' already exists.", "Invalid user group ID: N".
     Emits: user_group/add with the whole group.
     """
-    members = users_by_ids(realm, member_ids)
+    members = access_users_by_ids(realm, member_ids)
     name = check_user_group_name(name)
     nobody = get_system_group(realm.id, SystemGroups.NOBODY)
     values = {}
     for setting_name, value in (settings or {}).items():
-        values[setting_name] = resolve_group_setting(realm, setting_name, _normalize(value, nobody.id))
+        value = normalize_group_setting_value(value, realm.id)
+        values[setting_name] = check_group_setting_value(
+            realm, setting_name, value, setting=UserGroup.SETTINGS[setting_name]
+        )
     _check_name_available(realm, name)
     defaults = system_groups(realm.id)
     for setting_name, setting in UserGroup.SETTINGS.items():
@@ -268,13 +282,12 @@ def check_add_user_group(
         elif acting_user is None:
             values[setting_name] = nobody
         else:
-            values[setting_name] = resolve_group_setting(
-                realm, setting_name, AnonymousGroupValue((acting_user.id,), ())
-            )
+            creator = AnonymousGroupValue((acting_user.id,), ())
+            values[setting_name] = check_group_setting_value(realm, setting_name, creator, setting=setting)
     subgroups = []
     if subgroup_ids:
         _lock_realm(realm.id)
-        subgroups = subgroups_by_ids(realm, subgroup_ids)
+        subgroups = access_subgroups_by_ids(realm, subgroup_ids)
     try:
         with transaction.atomic():
             group = UserGroup.objects.create(
@@ -312,24 +325,18 @@ def do_update_user_group_description(group: UserGroup, description: str, *, acti
 @transaction.atomic
 def do_change_user_group_setting(
     group: UserGroup, name: str, value: GroupSettingValue, *, acting_user: User | None
-) -> bool:
-    """Set the setting `name` to `value` (normalized here). Returns whether it changed.
+) -> None:
+    """Set the setting `name` to `value` (normalized, and checked by check_group_setting_change).
 
     An anonymous value replaces the previous anonymous group's members in place; one no longer used
-    is deleted. Emits: user_group/update {name: value as the API shows it}, when it changed.
+    is deleted. Emits: user_group/update {name: the value as the API shows it}.
     """
-    value = _normalize(value, get_system_group(group.realm_id, SystemGroups.NOBODY).id)
     current = getattr(group, name)
-    current_value = setting_values_for_api(group.realm_id, [current.id])[current.id]
-    if _same_value(_api_value_as_setting(current_value), value):
-        return False
-    new = resolve_group_setting(group.realm, name, value, current=current)
+    new = check_group_setting_value(group.realm, name, value, setting=UserGroup.SETTINGS[name], current=current)
     setattr(group, name, new)
     group.save(update_fields=[name])
-    if current.is_anonymous and current.id != new.id:
-        current.delete()
+    delete_unused_setting_group(current, new)
     _send_update_event(group, {name: setting_values_for_api(group.realm_id, [new.id])[new.id]})
-    return True
 
 
 @transaction.atomic
@@ -411,37 +418,31 @@ def check_update_user_group(
         do_update_user_group_description(group, description, acting_user=acting_user)
     if deactivated is False and group.deactivated:
         do_reactivate_user_group(group, acting_user=acting_user)
-    nobody_id = get_system_group(group.realm_id, SystemGroups.NOBODY).id
     for setting_name, change in settings.items():
-        if change.old is not None:
-            current = getattr(group, f"{setting_name}_id")
-            current_value = _api_value_as_setting(setting_values_for_api(group.realm_id, [current])[current])
-            if not _same_value(_normalize(change.old, nobody_id), current_value):
-                raise JsonableError(
-                    "'old' value does not match the expected value.", code=ErrorCode.EXPECTATION_MISMATCH
-                )
-        do_change_user_group_setting(group, setting_name, change.new, acting_user=acting_user)
+        new = check_group_setting_change(change, current=getattr(group, setting_name))
+        if new is not None:
+            do_change_user_group_setting(group, setting_name, new, acting_user=acting_user)
 
 
 # --- members and subgroups -------------------------------------------------------------------------
 
 
 @transaction.atomic
-def bulk_add_members_to_user_group(group: UserGroup, users: Sequence[User], *, acting_user: User | None) -> None:
+def do_add_user_group_members(group: UserGroup, users: Sequence[User], *, acting_user: User | None) -> None:
     """Emits: user_group/add_members."""
     UserGroupMembership.objects.bulk_create(UserGroupMembership(user_group=group, user=u) for u in users)
     _send_members_event(group, "add_members", [u.id for u in users])
 
 
 @transaction.atomic
-def bulk_remove_members_from_user_group(group: UserGroup, users: Sequence[User], *, acting_user: User | None) -> None:
+def do_remove_user_group_members(group: UserGroup, users: Sequence[User], *, acting_user: User | None) -> None:
     """Emits: user_group/remove_members."""
     UserGroupMembership.objects.filter(user_group=group, user__in=users).delete()
     _send_members_event(group, "remove_members", [u.id for u in users])
 
 
 @transaction.atomic
-def add_subgroups_to_user_group(group: UserGroup, subgroups: Sequence[UserGroup], *, acting_user: User | None) -> None:
+def do_add_user_group_subgroups(group: UserGroup, subgroups: Sequence[UserGroup], *, acting_user: User | None) -> None:
     """Emits: user_group/add_subgroups {group_id, direct_subgroup_ids}."""
     GroupGroupMembership.objects.bulk_create(GroupGroupMembership(supergroup=group, subgroup=s) for s in subgroups)
     event = {"type": "user_group", "op": "add_subgroups", "group_id": group.id}
@@ -449,7 +450,7 @@ def add_subgroups_to_user_group(group: UserGroup, subgroups: Sequence[UserGroup]
 
 
 @transaction.atomic
-def remove_subgroups_from_user_group(
+def do_remove_user_group_subgroups(
     group: UserGroup, subgroups: Sequence[UserGroup], *, acting_user: User | None
 ) -> None:
     """Emits: user_group/remove_subgroups {group_id, direct_subgroup_ids}."""
@@ -473,18 +474,18 @@ def _access_for_membership_change(acting_user: User, group_id: int, user_ids: li
 
 def check_add_members(acting_user: User, group_id: int, user_ids: list[int]) -> None:
     group = _access_for_membership_change(acting_user, group_id, user_ids, adding=True)
-    users = users_by_ids(group.realm, user_ids)
+    users = access_users_by_ids(group.realm, user_ids)
     existing = set(
         UserGroupMembership.objects.filter(user_group=group, user__in=users).values_list("user_id", flat=True)
     )
     for user in users:
         if user.id in existing:
             raise JsonableError(f"User {user.id} is already a member of this group")
-    bulk_add_members_to_user_group(group, users, acting_user=acting_user)
+    do_add_user_group_members(group, users, acting_user=acting_user)
 
 
 def check_remove_members(acting_user: User, group_id: int, user_ids: list[int]) -> None:
-    users = users_by_ids(acting_user.realm, user_ids)
+    users = access_users_by_ids(acting_user.realm, user_ids)
     group = _access_for_membership_change(acting_user, group_id, user_ids, adding=False)
     existing = set(
         UserGroupMembership.objects.filter(user_group=group, user__in=users).values_list("user_id", flat=True)
@@ -492,7 +493,7 @@ def check_remove_members(acting_user: User, group_id: int, user_ids: list[int]) 
     for user in users:
         if user.id not in existing:
             raise JsonableError(f"There is no member '{user.id}' in this user group")
-    bulk_remove_members_from_user_group(group, users, acting_user=acting_user)
+    do_remove_user_group_members(group, users, acting_user=acting_user)
 
 
 def _group_and_subgroups(
@@ -504,7 +505,7 @@ def _group_and_subgroups(
     group = access_user_group_for_update(
         acting_user, group_id, permission_setting=permission_setting, allow_deactivated=True
     )
-    subgroups = subgroups_by_ids(group.realm, subgroup_ids)
+    subgroups = access_subgroups_by_ids(group.realm, subgroup_ids)
     existing = set(GroupGroupMembership.objects.filter(supergroup=group).values_list("subgroup_id", flat=True))
     return group, subgroups, existing
 
@@ -520,7 +521,7 @@ def check_add_subgroups(acting_user: User, group_id: int, subgroup_ids: list[int
             raise JsonableError(f"User group {subgroup.id} is already a subgroup of this group.")
     if group.id in recursive_subgroup_ids([s.id for s in subgroups]):
         raise JsonableError(f"User group {group.id} is already a subgroup of one of the passed subgroups.")
-    add_subgroups_to_user_group(group, subgroups, acting_user=acting_user)
+    do_add_user_group_subgroups(group, subgroups, acting_user=acting_user)
 
 
 def check_remove_subgroups(acting_user: User, group_id: int, subgroup_ids: list[int]) -> None:
@@ -530,7 +531,7 @@ def check_remove_subgroups(acting_user: User, group_id: int, subgroup_ids: list[
     for subgroup in subgroups:
         if subgroup.id not in existing:
             raise JsonableError(f"User group {subgroup.id} is not a subgroup of this group.")
-    remove_subgroups_from_user_group(group, subgroups, acting_user=acting_user)
+    do_remove_user_group_subgroups(group, subgroups, acting_user=acting_user)
 
 
 @transaction.atomic

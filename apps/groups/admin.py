@@ -132,14 +132,14 @@ class UserGroupAdmin(admin.ModelAdmin):
         removed = sorted(set(links.values()) - final, key=lambda item: item.id)
         if field == "user":
             if added:
-                actions.bulk_add_members_to_user_group(group, added, acting_user=request.user)
+                actions.do_add_user_group_members(group, added, acting_user=request.user)
             if removed:
-                actions.bulk_remove_members_from_user_group(group, removed, acting_user=request.user)
+                actions.do_remove_user_group_members(group, removed, acting_user=request.user)
         else:
             if added:
-                actions.add_subgroups_to_user_group(group, added, acting_user=request.user)
+                actions.do_add_user_group_subgroups(group, added, acting_user=request.user)
             if removed:
-                actions.remove_subgroups_from_user_group(group, removed, acting_user=request.user)
+                actions.do_remove_user_group_subgroups(group, removed, acting_user=request.user)
         # What the admin's change message reads after a formset's save().
         formset.new_objects, formset.changed_objects, formset.deleted_objects = [], [], []
 

@@ -5,15 +5,17 @@ Membership through subgroups is read with recursive common table expressions, wh
 SQLite both run. `UNION` (not `UNION ALL`) makes each walk stop at groups already reached. Every
 read ignores deactivated users: their memberships are kept for a reactivation.
 
-For channels and other apps whose permissions are group settings (a ForeignKey to UserGroup):
+For channels and other apps whose permissions are group settings (a ForeignKey to UserGroup with
+a GroupSetting describing it; values are checked and stored with the actions'
+`check_group_setting_value` and `check_group_setting_change`):
 
 - `recursive_membership_group_ids(user)`: every group the user is in, once per request; then any
-  number of settings are checked with `setting_group_id in ids` (see `user_has_permission`).
+  number of settings are checked with `user_has_permission(user, group_id, setting, ids)`.
 - `is_user_in_group(group_id, user)`: one question, one query.
 - `group_member_ids(group_id)` and `member_ids_by_group(group_ids)`: who is in them (e.g. who may
   see a change), one query for any number of groups.
-- `setting_values_for_api(group_ids)`: the API value of settings (an id, or the anonymous group's
-  members and subgroups), one query for any number.
+- `setting_values_for_api(realm_id, group_ids)`: the API value of settings (an id, or the
+  anonymous group's members and subgroups), three queries for any number.
 """
 
 from collections import defaultdict
@@ -59,13 +61,37 @@ def get_user_group_in_realm(
     """
     groups = named_groups(realm).select_related("realm")
     if for_update:
-        groups = groups.select_for_update()
+        # The group's row only: the organization's row is locked first, when at all (subgroup changes).
+        groups = groups.select_for_update(of=("self",))
     group = groups.filter(id=group_id).first()
     if group is None:
         raise JsonableError("Invalid user group")
     if group.deactivated and not allow_deactivated:
         raise JsonableError("User group is deactivated.")
     return group
+
+
+def access_users_by_ids(realm: Realm, user_ids: Iterable[int]) -> list[User]:
+    """The active users (bots included) with these ids, in order; "Invalid user ID: N" otherwise."""
+    user_ids = list(dict.fromkeys(user_ids))
+    found = {u.id: u for u in User.objects.filter(realm=realm, id__in=user_ids, is_active=True)}
+    for user_id in user_ids:
+        if user_id not in found:
+            raise JsonableError(f"Invalid user ID: {user_id}")
+    return [found[user_id] for user_id in user_ids]
+
+
+def access_subgroups_by_ids(realm: Realm, group_ids: Iterable[int]) -> list[UserGroup]:
+    """Named, active groups of the organization, in order, that may be subgroups."""
+    group_ids = list(dict.fromkeys(group_ids))
+    found = {g.id: g for g in named_groups(realm).filter(id__in=group_ids)}
+    for group_id in group_ids:
+        if group_id not in found:
+            raise JsonableError(f"Invalid user group ID: {group_id}")
+    for group_id in group_ids:
+        if found[group_id].deactivated:
+            raise JsonableError("User group is deactivated.")
+    return [found[group_id] for group_id in group_ids]
 
 
 def access_user_group_to_read(user: User, group_id: int) -> UserGroup:

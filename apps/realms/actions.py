@@ -6,7 +6,7 @@ from django.db import transaction
 
 from apps.core.errors import JsonableError
 from apps.events.publish import forget_credentials_on_commit
-from apps.groups.actions import create_system_groups
+from apps.groups.actions import do_create_system_groups
 from apps.realms.models import EmailVisibility, Realm
 from apps.users.actions import do_create_user
 from apps.users.models import Role, User
@@ -61,7 +61,7 @@ def do_create_realm(
         name=check_realm_name(name),
         default_email_address_visibility=default_email_address_visibility,
     )
-    create_system_groups(realm)
+    do_create_system_groups(realm)
     owner = do_create_user(
         realm, owner_email, owner_full_name, role=Role.OWNER, password=owner_password, acting_user=None
     )

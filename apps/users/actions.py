@@ -19,10 +19,10 @@ from apps.core.errors import JsonableError, OrganizationOwnerRequiredError
 from apps.core.markdown import render_markdown
 from apps.events.publish import forget_credentials_on_commit, send_event_on_commit
 from apps.groups.actions import (
-    add_user_to_system_groups,
+    do_add_user_to_system_groups,
+    do_update_system_groups_for_role,
     send_membership_events_for_reactivation,
     send_setting_updates_for_user,
-    update_system_groups_for_role,
 )
 from apps.realms.models import EmailVisibility, Realm
 from apps.users.models import BotService, BotType, CustomProfileField, CustomProfileFieldValue, Role, User
@@ -201,7 +201,7 @@ def do_create_user(
     if service_url:
         BotService.objects.create(bot=user, name=full_name, base_url=service_url, token=generate_api_key())
     _send_user_added(user)
-    add_user_to_system_groups(user)
+    do_add_user_to_system_groups(user)
     return user
 
 
@@ -261,7 +261,7 @@ def do_change_user_role(user: User, role: int, *, acting_user: User | None) -> N
     User.objects.filter(id=user.id).update(role=role)
     user.role = role
     send_person_update(user, {"role": role})
-    update_system_groups_for_role(user, old_role, role)
+    do_update_system_groups_for_role(user, old_role, role)
 
 
 @transaction.atomic
