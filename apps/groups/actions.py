@@ -36,7 +36,7 @@ from apps.users.models import Role, User
 
 
 def _send(realm_id: int, event: dict[str, Any]) -> None:
-    send_event_on_commit(event, active_user_ids(realm_id))
+    send_event_on_commit(realm_id, event, active_user_ids(realm_id))
 
 
 def _send_members_event(group: UserGroup, op: str, user_ids: Iterable[int]) -> None:
