@@ -25,9 +25,17 @@ logger = logging.getLogger(__name__)
 OUTBOX_RETENTION = timedelta(minutes=10)
 
 
+# Legacy event types a queue does not receive when it also asked for their replacement (Zulip's rule).
+SUPERSEDED_EVENT_TYPES = {"muted_topics": "user_topic"}
+
+
 def queue_options(params: QueueParams, *, lifespan_secs: int) -> QueueOptions:
+    event_types = None
+    if params.event_types is not None:
+        event_types = frozenset(params.event_types)
+        event_types -= {old for old, new in SUPERSEDED_EVENT_TYPES.items() if new in event_types}
     return QueueOptions(
-        event_types=frozenset(params.event_types) if params.event_types is not None else None,
+        event_types=event_types,
         narrow=tuple(params.narrow),
         apply_markdown=params.apply_markdown,
         client_gravatar=params.client_gravatar,

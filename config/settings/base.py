@@ -41,6 +41,7 @@ INSTALLED_APPS = [
     "apps.realms",
     "apps.users",
     "apps.groups",
+    "apps.subscriptions",
     "apps.events",
     "apps.directory",
 ]

@@ -1,0 +1,119 @@
+"""Admin pages for channels, subscriptions and topic policies; changes go through
+apps.subscriptions.actions (channels are created with `manage.py create_stream` or the API)."""
+
+from django import forms
+from django.contrib import admin, messages
+from django.db.models import Count, Q
+
+from apps.core.errors import JsonableError
+from apps.subscriptions import actions
+from apps.subscriptions.models import Stream, Subscription, UserTopic
+
+
+class StreamForm(forms.ModelForm):
+    class Meta:
+        model = Stream
+        fields = ("name", "description")
+
+    def clean_name(self):
+        try:
+            name = actions.check_stream_name(self.cleaned_data["name"])
+        except JsonableError as exc:
+            raise forms.ValidationError(exc.msg) from None
+        taken = Stream.objects.filter(realm_id=self.instance.realm_id, name__iexact=name).exclude(id=self.instance.id)
+        if taken.exists():
+            raise forms.ValidationError(f"Channel '{name}' already exists")
+        return name
+
+    def clean_description(self):
+        return actions.check_description(self.cleaned_data["description"])
+
+
+@admin.register(Stream)
+class StreamAdmin(admin.ModelAdmin):
+    form = StreamForm
+    list_display = ("name", "realm", "invite_only", "subscriber_count", "deactivated", "date_created")
+    list_filter = ("realm", "invite_only", "deactivated")
+    search_fields = ("name", "description", "realm__string_id")
+    list_select_related = ("realm", "creator")
+    readonly_fields = (
+        "realm",
+        "creator",
+        "date_created",
+        "invite_only",
+        "history_public_to_subscribers",
+        "deactivated",
+        "rendered_description",
+        *Stream.SETTINGS,
+    )
+    actions = ("archive",)
+
+    def get_queryset(self, request):
+        active = Q(subscriptions__active=True, subscriptions__user__is_active=True)
+        return super().get_queryset(request).annotate(active_subscribers=Count("subscriptions", filter=active))
+
+    @admin.display(description="subscribers", ordering="active_subscribers")
+    def subscriber_count(self, stream: Stream) -> int:
+        return stream.active_subscribers
+
+    def has_add_permission(self, request) -> bool:
+        return False  # manage.py create_stream, or the API: a new channel needs its settings
+
+    def has_delete_permission(self, request, obj=None) -> bool:
+        return False  # channels are archived, never deleted
+
+    def save_model(self, request, obj: Stream, form, change: bool) -> None:
+        stream = Stream.objects.select_related("realm").get(id=obj.id)
+        data = form.cleaned_data
+        if "description" in form.changed_data:
+            actions.do_change_stream_description(stream, data["description"], acting_user=None)
+        if "name" in form.changed_data and data["name"] != stream.name:
+            actions.do_rename_stream(stream, data["name"], acting_user=None)
+
+    @admin.action(description="Archive the selected channels")
+    def archive(self, request, queryset) -> None:
+        streams = list(queryset.select_related("realm").filter(deactivated=False))
+        for stream in streams:
+            actions.do_deactivate_stream(stream, acting_user=None)
+        self.message_user(request, f"Archived {len(streams)} channel(s).", messages.SUCCESS)
+
+
+@admin.register(Subscription)
+class SubscriptionAdmin(admin.ModelAdmin):
+    list_display = ("user", "stream", "active", "is_muted", "pin_to_top")
+    list_filter = ("active", "stream__realm")
+    search_fields = ("user__full_name", "user__delivery_email", "stream__name")
+    list_select_related = ("user", "stream")
+    readonly_fields = [field.name for field in Subscription._meta.fields]
+    actions = ("unsubscribe",)
+
+    def has_add_permission(self, request) -> bool:
+        return False  # manage.py add_users_to_streams, or the API
+
+    def has_delete_permission(self, request, obj=None) -> bool:
+        return False  # "unsubscribe" keeps the user's settings for a rejoin
+
+    def has_change_permission(self, request, obj=None) -> bool:
+        return False  # the user's own settings
+
+    @admin.action(description="Unsubscribe the selected users")
+    def unsubscribe(self, request, queryset) -> None:
+        count = 0
+        for sub in queryset.select_related("user", "stream__realm").filter(active=True):
+            actions.bulk_remove_subscriptions(sub.stream.realm, [sub.user], [sub.stream], acting_user=None)
+            count += 1
+        self.message_user(request, f"Removed {count} subscription(s).", messages.SUCCESS)
+
+
+@admin.register(UserTopic)
+class UserTopicAdmin(admin.ModelAdmin):
+    list_display = ("user", "stream", "topic_name", "visibility_policy", "last_updated")
+    list_filter = ("visibility_policy",)
+    search_fields = ("user__delivery_email", "stream__name", "topic_name")
+    list_select_related = ("user", "stream")
+
+    def has_add_permission(self, request) -> bool:
+        return False
+
+    def has_change_permission(self, request, obj=None) -> bool:
+        return False  # each user's own choice

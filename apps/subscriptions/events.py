@@ -1,0 +1,74 @@
+"""Channels' part of the event system: the "subscription", "stream", "user_topic" and
+"muted_topics" initial state, and how subscription events adapt to a queue's capabilities."""
+
+from apps.events.registry import QueueOptions, StateContext, event_transform, initial_state
+from apps.subscriptions.actions import muted_topics_of, stream_dicts
+from apps.subscriptions.selectors import (
+    subscriber_ids_by_stream,
+    subscriptions_of_user,
+    user_topics_of_user,
+    visible_streams,
+)
+from apps.subscriptions.serializers import fill_null_notification_settings, subscription_to_dict, user_topic_to_dict
+
+
+@initial_state("subscription")
+def subscription_state(context: StateContext) -> dict:
+    """subscriptions, unsubscribed (channels the user left) and never_subscribed (channels they can
+    see and never joined): a fixed number of queries, however many channels and subscribers."""
+    user, options = context.user, context.options
+    subs = [s for s in subscriptions_of_user(user) if not s.stream.deactivated]
+    visible = visible_streams(user)
+    known = {s.stream_id for s in subs}
+    never = [stream for stream in visible if stream.id not in known]
+    streams = [s.stream for s in subs] + never
+    subscribers = subscriber_ids_by_stream([s.id for s in streams])
+    shapes = stream_dicts(streams, subscriber_ids=subscribers)
+    include = options.include_subscribers in ("true", "partial")
+    null_ok = options.client_capabilities.get("notification_settings_null", False)
+
+    def members(stream_id: int) -> list[int] | None:
+        return sorted(subscribers[stream_id]) if include else None
+
+    def one(sub) -> dict:
+        shape = subscription_to_dict(sub, shapes[sub.stream_id], subscribers=members(sub.stream_id))
+        return shape if null_ok else fill_null_notification_settings(shape)
+
+    never_subscribed = []
+    for stream in never:
+        shape = dict(shapes[stream.id])
+        if include:
+            shape["subscribers"] = members(stream.id)
+        never_subscribed.append(shape)
+    return {
+        "subscriptions": [one(s) for s in subs if s.active],
+        "unsubscribed": [one(s) for s in subs if not s.active],
+        "never_subscribed": never_subscribed,
+    }
+
+
+@initial_state("stream")
+def stream_state(context: StateContext) -> dict:
+    streams = visible_streams(context.user)
+    return {"streams": list(stream_dicts(streams).values())}
+
+
+@initial_state("user_topic")
+def user_topic_state(context: StateContext) -> dict:
+    return {"user_topics": [user_topic_to_dict(row) for row in user_topics_of_user(context.user)]}
+
+
+@initial_state("muted_topics")
+def muted_topics_state(context: StateContext) -> dict:
+    # Clients that ask for user_topic have its data; the legacy list is left out for them.
+    types = context.options.event_types
+    if types is not None and "user_topic" in types:
+        return {}
+    return {"muted_topics": muted_topics_of(context.user)}
+
+
+@event_transform("subscription")
+def adapt_subscription_event(event: dict, options: QueueOptions) -> dict:
+    if event["op"] != "add" or options.client_capabilities.get("notification_settings_null", False):
+        return event
+    return {**event, "subscriptions": [fill_null_notification_settings(sub) for sub in event["subscriptions"]]}

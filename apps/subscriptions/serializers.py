@@ -1,0 +1,246 @@
+"""Request parameter classes of channels, subscriptions and topics, and their wire shapes."""
+
+import re
+from typing import Annotated, Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field, field_validator
+
+from apps.core.params import Id, Json, ParamError, Params
+from apps.groups.serializers import GroupSettingChange, GroupSettingValue, _parse_setting, _parse_setting_change
+from apps.subscriptions.models import Stream, Subscription, UserTopic
+
+MAX_ITEMS = 10_000
+MAX_TOPIC_LENGTH = 60
+EMPTY_TOPIC_DISPLAY_NAME = "general chat"
+
+# Zulip's palette for new subscriptions (zerver/lib/stream_color.py): each new subscription takes
+# the first color the user does not use yet.
+STREAM_ASSIGNMENT_COLORS = (
+    "#76ce90", "#fae589", "#a6c7e5", "#e79ab5", "#bfd56f", "#f4ae55", "#b0a5fd", "#addfe5",
+    "#f5ce6e", "#c2726a", "#94c849", "#bd86e5", "#ee7e4a", "#a6dcbf", "#95a5fd", "#53a063",
+    "#9987e1", "#e4523d", "#c2c2c2", "#4f8de4", "#c6a8ad", "#e7cc4d", "#c8bebf", "#a47462",
+)  # fmt: skip
+COLOR_RE = re.compile(r"#(?:[0-9a-fA-F]{6}|[0-9a-fA-F]{3})")
+
+# What a subscription's notification settings are when null and the client cannot take null (the
+# defaults of Zulip's user settings enable_stream_*; Parley has no per-user settings for them yet).
+DEFAULT_STREAM_NOTIFICATIONS = {
+    "desktop_notifications": False,
+    "audible_notifications": False,
+    "push_notifications": False,
+    "email_notifications": False,
+    "wildcard_mentions_notify": True,
+}
+NOTIFICATION_PROPERTIES = tuple(DEFAULT_STREAM_NOTIFICATIONS)
+BOOLEAN_PROPERTIES = ("in_home_view", "is_muted", "pin_to_top", *NOTIFICATION_PROPERTIES)
+
+# Zulip's deprecated stream_post_policy, derived from can_send_message_group.
+POST_POLICY_BY_GROUP = {"role:administrators": 2, "role:fullmembers": 3, "role:moderators": 4}
+
+
+def check_color(var_name: str, value: str) -> str:
+    if not COLOR_RE.fullmatch(value):
+        raise ParamError(f"{var_name} is not a valid hex color code")
+    return value
+
+
+def stream_to_dict(
+    stream: Stream, setting_values: dict[int, Any], *, subscriber_count: int, group_names: dict[int, str]
+) -> dict[str, Any]:
+    """Zulip's BasicChannel: GET /streams, `stream` events and the channel part of a subscription.
+    `setting_values` maps setting group ids to their API values (groups.setting_values_for_api)."""
+    post_policy = POST_POLICY_BY_GROUP.get(group_names.get(stream.can_send_message_group_id, ""), 1)
+    return {
+        "stream_id": stream.id,
+        "name": stream.name,
+        "description": stream.description,
+        "rendered_description": stream.rendered_description,
+        "date_created": int(stream.date_created.timestamp()),
+        "creator_id": stream.creator_id,
+        "invite_only": stream.invite_only,
+        "is_web_public": stream.is_web_public,
+        "history_public_to_subscribers": stream.history_public_to_subscribers,
+        "is_archived": stream.deactivated,
+        "first_message_id": stream.first_message_id,
+        "message_retention_days": stream.message_retention_days,
+        "folder_id": None,
+        "topics_policy": stream.topics_policy,
+        "stream_post_policy": post_policy,
+        "is_announcement_only": post_policy == 2,
+        "is_recently_active": True,
+        "stream_weekly_traffic": None,
+        "subscriber_count": subscriber_count,
+        **{name: setting_values[getattr(stream, f"{name}_id")] for name in Stream.SETTINGS},
+    }
+
+
+def subscription_to_dict(
+    sub: Subscription, channel: dict[str, Any], *, subscribers: list[int] | None
+) -> dict[str, Any]:
+    """Zulip's Subscription object: the channel, the user's settings for it and, if asked, its
+    subscribers. Notification settings are null when they follow the user's defaults."""
+    result = {
+        **channel,
+        "color": sub.color,
+        "is_muted": sub.is_muted,
+        "in_home_view": not sub.is_muted,
+        "pin_to_top": sub.pin_to_top,
+        **{name: getattr(sub, name) for name in NOTIFICATION_PROPERTIES},
+    }
+    if subscribers is not None:
+        result["subscribers"] = sorted(subscribers)
+    return result
+
+
+def fill_null_notification_settings(subscription: dict[str, Any]) -> dict[str, Any]:
+    """For clients without the `notification_settings_null` capability: null means the default."""
+    return {
+        **subscription,
+        **{
+            name: default if subscription.get(name) is None else subscription[name]
+            for name, default in DEFAULT_STREAM_NOTIFICATIONS.items()
+            if name in subscription
+        },
+    }
+
+
+def user_topic_to_dict(user_topic: UserTopic) -> dict[str, Any]:
+    return {
+        "stream_id": user_topic.stream_id,
+        "topic_name": user_topic.topic_name,
+        "last_updated": int(user_topic.last_updated.timestamp()),
+        "visibility_policy": user_topic.visibility_policy,
+    }
+
+
+# --- parameters -----------------------------------------------------------------------------------
+
+
+class NewSubscription(BaseModel):
+    model_config = ConfigDict(extra="ignore", strict=True)
+
+    name: str
+    color: str | None = None
+    description: Annotated[str, Field(max_length=Stream.MAX_DESCRIPTION_LENGTH)] | None = None
+
+    @field_validator("color")
+    @classmethod
+    def _color(cls, value: str | None) -> str | None:
+        return None if value is None else check_color("add.color", value)
+
+
+# An empty list means the user themself, as no list does (Zulip's `if principals:`).
+Principals = (
+    Annotated[list[Id], Field(max_length=MAX_ITEMS)] | Annotated[list[str], Field(max_length=MAX_ITEMS)]
+)
+
+
+class _ChannelSettings(Params):
+    """The group settings a channel is created with (a group id or {direct_members, direct_subgroups})."""
+
+    can_add_subscribers_group: Json[Any] = None
+    can_administer_channel_group: Json[Any] = None
+    can_remove_subscribers_group: Json[Any] = None
+    can_send_message_group: Json[Any] = None
+    can_subscribe_group: Json[Any] = None
+
+    _settings = field_validator(*Stream.SETTINGS)(_parse_setting)
+
+    def group_settings(self) -> dict[str, GroupSettingValue]:
+        return {name: getattr(self, name) for name in Stream.SETTINGS if getattr(self, name) is not None}
+
+
+class SubscribeParams(_ChannelSettings):
+    subscriptions: Json[Annotated[list[NewSubscription], Field(max_length=MAX_ITEMS)]]
+    principals: Json[Principals] | None = None
+    authorization_errors_fatal: Json[bool] = True
+    announce: Json[bool] = False
+    invite_only: Json[bool] = False
+    is_web_public: Json[bool] = False
+    is_default_stream: Json[bool] = False
+    history_public_to_subscribers: Json[bool] | None = None
+    message_retention_days: Json[str | int] = "realm_default"
+    topics_policy: str | None = None
+
+
+class UnsubscribeParams(Params):
+    subscriptions: Json[Annotated[list[str], Field(max_length=MAX_ITEMS)]]
+    principals: Json[Principals] | None = None
+
+
+class ListSubscriptionsParams(Params):
+    include_subscribers: Json[bool] = False
+
+
+class SubscriptionPropertyChange(BaseModel):
+    model_config = ConfigDict(extra="ignore", strict=True)
+
+    stream_id: Id
+    property: str
+    value: bool | str
+
+
+class UpdateSubscriptionPropertyParams(Params):
+    property: str
+    # A JSON boolean, else the raw string (a color).
+    value: Annotated[Json[bool] | str, Field(union_mode="left_to_right")]
+
+
+class BulkSubscriptionPropertiesParams(Params):
+    subscription_data: Json[Annotated[list[SubscriptionPropertyChange], Field(max_length=MAX_ITEMS)]]
+
+
+class UserTopicParams(Params):
+    stream_id: Json[Id]
+    topic: str
+    visibility_policy: Json[int]
+
+    @field_validator("visibility_policy")
+    @classmethod
+    def _policy(cls, value: int) -> int:
+        if value not in UserTopic.VisibilityPolicy.values:
+            raise ParamError("Invalid visibility_policy")
+        return value
+
+
+class GetStreamsParams(Params):
+    include_public: Json[bool] = True
+    include_web_public: Json[bool] = False
+    include_subscribed: Json[bool] = True
+    exclude_archived: Json[bool] = True
+    include_all: Json[bool] = False
+    include_all_active: Json[bool] = False
+    include_default: Json[bool] = False
+    include_owner_subscribed: Json[bool] = False
+
+
+class GetStreamIdParams(Params):
+    stream: str
+
+
+class UpdateStreamParams(Params):
+    description: Annotated[str, Field(max_length=Stream.MAX_DESCRIPTION_LENGTH)] | None = None
+    new_name: str | None = None
+    is_private: Json[bool] | None = None
+    is_web_public: Json[bool] | None = None
+    history_public_to_subscribers: Json[bool] | None = None
+    is_default_stream: Json[bool] | None = None
+    message_retention_days: Json[str | int] | None = None
+    topics_policy: str | None = None
+    can_add_subscribers_group: Json[Any] = None
+    can_administer_channel_group: Json[Any] = None
+    can_remove_subscribers_group: Json[Any] = None
+    can_send_message_group: Json[Any] = None
+    can_subscribe_group: Json[Any] = None
+
+    _settings = field_validator(*Stream.SETTINGS)(_parse_setting_change)
+
+    def group_setting_changes(self) -> dict[str, GroupSettingChange]:
+        return {name: getattr(self, name) for name in Stream.SETTINGS if getattr(self, name) is not None}
+
+
+class LegacyMuteTopicParams(Params):
+    stream_id: Json[Id] | None = None
+    stream: str | None = None
+    topic: str
+    op: Literal["add", "remove"]

@@ -1,0 +1,230 @@
+"""The events channel changes send: their exact shapes, order and recipients."""
+
+import pytest
+
+from apps.subscriptions.models import Stream
+from tests.api import ApiClient, assert_success
+
+# Events leave on commit: these tests commit for real.
+pytestmark = pytest.mark.django_db(transaction=True)
+
+TYPES = ["stream", "subscription", "user_topic", "muted_topics"]
+
+
+@pytest.fixture
+def queue_of(event_backend):
+    """`queue_of(user, event_types=TYPES, **params)` -> a function returning the queue's new events."""
+
+    def make(user, event_types=TYPES, **params):
+        api = ApiClient(user)
+        queue_id = assert_success(api.post("/register", {"event_types": event_types, **params}))["queue_id"]
+        seen = [-1]
+
+        def events():
+            body = assert_success(
+                api.get("/events", {"queue_id": queue_id, "last_event_id": seen[0], "dont_block": True})
+            )
+            if body["events"]:
+                seen[0] = body["events"][-1]["id"]
+            return [{k: v for k, v in e.items() if k != "id"} for e in body["events"]]
+
+        return events
+
+    return make
+
+
+def kinds(events):
+    return [(e["type"], e.get("op")) for e in events]
+
+
+def subscribe(user, names, **params):
+    return assert_success(
+        ApiClient(user).post("/users/me/subscriptions", {"subscriptions": [{"name": n} for n in names], **params})
+    )
+
+
+def test_creating_a_public_channel_tells_everyone_who_can_see_it(queue_of, owner, admin, member, guest):
+    mine, admins, guests = queue_of(member), queue_of(admin), queue_of(guest)
+    subscribe(member, ["design"])
+    stream = Stream.objects.get(name="design")
+
+    events = mine()
+    assert kinds(events) == [("stream", "create"), ("subscription", "add")]
+    assert [s["name"] for s in events[0]["streams"]] == ["design"]
+    [sub] = events[1]["subscriptions"]
+    assert (sub["stream_id"], sub["subscribers"], sub["color"]) == (stream.id, [member.id], "#76ce90")
+
+    events = admins()
+    assert kinds(events) == [("stream", "create"), ("subscription", "peer_add")]
+    assert (events[1]["stream_ids"], events[1]["user_ids"]) == ([stream.id], [member.id])
+    assert guests() == []  # guests see only their own channels
+
+
+def test_subscribing_many_users_sends_one_peer_event(queue_of, owner, admin, member, moderator, make_stream):
+    stream = make_stream("design")
+    watching = queue_of(owner)
+    queues = {user.id: queue_of(user) for user in (admin, member, moderator)}
+    subscribe(admin, ["design"], principals=[admin.id, member.id, moderator.id])
+
+    assert watching() == [
+        {
+            "type": "subscription",
+            "op": "peer_add",
+            "stream_ids": [stream.id],
+            "user_ids": sorted([admin.id, member.id, moderator.id]),
+        }
+    ]
+    for user_id, events in queues.items():
+        events = events()
+        assert kinds(events) == [("subscription", "add")], user_id
+        assert events[0]["subscriptions"][0]["subscribers"] == sorted([admin.id, member.id, moderator.id])
+
+
+def test_private_channels_are_announced_only_to_those_who_can_see_them(
+    queue_of, owner, admin, member, moderator, make_stream
+):
+    stream = make_stream("secret", owner, private=True)
+    outsider, admins, joining = queue_of(moderator), queue_of(admin), queue_of(member)
+    subscribe(owner, ["secret"], principals=[member.id])
+
+    assert outsider() == []
+    assert kinds(admins()) == [("subscription", "peer_add")]
+    # The new subscriber could not see the channel: it is created for them, then they join it.
+    events = joining()
+    assert kinds(events) == [("stream", "create"), ("subscription", "add")]
+    assert events[0]["streams"][0]["stream_id"] == stream.id
+
+
+def test_unsubscribing_sends_remove_and_peer_remove(queue_of, owner, member, make_stream):
+    stream = make_stream("design", owner, member)
+    mine, others = queue_of(member), queue_of(owner)
+    body = assert_success(ApiClient(member).delete("/users/me/subscriptions", {"subscriptions": ["design"]}))
+    assert body["removed"] == ["design"]
+    assert mine() == [
+        {"type": "subscription", "op": "remove", "subscriptions": [{"stream_id": stream.id, "name": "design"}]}
+    ]
+    assert others() == [
+        {"type": "subscription", "op": "peer_remove", "stream_ids": [stream.id], "user_ids": [member.id]}
+    ]
+
+
+def test_muting_sends_two_updates_in_zulips_order(queue_of, member, make_stream):
+    stream = make_stream("design", member)
+    events = queue_of(member)
+    assert_success(
+        ApiClient(member).patch(f"/users/me/subscriptions/{stream.id}", {"property": "is_muted", "value": True})
+    )
+    assert events() == [
+        {"type": "subscription", "op": "update", "stream_id": stream.id, "property": "in_home_view", "value": False},
+        {"type": "subscription", "op": "update", "stream_id": stream.id, "property": "is_muted", "value": True},
+    ]
+    assert_success(
+        ApiClient(member).patch(f"/users/me/subscriptions/{stream.id}", {"property": "color", "value": "#abc"})
+    )
+    assert events() == [
+        {"type": "subscription", "op": "update", "stream_id": stream.id, "property": "color", "value": "#abc"}
+    ]
+
+
+def test_null_notification_settings_only_for_clients_that_take_them(queue_of, member, make_stream):
+    make_stream("design")
+    legacy = queue_of(member)
+    modern = queue_of(member, client_capabilities={"notification_settings_null": True})
+    subscribe(member, ["design"])
+    [old] = legacy()[0]["subscriptions"]
+    [new] = modern()[0]["subscriptions"]
+    assert (old["desktop_notifications"], old["wildcard_mentions_notify"]) == (False, True)
+    assert (new["desktop_notifications"], new["wildcard_mentions_notify"]) == (None, None)
+
+
+def test_topic_policy_events_and_the_legacy_muted_topics(queue_of, member, make_stream):
+    stream = make_stream("design", member)
+    both = queue_of(member, event_types=["user_topic", "muted_topics"])
+    legacy_only = queue_of(member, event_types=["muted_topics"])
+    everything = queue_of(member, event_types=None)
+    api = ApiClient(member)
+    assert_success(api.post("/user_topics", {"stream_id": stream.id, "topic": "lunch", "visibility_policy": 1}))
+
+    [event] = both()
+    assert event["type"] == "user_topic"
+    assert (event["stream_id"], event["topic_name"], event["visibility_policy"]) == (stream.id, "lunch", 1)
+    [legacy] = legacy_only()
+    assert legacy["type"] == "muted_topics"
+    assert [row[:2] for row in legacy["muted_topics"]] == [["design", "lunch"]]
+    assert [e["type"] for e in everything()] == ["muted_topics", "user_topic"]
+
+    # Setting what is set changes nothing; 0 removes the policy.
+    assert_success(api.post("/user_topics", {"stream_id": stream.id, "topic": "lunch", "visibility_policy": 1}))
+    assert both() == []
+    assert_success(api.post("/user_topics", {"stream_id": stream.id, "topic": "LUNCH", "visibility_policy": 0}))
+    [event] = both()
+    assert (event["topic_name"], event["visibility_policy"]) == ("lunch", 0)
+
+
+def test_channel_changes_reach_those_who_see_the_channel(queue_of, owner, admin, member, guest, make_stream):
+    stream = make_stream("design", member)
+    members, guests = queue_of(owner), queue_of(guest)
+    api = ApiClient(admin)
+    assert_success(api.patch(f"/streams/{stream.id}", {"description": "**Bold** plans"}))
+    assert_success(api.patch(f"/streams/{stream.id}", {"new_name": "Design"}))
+    events = members()
+    assert events[0] == {
+        "type": "stream",
+        "op": "update",
+        "stream_id": stream.id,
+        "name": "design",
+        "property": "description",
+        "value": "**Bold** plans",
+        "rendered_description": "<p><strong>Bold</strong> plans</p>",
+    }
+    assert (events[1]["property"], events[1]["name"], events[1]["value"]) == ("name", "design", "Design")
+    assert_success(api.delete(f"/streams/{stream.id}"))
+    [archived] = members()
+    assert (archived["op"], archived["stream_ids"]) == ("delete", [stream.id])
+    assert guests() == []
+
+
+def test_making_a_channel_private_hides_it_from_outsiders(queue_of, owner, admin, member, moderator, make_stream):
+    stream = make_stream("design", member, admin)  # changing privacy needs access to the content
+    outsider, insider = queue_of(moderator), queue_of(member)
+    assert_success(ApiClient(admin).patch(f"/streams/{stream.id}", {"is_private": True}))
+    assert kinds(outsider()) == [("stream", "delete")]
+    [update] = insider()
+    assert (update["property"], update["value"], update["history_public_to_subscribers"]) == (
+        "invite_only",
+        True,
+        False,
+    )
+    assert_success(ApiClient(admin).patch(f"/streams/{stream.id}", {"is_private": False}))
+    assert kinds(outsider()) == [("stream", "create"), ("stream", "update")]
+
+
+def test_refused_changes_send_nothing(queue_of, owner, member, moderator, make_stream):
+    stream = make_stream("design", owner, member)
+    watching = queue_of(owner)
+    api = ApiClient(moderator)
+    response = api.delete("/users/me/subscriptions", {"subscriptions": ["design"], "principals": [member.id]})
+    assert response.status_code == 400
+    response = api.patch(f"/streams/{stream.id}", {"new_name": "taken over"})
+    assert response.status_code == 400
+    assert watching() == []
+
+
+def test_register_state_of_channels(queue_of, owner, member, guest, make_stream):
+    joined = make_stream("joined", member)
+    left = make_stream("left", member)
+    make_stream("secret", owner, private=True)
+    public = make_stream("public")
+    assert_success(ApiClient(member).delete("/users/me/subscriptions", {"subscriptions": ["left"]}))
+    state = assert_success(
+        ApiClient(member).post(
+            "/register", {"fetch_event_types": ["subscription", "stream"], "include_subscribers": "true"}
+        )
+    )
+    assert [s["stream_id"] for s in state["subscriptions"]] == [joined.id]
+    assert state["subscriptions"][0]["subscribers"] == [member.id]
+    assert [s["stream_id"] for s in state["unsubscribed"]] == [left.id]
+    assert [s["stream_id"] for s in state["never_subscribed"]] == [public.id]
+    assert sorted(s["name"] for s in state["streams"]) == ["joined", "left", "public"]
+    guest_state = assert_success(ApiClient(guest).post("/register", {"fetch_event_types": ["subscription", "stream"]}))
+    assert (guest_state["subscriptions"], guest_state["never_subscribed"], guest_state["streams"]) == ([], [], [])

@@ -1,0 +1,71 @@
+"""Query counts that must not grow with channels, subscribers or users (pinned)."""
+
+import pytest
+from django.db import connection
+from django.test.utils import CaptureQueriesContext
+
+from apps.subscriptions.actions import bulk_add_subscriptions
+from apps.subscriptions.models import Subscription
+from apps.users.models import User
+from tests.api import ApiClient, assert_success
+from tests.factories import UserFactory
+
+
+def count_queries(call) -> int:
+    with CaptureQueriesContext(connection) as queries:
+        call()
+    return len(queries)
+
+
+def grow(realm, make_stream, member, *, channels: int, subscribers: int) -> None:
+    users = [UserFactory(realm=realm) for _ in range(subscribers)]
+    for n in range(channels):
+        make_stream(f"channel {len(users)}-{n}", member, *users)
+        make_stream(f"private {len(users)}-{n}", *users, private=True)
+
+
+@pytest.mark.parametrize(
+    ("path", "params"),
+    [
+        ("/users/me/subscriptions", {"include_subscribers": True}),
+        ("/streams", {}),
+    ],
+)
+def test_channel_lists_take_a_fixed_number_of_queries(realm, member, make_stream, path, params):
+    api = ApiClient(member)
+    grow(realm, make_stream, member, channels=1, subscribers=1)
+    assert_success(api.get(path, params))  # caches warm (the organization by host)
+    small = count_queries(lambda: assert_success(api.get(path, params)))
+    grow(realm, make_stream, member, channels=5, subscribers=8)
+    assert count_queries(lambda: assert_success(api.get(path, params))) == small
+
+
+def test_register_takes_a_fixed_number_of_queries(realm, member, make_stream, event_backend):
+    api = ApiClient(member)
+    params = {"fetch_event_types": ["subscription", "stream", "user_topic"], "include_subscribers": "true"}
+    grow(realm, make_stream, member, channels=1, subscribers=1)
+    assert_success(api.post("/register", params))  # caches warm (the organization by host)
+    small = count_queries(lambda: assert_success(api.post("/register", params)))
+    grow(realm, make_stream, member, channels=5, subscribers=8)
+    body = {}
+    large = count_queries(lambda: body.update(assert_success(api.post("/register", params))))
+    assert large == small
+    assert len(body["subscriptions"]) == 6
+
+
+def test_subscribing_a_thousand_users_is_a_bulk_operation(realm, admin, make_stream):
+    stream = make_stream("everyone")
+    User.objects.bulk_create(
+        User(realm=realm, delivery_email=f"bulk{n}@example.com", full_name=f"Bulk {n}", api_key=f"{n:032d}")
+        for n in range(1000)
+    )
+    users = list(User.objects.filter(realm=realm, delivery_email__startswith="bulk"))
+    with CaptureQueriesContext(connection) as queries:
+        subscribed, already = bulk_add_subscriptions(realm, [stream], users, acting_user=admin)
+    assert (len(subscribed), len(already)) == (1000, 0)
+    assert Subscription.objects.filter(stream=stream, active=True).count() == 1000
+    # Inserts are batched by the database's limit on parameters (SQLite: 999); everything else,
+    # events included, is a handful of queries.
+    inserts = [q for q in queries if q["sql"].startswith('INSERT INTO "subscriptions_subscription"')]
+    assert len(queries) - len(inserts) <= 25, [q["sql"][:80] for q in queries]
+    assert len(inserts) <= 15
