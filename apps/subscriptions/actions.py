@@ -545,7 +545,9 @@ def principals_to_users(acting_user: User, principals: list[int] | list[str]) ->
     deactivated" (BAD_REQUEST) for any other, another organization's users included."""
     wanted = list(dict.fromkeys(principals))
     if isinstance(wanted[0], str):
-        return [access_user_by_email(acting_user, email, allow_bots=True) for email in wanted]
+        # One user however many spellings of their email (emails are case-insensitive).
+        found = (access_user_by_email(acting_user, email, allow_bots=True) for email in wanted)
+        return list({user.id: user for user in found}.values())
     users = {u.id: u for u in User.objects.filter(realm_id=acting_user.realm_id, id__in=wanted)}
     for user_id in wanted:
         if user_id not in users:

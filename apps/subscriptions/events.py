@@ -19,6 +19,7 @@ def subscription_state(context: StateContext) -> dict:
     user, options = context.user, context.options
     subs = [s for s in subscriptions_of_user(user) if not s.stream.deactivated]
     visible = visible_streams(user)
+    visible_ids = {stream.id for stream in visible}
     known = {s.stream_id for s in subs}
     never = [stream for stream in visible if stream.id not in known]
     streams = [s.stream for s in subs] + never
@@ -42,7 +43,8 @@ def subscription_state(context: StateContext) -> dict:
         never_subscribed.append(shape)
     return {
         "subscriptions": [one(s) for s in subs if s.active],
-        "unsubscribed": [one(s) for s in subs if not s.active],
+        # Only channels the user can still see: a private channel left is gone, as in Zulip.
+        "unsubscribed": [one(s) for s in subs if not s.active and s.stream_id in visible_ids],
         "never_subscribed": never_subscribed,
     }
 

@@ -18,6 +18,7 @@ from apps.subscriptions.selectors import (
 )
 from apps.subscriptions.serializers import (
     BOOLEAN_PROPERTIES,
+    COLOR_RE,
     EMPTY_TOPIC_DISPLAY_NAME,
     MAX_TOPIC_LENGTH,
     BulkSubscriptionPropertiesParams,
@@ -31,7 +32,6 @@ from apps.subscriptions.serializers import (
     UpdateStreamParams,
     UpdateSubscriptionPropertyParams,
     UserTopicParams,
-    check_color,
     subscription_to_dict,
 )
 from apps.users.models import User
@@ -117,7 +117,8 @@ def apply_property_changes(user: User, changes: list[SubscriptionPropertyChange]
         if change.property == "color":
             if not isinstance(value, str):
                 raise JsonableError("color is not a string")
-            value = check_color("color", value)
+            if not COLOR_RE.fullmatch(value):  # check_color's error is for parameter validators only
+                raise JsonableError("color is not a valid hex color code")
         elif change.property in BOOLEAN_PROPERTIES:
             if not isinstance(value, bool):
                 raise JsonableError(f"{change.property} is not a boolean")
