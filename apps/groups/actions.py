@@ -375,6 +375,13 @@ def group_deactivation_objections(group: UserGroup) -> list[dict[str, Any]]:
         settings = [name for name in UserGroup.SETTINGS if getattr(other, f"{name}_id") in users_of_group]
         if settings:
             objections.append({"type": "user_group", "group_id": other.id, "settings": settings})
+    # Channels' settings too (imported here: channels are built on groups, not the other way).
+    from apps.subscriptions.models import Stream
+
+    for stream in Stream.objects.filter(realm_id=group.realm_id, deactivated=False).order_by("id"):
+        settings = [name for name in Stream.SETTINGS if getattr(stream, f"{name}_id") in users_of_group]
+        if settings:
+            objections.append({"type": "channel", "channel_id": stream.id, "settings": settings})
     return objections
 
 

@@ -17,7 +17,12 @@ from django.utils import timezone
 from apps.core.errors import ErrorCode, JsonableError, OrganizationOwnerRequiredError
 from apps.core.markdown import render_markdown
 from apps.events.publish import send_event_on_commit
-from apps.groups.actions import _api_value_as_setting, _normalize, _same_value, resolve_group_setting
+from apps.groups.actions import (
+    check_group_setting_change,
+    check_group_setting_value,
+    delete_unused_setting_group,
+    normalize_group_setting_value,
+)
 from apps.groups.models import GROUP_CREATOR, SystemGroups, UserGroup
 from apps.groups.selectors import setting_values_for_api, system_groups
 from apps.groups.serializers import AnonymousGroupValue, GroupSettingChange, GroupSettingValue
@@ -111,13 +116,13 @@ def resolve_channel_settings(
     result = {}
     for name, setting in Stream.SETTINGS.items():
         if name in given:
-            value = _normalize(given[name], nobody.id)
+            value = normalize_group_setting_value(given[name], realm.id)
         elif setting.default == GROUP_CREATOR:
             value = AnonymousGroupValue((creator.id,), ()) if creator is not None else nobody.id
         else:
             result[name] = groups[setting.default]
             continue
-        result[name] = resolve_group_setting(realm, name, value, setting=setting)
+        result[name] = check_group_setting_value(realm, name, value, setting=setting)
     return result
 
 
@@ -490,35 +495,22 @@ def do_change_stream_permission(
 
 @transaction.atomic
 def do_change_stream_group_setting(stream: Stream, name: str, change: GroupSettingChange, *, acting_user: User) -> bool:
-    """Set a group setting (Zulip's {new, old} form: `old`, when given, must be the current value:
-    "'old' value does not match the expected value."). Returns whether it changed.
+    """Set a group setting (Zulip's {new, old} form: `old`, when given, must be the current value,
+    else EXPECTATION_MISMATCH). Returns whether it changed.
 
-    Emits: stream/update {property: name, value: the API value}.
+    Emits: stream/update {property: name, value: the API value}; and, when the change makes the
+    channel visible or invisible to some users, stream/create or stream/delete to them.
     """
-    nobody = system_groups(stream.realm_id)[SystemGroups.NOBODY].id
     current = getattr(stream, name)
-    current_value = _api_value_as_setting(setting_values_for_api(stream.realm_id, [current.id])[current.id])
-    if change.old is not None and not _same_value(_normalize(change.old, nobody), current_value):
-        raise JsonableError("'old' value does not match the expected value.", code=ErrorCode.EXPECTATION_MISMATCH)
-    new_value = _normalize(change.new, nobody)
-    if _same_value(new_value, current_value):
+    new_value = check_group_setting_change(change, current=current)
+    if new_value is None:
         return False
     before = metadata_access_user_ids(stream.realm, [stream])[stream.id]
-    group = resolve_group_setting(stream.realm, name, new_value, current=current, setting=Stream.SETTINGS[name])
+    group = check_group_setting_value(stream.realm, name, new_value, setting=Stream.SETTINGS[name], current=current)
     setattr(stream, name, group)
     stream.save(update_fields=[name])
-    if current.is_anonymous and current.id != group.id:
-        current.delete()
-    after = metadata_access_user_ids(stream.realm, [stream])[stream.id]
-    if before - after:
-        event = {
-            "type": "stream",
-            "op": "delete",
-            "streams": [stream_dicts([stream])[stream.id]],
-            "stream_ids": [stream.id],
-        }
-        send_event_on_commit(stream.realm_id, event, before - after)
-    send_stream_creation(stream.realm, [stream], only_to=after - before)
+    delete_unused_setting_group(current, group)
+    _send_visibility_changes(stream, before)
     _send_stream_update(stream, name, setting_values_for_api(stream.realm_id, [group.id])[group.id])
     return True
 
@@ -601,14 +593,13 @@ def check_add_subscriptions(user: User, params: SubscribeParams) -> dict[str, An
     if params.is_web_public:
         raise JsonableError("Web-public channels are not enabled.")
     retention = parse_message_retention_days(params.message_retention_days)
-    if retention is not None and not user.is_owner:
-        raise OrganizationOwnerRequiredError()
     topics_policy = parse_topics_policy(params.topics_policy or Stream.TopicsPolicy.INHERIT)
     if topics_policy != Stream.TopicsPolicy.INHERIT and not user.is_admin:
         raise JsonableError("Insufficient permission")
-    history_public = params.history_public_to_subscribers
-    if not params.invite_only and history_public is False:
-        raise JsonableError("Invalid parameters")
+    # A public channel's history is public to its subscribers whatever was asked (as in Zulip).
+    history_public = params.history_public_to_subscribers if params.invite_only else True
+    if params.is_default_stream:
+        raise JsonableError("Default channels are not supported.")
 
     existing = streams_by_name(realm, [item.name for item in wanted.values()])
     membership = Membership(user)
@@ -626,6 +617,8 @@ def check_add_subscriptions(user: User, params: SubscribeParams) -> dict[str, An
     if unauthorized and params.authorization_errors_fatal:
         raise JsonableError(f"Unable to access channel ({unauthorized[0].name}).")
 
+    if retention is not None and not user.is_owner and len(existing) < len(wanted):
+        raise OrganizationOwnerRequiredError()  # a setting of the channels being created
     missing = [
         NewChannel(item.name, check_description(item.description or ""))
         for key, item in wanted.items()
@@ -709,7 +702,9 @@ def access_stream_to_administer(user: User, stream_id: int) -> Stream:
         return stream
     is_subscribed = Subscription.objects.filter(user=user, stream=stream, active=True).exists()
     if has_metadata_access(membership, stream, is_subscribed=is_subscribed):
-        raise JsonableError("You do not have permission to administer this channel.")
+        raise JsonableError(
+            "You do not have permission to administer this channel.", code=ErrorCode.CANNOT_ADMINISTER_CHANNEL
+        )
     raise JsonableError("Invalid channel ID")
 
 

@@ -117,3 +117,6 @@ class UserTopicAdmin(admin.ModelAdmin):
 
     def has_change_permission(self, request, obj=None) -> bool:
         return False  # each user's own choice
+
+    def has_delete_permission(self, request, obj=None) -> bool:
+        return False  # the user's clients would not hear of it (no event): users change their own

@@ -130,9 +130,7 @@ class NewSubscription(BaseModel):
 
 
 # An empty list means the user themself, as no list does (Zulip's `if principals:`).
-Principals = (
-    Annotated[list[Id], Field(max_length=MAX_ITEMS)] | Annotated[list[str], Field(max_length=MAX_ITEMS)]
-)
+Principals = Annotated[list[Id], Field(max_length=MAX_ITEMS)] | Annotated[list[str], Field(max_length=MAX_ITEMS)]
 
 
 class _ChannelSettings(Params):

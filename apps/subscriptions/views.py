@@ -214,7 +214,7 @@ class StreamIdView(ApiView):
 
     def get(self, request: Request):
         params = parse_params(GetStreamIdParams, request)
-        stream, _ = access_stream_by_name(request.user, params.stream, require_content_access=False)
+        stream, _ = access_stream_by_name(request.user, params.stream)
         return json_success(request, {"stream_id": stream.id})
 
 

@@ -386,9 +386,15 @@ def test_subscribe_invite_only_with_public_history(member):
     assert (stream.invite_only, stream.history_public_to_subscribers) == (True, True)
 
 
-def test_subscribe_public_channel_with_protected_history_is_refused(member):
+def test_subscribe_public_channel_always_has_public_history(member):
+    assert_success(subscribe(member, "odd", history_public_to_subscribers=False))
+    stream = Stream.objects.get(name="odd")
+    assert (stream.invite_only, stream.history_public_to_subscribers) == (False, True)
+
+
+def test_subscribe_as_default_channel_is_refused(admin):
     before = db_state()
-    refused(subscribe(member, "odd", history_public_to_subscribers=False), "Invalid parameters", before)
+    refused(subscribe(admin, "everyone", is_default_stream=True), "Default channels are not supported.", before)
 
 
 def test_subscribe_web_public_is_refused(owner):
@@ -402,6 +408,13 @@ def test_subscribe_message_retention_days_needs_an_owner(admin):
         subscribe(admin, "kept", message_retention_days=30), "Must be an organization owner", before,
         code="UNAUTHORIZED_PRINCIPAL",
     )  # fmt: skip
+
+
+def test_message_retention_days_only_matters_for_channels_created(admin, member, make_stream):
+    make_stream("kept")
+    body = assert_success(subscribe(admin, "kept", message_retention_days=30))
+    assert body["subscribed"] == {str(admin.id): ["kept"]}
+    assert Stream.objects.get(name="kept").message_retention_days is None
 
 
 # The special values are JSON strings, as in Zulip (`Json[str] | Json[int]`).
@@ -1221,6 +1234,7 @@ def test_delete_stream_refused_for_other_members(member, design, realm):
         ApiClient(other).delete(f"/streams/{design.id}"),
         "You do not have permission to administer this channel.",
         before,
+        code="CANNOT_ADMINISTER_CHANNEL",
     )
 
 
