@@ -18,15 +18,6 @@ from tests.factories import UserFactory
 
 
 @pytest.fixture
-def staff(owner):
-    owner.is_staff = owner.is_superuser = True
-    owner.save()
-    client = Client()
-    client.force_login(owner)
-    return client
-
-
-@pytest.fixture
 def events_of(settings, django_capture_on_commit_callbacks):
     """`with events_of(user) as received:`: the stream and subscription events the user's queue got
     from what the block did (so from an action: the admin never writes rows itself)."""
