@@ -5,7 +5,10 @@ from markdown_it import MarkdownIt
 
 # CommonMark with raw HTML disabled; nh3 then removes anything unsafe that slipped through
 # (e.g. javascript: links) and adds rel="noopener noreferrer" to links.
-_markdown = MarkdownIt("commonmark", {"html": False}).enable("strikethrough").enable("table")
+# Bare URLs become links, as in Zulip (linkify-it-py).
+_markdown = (
+    MarkdownIt("commonmark", {"html": False, "linkify": True}).enable("strikethrough").enable("table").enable("linkify")
+)
 
 ALLOWED_TAGS = {
     "a", "p", "br", "strong", "em", "del", "code", "pre", "blockquote", "ul", "ol", "li",

@@ -206,8 +206,7 @@ def custom_profile_data(users: QuerySet[User] | list[User]) -> dict[int, dict[st
 
 
 def max_message_id_for_user(user: User) -> int:
-    """The newest message id the user has received; -1 while there is none.
+    """The newest message id the user has received; -1 while there is none."""
+    from apps.messages.selectors import max_message_id
 
-    No message can exist until the messages app lands, so this is always -1 for now.
-    """
-    return -1
+    return max_message_id(user)

@@ -42,6 +42,7 @@ INSTALLED_APPS = [
     "apps.users",
     "apps.groups",
     "apps.subscriptions",
+    "apps.messages",
     "apps.events",
     "apps.directory",
 ]
@@ -151,6 +152,11 @@ RATE_LIMITING_ENABLED = env.bool("RATE_LIMITING_ENABLED", default=True)
 RATE_LIMIT_API_BY_USER = (cfg.positive_int("RATE_LIMIT_API_BY_USER", 200), 60)
 RATE_LIMIT_API_BY_IP = (cfg.positive_int("RATE_LIMIT_API_BY_IP", 100), 60)
 RATE_LIMIT_AUTH_FAILURES = (cfg.positive_int("RATE_LIMIT_AUTH_FAILURES", 5), 1800)
+
+# POST /streams/{id}/delete_topic deletes this many messages per transaction, newest first, and
+# answers `complete: false` (the client repeats) once this much time has passed.
+DELETE_TOPIC_BATCH_SIZE = cfg.positive_int("DELETE_TOPIC_BATCH_SIZE", 500)
+DELETE_TOPIC_TIME_BUDGET_SECONDS = float(cfg.positive_int("DELETE_TOPIC_TIME_BUDGET_SECONDS", 50))
 
 # Event queues (apps/events). A queue lives this long after its last poll unless the client asks
 # otherwise (queue_lifespan_secs, up to 7 days); caps bound memory (an evicted queue answers

@@ -70,7 +70,7 @@ def test_own_user_runs_a_fixed_number_of_queries(member, realm, django_assert_nu
         field = CustomProfileFieldFactory(realm=realm)
         check_update_user_custom_profile_data(member, [(field.id, "x")], acting_user=member)
     api = ApiClient(member)
-    with django_assert_num_queries(3):  # organization, user, profile values
+    with django_assert_num_queries(4):  # organization, user, profile values, newest message
         assert_success(api.get("/users/me"))
 
 

@@ -1,0 +1,537 @@
+"""Every change to messages and their flags, muted users, and topic deletion, with their events."""
+
+import hashlib
+import json
+import time
+from collections import defaultdict
+from collections.abc import Sequence
+from typing import Any
+
+from django.conf import settings
+from django.db import IntegrityError, transaction
+from django.db.models import F, Min
+
+from apps.core.errors import ErrorCode, JsonableError, OrganizationAdministratorRequiredError
+from apps.events.publish import send_event_on_commit
+from apps.groups.selectors import is_user_in_group
+from apps.messages.models import (
+    MAX_MESSAGE_LENGTH,
+    MAX_TOPIC_LENGTH,
+    DirectMessageGroup,
+    Message,
+    MutedUser,
+    Recipient,
+    UserMessage,
+)
+from apps.messages.narrow import Term, with_flag_columns
+from apps.messages.rendering import render_message
+from apps.messages.selectors import dm_users_by_recipient, visible_message_flags
+from apps.messages.serializers import EMPTY_TOPIC_DISPLAY_NAME, message_to_dict
+from apps.realms.models import Realm
+from apps.subscriptions.actions import _send_stream_update, do_set_user_topic_visibility_policy, unprintable_position
+from apps.subscriptions.models import Stream, Subscription, UserTopic
+from apps.subscriptions.selectors import Membership, access_stream_by_id, has_content_access, has_metadata_access
+from apps.users.models import User
+from apps.users.selectors import access_user_by_email, access_user_by_id, avatar_url_for_client
+
+TRUNCATED = "\n[message truncated]"
+
+
+class StreamDoesNotExistError(JsonableError):
+    code = ErrorCode.STREAM_DOES_NOT_EXIST
+
+    def __init__(self, name: str) -> None:
+        super().__init__(f"Channel '{name}' does not exist", stream=name)
+
+
+class StreamWithIdDoesNotExistError(JsonableError):
+    code = ErrorCode.STREAM_DOES_NOT_EXIST
+
+    def __init__(self, stream_id: int) -> None:
+        super().__init__(f"Channel with ID '{stream_id}' does not exist", stream_id=stream_id)
+
+
+# --- recipients -----------------------------------------------------------------------------------
+
+
+def get_recipient(kind: int, type_id: int) -> Recipient:
+    recipient = Recipient.objects.filter(type=kind, type_id=type_id).first()
+    if recipient is not None:
+        return recipient
+    try:
+        with transaction.atomic():
+            return Recipient.objects.create(type=kind, type_id=type_id)
+    except IntegrityError:  # created meanwhile by another request
+        return Recipient.objects.get(type=kind, type_id=type_id)
+
+
+def group_recipient(realm: Realm, user_ids: Sequence[int], *, create: bool = True) -> Recipient | None:
+    """The recipient of the group direct message of exactly these users."""
+    ids = sorted(set(user_ids))
+    key = hashlib.sha256(",".join(map(str, ids)).encode()).hexdigest()
+    group = DirectMessageGroup.objects.filter(realm=realm, key=key).first()
+    if group is None:
+        if not create:
+            return None
+        try:
+            with transaction.atomic():
+                group = DirectMessageGroup.objects.create(realm=realm, user_ids=ids, key=key)
+        except IntegrityError:
+            group = DirectMessageGroup.objects.get(realm=realm, key=key)
+    if not create:
+        return Recipient.objects.filter(type=Recipient.Type.DIRECT_MESSAGE_GROUP, type_id=group.id).first()
+    return get_recipient(Recipient.Type.DIRECT_MESSAGE_GROUP, group.id)
+
+
+# --- checking what is sent ------------------------------------------------------------------------
+
+
+def normalize_content(content: str) -> str:
+    content = content.rstrip()
+    if not content.strip():
+        raise JsonableError("Message must not be empty")
+    if len(content) > MAX_MESSAGE_LENGTH:
+        content = content[: MAX_MESSAGE_LENGTH - len(TRUNCATED)] + TRUNCATED
+    return content
+
+
+def normalize_topic(topic: str | None, stream: Stream) -> str:
+    topic = (topic or "").strip()
+    if topic == EMPTY_TOPIC_DISPLAY_NAME:
+        topic = ""
+    if len(topic) > MAX_TOPIC_LENGTH:
+        topic = topic[: MAX_TOPIC_LENGTH - 3] + "..."
+    position = unprintable_position(topic)
+    if position is not None:
+        raise JsonableError(f"Invalid character in topic, at position {position}!")
+    if topic == "" and stream.topics_policy == Stream.TopicsPolicy.DISABLE_EMPTY_TOPIC:
+        raise JsonableError(
+            f'Sending messages to the "{EMPTY_TOPIC_DISPLAY_NAME}" topic is not allowed in this channel.'
+        )
+    if topic and stream.topics_policy == Stream.TopicsPolicy.EMPTY_TOPIC_ONLY:
+        raise JsonableError(f'Only the "{EMPTY_TOPIC_DISPLAY_NAME}" topic is allowed in this channel.')
+    return topic
+
+
+def parse_to(to: str) -> Any:
+    """`to` as clients send it: JSON (an id, a name, a list) when it parses, else the raw text."""
+    try:
+        return json.loads(to)
+    except ValueError:
+        return to
+
+
+def access_stream_for_sending(sender: User, to: Any) -> Stream:
+    """The channel `to` names (id, name, or a one-item list of either), if the sender may post."""
+    if isinstance(to, list) and len(to) == 1:
+        to = to[0]
+    streams = Stream.objects.filter(realm_id=sender.realm_id)
+    if isinstance(to, int) and not isinstance(to, bool):
+        stream = streams.filter(id=to).first()
+        missing: JsonableError = StreamWithIdDoesNotExistError(to)
+    elif isinstance(to, str):
+        stream = streams.filter(name__iexact=to.strip()).first()
+        missing = StreamDoesNotExistError(to.strip())
+    else:
+        raise JsonableError("Invalid data type for channel")
+    membership = Membership(sender)
+    subscribed = stream is not None and Subscription.objects.filter(user=sender, stream=stream, active=True).exists()
+    # A channel the sender may not see does not exist for them.
+    if stream is None or not has_metadata_access(membership, stream, is_subscribed=subscribed):
+        raise missing
+    if stream.deactivated or not (subscribed or has_content_access(membership, stream, is_subscribed=False)):
+        raise JsonableError(f"Not authorized to send to channel '{stream.name}'")
+    if not is_user_in_group(stream.can_send_message_group_id, sender) and not (
+        sender.is_bot and sender.bot_owner and is_user_in_group(stream.can_send_message_group_id, sender.bot_owner)
+    ):
+        raise JsonableError("You do not have permission to post in this channel.")
+    return stream
+
+
+def access_dm_recipients(sender: User, to: Any) -> list[User]:
+    """The people `to` names (ids or emails, a list or a comma-separated string): active users of
+    the sender's organization."""
+    if isinstance(to, int) and not isinstance(to, bool):
+        items: list = [to]
+    elif isinstance(to, str):
+        items = [part.strip() for part in to.split(",") if part.strip()]
+    elif isinstance(to, list):
+        items = to
+    else:
+        raise JsonableError("Invalid data type for recipients")
+    if not items:
+        raise JsonableError("Message must have recipients")
+    users = {}
+    for item in items:
+        if isinstance(item, int) and not isinstance(item, bool):
+            try:
+                user = access_user_by_id(sender, item, allow_deactivated=True, allow_bots=True)
+            except JsonableError:
+                raise JsonableError(f"Invalid user ID {item}") from None
+        elif isinstance(item, str):
+            try:
+                user = access_user_by_email(sender, item, allow_deactivated=True, allow_bots=True)
+            except JsonableError:
+                raise JsonableError(f"Invalid email '{item}'") from None
+        else:
+            raise JsonableError("Invalid data type for recipients")
+        if not user.is_active:
+            raise JsonableError(f"'{item}' is no longer using Parley.")
+        users[user.id] = user
+    return list(users.values())
+
+
+def client_name(user_agent: str) -> str:
+    """Zulip's `client` field: the User-Agent's product name ("ZulipPython/0.9.1 ..." -> "ZulipPython")."""
+    name = user_agent.split("/", 1)[0].split(" ", 1)[0].strip()
+    return name[:40] or "API"
+
+
+# --- sending --------------------------------------------------------------------------------------
+
+
+@transaction.atomic
+def check_send_message(
+    sender: User,
+    *,
+    kind: str,
+    to: str,
+    topic: str | None,
+    content: str,
+    client: str = "API",
+    read_by_sender: bool | None = None,
+) -> Message:
+    """POST /messages: checked, then sent (see do_send_message)."""
+    content = normalize_content(content)
+    target = parse_to(to)
+    if kind in ("stream", "channel"):
+        stream = access_stream_for_sending(sender, target)
+        return do_send_message(
+            sender, stream=stream, topic=normalize_topic(topic, stream), content=content, client=client,
+            read_by_sender=read_by_sender,
+        )  # fmt: skip
+    others = [u for u in access_dm_recipients(sender, target) if u.id != sender.id]
+    return do_send_message(sender, dm_with=others, content=content, client=client, read_by_sender=read_by_sender)
+
+
+def _users_by_name(realm_id: int) -> tuple[dict[str, list[tuple[int, str]]], set[int]]:
+    by_name: dict[str, list[tuple[int, str]]] = defaultdict(list)
+    ids = set()
+    for user_id, full_name in User.objects.filter(realm_id=realm_id, is_active=True).values_list("id", "full_name"):
+        by_name[full_name.lower()].append((user_id, full_name))
+        ids.add(user_id)
+    return by_name, ids
+
+
+@transaction.atomic
+def do_send_message(
+    sender: User,
+    *,
+    content: str,
+    stream: Stream | None = None,
+    topic: str = "",
+    dm_with: Sequence[User] = (),
+    client: str = "API",
+    read_by_sender: bool | None = None,
+) -> Message:
+    """Store the message and a UserMessage row for each recipient (in bulk), with their flags.
+
+    Channel messages go to the channel's active subscribers (and the sender); direct messages to
+    their people. Mentions set `mentioned` (or a wildcard flag); messages from a user the recipient
+    muted arrive read; the sender's copy is read. Emits: message {message, flags} to each recipient
+    (one event per set of flags), and stream/update first_message_id for a channel's first message.
+    """
+    realm = sender.realm
+    by_name, user_ids = _users_by_name(realm.id)
+    rendered = render_message(content, by_name, user_ids)
+    if stream is not None:
+        recipient = get_recipient(Recipient.Type.STREAM, stream.id)
+        receivers = set(
+            Subscription.objects.filter(stream=stream, active=True, user__is_active=True).values_list(
+                "user_id", flat=True
+            )
+        )
+    else:
+        people = sorted({sender.id, *(u.id for u in dm_with)})
+        if len(people) <= 2:
+            other = next((uid for uid in people if uid != sender.id), sender.id)
+            recipient = get_recipient(Recipient.Type.PERSONAL, other)
+        else:
+            recipient = group_recipient(realm, people)
+        receivers = set(people)
+    receivers.add(sender.id)
+    message = Message.objects.create(
+        realm=realm,
+        sender=sender,
+        recipient=recipient,
+        stream=stream,
+        topic=topic if stream is not None else "",
+        content=content,
+        rendered_content=rendered.html,
+        sending_client=client,
+        has_link=rendered.has_link,
+        has_image=rendered.has_image,
+    )
+    flags = _initial_flags(sender, message, receivers, rendered, read_by_sender)
+    UserMessage.objects.bulk_create(
+        [UserMessage(user_id=uid, message=message, flags=bits) for uid, bits in flags.items()], batch_size=5000
+    )
+    if stream is not None and stream.first_message_id is None:
+        Stream.objects.filter(id=stream.id, first_message_id__isnull=True).update(first_message_id=message.id)
+        stream.first_message_id = message.id
+        _send_stream_update(stream, "first_message_id", message.id)
+    _send_message_events(message, flags)
+    return message
+
+
+def _initial_flags(sender: User, message: Message, receivers: set[int], rendered, read_by_sender) -> dict[int, int]:
+    muted_by = set(MutedUser.objects.filter(muted_user=sender, user_id__in=receivers).values_list("user_id", flat=True))
+    topic_participants: set[int] = set()
+    if rendered.topic_wildcard and message.stream_id is not None:
+        topic_participants = set(
+            Message.objects.filter(stream_id=message.stream_id, topic__iexact=message.topic).values_list(
+                "sender_id", flat=True
+            )
+        )
+    flags = {}
+    for uid in receivers:
+        bits = 0
+        if uid in rendered.mentioned_user_ids:
+            bits |= UserMessage.MENTIONED
+        if rendered.stream_wildcard:
+            bits |= UserMessage.STREAM_WILDCARD_MENTIONED
+        if rendered.topic_wildcard and uid in topic_participants:
+            bits |= UserMessage.TOPIC_WILDCARD_MENTIONED
+        if uid in muted_by or (uid == sender.id and read_by_sender is not False):
+            bits |= UserMessage.READ
+        flags[uid] = bits
+    return flags
+
+
+def _send_message_events(message: Message, flags: dict[int, int]) -> None:
+    """Emits: message {message, flags}; recipients with the same flags share one event. The
+    message is rendered for clients that want HTML and for those that want Markdown alike (the
+    queue's options pick, see events.py)."""
+    message.sender = User.objects.select_related("realm").get(id=message.sender_id)
+    people = dm_users_by_recipient([message]) if message.stream_id is None else {}
+    shape = message_to_dict(
+        message,
+        flags=None,
+        dm_users=people.get((message.recipient_id, message.sender_id)),
+        apply_markdown=True,
+        client_gravatar=False,
+        allow_empty_topic_name=True,
+    )
+    # For events.py: the Markdown (for clients without apply_markdown) and whether clients that
+    # compute Gravatar URLs themselves get a null avatar_url.
+    shape["raw_content"] = message.content
+    shape["gravatar"] = avatar_url_for_client(message.sender, client_gravatar=True) is None
+    by_flags: dict[int, list[int]] = defaultdict(list)
+    for uid, bits in flags.items():
+        by_flags[bits].append(uid)
+    for bits, user_ids in by_flags.items():
+        event = {"type": "message", "message": shape, "flags": UserMessage.flag_names(bits)}
+        send_event_on_commit(message.realm_id, event, user_ids)
+
+
+# --- flags ----------------------------------------------------------------------------------------
+
+
+def check_flag(flag: str) -> int:
+    if flag not in UserMessage.FLAG_NAMES:
+        raise JsonableError(f"Invalid flag: '{flag}'")
+    if flag not in UserMessage.EDITABLE_FLAGS:
+        raise JsonableError(f"Flag not editable: '{flag}'")
+    return UserMessage.FLAG_NAMES[flag]
+
+
+@transaction.atomic
+def do_update_message_flags(user: User, op: str, flag: str, message_ids: Sequence[int]) -> list[int]:
+    """Add or remove an editable flag on messages the user may see ("Invalid message(s)" if any is
+    not); returns the ids whose flag changed. A message the user never received (a channel's
+    history) gets a row, marked historical, when a flag is added.
+
+    Emits: update_message_flags {op, flag, messages: the changed ids} to the user.
+    """
+    bit = check_flag(flag)
+    ids = list(dict.fromkeys(message_ids))
+    visible = visible_message_flags(user, ids)
+    if len(visible) != len(ids):
+        raise JsonableError("Invalid message(s)")
+    rows = set(UserMessage.objects.filter(user=user, message_id__in=ids).values_list("message_id", flat=True))
+    historical = [mid for mid in ids if mid not in rows]
+    changed = _change_flag(user, op, bit, [mid for mid in ids if mid in rows])
+    if op == "add" and historical and bit != UserMessage.READ:
+        UserMessage.objects.bulk_create(
+            [UserMessage(user=user, message_id=mid, flags=UserMessage.READ | UserMessage.HISTORICAL | bit)
+             for mid in historical],
+            ignore_conflicts=True,
+        )  # fmt: skip
+        changed = sorted([*changed, *historical])
+    _send_flags_event(user, op, flag, changed)
+    return changed
+
+
+def _change_flag(user: User, op: str, bit: int, message_ids: Sequence[int]) -> list[int]:
+    rows = with_flag_columns(UserMessage.objects.filter(user=user, message_id__in=message_ids)).alias(
+        this_flag=F("flags").bitand(bit)
+    )
+    rows = rows.filter(this_flag=0) if op == "add" else rows.filter(this_flag__gt=0)
+    changed = sorted(rows.values_list("message_id", flat=True))
+    if changed:
+        target = UserMessage.objects.filter(user=user, message_id__in=changed)
+        if op == "add":
+            target.update(flags=F("flags").bitor(bit))
+        else:
+            target.update(flags=F("flags").bitand(~bit))
+    return changed
+
+
+def _send_flags_event(user: User, op: str, flag: str, message_ids: list[int], *, everything: bool = False) -> None:
+    """Emits: update_message_flags {op, operation (its old name), flag, messages, all}."""
+    if not message_ids and not everything:
+        return
+    event = {"type": "update_message_flags", "op": op, "operation": op, "flag": flag, "messages": message_ids,
+             "all": everything}  # fmt: skip
+    if op == "remove" and flag == "read":
+        event["message_details"] = _message_details(user, message_ids)
+    send_event_on_commit(user.realm_id, event, [user.id])
+
+
+def _message_details(user: User, message_ids: list[int]) -> dict[str, dict[str, Any]]:
+    """What a client needs to count messages marked unread again (Zulip's message_details)."""
+    details = {}
+    messages = list(Message.objects.filter(id__in=message_ids))
+    people = dm_users_by_recipient([m for m in messages if m.stream_id is None])
+    flags = dict(UserMessage.objects.filter(user=user, message_id__in=message_ids).values_list("message_id", "flags"))
+    mention_bits = UserMessage.MENTIONED | UserMessage.STREAM_WILDCARD_MENTIONED | UserMessage.TOPIC_WILDCARD_MENTIONED
+    for m in messages:
+        if m.stream_id is not None:
+            entry: dict[str, Any] = {"type": "stream", "stream_id": m.stream_id, "topic": m.topic}
+        else:
+            others = [u.id for u in people[(m.recipient_id, m.sender_id)] if u.id != user.id]
+            entry = {"type": "private", "user_ids": others}
+        if flags.get(m.id, 0) & mention_bits:
+            entry["mentioned"] = True
+        details[str(m.id)] = entry
+    return details
+
+
+@transaction.atomic
+def do_mark_messages_read(user: User, terms: list[Term] | None = None, *, everything: bool = False) -> list[int]:
+    """Mark the user's unread messages read: all of them, or those of a channel/topic narrow.
+    Emits: update_message_flags {op: add, flag: read, messages, all}."""
+    from apps.messages.narrow import NarrowBuilder
+
+    rows = with_flag_columns(UserMessage.objects.filter(user=user)).filter(**{f"flag_{UserMessage.READ}": 0})
+    if terms:
+        rows = NarrowBuilder(user, on_user_messages=True).apply(rows, terms)
+    ids = sorted(rows.values_list("message_id", flat=True))
+    if ids:
+        UserMessage.objects.filter(user=user, message_id__in=ids).update(flags=F("flags").bitor(UserMessage.READ))
+    _send_flags_event(user, "add", "read", ids, everything=everything)
+    return ids
+
+
+# --- muted users ----------------------------------------------------------------------------------
+
+
+def _send_muted_users(user: User) -> None:
+    """Emits: muted_users {muted_users: [{id, timestamp}]} (the whole list) to the user."""
+    from apps.messages.selectors import muted_users_of
+
+    send_event_on_commit(user.realm_id, {"type": "muted_users", "muted_users": muted_users_of(user)}, [user.id])
+
+
+@transaction.atomic
+def check_mute_user(user: User, muted_user_id: int) -> None:
+    """Mute (Zulip's state table): "Cannot mute self", "No such user", "User already muted". The
+    muted user's messages the user has not read become read (update_message_flags), then
+    muted_users."""
+    if muted_user_id == user.id:
+        raise JsonableError("Cannot mute self")
+    target = access_user_by_id(user, muted_user_id, allow_deactivated=True, allow_bots=True)
+    if MutedUser.objects.filter(user=user, muted_user=target).exists():
+        raise JsonableError("User already muted")
+    try:
+        with transaction.atomic():
+            MutedUser.objects.create(user=user, muted_user=target)
+    except IntegrityError:
+        raise JsonableError("User already muted") from None
+    do_mark_messages_read(user, [Term("sender", target.id)])
+    _send_muted_users(user)
+
+
+@transaction.atomic
+def check_unmute_user(user: User, muted_user_id: int) -> None:
+    target = access_user_by_id(user, muted_user_id, allow_deactivated=True, allow_bots=True)
+    deleted, _ = MutedUser.objects.filter(user=user, muted_user=target).delete()
+    if not deleted:
+        raise JsonableError("User is not muted")
+    _send_muted_users(user)
+
+
+# --- deleting a topic ----------------------------------------------------------------------------
+
+
+def check_delete_topic(user: User, stream_id: int, topic_name: str) -> bool:
+    """POST /streams/{stream_id}/delete_topic: administrators only. Deletes the topic's messages
+    newest first, in batches of DELETE_TOPIC_BATCH_SIZE, each its own transaction, until done or
+    DELETE_TOPIC_TIME_BUDGET_SECONDS pass; returns whether it finished (the client repeats if not).
+    Once the topic is empty, users' policies for it are removed."""
+    if not user.is_admin:
+        raise OrganizationAdministratorRequiredError()
+    stream, _ = access_stream_by_id(user, stream_id)
+    topic = "" if topic_name.strip() == EMPTY_TOPIC_DISPLAY_NAME else topic_name.strip()
+    deadline = time.monotonic() + settings.DELETE_TOPIC_TIME_BUDGET_SECONDS
+    while True:
+        if not _delete_topic_batch(stream, topic, settings.DELETE_TOPIC_BATCH_SIZE):
+            break
+        if time.monotonic() >= deadline:
+            return False
+    with transaction.atomic():
+        policies = UserTopic.objects.filter(stream=stream, topic_name__iexact=topic).select_related("user")
+        for policy in list(policies):
+            do_set_user_topic_visibility_policy(
+                policy.user, stream, policy.topic_name, UserTopic.VisibilityPolicy.INHERIT
+            )
+    return True
+
+
+@transaction.atomic
+def _delete_topic_batch(stream: Stream, topic: str, size: int) -> int:
+    """Delete the newest `size` messages of the topic; returns how many. Rows are locked newest
+    first, so concurrent calls wait for each other and never deadlock."""
+    ids = list(
+        Message.objects.select_for_update()
+        .filter(stream=stream, topic__iexact=topic)
+        .order_by("-id")
+        .values_list("id", flat=True)[:size]
+    )
+    if ids:
+        do_delete_messages(stream, topic, ids)
+    return len(ids)
+
+
+def do_delete_messages(stream: Stream, topic: str, message_ids: list[int]) -> None:
+    """Delete channel messages (in the caller's transaction). Emits: delete_message {message_ids,
+    message_type, stream_id, topic} to those who had them or can read the channel's history, and
+    stream/update first_message_id when the channel's first message changed."""
+    recipients = set(UserMessage.objects.filter(message_id__in=message_ids).values_list("user_id", flat=True))
+    if stream.history_public_to_subscribers:
+        recipients |= set(
+            Subscription.objects.filter(stream=stream, active=True, user__is_active=True).values_list(
+                "user_id", flat=True
+            )
+        )
+    UserMessage.objects.filter(message_id__in=message_ids).delete()
+    Message.objects.filter(id__in=message_ids).delete()
+    event = {"type": "delete_message", "message_type": "stream", "stream_id": stream.id, "topic": topic,
+             "message_ids": sorted(message_ids)}  # fmt: skip
+    if recipients:
+        send_event_on_commit(stream.realm_id, event, recipients)
+    if stream.first_message_id in message_ids:
+        first = Message.objects.filter(stream=stream).aggregate(first=Min("id"))["first"]
+        Stream.objects.filter(id=stream.id).update(first_message_id=first)
+        stream.first_message_id = first
+        _send_stream_update(stream, "first_message_id", first)

@@ -1,0 +1,7 @@
+from django.apps import AppConfig
+
+
+class MessagesConfig(AppConfig):
+    name = "apps.messages"
+    label = "chat_messages"  # "messages" is Django's own messages framework
+    verbose_name = "messages"

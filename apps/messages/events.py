@@ -1,0 +1,46 @@
+"""Messages' part of the event system: the "message", "update_message_flags", "starred_messages"
+and "muted_users" initial state, and how message events adapt to a queue's options."""
+
+from apps.events.registry import QueueOptions, StateContext, event_transform, initial_state
+from apps.messages.selectors import max_message_id, muted_users_of, starred_message_ids, unread_messages
+from apps.messages.serializers import EMPTY_TOPIC_DISPLAY_NAME
+
+
+@initial_state("message")
+def message_state(context: StateContext) -> dict:
+    return {"max_message_id": max_message_id(context.user)}
+
+
+@initial_state("update_message_flags")
+def unread_state(context: StateContext) -> dict:
+    # As in Zulip, unread counts come with the "message" type too (clients need both).
+    if not context.options.wants("message"):
+        return {}
+    return {"unread_msgs": unread_messages(context.user)}
+
+
+@initial_state("starred_messages")
+def starred_state(context: StateContext) -> dict:
+    return {"starred_messages": starred_message_ids(context.user)}
+
+
+@initial_state("muted_users")
+def muted_users_state(context: StateContext) -> dict:
+    return {"muted_users": muted_users_of(context.user)}
+
+
+@event_transform("message")
+def adapt_message_event(event: dict, options: QueueOptions) -> dict:
+    message = dict(event["message"])
+    raw_content, gravatar = message.pop("raw_content"), message.pop("gravatar")
+    if not options.apply_markdown:
+        message["content"], message["content_type"] = raw_content, "text/x-markdown"
+    if options.client_gravatar and gravatar:
+        message["avatar_url"] = None
+    if (
+        message["type"] == "stream"
+        and message["subject"] == ""
+        and not options.client_capabilities.get("empty_topic_name", False)
+    ):
+        message["subject"] = EMPTY_TOPIC_DISPLAY_NAME
+    return {**event, "message": message}

@@ -1,0 +1,128 @@
+from django.db import models
+from django.db.models.functions import Upper
+from django.utils import timezone
+
+from apps.realms.models import Realm
+from apps.subscriptions.models import Stream
+from apps.users.models import User
+
+MAX_MESSAGE_LENGTH = 10_000
+MAX_TOPIC_LENGTH = 60
+
+
+class Recipient(models.Model):
+    """Who a message is addressed to: a user (one-on-one direct messages), a channel, or a group of
+    users (group direct messages). Its id is the API's `recipient_id`."""
+
+    class Type(models.IntegerChoices):
+        PERSONAL = 1
+        STREAM = 2
+        DIRECT_MESSAGE_GROUP = 3
+
+    type = models.PositiveSmallIntegerField(choices=Type.choices)
+    type_id = models.BigIntegerField()  # a user, channel or DirectMessageGroup id
+
+    class Meta:
+        constraints = [models.UniqueConstraint(fields=["type", "type_id"], name="messages_one_recipient_per_target")]
+
+    def __str__(self) -> str:
+        return f"{self.get_type_display()} {self.type_id}"
+
+
+class DirectMessageGroup(models.Model):
+    """The set of users of a group direct message (three or more people)."""
+
+    realm = models.ForeignKey(Realm, on_delete=models.CASCADE, related_name="+")
+    user_ids = models.JSONField()  # sorted
+    key = models.CharField(max_length=64)  # sha256 of the sorted ids
+
+    class Meta:
+        constraints = [models.UniqueConstraint(fields=["realm", "key"], name="messages_one_group_per_user_set")]
+
+    def __str__(self) -> str:
+        return f"group of {', '.join(map(str, self.user_ids))}"
+
+
+class Message(models.Model):
+    realm = models.ForeignKey(Realm, on_delete=models.CASCADE, related_name="+")
+    sender = models.ForeignKey(User, on_delete=models.CASCADE, related_name="+")
+    recipient = models.ForeignKey(Recipient, on_delete=models.PROTECT, related_name="+")
+    # Channel messages only: the channel (also reachable through the recipient) and the topic.
+    stream = models.ForeignKey(Stream, on_delete=models.CASCADE, null=True, blank=True, related_name="+")
+    topic = models.CharField(max_length=MAX_TOPIC_LENGTH, blank=True, default="")
+    content = models.TextField()
+    rendered_content = models.TextField()
+    date_sent = models.DateTimeField(default=timezone.now)
+    sending_client = models.CharField(max_length=40, default="API")
+    has_link = models.BooleanField(default=False)
+    has_image = models.BooleanField(default=False)
+    has_attachment = models.BooleanField(default=False)
+    last_edit_time = models.DateTimeField(null=True, blank=True)
+    last_moved_time = models.DateTimeField(null=True, blank=True)
+
+    class Meta:
+        indexes = [
+            models.Index(fields=["recipient", "id"], name="messages_by_recipient"),
+            models.Index("stream", Upper("topic"), "id", name="messages_by_topic"),
+            models.Index(fields=["sender", "id"], name="messages_by_sender"),
+        ]
+
+    def __str__(self) -> str:
+        return f"message {self.id} from {self.sender_id}"
+
+    @property
+    def is_channel_message(self) -> bool:
+        return self.stream_id is not None
+
+
+class UserMessage(models.Model):
+    """A message as one user has it: one row per recipient (and the sender), with their flags."""
+
+    # Bits of `flags`, as in Zulip.
+    READ = 1
+    STARRED = 2
+    COLLAPSED = 4
+    MENTIONED = 8
+    STREAM_WILDCARD_MENTIONED = 16
+    TOPIC_WILDCARD_MENTIONED = 32
+    HAS_ALERT_WORD = 64
+    HISTORICAL = 128
+    # API names, for the flags a message shows (wildcard_mentioned is either wildcard bit).
+    FLAG_NAMES = {
+        "read": READ,
+        "starred": STARRED,
+        "collapsed": COLLAPSED,
+        "mentioned": MENTIONED,
+        "wildcard_mentioned": STREAM_WILDCARD_MENTIONED | TOPIC_WILDCARD_MENTIONED,
+        "has_alert_word": HAS_ALERT_WORD,
+        "historical": HISTORICAL,
+    }
+    EDITABLE_FLAGS = ("read", "starred", "collapsed")
+
+    user = models.ForeignKey(User, on_delete=models.CASCADE, related_name="+")
+    message = models.ForeignKey(Message, on_delete=models.CASCADE, related_name="user_messages")
+    flags = models.BigIntegerField(default=0)
+
+    class Meta:
+        constraints = [models.UniqueConstraint(fields=["user", "message"], name="messages_one_row_per_user")]
+
+    def __str__(self) -> str:
+        return f"message {self.message_id} for {self.user_id}"
+
+    @classmethod
+    def flag_names(cls, flags: int) -> list[str]:
+        return [name for name, bits in cls.FLAG_NAMES.items() if flags & bits]
+
+
+class MutedUser(models.Model):
+    """`user` has muted `muted_user`: their messages arrive read."""
+
+    user = models.ForeignKey(User, on_delete=models.CASCADE, related_name="+")
+    muted_user = models.ForeignKey(User, on_delete=models.CASCADE, related_name="+")
+    date_muted = models.DateTimeField(default=timezone.now)
+
+    class Meta:
+        constraints = [models.UniqueConstraint(fields=["user", "muted_user"], name="messages_mute_once")]
+
+    def __str__(self) -> str:
+        return f"{self.user_id} muted {self.muted_user_id}"

@@ -1,0 +1,329 @@
+"""Narrows: Zulip's message filters, parsed once and turned into one query, used by GET /messages,
+GET /messages/matches_narrow and POST /messages/flags/narrow.
+
+A narrow is a list of terms, each `{"operator", "operand", "negated"}` or `[operator, operand]`.
+Terms are ANDed; a negated term excludes what it would select. Unknown operators and operands the
+user may not see are errors (BAD_NARROW), never empty results that would reveal something.
+"""
+
+from dataclasses import dataclass
+from typing import Any
+
+from django.db import connection
+from django.db.models import F, Q, QuerySet
+
+from apps.core.errors import ErrorCode, JsonableError
+from apps.messages.models import Message, Recipient, UserMessage
+from apps.messages.rendering import search_words
+from apps.subscriptions.models import Stream, UserTopic
+from apps.subscriptions.selectors import Membership, has_content_access, has_metadata_access
+from apps.users.models import User
+from apps.users.selectors import access_user_by_email
+
+EMPTY_TOPIC_DISPLAY_NAME = "general chat"
+OPERATOR_ALIASES = {"stream": "channel", "pm-with": "dm", "group-pm-with": "dm-including", "subject": "topic"}
+OPERATORS = {
+    "channel",
+    "topic",
+    "sender",
+    "dm",
+    "dm-including",
+    "is",
+    "has",
+    "id",
+    "search",
+    "near",
+    "with",
+    "streams",
+    "channels",
+}
+IS_OPERANDS = {"dm", "private", "starred", "mentioned", "alerted", "unread", "followed", "muted", "resolved"}
+HAS_OPERANDS = {"link", "image", "attachment", "reaction"}
+
+
+class BadNarrowError(JsonableError):
+    code = ErrorCode.BAD_NARROW
+
+    def __init__(self, desc: str) -> None:
+        super().__init__(f"Invalid narrow operator: {desc}")
+
+
+@dataclass(frozen=True)
+class Term:
+    operator: str
+    operand: Any
+    negated: bool = False
+
+
+def parse_narrow(raw: Any) -> list[Term]:
+    """The terms of a narrow as clients send it; "Invalid narrow" style errors otherwise."""
+    if not isinstance(raw, list):
+        raise JsonableError("narrow is not a list")
+    terms = []
+    for item in raw:
+        if isinstance(item, dict):
+            operator, operand, negated = item.get("operator"), item.get("operand"), item.get("negated", False)
+        elif isinstance(item, list) and len(item) == 2:
+            (operator, operand), negated = item, False
+        else:
+            raise JsonableError(f"Invalid narrow[{len(terms)}]: not a list or dict")
+        if not isinstance(operator, str) or not isinstance(negated, bool):
+            raise JsonableError("Invalid narrow element")
+        if operator.startswith("-"):  # the web app's spelling of negation
+            operator, negated = operator[1:], True
+        operator = OPERATOR_ALIASES.get(operator, operator)
+        if operator not in OPERATORS:
+            raise BadNarrowError("unknown operator")
+        if operator == "dm" or operator == "dm-including":
+            if not isinstance(operand, str | int | list):
+                raise JsonableError(f"Invalid operand for {operator}")
+        elif operator in ("id", "channel", "sender", "with"):
+            if not isinstance(operand, str | int) or isinstance(operand, bool):
+                raise JsonableError(f"Invalid operand for {operator}")
+        elif not isinstance(operand, str):
+            raise JsonableError(f"Invalid operand for {operator}")
+        terms.append(Term(operator, operand, negated))
+    return terms
+
+
+class NarrowBuilder:
+    """Turns terms into conditions on UserMessage rows (`prefix` "message__") or Message rows."""
+
+    def __init__(self, user: User, *, on_user_messages: bool) -> None:
+        self.user = user
+        self.on_user_messages = on_user_messages
+        self.prefix = "message__" if on_user_messages else ""
+        self.membership = Membership(user)
+
+    def field(self, name: str) -> str:
+        return self.prefix + name
+
+    def apply(self, query: QuerySet, terms: list[Term]) -> QuerySet:
+        for term in terms:
+            condition = self.condition(term)
+            if condition is None:
+                continue
+            query = query.filter(~condition if term.negated else condition)
+        return query
+
+    # --- one term --------------------------------------------------------------------------------
+
+    def condition(self, term: Term) -> Q | None:
+        method = getattr(self, "by_" + term.operator.replace("-", "_"))
+        return method(term.operand)
+
+    def by_channel(self, operand) -> Q:
+        return Q(**{self.field("stream_id"): self.stream(operand).id})
+
+    def by_channels(self, operand) -> Q:
+        if operand != "public":
+            raise BadNarrowError("invalid channels operand")
+        return Q(**{self.field("stream__invite_only"): False})
+
+    by_streams = by_channels
+
+    def by_topic(self, operand: str) -> Q:
+        topic = "" if operand == EMPTY_TOPIC_DISPLAY_NAME else operand
+        return Q(**{self.field("stream_id__isnull"): False, self.field("topic__iexact"): topic})
+
+    def by_sender(self, operand) -> Q:
+        return Q(**{self.field("sender_id"): self.user_by(operand).id})
+
+    def by_id(self, operand) -> Q:
+        try:
+            message_id = int(operand)
+        except (TypeError, ValueError):
+            raise BadNarrowError("invalid message ID") from None
+        return Q(**{self.field("id"): message_id})
+
+    def by_near(self, operand) -> None:
+        return None  # only moves the anchor, in the web app
+
+    by_with = by_near
+
+    def by_dm(self, operand) -> Q:
+        others = {u.id for u in self.users(operand)} - {self.user.id}
+        me = self.user.id
+        if not others:  # direct messages with oneself
+            personal = Recipient.objects.filter(type=Recipient.Type.PERSONAL, type_id=me).first()
+            return Q(**{self.field("sender_id"): me, self.field("recipient_id"): personal.id if personal else -1})
+        if len(others) == 1:
+            (other,) = others
+            theirs = Recipient.objects.filter(type=Recipient.Type.PERSONAL, type_id=other).first()
+            mine = Recipient.objects.filter(type=Recipient.Type.PERSONAL, type_id=me).first()
+            return Q(**{self.field("sender_id"): me, self.field("recipient_id"): theirs.id if theirs else -1}) | Q(
+                **{self.field("sender_id"): other, self.field("recipient_id"): mine.id if mine else -1}
+            )
+        from apps.messages.actions import group_recipient
+
+        recipient = group_recipient(self.user.realm, sorted(others | {me}), create=False)
+        return Q(**{self.field("recipient_id"): recipient.id if recipient else -1})
+
+    def by_dm_including(self, operand) -> Q:
+        users = self.users(operand)
+        if len(users) != 1:
+            raise BadNarrowError("dm-including takes one user")
+        other = users[0].id
+        personal = Recipient.objects.filter(type=Recipient.Type.PERSONAL, type_id=other).first()
+        from apps.messages.models import DirectMessageGroup
+
+        groups = [
+            g.id
+            for g in DirectMessageGroup.objects.filter(realm_id=self.user.realm_id)
+            if other in g.user_ids and self.user.id in g.user_ids
+        ]
+        group_recipients = Recipient.objects.filter(
+            type=Recipient.Type.DIRECT_MESSAGE_GROUP, type_id__in=groups
+        ).values_list("id", flat=True)
+        is_dm = Q(**{self.field("stream_id__isnull"): True})
+        return is_dm & (
+            Q(**{self.field("sender_id"): other})
+            | Q(**{self.field("recipient_id"): personal.id if personal else -1})
+            | Q(**{self.field("recipient_id__in"): list(group_recipients)})
+        )
+
+    def by_is(self, operand: str) -> Q:
+        if operand not in IS_OPERANDS:
+            raise BadNarrowError("unknown 'is' operand")
+        if operand in ("dm", "private"):
+            return Q(**{self.field("stream_id__isnull"): True})
+        if operand in ("followed", "muted"):
+            return self._topic_policy(operand)
+        if operand == "resolved":
+            return Q(**{self.field("topic__startswith"): "✔ "})
+        bits = {
+            "starred": UserMessage.STARRED,
+            "mentioned": UserMessage.MENTIONED
+            | UserMessage.STREAM_WILDCARD_MENTIONED
+            | UserMessage.TOPIC_WILDCARD_MENTIONED,
+            "alerted": UserMessage.HAS_ALERT_WORD,
+            "unread": UserMessage.READ,
+        }[operand]
+        if not self.on_user_messages:
+            raise AssertionError("flag terms need UserMessage rows")  # see needs_user_messages()
+        flagged = Q(**{f"flag_{bits}__gt": 0})
+        return ~flagged if operand == "unread" else flagged
+
+    def by_has(self, operand: str) -> Q:
+        if operand not in HAS_OPERANDS:
+            raise BadNarrowError("unknown 'has' operand")
+        if operand == "reaction":
+            return Q(pk__in=[])  # reactions do not exist yet
+        return Q(**{self.field(f"has_{operand}"): True})
+
+    def by_search(self, operand: str) -> Q:
+        words = search_words(operand)
+        if not words:
+            return Q()
+        if connection.vendor == "postgresql":
+            # The generated, GIN-indexed tsvector column of migration 0002 (stemmed English).
+            ids = Message.objects.extra(
+                where=["chat_messages_message.search_tsvector @@ plainto_tsquery('english', %s)"], params=[operand]
+            ).values("id")
+            return Q(**{self.field("id__in"): ids})
+        condition = Q()
+        for word in words:
+            condition &= Q(**{self.field("content__icontains"): word}) | Q(**{self.field("topic__icontains"): word})
+        return condition
+
+    # --- lookups ---------------------------------------------------------------------------------
+
+    def stream(self, operand) -> Stream:
+        streams = Stream.objects.filter(realm_id=self.user.realm_id)
+        if isinstance(operand, int) or (
+            isinstance(operand, str) and operand.isdigit() and not streams.filter(name__iexact=operand).exists()
+        ):
+            stream = streams.filter(id=int(operand)).first()
+        else:
+            stream = streams.filter(name__iexact=str(operand).strip()).first()
+        if stream is None or not has_metadata_access(self.membership, stream, is_subscribed=self._subscribed(stream)):
+            raise BadNarrowError("unknown channel")
+        return stream
+
+    def _subscribed(self, stream: Stream) -> bool:
+        return stream.subscriptions.filter(user=self.user, active=True).exists()
+
+    def user_by(self, operand) -> User:
+        users = self.users([operand] if not isinstance(operand, list) else operand)
+        if len(users) != 1:
+            raise BadNarrowError("unknown user")
+        return users[0]
+
+    def users(self, operand) -> list[User]:
+        if isinstance(operand, str):
+            items = [part.strip() for part in operand.split(",") if part.strip()]
+        elif isinstance(operand, int):
+            items = [operand]
+        else:
+            items = list(operand)
+        found = []
+        for item in items:
+            if isinstance(item, int) and not isinstance(item, bool):
+                user = User.objects.filter(realm_id=self.user.realm_id, id=item).first()
+            elif isinstance(item, str) and item.isdigit():
+                user = User.objects.filter(realm_id=self.user.realm_id, id=int(item)).first()
+            elif isinstance(item, str):
+                try:
+                    user = access_user_by_email(self.user, item, allow_deactivated=True, allow_bots=True)
+                except JsonableError:
+                    user = None
+            else:
+                user = None
+            if user is None:
+                raise BadNarrowError("unknown user")
+            found.append(user)
+        return found
+
+    def _topic_policy(self, operand: str) -> Q:
+        policy = UserTopic.VisibilityPolicy.FOLLOWED if operand == "followed" else UserTopic.VisibilityPolicy.MUTED
+        pairs = UserTopic.objects.filter(user=self.user, visibility_policy=policy).values_list(
+            "stream_id", "topic_name"
+        )
+        condition = Q(pk__in=[])
+        for stream_id, topic in pairs:
+            condition |= Q(**{self.field("stream_id"): stream_id, self.field("topic__iexact"): topic})
+        if operand == "muted":
+            muted_streams = self.user.subscriptions.filter(active=True, is_muted=True).values_list(
+                "stream_id", flat=True
+            )
+            unmuted = UserTopic.objects.filter(user=self.user, visibility_policy=UserTopic.VisibilityPolicy.UNMUTED)
+            channel_muted = Q(**{self.field("stream_id__in"): list(muted_streams)})
+            for stream_id, topic in unmuted.values_list("stream_id", "topic_name"):
+                channel_muted &= ~Q(**{self.field("stream_id"): stream_id, self.field("topic__iexact"): topic})
+            condition |= channel_muted
+        return condition
+
+
+FLAG_OPERANDS = {"starred", "mentioned", "alerted", "unread"}
+
+
+def needs_user_messages(terms: list[Term]) -> bool:
+    return any(t.operator == "is" and t.operand in FLAG_OPERANDS for t in terms)
+
+
+def with_flag_columns(query: QuerySet) -> QuerySet:
+    """UserMessage rows with `flag_<bit>` columns, for the flag terms."""
+    bits = [
+        UserMessage.STARRED,
+        UserMessage.MENTIONED | UserMessage.STREAM_WILDCARD_MENTIONED | UserMessage.TOPIC_WILDCARD_MENTIONED,
+        UserMessage.HAS_ALERT_WORD,
+        UserMessage.READ,
+    ]
+    return query.alias(**{f"flag_{bit}": F("flags").bitand(bit) for bit in bits})
+
+
+def history_channel(user: User, terms: list[Term]) -> Stream | None:
+    """The channel of a narrow that reads the channel's history (all its messages, not only those
+    the user received): a positive `channel` term, on a channel whose history is public to its
+    subscribers and whose content the user may read; else None."""
+    for term in terms:
+        if term.operator == "channel" and not term.negated:
+            builder = NarrowBuilder(user, on_user_messages=False)
+            stream = builder.stream(term.operand)
+            subscribed = builder._subscribed(stream)
+            if stream.history_public_to_subscribers and has_content_access(
+                builder.membership, stream, is_subscribed=subscribed
+            ):
+                return stream
+            return None
+    return None

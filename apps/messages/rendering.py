@@ -1,0 +1,112 @@
+"""Message content: Markdown to safe HTML, with Zulip's mentions.
+
+`@**Full Name**` (or `@**Full Name|id**`) mentions a user and sets their `mentioned` flag;
+`@_**Full Name**` is a silent mention (shown, no flag); `@**all**`, `@**everyone**`,
+`@**channel**` and `@**stream**` mention the channel, `@**topic**` the topic's participants.
+"""
+
+import html
+import re
+import secrets
+from dataclasses import dataclass, field
+
+from apps.core.markdown import render_markdown
+
+MENTION_RE = re.compile(r"@(_?)\*\*([^*\n]+?)\*\*")
+STREAM_WILDCARDS = {"all", "everyone", "channel", "stream"}
+TOPIC_WILDCARDS = {"topic"}
+LINK_RE = re.compile(r"<a\s")
+IMAGE_RE = re.compile(r"<img\s")
+
+
+@dataclass
+class Rendered:
+    html: str
+    mentioned_user_ids: set[int] = field(default_factory=set)
+    stream_wildcard: bool = False
+    topic_wildcard: bool = False
+
+    @property
+    def has_link(self) -> bool:
+        return bool(LINK_RE.search(self.html))
+
+    @property
+    def has_image(self) -> bool:
+        return bool(IMAGE_RE.search(self.html))
+
+
+def render_message(content: str, users_by_name: dict[str, list[tuple[int, str]]], user_ids: set[int]) -> Rendered:
+    """Render `content`. `users_by_name` maps lower-cased full names to (id, full name) of the
+    organization's active users; `user_ids` is the set of their ids (for `@**Name|id**`)."""
+    nonce = secrets.token_hex(8)
+    replacements: dict[str, str] = {}
+    result = Rendered(html="")
+
+    def mention(match: re.Match) -> str:
+        silent, text = match.group(1) == "_", match.group(2).strip()
+        name, _, id_text = text.partition("|")
+        span = None
+        if not id_text and name.lower() in STREAM_WILDCARDS | TOPIC_WILDCARDS:
+            if not silent:
+                if name.lower() in STREAM_WILDCARDS:
+                    result.stream_wildcard = True
+                else:
+                    result.topic_wildcard = True
+            css = "topic-mention" if name.lower() in TOPIC_WILDCARDS else "user-mention"
+            span = f'<span class="{css}{" silent" if silent else ""}" data-user-id="*">@{html.escape(name)}</span>'
+        else:
+            target = _find_user(name, id_text, users_by_name, user_ids)
+            if target is not None:
+                user_id, full_name = target
+                if not silent:
+                    result.mentioned_user_ids.add(user_id)
+                css = "user-mention silent" if silent else "user-mention"
+                span = f'<span class="{css}" data-user-id="{user_id}">@{html.escape(full_name)}</span>'
+        if span is None:
+            return match.group(0)  # not a mention: left as written
+        token = f"zmention{nonce}x{len(replacements)}z"
+        replacements[token] = span
+        return token
+
+    prepared = MENTION_RE.sub(mention, content)
+    rendered = render_markdown(prepared)
+    for token, span in replacements.items():
+        rendered = rendered.replace(token, span)
+    result.html = rendered
+    return result
+
+
+def _find_user(
+    name: str, id_text: str, users_by_name: dict[str, list[tuple[int, str]]], user_ids: set[int]
+) -> tuple[int, str] | None:
+    candidates = users_by_name.get(name.lower(), [])
+    if id_text:
+        if not id_text.isdigit() or int(id_text) not in user_ids:
+            return None
+        matching = [c for c in candidates if c[0] == int(id_text)]
+        return matching[0] if matching else None
+    # An ambiguous name (two people called the same) mentions nobody, as in Zulip.
+    return candidates[0] if len(candidates) == 1 else None
+
+
+HIGHLIGHT_OPEN, HIGHLIGHT_CLOSE = '<span class="highlight">', "</span>"
+TAG_RE = re.compile(r"(<[^>]*>)")
+
+
+def search_words(query: str) -> list[str]:
+    return [word for word in re.findall(r"\w+", query.lower()) if word]
+
+
+def highlight(text_html: str, words: list[str]) -> str:
+    """Wrap the words of a search (and words they begin) in `<span class="highlight">`, in the text
+    of `text_html` only (never inside a tag)."""
+    if not words:
+        return text_html
+    pattern = re.compile(
+        r"\b(" + "|".join(re.escape(w) for w in sorted(set(words), key=len, reverse=True)) + r")\w*", re.I
+    )
+    parts = TAG_RE.split(text_html)
+    return "".join(
+        part if part.startswith("<") else pattern.sub(lambda m: f"{HIGHLIGHT_OPEN}{m.group(0)}{HIGHLIGHT_CLOSE}", part)
+        for part in parts
+    )

@@ -1,0 +1,139 @@
+"""Request parameter classes of messages, and the Message object."""
+
+from typing import Annotated, Any, Literal
+
+from pydantic import Field
+
+from apps.core.params import Id, Json, Params
+from apps.messages.models import Message, UserMessage
+from apps.users.models import User
+from apps.users.selectors import api_email, avatar_url_for_client
+
+EMPTY_TOPIC_DISPLAY_NAME = "general chat"
+MAX_MESSAGES_PER_REQUEST = 5000
+MAX_IDS = 10_000
+
+
+def display_recipient_user(user: User) -> dict[str, Any]:
+    return {"id": user.id, "email": api_email(user), "full_name": user.full_name, "is_mirror_dummy": False}
+
+
+def message_to_dict(
+    message: Message,
+    *,
+    flags: list[str] | None,
+    dm_users: list[User] | None,
+    apply_markdown: bool = True,
+    client_gravatar: bool = True,
+    allow_empty_topic_name: bool = False,
+) -> dict[str, Any]:
+    """Zulip's Message object. `dm_users`: the people of a direct message (sorted by id);
+    `flags` (for GET /messages) the reader's flags, left out when None (events carry them apart)."""
+    sender = message.sender
+    topic = message.topic
+    if message.stream_id is not None and topic == "" and not allow_empty_topic_name:
+        topic = EMPTY_TOPIC_DISPLAY_NAME
+    result: dict[str, Any] = {
+        "id": message.id,
+        "type": "stream" if message.stream_id is not None else "private",
+        "sender_id": sender.id,
+        "sender_email": api_email(sender),
+        "sender_full_name": sender.full_name,
+        "sender_realm_str": message.realm.string_id,
+        "avatar_url": avatar_url_for_client(sender, client_gravatar=client_gravatar),
+        "client": message.sending_client,
+        "content": message.rendered_content if apply_markdown else message.content,
+        "content_type": "text/html" if apply_markdown else "text/x-markdown",
+        "display_recipient": (
+            message.stream.name if message.stream_id is not None else [display_recipient_user(u) for u in dm_users]
+        ),
+        "recipient_id": message.recipient_id,
+        "subject": topic,
+        "topic_links": [],
+        "is_me_message": message.content.startswith("/me ") and "\n" not in message.content,
+        "timestamp": int(message.date_sent.timestamp()),
+        "reactions": [],
+        "submessages": [],
+    }
+    if message.stream_id is not None:
+        result["stream_id"] = message.stream_id
+    if message.last_edit_time is not None:
+        result["last_edit_timestamp"] = int(message.last_edit_time.timestamp())
+    if message.last_moved_time is not None:
+        result["last_moved_timestamp"] = int(message.last_moved_time.timestamp())
+    if flags is not None:
+        result["flags"] = flags
+    return result
+
+
+# --- parameters -----------------------------------------------------------------------------------
+
+
+class SendMessageParams(Params):
+    type: Literal["stream", "channel", "private", "direct"]
+    # A channel name or id, or user ids / emails: JSON when it parses, else the raw text.
+    to: str
+    topic: str | None = None
+    subject: str | None = None
+    content: str
+    queue_id: str | None = None
+    local_id: str | None = None
+    read_by_sender: Json[bool] | None = None
+
+
+Anchor = Annotated[str, Field(max_length=40)]
+
+
+class GetMessagesParams(Params):
+    anchor: Anchor | None = None
+    num_before: Json[Annotated[int, Field(ge=0)]] = 0
+    num_after: Json[Annotated[int, Field(ge=0)]] = 0
+    narrow: Json[list[Any]] = Field(default_factory=list)
+    apply_markdown: Json[bool] = True
+    client_gravatar: Json[bool] = True
+    include_anchor: Json[bool] = True
+    use_first_unread_anchor: Json[bool] = False
+    allow_empty_topic_name: Json[bool] = False
+
+
+class GetMessageParams(Params):
+    apply_markdown: Json[bool] = True
+    allow_empty_topic_name: Json[bool] = False
+
+
+class UpdateFlagsParams(Params):
+    messages: Json[Annotated[list[Id], Field(max_length=MAX_IDS)]]
+    op: Literal["add", "remove"]
+    flag: str
+
+
+class UpdateFlagsForNarrowParams(Params):
+    anchor: Anchor
+    include_anchor: Json[bool] = True
+    num_before: Json[Annotated[int, Field(ge=0)]]
+    num_after: Json[Annotated[int, Field(ge=0)]]
+    narrow: Json[list[Any]]
+    op: Literal["add", "remove"]
+    flag: str
+
+
+class MatchesNarrowParams(Params):
+    msg_ids: Json[Annotated[list[Id], Field(max_length=MAX_IDS)]]
+    narrow: Json[list[Any]]
+
+
+class MarkStreamParams(Params):
+    stream_id: Json[Id]
+
+
+class MarkTopicParams(Params):
+    stream_id: Json[Id]
+    topic_name: str
+
+
+class DeleteTopicParams(Params):
+    topic_name: str
+
+
+def flag_names(flags: int) -> list[str]:
+    return UserMessage.flag_names(flags)

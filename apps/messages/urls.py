@@ -1,0 +1,16 @@
+from django.urls import path
+
+from apps.messages import views
+
+urlpatterns = [
+    path("messages", views.MessagesView.as_view()),
+    path("messages/matches_narrow", views.MatchesNarrowView.as_view()),
+    path("messages/flags", views.MessageFlagsView.as_view()),
+    path("messages/flags/narrow", views.MessageFlagsForNarrowView.as_view()),
+    path("messages/<id:message_id>", views.MessageView.as_view()),
+    path("mark_all_as_read", views.MarkAllAsReadView.as_view()),
+    path("mark_stream_as_read", views.MarkStreamAsReadView.as_view()),
+    path("mark_topic_as_read", views.MarkTopicAsReadView.as_view()),
+    path("users/me/muted_users/<id:muted_user_id>", views.MutedUserView.as_view()),
+    path("streams/<id:stream_id>/delete_topic", views.DeleteTopicView.as_view()),
+]
