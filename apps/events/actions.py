@@ -47,9 +47,19 @@ def queue_options(params: QueueParams, *, lifespan_secs: int) -> QueueOptions:
     )
 
 
+# What a queue's narrow may filter on (Zulip's check_supported_events_narrow_filter).
+QUEUE_NARROW_OPERATORS = {"stream", "channel", "topic", "sender", "is"}
+QUEUE_NARROW_IS_OPERANDS = {"dm", "private", "mentioned", "alerted", "starred"}
+
+
 def check_queue_options(user, options: QueueOptions) -> None:
     if options.all_public_streams and (user.is_guest or user.realm_id is None):
         raise JsonableError("User not authorized for this query")
+    for operator, operand, _ in options.narrow:
+        if operator not in QUEUE_NARROW_OPERATORS:
+            raise JsonableError(f"Operator {operator} not supported.")
+        if operator == "is" and operand not in QUEUE_NARROW_IS_OPERANDS:
+            raise JsonableError(f"Operand {operand} not supported.")
 
 
 def do_register_queue_only(user, options: QueueOptions) -> str:

@@ -30,7 +30,7 @@ from apps.core.responses import json_success
 from apps.events.actions import do_delete_queue, do_register_queue_only, queue_options
 from apps.events.backends import BadEventQueueIdError, EventQueueBackend, check_queue_id, get_backend
 from apps.events.credentials import Identity, credential_cache
-from apps.events.registry import QueueOptions, adapt_event
+from apps.events.registry import QueueOptions, adapt_event, shows_event
 from apps.events.serializers import DeleteQueueParams, GetEventsParams
 from apps.realms.selectors import get_realm_for_request
 from apps.users.selectors import active_user_id_by_api_credentials
@@ -214,8 +214,9 @@ async def long_poll(
     try:
         start = await backend.begin_poll(queue_id, user_id, last_event_id, waiting=not dont_block)
         waiter.started(start.poll_number)
-        if start.events or dont_block:
-            return start.events, start.options
+        shown = [event for event in start.events if shows_event(event, start.options)]
+        if shown or dont_block:
+            return shown, start.options
         deadline = asyncio.get_running_loop().time() + random.uniform(*settings.EVENTS_HEARTBEAT_SECONDS)  # noqa: S311
         while True:
             await waiter.wait(deadline)
@@ -228,7 +229,7 @@ async def long_poll(
                 events = await backend.read_events(queue_id, user_id, last_event_id)
             # A notification can arrive late (after this poll's first read): what the client has
             # acknowledged is not sent again.
-            events = [event for event in events if event["id"] > last_event_id]
+            events = [e for e in events if e["id"] > last_event_id and shows_event(e, start.options)]
             if events:
                 return events, start.options
             if "timeout" in reasons:

@@ -17,8 +17,11 @@ from typing import Any
 StateFetcher = Callable[["StateContext"], dict[str, Any]]
 EventTransform = Callable[[dict[str, Any], "QueueOptions"], dict[str, Any]]
 
+EventFilter = Callable[[dict[str, Any], "QueueOptions"], bool]
+
 _state_fetchers: dict[str, StateFetcher] = {}
 _transforms: dict[str, EventTransform] = {}
+_filters: dict[str, EventFilter] = {}
 
 
 @dataclass(frozen=True)
@@ -95,6 +98,22 @@ def event_transform(event_type: str) -> Callable[[EventTransform], EventTransfor
         return transform
 
     return decorator
+
+
+def event_filter(event_type: str) -> Callable[[EventFilter], EventFilter]:
+    """Register which events of `event_type` a queue shows its client (e.g. those its narrow
+    matches). Events not shown stay in the queue until the client acknowledges a later one."""
+
+    def decorator(keep: EventFilter) -> EventFilter:
+        _filters[event_type] = keep
+        return keep
+
+    return decorator
+
+
+def shows_event(event: dict[str, Any], options: QueueOptions) -> bool:
+    keep = _filters.get(event["type"])
+    return keep is None or keep(event, options)
 
 
 def fetch_types() -> list[str]:

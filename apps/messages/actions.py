@@ -312,7 +312,6 @@ def _send_message_events(message: Message, flags: dict[int, int]) -> None:
     """Emits: message {message, flags}; recipients with the same flags share one event. The
     message is rendered for clients that want HTML and for those that want Markdown alike (the
     queue's options pick, see events.py)."""
-    message.sender = User.objects.select_related("realm").get(id=message.sender_id)
     people = dm_users_by_recipient([message]) if message.stream_id is None else {}
     shape = message_to_dict(
         message,

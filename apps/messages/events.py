@@ -1,7 +1,7 @@
 """Messages' part of the event system: the "message", "update_message_flags", "starred_messages"
 and "muted_users" initial state, and how message events adapt to a queue's options."""
 
-from apps.events.registry import QueueOptions, StateContext, event_transform, initial_state
+from apps.events.registry import QueueOptions, StateContext, event_filter, event_transform, initial_state
 from apps.messages.selectors import max_message_id, muted_users_of, starred_message_ids, unread_messages
 from apps.messages.serializers import EMPTY_TOPIC_DISPLAY_NAME
 
@@ -44,3 +44,31 @@ def adapt_message_event(event: dict, options: QueueOptions) -> dict:
     ):
         message["subject"] = EMPTY_TOPIC_DISPLAY_NAME
     return {**event, "message": message}
+
+
+@event_filter("message")
+def message_matches_queue_narrow(event: dict, options: QueueOptions) -> bool:
+    """A queue registered with a narrow shows the messages it matches (the terms POST /register
+    accepts: channel, topic, sender, is)."""
+    message, flags = event["message"], event["flags"]
+    for operator, operand, negated in options.narrow:
+        if _term_matches(operator, operand.lower(), message, flags) == negated:
+            return False
+    return True
+
+
+def _term_matches(operator: str, operand: str, message: dict, flags: list[str]) -> bool:
+    is_channel = message["type"] == "stream"
+    if operator in ("stream", "channel"):
+        return is_channel and operand in (message["display_recipient"].lower(), str(message["stream_id"]))
+    if operator == "topic":
+        topic = message["subject"].lower()
+        return is_channel and (topic == operand or (topic == "" and operand == EMPTY_TOPIC_DISPLAY_NAME))
+    if operator == "sender":
+        return operand in (message["sender_email"].lower(), str(message["sender_id"]))
+    # "is"
+    if operand in ("dm", "private"):
+        return not is_channel
+    if operand == "mentioned":
+        return "mentioned" in flags or "wildcard_mentioned" in flags
+    return {"alerted": "has_alert_word", "starred": "starred"}[operand] in flags

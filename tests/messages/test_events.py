@@ -1,0 +1,179 @@
+"""The events messages send: shapes, flags per recipient, options of each queue."""
+
+import pytest
+
+from apps.subscriptions.actions import NewChannel, bulk_add_subscriptions, create_streams
+from tests.api import ApiClient, assert_success
+
+pytestmark = pytest.mark.django_db(transaction=True)
+
+
+@pytest.fixture
+def queue_of(event_backend):
+    def make(user, event_types=("message", "update_message_flags", "delete_message", "muted_users"), **params):
+        api = ApiClient(user)
+        types = list(event_types) if event_types is not None else None
+        queue_id = assert_success(api.post("/register", {"event_types": types, **params}))["queue_id"]
+        seen = [-1]
+
+        def events():
+            body = assert_success(
+                api.get("/events", {"queue_id": queue_id, "last_event_id": seen[0], "dont_block": True})
+            )
+            if body["events"]:
+                seen[0] = body["events"][-1]["id"]
+            return [{k: v for k, v in e.items() if k != "id"} for e in body["events"]]
+
+        return events
+
+    return make
+
+
+@pytest.fixture
+def design(realm, owner, admin, member):
+    [stream] = create_streams(realm, [NewChannel("design")], acting_user=None)
+    bulk_add_subscriptions(realm, [stream], [owner, admin, member], acting_user=None)
+    return stream
+
+
+def send(user, **params):
+    return assert_success(ApiClient(user).post("/messages", params))["id"]
+
+
+def test_a_channel_message_reaches_subscribers_with_their_flags(queue_of, design, owner, admin, member, guest):
+    sender, mentioned = queue_of(member), queue_of(admin, apply_markdown=True)
+    other, outsider = queue_of(owner), queue_of(guest)
+    message_id = send(member, type="stream", to="design", topic="plans", content="Hi @**Adam Admin**")
+
+    [mine] = sender()
+    assert (mine["type"], mine["flags"], mine["message"]["id"]) == ("message", ["read"], message_id)
+    [theirs] = mentioned()
+    assert theirs["flags"] == ["mentioned"]
+    message = theirs["message"]
+    assert (message["display_recipient"], message["subject"], message["stream_id"]) == ("design", "plans", design.id)
+    assert message["content"] == (
+        '<p>Hi <span class="user-mention" data-user-id="%d">@Adam Admin</span></p>' % admin.id
+    )
+    assert "raw_content" not in message and "gravatar" not in message
+    assert other()[0]["flags"] == []
+    assert outsider() == []  # not subscribed
+
+
+def test_message_events_follow_each_queues_options(queue_of, design, member, admin):
+    markdown = queue_of(admin, apply_markdown=False, client_gravatar=True)
+    html = queue_of(admin, apply_markdown=True, client_gravatar=False)
+    send(member, type="stream", to="design", topic="", content="**bold**")
+    [raw] = markdown()
+    assert (raw["message"]["content"], raw["message"]["content_type"]) == ("**bold**", "text/x-markdown")
+    assert raw["message"]["avatar_url"] is None  # the client computes the Gravatar URL itself
+    assert raw["message"]["subject"] == "general chat"  # no empty_topic_name capability
+    [rendered] = html()
+    assert (rendered["message"]["content"], rendered["message"]["content_type"]) == (
+        "<p><strong>bold</strong></p>",
+        "text/html",
+    )
+    assert rendered["message"]["avatar_url"].startswith("https://secure.gravatar.com/")
+    modern = queue_of(admin, client_capabilities={"notification_settings_null": True, "empty_topic_name": True})
+    send(member, type="stream", to="design", topic="", content="again")
+    assert modern()[0]["message"]["subject"] == ""
+
+
+def test_direct_messages_reach_only_their_people(queue_of, owner, admin, member, moderator):
+    queues = {u.id: queue_of(u, apply_markdown=True) for u in (owner, admin, member, moderator)}
+    send(member, type="private", to=[admin.id], content="just us")
+    assert [e["message"]["content"] for e in queues[admin.id]()] == ["<p>just us</p>"]
+    assert len(queues[member.id]()) == 1
+    assert queues[owner.id]() == queues[moderator.id]() == []
+    send(member, type="direct", to=f"{admin.delivery_email},{owner.delivery_email}", content="group")
+    [event] = queues[owner.id]()
+    assert [p["id"] for p in event["message"]["display_recipient"]] == sorted([owner.id, admin.id, member.id])
+
+
+def test_flag_changes_are_sent_to_their_user(queue_of, design, member, admin):
+    message_id = send(member, type="stream", to="design", topic="t", content="x")
+    events = queue_of(admin)
+    api = ApiClient(admin)
+    assert_success(api.post("/messages/flags", {"messages": [message_id], "op": "add", "flag": "read"}))
+    assert_success(api.post("/messages/flags", {"messages": [message_id], "op": "add", "flag": "read"}))  # no change
+    assert_success(api.post("/messages/flags", {"messages": [message_id], "op": "remove", "flag": "read"}))
+    added, removed = events()
+    assert added == {
+        "type": "update_message_flags", "op": "add", "operation": "add", "flag": "read",
+        "messages": [message_id], "all": False,
+    }  # fmt: skip
+    assert removed["message_details"] == {str(message_id): {"type": "stream", "stream_id": design.id, "topic": "t"}}
+
+
+def test_muting_marks_messages_read_and_sends_the_list(queue_of, design, member, admin):
+    old = send(member, type="stream", to="design", topic="t", content="before")
+    events = queue_of(admin)
+    assert_success(ApiClient(admin).post(f"/users/me/muted_users/{member.id}"))
+    flags, muted = events()
+    assert (flags["flag"], flags["messages"]) == ("read", [old])
+    assert [m["id"] for m in muted["muted_users"]] == [member.id]
+    send(member, type="stream", to="design", topic="t", content="after")
+    [new] = events()
+    assert new["flags"] == ["read"]  # arrives read: no notification
+
+
+def test_deleting_a_topic_tells_those_who_saw_it(queue_of, design, member, admin, owner):
+    first = send(member, type="stream", to="design", topic="gone", content="x")
+    kept = send(member, type="stream", to="design", topic="kept", content="y")
+    events = queue_of(owner, event_types=["delete_message", "stream"])
+    body = assert_success(ApiClient(admin).post(f"/streams/{design.id}/delete_topic", {"topic_name": "gone"}))
+    assert body["complete"] is True
+    deleted, update = events()
+    assert deleted == {
+        "type": "delete_message", "message_type": "stream", "stream_id": design.id, "topic": "gone",
+        "message_ids": [first],
+    }  # fmt: skip
+    assert (update["type"], update["property"], update["value"]) == ("stream", "first_message_id", kept)
+
+
+def test_register_state_of_messages(queue_of, design, member, admin):
+    mentioned = send(member, type="stream", to="design", topic="t", content="@**Adam Admin**")
+    dm = send(member, type="private", to=[admin.id], content="psst")
+    api = ApiClient(admin)
+    starred = send(admin, type="stream", to="design", topic="t", content="mine")
+    assert_success(api.post("/messages/flags", {"messages": [starred], "op": "add", "flag": "starred"}))
+    state = assert_success(
+        api.post("/register", {"fetch_event_types": ["message", "update_message_flags", "starred_messages"]})
+    )
+    assert state["max_message_id"] == starred
+    unread = state["unread_msgs"]
+    assert unread["streams"] == [{"stream_id": design.id, "topic": "t", "unread_message_ids": [mentioned]}]
+    assert unread["pms"] == [{"other_user_id": member.id, "sender_id": member.id, "unread_message_ids": [dm]}]
+    assert (unread["mentions"], unread["count"], unread["old_unreads_missing"]) == ([mentioned], 2, False)
+    assert state["starred_messages"] == [starred]
+
+
+def test_a_queue_with_a_narrow_shows_only_the_messages_it_matches(queue_of, design, realm, member, admin):
+    [other] = create_streams(realm, [NewChannel("other")], acting_user=None)
+    bulk_add_subscriptions(realm, [other], [admin, member], acting_user=None)
+    narrowed = queue_of(admin, narrow=[["stream", "design"], {"operator": "sender", "operand": member.delivery_email}])
+    send(member, type="stream", to="other", topic="t", content="elsewhere")
+    send(admin, type="stream", to="design", topic="t", content="from someone else")
+    wanted = send(member, type="stream", to="design", topic="t", content="this one")
+    assert [e["message"]["id"] for e in narrowed()] == [wanted]
+
+
+def test_a_queue_narrow_with_an_unsupported_operator_is_refused(event_backend, member):
+    response = ApiClient(member).post("/register", {"narrow": [["search", "x"]]})
+    assert response.status_code == 400
+    assert response.json()["msg"] == "Operator search not supported."
+
+
+def test_a_waiting_poll_is_not_answered_with_hidden_events(event_backend, design, realm, member, admin, settings):
+    import asyncio
+
+    from apps.events.longpoll import long_poll
+
+    settings.EVENTS_HEARTBEAT_SECONDS = (0.3, 0.4)
+    [other] = create_streams(realm, [NewChannel("other")], acting_user=None)
+    bulk_add_subscriptions(realm, [other], [admin, member], acting_user=None)
+    queue_id = assert_success(ApiClient(admin).post("/register", {"narrow": [["stream", "design"]]}))["queue_id"]
+    send(member, type="stream", to="other", topic="t", content="hidden")
+    events, _ = asyncio.run(long_poll(event_backend, queue_id, admin.id, -1, dont_block=False))
+    # Not answered at once with nothing (the client would poll again at once, for ever): it waits,
+    # then a heartbeat, whose id acknowledges the hidden event too.
+    assert [(e["id"], e["type"]) for e in events] == [(1, "heartbeat")]

@@ -1,0 +1,67 @@
+"""Query counts of the hot paths (pinned): sending to a big channel, reading a page of messages."""
+
+from django.db import connection
+from django.test.utils import CaptureQueriesContext
+
+from apps.events.models import OutboxEvent
+from apps.messages.actions import do_send_message
+from apps.messages.models import UserMessage
+from apps.subscriptions.actions import NewChannel, bulk_add_subscriptions, create_streams
+from apps.users.models import User
+from tests.api import ApiClient, assert_success
+from tests.factories import UserFactory
+
+
+def send_counting_queries(sender, stream, content: str) -> tuple[int, int]:
+    """(queries other than the row inserts, the row inserts) of sending one message."""
+    with CaptureQueriesContext(connection) as queries:
+        do_send_message(sender, stream=stream, topic="hello", content=content)
+    inserts = [q for q in queries if q["sql"].startswith('INSERT INTO "chat_messages_usermessage"')]
+    return len(queries) - len(inserts), len(inserts)
+
+
+def test_sending_to_a_thousand_subscribers_is_a_bulk_operation(realm, member):
+    [stream] = create_streams(realm, [NewChannel("everyone")], acting_user=None)
+    bulk_add_subscriptions(realm, [stream], [member, *(UserFactory(realm=realm) for _ in range(9))], acting_user=None)
+    do_send_message(member, stream=stream, topic="hello", content="first")  # the channel's first message
+    small, _ = send_counting_queries(member, stream, "to ten")
+
+    User.objects.bulk_create(
+        User(realm=realm, delivery_email=f"bulk{n}@example.com", full_name=f"Bulk {n}", api_key=f"{n:032d}")
+        for n in range(991)
+    )
+    bulk_add_subscriptions(
+        realm, [stream], list(User.objects.filter(delivery_email__startswith="bulk")), acting_user=None
+    )
+    outbox_before = OutboxEvent.objects.count()
+    large, inserts = send_counting_queries(member, stream, "to a thousand")
+    assert UserMessage.objects.filter(message__content="to a thousand").count() == 1001
+    assert large == small <= 12
+    # The rows go in batches (SQLite limits a statement's parameters; PostgreSQL takes one).
+    assert inserts <= 5
+    # One event per set of flags (the sender's copy is read), not one per recipient.
+    assert OutboxEvent.objects.count() - outbox_before == 2
+
+
+def make_history(realm, member, other, count: int) -> None:
+    [stream] = create_streams(realm, [NewChannel(f"c{count}")], acting_user=None)
+    bulk_add_subscriptions(realm, [stream], [member, other], acting_user=None)
+    for n in range(count):
+        if n % 2:
+            do_send_message(other, stream=stream, topic=f"t{n % 3}", content=f"message {n} @**{member.full_name}**")
+        else:
+            do_send_message(other, dm_with=[member], content=f"direct {n}")
+
+
+def test_reading_messages_takes_a_fixed_number_of_queries(realm, member):
+    other = UserFactory(realm=realm, full_name="Other Person")
+    api = ApiClient(member)
+    params = {"anchor": "newest", "num_before": 100, "num_after": 0}
+    make_history(realm, member, other, 10)
+    assert_success(api.get("/messages", params))  # caches warm
+    with CaptureQueriesContext(connection) as small:
+        assert len(assert_success(api.get("/messages", params))["messages"]) == 10
+    make_history(realm, member, other, 90)
+    with CaptureQueriesContext(connection) as large:
+        assert len(assert_success(api.get("/messages", params))["messages"]) == 100
+    assert len(large) == len(small)
