@@ -171,7 +171,8 @@ def test_a_waiting_poll_is_not_answered_with_hidden_events(event_backend, design
     settings.EVENTS_HEARTBEAT_SECONDS = (0.3, 0.4)
     [other] = create_streams(realm, [NewChannel("other")], acting_user=None)
     bulk_add_subscriptions(realm, [other], [admin, member], acting_user=None)
-    queue_id = assert_success(ApiClient(admin).post("/register", {"narrow": [["stream", "design"]]}))["queue_id"]
+    params = {"event_types": ["message"], "narrow": [["stream", "design"]]}
+    queue_id = assert_success(ApiClient(admin).post("/register", params))["queue_id"]
     send(member, type="stream", to="other", topic="t", content="hidden")
     events, _ = asyncio.run(long_poll(event_backend, queue_id, admin.id, -1, dont_block=False))
     # Not answered at once with nothing (the client would poll again at once, for ever): it waits,
