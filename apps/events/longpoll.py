@@ -233,7 +233,8 @@ async def long_poll(
             if events:
                 return events, start.options
             if "timeout" in reasons:
-                return await backend.add_heartbeat(queue_id, user_id, last_event_id), start.options
+                events = await backend.add_heartbeat(queue_id, user_id, last_event_id)
+                return [e for e in events if shows_event(e, start.options)], start.options
     finally:
         backend.waiters.remove(waiter)
 
