@@ -1,4 +1,5 @@
-"""Event delivery benchmarks: idle polls per worker, wake-all and re-poll, delivery latency, fan-out.
+"""Event delivery benchmarks: idle polls per worker, wake-all and re-poll, delivery latency, fan-out,
+and message send -> receive (POST /messages by one user, a parked GET /events of another).
 
 Every Parley row is measured against reference rows taken in the same run on the same machine: a
 bare ASGI long-poll app served the same way (raw_app.py) and Redis's own round trip.
@@ -80,6 +81,7 @@ def prepare_users(count: int) -> list[BenchUser]:
 
     call_command("migrate", verbosity=0)
     realm = Realm.objects.create(string_id="", name="Bench")
+    _realm_id[:] = [realm.id]
     User.objects.bulk_create(
         [
             User(realm=realm, delivery_email=f"u{i}@bench.example", full_name=f"User {i}", api_key=generate_api_key())
@@ -95,7 +97,16 @@ def create_queues(users: list[BenchUser]) -> list[str]:
     from apps.events.registry import QueueOptions
 
     backend = get_backend()
-    return [backend.create_queue(user.id, 1, QueueOptions(event_types=frozenset({"bench"}))) for user in users]
+    options = QueueOptions(event_types=frozenset({"bench", "message"}))
+    return [backend.create_queue(user.id, realm_id(), options) for user in users]
+
+
+_realm_id: list[int] = []
+
+
+def realm_id() -> int:
+    """The benchmark organization's id (set by prepare_users)."""
+    return _realm_id[0]
 
 
 def publish_to(user_ids: list[int]) -> float:
@@ -105,7 +116,7 @@ def publish_to(user_ids: list[int]) -> float:
     from apps.events.publish import send_event_on_commit
 
     with transaction.atomic():
-        send_event_on_commit({"type": "bench", "sent": time.time()}, user_ids)
+        send_event_on_commit(realm_id(), {"type": "bench", "sent": time.time()}, user_ids)
         started = time.monotonic()
     return started
 
@@ -354,6 +365,8 @@ async def delivery_scenarios(target: Target, idle: int, rounds: int = 9) -> tupl
         await finish(latency, tasks, pollers)
         return latency, fanout
     latency |= await latency_rounds(target, pollers[idle], idle)
+    if target.server.mode != "raw":
+        latency["message"] = await message_rounds(target, pollers[idle], target.users[0])
     # Fan-out: one event to `idle` users' queues, until the last of them has it; then let every
     # client poll again before the next round. The median of several rounds.
     durations = []
@@ -399,6 +412,40 @@ async def latency_rounds(target: Target, measured: Poller, index: int, samples: 
         "p50_ms": round(percentile(latencies, 0.5) * 1000, 2),
         "p99_ms": round(percentile(latencies, 0.99) * 1000, 2),
         "max_ms": round(max(latencies) * 1000, 2),
+    }
+
+
+async def message_rounds(target: Target, measured: Poller, sender: BenchUser, samples: int = 200) -> dict:
+    """POST /messages (a direct message from `sender`) -> the measured client's parked poll has it:
+    `samples` messages, one at a time; also how long the POST itself took."""
+    recipient_id = target.users[-1].id  # the measured poller's user
+    connection = HttpConnection(HOST, target.server.port)
+    await connection.open()
+    body = f"type=private&to=%5B{recipient_id}%5D&content=hello".encode()
+    latencies, posts = [], []
+    for _ in range(samples):
+        count = len(measured.received)
+        started = time.monotonic()
+        status, _ = await connection.request("POST", "/api/v1/messages", sender.auth_header(), body)
+        posts.append(time.monotonic() - started)
+        if status != 200:
+            connection.close()
+            return {"error": f"POST /messages answered {status}"}
+
+        async def arrived(n: int = count) -> bool:
+            return any(event["type"] == "message" for _, event in measured.received[n:])
+
+        if await wait_for(arrived, timeout=10, step=0.0005) is None:
+            connection.close()
+            return {"error": "a message did not arrive"}
+        latencies.append(next(t for t, e in measured.received[count:] if e["type"] == "message") - started)
+        await asyncio.sleep(0.01)
+    connection.close()
+    return {
+        "send_to_receive_p50_ms": round(percentile(latencies, 0.5) * 1000, 2),
+        "send_to_receive_p99_ms": round(percentile(latencies, 0.99) * 1000, 2),
+        "post_p50_ms": round(percentile(posts, 0.5) * 1000, 2),
+        "post_p99_ms": round(percentile(posts, 0.99) * 1000, 2),
     }
 
 

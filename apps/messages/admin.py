@@ -1,0 +1,34 @@
+"""Admin pages for messages and muted users: read-only (changes go through the API, which tells
+clients; a row changed here would leave them out of date)."""
+
+from django.contrib import admin
+
+from apps.messages.models import Message, MutedUser
+
+
+class ReadOnlyAdmin(admin.ModelAdmin):
+    def has_add_permission(self, request) -> bool:
+        return False
+
+    def has_change_permission(self, request, obj=None) -> bool:
+        return False
+
+    def has_delete_permission(self, request, obj=None) -> bool:
+        return False
+
+
+@admin.register(Message)
+class MessageAdmin(ReadOnlyAdmin):
+    list_display = ("id", "sender", "stream", "topic", "date_sent", "sending_client")
+    list_filter = ("realm", "stream")
+    search_fields = ("content", "topic", "sender__delivery_email", "sender__full_name")
+    list_select_related = ("sender", "stream")
+    date_hierarchy = "date_sent"
+    ordering = ("-id",)
+
+
+@admin.register(MutedUser)
+class MutedUserAdmin(ReadOnlyAdmin):
+    list_display = ("user", "muted_user", "date_muted")
+    search_fields = ("user__delivery_email", "muted_user__delivery_email")
+    list_select_related = ("user", "muted_user")
