@@ -6,7 +6,9 @@ from io import StringIO
 import pytest
 from django.core.management import CommandError, call_command
 
+from apps.messages.models import Message
 from apps.realms.models import Realm
+from apps.subscriptions.models import Stream
 from apps.users.models import BotService, BotType, Role, User
 from tests.api import ApiClient, assert_success
 from tests.factories import UserFactory
@@ -232,5 +234,11 @@ def test_bootstrap_demo_only_on_an_empty_database(db):
     assert owner.is_staff
     for user in User.objects.all():
         assert user.api_key in out
+    # Everyone is in #general, which has a first message.
+    general = Stream.objects.get(name="general")
+    assert set(general.subscriptions.values_list("user_id", flat=True)) == set(
+        User.objects.values_list("id", flat=True)
+    )
+    assert Message.objects.filter(stream=general, topic="welcome").count() == 1
     assert "already set up" in run("bootstrap_demo")
     assert User.objects.count() == 5

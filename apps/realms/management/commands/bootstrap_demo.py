@@ -4,8 +4,10 @@ from django.conf import settings
 from django.core.management.base import BaseCommand
 from django.db import transaction
 
+from apps.messages.actions import do_send_message
 from apps.realms.actions import do_create_realm
 from apps.realms.models import EmailVisibility, Realm
+from apps.subscriptions.actions import NewChannel, bulk_add_subscriptions, create_streams
 from apps.users.actions import do_create_user, do_set_user_staff
 from apps.users.management.utils import ROLE_LABELS
 from apps.users.models import BotType, Role
@@ -57,7 +59,11 @@ class Command(BaseCommand):
                     acting_user=None,
                 )
             )
-        self.stdout.write(f"\nCreated the demo organization {realm.name!r}, served at {url}\n")
+            # A channel everyone is in, with a first message, so clients have something to show.
+            [general] = create_streams(realm, [NewChannel("general", "Everyone's channel")], acting_user=owner)
+            bulk_add_subscriptions(realm, [general], users, created=[general], acting_user=owner)
+            do_send_message(owner, stream=general, topic="welcome", content="Welcome to Parley!")
+        self.stdout.write(f"\nCreated the demo organization {realm.name!r}, served at {url}, with a channel #general\n")
         self.stdout.write(f"{'role':<14} {'email':<24} API key")
         for user in users:
             role = "bot" if user.is_bot else ROLE_LABELS[user.role]
