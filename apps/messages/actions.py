@@ -10,6 +10,7 @@ from typing import Any
 from django.conf import settings
 from django.db import IntegrityError, transaction
 from django.db.models import F, Min
+from django.db.models.functions import Lower
 
 from apps.core.errors import ErrorCode, JsonableError, OrganizationAdministratorRequiredError
 from apps.events.publish import send_event_on_commit
@@ -24,7 +25,7 @@ from apps.messages.models import (
     UserMessage,
 )
 from apps.messages.narrow import Term, with_flag_columns
-from apps.messages.rendering import render_message
+from apps.messages.rendering import MENTION_RE, render_message
 from apps.messages.selectors import dm_users_by_recipient, visible_message_flags
 from apps.messages.serializers import EMPTY_TOPIC_DISPLAY_NAME, message_to_dict
 from apps.realms.models import Realm
@@ -123,7 +124,9 @@ def parse_to(to: str) -> Any:
 
 def access_stream_for_sending(sender: User, to: Any) -> Stream:
     """The channel `to` names (id, name, or a one-item list of either), if the sender may post."""
-    if isinstance(to, list) and len(to) == 1:
+    if isinstance(to, list):
+        if len(to) != 1:
+            raise JsonableError("Expected exactly one channel")
         to = to[0]
     streams = Stream.objects.filter(realm_id=sender.realm_id)
     if isinstance(to, int) and not isinstance(to, bool):
@@ -205,6 +208,8 @@ def check_send_message(
     content = normalize_content(content)
     target = parse_to(to)
     if kind in ("stream", "channel"):
+        if topic is None:
+            raise JsonableError("Missing topic")
         stream = access_stream_for_sending(sender, target)
         return do_send_message(
             sender, stream=stream, topic=normalize_topic(topic, stream), content=content, client=client,
@@ -214,12 +219,16 @@ def check_send_message(
     return do_send_message(sender, dm_with=others, content=content, client=client, read_by_sender=read_by_sender)
 
 
-def _users_by_name(realm_id: int) -> tuple[dict[str, list[tuple[int, str]]], set[int]]:
+def _users_by_name(realm_id: int, content: str) -> tuple[dict[str, list[tuple[int, str]]], set[int]]:
+    """The active users the content's mentions may name (one query, only when it has mentions)."""
+    names = {match.group(2).strip().partition("|")[0].lower() for match in MENTION_RE.finditer(content)}
     by_name: dict[str, list[tuple[int, str]]] = defaultdict(list)
     ids = set()
-    for user_id, full_name in User.objects.filter(realm_id=realm_id, is_active=True).values_list("id", "full_name"):
-        by_name[full_name.lower()].append((user_id, full_name))
-        ids.add(user_id)
+    if names:
+        users = User.objects.filter(realm_id=realm_id, is_active=True).annotate(lower_name=Lower("full_name"))
+        for user_id, full_name in users.filter(lower_name__in=names).values_list("id", "full_name"):
+            by_name[full_name.lower()].append((user_id, full_name))
+            ids.add(user_id)
     return by_name, ids
 
 
@@ -242,7 +251,7 @@ def do_send_message(
     (one event per set of flags), and stream/update first_message_id for a channel's first message.
     """
     realm = sender.realm
-    by_name, user_ids = _users_by_name(realm.id)
+    by_name, user_ids = _users_by_name(realm.id, content)
     rendered = render_message(content, by_name, user_ids)
     if stream is not None:
         recipient = get_recipient(Recipient.Type.STREAM, stream.id)
@@ -483,13 +492,17 @@ def check_delete_topic(user: User, stream_id: int, topic_name: str) -> bool:
     stream, _ = access_stream_by_id(user, stream_id)
     topic = "" if topic_name.strip() == EMPTY_TOPIC_DISPLAY_NAME else topic_name.strip()
     deadline = time.monotonic() + settings.DELETE_TOPIC_TIME_BUDGET_SECONDS
+    # Where history is not public to subscribers, only the messages the administrator received are
+    # theirs to delete (as in Zulip): the others they may not even see.
+    only_of = None if stream.history_public_to_subscribers else user
     while True:
-        if not _delete_topic_batch(stream, topic, settings.DELETE_TOPIC_BATCH_SIZE):
+        if not _delete_topic_batch(stream, topic, settings.DELETE_TOPIC_BATCH_SIZE, only_of=only_of):
             break
         if time.monotonic() >= deadline:
             return False
     with transaction.atomic():
-        policies = UserTopic.objects.filter(stream=stream, topic_name__iexact=topic).select_related("user")
+        # In id order: concurrent calls lock the policies in the same order.
+        policies = UserTopic.objects.filter(stream=stream, topic_name__iexact=topic).select_related("user").order_by("id")
         for policy in list(policies):
             do_set_user_topic_visibility_policy(
                 policy.user, stream, policy.topic_name, UserTopic.VisibilityPolicy.INHERIT
@@ -498,12 +511,15 @@ def check_delete_topic(user: User, stream_id: int, topic_name: str) -> bool:
 
 
 @transaction.atomic
-def _delete_topic_batch(stream: Stream, topic: str, size: int) -> int:
-    """Delete the newest `size` messages of the topic; returns how many. Rows are locked newest
-    first, so concurrent calls wait for each other and never deadlock."""
+def _delete_topic_batch(stream: Stream, topic: str, size: int, *, only_of: User | None = None) -> int:
+    """Delete the newest `size` messages of the topic (of those `only_of` received, if given);
+    returns how many. Rows are locked newest first, so concurrent calls wait for each other and
+    never deadlock."""
+    messages = Message.objects.filter(stream=stream, topic__iexact=topic)
+    if only_of is not None:
+        messages = messages.filter(id__in=UserMessage.objects.filter(user=only_of).values("message_id"))
     ids = list(
-        Message.objects.select_for_update()
-        .filter(stream=stream, topic__iexact=topic)
+        messages.select_for_update()
         .order_by("-id")
         .values_list("id", flat=True)[:size]
     )

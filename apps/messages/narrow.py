@@ -11,6 +11,7 @@ from typing import Any
 
 from django.db import connection
 from django.db.models import F, Q, QuerySet
+from django.db.models.expressions import RawSQL
 
 from apps.core.errors import ErrorCode, JsonableError
 from apps.messages.models import Message, Recipient, UserMessage
@@ -216,10 +217,12 @@ class NarrowBuilder:
         if not words:
             return Q()
         if connection.vendor == "postgresql":
-            # The generated, GIN-indexed tsvector column of migration 0002 (stemmed English).
-            ids = Message.objects.extra(
-                where=["chat_messages_message.search_tsvector @@ plainto_tsquery('english', %s)"], params=[operand]
-            ).values("id")
+            # The generated, GIN-indexed tsvector column of migration 0002 (stemmed English). A
+            # self-contained subquery: the table is aliased differently wherever the ORM nests it.
+            ids = RawSQL(
+                f"SELECT id FROM {Message._meta.db_table} WHERE search_tsvector @@ plainto_tsquery('english', %s)",
+                [operand],
+            )
             return Q(**{self.field("id__in"): ids})
         condition = Q()
         for word in words:
@@ -236,7 +239,12 @@ class NarrowBuilder:
             stream = streams.filter(id=int(operand)).first()
         else:
             stream = streams.filter(name__iexact=str(operand).strip()).first()
-        if stream is None or not has_metadata_access(self.membership, stream, is_subscribed=self._subscribed(stream)):
+        if stream is None or not (
+            has_metadata_access(self.membership, stream, is_subscribed=self._subscribed(stream))
+            # A former subscriber of a private channel keeps the messages they received, and
+            # can narrow to them (as in Zulip); for them the channel's existence is no secret.
+            or UserMessage.objects.filter(user=self.user, message__stream=stream).exists()
+        ):
             raise BadNarrowError("unknown channel")
         return stream
 
@@ -286,7 +294,11 @@ class NarrowBuilder:
             muted_streams = self.user.subscriptions.filter(active=True, is_muted=True).values_list(
                 "stream_id", flat=True
             )
-            unmuted = UserTopic.objects.filter(user=self.user, visibility_policy=UserTopic.VisibilityPolicy.UNMUTED)
+            # Unmuted and followed topics of a muted channel are not muted (Zulip's exclude_stream_and_topic_mutes).
+            unmuted = UserTopic.objects.filter(
+                user=self.user,
+                visibility_policy__in=[UserTopic.VisibilityPolicy.UNMUTED, UserTopic.VisibilityPolicy.FOLLOWED],
+            )
             channel_muted = Q(**{self.field("stream_id__in"): list(muted_streams)})
             for stream_id, topic in unmuted.values_list("stream_id", "topic_name"):
                 channel_muted &= ~Q(**{self.field("stream_id"): stream_id, self.field("topic__iexact"): topic})

@@ -17,6 +17,7 @@ STREAM_WILDCARDS = {"all", "everyone", "channel", "stream"}
 TOPIC_WILDCARDS = {"topic"}
 LINK_RE = re.compile(r"<a\s")
 IMAGE_RE = re.compile(r"<img\s")
+CODE_RE = re.compile(r"<code[^>]*>.*?</code>", re.S)
 
 
 @dataclass
@@ -40,18 +41,17 @@ def render_message(content: str, users_by_name: dict[str, list[tuple[int, str]]]
     organization's active users; `user_ids` is the set of their ids (for `@**Name|id**`)."""
     nonce = secrets.token_hex(8)
     replacements: dict[str, str] = {}
+    # token -> (what the mention does: ("user", id), ("stream", None), ("topic", None) or None, as written)
+    effects: dict[str, tuple[tuple[str, int | None] | None, str]] = {}
     result = Rendered(html="")
 
     def mention(match: re.Match) -> str:
         silent, text = match.group(1) == "_", match.group(2).strip()
         name, _, id_text = text.partition("|")
-        span = None
+        span, effect = None, None
         if not id_text and name.lower() in STREAM_WILDCARDS | TOPIC_WILDCARDS:
             if not silent:
-                if name.lower() in STREAM_WILDCARDS:
-                    result.stream_wildcard = True
-                else:
-                    result.topic_wildcard = True
+                effect = ("stream", None) if name.lower() in STREAM_WILDCARDS else ("topic", None)
             css = "topic-mention" if name.lower() in TOPIC_WILDCARDS else "user-mention"
             span = f'<span class="{css}{" silent" if silent else ""}" data-user-id="*">@{html.escape(name)}</span>'
         else:
@@ -59,19 +59,32 @@ def render_message(content: str, users_by_name: dict[str, list[tuple[int, str]]]
             if target is not None:
                 user_id, full_name = target
                 if not silent:
-                    result.mentioned_user_ids.add(user_id)
+                    effect = ("user", user_id)
                 css = "user-mention silent" if silent else "user-mention"
                 span = f'<span class="{css}" data-user-id="{user_id}">@{html.escape(full_name)}</span>'
         if span is None:
             return match.group(0)  # not a mention: left as written
         token = f"zmention{nonce}x{len(replacements)}z"
         replacements[token] = span
+        effects[token] = (effect, match.group(0))
         return token
 
     prepared = MENTION_RE.sub(mention, content)
     rendered = render_markdown(prepared)
+    # A mention inside code is text, as in Zulip: shown as written, and it mentions nobody.
+    in_code = {token for block in CODE_RE.findall(rendered) for token in replacements if token in block}
     for token, span in replacements.items():
+        effect, written = effects[token]
+        if token in in_code:
+            rendered = rendered.replace(token, html.escape(written, quote=False))
+            continue
         rendered = rendered.replace(token, span)
+        if effect == ("stream", None):
+            result.stream_wildcard = True
+        elif effect == ("topic", None):
+            result.topic_wildcard = True
+        elif effect is not None:
+            result.mentioned_user_ids.add(effect[1])
     result.html = rendered
     return result
 
@@ -90,7 +103,8 @@ def _find_user(
 
 
 HIGHLIGHT_OPEN, HIGHLIGHT_CLOSE = '<span class="highlight">', "</span>"
-TAG_RE = re.compile(r"(<[^>]*>)")
+# Tags and character references ("&amp;"): never highlighted inside.
+TAG_RE = re.compile(r"(<[^>]*>|&#?\w+;)")
 
 
 def search_words(query: str) -> list[str]:
@@ -107,6 +121,6 @@ def highlight(text_html: str, words: list[str]) -> str:
     )
     parts = TAG_RE.split(text_html)
     return "".join(
-        part if part.startswith("<") else pattern.sub(lambda m: f"{HIGHLIGHT_OPEN}{m.group(0)}{HIGHLIGHT_CLOSE}", part)
+        part if part.startswith(("<", "&")) else pattern.sub(lambda m: f"{HIGHLIGHT_OPEN}{m.group(0)}{HIGHLIGHT_CLOSE}", part)
         for part in parts
     )

@@ -222,5 +222,6 @@ def starred_message_ids(user: User) -> list[int]:
 
 
 def muted_users_of(user: User) -> list[dict[str, int]]:
-    rows = MutedUser.objects.filter(user=user, muted_user__is_active=True).order_by("id")
+    # Deactivated users stay listed, as in Zulip: they can be muted, so they must be unmutable.
+    rows = MutedUser.objects.filter(user=user).order_by("id")
     return [{"id": row.muted_user_id, "timestamp": int(row.date_muted.timestamp())} for row in rows]

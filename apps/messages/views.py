@@ -2,7 +2,7 @@
 
 from rest_framework.request import Request
 
-from apps.core.errors import JsonableError, MissingArgumentError
+from apps.core.errors import JsonableError
 from apps.core.params import parse_params
 from apps.core.responses import json_success
 from apps.core.views import ApiView
@@ -41,10 +41,10 @@ LARGER_THAN_ANY_ID = 10_000_000_000_000_000
 
 
 def resolve_anchor(user: User, anchor: str | None, use_first_unread: bool, terms: list[Term]) -> int:
-    if anchor is None:
-        if not use_first_unread:
-            raise MissingArgumentError("anchor")
+    if use_first_unread:  # the legacy spelling of anchor=first_unread, which it overrides (as in Zulip)
         anchor = "first_unread"
+    if anchor is None:
+        raise JsonableError("Missing 'anchor' argument.")
     if anchor == "newest":
         return LARGER_THAN_ANY_ID
     if anchor == "oldest":
@@ -56,9 +56,7 @@ def resolve_anchor(user: User, anchor: str | None, use_first_unread: bool, terms
         value = int(anchor)
     except ValueError:
         raise JsonableError("Invalid anchor") from None
-    if value < 0:
-        raise JsonableError("Invalid anchor")
-    return min(value, LARGER_THAN_ANY_ID)
+    return min(max(value, 0), LARGER_THAN_ANY_ID)  # out-of-range anchors are clamped, as in Zulip
 
 
 def messages_around(user: User, terms, anchor: int, num_before: int, num_after: int, *, include_anchor: bool):
@@ -82,6 +80,8 @@ class MessagesView(ApiView):
         user = request.user
         if params.num_before + params.num_after > MAX_MESSAGES_PER_REQUEST:
             raise JsonableError(f"Too many messages requested (maximum {MAX_MESSAGES_PER_REQUEST}).")
+        if params.num_before > 0 and params.num_after > 0 and not params.include_anchor:
+            raise JsonableError("The anchor can only be excluded at an end of the range")
         terms = parse_narrow(params.narrow)
         anchor = resolve_anchor(user, params.anchor, params.use_first_unread_anchor, terms)
         ids, found_anchor, found_oldest, found_newest = messages_around(
