@@ -131,7 +131,7 @@ async def _get_events(poll: PollRequest) -> dict[str, Any]:
     queue_id, last_event_id, dont_block = params.queue_id, params.last_event_id, params.dont_block
     del params
     events, options = await long_poll(get_backend(), queue_id, identity.user_id, last_event_id, dont_block=dont_block)
-    return {**envelope, "events": [adapt_event(event, options) for event in events], "queue_id": queue_id}
+    return {**envelope, "events": [adapt_event(event, options, queue_id) for event in events], "queue_id": queue_id}
 
 
 async def _authenticate(poll: PollRequest) -> Identity:

@@ -130,6 +130,14 @@ def fetch_initial_state(context: StateContext, types: list[str] | None) -> dict[
     return state
 
 
-def adapt_event(event: dict[str, Any], options: QueueOptions) -> dict[str, Any]:
+def adapt_event(event: dict[str, Any], options: QueueOptions, queue_id: str | None = None) -> dict[str, Any]:
+    """The event as this queue's client receives it. An event may carry "sender_queue_id": then
+    only that queue's client also receives its "local_message_id" (Zulip's echo of the sending
+    client's local id, so it can match the event to what it sent)."""
     transform = _transforms.get(event["type"])
-    return transform(event, options) if transform is not None else event
+    event = transform(event, options) if transform is not None else event
+    if "sender_queue_id" in event:
+        event = dict(event)
+        if event.pop("sender_queue_id") != queue_id:
+            event.pop("local_message_id", None)
+    return event

@@ -203,6 +203,7 @@ def check_send_message(
     content: str,
     client: str = "API",
     read_by_sender: bool | None = None,
+    local_id: tuple[str, str] | None = None,
 ) -> Message:
     """POST /messages: checked, then sent (see do_send_message)."""
     content = normalize_content(content)
@@ -213,10 +214,12 @@ def check_send_message(
         stream = access_stream_for_sending(sender, target)
         return do_send_message(
             sender, stream=stream, topic=normalize_topic(topic, stream), content=content, client=client,
-            read_by_sender=read_by_sender,
+            read_by_sender=read_by_sender, local_id=local_id,
         )  # fmt: skip
     others = [u for u in access_dm_recipients(sender, target) if u.id != sender.id]
-    return do_send_message(sender, dm_with=others, content=content, client=client, read_by_sender=read_by_sender)
+    return do_send_message(
+        sender, dm_with=others, content=content, client=client, read_by_sender=read_by_sender, local_id=local_id
+    )
 
 
 def _users_by_name(realm_id: int, content: str) -> tuple[dict[str, list[tuple[int, str]]], set[int]]:
@@ -242,13 +245,16 @@ def do_send_message(
     dm_with: Sequence[User] = (),
     client: str = "API",
     read_by_sender: bool | None = None,
+    local_id: tuple[str, str] | None = None,
 ) -> Message:
     """Store the message and a UserMessage row for each recipient (in bulk), with their flags.
 
     Channel messages go to the channel's active subscribers (and the sender); direct messages to
     their people. Mentions set `mentioned` (or a wildcard flag); messages from a user the recipient
     muted arrive read; the sender's copy is read. Emits: message {message, flags} to each recipient
-    (one event per set of flags), and stream/update first_message_id for a channel's first message.
+    (one event per set of flags; with `local_id`, (queue id, local id) of the sending client, the
+    sender's own event echoes the local id to that queue), and stream/update first_message_id for a
+    channel's first message.
     """
     realm = sender.realm
     by_name, user_ids = _users_by_name(realm.id, content)
@@ -289,7 +295,7 @@ def do_send_message(
         Stream.objects.filter(id=stream.id, first_message_id__isnull=True).update(first_message_id=message.id)
         stream.first_message_id = message.id
         _send_stream_update(stream, "first_message_id", message.id)
-    _send_message_events(message, flags)
+    _send_message_events(message, flags, local_id)
     return message
 
 
@@ -317,7 +323,7 @@ def _initial_flags(sender: User, message: Message, receivers: set[int], rendered
     return flags
 
 
-def _send_message_events(message: Message, flags: dict[int, int]) -> None:
+def _send_message_events(message: Message, flags: dict[int, int], local_id: tuple[str, str] | None) -> None:
     """Emits: message {message, flags}; recipients with the same flags share one event. The
     message is rendered for clients that want HTML and for those that want Markdown alike (the
     queue's options pick, see events.py)."""
@@ -336,10 +342,15 @@ def _send_message_events(message: Message, flags: dict[int, int]) -> None:
     shape["gravatar"] = avatar_url_for_client(message.sender, client_gravatar=True) is None
     by_flags: dict[int, list[int]] = defaultdict(list)
     for uid, bits in flags.items():
-        by_flags[bits].append(uid)
+        if uid != message.sender_id or local_id is None:
+            by_flags[bits].append(uid)
     for bits, user_ids in by_flags.items():
         event = {"type": "message", "message": shape, "flags": UserMessage.flag_names(bits)}
         send_event_on_commit(message.realm_id, event, user_ids)
+    if local_id is not None:
+        event = {"type": "message", "message": shape, "flags": UserMessage.flag_names(flags[message.sender_id])}
+        echo = {"sender_queue_id": local_id[0], "local_message_id": local_id[1]}
+        send_event_on_commit(message.realm_id, {**event, **echo}, [message.sender_id])
 
 
 # --- flags ----------------------------------------------------------------------------------------
@@ -502,7 +513,9 @@ def check_delete_topic(user: User, stream_id: int, topic_name: str) -> bool:
             return False
     with transaction.atomic():
         # In id order: concurrent calls lock the policies in the same order.
-        policies = UserTopic.objects.filter(stream=stream, topic_name__iexact=topic).select_related("user").order_by("id")
+        policies = (
+            UserTopic.objects.filter(stream=stream, topic_name__iexact=topic).select_related("user").order_by("id")
+        )
         for policy in list(policies):
             do_set_user_topic_visibility_policy(
                 policy.user, stream, policy.topic_name, UserTopic.VisibilityPolicy.INHERIT
@@ -518,11 +531,7 @@ def _delete_topic_batch(stream: Stream, topic: str, size: int, *, only_of: User 
     messages = Message.objects.filter(stream=stream, topic__iexact=topic)
     if only_of is not None:
         messages = messages.filter(id__in=UserMessage.objects.filter(user=only_of).values("message_id"))
-    ids = list(
-        messages.select_for_update()
-        .order_by("-id")
-        .values_list("id", flat=True)[:size]
-    )
+    ids = list(messages.select_for_update().order_by("-id").values_list("id", flat=True)[:size])
     if ids:
         do_delete_messages(stream, topic, ids)
     return len(ids)

@@ -117,6 +117,7 @@ class MessagesView(ApiView):
             content=params.content,
             client=actions.client_name(request.META.get("HTTP_USER_AGENT", "")),
             read_by_sender=params.read_by_sender,
+            local_id=(params.queue_id, params.local_id) if params.queue_id and params.local_id else None,
         )
         return json_success(request, {"id": message.id})
 

@@ -178,3 +178,21 @@ def test_a_waiting_poll_is_not_answered_with_hidden_events(event_backend, design
     # Not answered at once with nothing (the client would poll again at once, for ever): it waits,
     # then a heartbeat, whose id acknowledges the hidden event too.
     assert [(e["id"], e["type"]) for e in events] == [(1, "heartbeat")]
+
+
+def test_the_sending_client_gets_its_local_id_back(event_backend, design, member):
+    api = ApiClient(member)
+    sending = assert_success(api.post("/register", {"event_types": ["message"]}))["queue_id"]
+    other = assert_success(api.post("/register", {"event_types": ["message"]}))["queue_id"]
+    params = {"type": "stream", "to": "design", "topic": "t", "content": "x", "queue_id": sending, "local_id": "42.01"}
+    message_id = assert_success(api.post("/messages", params))["id"]
+
+    def events(queue_id):
+        body = api.get("/events", {"queue_id": queue_id, "last_event_id": -1, "dont_block": True})
+        return assert_success(body)["events"]
+
+    [echoed] = events(sending)
+    assert (echoed["message"]["id"], echoed["local_message_id"]) == (message_id, "42.01")
+    assert "sender_queue_id" not in echoed
+    [plain] = events(other)
+    assert "local_message_id" not in plain and "sender_queue_id" not in plain
