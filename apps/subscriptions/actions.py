@@ -216,7 +216,8 @@ def bulk_add_subscriptions(
 
     A fixed number of queries, however many users (a rejoin reactivates the old row, keeping its
     settings). `created` channels are announced to everyone who can see them. Emits, in this order:
-    stream/create (new channels; private channels to new subscribers who could not see them),
+    stream/create (new channels; existing ones to new subscribers who could not see them: private
+    channels' and guests'),
     subscription/add to each new subscriber, subscription/peer_add to the channels' other viewers.
     """
     color_map = {name.lower(): color for name, color in (color_map or {}).items()}
@@ -227,7 +228,9 @@ def bulk_add_subscriptions(
         (sub.user_id, sub.stream_id): sub
         for sub in Subscription.objects.filter(stream_id__in=stream_ids, user_id__in=user_ids)
     }
-    visible_before = metadata_access_user_ids(realm, [s for s in streams if s not in created and not s.is_public])
+    # Who could see the channels before: new subscribers who could not (of a private channel, or a
+    # guest joining a public one) are told the channel exists before they join it.
+    visible_before = metadata_access_user_ids(realm, [s for s in streams if s not in created])
     used_colors: dict[int, set[str]] = defaultdict(set)
     for user_id, color in Subscription.objects.filter(user_id__in=user_ids).values_list("user_id", "color"):
         used_colors[user_id].add(color)

@@ -95,6 +95,17 @@ def test_private_channels_are_announced_only_to_those_who_can_see_them(
     assert events[0]["streams"][0]["stream_id"] == stream.id
 
 
+def test_a_guest_added_to_a_public_channel_is_told_it_exists(queue_of, owner, member, guest, make_stream):
+    # Guests see only their own channels: before its subscription, the channel is created for the
+    # guest (as for a private channel's new subscriber), as Zulip does.
+    stream = make_stream("design", owner)
+    guests = queue_of(guest)
+    subscribe(member, ["design"], principals=[guest.id])
+    events = guests()
+    assert kinds(events) == [("stream", "create"), ("subscription", "add")]
+    assert events[0]["streams"][0]["stream_id"] == stream.id
+
+
 def test_unsubscribing_sends_remove_and_peer_remove(queue_of, owner, member, make_stream):
     stream = make_stream("design", owner, member)
     mine, others = queue_of(member), queue_of(owner)
