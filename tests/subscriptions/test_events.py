@@ -207,7 +207,22 @@ def test_making_a_channel_private_hides_it_from_outsiders(queue_of, owner, admin
         False,
     )
     assert_success(ApiClient(admin).patch(f"/streams/{stream.id}", {"is_private": False}))
-    assert kinds(outsider()) == [("stream", "create"), ("stream", "update")]
+    # Visible again: created, with its subscribers (the outsider's client knows nobody in it), as Zulip does.
+    events = outsider()
+    assert kinds(events) == [("stream", "create"), ("subscription", "peer_add"), ("stream", "update")]
+    assert (events[1]["stream_ids"], events[1]["user_ids"]) == ([stream.id], sorted([member.id, admin.id]))
+
+
+def test_a_group_setting_that_shows_a_private_channel_sends_its_subscribers(
+    queue_of, owner, member, moderator, make_stream
+):
+    stream = make_stream("secret", owner, member, private=True)
+    newcomer = queue_of(moderator)
+    value = {"new": {"direct_members": [moderator.id], "direct_subgroups": []}}
+    assert_success(ApiClient(owner).patch(f"/streams/{stream.id}", {"can_subscribe_group": value}))
+    events = newcomer()
+    assert kinds(events) == [("stream", "create"), ("subscription", "peer_add"), ("stream", "update")]
+    assert (events[1]["stream_ids"], events[1]["user_ids"]) == ([stream.id], sorted([owner.id, member.id]))
 
 
 def test_refused_changes_send_nothing(queue_of, owner, member, moderator, make_stream):
