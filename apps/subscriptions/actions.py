@@ -34,6 +34,7 @@ from apps.subscriptions.selectors import (
     has_content_access,
     has_metadata_access,
     metadata_access_user_ids,
+    private_streams_seen_through_groups,
     streams_by_name,
     subscriber_ids_by_stream,
 )
@@ -489,6 +490,20 @@ def send_stream_access_changes(realm: Realm | int, streams: Sequence[Stream], be
                 "user_ids": sorted(subscribers[stream.id]),
             }
             send_event_on_commit(realm, event, gained[stream.id])
+
+
+class GroupChannelAccess:
+    """Around a change of groups' members or subgroups: who sees the private channels that those
+    groups open, read before the change, and the events for whoever gains or loses sight of one
+    after it (Zulip's bulk_add_members_to_user_groups and its kin)."""
+
+    def __init__(self, realm: Realm | int, group_ids: Collection[int]) -> None:
+        self.realm_id = realm if isinstance(realm, int) else realm.id
+        self.streams = private_streams_seen_through_groups(self.realm_id, group_ids)
+        self.before = metadata_access_user_ids(self.realm_id, self.streams)
+
+    def send_changes(self) -> None:
+        send_stream_access_changes(self.realm_id, self.streams, self.before)
 
 
 def _send_stream_delete(stream: Stream, user_ids: Collection[int]) -> None:

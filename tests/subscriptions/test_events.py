@@ -254,3 +254,53 @@ def test_register_state_of_channels(queue_of, owner, member, guest, make_stream)
     assert sorted(s["name"] for s in state["streams"]) == ["joined", "left", "public"]
     guest_state = assert_success(ApiClient(guest).post("/register", {"fetch_event_types": ["subscription", "stream"]}))
     assert (guest_state["subscriptions"], guest_state["never_subscribed"], guest_state["streams"]) == ([], [], [])
+
+
+def test_group_membership_changes_show_and_hide_the_private_channels_the_group_opens(
+    queue_of, owner, member, moderator, make_stream
+):
+    # moderator joins "leads", a subgroup of "devs", the channel's can_subscribe_group: Zulip tells
+    # them the channel exists (with its subscribers); leaving the group takes it away again.
+    stream = make_stream("secret", owner, member, private=True)
+    api = ApiClient(owner)
+
+    devs = assert_success(api.post("/user_groups/create", {"name": "devs", "description": "", "members": []}))[
+        "group_id"
+    ]
+    leads = assert_success(api.post("/user_groups/create", {"name": "leads", "description": "", "members": []}))[
+        "group_id"
+    ]
+    assert_success(api.patch(f"/streams/{stream.id}", {"can_subscribe_group": {"new": devs}}))
+    newcomer = queue_of(moderator, event_types=[*TYPES, "user_group"])
+
+    assert_success(api.post(f"/user_groups/{devs}/subgroups", {"add": [leads]}))
+    assert kinds(newcomer()) == [("user_group", "add_subgroups")]  # leads is empty: nothing changes
+    assert_success(api.post(f"/user_groups/{leads}/members", {"add": [moderator.id]}))
+    events = newcomer()
+    assert kinds(events) == [("user_group", "add_members"), ("stream", "create"), ("subscription", "peer_add")]
+    assert [s["stream_id"] for s in events[1]["streams"]] == [stream.id]
+    assert (events[2]["stream_ids"], events[2]["user_ids"]) == ([stream.id], sorted([owner.id, member.id]))
+
+    assert_success(api.post(f"/user_groups/{devs}/subgroups", {"delete": [leads]}))
+    events = newcomer()
+    assert kinds(events) == [("user_group", "remove_subgroups"), ("stream", "delete")]
+    assert events[1]["stream_ids"] == [stream.id]
+    assert_success(api.post(f"/user_groups/{devs}/members", {"add": [moderator.id]}))
+    assert kinds(newcomer()) == [("user_group", "add_members"), ("stream", "create"), ("subscription", "peer_add")]
+    assert_success(api.post(f"/user_groups/{devs}/members", {"delete": [moderator.id]}))
+    assert kinds(newcomer()) == [("user_group", "remove_members"), ("stream", "delete")]
+
+
+def test_group_membership_changes_send_no_channel_events_to_those_who_saw_it_anyway(
+    queue_of, owner, admin, member, make_stream
+):
+    stream = make_stream("secret", owner, member, private=True)
+    api = ApiClient(owner)
+    devs = assert_success(api.post("/user_groups/create", {"name": "devs", "description": "", "members": []}))[
+        "group_id"
+    ]
+    assert_success(api.patch(f"/streams/{stream.id}", {"can_administer_channel_group": {"new": devs}}))
+    queues = [queue_of(user, event_types=[*TYPES, "user_group"]) for user in (admin, member)]
+    assert_success(api.post(f"/user_groups/{devs}/members", {"add": [admin.id, member.id]}))
+    for events in queues:  # an administrator and a subscriber saw it already
+        assert kinds(events()) == [("user_group", "add_members")]
