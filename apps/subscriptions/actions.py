@@ -37,6 +37,7 @@ from apps.subscriptions.selectors import (
     private_streams_seen_through_groups,
     streams_by_name,
     subscriber_ids_by_stream,
+    visible_streams,
 )
 from apps.subscriptions.serializers import (
     STREAM_ASSIGNMENT_COLORS,
@@ -459,19 +460,42 @@ def _send_visibility_changes(stream: Stream, before: set[int]) -> None:
 
 def send_stream_access_changes(realm: Realm | int, streams: Sequence[Stream], before: dict[int, set[int]]) -> None:
     """After a change of who can see these channels (`before`: metadata_access_user_ids read before
-    it). Emits: stream/delete to those who no longer see a channel; stream/create (one event for the
-    channels with the same newcomers), then subscription/peer_add {the channel's subscribers} per
-    channel, to those who now do (their client knows nobody in it yet), as Zulip does. A fixed
-    number of queries, however many channels."""
+    it): see _send_access_events. A fixed number of queries, however many channels."""
     if not streams:
         return
     after = metadata_access_user_ids(realm, streams)
-    for stream in streams:
-        lost = before.get(stream.id, set()) - after[stream.id]
-        if lost:
-            _send_stream_delete(stream, lost)
     gained = {s.id: after[s.id] - before.get(s.id, set()) for s in streams}
-    now_visible = [s for s in streams if gained[s.id]]
+    lost = {s.id: before.get(s.id, set()) - after[s.id] for s in streams}
+    _send_access_events(realm, streams, gained=gained, lost=lost)
+
+
+def send_stream_events_for_role_change(user: User, before: Sequence[Stream]) -> None:
+    """After the user's role changed (`before`: visible_streams(user) read before it), as Zulip's
+    send_stream_events_for_role_update: a guest no longer sees the public channels they are not in,
+    an administrator sees every private channel, and back. See _send_access_events."""
+    if not user.is_active:
+        return
+    after = visible_streams(user)
+    before_ids, after_ids = {s.id for s in before}, {s.id for s in after}
+    streams = [s for s in before if s.id not in after_ids] + [s for s in after if s.id not in before_ids]
+    _send_access_events(
+        user.realm_id,
+        streams,
+        gained={s.id: {user.id} for s in after if s.id not in before_ids},
+        lost={s.id: {user.id} for s in before if s.id not in after_ids},
+    )
+
+
+def _send_access_events(
+    realm: Realm | int, streams: Sequence[Stream], *, gained: dict[int, set[int]], lost: dict[int, set[int]]
+) -> None:
+    """Emits: stream/delete to those who no longer see a channel; stream/create (one event for the
+    channels with the same newcomers), then subscription/peer_add {the channel's subscribers} per
+    channel, to those who now do (their client knows nobody in it yet), as Zulip does."""
+    for stream in streams:
+        if lost.get(stream.id):
+            _send_stream_delete(stream, lost[stream.id])
+    now_visible = [s for s in streams if gained.get(s.id)]
     if not now_visible:
         return
     subscribers = subscriber_ids_by_stream([s.id for s in now_visible])

@@ -253,15 +253,24 @@ def do_change_user_role(user: User, role: int, *, acting_user: User | None) -> N
     """Set the role (no permission checks: operators, and check_change_user_role).
 
     Raises for the organization's only owner: an organization always keeps one.
-    Emits: realm_user/update {role}, then the system groups' user_group/remove_members and add_members.
+    Emits: realm_user/update {role}, then the system groups' user_group/remove_members and add_members,
+    then stream/create (+ subscription/peer_add) and stream/delete for the channels the user now sees
+    or no longer sees.
     """
+    # Imported here: channels are built on users and groups, not the other way.
+    from apps.subscriptions.actions import send_stream_events_for_role_change
+    from apps.subscriptions.selectors import visible_streams
+
     if role != Role.OWNER:
         check_keeps_an_owner(user, LAST_OWNER_ROLE_MESSAGE)
     old_role = user.role
+    channels_before = visible_streams(user) if old_role != role else []
     User.objects.filter(id=user.id).update(role=role)
     user.role = role
     send_person_update(user, {"role": role})
     do_update_system_groups_for_role(user, old_role, role)
+    if old_role != role:
+        send_stream_events_for_role_change(user, channels_before)
 
 
 @transaction.atomic

@@ -304,3 +304,31 @@ def test_group_membership_changes_send_no_channel_events_to_those_who_saw_it_any
     assert_success(api.post(f"/user_groups/{devs}/members", {"add": [admin.id, member.id]}))
     for events in queues:  # an administrator and a subscriber saw it already
         assert kinds(events()) == [("user_group", "add_members")]
+
+
+def test_a_role_change_shows_and_hides_channels_as_zulip_does(queue_of, owner, admin, member, make_stream):
+    open_channel = make_stream("design", owner)
+    joined = make_stream("lunch", owner, member)
+    secret = make_stream("secret", owner, private=True)
+    mine = queue_of(member)
+    api = ApiClient(owner)
+
+    assert_success(api.patch(f"/users/{member.id}", {"role": 600}))  # a guest sees only their channels
+    events = mine()
+    assert kinds(events) == [("stream", "delete")]
+    assert events[0]["stream_ids"] == [open_channel.id]
+
+    assert_success(api.patch(f"/users/{member.id}", {"role": 200}))  # an administrator sees every channel
+    events = mine()
+    assert kinds(events) == [("stream", "create"), ("subscription", "peer_add"), ("subscription", "peer_add")]
+    assert sorted(s["stream_id"] for s in events[0]["streams"]) == sorted([open_channel.id, secret.id])
+    assert {e["stream_ids"][0]: e["user_ids"] for e in events[1:]} == {
+        open_channel.id: [owner.id],
+        secret.id: [owner.id],
+    }
+
+    assert_success(api.patch(f"/users/{member.id}", {"role": 400}))
+    events = mine()
+    assert kinds(events) == [("stream", "delete")]
+    assert events[0]["stream_ids"] == [secret.id]
+    assert joined.id not in {e.get("stream_ids", [None])[0] for e in events}
