@@ -316,6 +316,17 @@ def _send_peer_events(realm: Realm, op: str, changes: list[SubscriptionChange]) 
         send_event_on_commit(realm, event, recipients)
 
 
+def send_peer_events_for_activation(realm: Realm | int, users: Sequence[User], *, op: str) -> None:
+    """Subscriber lists hold active users only: a deactivated user leaves those of their channels, a
+    reactivated one comes back (Zulip's peer_remove at deactivation, peer_add at reactivation).
+    Emits: subscription/peer_remove or peer_add to those who see the channels (see _send_peer_events)."""
+    by_id = {user.id: user for user in users}
+    rows = Subscription.objects.filter(user_id__in=by_id, active=True, stream__deactivated=False).select_related(
+        "stream"
+    )
+    _send_peer_events(realm, op, [SubscriptionChange(by_id[row.user_id], row.stream) for row in rows])
+
+
 @transaction.atomic
 def bulk_remove_subscriptions(
     realm: Realm, users: Sequence[User], streams: Sequence[Stream], *, acting_user: User | None

@@ -332,3 +332,30 @@ def test_a_role_change_shows_and_hides_channels_as_zulip_does(queue_of, owner, a
     assert kinds(events) == [("stream", "delete")]
     assert events[0]["stream_ids"] == [secret.id]
     assert joined.id not in {e.get("stream_ids", [None])[0] for e in events}
+
+
+def test_deactivating_a_user_takes_them_out_of_subscriber_lists_and_reactivating_puts_them_back(
+    queue_of, owner, admin, member, bot, make_stream
+):
+    # Subscriber lists (register state, GET /streams/{id}/members) hold active users only; clients
+    # keep theirs in step through peer_remove and peer_add, as Zulip sends them.
+    design = make_stream("design", owner, member, bot)
+    make_stream("archived", owner, member)
+    Stream.objects.filter(name="archived").update(deactivated=True)
+    watching = queue_of(admin)
+    assert_success(ApiClient(owner).delete(f"/users/{member.id}"))  # with the bot they own
+    events = [e for e in watching() if e["type"] == "subscription"]
+    assert events == [
+        {
+            "type": "subscription",
+            "op": "peer_remove",
+            "stream_ids": [design.id],
+            "user_ids": sorted([member.id, bot.id]),
+        }
+    ]
+    members = assert_success(ApiClient(owner).get(f"/streams/{design.id}/members"))["subscribers"]
+    assert members == [owner.id]
+
+    assert_success(ApiClient(owner).post(f"/users/{member.id}/reactivate"))
+    events = [e for e in watching() if e["type"] == "subscription"]
+    assert events == [{"type": "subscription", "op": "peer_add", "stream_ids": [design.id], "user_ids": [member.id]}]
