@@ -646,13 +646,17 @@ def do_change_subscription_properties(
         do_change_subscription_property(sub, prop, value, acting_user=acting_user)
 
 
+MAX_RETENTION_DAYS = 2**31 - 1
+
+
 def parse_message_retention_days(value: str | int) -> int | None:
     """Zulip's values: "realm_default" (None), "unlimited" (-1) or a positive number of days."""
     if value == "realm_default":
         return None
     if value == "unlimited":
         return -1
-    if isinstance(value, int) and not isinstance(value, bool) and value > 0:
+    # Within the column's range (a 32-bit integer on PostgreSQL): beyond it, a 400, not a 500.
+    if isinstance(value, int) and not isinstance(value, bool) and 0 < value <= MAX_RETENTION_DAYS:
         return value
     raise JsonableError(f"Bad value for 'message_retention_days': {value}")
 

@@ -424,7 +424,11 @@ def test_subscribe_message_retention_days_by_owner(owner, value, stored):
     assert Stream.objects.get(name="kept").message_retention_days == stored
 
 
-@pytest.mark.parametrize(("value", "shown"), [(0, "0"), (-5, "-5"), ('"forever"', "forever")])
+# Beyond the column's range: a clean 400, not a database error (500).
+@pytest.mark.parametrize(
+    ("value", "shown"),
+    [(0, "0"), (-5, "-5"), ('"forever"', "forever"), (2**31, str(2**31)), (10**30, str(10**30))],
+)
 def test_subscribe_refuses_invalid_message_retention_days(owner, value, shown):
     before = db_state()
     refused(
@@ -1134,6 +1138,12 @@ def test_patch_stream_message_retention_days(owner, admin, design):
     assert_success(patch_stream(owner, design.id, message_retention_days='"unlimited"'))
     design.refresh_from_db()
     assert design.message_retention_days == -1
+    before = db_state()
+    refused(
+        patch_stream(owner, design.id, message_retention_days=2**31),
+        f"Bad value for 'message_retention_days': {2**31}",
+        before,
+    )
 
 
 def test_patch_stream_group_setting_new_and_old(admin, design, realm):
