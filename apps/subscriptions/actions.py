@@ -412,12 +412,22 @@ def do_set_user_topic_visibility_policy(user: User, stream: Stream, topic_name: 
         current.delete()
         shape = {**user_topic_to_dict(current), "last_updated": int(now.timestamp()), "visibility_policy": 0}
     else:
-        if current is not None and current.visibility_policy == policy:
-            return
+        created = False
         if current is None:
-            current = UserTopic(user=user, stream=stream, topic_name=topic_name)
-        current.visibility_policy, current.last_updated = policy, now
-        current.save()
+            try:
+                with transaction.atomic():
+                    current = UserTopic.objects.create(
+                        user=user, stream=stream, topic_name=topic_name, visibility_policy=policy, last_updated=now
+                    )
+                    created = True
+            except IntegrityError:
+                # The same request at the same time (a retry) created the row first: this one updates it.
+                current = existing.get()
+        if not created:
+            if current.visibility_policy == policy:
+                return
+            current.visibility_policy, current.last_updated = policy, now
+            current.save()
         shape = user_topic_to_dict(current)
     send_event_on_commit(user.realm_id, {"type": "muted_topics", "muted_topics": muted_topics_of(user)}, [user.id])
     send_event_on_commit(user.realm_id, {"type": "user_topic", **shape}, [user.id])
