@@ -814,6 +814,9 @@ def check_update_stream(user: User, stream_id: int, params: UpdateStreamParams) 
     """PATCH /streams/{stream_id}: every change checked (Zulip's rules and messages), then applied;
     all or nothing."""
     stream = access_stream_to_administer(user, stream_id)
+    if stream.deactivated:
+        # Gone for clients (they got stream/delete; GET /streams/{id} does not find it).
+        raise JsonableError("Invalid channel ID")
     _lock_streams([stream])
     is_subscribed = Subscription.objects.filter(user=user, stream=stream, active=True).exists()
     membership = Membership(user)

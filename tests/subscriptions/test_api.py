@@ -1054,6 +1054,15 @@ def test_patch_stream_rename_to_archived_channels_name_is_refused(admin, design,
     refused(patch_stream(admin, design.id, new_name="old"), "Channel 'old' already exists", before)
 
 
+@pytest.mark.parametrize("change", [{"description": "edited"}, {"new_name": "renamed"}, {"is_private": True}])
+def test_patch_archived_stream_is_invalid(owner, design, change):
+    # An archived channel is gone for clients (they got stream/delete, GET /streams/{id} does not
+    # find it): editing it would send stream/update events about a channel they no longer have.
+    do_deactivate_stream(design, acting_user=None)
+    before = db_state()
+    refused(patch_stream(owner, design.id, **change), "Invalid channel ID", before)
+
+
 def test_patch_stream_description_is_rendered_safely(admin, design):
     description = "**bold** <script>alert(1)</script>\n[x](javascript:alert(1))"
     assert_success(patch_stream(admin, design.id, description=description))
