@@ -434,36 +434,56 @@ def check_update_user_group(
 # --- members and subgroups -------------------------------------------------------------------------
 
 
+def _channel_access(group: UserGroup):
+    """Who sees the private channels this group's members may see, read before its members change."""
+    # Imported here: channels are built on groups, not the other way.
+    from apps.subscriptions.actions import GroupChannelAccess
+
+    return GroupChannelAccess(group.realm_id, [group.id])
+
+
 @transaction.atomic
 def do_add_user_group_members(group: UserGroup, users: Sequence[User], *, acting_user: User | None) -> None:
-    """Emits: user_group/add_members."""
+    """Emits: user_group/add_members; then, to users who now see a private channel through the
+    group, stream/create and subscription/peer_add."""
+    channels = _channel_access(group)
     UserGroupMembership.objects.bulk_create(UserGroupMembership(user_group=group, user=u) for u in users)
     _send_members_event(group, "add_members", [u.id for u in users])
+    channels.send_changes()
 
 
 @transaction.atomic
 def do_remove_user_group_members(group: UserGroup, users: Sequence[User], *, acting_user: User | None) -> None:
-    """Emits: user_group/remove_members."""
+    """Emits: user_group/remove_members; then stream/delete to users who no longer see a private
+    channel they saw through the group."""
+    channels = _channel_access(group)
     UserGroupMembership.objects.filter(user_group=group, user__in=users).delete()
     _send_members_event(group, "remove_members", [u.id for u in users])
+    channels.send_changes()
 
 
 @transaction.atomic
 def do_add_user_group_subgroups(group: UserGroup, subgroups: Sequence[UserGroup], *, acting_user: User | None) -> None:
-    """Emits: user_group/add_subgroups {group_id, direct_subgroup_ids}."""
+    """Emits: user_group/add_subgroups {group_id, direct_subgroup_ids}; then, to users who now see
+    a private channel through the group, stream/create and subscription/peer_add."""
+    channels = _channel_access(group)
     GroupGroupMembership.objects.bulk_create(GroupGroupMembership(supergroup=group, subgroup=s) for s in subgroups)
     event = {"type": "user_group", "op": "add_subgroups", "group_id": group.id}
     _send(group.realm_id, {**event, "direct_subgroup_ids": sorted(s.id for s in subgroups)})
+    channels.send_changes()
 
 
 @transaction.atomic
 def do_remove_user_group_subgroups(
     group: UserGroup, subgroups: Sequence[UserGroup], *, acting_user: User | None
 ) -> None:
-    """Emits: user_group/remove_subgroups {group_id, direct_subgroup_ids}."""
+    """Emits: user_group/remove_subgroups {group_id, direct_subgroup_ids}; then stream/delete to
+    users who no longer see a private channel they saw through the group."""
+    channels = _channel_access(group)
     GroupGroupMembership.objects.filter(supergroup=group, subgroup__in=subgroups).delete()
     event = {"type": "user_group", "op": "remove_subgroups", "group_id": group.id}
     _send(group.realm_id, {**event, "direct_subgroup_ids": sorted(s.id for s in subgroups)})
+    channels.send_changes()
 
 
 def _access_for_membership_change(acting_user: User, group_id: int, user_ids: list[int], *, adding: bool) -> UserGroup:

@@ -164,6 +164,21 @@ def recursive_subgroup_ids(group_ids: Collection[int]) -> set[int]:
     return {row[0] for row in _fetch(sql, list(group_ids))}
 
 
+def recursive_supergroup_ids(group_ids: Collection[int]) -> set[int]:
+    """The given groups and every group (named or anonymous) that contains one of them, at any depth."""
+    if not group_ids:
+        return set()
+    seeds = ", ".join(["%s"] * len(group_ids))
+    sql = f"""
+        WITH RECURSIVE up(id) AS (
+            SELECT id FROM {GROUPS} WHERE id IN ({seeds})
+            UNION
+            SELECT link.supergroup_id FROM {LINKS} link JOIN up ON link.subgroup_id = up.id
+        )
+        SELECT id FROM up"""  # noqa: S608
+    return {row[0] for row in _fetch(sql, list(group_ids))}
+
+
 def recursive_membership_group_ids(user: User) -> set[int]:
     """Every group (named or anonymous) `user` belongs to, directly or through subgroups."""
     if not user.is_active:

@@ -34,8 +34,10 @@ from apps.subscriptions.selectors import (
     has_content_access,
     has_metadata_access,
     metadata_access_user_ids,
+    private_streams_seen_through_groups,
     streams_by_name,
     subscriber_ids_by_stream,
+    visible_streams,
 )
 from apps.subscriptions.serializers import (
     STREAM_ASSIGNMENT_COLORS,
@@ -216,7 +218,8 @@ def bulk_add_subscriptions(
 
     A fixed number of queries, however many users (a rejoin reactivates the old row, keeping its
     settings). `created` channels are announced to everyone who can see them. Emits, in this order:
-    stream/create (new channels; private channels to new subscribers who could not see them),
+    stream/create (new channels; existing ones to new subscribers who could not see them: private
+    channels' and guests'),
     subscription/add to each new subscriber, subscription/peer_add to the channels' other viewers.
     """
     color_map = {name.lower(): color for name, color in (color_map or {}).items()}
@@ -227,7 +230,9 @@ def bulk_add_subscriptions(
         (sub.user_id, sub.stream_id): sub
         for sub in Subscription.objects.filter(stream_id__in=stream_ids, user_id__in=user_ids)
     }
-    visible_before = metadata_access_user_ids(realm, [s for s in streams if s not in created and not s.is_public])
+    # Who could see the channels before: new subscribers who could not (of a private channel, or a
+    # guest joining a public one) are told the channel exists before they join it.
+    visible_before = metadata_access_user_ids(realm, [s for s in streams if s not in created])
     used_colors: dict[int, set[str]] = defaultdict(set)
     for user_id, color in Subscription.objects.filter(user_id__in=user_ids).values_list("user_id", "color"):
         used_colors[user_id].add(color)
@@ -309,6 +314,17 @@ def _send_peer_events(realm: Realm, op: str, changes: list[SubscriptionChange]) 
     for (user_ids, recipients), stream_ids in grouped.items():
         event = {"type": "subscription", "op": op, "stream_ids": sorted(stream_ids), "user_ids": sorted(user_ids)}
         send_event_on_commit(realm, event, recipients)
+
+
+def send_peer_events_for_activation(realm: Realm | int, users: Sequence[User], *, op: str) -> None:
+    """Subscriber lists hold active users only: a deactivated user leaves those of their channels, a
+    reactivated one comes back (Zulip's peer_remove at deactivation, peer_add at reactivation).
+    Emits: subscription/peer_remove or peer_add to those who see the channels (see _send_peer_events)."""
+    by_id = {user.id: user for user in users}
+    rows = Subscription.objects.filter(user_id__in=by_id, active=True, stream__deactivated=False).select_related(
+        "stream"
+    )
+    _send_peer_events(realm, op, [SubscriptionChange(by_id[row.user_id], row.stream) for row in rows])
 
 
 @transaction.atomic
@@ -396,12 +412,22 @@ def do_set_user_topic_visibility_policy(user: User, stream: Stream, topic_name: 
         current.delete()
         shape = {**user_topic_to_dict(current), "last_updated": int(now.timestamp()), "visibility_policy": 0}
     else:
-        if current is not None and current.visibility_policy == policy:
-            return
+        created = False
         if current is None:
-            current = UserTopic(user=user, stream=stream, topic_name=topic_name)
-        current.visibility_policy, current.last_updated = policy, now
-        current.save()
+            try:
+                with transaction.atomic():
+                    current = UserTopic.objects.create(
+                        user=user, stream=stream, topic_name=topic_name, visibility_policy=policy, last_updated=now
+                    )
+                    created = True
+            except IntegrityError:
+                # The same request at the same time (a retry) created the row first: this one updates it.
+                current = existing.get()
+        if not created:
+            if current.visibility_policy == policy:
+                return
+            current.visibility_policy, current.last_updated = policy, now
+            current.save()
         shape = user_topic_to_dict(current)
     send_event_on_commit(user.realm_id, {"type": "muted_topics", "muted_topics": muted_topics_of(user)}, [user.id])
     send_event_on_commit(user.realm_id, {"type": "user_topic", **shape}, [user.id])
@@ -450,12 +476,79 @@ def do_change_stream_description(stream: Stream, description: str, *, acting_use
 
 
 def _send_visibility_changes(stream: Stream, before: set[int]) -> None:
-    """Those who could see the channel and no longer can get stream/delete; those who now can get
-    stream/create."""
-    after = metadata_access_user_ids(stream.realm, [stream])[stream.id]
-    if before - after:
-        _send_stream_delete(stream, before - after)
-    send_stream_creation(stream.realm, [stream], only_to=after - before)
+    send_stream_access_changes(stream.realm, [stream], {stream.id: before})
+
+
+def send_stream_access_changes(realm: Realm | int, streams: Sequence[Stream], before: dict[int, set[int]]) -> None:
+    """After a change of who can see these channels (`before`: metadata_access_user_ids read before
+    it): see _send_access_events. A fixed number of queries, however many channels."""
+    if not streams:
+        return
+    after = metadata_access_user_ids(realm, streams)
+    gained = {s.id: after[s.id] - before.get(s.id, set()) for s in streams}
+    lost = {s.id: before.get(s.id, set()) - after[s.id] for s in streams}
+    _send_access_events(realm, streams, gained=gained, lost=lost)
+
+
+def send_stream_events_for_role_change(user: User, before: Sequence[Stream]) -> None:
+    """After the user's role changed (`before`: visible_streams(user) read before it), as Zulip's
+    send_stream_events_for_role_update: a guest no longer sees the public channels they are not in,
+    an administrator sees every private channel, and back. See _send_access_events."""
+    if not user.is_active:
+        return
+    after = visible_streams(user)
+    before_ids, after_ids = {s.id for s in before}, {s.id for s in after}
+    streams = [s for s in before if s.id not in after_ids] + [s for s in after if s.id not in before_ids]
+    _send_access_events(
+        user.realm_id,
+        streams,
+        gained={s.id: {user.id} for s in after if s.id not in before_ids},
+        lost={s.id: {user.id} for s in before if s.id not in after_ids},
+    )
+
+
+def _send_access_events(
+    realm: Realm | int, streams: Sequence[Stream], *, gained: dict[int, set[int]], lost: dict[int, set[int]]
+) -> None:
+    """Emits: stream/delete to those who no longer see a channel; stream/create (one event for the
+    channels with the same newcomers), then subscription/peer_add {the channel's subscribers} per
+    channel, to those who now do (their client knows nobody in it yet), as Zulip does."""
+    for stream in streams:
+        if lost.get(stream.id):
+            _send_stream_delete(stream, lost[stream.id])
+    now_visible = [s for s in streams if gained.get(s.id)]
+    if not now_visible:
+        return
+    subscribers = subscriber_ids_by_stream([s.id for s in now_visible])
+    shapes = stream_dicts(now_visible, subscriber_ids=subscribers)
+    by_recipients: dict[frozenset[int], list[dict]] = defaultdict(list)
+    for stream in now_visible:
+        by_recipients[frozenset(gained[stream.id])].append(shapes[stream.id])
+    for recipients, shapes_for in by_recipients.items():
+        send_event_on_commit(realm, {"type": "stream", "op": "create", "streams": shapes_for}, recipients)
+    for stream in now_visible:
+        if subscribers[stream.id]:
+            event = {
+                "type": "subscription",
+                "op": "peer_add",
+                "stream_ids": [stream.id],
+                "user_ids": sorted(subscribers[stream.id]),
+            }
+            send_event_on_commit(realm, event, gained[stream.id])
+
+
+class GroupChannelAccess:
+    """Around a change of groups' members or subgroups: who sees the private channels that those
+    groups open, read before the change, and the events for whoever gains or loses sight of one
+    after it (Zulip's bulk_add_members_to_user_groups and its kin)."""
+
+    def __init__(self, realm: Realm | int, group_ids: Collection[int]) -> None:
+        self.realm_id = realm if isinstance(realm, int) else realm.id
+        self.streams = private_streams_seen_through_groups(self.realm_id, group_ids)
+        self.before = metadata_access_user_ids(self.realm_id, self.streams)
+
+    def send_changes(self) -> None:
+        send_stream_access_changes(self.realm_id, self.streams, self.before)
 
 
 def _send_stream_delete(stream: Stream, user_ids: Collection[int]) -> None:
@@ -563,13 +656,17 @@ def do_change_subscription_properties(
         do_change_subscription_property(sub, prop, value, acting_user=acting_user)
 
 
+MAX_RETENTION_DAYS = 2**31 - 1
+
+
 def parse_message_retention_days(value: str | int) -> int | None:
     """Zulip's values: "realm_default" (None), "unlimited" (-1) or a positive number of days."""
     if value == "realm_default":
         return None
     if value == "unlimited":
         return -1
-    if isinstance(value, int) and not isinstance(value, bool) and value > 0:
+    # Within the column's range (a 32-bit integer on PostgreSQL): beyond it, a 400, not a 500.
+    if isinstance(value, int) and not isinstance(value, bool) and 0 < value <= MAX_RETENTION_DAYS:
         return value
     raise JsonableError(f"Bad value for 'message_retention_days': {value}")
 
@@ -717,6 +814,9 @@ def check_update_stream(user: User, stream_id: int, params: UpdateStreamParams) 
     """PATCH /streams/{stream_id}: every change checked (Zulip's rules and messages), then applied;
     all or nothing."""
     stream = access_stream_to_administer(user, stream_id)
+    if stream.deactivated:
+        # Gone for clients (they got stream/delete; GET /streams/{id} does not find it).
+        raise JsonableError("Invalid channel ID")
     _lock_streams([stream])
     is_subscribed = Subscription.objects.filter(user=user, stream=stream, active=True).exists()
     membership = Membership(user)

@@ -13,11 +13,16 @@ channel (Zulip's rules, zerver/lib/streams.py).
 from collections.abc import Collection, Iterable
 from functools import cached_property
 
-from django.db.models import Value
+from django.db.models import Q, Value
 from django.db.models.functions import Upper
 
 from apps.core.errors import JsonableError
-from apps.groups.selectors import member_ids_by_group, recursive_membership_group_ids, user_has_permission
+from apps.groups.selectors import (
+    member_ids_by_group,
+    recursive_membership_group_ids,
+    recursive_supergroup_ids,
+    user_has_permission,
+)
 from apps.realms.models import Realm
 from apps.subscriptions.models import Stream, Subscription, UserTopic
 from apps.users.models import Role, User
@@ -145,13 +150,14 @@ def subscriber_ids_by_stream(stream_ids: Collection[int]) -> dict[int, set[int]]
     return result
 
 
-def metadata_access_user_ids(realm: Realm, streams: Collection[Stream]) -> dict[int, set[int]]:
+def metadata_access_user_ids(realm: Realm | int, streams: Collection[Stream]) -> dict[int, set[int]]:
     """{channel id: the active users who can see it}: who hears of its changes. A fixed number of
     queries, however many channels."""
     streams = list(streams)
     if not streams:
         return {}
-    users = list(User.objects.filter(realm=realm, is_active=True).values_list("id", "role"))
+    realm_id = realm if isinstance(realm, int) else realm.id
+    users = list(User.objects.filter(realm_id=realm_id, is_active=True).values_list("id", "role"))
     non_guests = {uid for uid, role in users if role != Role.GUEST}
     admins = {uid for uid, role in users if role in (Role.OWNER, Role.ADMINISTRATOR)}
     subscribers = subscriber_ids_by_stream([s.id for s in streams])
@@ -166,6 +172,19 @@ def metadata_access_user_ids(realm: Realm, streams: Collection[Stream]) -> dict[
             via_groups = set().union(*(group_members[getattr(stream, f"{name}_id")] for name in METADATA_SETTINGS))
             result[stream.id] = subscribers[stream.id] | admins | (via_groups & non_guests)
     return result
+
+
+def private_streams_seen_through_groups(realm_id: int, group_ids: Collection[int]) -> list[Stream]:
+    """The active private channels whose metadata the members of these groups (or of any group
+    containing them) may see through the channel's settings: who sees them changes with the groups'
+    members. Two queries."""
+    groups = recursive_supergroup_ids(group_ids)
+    if not groups:
+        return []
+    through = Q()
+    for name in METADATA_SETTINGS:
+        through |= Q(**{f"{name}_id__in": groups})
+    return list(Stream.objects.filter(through, realm_id=realm_id, invite_only=True, deactivated=False).order_by("id"))
 
 
 def subscriptions_of_user(user: User) -> list[Subscription]:

@@ -25,6 +25,8 @@ from apps.groups.actions import (
     send_setting_updates_for_user,
 )
 from apps.realms.models import EmailVisibility, Realm
+from apps.subscriptions.actions import send_peer_events_for_activation, send_stream_events_for_role_change
+from apps.subscriptions.selectors import visible_streams
 from apps.users.models import BotService, BotType, CustomProfileField, CustomProfileFieldValue, Role, User
 from apps.users.selectors import VISIBILITY_FOR_ROLE, api_email, avatar_url
 from apps.users.serializers import custom_profile_field_to_dict, user_to_dict
@@ -253,15 +255,20 @@ def do_change_user_role(user: User, role: int, *, acting_user: User | None) -> N
     """Set the role (no permission checks: operators, and check_change_user_role).
 
     Raises for the organization's only owner: an organization always keeps one.
-    Emits: realm_user/update {role}, then the system groups' user_group/remove_members and add_members.
+    Emits: realm_user/update {role}, then the system groups' user_group/remove_members and add_members,
+    then stream/create (+ subscription/peer_add) and stream/delete for the channels the user now sees
+    or no longer sees.
     """
     if role != Role.OWNER:
         check_keeps_an_owner(user, LAST_OWNER_ROLE_MESSAGE)
     old_role = user.role
+    channels_before = visible_streams(user) if old_role != role else []
     User.objects.filter(id=user.id).update(role=role)
     user.role = role
     send_person_update(user, {"role": role})
     do_update_system_groups_for_role(user, old_role, role)
+    if old_role != role:
+        send_stream_events_for_role_change(user, channels_before)
 
 
 @transaction.atomic
@@ -331,9 +338,10 @@ def check_deactivate_user(target: User, *, acting_user: User) -> None:
 def do_deactivate_user(user: User, *, acting_user: User | None) -> list[User]:
     """Deactivate the user and, first, every active bot they own. Returns all users deactivated.
 
-    Raises for the organization's only owner. Emits: realm_user/update {is_active: false} for each,
-    and user_group/update for group settings whose anonymous groups listed them. Group memberships
-    are kept (reads ignore deactivated users); clients drop the user from groups by themselves.
+    Raises for the organization's only owner. Emits: subscription/peer_remove for their channels,
+    realm_user/update {is_active: false} for each, and user_group/update for group settings whose
+    anonymous groups listed them. Group memberships are kept (reads ignore deactivated users);
+    clients drop the user from groups by themselves.
     """
     check_keeps_an_owner(user, LAST_OWNER_DEACTIVATION_MESSAGE)
     bots = list(User.objects.filter(bot_owner=user, is_active=True))
@@ -342,6 +350,7 @@ def do_deactivate_user(user: User, *, acting_user: User | None) -> list[User]:
     audience = [uid for uid, _ in _audience(user.realm_id)]
     User.objects.filter(id__in=[u.id for u in deactivated]).update(is_active=False)
     forget_credentials_on_commit(user_ids=[u.id for u in deactivated])
+    send_peer_events_for_activation(user.realm_id, deactivated, op="peer_remove")
     for each in deactivated:
         each.is_active = False
         send_event_on_commit(
@@ -358,8 +367,9 @@ def do_deactivate_user(user: User, *, acting_user: User | None) -> list[User]:
 def do_reactivate_user(user: User, *, acting_user: User | None) -> None:
     """Reactivate the user; reactivating an active user changes nothing (as in Zulip).
 
-    Emits: realm_user/update {is_active: true}, then user_group/add_members for the user's groups and
-    user_group/update for settings that list the user again.
+    Emits: realm_user/update {is_active: true}, then user_group/add_members for the user's groups,
+    user_group/update for settings that list the user again and subscription/peer_add for their
+    channels.
     """
     if user.is_active:
         return
@@ -367,6 +377,7 @@ def do_reactivate_user(user: User, *, acting_user: User | None) -> None:
     user.is_active = True
     send_person_update(user, {"is_active": True})
     send_membership_events_for_reactivation(user)
+    send_peer_events_for_activation(user.realm_id, [user], op="peer_add")
 
 
 @transaction.atomic

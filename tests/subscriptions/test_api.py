@@ -424,7 +424,11 @@ def test_subscribe_message_retention_days_by_owner(owner, value, stored):
     assert Stream.objects.get(name="kept").message_retention_days == stored
 
 
-@pytest.mark.parametrize(("value", "shown"), [(0, "0"), (-5, "-5"), ('"forever"', "forever")])
+# Beyond the column's range: a clean 400, not a database error (500).
+@pytest.mark.parametrize(
+    ("value", "shown"),
+    [(0, "0"), (-5, "-5"), ('"forever"', "forever"), (2**31, str(2**31)), (10**30, str(10**30))],
+)
 def test_subscribe_refuses_invalid_message_retention_days(owner, value, shown):
     before = db_state()
     refused(
@@ -1050,6 +1054,15 @@ def test_patch_stream_rename_to_archived_channels_name_is_refused(admin, design,
     refused(patch_stream(admin, design.id, new_name="old"), "Channel 'old' already exists", before)
 
 
+@pytest.mark.parametrize("change", [{"description": "edited"}, {"new_name": "renamed"}, {"is_private": True}])
+def test_patch_archived_stream_is_invalid(owner, design, change):
+    # An archived channel is gone for clients (they got stream/delete, GET /streams/{id} does not
+    # find it): editing it would send stream/update events about a channel they no longer have.
+    do_deactivate_stream(design, acting_user=None)
+    before = db_state()
+    refused(patch_stream(owner, design.id, **change), "Invalid channel ID", before)
+
+
 def test_patch_stream_description_is_rendered_safely(admin, design):
     description = "**bold** <script>alert(1)</script>\n[x](javascript:alert(1))"
     assert_success(patch_stream(admin, design.id, description=description))
@@ -1134,6 +1147,12 @@ def test_patch_stream_message_retention_days(owner, admin, design):
     assert_success(patch_stream(owner, design.id, message_retention_days='"unlimited"'))
     design.refresh_from_db()
     assert design.message_retention_days == -1
+    before = db_state()
+    refused(
+        patch_stream(owner, design.id, message_retention_days=2**31),
+        f"Bad value for 'message_retention_days': {2**31}",
+        before,
+    )
 
 
 def test_patch_stream_group_setting_new_and_old(admin, design, realm):

@@ -95,6 +95,17 @@ def test_private_channels_are_announced_only_to_those_who_can_see_them(
     assert events[0]["streams"][0]["stream_id"] == stream.id
 
 
+def test_a_guest_added_to_a_public_channel_is_told_it_exists(queue_of, owner, member, guest, make_stream):
+    # Guests see only their own channels: before its subscription, the channel is created for the
+    # guest (as for a private channel's new subscriber), as Zulip does.
+    stream = make_stream("design", owner)
+    guests = queue_of(guest)
+    subscribe(member, ["design"], principals=[guest.id])
+    events = guests()
+    assert kinds(events) == [("stream", "create"), ("subscription", "add")]
+    assert events[0]["streams"][0]["stream_id"] == stream.id
+
+
 def test_unsubscribing_sends_remove_and_peer_remove(queue_of, owner, member, make_stream):
     stream = make_stream("design", owner, member)
     mine, others = queue_of(member), queue_of(owner)
@@ -196,7 +207,22 @@ def test_making_a_channel_private_hides_it_from_outsiders(queue_of, owner, admin
         False,
     )
     assert_success(ApiClient(admin).patch(f"/streams/{stream.id}", {"is_private": False}))
-    assert kinds(outsider()) == [("stream", "create"), ("stream", "update")]
+    # Visible again: created, with its subscribers (the outsider's client knows nobody in it), as Zulip does.
+    events = outsider()
+    assert kinds(events) == [("stream", "create"), ("subscription", "peer_add"), ("stream", "update")]
+    assert (events[1]["stream_ids"], events[1]["user_ids"]) == ([stream.id], sorted([member.id, admin.id]))
+
+
+def test_a_group_setting_that_shows_a_private_channel_sends_its_subscribers(
+    queue_of, owner, member, moderator, make_stream
+):
+    stream = make_stream("secret", owner, member, private=True)
+    newcomer = queue_of(moderator)
+    value = {"new": {"direct_members": [moderator.id], "direct_subgroups": []}}
+    assert_success(ApiClient(owner).patch(f"/streams/{stream.id}", {"can_subscribe_group": value}))
+    events = newcomer()
+    assert kinds(events) == [("stream", "create"), ("subscription", "peer_add"), ("stream", "update")]
+    assert (events[1]["stream_ids"], events[1]["user_ids"]) == ([stream.id], sorted([owner.id, member.id]))
 
 
 def test_refused_changes_send_nothing(queue_of, owner, member, moderator, make_stream):
@@ -228,3 +254,108 @@ def test_register_state_of_channels(queue_of, owner, member, guest, make_stream)
     assert sorted(s["name"] for s in state["streams"]) == ["joined", "left", "public"]
     guest_state = assert_success(ApiClient(guest).post("/register", {"fetch_event_types": ["subscription", "stream"]}))
     assert (guest_state["subscriptions"], guest_state["never_subscribed"], guest_state["streams"]) == ([], [], [])
+
+
+def test_group_membership_changes_show_and_hide_the_private_channels_the_group_opens(
+    queue_of, owner, member, moderator, make_stream
+):
+    # moderator joins "leads", a subgroup of "devs", the channel's can_subscribe_group: Zulip tells
+    # them the channel exists (with its subscribers); leaving the group takes it away again.
+    stream = make_stream("secret", owner, member, private=True)
+    api = ApiClient(owner)
+
+    devs = assert_success(api.post("/user_groups/create", {"name": "devs", "description": "", "members": []}))[
+        "group_id"
+    ]
+    leads = assert_success(api.post("/user_groups/create", {"name": "leads", "description": "", "members": []}))[
+        "group_id"
+    ]
+    assert_success(api.patch(f"/streams/{stream.id}", {"can_subscribe_group": {"new": devs}}))
+    newcomer = queue_of(moderator, event_types=[*TYPES, "user_group"])
+
+    assert_success(api.post(f"/user_groups/{devs}/subgroups", {"add": [leads]}))
+    assert kinds(newcomer()) == [("user_group", "add_subgroups")]  # leads is empty: nothing changes
+    assert_success(api.post(f"/user_groups/{leads}/members", {"add": [moderator.id]}))
+    events = newcomer()
+    assert kinds(events) == [("user_group", "add_members"), ("stream", "create"), ("subscription", "peer_add")]
+    assert [s["stream_id"] for s in events[1]["streams"]] == [stream.id]
+    assert (events[2]["stream_ids"], events[2]["user_ids"]) == ([stream.id], sorted([owner.id, member.id]))
+
+    assert_success(api.post(f"/user_groups/{devs}/subgroups", {"delete": [leads]}))
+    events = newcomer()
+    assert kinds(events) == [("user_group", "remove_subgroups"), ("stream", "delete")]
+    assert events[1]["stream_ids"] == [stream.id]
+    assert_success(api.post(f"/user_groups/{devs}/members", {"add": [moderator.id]}))
+    assert kinds(newcomer()) == [("user_group", "add_members"), ("stream", "create"), ("subscription", "peer_add")]
+    assert_success(api.post(f"/user_groups/{devs}/members", {"delete": [moderator.id]}))
+    assert kinds(newcomer()) == [("user_group", "remove_members"), ("stream", "delete")]
+
+
+def test_group_membership_changes_send_no_channel_events_to_those_who_saw_it_anyway(
+    queue_of, owner, admin, member, make_stream
+):
+    stream = make_stream("secret", owner, member, private=True)
+    api = ApiClient(owner)
+    devs = assert_success(api.post("/user_groups/create", {"name": "devs", "description": "", "members": []}))[
+        "group_id"
+    ]
+    assert_success(api.patch(f"/streams/{stream.id}", {"can_administer_channel_group": {"new": devs}}))
+    queues = [queue_of(user, event_types=[*TYPES, "user_group"]) for user in (admin, member)]
+    assert_success(api.post(f"/user_groups/{devs}/members", {"add": [admin.id, member.id]}))
+    for events in queues:  # an administrator and a subscriber saw it already
+        assert kinds(events()) == [("user_group", "add_members")]
+
+
+def test_a_role_change_shows_and_hides_channels_as_zulip_does(queue_of, owner, admin, member, make_stream):
+    open_channel = make_stream("design", owner)
+    joined = make_stream("lunch", owner, member)
+    secret = make_stream("secret", owner, private=True)
+    mine = queue_of(member)
+    api = ApiClient(owner)
+
+    assert_success(api.patch(f"/users/{member.id}", {"role": 600}))  # a guest sees only their channels
+    events = mine()
+    assert kinds(events) == [("stream", "delete")]
+    assert events[0]["stream_ids"] == [open_channel.id]
+
+    assert_success(api.patch(f"/users/{member.id}", {"role": 200}))  # an administrator sees every channel
+    events = mine()
+    assert kinds(events) == [("stream", "create"), ("subscription", "peer_add"), ("subscription", "peer_add")]
+    assert sorted(s["stream_id"] for s in events[0]["streams"]) == sorted([open_channel.id, secret.id])
+    assert {e["stream_ids"][0]: e["user_ids"] for e in events[1:]} == {
+        open_channel.id: [owner.id],
+        secret.id: [owner.id],
+    }
+
+    assert_success(api.patch(f"/users/{member.id}", {"role": 400}))
+    events = mine()
+    assert kinds(events) == [("stream", "delete")]
+    assert events[0]["stream_ids"] == [secret.id]
+    assert joined.id not in {e.get("stream_ids", [None])[0] for e in events}
+
+
+def test_deactivating_a_user_takes_them_out_of_subscriber_lists_and_reactivating_puts_them_back(
+    queue_of, owner, admin, member, bot, make_stream
+):
+    # Subscriber lists (register state, GET /streams/{id}/members) hold active users only; clients
+    # keep theirs in step through peer_remove and peer_add, as Zulip sends them.
+    design = make_stream("design", owner, member, bot)
+    make_stream("archived", owner, member)
+    Stream.objects.filter(name="archived").update(deactivated=True)
+    watching = queue_of(admin)
+    assert_success(ApiClient(owner).delete(f"/users/{member.id}"))  # with the bot they own
+    events = [e for e in watching() if e["type"] == "subscription"]
+    assert events == [
+        {
+            "type": "subscription",
+            "op": "peer_remove",
+            "stream_ids": [design.id],
+            "user_ids": sorted([member.id, bot.id]),
+        }
+    ]
+    members = assert_success(ApiClient(owner).get(f"/streams/{design.id}/members"))["subscribers"]
+    assert members == [owner.id]
+
+    assert_success(ApiClient(owner).post(f"/users/{member.id}/reactivate"))
+    events = [e for e in watching() if e["type"] == "subscription"]
+    assert events == [{"type": "subscription", "op": "peer_add", "stream_ids": [design.id], "user_ids": [member.id]}]

@@ -529,3 +529,24 @@ def test_concurrent_creation_of_one_channel_gives_one_channel(realm, member, adm
             # Either request may win; the other joins the channel or finds the name taken, never a 500.
             if response.status_code != 200:
                 assert_error(response, 400, "BAD_REQUEST", f"Channel '{requested}' already exists")
+
+
+@pytest.mark.skipif(not POSTGRES, reason="needs PostgreSQL: SQLite has no concurrent writers")
+@pytest.mark.django_db(transaction=True)
+def test_concurrent_policies_for_one_new_topic_give_one_row(realm, member, make_stream):
+    # A client that sends its request twice (a double click, a retry): one row, never a 500.
+    stream = make_stream("race")
+    api = ApiClient(member)
+    for round_number in range(5):
+        topic = f"topic {round_number}"
+        responses = run_together(
+            lambda topic=topic: api.post(
+                "/user_topics", {"stream_id": stream.id, "topic": topic, "visibility_policy": 1}
+            ),
+            lambda topic=topic: api.post(
+                "/user_topics", {"stream_id": stream.id, "topic": topic.upper(), "visibility_policy": 3}
+            ),
+        )
+        for response in responses:
+            assert_success(response)
+        assert UserTopic.objects.filter(user=member, stream=stream, topic_name__iexact=topic).count() == 1
