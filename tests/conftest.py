@@ -8,7 +8,7 @@ from apps.events.backends import _backend_for, get_backend
 from apps.events.credentials import credential_cache
 from apps.realms.selectors import realm_cache
 from apps.users.models import BotType, Role
-from tests.api import ApiClient
+from tests.api import ApiClient, assert_success
 from tests.factories import BotFactory, RealmFactory, UserFactory
 
 
@@ -134,3 +134,27 @@ ROLE_FIXTURES = ["owner", "admin", "moderator", "member", "guest", "bot"]
 @pytest.fixture(params=ROLE_FIXTURES)
 def any_role_user(request):
     return request.getfixturevalue(request.param)
+
+
+@pytest.fixture
+def queue_of(event_backend):
+    """`queue_of(user, event_types=None, **params)`: registers a queue over POST /register and returns a
+    function giving its new events (without their ids), read over GET /events."""
+
+    def make(user, event_types=None, **params):
+        api = ApiClient(user)
+        types = list(event_types) if event_types is not None else None
+        queue_id = assert_success(api.post("/register", {"event_types": types, **params}))["queue_id"]
+        seen = [-1]
+
+        def events():
+            body = assert_success(
+                api.get("/events", {"queue_id": queue_id, "last_event_id": seen[0], "dont_block": True})
+            )
+            if body["events"]:
+                seen[0] = body["events"][-1]["id"]
+            return [{k: v for k, v in e.items() if k != "id"} for e in body["events"]]
+
+        return events
+
+    return make

@@ -9,7 +9,7 @@ from typing import Any
 
 from django.conf import settings
 from django.db import IntegrityError, transaction
-from django.db.models import F, Min
+from django.db.models import F, Min, Q
 from django.db.models.functions import Lower
 
 from apps.core.errors import ErrorCode, JsonableError, OrganizationAdministratorRequiredError
@@ -33,7 +33,7 @@ from apps.subscriptions.actions import _send_stream_update, do_set_user_topic_vi
 from apps.subscriptions.models import Stream, Subscription, UserTopic
 from apps.subscriptions.selectors import Membership, access_stream_by_id, has_content_access, has_metadata_access
 from apps.users.models import User
-from apps.users.selectors import access_user_by_email, access_user_by_id, avatar_url_for_client
+from apps.users.selectors import access_user_by_email, access_user_by_id, api_email, avatar_url_for_client
 
 TRUNCATED = "\n[message truncated]"
 
@@ -139,6 +139,9 @@ def access_stream_for_sending(sender: User, to: Any) -> Stream:
         raise JsonableError("Invalid data type for channel")
     membership = Membership(sender)
     subscribed = stream is not None and Subscription.objects.filter(user=sender, stream=stream, active=True).exists()
+    if stream is not None and not subscribed and sender.is_bot and sender.bot_owner_id is not None:
+        # A bot may send wherever its owner is subscribed, as in Zulip.
+        subscribed = Subscription.objects.filter(user_id=sender.bot_owner_id, stream=stream, active=True).exists()
     # A channel the sender may not see does not exist for them.
     if stream is None or not has_metadata_access(membership, stream, is_subscribed=subscribed):
         raise missing
@@ -178,8 +181,8 @@ def access_dm_recipients(sender: User, to: Any) -> list[User]:
                 raise JsonableError(f"Invalid email '{item}'") from None
         else:
             raise JsonableError("Invalid data type for recipients")
-        if not user.is_active:
-            raise JsonableError(f"'{item}' is no longer using Parley.")
+        if not user.is_active:  # named by their email, however the sender named them (as in Zulip)
+            raise JsonableError(f"'{api_email(user)}' is no longer using Parley.")
         users[user.id] = user
     return list(users.values())
 
@@ -224,12 +227,15 @@ def check_send_message(
 
 def _users_by_name(realm_id: int, content: str) -> tuple[dict[str, list[tuple[int, str]]], set[int]]:
     """The active users the content's mentions may name (one query, only when it has mentions)."""
-    names = {match.group(2).strip().partition("|")[0].lower() for match in MENTION_RE.finditer(content)}
+    written = {match.group(2).strip().partition("|")[0] for match in MENTION_RE.finditer(content)}
+    names = {name.lower() for name in written}
     by_name: dict[str, list[tuple[int, str]]] = defaultdict(list)
     ids = set()
     if names:
         users = User.objects.filter(realm_id=realm_id, is_active=True).annotate(lower_name=Lower("full_name"))
-        for user_id, full_name in users.filter(lower_name__in=names).values_list("id", "full_name"):
+        # Also the names as written: SQLite lower-cases ASCII letters only ("Émile" stays "Émile").
+        matching = users.filter(Q(lower_name__in=names) | Q(full_name__in=written))
+        for user_id, full_name in matching.values_list("id", "full_name"):
             by_name[full_name.lower()].append((user_id, full_name))
             ids.add(user_id)
     return by_name, ids
@@ -291,8 +297,12 @@ def do_send_message(
     UserMessage.objects.bulk_create(
         [UserMessage(user_id=uid, message=message, flags=bits) for uid, bits in flags.items()], batch_size=5000
     )
-    if stream is not None and stream.first_message_id is None:
-        Stream.objects.filter(id=stream.id, first_message_id__isnull=True).update(first_message_id=message.id)
+    # Announced only if this message did become the first (a concurrent send may have been first).
+    if (
+        stream is not None
+        and stream.first_message_id is None
+        and Stream.objects.filter(id=stream.id, first_message_id__isnull=True).update(first_message_id=message.id)
+    ):
         stream.first_message_id = message.id
         _send_stream_update(stream, "first_message_id", message.id)
     _send_message_events(message, flags, local_id)
@@ -377,6 +387,16 @@ def do_update_message_flags(user: User, op: str, flag: str, message_ids: Sequenc
     visible = visible_message_flags(user, ids)
     if len(visible) != len(ids):
         raise JsonableError("Invalid message(s)")
+    if op == "remove" and bit == UserMessage.READ:
+        # Unread channel messages are only in channels the user is subscribed to (Zulip's
+        # invariant, which unread_msgs relies on): marking unread skips the others.
+        subscribed = Subscription.objects.filter(user=user, active=True).values("stream_id")
+        skipped = set(
+            Message.objects.filter(id__in=ids, stream__isnull=False)
+            .exclude(stream_id__in=subscribed)
+            .values_list("id", flat=True)
+        )
+        ids = [mid for mid in ids if mid not in skipped]
     rows = set(UserMessage.objects.filter(user=user, message_id__in=ids).values_list("message_id", flat=True))
     historical = [mid for mid in ids if mid not in rows]
     changed = _change_flag(user, op, bit, [mid for mid in ids if mid in rows])
@@ -554,6 +574,10 @@ def do_delete_messages(stream: Stream, topic: str, message_ids: list[int]) -> No
              "message_ids": sorted(message_ids)}  # fmt: skip
     if recipients:
         send_event_on_commit(stream.realm_id, event, recipients)
+    # Read afresh (and locked): a concurrent deletion may have moved it since the channel was read.
+    stream.first_message_id = (
+        Stream.objects.select_for_update().filter(id=stream.id).values_list("first_message_id", flat=True).get()
+    )
     if stream.first_message_id in message_ids:
         first = Message.objects.filter(stream=stream).aggregate(first=Min("id"))["first"]
         Stream.objects.filter(id=stream.id).update(first_message_id=first)

@@ -14,7 +14,7 @@ from django.db.models import F, Q, QuerySet
 from django.db.models.expressions import RawSQL
 
 from apps.core.errors import ErrorCode, JsonableError
-from apps.messages.models import Message, Recipient, UserMessage
+from apps.messages.models import Recipient, UserMessage
 from apps.messages.rendering import search_words
 from apps.subscriptions.models import Stream, UserTopic
 from apps.subscriptions.selectors import Membership, has_content_access, has_metadata_access
@@ -37,6 +37,7 @@ OPERATORS = {
     "with",
     "streams",
     "channels",
+    "in",
 }
 IS_OPERANDS = {"dm", "private", "starred", "mentioned", "alerted", "unread", "followed", "muted", "resolved"}
 HAS_OPERANDS = {"link", "image", "attachment", "reaction"}
@@ -137,6 +138,14 @@ class NarrowBuilder:
             raise BadNarrowError("invalid message ID") from None
         return Q(**{self.field("id"): message_id})
 
+    def by_in(self, operand: str) -> Q | None:
+        """`in:home`, the web app's combined feed: what is not muted; `in:all`: everything."""
+        if operand == "home":
+            return ~self._topic_policy("muted")
+        if operand == "all":
+            return None
+        raise BadNarrowError("unknown 'in' operand")
+
     def by_near(self, operand) -> None:
         return None  # only moves the anchor, in the web app
 
@@ -220,7 +229,7 @@ class NarrowBuilder:
             # The generated, GIN-indexed tsvector column of migration 0002 (stemmed English). A
             # self-contained subquery: the table is aliased differently wherever the ORM nests it.
             ids = RawSQL(
-                f"SELECT id FROM {Message._meta.db_table} WHERE search_tsvector @@ plainto_tsquery('english', %s)",
+                "SELECT id FROM chat_messages_message WHERE search_tsvector @@ plainto_tsquery('english', %s)",
                 [operand],
             )
             return Q(**{self.field("id__in"): ids})
@@ -264,6 +273,8 @@ class NarrowBuilder:
             items = [operand]
         else:
             items = list(operand)
+        if not items:  # nobody: not a narrow to oneself
+            raise BadNarrowError("unknown user")
         found = []
         for item in items:
             if isinstance(item, int) and not isinstance(item, bool):

@@ -121,6 +121,8 @@ def highlight(text_html: str, words: list[str]) -> str:
     )
     parts = TAG_RE.split(text_html)
     return "".join(
-        part if part.startswith(("<", "&")) else pattern.sub(lambda m: f"{HIGHLIGHT_OPEN}{m.group(0)}{HIGHLIGHT_CLOSE}", part)
+        part
+        if part.startswith(("<", "&"))
+        else pattern.sub(lambda m: f"{HIGHLIGHT_OPEN}{m.group(0)}{HIGHLIGHT_CLOSE}", part)
         for part in parts
     )

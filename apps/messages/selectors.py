@@ -167,10 +167,13 @@ def max_message_id(user: User) -> int:
 
 
 def unread_messages(user: User) -> dict[str, Any]:
-    """Zulip's `unread_msgs` (the newest MAX_UNREAD_MESSAGES unread messages). Three queries."""
+    """Zulip's `unread_msgs` (the newest MAX_UNREAD_MESSAGES unread messages). Three queries.
+    Channels the user left are left out, as in Zulip (their unread messages count no more)."""
+    left = Subscription.objects.filter(user=user, active=False).values("stream_id")
     rows = list(
         with_flag_columns(UserMessage.objects.filter(user=user))
         .filter(**{f"flag_{UserMessage.READ}": 0})
+        .exclude(message__stream_id__in=left)
         .order_by("-message_id")
         .values_list("message_id", "flags", "message__stream_id", "message__topic", "message__sender_id",
                      "message__recipient_id")[: MAX_UNREAD_MESSAGES + 1]

@@ -94,6 +94,8 @@ class MessagesView(ApiView):
             client_gravatar=params.client_gravatar,
             allow_empty_topic_name=params.allow_empty_topic_name,
         )
+        if any(term.operator == "search" for term in terms):
+            add_search_fields(messages, terms)
         return json_success(
             request,
             {
@@ -225,6 +227,20 @@ class MatchesNarrowView(ApiView):
                 "match_subject": highlight(escape(topic), words),
             }
         return json_success(request, {"messages": result})
+
+
+def add_search_fields(messages: list[dict], terms: list[Term]) -> None:
+    """Zulip's `match_content` and `match_subject` on each message of a search narrow (one query):
+    the rendered content and the HTML-escaped topic, search hits highlighted."""
+    words = [w for t in terms if t.operator == "search" and not t.negated for w in search_words(t.operand)]
+    rows = Message.objects.filter(id__in=[m["id"] for m in messages]).values_list("id", "rendered_content", "topic")
+    found = {message_id: (html, topic) for message_id, html, topic in rows}
+    for message in messages:
+        html, topic = found[message["id"]]
+        if message["type"] == "stream" and topic == "":
+            topic = EMPTY_TOPIC_DISPLAY_NAME
+        message["match_content"] = highlight(html, words)
+        message["match_subject"] = highlight(escape(topic), words)
 
 
 def escape(text: str) -> str:

@@ -1,5 +1,7 @@
 """The events messages send: shapes, flags per recipient, options of each queue."""
 
+import functools
+
 import pytest
 
 from apps.subscriptions.actions import NewChannel, bulk_add_subscriptions, create_streams
@@ -8,25 +10,13 @@ from tests.api import ApiClient, assert_success
 pytestmark = pytest.mark.django_db(transaction=True)
 
 
+TYPES = ["message", "update_message_flags", "delete_message", "muted_users"]
+
+
 @pytest.fixture
-def queue_of(event_backend):
-    def make(user, event_types=("message", "update_message_flags", "delete_message", "muted_users"), **params):
-        api = ApiClient(user)
-        types = list(event_types) if event_types is not None else None
-        queue_id = assert_success(api.post("/register", {"event_types": types, **params}))["queue_id"]
-        seen = [-1]
-
-        def events():
-            body = assert_success(
-                api.get("/events", {"queue_id": queue_id, "last_event_id": seen[0], "dont_block": True})
-            )
-            if body["events"]:
-                seen[0] = body["events"][-1]["id"]
-            return [{k: v for k, v in e.items() if k != "id"} for e in body["events"]]
-
-        return events
-
-    return make
+def queue_of(queue_of):
+    """The shared `queue_of`, registering for message events unless told otherwise."""
+    return functools.partial(queue_of, event_types=TYPES)
 
 
 @pytest.fixture
@@ -51,10 +41,9 @@ def test_a_channel_message_reaches_subscribers_with_their_flags(queue_of, design
     assert theirs["flags"] == ["mentioned"]
     message = theirs["message"]
     assert (message["display_recipient"], message["subject"], message["stream_id"]) == ("design", "plans", design.id)
-    assert message["content"] == (
-        '<p>Hi <span class="user-mention" data-user-id="%d">@Adam Admin</span></p>' % admin.id
-    )
-    assert "raw_content" not in message and "gravatar" not in message
+    assert message["content"] == f'<p>Hi <span class="user-mention" data-user-id="{admin.id}">@Adam Admin</span></p>'
+    assert "raw_content" not in message
+    assert "gravatar" not in message
     assert other()[0]["flags"] == []
     assert outsider() == []  # not subscribed
 
@@ -195,4 +184,5 @@ def test_the_sending_client_gets_its_local_id_back(event_backend, design, member
     assert (echoed["message"]["id"], echoed["local_message_id"]) == (message_id, "42.01")
     assert "sender_queue_id" not in echoed
     [plain] = events(other)
-    assert "local_message_id" not in plain and "sender_queue_id" not in plain
+    assert "local_message_id" not in plain
+    assert "sender_queue_id" not in plain

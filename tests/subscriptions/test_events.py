@@ -1,5 +1,7 @@
 """The events channel changes send: their exact shapes, order and recipients."""
 
+import functools
+
 import pytest
 
 from apps.subscriptions.models import Stream
@@ -12,25 +14,9 @@ TYPES = ["stream", "subscription", "user_topic", "muted_topics"]
 
 
 @pytest.fixture
-def queue_of(event_backend):
-    """`queue_of(user, event_types=TYPES, **params)` -> a function returning the queue's new events."""
-
-    def make(user, event_types=TYPES, **params):
-        api = ApiClient(user)
-        queue_id = assert_success(api.post("/register", {"event_types": event_types, **params}))["queue_id"]
-        seen = [-1]
-
-        def events():
-            body = assert_success(
-                api.get("/events", {"queue_id": queue_id, "last_event_id": seen[0], "dont_block": True})
-            )
-            if body["events"]:
-                seen[0] = body["events"][-1]["id"]
-            return [{k: v for k, v in e.items() if k != "id"} for e in body["events"]]
-
-        return events
-
-    return make
+def queue_of(queue_of):
+    """The shared `queue_of`, registering for channel events unless told otherwise."""
+    return functools.partial(queue_of, event_types=TYPES)
 
 
 def kinds(events):

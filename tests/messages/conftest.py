@@ -1,0 +1,85 @@
+"""Shared fixtures of the messages tests: channels made by the actions, messages sent over the API,
+event queues registered over POST /register, and a snapshot of every row the endpoints write."""
+
+import pytest
+
+from apps.events.models import OutboxEvent
+from apps.messages.models import DirectMessageGroup, Message, MutedUser, Recipient, UserMessage
+from apps.subscriptions.actions import NewChannel, bulk_add_subscriptions, create_streams
+from apps.subscriptions.models import Stream, Subscription, UserTopic
+from tests.api import ApiClient, assert_success
+
+
+@pytest.fixture
+def make_stream(realm):
+    """`make_stream(name, *subscribers, private=False, history_public=None, in_realm=None)`: a channel,
+    as the actions create it (no events leave: tests that need them commit for real)."""
+
+    def make(name, *subscribers, private=False, history_public=None, in_realm=None):
+        target = in_realm or realm
+        [stream] = create_streams(
+            target,
+            [NewChannel(name)],
+            invite_only=private,
+            history_public_to_subscribers=history_public,
+            acting_user=None,
+        )
+        if subscribers:
+            bulk_add_subscriptions(target, [stream], list(subscribers), acting_user=None)
+        return stream
+
+    return make
+
+
+def api(user) -> ApiClient:
+    """An API client of `user`, on their organization's host."""
+    subdomain = user.realm.string_id
+    return ApiClient(user, host=f"{subdomain}.testserver" if subdomain else "testserver")
+
+
+def post_message(user, **params):
+    return api(user).post("/messages", params)
+
+
+@pytest.fixture
+def send():
+    """`send(user, to, content="hello", topic="lunch")`: POST /messages, the new message's id. `to` is
+    a channel (its name is sent) or a list of users (a direct message to their ids)."""
+
+    def do_send(user, to, content="hello", topic="lunch"):
+        if isinstance(to, Stream):
+            params = {"type": "stream", "to": to.name, "topic": topic, "content": content}
+        else:
+            params = {"type": "private", "to": [u.id for u in to], "content": content}
+        return assert_success(post_message(user, **params))["id"]
+
+    return do_send
+
+
+def get_messages(user, narrow=(), anchor="newest", num_before=100, num_after=0, **params):
+    """GET /messages (the whole body)."""
+    query = {"anchor": anchor, "num_before": num_before, "num_after": num_after, "narrow": list(narrow), **params}
+    return assert_success(api(user).get("/messages", query))
+
+
+def message_ids(user, narrow=(), **params) -> list[int]:
+    return [m["id"] for m in get_messages(user, narrow, **params)["messages"]]
+
+
+def flags_of(user, message_id: int) -> int | None:
+    return UserMessage.objects.filter(user=user, message_id=message_id).values_list("flags", flat=True).first()
+
+
+def db_state() -> dict:
+    """Every row the message endpoints write: equal before and after a refused request."""
+    return {
+        "messages": list(Message.objects.order_by("id").values()),
+        "user_messages": list(UserMessage.objects.order_by("id").values()),
+        "recipients": list(Recipient.objects.order_by("id").values()),
+        "groups": list(DirectMessageGroup.objects.order_by("id").values()),
+        "muted_users": list(MutedUser.objects.order_by("id").values()),
+        "user_topics": list(UserTopic.objects.order_by("id").values()),
+        "streams": list(Stream.objects.order_by("id").values()),
+        "subscriptions": list(Subscription.objects.order_by("id").values()),
+        "outbox": OutboxEvent.objects.count(),
+    }

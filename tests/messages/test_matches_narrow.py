@@ -1,0 +1,108 @@
+"""GET /messages/matches_narrow: which of the given messages match a narrow, with search hits
+wrapped in `<span class="highlight">` in the rendered content and the HTML-escaped topic."""
+
+import pytest
+
+from tests.api import ApiClient, assert_error, assert_success
+
+HL = '<span class="highlight">{}</span>'.format
+
+
+@pytest.fixture
+def design(make_stream, member, admin):
+    return make_stream("design", member, admin)
+
+
+def matches(user, ids, narrow):
+    body = assert_success(ApiClient(user).get("/messages/matches_narrow", {"msg_ids": ids, "narrow": narrow}))
+    return body["messages"]
+
+
+def test_only_matching_messages_get_an_entry(design, send, member, admin):
+    lunch = send(member, design, "pizza", topic="lunch")
+    dinner = send(member, design, "pasta", topic="dinner")
+    dm = send(member, [admin], "pizza too")
+    result = matches(admin, [lunch, dinner, dm], [["topic", "lunch"]])
+    assert result == {str(lunch): {"match_content": "<p>pizza</p>", "match_subject": "lunch"}}
+    assert matches(admin, [lunch, dinner, dm], [{"operator": "is", "operand": "dm"}]) == {
+        str(dm): {"match_content": "<p>pizza too</p>", "match_subject": ""}
+    }
+    assert set(matches(admin, [lunch, dinner, dm], [])) == {str(lunch), str(dinner), str(dm)}
+
+
+def test_search_hits_are_highlighted_in_content_and_topic(design, send, member, admin):
+    message_id = send(member, design, "Pizza **party** at noon", topic="pizza plans")
+    result = matches(admin, [message_id], [["search", "pizza"]])
+    assert result == {
+        str(message_id): {
+            "match_content": f"<p>{HL('Pizza')} <strong>party</strong> at noon</p>",
+            "match_subject": f"{HL('pizza')} plans",
+        }
+    }
+
+
+def test_search_highlights_every_word_and_words_they_begin(design, send, member, admin):
+    message_id = send(member, design, "walking to the party, then walk home", topic="t")
+    [entry] = matches(admin, [message_id], [["search", "walk party"]]).values()
+    assert entry["match_content"] == f"<p>{HL('walking')} to the {HL('party')}, then {HL('walk')} home</p>"
+
+
+def test_search_never_highlights_inside_tags_or_character_references(design, send, member, admin):
+    message_id = send(member, design, "R&D amp [link](https://amp.example/amp) amp", topic="a <amp> & b")
+    [entry] = matches(admin, [message_id], [["search", "amp"]]).values()
+    assert entry["match_content"] == (
+        f'<p>R&amp;D {HL("amp")} <a href="https://amp.example/amp" rel="noopener noreferrer">link</a> {HL("amp")}</p>'
+    )
+    assert entry["match_subject"] == f"a &lt;{HL('amp')}&gt; &amp; b"
+
+
+def test_topic_is_html_escaped_without_search(design, send, member, admin):
+    message_id = send(member, design, "x", topic="<b>bold</b> & more")
+    [entry] = matches(admin, [message_id], [["channel", "design"]]).values()
+    assert entry["match_subject"] == "&lt;b&gt;bold&lt;/b&gt; &amp; more"
+
+
+def test_negated_search_highlights_nothing(design, send, member, admin):
+    pizza = send(member, design, "pizza", topic="t")
+    pasta = send(member, design, "pasta", topic="t")
+    result = matches(admin, [pizza, pasta], [{"operator": "search", "operand": "pizza", "negated": True}])
+    assert result == {str(pasta): {"match_content": "<p>pasta</p>", "match_subject": "t"}}
+
+
+def test_flag_terms_use_the_requesters_flags(design, send, member, admin):
+    read = send(member, design, "one")
+    unread = send(member, design, "two")
+    assert_success(ApiClient(admin).post("/messages/flags", {"messages": [read], "op": "add", "flag": "read"}))
+    assert list(matches(admin, [read, unread], [["is", "unread"]])) == [str(unread)]
+    # The sender's copies are read.
+    assert matches(member, [read, unread], [["is", "unread"]]) == {}
+
+
+def test_mentions_stay_in_match_content(design, send, member, admin):
+    message_id = send(member, design, "@**Adam Admin** lunch?", topic="t")
+    [entry] = matches(admin, [message_id], [["search", "lunch"]]).values()
+    assert entry["match_content"] == (
+        f'<p><span class="user-mention" data-user-id="{admin.id}">@Adam Admin</span> {HL("lunch")}?</p>'
+    )
+
+
+def test_unknown_ids_get_no_entry(design, send, member, admin):
+    message_id = send(member, design, "pizza")
+    assert list(matches(admin, [987654321, message_id], [["search", "pizza"]])) == [str(message_id)]
+    assert matches(admin, [], [["search", "pizza"]]) == {}
+
+
+def test_bad_narrow_is_refused(design, send, member, admin):
+    message_id = send(member, design, "pizza")
+    response = ApiClient(admin).get("/messages/matches_narrow", {"msg_ids": [message_id], "narrow": [["is", "shiny"]]})
+    assert_error(response, 400, "BAD_NARROW", "Invalid narrow operator: unknown 'is' operand")
+
+
+def test_missing_or_malformed_parameters_are_refused(design, send, member, admin):
+    api = ApiClient(admin)
+    response = api.get("/messages/matches_narrow", {"narrow": []})
+    assert_error(response, 400, "REQUEST_VARIABLE_MISSING", "Missing 'msg_ids' argument")
+    response = api.get("/messages/matches_narrow", {"msg_ids": [1]})
+    assert_error(response, 400, "REQUEST_VARIABLE_MISSING", "Missing 'narrow' argument")
+    response = api.get("/messages/matches_narrow", {"msg_ids": '["x"]', "narrow": []})
+    assert_error(response, 400, "REQUEST_VARIABLE_INVALID")
