@@ -305,7 +305,8 @@ def do_send_message(
     ):
         stream.first_message_id = message.id
         _send_stream_update(stream, "first_message_id", message.id)
-    _send_message_events(message, flags, local_id)
+    people = None if stream is not None else sorted({sender, *dm_with}, key=lambda user: user.id)
+    _send_message_events(message, flags, local_id, people)
     return message
 
 
@@ -333,15 +334,16 @@ def _initial_flags(sender: User, message: Message, receivers: set[int], rendered
     return flags
 
 
-def _send_message_events(message: Message, flags: dict[int, int], local_id: tuple[str, str] | None) -> None:
+def _send_message_events(
+    message: Message, flags: dict[int, int], local_id: tuple[str, str] | None, people: list[User] | None
+) -> None:
     """Emits: message {message, flags}; recipients with the same flags share one event. The
     message is rendered for clients that want HTML and for those that want Markdown alike (the
     queue's options pick, see events.py)."""
-    people = dm_users_by_recipient([message]) if message.stream_id is None else {}
     shape = message_to_dict(
         message,
         flags=None,
-        dm_users=people.get((message.recipient_id, message.sender_id)),
+        dm_users=people,  # the direct message's people, known to the caller: no query
         apply_markdown=True,
         client_gravatar=False,
         allow_empty_topic_name=True,
