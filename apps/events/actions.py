@@ -15,7 +15,7 @@ from apps.core.errors import JsonableError
 from apps.events.backends import check_queue_id, get_backend
 from apps.events.models import OutboxEvent, RealmEventSequence
 from apps.events.publish import publish_missed_events
-from apps.events.registry import QueueOptions, StateContext, fetch_initial_state
+from apps.events.registry import QueueOptions, StateContext, fetch_initial_state, queue_registered
 from apps.events.serializers import QueueParams
 
 logger = logging.getLogger(__name__)
@@ -65,7 +65,9 @@ def check_queue_options(user, options: QueueOptions) -> None:
 def do_register_queue_only(user, options: QueueOptions) -> str:
     """A new queue for `user`, without initial state (GET /events without queue_id)."""
     check_queue_options(user, options)
-    return get_backend().create_queue(user.id, user.realm_id, options)
+    queue_id = get_backend().create_queue(user.id, user.realm_id, options)
+    queue_registered(user, options)
+    return queue_id
 
 
 def do_register_queue(user, options: QueueOptions, fetch_event_types: list[str] | None) -> tuple[str, dict[str, Any]]:
@@ -79,6 +81,7 @@ def do_register_queue(user, options: QueueOptions, fetch_event_types: list[str] 
     backend = get_backend()
     queue_id = backend.create_queue(user.id, user.realm_id, options)
     try:
+        queue_registered(user, options)
         with _one_snapshot():
             # The user as of the snapshot (the request loaded it earlier): their own fields too.
             user = type(user).objects.select_related("realm").get(pk=user.pk)

@@ -22,6 +22,7 @@ EventFilter = Callable[[dict[str, Any], "QueueOptions"], bool]
 _state_fetchers: dict[str, StateFetcher] = {}
 _transforms: dict[str, EventTransform] = {}
 _filters: dict[str, EventFilter] = {}
+_registration_hooks: list[Callable[[Any, "QueueOptions"], None]] = []
 
 
 @dataclass(frozen=True)
@@ -114,6 +115,18 @@ def event_filter(event_type: str) -> Callable[[EventFilter], EventFilter]:
 def shows_event(event: dict[str, Any], options: QueueOptions) -> bool:
     keep = _filters.get(event["type"])
     return keep is None or keep(event, options)
+
+
+def on_queue_registered(hook: Callable[[Any, QueueOptions], None]) -> Callable[[Any, QueueOptions], None]:
+    """Register `hook(user, options)`, called when a user registers a queue (before its initial
+    state is read), for apps that route events by how queues registered."""
+    _registration_hooks.append(hook)
+    return hook
+
+
+def queue_registered(user: Any, options: QueueOptions) -> None:
+    for hook in _registration_hooks:
+        hook(user, options)
 
 
 def fetch_types() -> list[str]:

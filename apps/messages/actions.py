@@ -5,15 +5,18 @@ import json
 import time
 from collections import defaultdict
 from collections.abc import Sequence
+from datetime import timedelta
 from typing import Any
 
 from django.conf import settings
 from django.db import IntegrityError, transaction
 from django.db.models import F, Min, Q
 from django.db.models.functions import Lower
+from django.utils import timezone
 
 from apps.core.errors import ErrorCode, JsonableError, OrganizationAdministratorRequiredError
 from apps.events.publish import send_event_on_commit
+from apps.events.serializers import MAX_QUEUE_LIFESPAN_SECS
 from apps.groups.selectors import is_user_in_group
 from apps.messages.models import (
     MAX_MESSAGE_LENGTH,
@@ -21,6 +24,7 @@ from apps.messages.models import (
     DirectMessageGroup,
     Message,
     MutedUser,
+    PublicChannelListener,
     Recipient,
     UserMessage,
 )
@@ -32,7 +36,7 @@ from apps.realms.models import Realm
 from apps.subscriptions.actions import _send_stream_update, do_set_user_topic_visibility_policy, unprintable_position
 from apps.subscriptions.models import Stream, Subscription, UserTopic
 from apps.subscriptions.selectors import Membership, access_stream_by_id, has_content_access, has_metadata_access
-from apps.users.models import User
+from apps.users.models import Role, User
 from apps.users.selectors import access_user_by_email, access_user_by_id, api_email, avatar_url_for_client
 
 TRUNCATED = "\n[message truncated]"
@@ -359,10 +363,26 @@ def _send_message_events(
     for bits, user_ids in by_flags.items():
         event = {"type": "message", "message": shape, "flags": UserMessage.flag_names(bits)}
         send_event_on_commit(message.realm_id, event, user_ids)
+    listeners = _public_channel_listeners(message, set(flags))
+    if listeners:
+        event = {"type": "message", "message": shape, "flags": [], "all_public_streams": True}
+        send_event_on_commit(message.realm_id, event, listeners)
     if local_id is not None:
         event = {"type": "message", "message": shape, "flags": UserMessage.flag_names(flags[message.sender_id])}
         echo = {"sender_queue_id": local_id[0], "local_message_id": local_id[1]}
         send_event_on_commit(message.realm_id, {**event, **echo}, [message.sender_id])
+
+
+def _public_channel_listeners(message: Message, receivers: set[int]) -> list[int]:
+    """Users (not guests) with a recent `all_public_streams` queue who did not receive this public
+    channel message: their queues get it too."""
+    if message.stream_id is None or message.stream.invite_only:
+        return []
+    since = timezone.now() - timedelta(seconds=MAX_QUEUE_LIFESPAN_SECS)
+    listeners = PublicChannelListener.objects.filter(
+        realm_id=message.realm_id, last_registered__gte=since, user__is_active=True
+    ).exclude(user__role=Role.GUEST)
+    return sorted(set(listeners.values_list("user_id", flat=True)) - receivers)
 
 
 # --- flags ----------------------------------------------------------------------------------------

@@ -1,7 +1,17 @@
 """Messages' part of the event system: the "message", "update_message_flags", "starred_messages"
 and "muted_users" initial state, and how message events adapt to a queue's options."""
 
-from apps.events.registry import QueueOptions, StateContext, event_filter, event_transform, initial_state
+from django.utils import timezone
+
+from apps.events.registry import (
+    QueueOptions,
+    StateContext,
+    event_filter,
+    event_transform,
+    initial_state,
+    on_queue_registered,
+)
+from apps.messages.models import PublicChannelListener
 from apps.messages.selectors import max_message_id, muted_users_of, starred_message_ids, unread_messages
 from apps.messages.serializers import EMPTY_TOPIC_DISPLAY_NAME
 
@@ -31,6 +41,7 @@ def muted_users_state(context: StateContext) -> dict:
 
 @event_transform("message")
 def adapt_message_event(event: dict, options: QueueOptions) -> dict:
+    event = {key: value for key, value in event.items() if key != "all_public_streams"}
     message = dict(event["message"])
     raw_content, gravatar = message.pop("raw_content"), message.pop("gravatar")
     if not options.apply_markdown:
@@ -46,10 +57,21 @@ def adapt_message_event(event: dict, options: QueueOptions) -> dict:
     return {**event, "message": message}
 
 
+@on_queue_registered
+def remember_public_channel_listener(user, options: QueueOptions) -> None:
+    if options.all_public_streams:
+        PublicChannelListener.objects.update_or_create(
+            user=user, defaults={"realm_id": user.realm_id, "last_registered": timezone.now()}
+        )
+
+
 @event_filter("message")
 def message_matches_queue_narrow(event: dict, options: QueueOptions) -> bool:
     """A queue registered with a narrow shows the messages it matches (the terms POST /register
-    accepts: channel, topic, sender, is)."""
+    accepts: channel, topic, sender, is); a message sent only for `all_public_streams` queues
+    shows only there."""
+    if event.get("all_public_streams") and not options.all_public_streams:
+        return False
     message, flags = event["message"], event["flags"]
     for operator, operand, negated in options.narrow:
         if _term_matches(operator, operand.lower(), message, flags) == negated:

@@ -126,3 +126,18 @@ class MutedUser(models.Model):
 
     def __str__(self) -> str:
         return f"{self.user_id} muted {self.muted_user_id}"
+
+
+class PublicChannelListener(models.Model):
+    """A user who registered an event queue with `all_public_streams`: for as long as such a queue
+    can live, messages of every public channel are sent to them too (their other queues hide them)."""
+
+    user = models.OneToOneField(User, on_delete=models.CASCADE, primary_key=True, related_name="+")
+    realm = models.ForeignKey(Realm, on_delete=models.CASCADE, related_name="+")
+    last_registered = models.DateTimeField(default=timezone.now)
+
+    class Meta:
+        indexes = [models.Index(fields=["realm", "last_registered"], name="messages_public_listeners")]
+
+    def __str__(self) -> str:
+        return f"{self.user_id} listens to every public channel"

@@ -186,3 +186,23 @@ def test_the_sending_client_gets_its_local_id_back(event_backend, design, member
     [plain] = events(other)
     assert "local_message_id" not in plain
     assert "sender_queue_id" not in plain
+
+
+def test_all_public_streams_queues_get_every_public_channel_message(queue_of, realm, member, admin, owner, guest):
+    [public, private] = create_streams(realm, [NewChannel("public"), NewChannel("private")], acting_user=None)
+    private.invite_only = True
+    private.save()
+    bulk_add_subscriptions(realm, [public, private], [member], acting_user=None)
+    listening = queue_of(admin, all_public_streams=True)
+    ordinary = queue_of(admin)  # the same user's other queue
+    assert_success(ApiClient(owner).post("/register", {"all_public_streams": True}))
+    refused = ApiClient(guest).post("/register", {"all_public_streams": True})
+    assert refused.json()["msg"] == "User not authorized for this query"
+
+    seen = send(member, type="stream", to="public", topic="t", content="for everyone")
+    send(member, type="stream", to="private", topic="t", content="for members")
+    send(member, type="private", to=[owner.id], content="not a channel message")
+    [event] = listening()
+    assert (event["message"]["id"], event["flags"]) == (seen, [])
+    assert "all_public_streams" not in event
+    assert ordinary() == []
