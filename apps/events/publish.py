@@ -111,8 +111,13 @@ def publish_missed_events(backend: EventQueueBackend) -> int:
     )
     published = backend.last_published_seqs(list(newest))
     count = 0
-    for realm_id, last in published.items():
-        if newest[realm_id] > last:
+    for realm_id, newest_seq in newest.items():
+        # An organization the backend has no record of has had no event published since its
+        # queues' storage began (its very first publish failed, or Redis was emptied): publish
+        # what the outbox holds. Queues skip events older than their initial state, so nothing
+        # is applied twice.
+        last = published.get(realm_id, 0)
+        if newest_seq > last:
             rows = list(OutboxEvent.objects.filter(realm_id=realm_id, seq__gt=last).order_by("seq"))
             _publish_all(backend, rows)
             count += len(rows)

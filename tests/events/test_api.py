@@ -5,8 +5,10 @@ import threading
 import time
 
 import pytest
+from django.conf import settings
 from django.db import connection, transaction
 
+from apps.core.redis_client import get_redis
 from apps.core.version import PARLEY_VERSION
 from apps.events.actions import do_register_queue, do_sweep_event_queues, queue_options
 from apps.events.models import OutboxEvent
@@ -385,6 +387,29 @@ def test_the_sweep_publishes_events_whose_publish_failed(queue_of, owner, member
     assert [e["person"]["full_name"] for e in poll(ApiClient(owner), queue, 0)] == ["Lost"]
     do_sweep_event_queues(exclusive=False)  # published once only
     assert poll(ApiClient(owner), queue, 1) == []
+
+
+def test_the_sweep_publishes_an_organizations_first_event_if_its_publish_failed(event_backend, queue_of, owner, member):
+    queue = queue_of(owner)
+    with transaction.atomic():  # the organization's first event; its publish never happened
+        write_outbox_event(owner.realm_id, _name_change(member, "First Ever"), [owner.id])
+    assert poll(ApiClient(owner), queue) == []
+    do_sweep_event_queues(exclusive=False)
+    assert [e["person"]["full_name"] for e in poll(ApiClient(owner), queue)] == ["First Ever"]
+    # The backend forgets what it published (Redis emptied, or a restart of the in-process
+    # backend): a queue registered afterwards has the change in its initial state, and the sweep
+    # publishing the outbox again does not send it to that queue a second time.
+    later = queue_of(owner)
+    forget_published_events(event_backend, owner.realm_id)
+    do_sweep_event_queues(exclusive=False)
+    assert poll(ApiClient(owner), later) == []
+
+
+def forget_published_events(backend, realm_id: int) -> None:
+    if settings.REDIS_URL:
+        get_redis().delete(f"{settings.REDIS_KEY_PREFIX}:eq:rseq:{realm_id}")
+    else:
+        backend._published_seq.pop(realm_id)
 
 
 def test_events_are_numbered_in_commit_order(realm, member):
