@@ -17,7 +17,7 @@ from django.db.models import QuerySet
 from apps.core.errors import JsonableError
 from apps.messages.models import DirectMessageGroup, Message, MutedUser, Recipient, UserMessage
 from apps.messages.narrow import NarrowBuilder, Term, history_channel, needs_user_messages, with_flag_columns
-from apps.messages.serializers import flag_names, message_to_dict
+from apps.messages.serializers import EMPTY_TOPIC_DISPLAY_NAME, flag_names, message_to_dict
 from apps.subscriptions.models import Stream, Subscription
 from apps.subscriptions.selectors import Membership, has_content_access
 from apps.users.models import User
@@ -166,9 +166,11 @@ def max_message_id(user: User) -> int:
     return newest if newest is not None else -1
 
 
-def unread_messages(user: User) -> dict[str, Any]:
+def unread_messages(user: User, *, allow_empty_topic_name: bool = False) -> dict[str, Any]:
     """Zulip's `unread_msgs` (the newest MAX_UNREAD_MESSAGES unread messages). Three queries.
-    Channels the user left are left out, as in Zulip (their unread messages count no more)."""
+    Channels the user left are left out, as in Zulip (their unread messages count no more).
+    Topics are grouped case-insensitively, and the empty topic is "general chat" for clients
+    without the `empty_topic_name` capability (as in their message events)."""
     left = Subscription.objects.filter(user=user, active=False).values("stream_id")
     rows = list(
         with_flag_columns(UserMessage.objects.filter(user=user))
@@ -186,7 +188,7 @@ def unread_messages(user: User) -> dict[str, Any]:
             id__in=[r.type_id for r in recipients.values() if r.type == Recipient.Type.DIRECT_MESSAGE_GROUP]
         ).values_list("id", "user_ids")
     )
-    streams: dict[tuple[int, str], list[int]] = defaultdict(list)
+    streams: dict[tuple[int, str], dict[str, Any]] = {}
     pms: dict[int, list[int]] = defaultdict(list)
     huddles: dict[str, list[int]] = defaultdict(list)
     mentions = []
@@ -195,7 +197,11 @@ def unread_messages(user: User) -> dict[str, Any]:
         if flags & mention_bits:
             mentions.append(message_id)
         if stream_id is not None:
-            streams[(stream_id, topic)].append(message_id)
+            shown = topic if topic or allow_empty_topic_name else EMPTY_TOPIC_DISPLAY_NAME
+            bucket = streams.setdefault(
+                (stream_id, shown.lower()), {"stream_id": stream_id, "topic": shown, "unread_message_ids": []}
+            )
+            bucket["unread_message_ids"].append(message_id)
             continue
         recipient = recipients[recipient_id]
         if recipient.type == Recipient.Type.PERSONAL:
@@ -208,10 +214,7 @@ def unread_messages(user: User) -> dict[str, Any]:
             {"other_user_id": other, "sender_id": other, "unread_message_ids": ids}
             for other, ids in sorted(pms.items())
         ],
-        "streams": [
-            {"stream_id": stream_id, "topic": topic or "", "unread_message_ids": ids}
-            for (stream_id, topic), ids in sorted(streams.items())
-        ],
+        "streams": [streams[key] for key in sorted(streams)],
         "huddles": [{"user_ids_string": key, "unread_message_ids": ids} for key, ids in sorted(huddles.items())],
         "mentions": mentions,
         "count": len(rows),

@@ -136,6 +136,23 @@ def test_register_state_of_messages(queue_of, design, member, admin):
     assert state["starred_messages"] == [starred]
 
 
+def test_unread_state_names_topics_as_the_message_events_do(queue_of, design, member, admin):
+    empty = send(member, type="stream", to="design", topic="", content="x")
+    lower = send(member, type="stream", to="design", topic="lunch", content="y")
+    upper = send(member, type="stream", to="design", topic="LUNCH", content="z")
+    api = ApiClient(admin)
+    fetch = {"fetch_event_types": ["message", "update_message_flags"]}
+    legacy = assert_success(api.post("/register", fetch))["unread_msgs"]["streams"]
+    # As in Zulip: "general chat" (the name its message events carry) without the capability, and
+    # one entry per topic whatever the case of its messages (topics are case-insensitive).
+    assert legacy == [
+        {"stream_id": design.id, "topic": "general chat", "unread_message_ids": [empty]},
+        {"stream_id": design.id, "topic": "lunch", "unread_message_ids": [lower, upper]},
+    ]
+    capable = assert_success(api.post("/register", {**fetch, "client_capabilities": {"empty_topic_name": True}}))
+    assert [s["topic"] for s in capable["unread_msgs"]["streams"]] == ["", "lunch"]
+
+
 def test_a_queue_with_a_narrow_shows_only_the_messages_it_matches(queue_of, design, realm, member, admin):
     [other] = create_streams(realm, [NewChannel("other")], acting_user=None)
     bulk_add_subscriptions(realm, [other], [admin, member], acting_user=None)
