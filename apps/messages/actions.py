@@ -26,7 +26,7 @@ from apps.messages.models import (
 )
 from apps.messages.narrow import Term, with_flag_columns
 from apps.messages.rendering import MENTION_RE, render_message
-from apps.messages.selectors import dm_users_by_recipient, visible_message_flags
+from apps.messages.selectors import dm_users_by_recipient, muted_conversation_checker, visible_message_flags
 from apps.messages.serializers import EMPTY_TOPIC_DISPLAY_NAME, message_to_dict
 from apps.realms.models import Realm
 from apps.subscriptions.actions import _send_stream_update, do_set_user_topic_visibility_policy, unprintable_position
@@ -445,14 +445,20 @@ def _message_details(user: User, message_ids: list[int]) -> dict[str, dict[str, 
     messages = list(Message.objects.filter(id__in=message_ids))
     people = dm_users_by_recipient([m for m in messages if m.stream_id is None])
     flags = dict(UserMessage.objects.filter(user=user, message_id__in=message_ids).values_list("message_id", "flags"))
-    mention_bits = UserMessage.MENTIONED | UserMessage.STREAM_WILDCARD_MENTIONED | UserMessage.TOPIC_WILDCARD_MENTIONED
+    is_muted = muted_conversation_checker(user)
+    wildcard_bits = UserMessage.STREAM_WILDCARD_MENTIONED | UserMessage.TOPIC_WILDCARD_MENTIONED
     for m in messages:
+        muted = False
         if m.stream_id is not None:
+            muted = is_muted(m.stream_id, m.topic)
             entry: dict[str, Any] = {"type": "stream", "stream_id": m.stream_id, "topic": m.topic}
+            entry["unmuted_stream_msg"] = not muted
         else:
             others = [u.id for u in people[(m.recipient_id, m.sender_id)] if u.id != user.id]
             entry = {"type": "private", "user_ids": others}
-        if flags.get(m.id, 0) & mention_bits:
+        # As in unread_msgs: a wildcard mention in a muted conversation is not a mention.
+        bits = flags.get(m.id, 0)
+        if bits & UserMessage.MENTIONED or (bits & wildcard_bits and not muted):
             entry["mentioned"] = True
         details[str(m.id)] = entry
     return details
