@@ -65,3 +65,19 @@ def test_reading_messages_takes_a_fixed_number_of_queries(realm, member):
     with CaptureQueriesContext(connection) as large:
         assert len(assert_success(api.get("/messages", params))["messages"]) == 100
     assert len(large) == len(small)
+
+
+def test_a_direct_message_to_many_people_takes_no_query_per_person(realm, member):
+    people = [UserFactory(realm=realm) for _ in range(20)]
+    api = ApiClient(member)
+
+    def queries_of_sending(to: list[int]) -> int:
+        assert_success(api.post("/messages", {"type": "private", "to": to, "content": "first"}))  # the group exists
+        with CaptureQueriesContext(connection) as queries:
+            assert_success(api.post("/messages", {"type": "private", "to": to, "content": "hello"}))
+        return len(queries)
+
+    few = queries_of_sending([p.id for p in people[:3]])
+    assert queries_of_sending([p.id for p in people]) == few
+    # Naming the same people again and again costs nothing more either.
+    assert queries_of_sending([p.id for p in people] * 100) == few
