@@ -243,7 +243,7 @@ class NarrowBuilder:
     def stream(self, operand) -> Stream:
         streams = Stream.objects.filter(realm_id=self.user.realm_id)
         if isinstance(operand, int) or (
-            isinstance(operand, str) and operand.isdigit() and not streams.filter(name__iexact=operand).exists()
+            isinstance(operand, str) and operand.isdecimal() and not streams.filter(name__iexact=operand).exists()
         ):
             stream = streams.filter(id=int(operand)).first()
         else:
@@ -279,7 +279,7 @@ class NarrowBuilder:
         for item in items:
             if isinstance(item, int) and not isinstance(item, bool):
                 user = User.objects.filter(realm_id=self.user.realm_id, id=item).first()
-            elif isinstance(item, str) and item.isdigit():
+            elif isinstance(item, str) and item.isdecimal():
                 user = User.objects.filter(realm_id=self.user.realm_id, id=int(item)).first()
             elif isinstance(item, str):
                 try:
