@@ -30,7 +30,7 @@ from apps.messages.models import (
 )
 from apps.messages.narrow import Term, with_flag_columns
 from apps.messages.rendering import MENTION_RE, render_message
-from apps.messages.selectors import dm_users_by_recipient, visible_message_flags
+from apps.messages.selectors import dm_users_by_recipient, muted_conversation_checker, visible_message_flags
 from apps.messages.serializers import EMPTY_TOPIC_DISPLAY_NAME, message_to_dict
 from apps.realms.models import Realm
 from apps.subscriptions.actions import _send_stream_update, do_set_user_topic_visibility_policy, unprintable_position
@@ -171,20 +171,27 @@ def access_dm_recipients(sender: User, to: Any) -> list[User]:
         raise JsonableError("Invalid data type for recipients")
     if not items:
         raise JsonableError("Message must have recipients")
+    if any(isinstance(item, bool) or not isinstance(item, int | str) for item in items):
+        raise JsonableError("Invalid data type for recipients")
+    # Each person once, and those named by id in one query: a long `to` costs no query per entry.
+    items = list(dict.fromkeys(items))
+    ids = [item for item in items if isinstance(item, int) and 0 < item < 2**63]
+    by_id = (
+        {user.id: user for user in User.objects.filter(realm=sender.realm, id__in=ids).select_related("realm")}
+        if ids
+        else {}
+    )
     users = {}
     for item in items:
-        if isinstance(item, int) and not isinstance(item, bool):
-            try:
-                user = access_user_by_id(sender, item, allow_deactivated=True, allow_bots=True)
-            except JsonableError:
-                raise JsonableError(f"Invalid user ID {item}") from None
-        elif isinstance(item, str):
+        if isinstance(item, int):
+            user = by_id.get(item)
+            if user is None:
+                raise JsonableError(f"Invalid user ID {item}")
+        else:
             try:
                 user = access_user_by_email(sender, item, allow_deactivated=True, allow_bots=True)
             except JsonableError:
                 raise JsonableError(f"Invalid email '{item}'") from None
-        else:
-            raise JsonableError("Invalid data type for recipients")
         if not user.is_active:  # named by their email, however the sender named them (as in Zulip)
             raise JsonableError(f"'{api_email(user)}' is no longer using Parley.")
         users[user.id] = user
@@ -465,14 +472,20 @@ def _message_details(user: User, message_ids: list[int]) -> dict[str, dict[str, 
     messages = list(Message.objects.filter(id__in=message_ids))
     people = dm_users_by_recipient([m for m in messages if m.stream_id is None])
     flags = dict(UserMessage.objects.filter(user=user, message_id__in=message_ids).values_list("message_id", "flags"))
-    mention_bits = UserMessage.MENTIONED | UserMessage.STREAM_WILDCARD_MENTIONED | UserMessage.TOPIC_WILDCARD_MENTIONED
+    is_muted = muted_conversation_checker(user)
+    wildcard_bits = UserMessage.STREAM_WILDCARD_MENTIONED | UserMessage.TOPIC_WILDCARD_MENTIONED
     for m in messages:
+        muted = False
         if m.stream_id is not None:
+            muted = is_muted(m.stream_id, m.topic)
             entry: dict[str, Any] = {"type": "stream", "stream_id": m.stream_id, "topic": m.topic}
+            entry["unmuted_stream_msg"] = not muted
         else:
             others = [u.id for u in people[(m.recipient_id, m.sender_id)] if u.id != user.id]
             entry = {"type": "private", "user_ids": others}
-        if flags.get(m.id, 0) & mention_bits:
+        # As in unread_msgs: a wildcard mention in a muted conversation is not a mention.
+        bits = flags.get(m.id, 0)
+        if bits & UserMessage.MENTIONED or (bits & wildcard_bits and not muted):
             entry["mentioned"] = True
         details[str(m.id)] = entry
     return details

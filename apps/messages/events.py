@@ -26,7 +26,8 @@ def unread_state(context: StateContext) -> dict:
     # As in Zulip, unread counts come with the "message" type too (clients need both).
     if not context.options.wants("message"):
         return {}
-    return {"unread_msgs": unread_messages(context.user)}
+    allow_empty_topic_name = context.options.client_capabilities.get("empty_topic_name", False)
+    return {"unread_msgs": unread_messages(context.user, allow_empty_topic_name=allow_empty_topic_name)}
 
 
 @initial_state("starred_messages")

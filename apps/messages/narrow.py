@@ -243,7 +243,7 @@ class NarrowBuilder:
     def stream(self, operand) -> Stream:
         streams = Stream.objects.filter(realm_id=self.user.realm_id)
         if isinstance(operand, int) or (
-            isinstance(operand, str) and operand.isdigit() and not streams.filter(name__iexact=operand).exists()
+            isinstance(operand, str) and operand.isdecimal() and not streams.filter(name__iexact=operand).exists()
         ):
             stream = streams.filter(id=int(operand)).first()
         else:
@@ -275,19 +275,22 @@ class NarrowBuilder:
             items = list(operand)
         if not items:  # nobody: not a narrow to oneself
             raise BadNarrowError("unknown user")
+        if any(isinstance(item, bool) or not isinstance(item, int | str) for item in items):
+            raise BadNarrowError("unknown user")
+        # Each person once, and those named by id in one query: a long list costs no query per entry.
+        items = list(dict.fromkeys(items))
+        ids = {int(item) for item in items if isinstance(item, int) or item.isdecimal()}
+        ids = {i for i in ids if 0 < i < 2**63}
+        by_id = {u.id: u for u in User.objects.filter(realm_id=self.user.realm_id, id__in=ids)} if ids else {}
         found = []
         for item in items:
-            if isinstance(item, int) and not isinstance(item, bool):
-                user = User.objects.filter(realm_id=self.user.realm_id, id=item).first()
-            elif isinstance(item, str) and item.isdigit():
-                user = User.objects.filter(realm_id=self.user.realm_id, id=int(item)).first()
-            elif isinstance(item, str):
+            if isinstance(item, int) or item.isdecimal():
+                user = by_id.get(int(item))
+            else:
                 try:
                     user = access_user_by_email(self.user, item, allow_deactivated=True, allow_bots=True)
                 except JsonableError:
                     user = None
-            else:
-                user = None
             if user is None:
                 raise BadNarrowError("unknown user")
             found.append(user)

@@ -94,7 +94,7 @@ def _find_user(
 ) -> tuple[int, str] | None:
     candidates = users_by_name.get(name.lower(), [])
     if id_text:
-        if not id_text.isdigit() or int(id_text) not in user_ids:
+        if not id_text.isdecimal() or int(id_text) not in user_ids:
             return None
         matching = [c for c in candidates if c[0] == int(id_text)]
         return matching[0] if matching else None

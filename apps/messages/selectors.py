@@ -8,7 +8,7 @@ and messages of channels the user may not read, do not exist for them.
 """
 
 from collections import defaultdict
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -17,8 +17,8 @@ from django.db.models import QuerySet
 from apps.core.errors import JsonableError
 from apps.messages.models import DirectMessageGroup, Message, MutedUser, Recipient, UserMessage
 from apps.messages.narrow import NarrowBuilder, Term, history_channel, needs_user_messages, with_flag_columns
-from apps.messages.serializers import flag_names, message_to_dict
-from apps.subscriptions.models import Stream, Subscription
+from apps.messages.serializers import EMPTY_TOPIC_DISPLAY_NAME, flag_names, message_to_dict
+from apps.subscriptions.models import Stream, Subscription, UserTopic
 from apps.subscriptions.selectors import Membership, has_content_access
 from apps.users.models import User
 
@@ -166,9 +166,36 @@ def max_message_id(user: User) -> int:
     return newest if newest is not None else -1
 
 
-def unread_messages(user: User) -> dict[str, Any]:
-    """Zulip's `unread_msgs` (the newest MAX_UNREAD_MESSAGES unread messages). Three queries.
-    Channels the user left are left out, as in Zulip (their unread messages count no more)."""
+def muted_conversation_checker(user: User) -> Callable[[int, str], bool]:
+    """Zulip's is_row_muted: whether a message of (channel id, topic) is muted for the user (a
+    muted topic, or a muted channel unless the topic is unmuted or followed). Two queries."""
+    muted_streams = set(
+        Subscription.objects.filter(user=user, active=True, is_muted=True).values_list("stream_id", flat=True)
+    )
+    policies = {
+        (stream_id, topic.lower()): policy
+        for stream_id, topic, policy in UserTopic.objects.filter(user=user).values_list(
+            "stream_id", "topic_name", "visibility_policy"
+        )
+    }
+    unmuting = (UserTopic.VisibilityPolicy.UNMUTED, UserTopic.VisibilityPolicy.FOLLOWED)
+
+    def is_muted(stream_id: int, topic: str) -> bool:
+        policy = policies.get((stream_id, topic.lower()))
+        if stream_id in muted_streams:
+            return policy not in unmuting
+        return policy == UserTopic.VisibilityPolicy.MUTED
+
+    return is_muted
+
+
+def unread_messages(user: User, *, allow_empty_topic_name: bool = False) -> dict[str, Any]:
+    """Zulip's `unread_msgs` (the newest MAX_UNREAD_MESSAGES unread messages). Five queries.
+    Channels the user left are left out, as in Zulip (their unread messages count no more).
+    Topics are grouped case-insensitively, and the empty topic is "general chat" for clients
+    without the `empty_topic_name` capability (as in their message events). As in Zulip, muted
+    channels' and topics' messages are listed but not counted in `count`, and a wildcard mention
+    there is not a mention."""
     left = Subscription.objects.filter(user=user, active=False).values("stream_id")
     rows = list(
         with_flag_columns(UserMessage.objects.filter(user=user))
@@ -186,16 +213,24 @@ def unread_messages(user: User) -> dict[str, Any]:
             id__in=[r.type_id for r in recipients.values() if r.type == Recipient.Type.DIRECT_MESSAGE_GROUP]
         ).values_list("id", "user_ids")
     )
-    streams: dict[tuple[int, str], list[int]] = defaultdict(list)
+    streams: dict[tuple[int, str], dict[str, Any]] = {}
     pms: dict[int, list[int]] = defaultdict(list)
     huddles: dict[str, list[int]] = defaultdict(list)
     mentions = []
-    mention_bits = UserMessage.MENTIONED | UserMessage.STREAM_WILDCARD_MENTIONED | UserMessage.TOPIC_WILDCARD_MENTIONED
+    muted_count = 0
+    is_muted = muted_conversation_checker(user)
+    wildcard_bits = UserMessage.STREAM_WILDCARD_MENTIONED | UserMessage.TOPIC_WILDCARD_MENTIONED
     for message_id, flags, stream_id, topic, sender_id, recipient_id in rows:
-        if flags & mention_bits:
+        muted = stream_id is not None and is_muted(stream_id, topic)
+        muted_count += muted
+        if flags & UserMessage.MENTIONED or (flags & wildcard_bits and not muted):
             mentions.append(message_id)
         if stream_id is not None:
-            streams[(stream_id, topic)].append(message_id)
+            shown = topic if topic or allow_empty_topic_name else EMPTY_TOPIC_DISPLAY_NAME
+            bucket = streams.setdefault(
+                (stream_id, shown.lower()), {"stream_id": stream_id, "topic": shown, "unread_message_ids": []}
+            )
+            bucket["unread_message_ids"].append(message_id)
             continue
         recipient = recipients[recipient_id]
         if recipient.type == Recipient.Type.PERSONAL:
@@ -208,13 +243,10 @@ def unread_messages(user: User) -> dict[str, Any]:
             {"other_user_id": other, "sender_id": other, "unread_message_ids": ids}
             for other, ids in sorted(pms.items())
         ],
-        "streams": [
-            {"stream_id": stream_id, "topic": topic or "", "unread_message_ids": ids}
-            for (stream_id, topic), ids in sorted(streams.items())
-        ],
+        "streams": [streams[key] for key in sorted(streams)],
         "huddles": [{"user_ids_string": key, "unread_message_ids": ids} for key, ids in sorted(huddles.items())],
         "mentions": mentions,
-        "count": len(rows),
+        "count": len(rows) - muted_count,
         "old_unreads_missing": missing,
     }
 

@@ -276,6 +276,15 @@ def test_mentions_of_non_ascii_names_as_written(make_stream, member, realm):
     assert f'data-user-id="{emile.id}">@Émile Zola</span>' in Message.objects.get(id=message_id).rendered_content
 
 
+def test_a_mention_whose_id_is_not_a_number_is_text(design, member, admin):
+    # "²" is a digit to Python's str.isdigit() but no number to int().
+    message_id = assert_success(
+        post_message(member, type="stream", to="design", topic="t", content="@**Adam Admin|²**")
+    )["id"]
+    assert flags_of(admin, message_id) == 0
+    assert "user-mention" not in Message.objects.get(id=message_id).rendered_content
+
+
 def test_mentions_inside_code_mention_nobody(design, member, admin):
     message_id = assert_success(
         post_message(member, type="stream", to="design", topic="t", content="`@**Adam Admin**`\n\n```\n@**all**\n```")

@@ -90,7 +90,9 @@ def test_flag_changes_are_sent_to_their_user(queue_of, design, member, admin):
         "type": "update_message_flags", "op": "add", "operation": "add", "flag": "read",
         "messages": [message_id], "all": False,
     }  # fmt: skip
-    assert removed["message_details"] == {str(message_id): {"type": "stream", "stream_id": design.id, "topic": "t"}}
+    assert removed["message_details"] == {
+        str(message_id): {"type": "stream", "stream_id": design.id, "topic": "t", "unmuted_stream_msg": True}
+    }
 
 
 def test_muting_marks_messages_read_and_sends_the_list(queue_of, design, member, admin):
@@ -134,6 +136,57 @@ def test_register_state_of_messages(queue_of, design, member, admin):
     assert unread["pms"] == [{"other_user_id": member.id, "sender_id": member.id, "unread_message_ids": [dm]}]
     assert (unread["mentions"], unread["count"], unread["old_unreads_missing"]) == ([mentioned], 2, False)
     assert state["starred_messages"] == [starred]
+
+
+def test_unread_state_names_topics_as_the_message_events_do(queue_of, design, member, admin):
+    empty = send(member, type="stream", to="design", topic="", content="x")
+    lower = send(member, type="stream", to="design", topic="lunch", content="y")
+    upper = send(member, type="stream", to="design", topic="LUNCH", content="z")
+    api = ApiClient(admin)
+    fetch = {"fetch_event_types": ["message", "update_message_flags"]}
+    legacy = assert_success(api.post("/register", fetch))["unread_msgs"]["streams"]
+    # As in Zulip: "general chat" (the name its message events carry) without the capability, and
+    # one entry per topic whatever the case of its messages (topics are case-insensitive).
+    assert legacy == [
+        {"stream_id": design.id, "topic": "general chat", "unread_message_ids": [empty]},
+        {"stream_id": design.id, "topic": "lunch", "unread_message_ids": [lower, upper]},
+    ]
+    capable = assert_success(api.post("/register", {**fetch, "client_capabilities": {"empty_topic_name": True}}))
+    assert [s["topic"] for s in capable["unread_msgs"]["streams"]] == ["", "lunch"]
+
+
+def test_muted_conversations_are_unread_but_not_counted(queue_of, design, realm, member, admin):
+    [quiet] = create_streams(realm, [NewChannel("quiet")], acting_user=None)
+    bulk_add_subscriptions(realm, [quiet], [admin, member], acting_user=None)
+    api = ApiClient(admin)
+    assert_success(api.patch(f"/users/me/subscriptions/{quiet.id}", {"property": "is_muted", "value": True}))
+    assert_success(api.post("/user_topics", {"stream_id": design.id, "topic": "noise", "visibility_policy": 1}))
+    assert_success(api.post("/user_topics", {"stream_id": quiet.id, "topic": "kept", "visibility_policy": 2}))
+    in_muted_topic = send(member, type="stream", to="design", topic="Noise", content="@**all** hi")
+    in_muted_channel = send(member, type="stream", to="quiet", topic="t", content="@**all** hi")
+    unmuted_in_muted_channel = send(member, type="stream", to="quiet", topic="kept", content="@**all** hi")
+    named = send(member, type="stream", to="quiet", topic="t", content="@**Adam Admin**")
+    plain = send(member, type="stream", to="design", topic="t", content="hi")
+    unread = assert_success(api.post("/register", {"fetch_event_types": ["message", "update_message_flags"]}))[
+        "unread_msgs"
+    ]
+    # As in Zulip: all listed, muted ones not counted, and a wildcard mention there no mention.
+    listed = sorted(i for entry in unread["streams"] for i in entry["unread_message_ids"])
+    assert listed == sorted([in_muted_topic, in_muted_channel, unmuted_in_muted_channel, named, plain])
+    assert unread["count"] == 2  # unmuted_in_muted_channel, plain
+    assert sorted(unread["mentions"]) == [unmuted_in_muted_channel, named]
+
+    events = queue_of(admin)
+    ids = [in_muted_topic, in_muted_channel, unmuted_in_muted_channel, plain]
+    assert_success(api.post("/messages/flags", {"messages": ids, "op": "add", "flag": "read"}))
+    assert_success(api.post("/messages/flags", {"messages": ids, "op": "remove", "flag": "read"}))
+    details = events()[1]["message_details"]
+    assert {int(i): (d["unmuted_stream_msg"], d.get("mentioned", False)) for i, d in details.items()} == {
+        in_muted_topic: (False, False),
+        in_muted_channel: (False, False),
+        unmuted_in_muted_channel: (True, True),
+        plain: (True, False),
+    }
 
 
 def test_a_queue_with_a_narrow_shows_only_the_messages_it_matches(queue_of, design, realm, member, admin):

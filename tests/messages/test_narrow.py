@@ -323,6 +323,13 @@ def test_unknown_operands_are_bad_narrow(scene, admin):
     bad_narrow(admin, [["dm", "nobody@example.com"]], "Invalid narrow operator: unknown user")
 
 
+def test_digits_that_are_not_numbers_are_bad_narrow_not_a_crash(scene, admin):
+    # "²" is a digit to Python's str.isdigit() but no number to int(): it names nobody.
+    bad_narrow(admin, [["sender", "²"]], "Invalid narrow operator: unknown user")
+    bad_narrow(admin, [["dm", "²"]], "Invalid narrow operator: unknown user")
+    bad_narrow(admin, [["channel", "²"]], "Invalid narrow operator: unknown channel")
+
+
 def test_dm_with_nobody_is_bad_narrow(scene, admin):
     bad_narrow(admin, [["dm", ""]], "Invalid narrow operator: unknown user")
     bad_narrow(admin, [as_dict("dm", [])], "Invalid narrow operator: unknown user")

@@ -65,3 +65,35 @@ def test_reading_messages_takes_a_fixed_number_of_queries(realm, member):
     with CaptureQueriesContext(connection) as large:
         assert len(assert_success(api.get("/messages", params))["messages"]) == 100
     assert len(large) == len(small)
+
+
+def test_a_direct_message_to_many_people_takes_no_query_per_person(realm, member):
+    people = [UserFactory(realm=realm) for _ in range(20)]
+    api = ApiClient(member)
+
+    def queries_of_sending(to: list[int]) -> int:
+        assert_success(api.post("/messages", {"type": "private", "to": to, "content": "first"}))  # the group exists
+        with CaptureQueriesContext(connection) as queries:
+            assert_success(api.post("/messages", {"type": "private", "to": to, "content": "hello"}))
+        return len(queries)
+
+    few = queries_of_sending([p.id for p in people[:3]])
+    assert queries_of_sending([p.id for p in people]) == few
+    # Naming the same people again and again costs nothing more either.
+    assert queries_of_sending([p.id for p in people] * 100) == few
+
+
+def test_a_narrow_naming_many_people_takes_no_query_per_person(realm, member):
+    people = [UserFactory(realm=realm) for _ in range(20)]
+    api = ApiClient(member)
+
+    def queries_of_reading(operand: list[int]) -> int:
+        params = {"anchor": "newest", "num_before": 10, "num_after": 0, "narrow": [["dm", operand]]}
+        with CaptureQueriesContext(connection) as queries:
+            assert_success(api.get("/messages", params))
+        return len(queries)
+
+    queries_of_reading([people[0].id])  # caches warm
+    few = queries_of_reading([p.id for p in people[:3]])
+    assert queries_of_reading([p.id for p in people]) == few
+    assert queries_of_reading([p.id for p in people] * 100) == few
