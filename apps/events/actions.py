@@ -85,7 +85,8 @@ def do_register_queue(user, options: QueueOptions, fetch_event_types: list[str] 
         with _one_snapshot():
             # The user as of the snapshot (the request loaded it earlier): their own fields too.
             user = type(user).objects.select_related("realm").get(pk=user.pk)
-            state = fetch_initial_state(StateContext(user=user, options=options), fetch_event_types)
+            types = frozenset(fetch_event_types) if fetch_event_types is not None else None
+            state = fetch_initial_state(StateContext(user=user, options=options, fetch_types=types), fetch_event_types)
             state_seq = (
                 RealmEventSequence.objects.filter(realm_id=user.realm_id).values_list("seq", flat=True).first() or 0
             )

@@ -77,6 +77,10 @@ class StateContext:
 
     user: Any  # apps.users.models.User
     options: QueueOptions
+    fetch_types: frozenset[str] | None = None  # what the client asked state of; None: everything
+
+    def fetches(self, fetch_type: str) -> bool:
+        return self.fetch_types is None or fetch_type in self.fetch_types
 
 
 def initial_state(fetch_type: str) -> Callable[[StateFetcher], StateFetcher]:

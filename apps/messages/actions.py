@@ -304,6 +304,8 @@ def do_send_message(
         has_link=rendered.has_link,
         has_image=rendered.has_image,
     )
+    if read_by_sender is None:
+        read_by_sender = default_read_by_sender(client)
     flags = _initial_flags(sender, message, receivers, rendered, read_by_sender)
     UserMessage.objects.bulk_create(
         [UserMessage(user_id=uid, message=message, flags=bits) for uid, bits in flags.items()], batch_size=5000
@@ -319,6 +321,18 @@ def do_send_message(
     people = None if stream is not None else sorted({sender, *dm_with}, key=lambda user: user.id)
     _send_message_events(message, flags, local_id, people)
     return message
+
+
+# Clients a person types into: what they send is read for its sender. Messages sent through the API
+# by anything else (an integration using its owner's key, a script) arrive unread for the sender too,
+# so that they are noticed (Zulip's Client.default_read_by_sender).
+UI_CLIENTS = {"zulipandroid", "zulipios", "zulipdesktop", "zulipmobile", "zulipelectron", "zulipterminal",
+              "snipe", "website", "ios", "android"}  # fmt: skip
+
+
+def default_read_by_sender(client: str) -> bool:
+    name = client.lower()
+    return name in UI_CLIENTS or "desktop app" in name or "test suite" in name
 
 
 def _initial_flags(sender: User, message: Message, receivers: set[int], rendered, read_by_sender) -> dict[int, int]:
@@ -339,7 +353,7 @@ def _initial_flags(sender: User, message: Message, receivers: set[int], rendered
             bits |= UserMessage.STREAM_WILDCARD_MENTIONED
         if rendered.topic_wildcard and uid in topic_participants:
             bits |= UserMessage.TOPIC_WILDCARD_MENTIONED
-        if uid in muted_by or (uid == sender.id and read_by_sender is not False):
+        if uid in muted_by or (uid == sender.id and read_by_sender):
             bits |= UserMessage.READ
         flags[uid] = bits
     return flags

@@ -23,8 +23,8 @@ def message_state(context: StateContext) -> dict:
 
 @initial_state("update_message_flags")
 def unread_state(context: StateContext) -> dict:
-    # As in Zulip, unread counts come with the "message" type too (clients need both).
-    if not context.options.wants("message"):
+    # As in Zulip, unread counts come when the "message" type is fetched too (clients need both).
+    if not context.fetches("message"):
         return {}
     allow_empty_topic_name = context.options.client_capabilities.get("empty_topic_name", False)
     return {"unread_msgs": unread_messages(context.user, allow_empty_topic_name=allow_empty_topic_name)}

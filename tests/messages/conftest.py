@@ -37,8 +37,13 @@ def api(user) -> ApiClient:
     return ApiClient(user, host=f"{subdomain}.testserver" if subdomain else "testserver")
 
 
+# A person typing in a UI client (their own messages are read for them); the API's other clients
+# leave the sender's copy unread (see test_api.py's read_by_sender tests).
+UI_CLIENT = {"HTTP_USER_AGENT": "ZulipMobile/27.192 (Android 14)"}
+
+
 def post_message(user, **params):
-    return api(user).post("/messages", params)
+    return api(user).post("/messages", params, **UI_CLIENT)
 
 
 @pytest.fixture

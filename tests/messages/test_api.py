@@ -9,7 +9,7 @@ from apps.users.actions import do_deactivate_user
 from apps.users.models import Role
 from tests.api import ApiClient, assert_error, assert_success
 from tests.factories import UserFactory
-from tests.messages.conftest import db_state, flags_of, get_messages, message_ids, post_message
+from tests.messages.conftest import api, db_state, flags_of, get_messages, message_ids, post_message
 
 READ, STARRED, MENTIONED, WILDCARD, HISTORICAL = (
     UserMessage.READ,
@@ -509,7 +509,7 @@ def test_get_messages_message_shape(design, send, member, admin, realm):
         "sender_email": member.delivery_email,
         "sender_full_name": "Mel Member",
         "sender_realm_str": realm.string_id,
-        "client": "API",
+        "client": "ZulipMobile",
         "content": "<p><strong>bold</strong> /me</p>",
         "content_type": "text/html",
         "display_recipient": "design",
@@ -773,3 +773,25 @@ def test_mark_stream_as_read_of_invisible_channel_is_refused(make_stream, send, 
 def test_a_new_member_starts_with_no_messages(history, realm):
     newcomer = UserFactory(realm=realm, role=Role.MEMBER)
     assert get_messages(newcomer)["messages"] == []
+
+
+@pytest.mark.parametrize(
+    ("user_agent", "params", "sender_flags"),
+    [
+        ("ZulipMobile/27.192 (Android 14)", {}, 1),  # a person typing: read for them
+        ("ZulipTerminal/0.7.0", {}, 1),
+        ("ZulipPython/0.9.1 (Linux)", {}, 0),  # a script or integration with the user's key: noticed
+        ("", {}, 0),
+        ("ZulipPython/0.9.1 (Linux)", {"read_by_sender": True}, 1),
+        ("ZulipMobile/27.192 (Android 14)", {"read_by_sender": False}, 0),
+    ],
+)
+def test_the_senders_copy_is_read_when_a_person_typed_it(member, design, user_agent, params, sender_flags):
+    body = assert_success(
+        api(member).post(
+            "/messages",
+            {"type": "stream", "to": "design", "topic": "t", "content": "x", **params},
+            HTTP_USER_AGENT=user_agent,
+        )
+    )
+    assert flags_of(member, body["id"]) & UserMessage.READ == sender_flags

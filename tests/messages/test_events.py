@@ -6,6 +6,7 @@ import pytest
 
 from apps.subscriptions.actions import NewChannel, bulk_add_subscriptions, create_streams
 from tests.api import ApiClient, assert_success
+from tests.messages.conftest import UI_CLIENT
 
 pytestmark = pytest.mark.django_db(transaction=True)
 
@@ -27,7 +28,7 @@ def design(realm, owner, admin, member):
 
 
 def send(user, **params):
-    return assert_success(ApiClient(user).post("/messages", params))["id"]
+    return assert_success(ApiClient(user).post("/messages", params, **UI_CLIENT))["id"]
 
 
 def test_a_channel_message_reaches_subscribers_with_their_flags(queue_of, design, owner, admin, member, guest):
@@ -259,3 +260,12 @@ def test_all_public_streams_queues_get_every_public_channel_message(queue_of, re
     assert (event["message"]["id"], event["flags"]) == (seen, [])
     assert "all_public_streams" not in event
     assert ordinary() == []
+
+
+def test_unread_counts_follow_the_fetched_types(event_backend, design, member, admin):
+    send(member, type="stream", to="design", topic="t", content="unread")
+    api = ApiClient(admin)
+    both = {"event_types": ["update_message_flags"], "fetch_event_types": ["message", "update_message_flags"]}
+    assert assert_success(api.post("/register", both))["unread_msgs"]["count"] == 1
+    alone = {"event_types": ["message", "update_message_flags"], "fetch_event_types": ["update_message_flags"]}
+    assert "unread_msgs" not in assert_success(api.post("/register", alone))

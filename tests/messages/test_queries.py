@@ -15,7 +15,7 @@ from tests.factories import UserFactory
 def send_counting_queries(sender, stream, content: str) -> tuple[int, int]:
     """(queries other than the row inserts, the row inserts) of sending one message."""
     with CaptureQueriesContext(connection) as queries:
-        do_send_message(sender, stream=stream, topic="hello", content=content)
+        do_send_message(sender, stream=stream, topic="hello", content=content, client="ZulipMobile")
     inserts = [q for q in queries if q["sql"].startswith('INSERT INTO "chat_messages_usermessage"')]
     return len(queries) - len(inserts), len(inserts)
 
