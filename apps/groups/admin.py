@@ -20,7 +20,7 @@ def _group_of_change_page(request) -> UserGroup:
     (an unsaved group, which has none, offers no choice)."""
     match = request.resolver_match
     object_id = match.kwargs.get("object_id", "") if match else ""
-    group = UserGroup.objects.filter(id=object_id).first() if object_id.isdigit() else None
+    group = UserGroup.objects.filter(id=object_id).first() if object_id.isascii() and object_id.isdigit() else None
     return group if group is not None else UserGroup(realm_id=None)
 
 
