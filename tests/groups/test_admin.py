@@ -110,4 +110,3 @@ def test_groups_are_neither_added_nor_deleted_here(staff, team):
     assert staff.get("/admin/groups/usergroup/add/").status_code == 403
     assert staff.get(f"/admin/groups/usergroup/{team.id}/delete/").status_code == 403
     assert UserGroup.objects.filter(id=team.id).exists()
-
