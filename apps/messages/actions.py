@@ -506,19 +506,23 @@ def _message_details(user: User, message_ids: list[int]) -> dict[str, dict[str, 
 
 
 @transaction.atomic
-def do_mark_messages_read(user: User, terms: list[Term] | None = None, *, everything: bool = False) -> list[int]:
-    """Mark the user's unread messages read: all of them, or those of a channel/topic narrow.
-    Emits: update_message_flags {op: add, flag: read, messages, all}."""
+def do_mark_messages_read(user: User, terms: list[Term] | None = None, *, everything: bool = False) -> int:
+    """Mark the user's unread messages read: all of them, or those of a narrow (a channel, a
+    topic, a sender); returns how many. One UPDATE whatever their number (no list of ids in it).
+
+    Emits: update_message_flags {op: add, flag: read, messages, all}: for "all of them", as in
+    Zulip, `all: true` and no ids (there may be hundreds of thousands); else the ids.
+    """
     from apps.messages.narrow import NarrowBuilder
 
     rows = with_flag_columns(UserMessage.objects.filter(user=user)).filter(**{f"flag_{UserMessage.READ}": 0})
     if terms:
         rows = NarrowBuilder(user, on_user_messages=True).apply(rows, terms)
-    ids = sorted(rows.values_list("message_id", flat=True))
-    if ids:
-        UserMessage.objects.filter(user=user, message_id__in=ids).update(flags=F("flags").bitor(UserMessage.READ))
-    _send_flags_event(user, "add", "read", ids, everything=everything)
-    return ids
+    ids = [] if everything else sorted(rows.values_list("message_id", flat=True))
+    count = UserMessage.objects.filter(pk__in=rows.values("pk")).update(flags=F("flags").bitor(UserMessage.READ))
+    if count:
+        _send_flags_event(user, "add", "read", ids, everything=everything)
+    return count
 
 
 # --- muted users ----------------------------------------------------------------------------------

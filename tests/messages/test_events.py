@@ -269,3 +269,19 @@ def test_unread_counts_follow_the_fetched_types(event_backend, design, member, a
     assert assert_success(api.post("/register", both))["unread_msgs"]["count"] == 1
     alone = {"event_types": ["message", "update_message_flags"], "fetch_event_types": ["update_message_flags"]}
     assert "unread_msgs" not in assert_success(api.post("/register", alone))
+
+
+def test_marking_everything_read_says_all_and_lists_no_ids(queue_of, design, member, admin):
+    send(member, type="stream", to="design", topic="t", content="one")
+    send(member, type="private", to=[admin.id], content="two")
+    events = queue_of(admin)
+    assert_success(ApiClient(admin).post("/mark_all_as_read"))
+    assert events() == [
+        {"type": "update_message_flags", "op": "add", "operation": "add", "flag": "read", "messages": [], "all": True}
+    ]
+    assert_success(ApiClient(admin).post("/mark_all_as_read"))
+    assert events() == []  # nothing left to mark
+    state = assert_success(
+        ApiClient(admin).post("/register", {"fetch_event_types": ["message", "update_message_flags"]})
+    )
+    assert state["unread_msgs"]["count"] == 0
