@@ -344,14 +344,22 @@ def _initial_flags(sender: User, message: Message, receivers: set[int], rendered
                 "sender_id", flat=True
             )
         )
+    # Subscribers who turned wildcard mentions off for the channel are not mentioned by them.
+    wildcards_off: set[int] = set()
+    if (rendered.stream_wildcard or rendered.topic_wildcard) and message.stream_id is not None:
+        wildcards_off = set(
+            Subscription.objects.filter(
+                stream_id=message.stream_id, active=True, wildcard_mentions_notify=False
+            ).values_list("user_id", flat=True)
+        )
     flags = {}
     for uid in receivers:
         bits = 0
         if uid in rendered.mentioned_user_ids:
             bits |= UserMessage.MENTIONED
-        if rendered.stream_wildcard:
+        if rendered.stream_wildcard and uid not in wildcards_off:
             bits |= UserMessage.STREAM_WILDCARD_MENTIONED
-        if rendered.topic_wildcard and uid in topic_participants:
+        if rendered.topic_wildcard and uid in topic_participants and uid not in wildcards_off:
             bits |= UserMessage.TOPIC_WILDCARD_MENTIONED
         if uid in muted_by or (uid == sender.id and read_by_sender):
             bits |= UserMessage.READ

@@ -4,7 +4,7 @@ envelope, exact message, the Message object's shape, and that a refused request 
 import pytest
 
 from apps.messages.models import Message, Recipient, UserMessage
-from apps.subscriptions.models import Stream
+from apps.subscriptions.models import Stream, Subscription
 from apps.users.actions import do_deactivate_user
 from apps.users.models import Role
 from tests.api import ApiClient, assert_error, assert_success
@@ -264,6 +264,20 @@ def test_mentions_set_mentioned_and_wildcard_flags(design, member, admin, owner)
     assert (flags_of(admin, wildcard), flags_of(owner, wildcard)) == (WILDCARD, WILDCARD)
     [shape] = get_messages(admin, [["id", wildcard]])["messages"]
     assert shape["flags"] == ["wildcard_mentioned"]
+
+
+def test_wildcard_mentions_skip_subscribers_who_turned_them_off(design, member, admin, owner):
+    Subscription.objects.filter(user=owner, stream=design).update(wildcard_mentions_notify=False)
+    for content in ("@**all** look", "@**topic** look"):
+        assert_success(post_message(owner, type="stream", to="design", topic="t", content="joining the topic"))
+        message_id = assert_success(post_message(member, type="stream", to="design", topic="t", content=content))["id"]
+        assert flags_of(owner, message_id) == 0
+        assert flags_of(admin, message_id) & WILDCARD or content.startswith("@**topic**")
+    # A personal mention still mentions them.
+    message_id = assert_success(
+        post_message(member, type="stream", to="design", topic="t", content="@**Olivia Owner**")
+    )["id"]
+    assert flags_of(owner, message_id) == MENTIONED
 
 
 def test_mentions_of_non_ascii_names_as_written(make_stream, member, realm):
