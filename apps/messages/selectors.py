@@ -91,7 +91,11 @@ def _id_column(query: NarrowQuery) -> str:
 
 
 def first_unread_id(user: User, terms: list[Term]) -> int | None:
+    """The oldest unread message of the narrow; outside a channel narrow, not one of a muted channel
+    or topic (Zulip's first_unread anchor: what the user muted does not hold them back)."""
     unread = [*terms, Term("is", "unread")]
+    if not any(t.operator in ("channel", "topic", "dm", "is", "in") for t in terms):
+        unread.append(Term("is", "muted", negated=True))
     query = narrow_query(user, unread)
     column = _id_column(query)
     return query.ids.order_by(column).first()

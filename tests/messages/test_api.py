@@ -809,3 +809,18 @@ def test_the_senders_copy_is_read_when_a_person_typed_it(member, design, user_ag
         )
     )
     assert flags_of(member, body["id"]) & UserMessage.READ == sender_flags
+
+
+def test_first_unread_skips_muted_channels_and_topics(make_stream, member, admin):
+    quiet = make_stream("quiet", member, admin)
+    loud = make_stream("loud", member, admin)
+    muted_channel = assert_success(post_message(member, type="stream", to="quiet", topic="t", content="1"))["id"]
+    muted_topic = assert_success(post_message(member, type="stream", to="loud", topic="shh", content="2"))["id"]
+    wanted = assert_success(post_message(member, type="stream", to="loud", topic="news", content="3"))["id"]
+    Subscription.objects.filter(user=admin, stream=quiet).update(is_muted=True)
+    assert_success(api(admin).post("/user_topics", {"stream_id": loud.id, "topic": "shh", "visibility_policy": 1}))
+    assert get_messages(admin, anchor="first_unread", num_before=0, num_after=0)["anchor"] == wanted
+    # Narrowed to the muted channel, its own first unread message is the anchor.
+    narrowed = get_messages(admin, [["channel", "quiet"]], anchor="first_unread", num_before=0, num_after=0)
+    assert narrowed["anchor"] == muted_channel
+    assert muted_topic < wanted
