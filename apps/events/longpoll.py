@@ -30,7 +30,7 @@ from apps.core.responses import json_success
 from apps.events.actions import do_delete_queue, do_register_queue_only, queue_options
 from apps.events.backends import BadEventQueueIdError, EventQueueBackend, check_queue_id, get_backend
 from apps.events.credentials import Identity, credential_cache
-from apps.events.registry import QueueOptions, adapt_event, shows_event
+from apps.events.registry import QueueOptions, adapt_events, shows_event
 from apps.events.serializers import DeleteQueueParams, GetEventsParams
 from apps.realms.selectors import get_realm_for_request
 from apps.users.selectors import active_user_id_by_api_credentials
@@ -131,7 +131,7 @@ async def _get_events(poll: PollRequest) -> dict[str, Any]:
     queue_id, last_event_id, dont_block = params.queue_id, params.last_event_id, params.dont_block
     del params
     events, options = await long_poll(get_backend(), queue_id, identity.user_id, last_event_id, dont_block=dont_block)
-    return {**envelope, "events": [adapt_event(event, options, queue_id) for event in events], "queue_id": queue_id}
+    return {**envelope, "events": adapt_events(events, options, queue_id), "queue_id": queue_id}
 
 
 async def _authenticate(poll: PollRequest) -> Identity:

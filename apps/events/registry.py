@@ -15,7 +15,9 @@ from dataclasses import dataclass, field
 from typing import Any
 
 StateFetcher = Callable[["StateContext"], dict[str, Any]]
-EventTransform = Callable[[dict[str, Any], "QueueOptions"], dict[str, Any]]
+# A transform returns the event as the queue's client takes it: one event, or several (for clients
+# that cannot take it at once; they share the stored event's id, acknowledged together).
+EventTransform = Callable[[dict[str, Any], "QueueOptions"], dict[str, Any] | list[dict[str, Any]]]
 
 EventFilter = Callable[[dict[str, Any], "QueueOptions"], bool]
 
@@ -147,14 +149,25 @@ def fetch_initial_state(context: StateContext, types: list[str] | None) -> dict[
     return state
 
 
-def adapt_event(event: dict[str, Any], options: QueueOptions, queue_id: str | None = None) -> dict[str, Any]:
+def adapt_event(
+    event: dict[str, Any], options: QueueOptions, queue_id: str | None = None
+) -> dict[str, Any] | list[dict[str, Any]]:
     """The event as this queue's client receives it. An event may carry "sender_queue_id": then
     only that queue's client also receives its "local_message_id" (Zulip's echo of the sending
     client's local id, so it can match the event to what it sent)."""
     transform = _transforms.get(event["type"])
     event = transform(event, options) if transform is not None else event
-    if "sender_queue_id" in event:
+    if isinstance(event, dict) and "sender_queue_id" in event:
         event = dict(event)
         if event.pop("sender_queue_id") != queue_id:
             event.pop("local_message_id", None)
     return event
+
+
+def adapt_events(events: list[dict[str, Any]], options: QueueOptions, queue_id: str) -> list[dict[str, Any]]:
+    """The events of a GET /events answer, each as this queue's client receives it."""
+    result: list[dict[str, Any]] = []
+    for event in events:
+        adapted = adapt_event(event, options, queue_id)
+        result.extend(adapted if isinstance(adapted, list) else [adapted])
+    return result

@@ -95,3 +95,13 @@ def _term_matches(operator: str, operand: str, message: dict, flags: list[str]) 
     if operand == "mentioned":
         return "mentioned" in flags or "wildcard_mentioned" in flags
     return {"alerted": "has_alert_word", "starred": "starred"}[operand] in flags
+
+
+@event_transform("delete_message")
+def adapt_delete_message_event(event: dict, options: QueueOptions) -> dict | list[dict]:
+    """Clients without the `bulk_message_deletion` capability take one event per message, with
+    `message_id` (Zulip splits them the same way)."""
+    if options.client_capabilities.get("bulk_message_deletion", False):
+        return event
+    single = {key: value for key, value in event.items() if key != "message_ids"}
+    return [{**single, "message_id": message_id} for message_id in event["message_ids"]]

@@ -13,6 +13,8 @@ from apps.subscriptions.models import Stream, Subscription, UserTopic
 from tests.api import ApiClient, assert_error, assert_success
 from tests.messages.conftest import db_state
 
+BULK = {"bulk_message_deletion": True}
+
 
 def delete_topic(user, stream, topic_name):
     return ApiClient(user).post(f"/streams/{stream.id}/delete_topic", {"topic_name": topic_name})
@@ -217,7 +219,9 @@ def test_delete_topic_events_reach_those_who_could_see_the_messages(
     kept = send(member, design, topic="kept")
     bulk_remove_subscriptions(realm, [owner], [design], acting_user=None)  # had them: still told
     types = ["delete_message", "stream"]
-    queues = {user.id: queue_of(user, types) for user in (member, admin, owner, moderator, guest)}
+    queues = {
+        user.id: queue_of(user, types, client_capabilities=BULK) for user in (member, admin, owner, moderator, guest)
+    }
     assert assert_success(delete_topic(admin, design, "gone"))["complete"] is True
     deleted = {
         "type": "delete_message",
@@ -244,9 +248,14 @@ def test_delete_topic_events_reach_those_who_could_see_the_messages(
 def test_delete_topic_in_batches_sends_one_event_per_batch(settings, queue_of, design, send, member, admin):
     settings.DELETE_TOPIC_BATCH_SIZE = 2
     gone = [send(member, design, f"m{n}", topic="gone") for n in range(5)]
-    events = queue_of(member, ["delete_message"])
+    events = queue_of(member, ["delete_message"], client_capabilities=BULK)
+    legacy = queue_of(member, ["delete_message"])  # a client without bulk_message_deletion
     assert assert_success(delete_topic(admin, design, "gone"))["complete"] is True
     assert [e["message_ids"] for e in events()] == [gone[3:], gone[1:3], gone[:1]]
+    # One event per message for the other client (batch by batch, newest batch first); no message_ids.
+    singles = legacy()
+    assert [e["message_id"] for e in singles] == [*gone[3:], *gone[1:3], *gone[:1]]
+    assert all("message_ids" not in e and e["topic"] == "gone" for e in singles)
 
 
 @pytest.mark.django_db(transaction=True)

@@ -111,7 +111,9 @@ def test_muting_marks_messages_read_and_sends_the_list(queue_of, design, member,
 def test_deleting_a_topic_tells_those_who_saw_it(queue_of, design, member, admin, owner):
     first = send(member, type="stream", to="design", topic="gone", content="x")
     kept = send(member, type="stream", to="design", topic="kept", content="y")
-    events = queue_of(owner, event_types=["delete_message", "stream"])
+    events = queue_of(
+        owner, event_types=["delete_message", "stream"], client_capabilities={"bulk_message_deletion": True}
+    )
     body = assert_success(ApiClient(admin).post(f"/streams/{design.id}/delete_topic", {"topic_name": "gone"}))
     assert body["complete"] is True
     deleted, update = events()
