@@ -386,3 +386,38 @@ def test_polls_keep_the_users_queue_index_alive(settings):
     assert client.ttl(index) > 600
     publish(backend, "realm_user", [ALICE])
     assert ids(backend.get_events(queue, ALICE, -1).events) == [0]
+
+
+def test_a_new_poll_in_another_process_ends_the_waiting_one(settings):
+    """Two server processes (two backends, each with its own subscription): a poll that begins in
+    one ends the poll of the same queue waiting in the other, as one in the same process does."""
+    if not settings.REDIS_URL:
+        pytest.skip("needs REDIS_URL (a real Redis)")
+    from apps.events.backends.redis import RedisBackend
+
+    settings.EVENTS_HEARTBEAT_SECONDS = (10, 10)
+    first, second = RedisBackend(), RedisBackend()
+    queue = first.create_queue(ALICE, REALM, QueueOptions())
+
+    async def scenario():
+        await first.start_notifications()
+        await second.start_notifications()
+        try:
+            waiting = asyncio.create_task(long_poll(first, queue, ALICE, -1, dont_block=True))
+            assert (await waiting)[0] == []  # the queue's first poll: in `first`
+            parked = asyncio.create_task(long_poll(first, queue, ALICE, -1, dont_block=False))
+            await asyncio.sleep(0.2)
+            # The same process polls again: the parked poll ends at once.
+            again = asyncio.create_task(long_poll(first, queue, ALICE, -1, dont_block=False))
+            assert (await asyncio.wait_for(parked, 2))[0] == []
+            # Another process polls: the poll parked in `first` ends too.
+            elsewhere = asyncio.create_task(long_poll(second, queue, ALICE, -1, dont_block=False))
+            assert (await asyncio.wait_for(again, 2))[0] == []
+            publish(second, "realm_user", [ALICE])
+            return await asyncio.wait_for(elsewhere, 5)
+        finally:
+            await first.stop_notifications()
+            await second.stop_notifications()
+
+    events, _ = run(scenario())
+    assert ids(events) == [0]
