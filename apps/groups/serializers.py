@@ -57,12 +57,6 @@ def user_group_to_dict(
     }
 
 
-def setting_value_to_api(value: GroupSettingValue) -> int | dict[str, list[int]]:
-    if isinstance(value, AnonymousGroupValue):
-        return {"direct_members": sorted(value.direct_members), "direct_subgroups": sorted(value.direct_subgroups)}
-    return value
-
-
 def _is_id(value: Any) -> bool:
     return isinstance(value, int) and not isinstance(value, bool) and 1 <= value <= MAX_ID
 

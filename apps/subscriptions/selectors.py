@@ -205,10 +205,6 @@ def visible_streams(user: User, *, include_archived: bool = False) -> list[Strea
     return [s for s in streams if has_metadata_access(membership, s, is_subscribed=s.id in subscribed)]
 
 
-def setting_group_ids(streams: Iterable[Stream]) -> set[int]:
-    return {getattr(s, f"{name}_id") for s in streams for name in Stream.SETTINGS}
-
-
 def user_topics_of_user(user: User) -> list[UserTopic]:
     """The user's topic policies in channels they can still see exist (one query)."""
     return list(UserTopic.objects.filter(user=user, stream__deactivated=False).select_related("stream").order_by("id"))
