@@ -78,11 +78,11 @@ def parse_setting_value(value: Any, name: str) -> GroupSettingValue:
     raise ParamError(f"{name} does not have the expected format")
 
 
-def _parse_setting(value: Any, info: ValidationInfo) -> GroupSettingValue | None:
+def parse_setting_field(value: Any, info: ValidationInfo) -> GroupSettingValue | None:
     return None if value is None else parse_setting_value(value, info.field_name)
 
 
-def _parse_setting_change(value: Any, info: ValidationInfo) -> GroupSettingChange | None:
+def parse_setting_change_field(value: Any, info: ValidationInfo) -> GroupSettingChange | None:
     if value is None:
         return None
     name = info.field_name
@@ -125,7 +125,7 @@ class CreateUserGroupParams(_GroupSettingParams):
     members: Json[IdList]
     subgroups: Json[IdList] | None = None
 
-    _settings = field_validator(*SETTING_NAMES)(_parse_setting)
+    _settings = field_validator(*SETTING_NAMES)(parse_setting_field)
 
 
 class UpdateUserGroupParams(_GroupSettingParams):
@@ -135,7 +135,7 @@ class UpdateUserGroupParams(_GroupSettingParams):
     description: str | None = None
     deactivated: Json[bool] | None = None
 
-    _settings = field_validator(*SETTING_NAMES)(_parse_setting_change)
+    _settings = field_validator(*SETTING_NAMES)(parse_setting_change_field)
 
 
 class UpdateMembersParams(Params):

@@ -33,7 +33,7 @@ from apps.messages.rendering import MENTION_RE, render_message
 from apps.messages.selectors import dm_users_by_recipient, muted_conversation_checker, visible_message_flags
 from apps.messages.serializers import EMPTY_TOPIC_DISPLAY_NAME, message_to_dict
 from apps.realms.models import Realm
-from apps.subscriptions.actions import _send_stream_update, do_set_user_topic_visibility_policy, unprintable_position
+from apps.subscriptions.actions import do_set_user_topic_visibility_policy, send_stream_update, unprintable_position
 from apps.subscriptions.models import Stream, Subscription, UserTopic
 from apps.subscriptions.selectors import Membership, access_stream_by_id, has_content_access, has_metadata_access
 from apps.users.models import Role, User
@@ -317,7 +317,7 @@ def do_send_message(
         and Stream.objects.filter(id=stream.id, first_message_id__isnull=True).update(first_message_id=message.id)
     ):
         stream.first_message_id = message.id
-        _send_stream_update(stream, "first_message_id", message.id)
+        send_stream_update(stream, "first_message_id", message.id)
     people = None if stream is not None else sorted({sender, *dm_with}, key=lambda user: user.id)
     _send_message_events(message, flags, local_id, people)
     return message
@@ -643,4 +643,4 @@ def do_delete_messages(stream: Stream, topic: str, message_ids: list[int]) -> No
         first = Message.objects.filter(stream=stream).aggregate(first=Min("id"))["first"]
         Stream.objects.filter(id=stream.id).update(first_message_id=first)
         stream.first_message_id = first
-        _send_stream_update(stream, "first_message_id", first)
+        send_stream_update(stream, "first_message_id", first)

@@ -444,7 +444,7 @@ def muted_topics_of(user: User) -> list[list]:
 # --- channel settings -----------------------------------------------------------------------------
 
 
-def _send_stream_update(stream: Stream, prop: str, value: Any, **extra: Any) -> None:
+def send_stream_update(stream: Stream, prop: str, value: Any, **extra: Any) -> None:
     """Emits: stream/update {stream_id, name, property, value, ...} to everyone who can see it."""
     audience = metadata_access_user_ids(stream.realm, [stream])[stream.id]
     event = {"type": "stream", "op": "update", "stream_id": stream.id, "name": stream.name, "property": prop}
@@ -472,7 +472,7 @@ def do_change_stream_description(stream: Stream, description: str, *, acting_use
     stream.description = description
     stream.rendered_description = render_markdown(description)
     stream.save(update_fields=["description", "rendered_description"])
-    _send_stream_update(stream, "description", description, rendered_description=stream.rendered_description)
+    send_stream_update(stream, "description", description, rendered_description=stream.rendered_description)
 
 
 def _send_visibility_changes(stream: Stream, before: set[int]) -> None:
@@ -579,11 +579,11 @@ def do_change_stream_permission(
     _send_visibility_changes(stream, before)
     extra = {"history_public_to_subscribers": history_public_to_subscribers, "is_web_public": is_web_public}
     if old[0] != invite_only:
-        _send_stream_update(stream, "invite_only", invite_only, **extra)
+        send_stream_update(stream, "invite_only", invite_only, **extra)
     elif old[1] != history_public_to_subscribers:
-        _send_stream_update(stream, "history_public_to_subscribers", history_public_to_subscribers)
+        send_stream_update(stream, "history_public_to_subscribers", history_public_to_subscribers)
     elif old[2] != is_web_public:
-        _send_stream_update(stream, "is_web_public", is_web_public)
+        send_stream_update(stream, "is_web_public", is_web_public)
 
 
 @transaction.atomic
@@ -604,7 +604,7 @@ def do_change_stream_group_setting(stream: Stream, name: str, change: GroupSetti
     stream.save(update_fields=[name])
     delete_unused_setting_group(current, group)
     _send_visibility_changes(stream, before)
-    _send_stream_update(stream, name, setting_values_for_api(stream.realm_id, [group.id])[group.id])
+    send_stream_update(stream, name, setting_values_for_api(stream.realm_id, [group.id])[group.id])
     return True
 
 
@@ -869,11 +869,11 @@ def check_update_stream(user: User, stream_id: int, params: UpdateStreamParams) 
         if days != stream.message_retention_days:
             stream.message_retention_days = days
             stream.save(update_fields=["message_retention_days"])
-            _send_stream_update(stream, "message_retention_days", days)
+            send_stream_update(stream, "message_retention_days", days)
     if params.topics_policy is not None and params.topics_policy != stream.topics_policy:
         stream.topics_policy = params.topics_policy
         stream.save(update_fields=["topics_policy"])
-        _send_stream_update(stream, "topics_policy", stream.topics_policy)
+        send_stream_update(stream, "topics_policy", stream.topics_policy)
     if params.description is not None:
         description = check_description(params.description)
         if description != stream.description:

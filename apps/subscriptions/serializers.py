@@ -6,7 +6,12 @@ from typing import Annotated, Any, Literal
 from pydantic import BaseModel, ConfigDict, Field, field_validator
 
 from apps.core.params import Id, Json, ParamError, Params
-from apps.groups.serializers import GroupSettingChange, GroupSettingValue, _parse_setting, _parse_setting_change
+from apps.groups.serializers import (
+    GroupSettingChange,
+    GroupSettingValue,
+    parse_setting_change_field,
+    parse_setting_field,
+)
 from apps.subscriptions.models import Stream, Subscription, UserTopic
 
 MAX_ITEMS = 10_000
@@ -142,7 +147,7 @@ class _ChannelSettings(Params):
     can_send_message_group: Json[Any] = None
     can_subscribe_group: Json[Any] = None
 
-    _settings = field_validator(*Stream.SETTINGS)(_parse_setting)
+    _settings = field_validator(*Stream.SETTINGS)(parse_setting_field)
 
     def group_settings(self) -> dict[str, GroupSettingValue]:
         return {name: getattr(self, name) for name in Stream.SETTINGS if getattr(self, name) is not None}
@@ -231,7 +236,7 @@ class UpdateStreamParams(Params):
     can_send_message_group: Json[Any] = None
     can_subscribe_group: Json[Any] = None
 
-    _settings = field_validator(*Stream.SETTINGS)(_parse_setting_change)
+    _settings = field_validator(*Stream.SETTINGS)(parse_setting_change_field)
 
     def group_setting_changes(self) -> dict[str, GroupSettingChange]:
         return {name: getattr(self, name) for name in Stream.SETTINGS if getattr(self, name) is not None}
