@@ -452,6 +452,11 @@ def do_update_message_flags(user: User, op: str, flag: str, message_ids: Sequenc
     historical = [mid for mid in ids if mid not in rows]
     changed = _change_flag(user, op, bit, [mid for mid in ids if mid in rows])
     if op == "add" and historical and bit != UserMessage.READ:
+        # Locked, so a topic being deleted meanwhile either waits for this or has removed them
+        # (then they are invalid now, rather than a failure of the foreign key at commit).
+        still_there = set(Message.objects.select_for_update().filter(id__in=historical).values_list("id", flat=True))
+        if len(still_there) != len(historical):
+            raise JsonableError("Invalid message(s)")
         UserMessage.objects.bulk_create(
             [UserMessage(user=user, message_id=mid, flags=UserMessage.READ | UserMessage.HISTORICAL | bit)
              for mid in historical],

@@ -322,3 +322,41 @@ def test_concurrent_delete_topic_calls_neither_deadlock_nor_fail(settings, desig
     assert list(Message.objects.values_list("id", flat=True)) == [first]
     assert Stream.objects.get(id=design.id).first_message_id == first
     assert not UserTopic.objects.filter(topic_name="big").exists()
+
+
+@pytest.mark.skipif(connection.vendor != "postgresql", reason="SQLite runs one writing transaction at a time")
+@pytest.mark.django_db(transaction=True)
+def test_starring_a_message_while_its_topic_is_deleted_is_refused_not_a_crash(
+    make_stream, send, member, admin, moderator
+):
+    # The moderator never received the message (not subscribed): starring it makes a historical row.
+    stream = make_stream("open", member, admin)
+    message_id = send(member, stream, topic="going")
+    deleting, deleted = threading.Event(), threading.Event()
+    errors = []
+
+    def delete_slowly():
+        from django.db import transaction
+
+        from apps.messages.actions import do_delete_messages
+
+        try:
+            with transaction.atomic():
+                locked = list(Message.objects.select_for_update().filter(id=message_id).values_list("id", flat=True))
+                deleting.set()
+                threading.Event().wait(0.5)  # the star request arrives meanwhile and waits
+                do_delete_messages(Stream.objects.get(id=stream.id), "going", locked)
+        except Exception as exc:
+            errors.append(exc)
+        finally:
+            deleted.set()
+            connection.close()
+
+    thread = threading.Thread(target=delete_slowly)
+    thread.start()
+    assert deleting.wait(10)
+    response = ApiClient(moderator).post("/messages/flags", {"messages": [message_id], "op": "add", "flag": "starred"})
+    thread.join(10)
+    assert errors == []
+    assert_error(response, 400, "BAD_REQUEST", "Invalid message(s)")
+    assert not UserMessage.objects.filter(message_id=message_id).exists()
