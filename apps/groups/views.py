@@ -2,7 +2,6 @@
 
 from rest_framework.request import Request
 
-from apps.core.errors import JsonableError
 from apps.core.params import parse_params
 from apps.core.responses import json_success
 from apps.core.views import ApiView
@@ -23,13 +22,8 @@ from apps.groups.serializers import (
     UpdateSubgroupsParams,
     UpdateUserGroupParams,
 )
-from apps.users.models import User
 from apps.users.selectors import access_user_by_id
-
-
-def require_non_guest(user: User) -> None:
-    if user.is_guest:
-        raise JsonableError("Not allowed for guest users")
+from apps.users.views import require_non_guest
 
 
 class GroupApiView(ApiView):

@@ -14,13 +14,11 @@ from django.db.models import F, Min, Q
 from django.db.models.functions import Lower
 from django.utils import timezone
 
-from apps.core.errors import ErrorCode, JsonableError, OrganizationAdministratorRequiredError
+from apps.core.errors import JsonableError, OrganizationAdministratorRequiredError
 from apps.events.publish import send_event_on_commit
 from apps.events.serializers import MAX_QUEUE_LIFESPAN_SECS
 from apps.groups.selectors import is_user_in_group
 from apps.messages.models import (
-    MAX_MESSAGE_LENGTH,
-    MAX_TOPIC_LENGTH,
     DirectMessageGroup,
     Message,
     MutedUser,
@@ -31,29 +29,22 @@ from apps.messages.models import (
 from apps.messages.narrow import Term, with_flag_columns
 from apps.messages.rendering import MENTION_RE, render_message
 from apps.messages.selectors import dm_users_by_recipient, muted_conversation_checker, visible_message_flags
-from apps.messages.serializers import EMPTY_TOPIC_DISPLAY_NAME, message_to_dict
+from apps.messages.serializers import message_to_dict
+from apps.realms.limits import EMPTY_TOPIC_DISPLAY_NAME, MAX_MESSAGE_LENGTH, MAX_TOPIC_LENGTH
 from apps.realms.models import Realm
-from apps.subscriptions.actions import do_set_user_topic_visibility_policy, send_stream_update, unprintable_position
+from apps.subscriptions.actions import (
+    StreamDoesNotExistError,
+    StreamWithIdDoesNotExistError,
+    do_set_user_topic_visibility_policy,
+    send_stream_update,
+    unprintable_position,
+)
 from apps.subscriptions.models import Stream, Subscription, UserTopic
 from apps.subscriptions.selectors import Membership, access_stream_by_id, has_content_access, has_metadata_access
 from apps.users.models import Role, User
 from apps.users.selectors import access_user_by_email, access_user_by_id, api_email, avatar_url_for_client
 
 TRUNCATED = "\n[message truncated]"
-
-
-class StreamDoesNotExistError(JsonableError):
-    code = ErrorCode.STREAM_DOES_NOT_EXIST
-
-    def __init__(self, name: str) -> None:
-        super().__init__(f"Channel '{name}' does not exist", stream=name)
-
-
-class StreamWithIdDoesNotExistError(JsonableError):
-    code = ErrorCode.STREAM_DOES_NOT_EXIST
-
-    def __init__(self, stream_id: int) -> None:
-        super().__init__(f"Channel with ID '{stream_id}' does not exist", stream_id=stream_id)
 
 
 # --- recipients -----------------------------------------------------------------------------------

@@ -13,7 +13,7 @@ from apps.events.registry import (
 )
 from apps.messages.models import PublicChannelListener
 from apps.messages.selectors import max_message_id, muted_users_of, starred_message_ids, unread_messages
-from apps.messages.serializers import EMPTY_TOPIC_DISPLAY_NAME
+from apps.realms.limits import EMPTY_TOPIC_DISPLAY_NAME
 
 
 @initial_state("message")

@@ -2,12 +2,10 @@ from django.db import models
 from django.db.models.functions import Upper
 from django.utils import timezone
 
+from apps.realms.limits import MAX_TOPIC_LENGTH
 from apps.realms.models import Realm
 from apps.subscriptions.models import Stream
 from apps.users.models import User
-
-MAX_MESSAGE_LENGTH = 10_000
-MAX_TOPIC_LENGTH = 60
 
 
 class Recipient(models.Model):

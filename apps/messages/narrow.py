@@ -16,12 +16,12 @@ from django.db.models.expressions import RawSQL
 from apps.core.errors import ErrorCode, JsonableError
 from apps.messages.models import Recipient, UserMessage
 from apps.messages.rendering import search_words
+from apps.realms.limits import EMPTY_TOPIC_DISPLAY_NAME
 from apps.subscriptions.models import Stream, UserTopic
 from apps.subscriptions.selectors import Membership, has_content_access, has_metadata_access
 from apps.users.models import User
 from apps.users.selectors import access_user_by_email
 
-EMPTY_TOPIC_DISPLAY_NAME = "general chat"
 OPERATOR_ALIASES = {"stream": "channel", "pm-with": "dm", "group-pm-with": "dm-including", "subject": "topic"}
 OPERATORS = {
     "channel",

@@ -17,7 +17,8 @@ from django.db.models import QuerySet
 from apps.core.errors import JsonableError
 from apps.messages.models import DirectMessageGroup, Message, MutedUser, Recipient, UserMessage
 from apps.messages.narrow import NarrowBuilder, Term, history_channel, needs_user_messages, with_flag_columns
-from apps.messages.serializers import EMPTY_TOPIC_DISPLAY_NAME, flag_names, message_to_dict
+from apps.messages.serializers import flag_names, message_to_dict
+from apps.realms.limits import EMPTY_TOPIC_DISPLAY_NAME
 from apps.subscriptions.models import Stream, Subscription, UserTopic
 from apps.subscriptions.selectors import Membership, has_content_access
 from apps.users.models import User

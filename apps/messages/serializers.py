@@ -6,10 +6,10 @@ from pydantic import Field
 
 from apps.core.params import Id, Json, Params
 from apps.messages.models import Message, UserMessage
+from apps.realms.limits import EMPTY_TOPIC_DISPLAY_NAME
 from apps.users.models import User
 from apps.users.selectors import api_email, avatar_url_for_client
 
-EMPTY_TOPIC_DISPLAY_NAME = "general chat"
 MAX_MESSAGES_PER_REQUEST = 5000
 MAX_IDS = 10_000
 

@@ -1,5 +1,6 @@
 """Messages (/api/v1/messages...), their flags, muted users and topic deletion."""
 
+from django.utils.html import escape
 from rest_framework.request import Request
 
 from apps.core.errors import JsonableError
@@ -20,7 +21,6 @@ from apps.messages.selectors import (
     visible_message_flags,
 )
 from apps.messages.serializers import (
-    EMPTY_TOPIC_DISPLAY_NAME,
     MAX_MESSAGES_PER_REQUEST,
     DeleteTopicParams,
     GetMessageParams,
@@ -34,6 +34,7 @@ from apps.messages.serializers import (
     flag_names,
     message_to_dict,
 )
+from apps.realms.limits import EMPTY_TOPIC_DISPLAY_NAME
 from apps.users.models import User
 
 # Larger than any message id: the anchor "newest" (Zulip's LARGER_THAN_MAX_MESSAGE_ID).
@@ -241,12 +242,6 @@ def add_search_fields(messages: list[dict], terms: list[Term]) -> None:
             topic = EMPTY_TOPIC_DISPLAY_NAME
         message["match_content"] = highlight(html, words)
         message["match_subject"] = highlight(escape(topic), words)
-
-
-def escape(text: str) -> str:
-    from django.utils.html import escape as django_escape
-
-    return str(django_escape(text))
 
 
 class MutedUserView(ApiView):

@@ -4,16 +4,16 @@ from django.conf import settings
 
 from apps.core.markdown import render_markdown
 from apps.events.registry import StateContext, initial_state
+from apps.realms.limits import (
+    EMPTY_TOPIC_DISPLAY_NAME,
+    MAX_CHANNEL_FOLDER_DESCRIPTION_LENGTH,
+    MAX_CHANNEL_FOLDER_NAME_LENGTH,
+    MAX_MESSAGE_LENGTH,
+    MAX_STREAM_DESCRIPTION_LENGTH,
+    MAX_STREAM_NAME_LENGTH,
+    MAX_TOPIC_LENGTH,
+)
 from apps.realms.selectors import realm_icon_url
-
-# Limits clients enforce before sending (Zulip's values).
-MAX_TOPIC_LENGTH = 60
-MAX_MESSAGE_LENGTH = 10000
-MAX_STREAM_NAME_LENGTH = 60
-MAX_STREAM_DESCRIPTION_LENGTH = 1024
-MAX_CHANNEL_FOLDER_NAME_LENGTH = 60
-MAX_CHANNEL_FOLDER_DESCRIPTION_LENGTH = 1024
-EMPTY_TOPIC_DISPLAY_NAME = "general chat"
 
 
 @initial_state("realm")

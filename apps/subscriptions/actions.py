@@ -788,6 +788,13 @@ class StreamDoesNotExistError(JsonableError):
         super().__init__(f"Channel '{name}' does not exist", stream=name)
 
 
+class StreamWithIdDoesNotExistError(JsonableError):
+    code = ErrorCode.STREAM_DOES_NOT_EXIST
+
+    def __init__(self, stream_id: int) -> None:
+        super().__init__(f"Channel with ID '{stream_id}' does not exist", stream_id=stream_id)
+
+
 def access_stream_to_administer(user: User, stream_id: int) -> Stream:
     """The channel, if the user may change its settings; "Invalid channel ID" if they cannot see
     it, "You do not have permission to administer this channel." if they can."""

@@ -3,6 +3,7 @@ from django.db.models.functions import Upper
 from django.utils import timezone
 
 from apps.groups.models import GROUP_CREATOR, GroupSetting, SystemGroups, UserGroup
+from apps.realms.limits import MAX_STREAM_DESCRIPTION_LENGTH, MAX_STREAM_NAME_LENGTH
 from apps.realms.models import Realm
 from apps.users.models import User
 
@@ -10,8 +11,8 @@ from apps.users.models import User
 class Stream(models.Model):
     """A channel (Zulip's API still says "stream"). Archived channels are kept (`deactivated`)."""
 
-    MAX_NAME_LENGTH = 60
-    MAX_DESCRIPTION_LENGTH = 1024
+    MAX_NAME_LENGTH = MAX_STREAM_NAME_LENGTH
+    MAX_DESCRIPTION_LENGTH = MAX_STREAM_DESCRIPTION_LENGTH
 
     class TopicsPolicy(models.TextChoices):
         INHERIT = "inherit"

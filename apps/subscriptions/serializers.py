@@ -15,8 +15,6 @@ from apps.groups.serializers import (
 from apps.subscriptions.models import Stream, Subscription, UserTopic
 
 MAX_ITEMS = 10_000
-MAX_TOPIC_LENGTH = 60
-EMPTY_TOPIC_DISPLAY_NAME = "general chat"
 
 # Zulip's palette for new subscriptions (zerver/lib/stream_color.py): each new subscription takes
 # the first color the user does not use yet.

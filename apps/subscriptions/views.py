@@ -7,6 +7,7 @@ from apps.core.errors import JsonableError
 from apps.core.params import parse_params
 from apps.core.responses import json_success
 from apps.core.views import ApiView
+from apps.realms.limits import EMPTY_TOPIC_DISPLAY_NAME, MAX_TOPIC_LENGTH
 from apps.subscriptions import actions
 from apps.subscriptions.models import Stream, Subscription, UserTopic
 from apps.subscriptions.selectors import (
@@ -19,8 +20,6 @@ from apps.subscriptions.selectors import (
 from apps.subscriptions.serializers import (
     BOOLEAN_PROPERTIES,
     COLOR_RE,
-    EMPTY_TOPIC_DISPLAY_NAME,
-    MAX_TOPIC_LENGTH,
     BulkSubscriptionPropertiesParams,
     GetStreamIdParams,
     GetStreamsParams,
@@ -36,11 +35,7 @@ from apps.subscriptions.serializers import (
 )
 from apps.users.models import User
 from apps.users.selectors import access_user_by_id
-
-
-def require_non_guest(user: User) -> None:
-    if user.is_guest:
-        raise JsonableError("Not allowed for guest users")
+from apps.users.views import require_non_guest
 
 
 class SubscriptionsView(ApiView):

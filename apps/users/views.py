@@ -40,6 +40,11 @@ def require_admin(user: User) -> None:
         raise OrganizationAdministratorRequiredError()
 
 
+def require_non_guest(user: User) -> None:
+    if user.is_guest:
+        raise JsonableError("Not allowed for guest users")
+
+
 def require_human(user: User) -> None:
     if user.is_bot:
         raise JsonableError("This endpoint does not accept bot requests.")

@@ -1,0 +1,11 @@
+"""The server's limits and names that clients are told at registration (Zulip's values): one source
+for the apps that enforce them and for the "realm" state of POST /register."""
+
+MAX_TOPIC_LENGTH = 60
+MAX_MESSAGE_LENGTH = 10000
+MAX_STREAM_NAME_LENGTH = 60
+MAX_STREAM_DESCRIPTION_LENGTH = 1024
+MAX_CHANNEL_FOLDER_NAME_LENGTH = 60
+MAX_CHANNEL_FOLDER_DESCRIPTION_LENGTH = 1024
+# What clients show for the empty topic, and what they may send to mean it.
+EMPTY_TOPIC_DISPLAY_NAME = "general chat"
