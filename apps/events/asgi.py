@@ -13,7 +13,6 @@ import time
 from functools import cache
 
 from django.conf import settings
-from django.http import QueryDict
 
 from apps.core.logging import current_request_id
 from apps.core.middleware import REQUEST_ID_HEADER, log_access, new_request_id
@@ -43,7 +42,7 @@ class EventsPollApp:
             host=headers.get("host", ""),
             authorization=headers.get("authorization", ""),
             remote_addr=(scope.get("client") or ("", 0))[0],
-            query=QueryDict(scope["query_string"], encoding="utf-8"),
+            query=scope["query_string"],
             secure=secure,
         )
         # Never a redirect to a host that is not ours (an open redirect): that is answered 400.

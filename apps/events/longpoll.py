@@ -10,12 +10,14 @@ credential cache, else from the database), rate limit, Zulip's envelope and erro
 import asyncio
 import json
 import random
+from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
+from urllib.parse import parse_qsl
 
 from asgiref.sync import sync_to_async
 from django.conf import settings
-from django.core.exceptions import DisallowedHost
+from django.core.exceptions import DisallowedHost, TooManyFieldsSent
 from django.db import close_old_connections
 from django.http import HttpRequest, HttpResponse, JsonResponse, QueryDict
 from django.http.request import split_domain_port, validate_host
@@ -41,7 +43,9 @@ class PollRequest:
     host: str  # the Host header as sent
     authorization: str
     remote_addr: str
-    query: QueryDict
+    # The parameters, or the raw query string: parsed while serving, so that a malformed one is
+    # answered like any bad request.
+    query: Mapping[str, str] | bytes
     secure: bool
     # Filled in while serving: for the response headers and the access log.
     api_user_id: int | None = None
@@ -70,8 +74,26 @@ class PollRequest:
             "SERVER_PORT": "",
             "wsgi.url_scheme": "https" if self.secure else "http",
         }
-        request.GET = self.query
+        request.GET = QueryDict()  # authentication reads none of them
         return request
+
+    def parameters(self) -> Mapping[str, str]:
+        if isinstance(self.query, bytes):
+            self.query = parse_query(self.query)
+        return self.query
+
+
+def parse_query(query_string: bytes) -> dict[str, str]:
+    """A query string's parameters, the last value of a repeated one (as QueryDict's [] gives):
+    what the poll reads, without building a QueryDict for every poll."""
+    try:
+        text = query_string.decode()
+    except UnicodeDecodeError:
+        text = query_string.decode("latin1")  # as Django does
+    try:
+        return dict(parse_qsl(text, keep_blank_values=True, max_num_fields=settings.DATA_UPLOAD_MAX_NUMBER_FIELDS))
+    except ValueError as exc:  # more fields than allowed
+        raise TooManyFieldsSent("Too many query parameters") from exc
 
 
 @dataclass
@@ -112,12 +134,14 @@ async def _get_events(poll: PollRequest) -> dict[str, Any]:
     if not host_is_allowed(poll.host):
         raise DisallowedHost(f"Invalid HTTP_HOST header: {poll.host!r}")
     identity = await _authenticate(poll)
-    params = parse_param_source(GetEventsParams, poll.query)
+    query = poll.parameters()
+    params = parse_param_source(GetEventsParams, query)
     envelope: dict[str, Any] = {"result": "success", "msg": ""}
-    ignored = sorted(set(poll.query) - set(GetEventsParams.parameter_names()))
+    ignored = sorted(set(query) - set(GetEventsParams.parameter_names()))
     if ignored:
         envelope["ignored_parameters_unsupported"] = ignored
-    poll.query = None  # nothing of the request stays alive while the poll waits
+    poll.query = {}  # nothing of the request stays alive while the poll waits
+    del query
     if params.queue_id is None:
         if not params.dont_block:
             raise MissingArgumentError("queue_id")

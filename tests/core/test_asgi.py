@@ -2,6 +2,7 @@
 threads, and a waiting async view holds none of them."""
 
 import asyncio
+import base64
 import json
 import threading
 
@@ -19,7 +20,9 @@ def run(coroutine):
     return asyncio.run(asyncio.wait_for(coroutine, timeout=20))
 
 
-async def request(app, path: str, host: bytes = b"testserver") -> tuple[int, dict, dict]:
+async def request(
+    app, path: str, host: bytes = b"testserver", query: bytes = b"", headers: tuple = ()
+) -> tuple[int, dict, dict]:
     scope = {
         "type": "http",
         "asgi": {"version": "3.0"},
@@ -29,8 +32,8 @@ async def request(app, path: str, host: bytes = b"testserver") -> tuple[int, dic
         "path": path,
         "raw_path": path.encode(),
         "root_path": "",
-        "query_string": b"",
-        "headers": [(b"host", host)],
+        "query_string": query,
+        "headers": [(b"host", host), *headers],
         "client": ("127.0.0.1", 50000),
         "server": ("testserver", 80),
     }
@@ -122,3 +125,23 @@ def test_the_events_route_redirects_to_https_only_for_our_own_hosts(settings):
     assert status == 400
     assert "location" not in headers
     assert body["result"] == "error"
+
+
+@pytest.mark.django_db(transaction=True)
+def test_the_events_route_answers_too_many_parameters_in_the_envelope(settings, member):
+    """More parameters than Django accepts (DATA_UPLOAD_MAX_NUMBER_FIELDS) escaped the route as an
+    exception, which the server answered with a bare 500."""
+    settings.DATA_UPLOAD_MAX_NUMBER_FIELDS = 10
+    query = "&".join(f"p{i}=1" for i in range(11)).encode()
+    credentials = base64.b64encode(f"{member.delivery_email}:{member.api_key}".encode())
+    authorization = ((b"authorization", b"Basic " + credentials),)
+    status, _, body = run(request(EventsPollApp(), "/api/v1/events", query=query, headers=authorization))
+    assert (status, body["result"], body["msg"]) == (400, "error", "Bad Request")
+    # Authentication comes first, as for every request.
+    status, _, body = run(request(EventsPollApp(), "/api/v1/events", query=query))
+    assert (status, body["code"]) == (401, "UNAUTHORIZED")
+    # At the limit, the parameters are read: this poll lacks a queue id.
+    status, _, body = run(
+        request(EventsPollApp(), "/api/v1/events", query=query.rpartition(b"&")[0], headers=authorization)
+    )
+    assert (status, body["msg"]) == (400, "Missing 'queue_id' argument")
