@@ -13,6 +13,8 @@ for GET. Errors use Zulip's codes and wording; parameters a view does not declar
 """
 
 import json
+from collections.abc import Mapping
+from functools import cache
 from typing import Annotated, Any, TypeVar
 
 from django.http import HttpRequest, QueryDict
@@ -84,8 +86,13 @@ class Params(BaseModel):
     model_config = ConfigDict(extra="ignore", frozen=True, strict=True)
 
     @classmethod
-    def parameter_names(cls) -> list[str]:
-        return [field.alias or name for name, field in cls.model_fields.items()]
+    def parameter_names(cls) -> tuple[str, ...]:
+        return _parameter_names(cls)
+
+
+@cache
+def _parameter_names(params_class: type[Params]) -> tuple[str, ...]:
+    return tuple(field.alias or name for name, field in params_class.model_fields.items())
 
 
 def request_params(request: HttpRequest | Request) -> QueryDict:
@@ -135,7 +142,7 @@ def parse_params(params_class: type[P], request: HttpRequest | Request) -> P:
     return parse_param_source(params_class, request_params(request))
 
 
-def parse_param_source(params_class: type[P], source: QueryDict) -> P:
+def parse_param_source(params_class: type[P], source: Mapping[str, str]) -> P:
     """parse_params() for parameters already in hand (e.g. a query string)."""
     names = params_class.parameter_names()
     data = {name: source[name] for name in names if name in source}
@@ -151,7 +158,7 @@ def parse_param_source(params_class: type[P], source: QueryDict) -> P:
     return params
 
 
-def _mark_used(request: HttpRequest | Request, names: list[str]) -> None:
+def _mark_used(request: HttpRequest | Request, names: tuple[str, ...]) -> None:
     django_request = request._request if isinstance(request, Request) else request
     used = getattr(django_request, "_parley_used_params", set())
     used.update(names)

@@ -3,16 +3,19 @@
 Every operation is one Lua script, so it is atomic and costs one round trip. Keys (prefix P):
 
     P:eq:<queue>        hash: user, realm, types, options, lifespan, created, next (event id),
-                        pruned (newest acknowledged id), poll (how many polls the queue has had)
+                        pruned (newest acknowledged id), poll (how many polls the queue has had),
+                        process (where the latest poll began)
     P:eq:<queue>:ev     sorted set: the queue's events as JSON, scored by their id
-    P:eq:<queue>:ob     hash: organization event seq -> event id, kept while the queue is young
-                        (until its initial state is known: see exclude)
+    P:eq:<queue>:ob     hash: organization event seq -> event id, kept until the queue's initial
+                        state is known (see exclude)
     P:uq:<user>         hash: queue -> "event types|created|key TTL|state seq", the user's queues
-                        (publishing walks it; events up to "state seq" are in the initial state)
+                        (publishing walks it; events up to "state seq" are in the initial state;
+                        -1 while that state is being read)
     P:eq:rseq:<realm>   the organization's newest published event seq (events go out in seq order)
     P:eq:expiry         sorted set: queue -> time it expires unless polled again (the sweep reads it)
     P:eq:notify         channel: "e q1:id1 q2:id2<newline><event>": an event, its id in each queue;
-                        "d q1" deleted, "t q 7" poll number 7 began on q (earlier ones end),
+                        "d q1" deleted, "t q 7" poll number 7 began on q (earlier ones end; sent
+                        when the poll before it began in another process),
                         "a u:5 r:2" credentials of user 5 / organization 2 changed
 
 Each process holds one subscription to the channel and hands each event to its own parked polls;
@@ -27,7 +30,9 @@ import contextlib
 import hashlib
 import json
 import logging
+import os
 import uuid
+from functools import lru_cache
 from typing import Any
 
 import redis
@@ -74,7 +79,8 @@ local function keep(qid, seconds)
 end
 """
 
-# ARGV: prefix, queue, user, realm, types, options, lifespan, max_per_user, backstop, longest queue life
+# ARGV: prefix, queue, user, realm, types, options, lifespan, max_per_user, backstop, longest queue life,
+# state seq (-1: an initial state is being read, exclude will say which events it holds)
 _CREATE = """
 local qid, uid, lifespan = ARGV[2], ARGV[3], tonumber(ARGV[7])
 local uq = p .. ':uq:' .. uid
@@ -99,14 +105,14 @@ local t = now()
 redis.call('HSET', qkey(qid), 'user', uid, 'realm', ARGV[4], 'types', ARGV[5], 'options', ARGV[6],
   'lifespan', lifespan, 'created', t, 'next', 0, 'pruned', -1)
 keep(qid, lifespan + tonumber(ARGV[9]))
-redis.call('HSET', uq, qid, ARGV[5] .. '|' .. t .. '|' .. (lifespan + tonumber(ARGV[9]) + 60) .. '|-1')
+redis.call('HSET', uq, qid, ARGV[5] .. '|' .. t .. '|' .. (lifespan + tonumber(ARGV[9]) + 60) .. '|' .. ARGV[11])
 redis.call('EXPIRE', uq, tonumber(ARGV[10]) + tonumber(ARGV[9]))
 redis.call('ZADD', expiry, t + lifespan, qid)
 if #evicted > 0 then redis.call('PUBLISH', notify, 'd ' .. table.concat(evicted, ' ')) end
 return evicted
 """
 
-# ARGV: prefix, payload, event type, realm, seq, force (1/0), race window, max events, user ids...
+# ARGV: prefix, payload, event type, realm, seq, force (1/0), max events, user ids...
 _PUBLISH = """
 local payload, etype, seq = ARGV[2], ',' .. ARGV[3] .. ',', tonumber(ARGV[5])
 local rseq = p .. ':eq:rseq:' .. ARGV[4]
@@ -117,16 +123,16 @@ if last then
   if seq > last + 1 and ARGV[6] ~= '1' then return {'GAP', last} end
 end
 redis.call('SET', rseq, seq, 'EX', 7 * 24 * 3600)
-local window, max_events = tonumber(ARGV[7]), tonumber(ARGV[8])
-local t = now()
+local max_events = tonumber(ARGV[7])
+local event_tail = string.sub(payload, 2)
 local woken, evicted = {}, {}
-for i = 9, #ARGV do
+for i = 8, #ARGV do
   local uid = ARGV[i]
   local uq = p .. ':uq:' .. uid
   local entries = redis.call('HGETALL', uq)
   for j = 1, #entries, 2 do
     local qid = entries[j]
-    local types, created, ttl, since = entry_fields(entries[j + 1])
+    local types, _, ttl, since = entry_fields(entries[j + 1])
     if (types == '*' or string.find(types, etype, 1, true)) and seq > tonumber(since) then
       local k = qkey(qid)
       local eid = redis.call('HINCRBY', k, 'next', 1) - 1
@@ -137,14 +143,12 @@ for i = 9, #ARGV do
         eid = nil
       end
       if eid then
-        redis.call('ZADD', k .. ':ev', eid, '{"id": ' .. eid .. ', ' .. string.sub(payload, 2))
-        redis.call('EXPIRE', k .. ':ev', ttl)
-        -- Only a young queue can be registering (see exclude): older ones skip that bookkeeping.
-        local young = t - tonumber(created) < window
-        -- Counted only now and then (and when young): a queue may pass the cap by a few events.
-        local queued = 0
-        if young or eid % 64 == 0 then queued = redis.call('ZCARD', k .. ':ev') end
-        if young then
+        redis.call('ZADD', k .. ':ev', eid, '{"id": ' .. eid .. ', ' .. event_tail)
+        local queued = redis.call('ZCARD', k .. ':ev')
+        -- A new key (the queue was empty) needs its TTL; polls refresh it later (see keep).
+        if queued == 1 then redis.call('EXPIRE', k .. ':ev', ttl) end
+        -- Only a queue whose initial state is being read keeps track of which event went where.
+        if since == '-1' then
           redis.call('HSET', k .. ':ob', seq, eid)
           redis.call('EXPIRE', k .. ':ob', redis.call('TTL', k))
         end
@@ -163,11 +167,12 @@ if #evicted > 0 then redis.call('PUBLISH', notify, 'd ' .. table.concat(evicted,
 return {'OK', #woken}
 """
 
-# ARGV: prefix, queue, user, last event id, lease seconds (the poll's longest wait), backstop, longest queue life
+# ARGV: prefix, queue, user, last event id, lease seconds (the poll's longest wait), backstop, longest queue life,
+# the polling process
 _BEGIN_POLL = """
 local qid, last, lease = ARGV[2], tonumber(ARGV[4]), tonumber(ARGV[5])
 local k = qkey(qid)
-local q = redis.call('HMGET', k, 'user', 'pruned', 'lifespan', 'options')
+local q = redis.call('HMGET', k, 'user', 'pruned', 'lifespan', 'options', 'process')
 if not q[1] or q[1] ~= ARGV[3] then return {'BAD'} end
 local pruned = tonumber(q[2])
 if last < pruned then return {'PRUNED'} end
@@ -184,7 +189,11 @@ redis.call('ZADD', expiry, now() + lifespan + lease, qid)
 keep(qid, lifespan + lease + tonumber(ARGV[6]))
 redis.call('EXPIRE', p .. ':uq:' .. ARGV[3], tonumber(ARGV[7]) + tonumber(ARGV[6]))
 local number = redis.call('HINCRBY', k, 'poll', 1)
-redis.call('PUBLISH', notify, 't ' .. qid .. ' ' .. number)
+-- The process of this poll ends its own earlier polls; others hear of it.
+if q[5] ~= ARGV[8] then
+  redis.call('HSET', k, 'process', ARGV[8])
+  redis.call('PUBLISH', notify, 't ' .. qid .. ' ' .. number)
+end
 return {'OK', q[4], redis.call('ZRANGEBYSCORE', k .. ':ev', '(' .. last, '+inf'), number}
 """
 
@@ -220,6 +229,7 @@ for j = 1, #published, 2 do
     redis.call('ZREMRANGEBYSCORE', k .. ':ev', published[j + 1], published[j + 1])
   end
 end
+redis.call('DEL', k .. ':ob')
 local uq = p .. ':uq:' .. uid
 local entry = redis.call('HGET', uq, qid)
 if entry then
@@ -262,6 +272,12 @@ def _poll_error(status: str, last_event_id: int) -> JsonableError:
     if status == "PRUNED":
         return JsonableError(f"An event newer than {last_event_id} has already been pruned!")
     return JsonableError(f"Event {last_event_id} was not in this queue")
+
+
+@lru_cache(maxsize=4096)
+def _queue_options(raw: bytes) -> QueueOptions:
+    """A queue's options as stored: read at every poll, and the same for most queues."""
+    return QueueOptions.from_json(json.loads(raw))
 
 
 def _decode_events(raw: list[bytes]) -> list[dict[str, Any]]:
@@ -326,10 +342,16 @@ class _ScriptBatcher:
 class RedisBackend:
     def __init__(self) -> None:
         self.waiters = Waiters()
+        # Names this process in the queues it polls (see _BEGIN_POLL); a forked child is another.
+        self._process = uuid.uuid4().hex
+        os.register_at_fork(after_in_child=self._new_process_name)
         self._sync_scripts: dict[str, Any] = {}
         self._batchers: dict[asyncio.AbstractEventLoop, _ScriptBatcher] = {}
         self._listener: asyncio.Task | None = None
         self._subscribed: asyncio.Future | None = None
+
+    def _new_process_name(self) -> None:
+        self._process = uuid.uuid4().hex
 
     # --- script plumbing --------------------------------------------------------------------------
 
@@ -349,7 +371,7 @@ class RedisBackend:
 
     # --- registration and publishing --------------------------------------------------------------
 
-    def create_queue(self, user_id: int, realm_id: int, options: QueueOptions) -> str:
+    def create_queue(self, user_id: int, realm_id: int, options: QueueOptions, *, awaiting_state: bool = False) -> str:
         queue_id = uuid.uuid4().hex
         self._run(
             "create",
@@ -362,6 +384,7 @@ class RedisBackend:
             settings.EVENT_QUEUE_MAX_PER_USER,
             BACKSTOP_SECONDS,
             MAX_QUEUE_SECONDS,
+            -1 if awaiting_state else 0,
         )
         return queue_id
 
@@ -375,7 +398,6 @@ class RedisBackend:
             realm_id,
             seq,
             int(force),
-            settings.EVENT_REGISTER_RACE_WINDOW_SECONDS,
             settings.EVENT_QUEUE_MAX_EVENTS,
             *user_ids,
         )
@@ -429,8 +451,10 @@ class RedisBackend:
 
     def get_events(self, queue_id: str, user_id: int, last_event_id: int) -> PollStart:
         check_queue_id(queue_id)
-        result = self._run("begin_poll", queue_id, user_id, last_event_id, 0, BACKSTOP_SECONDS, MAX_QUEUE_SECONDS)
-        return self._poll_start(result, queue_id, last_event_id)
+        result = self._run(
+            "begin_poll", queue_id, user_id, last_event_id, 0, BACKSTOP_SECONDS, MAX_QUEUE_SECONDS, self._process
+        )
+        return self._takeover(self._poll_start(result, queue_id, last_event_id), queue_id)
 
     # --- polling ------------------------------------------------------------------------------------
 
@@ -438,9 +462,14 @@ class RedisBackend:
         check_queue_id(queue_id)
         lease = settings.EVENTS_HEARTBEAT_SECONDS[1] + 5 if waiting else 0
         result = await self._arun(
-            "begin_poll", queue_id, user_id, last_event_id, lease, BACKSTOP_SECONDS, MAX_QUEUE_SECONDS
+            "begin_poll", queue_id, user_id, last_event_id, lease, BACKSTOP_SECONDS, MAX_QUEUE_SECONDS, self._process
         )
-        return self._poll_start(result, queue_id, last_event_id)
+        return self._takeover(self._poll_start(result, queue_id, last_event_id), queue_id)
+
+    def _takeover(self, start: PollStart, queue_id: str) -> PollStart:
+        """End this process's earlier polls of the queue (other processes hear of it from Redis)."""
+        self.waiters.takeover(queue_id, start.poll_number)
+        return start
 
     async def read_events(self, queue_id: str, user_id: int, last_event_id: int) -> list[dict[str, Any]]:
         check_queue_id(queue_id)
@@ -457,7 +486,7 @@ class RedisBackend:
             raise BadEventQueueIdError(queue_id)
         if status != "OK":
             raise _poll_error(status, last_event_id)
-        return PollStart(_decode_events(result[2]), QueueOptions.from_json(json.loads(result[1])), int(result[3]))
+        return PollStart(_decode_events(result[2]), _queue_options(result[1]), int(result[3]))
 
     @staticmethod
     def _events(result: list, queue_id: str) -> list[dict[str, Any]]:
