@@ -79,7 +79,7 @@ def do_register_queue(user, options: QueueOptions, fetch_event_types: list[str] 
     """
     check_queue_options(user, options)
     backend = get_backend()
-    queue_id = backend.create_queue(user.id, user.realm_id, options)
+    queue_id = backend.create_queue(user.id, user.realm_id, options, awaiting_state=True)
     try:
         queue_registered(user, options)
         with _one_snapshot():

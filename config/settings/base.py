@@ -169,9 +169,6 @@ EVENT_QUEUE_SWEEP_SECONDS = cfg.positive_int("EVENT_QUEUE_SWEEP_SECONDS", 60)
 EVENTS_HEARTBEAT_SECONDS = cfg.seconds_range("EVENTS_HEARTBEAT_SECONDS", (45.0, 55.0))
 # Clients use this as their HTTP timeout for long-polls; above the heartbeat.
 EVENT_QUEUE_LONGPOLL_TIMEOUT_SECONDS = 90
-# How long a new queue keeps track of which event went where, until its initial state is known
-# (POST /register reads it right after creating the queue; see apps/events/actions.py).
-EVENT_REGISTER_RACE_WINDOW_SECONDS = 30
 # How long a long-poll's credentials are trusted without asking the database again; changes that
 # matter (key rotated, user deactivated, ...) drop them at once (apps/events/credentials.py).
 # Without Redis, a management command (another process) cannot tell the server, so they expire sooner.

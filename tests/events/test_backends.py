@@ -135,7 +135,7 @@ def test_sweep_deletes_queues_idle_longer_than_their_lifespan(event_backend):
 
 def test_events_already_in_the_initial_state_are_kept_out(event_backend):
     publish(event_backend, "realm_user", [ALICE], n=1)
-    queue = event_backend.create_queue(ALICE, REALM, QueueOptions())
+    queue = event_backend.create_queue(ALICE, REALM, QueueOptions(), awaiting_state=True)
     publish(event_backend, "realm_user", [ALICE], n=2)
     publish(event_backend, "realm_user", [ALICE], n=3)
     # The register snapshot contained the organization's events up to 4 (4 is still on its way).
@@ -147,7 +147,7 @@ def test_events_already_in_the_initial_state_are_kept_out(event_backend):
 
 
 def test_events_after_the_initial_state_stay(event_backend):
-    queue = event_backend.create_queue(ALICE, REALM, QueueOptions())
+    queue = event_backend.create_queue(ALICE, REALM, QueueOptions(), awaiting_state=True)
     publish(event_backend, "realm_user", [ALICE], n=1)
     publish(event_backend, "realm_user", [ALICE], n=2)
     event_backend.exclude_events_through(queue, 1)
@@ -386,6 +386,32 @@ def test_polls_keep_the_users_queue_index_alive(settings):
     assert client.ttl(index) > 600
     publish(backend, "realm_user", [ALICE])
     assert ids(backend.get_events(queue, ALICE, -1).events) == [0]
+
+
+def test_every_key_of_a_queue_expires_and_registering_bookkeeping_ends(settings):
+    """A crash or a stopped sweeper leaks nothing: each key a queue uses carries a TTL, including
+    its events' key when a publish re-creates it after everything was acknowledged. The record of
+    which event went where lasts only until the queue's initial state is known."""
+    if not settings.REDIS_URL:
+        pytest.skip("needs REDIS_URL (a real Redis)")
+    backend, client, prefix = get_backend(), get_redis(), settings.REDIS_KEY_PREFIX
+    registering = backend.create_queue(ALICE, REALM, QueueOptions(lifespan_secs=600), awaiting_state=True)
+    plain = backend.create_queue(BOB, REALM, QueueOptions(lifespan_secs=600))
+    publish(backend, "realm_user", [ALICE, BOB])
+    assert client.exists(f"{prefix}:eq:{registering}:ob")
+    assert not client.exists(f"{prefix}:eq:{plain}:ob")
+    backend.exclude_events_through(registering, 0)
+    assert not client.exists(f"{prefix}:eq:{registering}:ob")
+    publish(backend, "realm_user", [ALICE, BOB])
+    assert not client.exists(f"{prefix}:eq:{registering}:ob")
+    assert ids(backend.get_events(registering, ALICE, -1).events) == [0, 1]
+    backend.get_events(plain, BOB, 1)  # everything acknowledged: the events' key is gone
+    assert not client.exists(f"{prefix}:eq:{plain}:ev")
+    publish(backend, "realm_user", [ALICE, BOB])
+    keys = [key.decode() for key in client.keys(f"{prefix}:*")]
+    assert f"{prefix}:eq:{plain}:ev" in keys
+    # The expiry index is pruned by the sweep, not by a TTL.
+    assert {key: client.ttl(key) for key in keys if client.ttl(key) <= 0} == {f"{prefix}:eq:expiry": -1}
 
 
 def test_a_new_poll_in_another_process_ends_the_waiting_one(settings):

@@ -12,10 +12,9 @@ Semantics shared by both (Zulip's, zulip-wire.md §3.1):
 - a new poll on a queue ends the poll already waiting on it (with no events);
 - a queue expires `lifespan_secs` after its last poll ended: a poll leases it until it must have
   ended (the heartbeat time), so a killed process's poll cannot keep a queue forever;
-- caps: a queue holding more than EVENT_QUEUE_MAX_EVENTS events (Redis counts them every 64
-  events, so a few more may pass), or the oldest queue of a user registering more than
-  EVENT_QUEUE_MAX_PER_USER, is deleted; its id then answers BAD_EVENT_QUEUE_ID and the client
-  registers again.
+- caps: a queue holding more than EVENT_QUEUE_MAX_EVENTS events, or the oldest queue of a user
+  registering more than EVENT_QUEUE_MAX_PER_USER, is deleted; its id then answers
+  BAD_EVENT_QUEUE_ID and the client registers again.
 """
 
 import asyncio
@@ -222,7 +221,11 @@ class PollStart:
 class EventQueueBackend(Protocol):
     waiters: Waiters
 
-    def create_queue(self, user_id: int, realm_id: int, options: QueueOptions) -> str: ...
+    def create_queue(self, user_id: int, realm_id: int, options: QueueOptions, *, awaiting_state: bool = False) -> str:
+        """A new queue. With `awaiting_state`, its initial state is being read: until
+        exclude_events_through says which events that state holds, the queue notes which
+        organization event each of its events is."""
+        ...
 
     def publish(
         self, realm_id: int, seq: int, payload: str, event_type: str, user_ids: list[int], *, force: bool = False
@@ -237,7 +240,8 @@ class EventQueueBackend(Protocol):
     def last_published_seqs(self, realm_ids: list[int]) -> dict[int, int]: ...
 
     def exclude_events_through(self, queue_id: str, seq: int) -> None:
-        """The queue's initial state contains its organization's events up to `seq`: drop those."""
+        """The queue's initial state contains its organization's events up to `seq`: drop those
+        (and skip them from now on)."""
         ...
 
     def delete_queue(self, queue_id: str, user_id: int) -> None: ...

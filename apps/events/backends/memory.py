@@ -31,7 +31,8 @@ class _Queue:
     next_id: int = 0
     newest_pruned_id: int = -1
     events: list[tuple[int, str]] = field(default_factory=list)  # (id, JSON), in id order
-    by_seq: dict[int, int] = field(default_factory=dict)  # organization event seq -> event id, while young
+    # While the initial state is being read: organization event seq -> event id (see exclude).
+    by_seq: dict[int, int] | None = None
     state_seq: int = -1  # the initial state contains the organization's events up to this seq
     polls: int = 0
 
@@ -55,7 +56,7 @@ class MemoryBackend:
 
     # --- registration and publishing (sync: called from actions and views) -------------------
 
-    def create_queue(self, user_id: int, realm_id: int, options: QueueOptions) -> str:
+    def create_queue(self, user_id: int, realm_id: int, options: QueueOptions, *, awaiting_state: bool = False) -> str:
         now = time.time()
         evicted = []
         with self._lock:
@@ -66,6 +67,8 @@ class MemoryBackend:
                 self._drop(oldest)
                 evicted.append(oldest.queue_id)
             queue = _Queue(uuid.uuid4().hex, user_id, realm_id, options, now, now + options.lifespan_secs)
+            if awaiting_state:
+                queue.by_seq = {}
             self._queues[queue.queue_id] = queue
             self._by_user.setdefault(user_id, set()).add(queue.queue_id)
         self.waiters.notify(evicted, "deleted")
@@ -74,7 +77,6 @@ class MemoryBackend:
     def publish(
         self, realm_id: int, seq: int, payload: str, event_type: str, user_ids: list[int], *, force: bool = False
     ) -> int:
-        now = time.time()
         woken: list[tuple[str, int]] = []
         evicted = []
         with self._lock:
@@ -91,7 +93,7 @@ class MemoryBackend:
                     if not queue.options.wants(event_type) or seq <= queue.state_seq:
                         continue
                     event_id = queue.append(payload)
-                    if now - queue.created < settings.EVENT_REGISTER_RACE_WINDOW_SECONDS:
+                    if queue.by_seq is not None:
                         queue.by_seq[seq] = event_id
                     if len(queue.events) > settings.EVENT_QUEUE_MAX_EVENTS:
                         self._drop(queue)
@@ -112,9 +114,9 @@ class MemoryBackend:
             queue = self._queues.get(queue_id)
             if queue is None:
                 return
-            dropped = {event_id for event_seq, event_id in queue.by_seq.items() if event_seq <= seq}
+            dropped = {event_id for event_seq, event_id in (queue.by_seq or {}).items() if event_seq <= seq}
             queue.events = [(eid, body) for eid, body in queue.events if eid not in dropped]
-            queue.state_seq = seq
+            queue.state_seq, queue.by_seq = seq, None
 
     def delete_queue(self, queue_id: str, user_id: int) -> None:
         with self._lock:
