@@ -112,7 +112,8 @@ class Waiter:
                 self.timer.cancel()
 
     def take(self) -> tuple[set[str], list[dict[str, Any]]]:
-        reasons, events = self.reasons, sorted(self.events, key=lambda event: event["id"])
+        events = self.events if len(self.events) < 2 else sorted(self.events, key=lambda event: event["id"])
+        reasons = self.reasons
         self.reasons, self.events = set(), []
         self.future = self.loop.create_future()
         return reasons, events
