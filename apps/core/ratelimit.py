@@ -31,11 +31,16 @@ class RateLimitState:
         return self.retry_after is not None
 
     def headers(self) -> dict[str, str]:
-        return {
-            "X-RateLimit-Limit": str(self.limit),
-            "X-RateLimit-Remaining": str(self.remaining),
-            "X-RateLimit-Reset": str(self.reset),
-        }
+        return dict(zip(HEADER_NAMES, map(str, (self.limit, self.remaining, self.reset)), strict=True))
+
+    def asgi_headers(self) -> list[tuple[bytes, bytes]]:
+        """The same headers as ASGI sends them (for the long-poll route, which answers without Django)."""
+        values = (self.limit, self.remaining, self.reset)
+        return [(name, b"%d" % value) for name, value in zip(_ASGI_HEADER_NAMES, values, strict=True)]
+
+
+HEADER_NAMES = ("X-RateLimit-Limit", "X-RateLimit-Remaining", "X-RateLimit-Reset")
+_ASGI_HEADER_NAMES = tuple(name.lower().encode() for name in HEADER_NAMES)
 
 
 # Removes expired hits, then records this one if there is room. Uses Redis's clock, so servers

@@ -102,26 +102,30 @@ class PollResponse:
 
     status: int
     body: dict[str, Any]
-    headers: dict[str, str]
+    headers: list[tuple[bytes, bytes]]  # as ASGI sends them: lower-case names, no Content-Type
 
     def to_django(self) -> HttpResponse:
         response = JsonResponse(self.body, status=self.status)
-        for name, value in self.headers.items():
-            response[name] = value
+        for name, value in self.headers:
+            response[name.decode("latin1")] = value.decode("latin1")
         return response
 
 
 async def get_events(poll: PollRequest) -> PollResponse:
     """Answer one GET /events: the envelope, with the rate-limit headers."""
     try:
-        status, body, headers = 200, await _get_events(poll), {}
+        status, body, headers = 200, await _get_events(poll), []
     except Exception as exc:
         error = exception_response(exc, "GET /events")
         status, body = error.status_code, json.loads(error.content)
-        headers = {name: value for name, value in error.items() if name != "Content-Type"}
+        headers = [
+            (name.lower().encode("latin1"), value.encode("latin1"))
+            for name, value in error.items()
+            if name != "Content-Type"
+        ]
     state = poll.rate_limit_state
     if state is not None:
-        headers.update(state.headers())
+        headers += state.asgi_headers()
     return PollResponse(status, body, headers)
 
 

@@ -5,6 +5,7 @@ import asyncio
 import base64
 import json
 import threading
+import time
 
 import pytest
 from asgiref.testing import ApplicationCommunicator
@@ -145,3 +146,19 @@ def test_the_events_route_answers_too_many_parameters_in_the_envelope(settings, 
         request(EventsPollApp(), "/api/v1/events", query=query.rpartition(b"&")[0], headers=authorization)
     )
     assert (status, body["msg"]) == (400, "Missing 'queue_id' argument")
+
+
+@pytest.mark.django_db(transaction=True)
+def test_the_events_route_sends_the_rate_limit_headers(settings, member):
+    settings.RATE_LIMIT_API_BY_USER = (2, 60)
+    credentials = base64.b64encode(f"{member.delivery_email}:{member.api_key}".encode())
+    authorization = ((b"authorization", b"Basic " + credentials),)
+    query = b"dont_block=true"
+    status, headers, body = run(request(EventsPollApp(), "/api/v1/events", query=query, headers=authorization))
+    assert (status, body["queue_id"] is not None) == (200, True)
+    assert (headers["x-ratelimit-limit"], headers["x-ratelimit-remaining"]) == ("2", "1")
+    assert int(headers["x-ratelimit-reset"]) > time.time()
+    run(request(EventsPollApp(), "/api/v1/events", query=query, headers=authorization))
+    status, headers, body = run(request(EventsPollApp(), "/api/v1/events", query=query, headers=authorization))
+    assert (status, body["code"], headers["x-ratelimit-remaining"]) == (429, "RATE_LIMIT_HIT", "0")
+    assert int(headers["retry-after"]) > 0
