@@ -10,7 +10,7 @@ Every operation is one Lua script, so it is atomic and costs one round trip. Key
                         state is known (see exclude)
     P:uq:<user>         hash: queue -> "event types|created|key TTL|state seq", the user's queues
                         (publishing walks it; events up to "state seq" are in the initial state;
-                        -1 while that state is being read)
+                        "r" while that state is being read)
     P:eq:rseq:<realm>   the organization's newest published event seq (events go out in seq order)
     P:eq:expiry         sorted set: queue -> time it expires unless polled again (the sweep reads it)
     P:eq:notify         channel: "e q1:id1 q2:id2<newline><event>": an event, its id in each queue;
@@ -80,7 +80,7 @@ end
 """
 
 # ARGV: prefix, queue, user, realm, types, options, lifespan, max_per_user, backstop, longest queue life,
-# state seq (-1: an initial state is being read, exclude will say which events it holds)
+# state seq ("r": an initial state is being read, exclude will say which events it holds)
 _CREATE = """
 local qid, uid, lifespan = ARGV[2], ARGV[3], tonumber(ARGV[7])
 local uq = p .. ':uq:' .. uid
@@ -133,7 +133,8 @@ for i = 8, #ARGV do
   for j = 1, #entries, 2 do
     local qid = entries[j]
     local types, _, ttl, since = entry_fields(entries[j + 1])
-    if (types == '*' or string.find(types, etype, 1, true)) and seq > tonumber(since) then
+    local state_seq = tonumber(since)  -- nil while the queue's initial state is being read
+    if (types == '*' or string.find(types, etype, 1, true)) and (not state_seq or seq > state_seq) then
       local k = qkey(qid)
       local eid = redis.call('HINCRBY', k, 'next', 1) - 1
       if eid == 0 and redis.call('HEXISTS', k, 'user') == 0 then
@@ -148,7 +149,7 @@ for i = 8, #ARGV do
         -- A new key (the queue was empty) needs its TTL; polls refresh it later (see keep).
         if queued == 1 then redis.call('EXPIRE', k .. ':ev', ttl) end
         -- Only a queue whose initial state is being read keeps track of which event went where.
-        if since == '-1' then
+        if not state_seq then
           redis.call('HSET', k .. ':ob', seq, eid)
           redis.call('EXPIRE', k .. ':ob', redis.call('TTL', k))
         end
@@ -384,7 +385,7 @@ class RedisBackend:
             settings.EVENT_QUEUE_MAX_PER_USER,
             BACKSTOP_SECONDS,
             MAX_QUEUE_SECONDS,
-            -1 if awaiting_state else 0,
+            "r" if awaiting_state else -1,
         )
         return queue_id
 
