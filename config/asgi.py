@@ -32,8 +32,8 @@ events_app = EventsPollApp() if settings.ASGI_MODE == "thin-route" else django_a
 
 
 # What the imports and Django's set-up built lives as long as the process: out of the collector's
-# sight, a full collection no longer walks it (~90 ms -> ~20 ms in a worker holding 1,000 polls,
-# pauses every answer waits for; benchmarks/events/README.md).
+# sight, full collections no longer walk it (in a worker holding 1,000 polls they took ~90 ms, a
+# pause every answer waits for; 17-35 ms after: benchmarks/events/README.md).
 gc.freeze()
 
 
