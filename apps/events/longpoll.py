@@ -230,8 +230,9 @@ async def long_poll(
     """Acknowledge through `last_event_id` and return the queue's newer events.
 
     With none and no `dont_block`, wait until events arrive (they come with the notification, so
-    the queue is not read again), another poll takes the queue over or this process stops (both
-    answered with no events: the client polls again, elsewhere if need be), the queue is deleted
+    the queue is not read again), another poll takes the queue over, this process stops or may have
+    missed notifications (all answered with no events: the client polls again, elsewhere if need
+    be), the queue is deleted
     (BAD_EVENT_QUEUE_ID), or the heartbeat interval passes (a heartbeat event, which takes an id
     like any event).
     """
@@ -251,10 +252,10 @@ async def long_poll(
             reasons, events = waiter.take()
             if "deleted" in reasons:
                 raise BadEventQueueIdError(queue_id)
-            if "takeover" in reasons or "shutdown" in reasons:
+            # "resync": this process may have missed notifications (events, a takeover, the
+            # queue's deletion): the client's next poll reads the queue afresh.
+            if reasons & {"takeover", "shutdown", "resync"}:
                 return [], start.options
-            if "resync" in reasons:
-                events = await backend.read_events(queue_id, user_id, last_event_id)
             # A notification can arrive late (after this poll's first read): what the client has
             # acknowledged is not sent again.
             events = [e for e in events if e["id"] > last_event_id and shows_event(e, start.options)]

@@ -11,7 +11,7 @@ import pytest
 from asgiref.testing import ApplicationCommunicator
 
 from apps.core.asgi import ExecutorPool, PooledASGIHandler
-from apps.events.asgi import EventsPollApp
+from apps.events.asgi import EventsPollApp, encode_json
 from tests.core.urls import Gate
 
 pytestmark = pytest.mark.urls("tests.core.urls")
@@ -162,3 +162,9 @@ def test_the_events_route_sends_the_rate_limit_headers(settings, member):
     status, headers, body = run(request(EventsPollApp(), "/api/v1/events", query=query, headers=authorization))
     assert (status, body["code"], headers["x-ratelimit-remaining"]) == (429, "RATE_LIMIT_HIT", "0")
     assert int(headers["retry-after"]) > 0
+
+
+def test_poll_answers_are_compact_utf8_json_even_with_a_lone_surrogate():
+    assert encode_json({"events": [{"id": 1, "text": "ça ✓"}]}) == '{"events":[{"id":1,"text":"ça ✓"}]}'.encode()
+    # UTF-8 cannot carry a lone surrogate: escaped, as json.dumps does, rather than a failed answer.
+    assert json.loads(encode_json({"text": "\ud800"})) == {"text": "\ud800"}

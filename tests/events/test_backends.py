@@ -414,6 +414,62 @@ def test_every_key_of_a_queue_expires_and_registering_bookkeeping_ends(settings)
     assert {key: client.ttl(key) for key in keys if client.ttl(key) <= 0} == {f"{prefix}:eq:expiry": -1}
 
 
+def test_queues_of_the_previous_version_share_redis_during_a_deploy(settings):
+    """While old and new server processes serve one Redis, each understands the other's queues.
+    The previous version read every state seq as a number (its publish failed, after advancing the
+    organization's event number, on anything else: events lost), and kept the record of which
+    event went where for a queue's first 30 s, on which its POST /register relied."""
+    if not settings.REDIS_URL:
+        pytest.skip("needs REDIS_URL (a real Redis)")
+    backend, client, prefix = get_backend(), get_redis(), settings.REDIS_KEY_PREFIX
+    registering = backend.create_queue(ALICE, REALM, QueueOptions(), awaiting_state=True)
+    plain = backend.create_queue(BOB, REALM, QueueOptions())
+    for user, queue in ((ALICE, registering), (BOB, plain)):
+        float(client.hget(f"{prefix}:uq:{user}", queue).decode().rsplit("|", 1)[1])
+    # A queue the previous version created while registering (state seq -1): an event committed
+    # before its snapshot is recorded, so that its exclude takes it out again.
+    old = backend.create_queue(ALICE, REALM, QueueOptions())
+    entry = client.hget(f"{prefix}:uq:{ALICE}", old).decode().rsplit("|", 1)[0]
+    client.hset(f"{prefix}:uq:{ALICE}", old, entry + "|-1")
+    publish(backend, "realm_user", [ALICE])
+    backend.exclude_events_through(old, 1)
+    assert backend.get_events(old, ALICE, -1).events == []
+
+
+def test_a_poll_that_may_have_missed_notifications_ends(settings):
+    """When the process's subscription breaks, notifications published meanwhile (an event, a
+    newer poll elsewhere, the queue's deletion) are lost to it: once subscribed again, its waiting
+    polls end with no events, and the clients' next polls read their queues."""
+    if not settings.REDIS_URL:
+        pytest.skip("needs REDIS_URL (a real Redis)")
+    from apps.events.backends.redis import RedisBackend
+
+    settings.EVENTS_HEARTBEAT_SECONDS = (10, 10)
+    backend, client = RedisBackend(), get_redis()
+    queue = backend.create_queue(ALICE, REALM, QueueOptions())
+
+    def listeners() -> set[str]:
+        name = f"{settings.REDIS_KEY_PREFIX}:notifications"
+        return {c["id"] for c in client.client_list(_type="pubsub") if c["name"] == name}
+
+    async def scenario():
+        others = listeners()
+        await backend.start_notifications()
+        try:
+            parked = asyncio.create_task(long_poll(backend, queue, ALICE, -1, dont_block=False))
+            await asyncio.sleep(0.2)
+            (ours,) = listeners() - others
+            client.client_kill_filter(_id=ours)
+            publish(backend, "realm_user", [ALICE], n=1)
+            assert (await asyncio.wait_for(parked, 5))[0] == []
+            events, _ = await long_poll(backend, queue, ALICE, -1, dont_block=True)
+            assert [e["n"] for e in events] == [1]
+        finally:
+            await backend.stop_notifications()
+
+    run(scenario())
+
+
 def test_a_new_poll_in_another_process_ends_the_waiting_one(settings):
     """Two server processes (two backends, each with its own subscription): a poll that begins in
     one ends the poll of the same queue waiting in the other, as one in the same process does."""

@@ -122,8 +122,8 @@ class Waiter:
 class Waiters:
     """The polls parked in this process, by queue. Notifications may come from any thread.
 
-    Reasons: "events" (with the event), "deleted", "takeover" by another poll, "resync" (a
-    notification may have been missed: read the queue) and "shutdown" (this process is stopping).
+    Reasons: "events" (with the event), "deleted", "takeover" by another poll, "resync"
+    (notifications may have been missed) and "shutdown" (this process is stopping).
     """
 
     def __init__(self) -> None:
@@ -260,8 +260,6 @@ class EventQueueBackend(Protocol):
     def get_events(self, queue_id: str, user_id: int, last_event_id: int) -> PollStart: ...
 
     async def begin_poll(self, queue_id: str, user_id: int, last_event_id: int, *, waiting: bool) -> PollStart: ...
-
-    async def read_events(self, queue_id: str, user_id: int, last_event_id: int) -> list[dict[str, Any]]: ...
 
     async def add_heartbeat(self, queue_id: str, user_id: int, last_event_id: int) -> list[dict[str, Any]]: ...
 

@@ -153,10 +153,6 @@ class MemoryBackend:
     async def begin_poll(self, queue_id: str, user_id: int, last_event_id: int, *, waiting: bool) -> PollStart:
         return self._begin(queue_id, user_id, last_event_id, waiting=waiting)
 
-    async def read_events(self, queue_id: str, user_id: int, last_event_id: int) -> list[dict[str, Any]]:
-        with self._lock:
-            return self._owned(queue_id, user_id).after(last_event_id)
-
     async def add_heartbeat(self, queue_id: str, user_id: int, last_event_id: int) -> list[dict[str, Any]]:
         with self._lock:
             queue = self._owned(queue_id, user_id)

@@ -10,7 +10,7 @@ Every operation is one Lua script, so it is atomic and costs one round trip. Key
                         state is known (see exclude)
     P:uq:<user>         hash: queue -> "event types|created|key TTL|state seq", the user's queues
                         (publishing walks it; events up to "state seq" are in the initial state;
-                        "r" while that state is being read)
+                        -2 while that state is being read, 0 for a queue without one)
     P:eq:rseq:<realm>   the organization's newest published event seq (events go out in seq order)
     P:eq:expiry         sorted set: queue -> time it expires unless polled again (the sweep reads it)
     P:eq:notify         channel: "e q1:id1 q2:id2<newline><event>": an event, its id in each queue;
@@ -80,7 +80,7 @@ end
 """
 
 # ARGV: prefix, queue, user, realm, types, options, lifespan, max_per_user, backstop, longest queue life,
-# state seq ("r": an initial state is being read, exclude will say which events it holds)
+# state seq (-2: an initial state is being read, exclude will say which events it holds; 0: none)
 _CREATE = """
 local qid, uid, lifespan = ARGV[2], ARGV[3], tonumber(ARGV[7])
 local uq = p .. ':uq:' .. uid
@@ -125,6 +125,7 @@ end
 redis.call('SET', rseq, seq, 'EX', 7 * 24 * 3600)
 local max_events = tonumber(ARGV[7])
 local event_tail = string.sub(payload, 2)
+local t = now()
 local woken, evicted = {}, {}
 for i = 8, #ARGV do
   local uid = ARGV[i]
@@ -132,9 +133,9 @@ for i = 8, #ARGV do
   local entries = redis.call('HGETALL', uq)
   for j = 1, #entries, 2 do
     local qid = entries[j]
-    local types, _, ttl, since = entry_fields(entries[j + 1])
-    local state_seq = tonumber(since)  -- nil while the queue's initial state is being read
-    if (types == '*' or string.find(types, etype, 1, true)) and (not state_seq or seq > state_seq) then
+    local types, created, ttl, since = entry_fields(entries[j + 1])
+    local state_seq = tonumber(since)
+    if (types == '*' or string.find(types, etype, 1, true)) and seq > state_seq then
       local k = qkey(qid)
       local eid = redis.call('HINCRBY', k, 'next', 1) - 1
       if eid == 0 and redis.call('HEXISTS', k, 'user') == 0 then
@@ -148,8 +149,10 @@ for i = 8, #ARGV do
         local queued = redis.call('ZCARD', k .. ':ev')
         -- A new key (the queue was empty) needs its TTL; polls refresh it later (see keep).
         if queued == 1 then redis.call('EXPIRE', k .. ':ev', ttl) end
-        -- Only a queue whose initial state is being read keeps track of which event went where.
-        if not state_seq then
+        -- Only a queue whose initial state is being read (-2) keeps track of which event went
+        -- where. -1 is what the previous version wrote for every new queue, relying on their
+        -- first 30 s instead: kept while both versions may serve one Redis (during a deploy).
+        if state_seq == -2 or (state_seq == -1 and t - tonumber(created) < 30) then
           redis.call('HSET', k .. ':ob', seq, eid)
           redis.call('EXPIRE', k .. ':ob', redis.call('TTL', k))
         end
@@ -198,15 +201,13 @@ end
 return {'OK', q[4], redis.call('ZRANGEBYSCORE', k .. ':ev', '(' .. last, '+inf'), number}
 """
 
-# ARGV: prefix, queue, user, last event id, add a heartbeat (1/0)
-_READ = """
+# ARGV: prefix, queue, user, last event id
+_HEARTBEAT = """
 local k = qkey(ARGV[2])
 if redis.call('HGET', k, 'user') ~= ARGV[3] then return {'BAD'} end
-if ARGV[5] == '1' then
-  local eid = redis.call('HINCRBY', k, 'next', 1) - 1
-  redis.call('ZADD', k .. ':ev', eid, '{"id": ' .. eid .. ', "type": "heartbeat"}')
-  redis.call('EXPIRE', k .. ':ev', redis.call('TTL', k))
-end
+local eid = redis.call('HINCRBY', k, 'next', 1) - 1
+redis.call('ZADD', k .. ':ev', eid, '{"id": ' .. eid .. ', "type": "heartbeat"}')
+redis.call('EXPIRE', k .. ':ev', redis.call('TTL', k))
 return {'OK', redis.call('ZRANGEBYSCORE', k .. ':ev', '(' .. ARGV[4], '+inf')}
 """
 
@@ -258,7 +259,7 @@ _SCRIPTS = {
     "create": _CREATE,
     "publish": _PUBLISH,
     "begin_poll": _BEGIN_POLL,
-    "read": _READ,
+    "heartbeat": _HEARTBEAT,
     "delete": _DELETE,
     "exclude": _EXCLUDE,
     "sweep": _SWEEP,
@@ -385,7 +386,7 @@ class RedisBackend:
             settings.EVENT_QUEUE_MAX_PER_USER,
             BACKSTOP_SECONDS,
             MAX_QUEUE_SECONDS,
-            "r" if awaiting_state else -1,
+            -2 if awaiting_state else 0,
         )
         return queue_id
 
@@ -472,13 +473,9 @@ class RedisBackend:
         self.waiters.takeover(queue_id, start.poll_number)
         return start
 
-    async def read_events(self, queue_id: str, user_id: int, last_event_id: int) -> list[dict[str, Any]]:
-        check_queue_id(queue_id)
-        return self._events(await self._arun("read", queue_id, user_id, last_event_id, 0), queue_id)
-
     async def add_heartbeat(self, queue_id: str, user_id: int, last_event_id: int) -> list[dict[str, Any]]:
         check_queue_id(queue_id)
-        return self._events(await self._arun("read", queue_id, user_id, last_event_id, 1), queue_id)
+        return self._events(await self._arun("heartbeat", queue_id, user_id, last_event_id), queue_id)
 
     @staticmethod
     def _poll_start(result: list, queue_id: str, last_event_id: int) -> PollStart:
@@ -512,7 +509,9 @@ class RedisBackend:
         channel = redis_key("eq", "notify")
         delay = 0.1
         while True:
-            client = redis.asyncio.Redis.from_url(settings.REDIS_URL, **settings.REDIS_CONNECTION_KWARGS)
+            # Named, so that CLIENT LIST tells a server's notification listeners apart.
+            options = {**settings.REDIS_CONNECTION_KWARGS, "client_name": f"{settings.REDIS_KEY_PREFIX}:notifications"}
+            client = redis.asyncio.Redis.from_url(settings.REDIS_URL, **options)
             pubsub = client.pubsub(ignore_subscribe_messages=True)
             try:
                 await pubsub.subscribe(channel)
