@@ -1,5 +1,5 @@
-"""Random sequences of register / publish / get (acknowledge) / delete, checked against a plain model,
-on both queue backends."""
+"""Random sequences of register (with or without an initial state) / publish / get (acknowledge) /
+delete, checked against a plain model, on both queue backends."""
 
 import json
 import uuid
@@ -31,6 +31,9 @@ class ModelQueue:
     pruned: int = -1
     events: list[tuple[int, int]] = field(default_factory=list)  # (id, serial)
     deleted: bool = False
+    # Registered with an initial state still being read (POST /register): the newest event
+    # committed when the queue was created; None once the state is known, or for a queue without.
+    awaiting_since: int | None = None
 
 
 class QueueModelMachine(RuleBasedStateMachine):
@@ -54,11 +57,31 @@ class QueueModelMachine(RuleBasedStateMachine):
     def first_queue(self, user, types):
         return self.register(user, types)
 
-    @rule(target=queues, user=st.sampled_from(USERS), types=st.none() | st.frozensets(st.sampled_from(TYPES)))
-    def register(self, user, types):
-        queue_id = self.backend.create_queue(user, 1, QueueOptions(event_types=types))
-        self.model[queue_id] = ModelQueue(user, types)
+    @rule(
+        target=queues,
+        user=st.sampled_from(USERS),
+        types=st.none() | st.frozensets(st.sampled_from(TYPES)),
+        with_state=st.booleans(),
+    )
+    def register(self, user, types, with_state=False):
+        queue_id = self.backend.create_queue(user, 1, QueueOptions(event_types=types), awaiting_state=with_state)
+        self.model[queue_id] = ModelQueue(user, types, awaiting_since=self.serial if with_state else None)
         return queue_id
+
+    @rule(queue_id=queues, data=st.data())
+    def state_read(self, queue_id, data):
+        """The queue's initial state is read: it holds every event up to some seq between the
+        queue's creation and now, which the queue must then not hold too."""
+        queue = self.model[queue_id]
+        if queue.awaiting_since is None or queue.deleted:
+            return
+        state_seq = data.draw(st.integers(min_value=queue.awaiting_since, max_value=self.serial))
+        self.backend.exclude_events_through(queue_id, state_seq)
+        queue.events = [(eid, serial) for eid, serial in queue.events if serial > state_seq]
+        queue.awaiting_since = None
+        # Read without acknowledging anything more: exactly the events after the state.
+        result = self.backend.get_events(queue_id, queue.user, queue.pruned)
+        assert [(e["id"], e["serial"]) for e in result.events] == queue.events
 
     @rule(event_type=st.sampled_from(TYPES), users=st.sets(st.sampled_from(USERS), min_size=1))
     def publish(self, event_type, users):
