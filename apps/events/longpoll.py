@@ -144,7 +144,8 @@ async def _get_events(poll: PollRequest) -> dict[str, Any]:
     ignored = sorted(set(query) - set(GetEventsParams.parameter_names()))
     if ignored:
         envelope["ignored_parameters_unsupported"] = ignored
-    poll.query = {}  # nothing of the request stays alive while the poll waits
+    # Nothing of the request stays alive while the poll waits (neither in `poll` nor here).
+    poll.query = {}
     del query
     if params.queue_id is None:
         if not params.dont_block:
@@ -232,9 +233,8 @@ async def long_poll(
     With none and no `dont_block`, wait until events arrive (they come with the notification, so
     the queue is not read again), another poll takes the queue over, this process stops or may have
     missed notifications (all answered with no events: the client polls again, elsewhere if need
-    be), the queue is deleted
-    (BAD_EVENT_QUEUE_ID), or the heartbeat interval passes (a heartbeat event, which takes an id
-    like any event).
+    be), the queue is deleted (BAD_EVENT_QUEUE_ID), or the heartbeat interval passes (a heartbeat
+    event, which takes an id like any event).
     """
     check_queue_id(queue_id)
     await backend.start_notifications()
