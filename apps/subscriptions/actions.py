@@ -294,10 +294,12 @@ def _send_subscription_adds(
         )
 
 
-def _send_peer_events(realm: Realm, op: str, changes: list[SubscriptionChange]) -> None:
+def _send_peer_events(
+    realm: Realm, op: str, changes: list[SubscriptionChange], audience: dict[int, set[int]] | None = None
+) -> None:
     """Emits: subscription/peer_add or peer_remove {stream_ids, user_ids} to those who can see the
-    channels, but not to the users concerned (they have their own event): one event per set of
-    channels with the same users and the same audience."""
+    channels (`audience`, when the caller has read it already), but not to the users concerned (they
+    have their own event): one event per set of channels with the same users and the same audience."""
     if not changes:
         return
     users_by_stream: dict[int, set[int]] = defaultdict(set)
@@ -305,7 +307,8 @@ def _send_peer_events(realm: Realm, op: str, changes: list[SubscriptionChange]) 
     for change in changes:
         users_by_stream[change.stream.id].add(change.user.id)
         streams[change.stream.id] = change.stream
-    audience = metadata_access_user_ids(realm, list(streams.values()))
+    if audience is None:
+        audience = metadata_access_user_ids(realm, list(streams.values()))
     grouped: dict[tuple[frozenset[int], frozenset[int]], list[int]] = defaultdict(list)
     for stream_id, user_ids in users_by_stream.items():
         recipients = audience[stream_id] - user_ids
@@ -335,7 +338,9 @@ def bulk_remove_subscriptions(
 
     The rows stay, inactive, with their settings. Emits: subscription/remove {subscriptions:
     [{stream_id, name}]} to each user who left, then subscription/peer_remove to the channels'
-    other viewers (read before the change, so a private channel's viewers still hear of it).
+    other viewers (read before the change, so a private channel's viewers still hear of it), then
+    stream/delete to those who can no longer see a channel at all (a guest leaving a public one, a
+    member leaving a private one), as Zulip's bulk_remove_subscriptions.
     """
     _lock_streams(streams)
     active = set(
@@ -348,7 +353,10 @@ def bulk_remove_subscriptions(
             target.append(SubscriptionChange(user, stream))
     if not removed:
         return removed, not_subscribed
-    _send_peer_events(realm, "peer_remove", removed)  # the audience as it was
+    left_ids = {change.stream.id for change in removed}
+    left = [stream for stream in streams if stream.id in left_ids]
+    could_see = metadata_access_user_ids(realm, left)  # the audience as it was
+    _send_peer_events(realm, "peer_remove", removed, could_see)
     Subscription.objects.filter(stream__in=streams, user__in=users, active=True).update(active=False)
     by_user: dict[int, list[dict]] = defaultdict(list)
     for change in removed:
@@ -359,6 +367,7 @@ def bulk_remove_subscriptions(
     for payload, user_ids in by_payload.items():
         event = {"type": "subscription", "op": "remove", "subscriptions": json.loads(payload)}
         send_event_on_commit(realm, event, user_ids)
+    send_stream_access_changes(realm, left, could_see)
     return removed, not_subscribed
 
 

@@ -105,6 +105,36 @@ def test_unsubscribing_sends_remove_and_peer_remove(queue_of, owner, member, mak
     ]
 
 
+def test_leaving_a_channel_one_can_no_longer_see_deletes_it_for_them(
+    queue_of, owner, admin, member, guest, make_stream
+):
+    """As Zulip's bulk_remove_subscriptions: a guest leaving a public channel, or a member leaving
+    a private one, can no longer see it at all: stream/delete after subscription/remove. Those
+    who still see it (a member leaving a public channel, an administrator a private one) do not."""
+    public = make_stream("design", owner, member, guest)
+    secret = make_stream("secret", owner, member, admin, private=True)
+    guests, members, admins = queue_of(guest), queue_of(member), queue_of(admin)
+    ApiClient(owner).delete("/users/me/subscriptions", {"subscriptions": ["design"], "principals": [guest.id]})
+    ApiClient(owner).delete(
+        "/users/me/subscriptions", {"subscriptions": ["design", "secret"], "principals": [member.id, admin.id]}
+    )
+
+    events = guests()
+    assert kinds(events) == [("subscription", "remove"), ("stream", "delete")]
+    assert (events[1]["stream_ids"], events[1]["streams"][0]["name"]) == ([public.id], "design")
+    events = members()
+    assert kinds(events) == [
+        ("subscription", "peer_remove"),  # the guest left #design
+        ("subscription", "remove"),
+        ("stream", "delete"),
+    ]
+    assert {s["stream_id"] for s in events[1]["subscriptions"]} == {public.id, secret.id}
+    assert events[2]["stream_ids"] == [secret.id]
+    assert ("stream", "delete") not in kinds(admins())
+    # Gone for them, as for anyone who cannot see it.
+    assert ApiClient(member).get(f"/streams/{secret.id}").json()["result"] == "error"
+
+
 def test_muting_sends_two_updates_in_zulips_order(queue_of, member, make_stream):
     stream = make_stream("design", member)
     events = queue_of(member)
