@@ -47,9 +47,9 @@ def queue_options(params: QueueParams, *, lifespan_secs: int) -> QueueOptions:
     )
 
 
-# What a queue's narrow may filter on (Zulip's check_supported_events_narrow_filter).
+# What a queue's narrow may filter on (Zulip's check_narrow_for_events): any "is" operand but these.
 QUEUE_NARROW_OPERATORS = {"stream", "channel", "topic", "sender", "is"}
-QUEUE_NARROW_IS_OPERANDS = {"dm", "private", "mentioned", "alerted", "starred"}
+QUEUE_NARROW_UNSUPPORTED_IS_OPERANDS = {"followed"}
 
 
 def check_queue_options(user, options: QueueOptions) -> None:
@@ -58,7 +58,7 @@ def check_queue_options(user, options: QueueOptions) -> None:
     for operator, operand, _ in options.narrow:
         if operator not in QUEUE_NARROW_OPERATORS:
             raise JsonableError(f"Operator {operator} not supported.")
-        if operator == "is" and operand not in QUEUE_NARROW_IS_OPERANDS:
+        if operator == "is" and operand in QUEUE_NARROW_UNSUPPORTED_IS_OPERANDS:
             raise JsonableError(f"Operand {operand} not supported.")
 
 

@@ -12,6 +12,7 @@ from apps.events.registry import (
     on_queue_registered,
 )
 from apps.messages.models import PublicChannelListener
+from apps.messages.narrow import RESOLVED_TOPIC_PREFIX
 from apps.messages.selectors import max_message_id, muted_users_of, starred_message_ids, unread_messages
 from apps.realms.limits import EMPTY_TOPIC_DISPLAY_NAME
 
@@ -89,12 +90,18 @@ def _term_matches(operator: str, operand: str, message: dict, flags: list[str]) 
         return is_channel and (topic == operand or (topic == "" and operand == EMPTY_TOPIC_DISPLAY_NAME))
     if operator == "sender":
         return operand in (message["sender_email"].lower(), str(message["sender_id"]))
-    # "is"
+    # "is", as Zulip's build_narrow_predicate: an operand it does not filter on matches everything.
     if operand in ("dm", "private"):
         return not is_channel
-    if operand == "mentioned":
-        return "mentioned" in flags or "wildcard_mentioned" in flags
-    return {"alerted": "has_alert_word", "starred": "starred"}[operand] in flags
+    if operand in ("mentioned", "alerted"):
+        return "mentioned" in flags
+    if operand == "starred":
+        return "starred" in flags
+    if operand == "unread":
+        return "read" not in flags
+    if operand == "resolved":
+        return is_channel and message["subject"].startswith(RESOLVED_TOPIC_PREFIX)
+    return True
 
 
 @event_transform("delete_message")

@@ -40,6 +40,8 @@ OPERATORS = {
     "in",
 }
 IS_OPERANDS = {"dm", "private", "starred", "mentioned", "alerted", "unread", "followed", "muted", "resolved"}
+# A resolved topic's name begins with this (Zulip's RESOLVED_TOPIC_PREFIX).
+RESOLVED_TOPIC_PREFIX = "✔ "
 HAS_OPERANDS = {"link", "image", "attachment", "reaction"}
 
 
@@ -200,7 +202,7 @@ class NarrowBuilder:
         if operand in ("followed", "muted"):
             return self._topic_policy(operand)
         if operand == "resolved":
-            return Q(**{self.field("topic__startswith"): "✔ "})
+            return Q(**{self.field("topic__startswith"): RESOLVED_TOPIC_PREFIX})
         bits = {
             "starred": UserMessage.STARRED,
             "mentioned": UserMessage.MENTIONED

@@ -208,6 +208,29 @@ def test_a_queue_narrow_with_an_unsupported_operator_is_refused(event_backend, m
     assert response.json()["msg"] == "Operator search not supported."
 
 
+def test_queue_narrows_on_is_follow_zulips_event_predicate(queue_of, design, member, admin):
+    """Zulip's build_narrow_predicate: is:alerted and is:mentioned both mean a personal mention,
+    is:unread the recipient's unread messages, is:resolved a resolved topic's; an "is" operand it
+    does not filter on (is:muted) lets everything through; only is:followed is refused."""
+    queues = {
+        operand: queue_of(admin, narrow=[["is", operand]]) for operand in ("alerted", "unread", "resolved", "muted")
+    }
+    everyone = send(member, type="stream", to="design", topic="t", content="@**all** look")
+    mention = send(member, type="stream", to="design", topic="t", content="@**Adam Admin** look")
+    resolved = send(member, type="stream", to="design", topic="✔ done", content="fixed")
+    own = send(admin, type="stream", to="design", topic="t", content="mine, so read")
+
+    def ids(operand):
+        return [e["message"]["id"] for e in queues[operand]()]
+
+    assert ids("alerted") == [mention]
+    assert ids("unread") == [everyone, mention, resolved]
+    assert ids("resolved") == [resolved]
+    assert ids("muted") == [everyone, mention, resolved, own]
+    response = ApiClient(admin).post("/register", {"narrow": [["is", "followed"]]})
+    assert (response.status_code, response.json()["msg"]) == (400, "Operand followed not supported.")
+
+
 def test_a_waiting_poll_is_not_answered_with_hidden_events(event_backend, design, realm, member, admin, settings):
     import asyncio
 
