@@ -233,8 +233,8 @@ async def long_poll(
     With none and no `dont_block`, wait until events arrive (they come with the notification, so
     the queue is not read again), another poll takes the queue over, this process stops or may have
     missed notifications (all answered with no events: the client polls again, elsewhere if need
-    be), the queue is deleted (BAD_EVENT_QUEUE_ID), or the heartbeat interval passes (a heartbeat
-    event, which takes an id like any event).
+    be), the queue is deleted (BAD_EVENT_QUEUE_ID), or the heartbeat interval passes or events the
+    queue's narrow hides pile up (a heartbeat event, which takes an id like any event).
     """
     check_queue_id(queue_id)
     await backend.start_notifications()
@@ -244,10 +244,11 @@ async def long_poll(
         start = await backend.begin_poll(queue_id, user_id, last_event_id, waiting=not dont_block)
         waiter.started(start.poll_number)
         shown = [event for event in start.events if shows_event(event, start.options)]
-        if shown or dont_block:
+        hidden = len(start.events) - len(shown)
+        if shown or (dont_block and hidden < _hidden_events_limit()):
             return shown, start.options
         deadline = asyncio.get_running_loop().time() + random.uniform(*settings.EVENTS_HEARTBEAT_SECONDS)  # noqa: S311
-        while True:
+        while hidden < _hidden_events_limit():
             await waiter.wait(deadline)
             reasons, events = waiter.take()
             if "deleted" in reasons:
@@ -258,14 +259,25 @@ async def long_poll(
                 return [], start.options
             # A notification can arrive late (after this poll's first read): what the client has
             # acknowledged is not sent again.
-            events = [e for e in events if e["id"] > last_event_id and shows_event(e, start.options)]
-            if events:
-                return events, start.options
+            events = [e for e in events if e["id"] > last_event_id]
+            shown = [e for e in events if shows_event(e, start.options)]
+            if shown:
+                return shown, start.options
+            hidden += len(events)
             if "timeout" in reasons:
-                events = await backend.add_heartbeat(queue_id, user_id, last_event_id)
-                return [e for e in events if shows_event(e, start.options)], start.options
+                break
+        # A heartbeat, whose id the client acknowledges, and with it the events its queue hid.
+        events = await backend.add_heartbeat(queue_id, user_id, last_event_id)
+        return [e for e in events if shows_event(e, start.options)], start.options
     finally:
         backend.waiters.remove(waiter)
+
+
+def _hidden_events_limit() -> int:
+    """Events a queue hides (its narrow) stay until the client acknowledges a later one, and count
+    toward EVENT_QUEUE_MAX_EVENTS: past this many, the poll is answered with a heartbeat, so that a
+    client whose narrow matches nothing in a busy organization is not evicted."""
+    return max(1, min(100, settings.EVENT_QUEUE_MAX_EVENTS // 2))
 
 
 async def delete_queue(request: HttpRequest) -> HttpResponse:

@@ -248,6 +248,42 @@ def test_a_waiting_poll_is_not_answered_with_hidden_events(event_backend, design
     assert [(e["id"], e["type"]) for e in events] == [(1, "heartbeat")]
 
 
+def test_events_a_narrow_hides_do_not_pile_up_until_the_queue_is_evicted(
+    event_backend, design, member, admin, settings
+):
+    """Hidden events stay in the queue until the client acknowledges a later event, and count
+    toward EVENT_QUEUE_MAX_EVENTS: once a few pile up, the poll answers with a heartbeat (well
+    before the heartbeat interval), whose acknowledgement takes them out."""
+    import asyncio
+
+    from apps.events.longpoll import long_poll
+
+    settings.EVENTS_HEARTBEAT_SECONDS = (30, 30)
+    settings.EVENT_QUEUE_MAX_EVENTS = 5  # hidden events answered with a heartbeat from 2
+    params = {"event_types": ["message"], "narrow": [["is", "dm"]]}
+    queue_id = assert_success(ApiClient(admin).post("/register", params))["queue_id"]
+
+    async def client():
+        last, received = -1, []
+        while not received or received[-1]["type"] != "message":
+            events, _ = await asyncio.wait_for(long_poll(event_backend, queue_id, admin.id, last, dont_block=False), 10)
+            received += events
+            last = events[-1]["id"]
+        return received
+
+    async def scenario():
+        polling = asyncio.create_task(client())
+        for n in range(8):  # the queue would have been evicted at 6 events
+            await asyncio.to_thread(send, member, type="stream", to="design", topic="t", content=f"hidden {n}")
+        dm = await asyncio.to_thread(send, member, type="private", to=[admin.id], content="for you")
+        return dm, await polling
+
+    dm, received = asyncio.run(scenario())
+    assert [e["type"] for e in received][-1] == "message"
+    assert received[-1]["message"]["id"] == dm
+    assert {e["type"] for e in received[:-1]} == {"heartbeat"}
+
+
 def test_the_sending_client_gets_its_local_id_back(event_backend, design, member):
     api = ApiClient(member)
     sending = assert_success(api.post("/register", {"event_types": ["message"]}))["queue_id"]
