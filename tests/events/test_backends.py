@@ -121,6 +121,20 @@ def test_too_many_queues_evicts_the_oldest(event_backend, settings):
     assert len(event_backend.queue_ids_of_user(ALICE)) == 2
 
 
+def test_too_many_queues_evicts_the_least_recently_used_whatever_the_lifespans(event_backend, settings):
+    """A queue with a short lifespan that its client keeps polling is in use: an idle queue with
+    a long lifespan goes first, though the short one expires sooner."""
+    settings.EVENT_QUEUE_MAX_PER_USER = 2
+    idle = event_backend.create_queue(ALICE, 1, QueueOptions(lifespan_secs=600))
+    time.sleep(0.01)
+    busy = event_backend.create_queue(ALICE, 1, QueueOptions(lifespan_secs=5))
+    time.sleep(0.01)
+    event_backend.get_events(busy, ALICE, -1)
+    event_backend.create_queue(ALICE, 1, QueueOptions())
+    assert busy in event_backend.queue_ids_of_user(ALICE)
+    assert idle not in event_backend.queue_ids_of_user(ALICE)
+
+
 def test_sweep_deletes_queues_idle_longer_than_their_lifespan(event_backend):
     short = event_backend.create_queue(ALICE, 1, QueueOptions(lifespan_secs=1))
     long = event_backend.create_queue(ALICE, 1, QueueOptions(lifespan_secs=600))

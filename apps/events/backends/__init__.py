@@ -12,8 +12,8 @@ Semantics shared by both (Zulip's, zulip-wire.md §3.1):
 - a new poll on a queue ends the poll already waiting on it (with no events);
 - a queue expires `lifespan_secs` after its last poll ended: a poll leases it until it must have
   ended (the heartbeat time), so a killed process's poll cannot keep a queue forever;
-- caps: a queue holding more than EVENT_QUEUE_MAX_EVENTS events, or the oldest queue of a user
-  registering more than EVENT_QUEUE_MAX_PER_USER, is deleted; its id then answers
+- caps: a queue holding more than EVENT_QUEUE_MAX_EVENTS events, or the least recently used queue
+  of a user registering more than EVENT_QUEUE_MAX_PER_USER, is deleted; its id then answers
   BAD_EVENT_QUEUE_ID and the client registers again.
 """
 

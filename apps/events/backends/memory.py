@@ -62,7 +62,8 @@ class MemoryBackend:
         with self._lock:
             mine = [self._queues[qid] for qid in self._by_user.get(user_id, ())]
             while len(mine) >= settings.EVENT_QUEUE_MAX_PER_USER:
-                oldest = min(mine, key=lambda q: (q.expires_at, q.created))
+                # The least recently used (a waiting poll's lease counts as use).
+                oldest = min(mine, key=lambda q: (q.expires_at - q.options.lifespan_secs, q.created))
                 mine.remove(oldest)
                 self._drop(oldest)
                 evicted.append(oldest.queue_id)

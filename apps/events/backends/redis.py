@@ -87,8 +87,10 @@ local uq = p .. ':uq:' .. uid
 local live = {}
 for _, q in ipairs(redis.call('HKEYS', uq)) do
   local score = redis.call('ZSCORE', expiry, q)
-  if score and redis.call('EXISTS', qkey(q)) == 1 then
-    table.insert(live, {q, tonumber(score)})
+  local life = redis.call('HGET', qkey(q), 'lifespan')
+  if score and life then
+    -- When it was last used: its expiry less its lifespan (a waiting poll's lease counts as use).
+    table.insert(live, {q, tonumber(score) - tonumber(life)})
   else
     redis.call('HDEL', uq, q)
   end
