@@ -110,5 +110,11 @@ def adapt_delete_message_event(event: dict, options: QueueOptions) -> dict | lis
     `message_id` (Zulip splits them the same way)."""
     if options.client_capabilities.get("bulk_message_deletion", False):
         return event
-    single = {key: value for key, value in event.items() if key != "message_ids"}
-    return [{**single, "message_id": message_id} for message_id in event["message_ids"]]
+    single = {key: value for key, value in event.items() if key not in ("message_ids", "span")}
+    pieces = [{**single, "message_id": message_id} for message_id in event["message_ids"]]
+    if "span" in event:
+        # Stored once, as the last of the ids the pieces take (apps.events.backends.deletion_span).
+        first = event["id"] - event["span"] + 1
+        for offset, piece in enumerate(pieces):
+            piece["id"] = first + offset
+    return pieces

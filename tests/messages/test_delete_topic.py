@@ -259,6 +259,54 @@ def test_delete_topic_in_batches_sends_one_event_per_batch(settings, queue_of, d
 
 
 @pytest.mark.django_db(transaction=True)
+def test_one_deletion_per_message_takes_an_id_per_message(settings, event_backend, design, send, member, admin):
+    """As Zulip's process_deletion_event: the pieces of a deletion a client without
+    bulk_message_deletion receives have ids of their own, increasing, one after the other, and
+    acknowledging the last piece is accepted; a waiting poll is answered with them too."""
+    import asyncio
+
+    from apps.events.longpoll import long_poll
+    from apps.events.registry import adapt_events
+
+    settings.DELETE_TOPIC_BATCH_SIZE = 2
+    settings.EVENTS_HEARTBEAT_SECONDS = (10, 10)
+    api = ApiClient(member)
+    legacy = assert_success(api.post("/register", {"event_types": ["delete_message", "message"]}))["queue_id"]
+    bulk = assert_success(
+        api.post("/register", {"event_types": ["delete_message", "message"], "client_capabilities": BULK})
+    )["queue_id"]
+
+    def poll(queue_id, last):
+        body = api.get("/events", {"queue_id": queue_id, "last_event_id": last, "dont_block": True})
+        return assert_success(body)["events"]
+
+    gone = [send(member, design, f"m{n}", topic="gone") for n in range(3)]
+    assert_success(delete_topic(admin, design, "gone"))
+    events = poll(legacy, 2)  # after the three messages
+    # Newest batch first, as for the other client: [m1, m2], then [m0].
+    assert [(e["id"], e["message_id"]) for e in events] == [(3, gone[1]), (4, gone[2]), (5, gone[0])]
+    assert all("span" not in e for e in events)
+    assert [(e["id"], e["message_ids"]) for e in poll(bulk, 2)] == [(3, gone[1:]), (4, gone[:1])]
+
+    # A poll waiting when the deletion comes.
+    kept = [send(member, design, f"k{n}", topic="kept") for n in range(2)]
+    assert [e["id"] for e in poll(legacy, 5)] == [6, 7]
+
+    async def waiting():
+        task = asyncio.create_task(long_poll(event_backend, legacy, member.id, 7, dont_block=False))
+        await asyncio.sleep(0.2)
+        await asyncio.to_thread(delete_topic, admin, design, "kept")
+        events, options = await asyncio.wait_for(task, 5)
+        if not events:  # answered "read your queue": the client polls again
+            events, options = await long_poll(event_backend, legacy, member.id, 7, dont_block=True)
+        return adapt_events(events, options, legacy)
+
+    events = asyncio.run(waiting())
+    assert [(e["id"], e["message_id"]) for e in events] == [(8, kept[0]), (9, kept[1])]
+    assert poll(legacy, 9) == []  # the last piece's id is an acknowledgement like any other
+
+
+@pytest.mark.django_db(transaction=True)
 def test_delete_topic_sends_user_topic_events_for_reset_policies(queue_of, design, send, member, admin):
     send(member, design, topic="gone")
     set_policy(member, design, "gone", 1)

@@ -18,6 +18,7 @@ Semantics shared by both (Zulip's, zulip-wire.md §3.1):
 """
 
 import asyncio
+import json
 import re
 import threading
 from dataclasses import dataclass
@@ -45,6 +46,24 @@ QUEUE_ID_RE = re.compile(r"[0-9a-f]{32}")
 def check_queue_id(queue_id: str) -> None:
     if not QUEUE_ID_RE.fullmatch(queue_id):
         raise BadEventQueueIdError(queue_id)
+
+
+def deletion_span(event_type: str, payload: str) -> int:
+    """How many event ids a delete_message event takes in a queue whose client takes deletions
+    one message at a time: one per message.
+
+    Zulip's event queues give a client without the bulk_message_deletion capability one event per
+    deleted message, each with its own id (process_deletion_event). Such a queue stores the event
+    once, as its last id, with "span": the ids before it are its other pieces; the delete_message
+    transform (apps/messages/events.py) numbers them.
+    """
+    if event_type != "delete_message":
+        return 1
+    return max(1, len(json.loads(payload).get("message_ids", ())))
+
+
+def takes_deletions_one_by_one(options: QueueOptions) -> bool:
+    return not options.client_capabilities.get("bulk_message_deletion", False)
 
 
 class PredecessorMissing(Exception):
@@ -123,7 +142,9 @@ class Waiters:
     """The polls parked in this process, by queue. Notifications may come from any thread.
 
     Reasons: "events" (with the event), "deleted", "takeover" by another poll, "resync"
-    (notifications may have been missed) and "shutdown" (this process is stopping).
+    (notifications may have been missed, or the queue holds an event the notification could not
+    carry: the poll ends, and the next one reads the queue) and "shutdown" (this process is
+    stopping).
     """
 
     def __init__(self) -> None:

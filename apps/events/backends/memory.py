@@ -15,6 +15,8 @@ from apps.events.backends import (
     PredecessorMissing,
     Waiters,
     check_acknowledgement,
+    deletion_span,
+    takes_deletions_one_by_one,
 )
 from apps.events.credentials import credential_cache
 from apps.events.registry import QueueOptions
@@ -36,10 +38,12 @@ class _Queue:
     state_seq: int = -1  # the initial state contains the organization's events up to this seq
     polls: int = 0
 
-    def append(self, payload: str) -> int:
-        event_id = self.next_id
-        self.next_id += 1
-        self.events.append((event_id, f'{{"id": {event_id}, {payload[1:]}'))
+    def append(self, payload: str, span: int = 1) -> int:
+        """Store the event as the last of `span` new ids (see deletion_span)."""
+        self.next_id += span
+        event_id = self.next_id - 1
+        spanned = f'"span": {span}, ' if span > 1 else ""
+        self.events.append((event_id, f'{{"id": {event_id}, {spanned}{payload[1:]}'))
         return event_id
 
     def after(self, last_event_id: int) -> list[dict[str, Any]]:
@@ -79,7 +83,8 @@ class MemoryBackend:
         self, realm_id: int, seq: int, payload: str, event_type: str, user_ids: list[int], *, force: bool = False
     ) -> int:
         woken: list[tuple[str, int]] = []
-        evicted = []
+        evicted, reread = [], []
+        span = deletion_span(event_type, payload)
         with self._lock:
             last = self._published_seq.get(realm_id)
             if last is not None:
@@ -93,18 +98,22 @@ class MemoryBackend:
                     queue = self._queues[queue_id]
                     if not queue.options.wants(event_type) or seq <= queue.state_seq:
                         continue
-                    event_id = queue.append(payload)
+                    spanned = span > 1 and takes_deletions_one_by_one(queue.options)
+                    event_id = queue.append(payload, span if spanned else 1)
                     if queue.by_seq is not None:
                         queue.by_seq[seq] = event_id
                     if len(queue.events) > settings.EVENT_QUEUE_MAX_EVENTS:
                         self._drop(queue)
                         evicted.append(queue_id)
+                    elif spanned:
+                        reread.append(queue_id)
                     else:
                         woken.append((queue_id, event_id))
         if woken:
             self.waiters.deliver(json.loads(payload), woken)
+        self.waiters.notify(reread, "resync")
         self.waiters.notify(evicted, "deleted")
-        return len(woken)
+        return len(woken) + len(reread)
 
     def last_published_seqs(self, realm_ids: list[int]) -> dict[int, int]:
         with self._lock:

@@ -14,7 +14,8 @@ Every operation is one Lua script, so it is atomic and costs one round trip. Key
     P:eq:rseq:<realm>   the organization's newest published event seq (events go out in seq order)
     P:eq:expiry         sorted set: queue -> time it expires unless polled again (the sweep reads it)
     P:eq:notify         channel: "e q1:id1 q2:id2<newline><event>": an event, its id in each queue;
-                        "d q1" deleted, "t q 7" poll number 7 began on q (earlier ones end; sent
+                        "d q1" deleted, "r q1" q1 has an event the notification cannot carry
+                        (read the queue), "t q 7" poll number 7 began on q (earlier ones end; sent
                         when the poll before it began in another process),
                         "a u:5 r:2" credentials of user 5 / organization 2 changed
 
@@ -41,7 +42,14 @@ from django.conf import settings
 
 from apps.core.errors import JsonableError
 from apps.core.redis_client import get_async_redis, get_redis, redis_key
-from apps.events.backends import BadEventQueueIdError, PollStart, PredecessorMissing, Waiters, check_queue_id
+from apps.events.backends import (
+    BadEventQueueIdError,
+    PollStart,
+    PredecessorMissing,
+    Waiters,
+    check_queue_id,
+    deletion_span,
+)
 from apps.events.credentials import credential_cache
 from apps.events.registry import QueueOptions
 
@@ -114,7 +122,7 @@ if #evicted > 0 then redis.call('PUBLISH', notify, 'd ' .. table.concat(evicted,
 return evicted
 """
 
-# ARGV: prefix, payload, event type, realm, seq, force (1/0), max events, user ids...
+# ARGV: prefix, payload, event type, realm, seq, force (1/0), max events, deletion span, user ids...
 _PUBLISH = """
 local payload, etype, seq = ARGV[2], ',' .. ARGV[3] .. ',', tonumber(ARGV[5])
 local rseq = p .. ':eq:rseq:' .. ARGV[4]
@@ -125,11 +133,18 @@ if last then
   if seq > last + 1 and ARGV[6] ~= '1' then return {'GAP', last} end
 end
 redis.call('SET', rseq, seq, 'EX', 7 * 24 * 3600)
-local max_events = tonumber(ARGV[7])
+local max_events, span = tonumber(ARGV[7]), tonumber(ARGV[8])
 local event_tail = string.sub(payload, 2)
 local t = now()
-local woken, evicted = {}, {}
-for i = 8, #ARGV do
+local woken, evicted, reread = {}, {}, {}
+-- Whether the queue's client takes deletions one message at a time (see deletion_span).
+local function one_by_one(k)
+  local options = redis.call('HGET', k, 'options')
+  if not options then return false end
+  local capabilities = cjson.decode(options)['client_capabilities']
+  return not (type(capabilities) == 'table' and capabilities['bulk_message_deletion'] == true)
+end
+for i = 9, #ARGV do
   local uid = ARGV[i]
   local uq = p .. ':uq:' .. uid
   local entries = redis.call('HGETALL', uq)
@@ -139,15 +154,19 @@ for i = 8, #ARGV do
     local state_seq = tonumber(since)
     if (types == '*' or string.find(types, etype, 1, true)) and seq > state_seq then
       local k = qkey(qid)
-      local eid = redis.call('HINCRBY', k, 'next', 1) - 1
-      if eid == 0 and redis.call('HEXISTS', k, 'user') == 0 then
+      local ids = 1
+      if span > 1 and one_by_one(k) then ids = span end
+      local eid = redis.call('HINCRBY', k, 'next', ids) - 1
+      if eid == ids - 1 and redis.call('HEXISTS', k, 'user') == 0 then
         -- The queue expired (its keys' TTL) while still listed: forget it.
         redis.call('DEL', k)
         redis.call('HDEL', uq, qid)
         eid = nil
       end
       if eid then
-        redis.call('ZADD', k .. ':ev', eid, '{"id": ' .. eid .. ', ' .. event_tail)
+        local spanned = ''
+        if ids > 1 then spanned = '"span": ' .. ids .. ', ' end
+        redis.call('ZADD', k .. ':ev', eid, '{"id": ' .. eid .. ', ' .. spanned .. event_tail)
         local queued = redis.call('ZCARD', k .. ':ev')
         -- A new key (the queue was empty) needs its TTL; polls refresh it later (see keep).
         if queued == 1 then redis.call('EXPIRE', k .. ':ev', ttl) end
@@ -161,6 +180,8 @@ for i = 8, #ARGV do
         if queued > max_events then
           drop(qid, uid)
           table.insert(evicted, qid)
+        elseif ids > 1 then
+          table.insert(reread, qid)  -- the notification carries the event without its span
         else
           table.insert(woken, qid .. ':' .. eid)
         end
@@ -169,8 +190,9 @@ for i = 8, #ARGV do
   end
 end
 if #woken > 0 then redis.call('PUBLISH', notify, 'e ' .. table.concat(woken, ' ') .. '\\n' .. payload) end
+if #reread > 0 then redis.call('PUBLISH', notify, 'r ' .. table.concat(reread, ' ')) end
 if #evicted > 0 then redis.call('PUBLISH', notify, 'd ' .. table.concat(evicted, ' ')) end
-return {'OK', #woken}
+return {'OK', #woken + #reread}
 """
 
 # ARGV: prefix, queue, user, last event id, lease seconds (the poll's longest wait), backstop, longest queue life,
@@ -403,6 +425,7 @@ class RedisBackend:
             seq,
             int(force),
             settings.EVENT_QUEUE_MAX_EVENTS,
+            deletion_span(event_type, payload),
             *user_ids,
         )
         if status == b"GAP":
@@ -548,6 +571,8 @@ class RedisBackend:
             self.waiters.deliver(json.loads(payload), ids_by_queue)
         elif kind == "d":
             self.waiters.notify(rest.split(), "deleted")
+        elif kind == "r":
+            self.waiters.notify(rest.split(), "resync")
         elif kind == "a":
             targets = [t.partition(":") for t in rest.split()]
             credential_cache.forget(
