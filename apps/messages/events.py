@@ -3,6 +3,7 @@ and "muted_users" initial state, and how message events adapt to a queue's optio
 
 from django.utils import timezone
 
+from apps.events.backends import takes_deletions_one_by_one
 from apps.events.registry import (
     QueueOptions,
     StateContext,
@@ -108,7 +109,7 @@ def _term_matches(operator: str, operand: str, message: dict, flags: list[str]) 
 def adapt_delete_message_event(event: dict, options: QueueOptions) -> dict | list[dict]:
     """Clients without the `bulk_message_deletion` capability take one event per message, with
     `message_id` (Zulip splits them the same way)."""
-    if options.client_capabilities.get("bulk_message_deletion", False):
+    if not takes_deletions_one_by_one(options):
         return event
     single = {key: value for key, value in event.items() if key not in ("message_ids", "span")}
     pieces = [{**single, "message_id": message_id} for message_id in event["message_ids"]]
