@@ -284,6 +284,25 @@ def test_events_a_narrow_hides_do_not_pile_up_until_the_queue_is_evicted(
     assert {e["type"] for e in received[:-1]} == {"heartbeat"}
 
 
+def test_a_dont_block_poll_answers_piled_up_hidden_events_with_a_heartbeat(
+    event_backend, design, member, admin, settings
+):
+    settings.EVENT_QUEUE_MAX_EVENTS = 5  # a heartbeat from 2 hidden events
+    params = {"event_types": ["message"], "narrow": [["is", "dm"]]}
+    api = ApiClient(admin)
+    queue_id = assert_success(api.post("/register", params))["queue_id"]
+
+    def poll(last):
+        body = api.get("/events", {"queue_id": queue_id, "last_event_id": last, "dont_block": True})
+        return [(e["id"], e["type"]) for e in assert_success(body)["events"]]
+
+    send(member, type="stream", to="design", topic="t", content="hidden 0")
+    assert poll(-1) == []  # one hidden event: nothing to say yet
+    send(member, type="stream", to="design", topic="t", content="hidden 1")
+    assert poll(-1) == [(2, "heartbeat")]
+    assert poll(2) == []  # acknowledged, and the hidden events with it
+
+
 def test_the_sending_client_gets_its_local_id_back(event_backend, design, member):
     api = ApiClient(member)
     sending = assert_success(api.post("/register", {"event_types": ["message"]}))["queue_id"]
