@@ -167,10 +167,8 @@ def active_user_id_by_api_credentials(realm: Realm, email: str, api_key: str) ->
     )
     for user_id, delivery_email, key, visibility, bot_type in rows:
         address = _api_email(user_id, delivery_email, visibility, bot_type is not None, realm)
-        if hmac.compare_digest(key.encode(), api_key.encode()) and wanted in (
-            email_key(delivery_email),
-            email_key(address),
-        ):
+        named = wanted in (email_key(delivery_email), email_key(address))
+        if hmac.compare_digest(key.encode(), api_key.encode()) and named:
             return user_id
     return None
 
