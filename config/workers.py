@@ -1,10 +1,106 @@
-"""The uvicorn worker gunicorn runs (config/gunicorn.py)."""
+"""The uvicorn worker gunicorn runs (config/gunicorn.py), and the HTTP protocol it speaks."""
 
+import json
 import sys
 
 from gunicorn.arbiter import Arbiter
 from uvicorn import Server
+from uvicorn.protocols.http.httptools_impl import STATUS_LINE, HttpToolsProtocol
 from uvicorn_worker import UvicornWorker
+
+from apps.core.errors import JsonableError
+
+# What the parser refuses, in Zulip's envelope (JsonableError's 400 BAD_REQUEST).
+BAD_REQUEST_BODY = json.dumps(JsonableError("Bad Request").to_dict()).encode()
+
+
+class ParleyHttpProtocol(HttpToolsProtocol):
+    """uvicorn's httptools protocol (its "auto" choice), with two changes:
+
+    - a request the parser refuses (an unknown method, a malformed request line, a control byte in
+      a header, a URL of 64 KiB or more, a bad chunked body) is answered 400 in Zulip's envelope,
+      as application/json, instead of uvicorn's text/plain;
+    - the request head is bounded: httptools itself takes any number of headers of any size.
+
+    Timeouts for a client that sends its head or body slowly are left to the proxy (README,
+    "Running in production").
+    """
+
+    # What a request head (request line and headers) may take, counted as the parser hands it over.
+    MAX_HEAD_BYTES = 64 * 1024
+    MAX_HEADERS = 100
+
+    def connection_made(self, transport) -> None:
+        super().connection_made(transport)
+        # Received while no head is complete (None while a body is): httptools keeps a header it
+        # has not finished in its own buffer, unseen by the callbacks, so reads are counted too.
+        self.unfinished_head_bytes: int | None = 0
+
+    def data_received(self, data: bytes) -> None:
+        self.head_finished = False
+        self.body_bytes = 0
+        super().data_received(data)
+        if self.unfinished_head_bytes is None or self.head_finished or self.transport.is_closing():
+            return
+        self.unfinished_head_bytes += len(data) - self.body_bytes  # the end of a body may come first
+        if self.unfinished_head_bytes > self.MAX_HEAD_BYTES:
+            self.logger.warning("Invalid HTTP request received: request head too large.")
+            self.send_400_response("Request head too large.")
+
+    def on_message_begin(self) -> None:
+        super().on_message_begin()
+        self.head_bytes = 0
+
+    def on_url(self, url: bytes) -> None:
+        self._count_head(len(url))
+        super().on_url(url)
+
+    def on_header(self, name: bytes, value: bytes) -> None:
+        if len(self.headers) >= self.MAX_HEADERS:
+            raise ValueError("too many headers")  # the parser makes it its own error: a 400
+        self._count_head(len(name) + len(value))
+        super().on_header(name, value)
+
+    def _count_head(self, size: int) -> None:
+        self.head_bytes += size
+        if self.head_bytes > self.MAX_HEAD_BYTES:
+            raise ValueError("request head too large")
+
+    def on_headers_complete(self) -> None:
+        self.head_finished, self.unfinished_head_bytes = True, None
+        super().on_headers_complete()
+
+    def on_body(self, body: bytes) -> None:
+        self.body_bytes += len(body)
+        super().on_body(body)
+
+    def on_message_complete(self) -> None:
+        super().on_message_complete()
+        self.unfinished_head_bytes = 0  # the next request's head may follow
+
+    def send_400_response(self, msg: str) -> None:
+        cycle = self.cycle
+        if cycle is not None and not cycle.response_complete and (cycle.response_started or not cycle.more_body):
+            # The refused bytes follow a whole request (pipelining) or arrive while its response
+            # is being sent: that response goes out, then the connection closes. The refused
+            # bytes get no answer: one now would be taken for the earlier request's.
+            cycle.keep_alive = False
+            self.transport.pause_reading()
+            return
+        content = [STATUS_LINE[400]]
+        for name, value in self.server_state.default_headers:
+            content.extend([name, b": ", value, b"\r\n"])
+        content.extend(
+            [
+                b"content-type: application/json\r\n",
+                b"content-length: %d\r\n" % len(BAD_REQUEST_BODY),
+                b"connection: close\r\n",
+                b"\r\n",
+                BAD_REQUEST_BODY,
+            ]
+        )
+        self.transport.write(b"".join(content))
+        self.transport.close()
 
 
 class ParleyServer(Server):
@@ -19,7 +115,7 @@ class ParleyServer(Server):
 
 class ParleyUvicornWorker(UvicornWorker):
     # config/asgi.py uses the lifespan events to start and stop each process's background tasks.
-    CONFIG_KWARGS = {**UvicornWorker.CONFIG_KWARGS, "lifespan": "on"}
+    CONFIG_KWARGS = {**UvicornWorker.CONFIG_KWARGS, "lifespan": "on", "http": ParleyHttpProtocol}
 
     async def _serve(self) -> None:
         # UvicornWorker._serve (uvicorn-worker, pinned), with our Server; tests/e2e/test_events_e2e.py

@@ -20,17 +20,40 @@ from typing import Annotated, Any, TypeVar
 from django.http import HttpRequest, QueryDict
 from django.http.multipartparser import MultiPartParserError
 from pydantic import AfterValidator, BaseModel, ConfigDict, Field, Json, ValidationError
-from pydantic_core import ErrorDetails, PydanticCustomError
+from pydantic_core import ErrorDetails, PydanticCustomError, from_json
 from rest_framework.request import Request
 
 from apps.core.errors import InvalidArgumentError, JsonableError, MissingArgumentError
 
-__all__ = ["Id", "Json", "ParamError", "Params", "one_of", "parse_param_source", "parse_params", "request_params"]
+__all__ = [
+    "Id",
+    "Json",
+    "JsonOrText",
+    "ParamError",
+    "Params",
+    "one_of",
+    "parse_param_source",
+    "parse_params",
+    "request_params",
+]
 
 # A database id in a parameter: positive and within 64 bits (larger values would overflow queries).
 Id = Annotated[int, Field(ge=1, le=2**63 - 1)]
 
 P = TypeVar("P", bound="Params")
+
+
+def _json_or_text(value: str) -> Any:
+    try:
+        return from_json(value)
+    except ValueError:
+        return value
+
+
+# A parameter that is JSON when it parses and raw text otherwise (POST /messages' `to`). Parsed here,
+# its strings are checked like every other parameter's (no null bytes); pydantic's parser refuses
+# lone surrogates, which no text can be stored with.
+JsonOrText = Annotated[str, AfterValidator(_json_or_text)]
 
 # pydantic error type -> Zulip's message template (zerver/lib/typed_endpoint.py).
 ERROR_TEMPLATES = {

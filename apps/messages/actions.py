@@ -1,7 +1,7 @@
 """Every change to messages and their flags, muted users, and topic deletion, with their events."""
 
 import hashlib
-import json
+import re
 import time
 from collections import defaultdict
 from collections.abc import Sequence
@@ -109,14 +109,6 @@ def normalize_topic(topic: str | None, stream: Stream) -> str:
     return topic
 
 
-def parse_to(to: str) -> Any:
-    """`to` as clients send it: JSON (an id, a name, a list) when it parses, else the raw text."""
-    try:
-        return json.loads(to)
-    except ValueError:
-        return to
-
-
 def access_stream_for_sending(sender: User, to: Any) -> Stream:
     """The channel `to` names (id, name, or a one-item list of either), if the sender may post."""
     if isinstance(to, list):
@@ -189,9 +181,14 @@ def access_dm_recipients(sender: User, to: Any) -> list[User]:
     return list(users.values())
 
 
+# A product name is an HTTP token (RFC 9110): anything else ends it, whatever a client sends (a
+# NUL byte, which PostgreSQL cannot store, reaches here from servers that do not refuse it).
+_PRODUCT_RE = re.compile(r"[!#$%&'*+.^_`|~0-9A-Za-z-]*")
+
+
 def client_name(user_agent: str) -> str:
     """Zulip's `client` field: the User-Agent's product name ("ZulipPython/0.9.1 ..." -> "ZulipPython")."""
-    name = user_agent.split("/", 1)[0].split(" ", 1)[0].strip()
+    name = _PRODUCT_RE.match(user_agent.strip()).group()
     return name[:40] or "API"
 
 
@@ -203,25 +200,25 @@ def check_send_message(
     sender: User,
     *,
     kind: str,
-    to: str,
+    to: Any,
     topic: str | None,
     content: str,
     client: str = "API",
     read_by_sender: bool | None = None,
     local_id: tuple[str, str] | None = None,
 ) -> Message:
-    """POST /messages: checked, then sent (see do_send_message)."""
+    """POST /messages: checked, then sent (see do_send_message). `to` as SendMessageParams reads it:
+    an id, a name, a list, or the raw text."""
     content = normalize_content(content)
-    target = parse_to(to)
     if kind in ("stream", "channel"):
         if topic is None:
             raise JsonableError("Missing topic")
-        stream = access_stream_for_sending(sender, target)
+        stream = access_stream_for_sending(sender, to)
         return do_send_message(
             sender, stream=stream, topic=normalize_topic(topic, stream), content=content, client=client,
             read_by_sender=read_by_sender, local_id=local_id,
         )  # fmt: skip
-    others = [u for u in access_dm_recipients(sender, target) if u.id != sender.id]
+    others = [u for u in access_dm_recipients(sender, to) if u.id != sender.id]
     return do_send_message(
         sender, dm_with=others, content=content, client=client, read_by_sender=read_by_sender, local_id=local_id
     )

@@ -13,6 +13,7 @@ from django.db import connection
 from django.db.models import F, Q, QuerySet
 from django.db.models.expressions import RawSQL
 
+from apps.core.converters import ascii_int, is_ascii_digits
 from apps.core.errors import ErrorCode, JsonableError
 from apps.messages.models import Recipient, UserMessage
 from apps.messages.rendering import search_words
@@ -135,7 +136,7 @@ class NarrowBuilder:
 
     def by_id(self, operand) -> Q:
         try:
-            message_id = int(operand)
+            message_id = ascii_int(operand) if isinstance(operand, str) else int(operand)
         except (TypeError, ValueError):
             raise BadNarrowError("invalid message ID") from None
         return Q(**{self.field("id"): message_id})
@@ -245,7 +246,7 @@ class NarrowBuilder:
     def stream(self, operand) -> Stream:
         streams = Stream.objects.filter(realm_id=self.user.realm_id)
         if isinstance(operand, int) or (
-            isinstance(operand, str) and operand.isdecimal() and not streams.filter(name__iexact=operand).exists()
+            isinstance(operand, str) and is_ascii_digits(operand) and not streams.filter(name__iexact=operand).exists()
         ):
             stream = streams.filter(id=int(operand)).first()
         else:
@@ -281,12 +282,12 @@ class NarrowBuilder:
             raise BadNarrowError("unknown user")
         # Each person once, and those named by id in one query: a long list costs no query per entry.
         items = list(dict.fromkeys(items))
-        ids = {int(item) for item in items if isinstance(item, int) or item.isdecimal()}
+        ids = {int(item) for item in items if isinstance(item, int) or is_ascii_digits(item)}
         ids = {i for i in ids if 0 < i < 2**63}
         by_id = {u.id: u for u in User.objects.filter(realm_id=self.user.realm_id, id__in=ids)} if ids else {}
         found = []
         for item in items:
-            if isinstance(item, int) or item.isdecimal():
+            if isinstance(item, int) or is_ascii_digits(item):
                 user = by_id.get(int(item))
             else:
                 try:

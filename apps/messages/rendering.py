@@ -10,6 +10,7 @@ import re
 import secrets
 from dataclasses import dataclass, field
 
+from apps.core.converters import is_ascii_digits
 from apps.core.markdown import render_markdown
 
 MENTION_RE = re.compile(r"@(_?)\*\*([^*\n]+?)\*\*")
@@ -94,7 +95,7 @@ def _find_user(
 ) -> tuple[int, str] | None:
     candidates = users_by_name.get(name.lower(), [])
     if id_text:
-        if not id_text.isdecimal() or int(id_text) not in user_ids:
+        if not is_ascii_digits(id_text) or int(id_text) not in user_ids:
             return None
         matching = [c for c in candidates if c[0] == int(id_text)]
         return matching[0] if matching else None

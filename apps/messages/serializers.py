@@ -4,7 +4,7 @@ from typing import Annotated, Any, Literal
 
 from pydantic import Field
 
-from apps.core.params import Id, Json, Params
+from apps.core.params import Id, Json, JsonOrText, Params
 from apps.messages.models import Message, UserMessage
 from apps.realms.limits import EMPTY_TOPIC_DISPLAY_NAME
 from apps.users.models import User
@@ -72,7 +72,7 @@ def message_to_dict(
 class SendMessageParams(Params):
     type: Literal["stream", "channel", "private", "direct"]
     # A channel name or id, or user ids / emails: JSON when it parses, else the raw text.
-    to: str
+    to: JsonOrText
     topic: str | None = None
     subject: str | None = None
     content: str

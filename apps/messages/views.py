@@ -3,6 +3,7 @@
 from django.utils.html import escape
 from rest_framework.request import Request
 
+from apps.core.converters import ascii_int
 from apps.core.errors import JsonableError
 from apps.core.params import parse_params
 from apps.core.responses import json_success
@@ -54,7 +55,7 @@ def resolve_anchor(user: User, anchor: str | None, use_first_unread: bool, terms
         first = first_unread_id(user, terms)
         return first if first is not None else LARGER_THAN_ANY_ID
     try:
-        value = int(anchor)
+        value = ascii_int(anchor)
     except ValueError:
         raise JsonableError("Invalid anchor") from None
     return min(max(value, 0), LARGER_THAN_ANY_ID)  # out-of-range anchors are clamped, as in Zulip

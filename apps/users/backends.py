@@ -16,6 +16,7 @@ from apps.core.errors import (
 from apps.realms.models import Realm
 from apps.realms.selectors import get_realm_for_request
 from apps.users.models import User
+from apps.users.selectors import email_key, user_with_delivery_email
 
 
 def check_password_login(realm: Realm, username: str, password: str) -> User:
@@ -27,11 +28,12 @@ def check_password_login(realm: Realm, username: str, password: str) -> User:
     """
     if not realm.password_auth_enabled:
         raise PasswordAuthDisabledError()
-    limit_key = f"authenticate_by_username:{realm.id}:{username.strip().lower()}"
+    # Counted per spelling the lookup tells apart, no finer and no coarser (see email_key).
+    limit_key = f"authenticate_by_username:{realm.id}:{email_key(username)}"
     state = ratelimit.check(limit_key, settings.RATE_LIMIT_AUTH_FAILURES)
     if state.blocked:
         raise RateLimitedError(state.retry_after)
-    user = User.objects.select_related("realm").filter(realm=realm, delivery_email__iexact=username.strip()).first()
+    user = user_with_delivery_email(User.objects.select_related("realm").filter(realm=realm), username)
     if user is None:
         User().set_password(password)  # same work as a real check, so timing tells nothing
         verified = False
@@ -60,8 +62,8 @@ class RealmEmailBackend(BaseBackend):
             return check_password_login(realm, username, password)
         except RealmDeactivatedError:
             # Server operators keep the admin even when their own organization is deactivated.
-            user = User.objects.get(realm=realm, delivery_email__iexact=username.strip())
-            return user if user.is_staff else None
+            user = user_with_delivery_email(User.objects.filter(realm=realm), username)
+            return user if user is not None and user.is_staff else None
         except JsonableError:
             return None
 

@@ -3,6 +3,7 @@
 import hashlib
 import hmac
 import re
+import string
 from collections import defaultdict
 from functools import lru_cache
 
@@ -16,7 +17,13 @@ from apps.core.errors import JsonableError
 from apps.realms.models import EmailVisibility, Realm
 from apps.users.models import AvatarSource, CustomProfileField, CustomProfileFieldValue, Role, User
 
-FAKE_EMAIL_RE = re.compile(r"^user(\d{1,18})@(.+)$", re.IGNORECASE)
+# A hidden address as email_key() writes it: ASCII digits only (`\d` and int() also read "١٢").
+FAKE_EMAIL_RE = re.compile(r"user([0-9]{1,18})@(.+)", re.DOTALL)
+
+_ASCII_LOWER = str.maketrans(string.ascii_uppercase, string.ascii_lowercase)
+# What no address contains and PostgreSQL cannot be asked about: it refuses NUL in text, and a
+# lone surrogate has no UTF-8 encoding.
+_UNSTORABLE_RE = re.compile("[\x00\ud800-\udfff]")
 
 # Which targets' `email_address_visibility` values let a requester of each role see the real email.
 _MEMBERS_SEE = {EmailVisibility.EVERYONE, EmailVisibility.MEMBERS}
@@ -82,17 +89,56 @@ def avatar_url_for_client(user: User, *, client_gravatar: bool) -> str | None:
     return avatar_url(user)
 
 
-def users_with_email(email: str, realm: Realm | None = None) -> list[User]:
-    """Users whose delivery email or API email is `email` (any organization unless `realm` is given)."""
-    match = FAKE_EMAIL_RE.match(email)
-    condition = Q(delivery_email__iexact=email)
+def email_key(email: str) -> str:
+    """The one form in which login names (emails) are compared, by every lookup of a user by email
+    and by every limit counted per email: surrounding whitespace dropped, ASCII letters without
+    case, every other character exactly as written.
+
+    The database's own case-insensitive comparison cannot be that form: PostgreSQL's UPPER() also
+    folds U+0131 (dotless i) onto "I" and U+017F (long s) onto "S", SQLite's only ASCII, and
+    Python's lower() takes U+212A (the Kelvin sign) to "k". A limit counted under one spelling
+    while the lookup accepts another would let each spelling guess afresh. Addresses with letters
+    other than ASCII ones (an internationalised domain) are found when written as they are stored.
+    """
+    return email.strip().translate(_ASCII_LOWER)
+
+
+def delivery_email_candidates(email: str) -> Q:
+    """A condition (on the index of UPPER(delivery_email)) that every user whose delivery email has
+    `email`'s email_key meets; others may meet it too (PostgreSQL's UPPER() folds more than ASCII),
+    so callers keep the users email_key agrees on. Met by nobody when `email` holds what no address
+    holds and the database cannot be asked about (a NUL byte, a lone surrogate)."""
+    if _UNSTORABLE_RE.search(email):
+        return Q(pk__in=[])
+    return Q(delivery_email__iexact=email.strip())
+
+
+def user_with_delivery_email(users: QuerySet[User], email: str) -> User | None:
+    """The user of `users` whose delivery email is `email`, compared as email_key does."""
+    wanted = email_key(email)
+    return next(
+        (u for u in users.filter(delivery_email_candidates(email)) if email_key(u.delivery_email) == wanted), None
+    )
+
+
+def _email_or_hidden_address(email: str) -> tuple[str, Q]:
+    """(email_key of `email`, a condition every user whose delivery email or hidden address
+    `user{id}@domain` has that key meets)."""
+    wanted = email_key(email)
+    condition = delivery_email_candidates(email)
+    match = FAKE_EMAIL_RE.fullmatch(wanted)
     if match:
         condition |= Q(id=int(match.group(1)))
+    return wanted, condition
+
+
+def users_with_email(email: str, realm: Realm | None = None) -> list[User]:
+    """Users whose delivery email or API email is `email` (any organization unless `realm` is given)."""
+    wanted, condition = _email_or_hidden_address(email)
     candidates = User.objects.select_related("realm").filter(condition)
     if realm is not None:
         candidates = candidates.filter(realm=realm)
-    wanted = email.lower()
-    return [u for u in candidates if wanted in (u.delivery_email.lower(), api_email(u).lower())]
+    return [u for u in candidates if wanted in (email_key(u.delivery_email), email_key(api_email(u)))]
 
 
 def get_user_by_api_credentials(email: str, api_key: str) -> User | None:
@@ -115,17 +161,14 @@ def active_user_id_by_api_credentials(realm: Realm, email: str, api_key: str) ->
     """
     if realm.deactivated:
         return None
-    match = FAKE_EMAIL_RE.match(email)
-    condition = Q(delivery_email__iexact=email)
-    if match:
-        condition |= Q(id=int(match.group(1)))
+    wanted, condition = _email_or_hidden_address(email)
     rows = User.objects.filter(condition, realm=realm, is_active=True).values_list(
         "id", "delivery_email", "api_key", "email_address_visibility", "bot_type"
     )
-    wanted = email.lower()
     for user_id, delivery_email, key, visibility, bot_type in rows:
         address = _api_email(user_id, delivery_email, visibility, bot_type is not None, realm)
-        if hmac.compare_digest(key.encode(), api_key.encode()) and wanted in (delivery_email.lower(), address.lower()):
+        named = wanted in (email_key(delivery_email), email_key(address))
+        if hmac.compare_digest(key.encode(), api_key.encode()) and named:
             return user_id
     return None
 
@@ -159,11 +202,11 @@ def access_user_by_email(
     for_admin: bool = False,
 ) -> User:
     """By real email (only when the acting user may see it), else by the `user{id}@domain` address."""
-    target = users_in_realm(acting_user.realm).filter(delivery_email__iexact=email).first()
+    target = user_with_delivery_email(users_in_realm(acting_user.realm), email)
     if target is not None and not can_access_delivery_email(acting_user, target):
         target = None
-    match = FAKE_EMAIL_RE.match(email)
-    if target is None and match and match.group(2).lower() == fake_email_domain(acting_user.realm.host):
+    match = FAKE_EMAIL_RE.fullmatch(email_key(email))
+    if target is None and match and match.group(2) == fake_email_domain(acting_user.realm.host):
         target = users_in_realm(acting_user.realm).filter(id=int(match.group(1))).first()
     return _check_access(acting_user, target, allow_deactivated, allow_bots, for_admin)
 

@@ -156,6 +156,22 @@ def test_reorder(admin, realm):
     )
 
 
+@pytest.mark.parametrize("wrong", ["another organization's field", "no field", "a field twice"])
+def test_reorder_must_list_exactly_the_organizations_fields(
+    django_capture_on_commit_callbacks, admin, realm, other_realm, wrong
+):
+    a, b = CustomProfileFieldFactory.create_batch(2, realm=realm)
+    foreign = CustomProfileFieldFactory(realm=other_realm)
+    extra = {"another organization's field": foreign.id, "no field": foreign.id + 1000, "a field twice": a.id}[wrong]
+    before = list(CustomProfileField.objects.order_by("id").values_list("id", "order"))
+    with django_capture_on_commit_callbacks() as sent:  # events leave on commit
+        for order in ([b.id, a.id, extra], [extra, b.id, a.id]):
+            response = ApiClient(admin).patch("/realm/profile_fields", {"order": order})
+            assert_error(response, 400, "BAD_REQUEST", "Invalid order mapping.")
+    assert list(CustomProfileField.objects.order_by("id").values_list("id", "order")) == before
+    assert sent == []
+
+
 # --- own values -------------------------------------------------------------------------------
 
 

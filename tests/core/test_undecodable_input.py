@@ -1,0 +1,175 @@
+"""Input no server can use (a NUL byte, a lone surrogate, bytes that are not UTF-8) in every path
+parameter, in the credentials and in the headers of every route: a 4xx in the route's error shape,
+never a 5xx, and nothing logged as an error.
+
+The routes and their methods come from Django's URL resolver, so a new route is swept as soon as
+it exists. The long-poll route a real server serves outside Django is swept in
+tests/e2e/test_malformed_http.py; PostgreSQL is where most of these used to fail (it refuses NUL).
+"""
+
+import base64
+import logging
+import re
+from dataclasses import dataclass
+
+import pytest
+from django.urls import URLPattern, URLResolver, get_resolver
+from django.urls.resolvers import RegexPattern, RoutePattern
+from django.views import View
+
+from apps.directory.urls import is_directory_path
+from apps.messages.models import Message
+from tests.api import ApiClient, assert_success
+
+# As they travel in a URL: NUL, a surrogate encoded as if it were UTF-8, a byte that starts no UTF-8
+# character, and digits that are not ASCII (Arabic-Indic one, two).
+BAD_PATH_VALUES = ["%00", "a%00b@example.com", "%ED%A0%80", "%FF", "%D9%A1%D9%A2"]
+# A valid value for each converter; the directory's regex routes take UUIDs.
+VALID_VALUES = {"id": "1", "str": "someone@example.com", None: "00000000-0000-4000-8000-000000000000"}
+
+
+@dataclass(frozen=True)
+class Route:
+    template: str  # "/api/v1/users/{user_id}"
+    parameters: tuple[str, ...]
+    methods: tuple[str, ...]
+    converters: dict
+
+    def path(self, **values: str) -> str:
+        return self.template.format(**{name: values.get(name, self.valid(name)) for name in self.parameters})
+
+    def valid(self, name: str) -> str:
+        return VALID_VALUES[self.converters.get(name)]
+
+
+def _routes(resolver: URLResolver, prefix: str = "", converters: dict | None = None):
+    for pattern in resolver.url_patterns:
+        text, names, kinds = _template(pattern.pattern)
+        if isinstance(pattern, URLResolver):
+            if not text.startswith("admin"):
+                yield from _routes(pattern, prefix + text, {**(converters or {}), **kinds})
+            continue
+        assert isinstance(pattern, URLPattern)
+        view_class = getattr(pattern.callback, "view_class", None)
+        # The methods the view answers itself (not Django's default OPTIONS).
+        methods = tuple(
+            m.upper() for m in view_class.http_method_names if getattr(view_class, m, None) not in (None, View.options)
+        )
+        yield Route("/" + prefix + text, names, methods, {**(converters or {}), **kinds})
+
+
+def _template(pattern) -> tuple[str, tuple[str, ...], dict]:
+    """The pattern as a format string, its parameters' names, and their converters' names."""
+    if isinstance(pattern, RoutePattern):
+        kinds = {}
+
+        def parameter(match: re.Match) -> str:
+            kind, name = match.group(1) or "str", match.group(2)
+            kinds[name] = {"IdConverter": "id"}.get(type(pattern.converters[name]).__name__, kind)
+            return "{" + name + "}"
+
+        text = re.sub(r"<(?:(\w+):)?(\w+)>", parameter, str(pattern))
+        return text, tuple(kinds), kinds
+    assert isinstance(pattern, RegexPattern)
+    names = tuple(re.findall(r"\(\?P<(\w+)>", pattern._regex))
+    text = re.sub(r"\(\?P<(\w+)>[^)]*\)", r"{\1}", pattern._regex)
+    text = text.removeprefix("^").removesuffix("$").removesuffix("/?").replace("\\.", ".")
+    return text, names, {}
+
+
+ROUTES = sorted(_routes(get_resolver()), key=lambda route: route.template)
+
+
+def test_the_sweep_finds_every_api():
+    templates = {route.template for route in ROUTES}
+    assert {"/api/v1/users/{email}", "/api/v1/events", "/users/{user_id}", "/version"} <= templates
+    assert len(templates) > 40
+
+
+@pytest.fixture(autouse=True)
+def _no_errors_logged(caplog, settings):
+    settings.RATE_LIMITING_ENABLED = False
+    yield
+    assert not [record for record in caplog.records if record.levelno >= logging.ERROR]
+
+
+def assert_client_error(response, path: str) -> None:
+    assert 400 <= response.status_code < 500, (path, response.status_code, response.content)
+    assert response["Content-Type"] == "application/json", (path, response.content)
+    if response.request["REQUEST_METHOD"] == "HEAD":
+        return
+    body = response.json()
+    if is_directory_path(path):
+        assert set(body) >= {"message", "request_id"}, body
+    else:
+        assert body["result"] == "error", body
+        assert body["code"], body
+
+
+def basic(credentials: bytes) -> str:
+    return "Basic " + base64.b64encode(credentials).decode()
+
+
+@pytest.mark.parametrize("route", ROUTES, ids=lambda route: route.template)
+def test_bad_path_parameters_are_client_errors(route, owner):
+    api = ApiClient(owner)
+    for name in route.parameters:
+        for value in BAD_PATH_VALUES:
+            path = route.path(**{name: value})
+            for method in route.methods:
+                assert_client_error(api.client.generic(method, path, **api.headers), path)
+
+
+# Credentials with a well-formed key, so that the email is looked up.
+BAD_CREDENTIALS = [
+    b"owner\x00@example.com:" + b"A" * 32,
+    b"\x00:" + b"A" * 32,
+    b"owner@example.com\x00:" + b"A" * 32,
+    b"owner@example.com:" + b"A" * 31 + b"\x00",
+    b"\xed\xa0\x80@example.com:" + b"A" * 32,
+    b"owner@example.com:\xff" + b"A" * 31,
+]
+
+
+@pytest.mark.parametrize("route", ROUTES, ids=lambda route: route.template)
+def test_bad_credentials_are_client_errors(route, owner):
+    path = route.path()
+    for credentials in BAD_CREDENTIALS:
+        api = ApiClient(authorization=basic(credentials))
+        for method in route.methods:
+            response = api.client.generic(method, path, **api.headers)
+            if response.status_code == 200 and method in ("GET", "HEAD"):
+                continue  # an endpoint that needs no credentials (and ignores any that are sent)
+            assert_client_error(response, path)
+
+
+@pytest.mark.parametrize("route", ROUTES, ids=lambda route: route.template)
+def test_bad_headers_are_harmless(route, owner):
+    api = ApiClient(owner)
+    path = route.path()
+    headers = {"HTTP_USER_AGENT": "Zulip\x00Python/1", "HTTP_X_NOTE": "\x00\xff", "HTTP_IF_NONE_MATCH": '"\x00"'}
+    for method in route.methods:
+        response = api.client.generic(method, path, **api.headers, **headers)
+        if response.status_code >= 400:
+            assert_client_error(response, path)
+        else:
+            assert response.status_code < 500, (path, response.content)
+
+
+def test_a_nul_byte_in_the_user_agent_does_not_reach_the_database(owner):
+    """The sending client's name is the User-Agent's product token: a NUL byte ends it."""
+    api = ApiClient(owner)
+    assert_success(api.post("/users/me/subscriptions", {"subscriptions": [{"name": "general"}]}))
+    params = {"type": "stream", "to": "general", "topic": "t", "content": "hi"}
+    message_id = assert_success(api.post("/messages", params, HTTP_USER_AGENT="Zulip\x00Python/1"))["id"]
+    assert Message.objects.get(id=message_id).sending_client == "Zulip"
+
+
+@pytest.mark.parametrize("to", ['"\\u0000"', '["\\u0000"]', '"\\ud800"', '["a\\ud800@example.com"]'])
+def test_a_nul_byte_or_lone_surrogate_in_json_text_of_to_is_refused(owner, to):
+    """`to` is JSON when it parses: its strings are checked like every parameter's."""
+    api = ApiClient(owner)
+    response = api.post("/messages", {"type": "stream", "to": to, "topic": "t", "content": "hi"})
+    assert_client_error(response, "/api/v1/messages")
+    response = api.post("/messages", {"type": "direct", "to": to, "content": "hi"})
+    assert_client_error(response, "/api/v1/messages")
