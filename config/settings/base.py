@@ -152,6 +152,8 @@ RATE_LIMITING_ENABLED = env.bool("RATE_LIMITING_ENABLED", default=True)
 RATE_LIMIT_API_BY_USER = (cfg.positive_int("RATE_LIMIT_API_BY_USER", 200), 60)
 RATE_LIMIT_API_BY_IP = (cfg.positive_int("RATE_LIMIT_API_BY_IP", 100), 60)
 RATE_LIMIT_AUTH_FAILURES = (cfg.positive_int("RATE_LIMIT_AUTH_FAILURES", 5), 1800)
+# Channels a user may create through the API per hour; also the most one request may create.
+RATE_LIMIT_CHANNEL_CREATION = (cfg.positive_int("RATE_LIMIT_CHANNEL_CREATION", 100), 3600)
 
 # POST /streams/{id}/delete_topic deletes this many messages per transaction, newest first, and
 # answers `complete: false` (the client repeats) once this much time has passed.
