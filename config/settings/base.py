@@ -191,6 +191,8 @@ FAKE_EMAIL_DOMAIN = env.str("FAKE_EMAIL_DOMAIN", default="parley.invalid")
 
 LOG_FORMAT = env.str("LOG_FORMAT", default="text")
 LOG_LEVEL = env.str("LOG_LEVEL", default="INFO").upper()
+# Logs go to standard error, as gunicorn's own do: one stream for everything the server logs, and
+# the standard output of operator commands carries only their output (one JSON object with --json).
 LOGGING = {
     "version": 1,
     "disable_existing_loggers": False,
@@ -200,14 +202,14 @@ LOGGING = {
         "json": {"()": "apps.core.logging.JsonFormatter"},
     },
     "handlers": {
-        "stdout": {
+        "stderr": {
             "class": "logging.StreamHandler",
-            "stream": "ext://sys.stdout",
+            "stream": "ext://sys.stderr",
             "filters": ["request_id"],
             "formatter": LOG_FORMAT if LOG_FORMAT in ("text", "json") else "text",
         }
     },
-    "root": {"handlers": ["stdout"], "level": LOG_LEVEL},
+    "root": {"handlers": ["stderr"], "level": LOG_LEVEL},
     "loggers": {
         # Our access log replaces uvicorn's, which knows no request id.
         "uvicorn.access": {"level": "WARNING"},
