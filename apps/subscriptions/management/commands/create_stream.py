@@ -14,6 +14,8 @@ from apps.users.management.utils import add_realm_argument, get_realm, print_jso
 
 
 class Command(OperatorCommand):
+    # Operators are bound by neither the organization's channel-creation policy nor its rate limit
+    # (as with Zulip's create_stream command).
     help = "Create a channel (with no subscribers; see add_users_to_streams)."
 
     def add_arguments(self, parser):
