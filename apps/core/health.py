@@ -15,9 +15,9 @@ def live() -> JsonResponse:
 
 def ready() -> JsonResponse:
     """The database answers and, when configured, Redis too; 503 naming what is down otherwise."""
-    checks = {"database": _check_database()}
+    checks = {"database": _state(database_unavailable())}
     if settings.REDIS_URL:
-        checks["redis"] = _check_redis()
+        checks["redis"] = _state(redis_unavailable())
     down = [name for name, state in checks.items() if state != "ok"]
     if not down:
         return JsonResponse(
@@ -27,7 +27,12 @@ def ready() -> JsonResponse:
     return error_response(ServiceUnavailableError(dependency, status="unavailable", checks=checks))
 
 
-def _check_database() -> str:
+def _state(error: Exception | None) -> str:
+    return "ok" if error is None else "unavailable"
+
+
+def database_unavailable() -> Exception | None:
+    """Why the database cannot be used right now (the connection error), or None when it answers."""
     try:
         with connection.cursor() as cursor:
             cursor.execute("SELECT 1")
@@ -36,18 +41,19 @@ def _check_database() -> str:
         if dependency_error(exc) is None:
             raise
         connection.close_if_unusable_or_obsolete()
-        return "unavailable"
-    return "ok"
+        return exc
+    return None
 
 
-def _check_redis() -> str:
+def redis_unavailable() -> Exception | None:
+    """Why Redis (configured) cannot be used right now, or None when it answers."""
     try:
         get_redis().ping()
     except Exception as exc:
         if dependency_error(exc) is None:
             raise
-        return "unavailable"
-    return "ok"
+        return exc
+    return None
 
 
 def _polls_waiting() -> int:

@@ -1,6 +1,8 @@
 """Sliding-window rate limits, in Redis when configured (shared by every process) or in-process.
 
-A limit is `(count, window_seconds)`: at most `count` recorded hits in any `window_seconds`.
+A limit is `(count, window_seconds)`: at most `count` recorded hits in any `window_seconds`. A hit
+may weigh more than one (`cost`: e.g. the channels one request creates); it is recorded whole or
+not at all.
 """
 
 import logging
@@ -43,26 +45,34 @@ HEADER_NAMES = ("X-RateLimit-Limit", "X-RateLimit-Remaining", "X-RateLimit-Reset
 _ASGI_HEADER_NAMES = tuple(name.lower().encode() for name in HEADER_NAMES)
 
 
-# Removes expired hits, then records this one if there is room. Uses Redis's clock, so servers
-# whose clocks disagree still share one window. Returns [recorded?, count, oldest_ms, now_ms].
-# KEYS[1]: sorted set of hit times (ms). ARGV: window_ms, limit, member, record (1/0).
+# Removes expired hits, then records this one (`cost` entries) if there is room. Uses Redis's clock,
+# so servers whose clocks disagree still share one window. Returns [recorded?, count, frees_ms,
+# now_ms]: frees_ms is the time of the hit whose expiry makes room (the oldest, unless refused).
+# KEYS[1]: sorted set of hit times (ms). ARGV: window_ms, limit, member, record (1/0), cost.
 _SLIDING_WINDOW_LUA = """
 local key = KEYS[1]
 local time = redis.call('TIME')
 local now = tonumber(time[1]) * 1000 + math.floor(tonumber(time[2]) / 1000)
 local window = tonumber(ARGV[1])
 local limit = tonumber(ARGV[2])
+local cost = tonumber(ARGV[5])
 redis.call('ZREMRANGEBYSCORE', key, '-inf', now - window)
 local count = redis.call('ZCARD', key)
 local recorded = 0
-if ARGV[4] == '1' and count < limit then
-  redis.call('ZADD', key, now, ARGV[3])
+if ARGV[4] == '1' and count + cost <= limit then
+  for i = 1, cost do
+    redis.call('ZADD', key, now, ARGV[3] .. ':' .. i)
+  end
   redis.call('PEXPIRE', key, window)
-  count = count + 1
+  count = count + cost
   recorded = 1
 end
-local oldest = redis.call('ZRANGE', key, 0, 0, 'WITHSCORES')
-return {recorded, count, oldest[2] or tostring(now), tostring(now)}
+local frees = 0
+if recorded == 0 then
+  frees = math.max(count + cost - limit - 1, 0)
+end
+local hit = redis.call('ZRANGE', key, frees, frees, 'WITHSCORES')
+return {recorded, count, hit[2] or tostring(now), tostring(now)}
 """
 
 
@@ -76,7 +86,7 @@ class InProcessBackend:
         self._lock = threading.Lock()
         self._next_sweep = 0.0
 
-    def hit(self, key: str, limit: int, window: int, *, record: bool) -> tuple[bool, int, float, float]:
+    def hit(self, key: str, limit: int, window: int, *, record: bool, cost: int = 1) -> tuple[bool, int, float, float]:
         now = time.time()
         with self._lock:
             if now >= self._next_sweep:
@@ -84,14 +94,15 @@ class InProcessBackend:
             hits = self._hits.setdefault(key, (window, deque()))[1]
             while hits and hits[0] <= now - window:
                 hits.popleft()
-            recorded = record and len(hits) < limit
+            recorded = record and len(hits) + cost <= limit
             if recorded:
-                hits.append(now)
+                hits.extend([now] * cost)
             count = len(hits)
-            oldest = hits[0] if hits else now
+            frees = 0 if recorded else max(count + cost - limit - 1, 0)
+            frees_at = hits[frees] if hits else now
             if not hits:
                 del self._hits[key]
-        return recorded, count, oldest, now
+        return recorded, count, frees_at, now
 
     def _sweep(self, now: float) -> None:
         """Forget keys whose newest hit is out of their window (clients that went away)."""
@@ -113,16 +124,16 @@ class RedisBackend:
     def __init__(self) -> None:
         self._script = None
 
-    def hit(self, key: str, limit: int, window: int, *, record: bool) -> tuple[bool, int, float, float]:
+    def hit(self, key: str, limit: int, window: int, *, record: bool, cost: int = 1) -> tuple[bool, int, float, float]:
         client = get_redis()
         if self._script is None:
             self._script = client.register_script(_SLIDING_WINDOW_LUA)
-        recorded, count, oldest_ms, now_ms = self._script(
+        recorded, count, frees_ms, now_ms = self._script(
             keys=[redis_key("ratelimit", key)],
-            args=[window * 1000, limit, uuid.uuid4().hex, "1" if record else "0"],
+            args=[window * 1000, limit, uuid.uuid4().hex, "1" if record else "0", cost],
             client=client,
         )
-        return bool(recorded), int(count), float(oldest_ms) / 1000, float(now_ms) / 1000
+        return bool(recorded), int(count), float(frees_ms) / 1000, float(now_ms) / 1000
 
     def clear(self, key: str) -> None:
         get_redis().delete(redis_key("ratelimit", key))
@@ -136,14 +147,18 @@ def backend() -> InProcessBackend | RedisBackend:
     return _redis if settings.REDIS_URL else _in_process
 
 
-def check(key: str, limit: tuple[int, int], *, record: bool = True) -> RateLimitState:
-    """Count a hit against `key` (unless `record` is False) and say whether it is within `limit`.
+def check(key: str, limit: tuple[int, int], *, record: bool = True, cost: int = 1) -> RateLimitState:
+    """Count a hit weighing `cost` against `key` (unless `record` is False) and say whether it is
+    within `limit`. A cost above the limit's count can never be recorded: callers refuse it first.
 
     Raises redis errors when Redis is configured but unreachable; callers choose to fail open or
     closed.
     """
     count_limit, window = limit
-    return _state(count_limit, window, *backend().hit(key, count_limit, window, record=record), record=record)
+    if not 0 < cost <= count_limit:
+        raise ValueError(f"cost {cost} is outside 1..{count_limit}")
+    hit = backend().hit(key, count_limit, window, record=record, cost=cost)
+    return _state(count_limit, window, *hit, record=record)
 
 
 def check_in_process(key: str, limit: tuple[int, int]) -> RateLimitState:
@@ -153,11 +168,11 @@ def check_in_process(key: str, limit: tuple[int, int]) -> RateLimitState:
 
 
 def _state(
-    count_limit: int, window: int, recorded: bool, count: int, oldest: float, now: float, *, record: bool
+    count_limit: int, window: int, recorded: bool, count: int, frees_at: float, now: float, *, record: bool
 ) -> RateLimitState:
     blocked = (record and not recorded) or (not record and count >= count_limit)
-    # Seconds until the oldest hit leaves the window, measured on the backend's clock.
-    frees_in = oldest + window - now if count else 0.0
+    # Seconds until the hit at `frees_at` leaves the window, measured on the backend's clock.
+    frees_in = frees_at + window - now if count else 0.0
     return RateLimitState(
         limit=count_limit,
         remaining=max(count_limit - count, 0),

@@ -15,6 +15,7 @@ from typing import TYPE_CHECKING, Any
 from django.db import connection, transaction
 from django.db.models import Max
 
+from apps.core.errors import dependency_error
 from apps.events.backends import EventQueueBackend, PredecessorMissing, get_backend
 from apps.events.credentials import credential_cache
 from apps.events.models import OutboxEvent
@@ -42,8 +43,8 @@ def send_event_on_commit(realm: "Realm | int", event: dict[str, Any], user_ids: 
     def publish() -> None:
         try:
             publish_in_order(get_backend(), row)
-        except Exception:
-            logger.exception("could not publish %s event %s; the sweep will", row.event_type, row.id)
+        except Exception as exc:
+            _log_failure(exc, "could not publish %s event %s; the sweep will", row.event_type, row.id)
 
     transaction.on_commit(publish, robust=False)
 
@@ -134,7 +135,16 @@ def forget_credentials_on_commit(*, user_ids: Iterable[int] = (), realm_ids: Ite
     def forget() -> None:
         try:
             get_backend().forget_credentials(users, realms)
-        except Exception:
-            logger.exception("could not drop cached credentials of users %s, organizations %s", users, realms)
+        except Exception as exc:
+            _log_failure(exc, "could not drop cached credentials of users %s, organizations %s", users, realms)
 
     transaction.on_commit(forget)
+
+
+def _log_failure(exc: Exception, message: str, *args: Any) -> None:
+    """An unreachable Redis or database is one line (it is not a bug, and the caller says what
+    follows); anything else is logged with its traceback."""
+    if dependency_error(exc) is None:
+        logger.exception(message, *args)
+    else:
+        logger.error(message + ": %s: %s", *args, type(exc).__name__, exc)

@@ -11,6 +11,7 @@ from apps.core.errors import ErrorCode, JsonableError
 from apps.events.publish import send_event_on_commit
 from apps.groups.models import (
     GROUP_CREATOR,
+    REALM_SETTINGS,
     GroupGroupMembership,
     GroupSetting,
     SystemGroups,
@@ -61,7 +62,8 @@ def _lock_realm(realm_id: int) -> None:
 @transaction.atomic
 def do_create_system_groups(realm: Realm) -> dict[str, UserGroup]:
     """The organization's system groups, nested owners ⊂ administrators ⊂ ... ⊂ internet, with every
-    setting "role:nobody". Sends nothing: called while the organization is created."""
+    setting "role:nobody"; and the organization's own group settings at their defaults (they point
+    to these groups). Sends nothing: called while the organization is created."""
     groups = {
         name: UserGroup.objects.create(realm=realm, name=name, description=description, is_system_group=True)
         for name, description in SystemGroups.DESCRIPTIONS.items()
@@ -75,6 +77,10 @@ def do_create_system_groups(realm: Realm) -> dict[str, UserGroup]:
         GroupGroupMembership(subgroup=groups[smaller], supergroup=groups[larger])
         for smaller, larger in pairwise(SystemGroups.NESTED)
     )
+    defaults = {name: groups[setting.default] for name, setting in REALM_SETTINGS.items()}
+    Realm.objects.filter(id=realm.id).update(**defaults)
+    for name, group in defaults.items():
+        setattr(realm, name, group)
     return groups
 
 
@@ -362,8 +368,9 @@ def do_reactivate_user_group(group: UserGroup, *, acting_user: User | None) -> N
 
 
 def group_deactivation_objections(group: UserGroup) -> list[dict[str, Any]]:
-    """What still uses the group: active supergroups, and settings of active groups whose value is
-    the group or an anonymous group containing it. Zulip's `objections` list."""
+    """What still uses the group: active supergroups, and settings of active groups, active
+    channels and the organization whose value is the group or an anonymous group containing it.
+    Zulip's `objections` list."""
     objections: list[dict[str, Any]] = []
     supergroups = named_groups(group.realm).filter(subgroup_links__subgroup=group, deactivated=False)
     supergroup_ids = sorted(supergroups.values_list("id", flat=True))
@@ -382,6 +389,10 @@ def group_deactivation_objections(group: UserGroup) -> list[dict[str, Any]]:
         settings = [name for name in Stream.SETTINGS if getattr(stream, f"{name}_id") in users_of_group]
         if settings:
             objections.append({"type": "channel", "channel_id": stream.id, "settings": settings})
+    realm_values = Realm.objects.filter(id=group.realm_id).values(*(f"{name}_id" for name in REALM_SETTINGS)).get()
+    settings = [name for name in REALM_SETTINGS if realm_values[f"{name}_id"] in users_of_group]
+    if settings:
+        objections.append({"type": "realm", "settings": settings})
     return objections
 
 

@@ -57,6 +57,13 @@ class GroupSetting:
 # The default of a setting that starts as {direct_members: [creator], direct_subgroups: []}.
 GROUP_CREATOR = "group_creator"
 
+# Group-valued settings of an organization: fields of Realm (whose app cannot import this one), set
+# to their defaults with the system groups. Zulip's REALM_PERMISSION_GROUP_SETTINGS, those Parley has.
+REALM_SETTINGS = {
+    "can_create_private_channel_group": GroupSetting(default=SystemGroups.MEMBERS, allow_everyone_group=False),
+    "can_create_public_channel_group": GroupSetting(default=SystemGroups.MEMBERS, allow_everyone_group=False),
+}
+
 
 class UserGroup(models.Model):
     """A user group of one organization: named (system or user-defined) or anonymous.

@@ -44,6 +44,10 @@ IS_OPERANDS = {"dm", "private", "starred", "mentioned", "alerted", "unread", "fo
 # A resolved topic's name begins with this (Zulip's RESOLVED_TOPIC_PREFIX).
 RESOLVED_TOPIC_PREFIX = "✔ "
 HAS_OPERANDS = {"link", "image", "attachment", "reaction"}
+# Different words the `search` terms of one narrow may hold. Zulip has no limit; a search's cost
+# (each word is a condition on every candidate message) grows with its words, so a longer one is
+# refused rather than shortened, which would widen its results unseen.
+MAX_SEARCH_WORDS = 100
 
 
 class BadNarrowError(JsonableError):
@@ -88,7 +92,16 @@ def parse_narrow(raw: Any) -> list[Term]:
         elif not isinstance(operand, str):
             raise JsonableError(f"Invalid operand for {operator}")
         terms.append(Term(operator, operand, negated))
+    if len(searched_words(terms)) > MAX_SEARCH_WORDS:
+        raise BadNarrowError(f"search has too many words (limit: {MAX_SEARCH_WORDS})")
     return terms
+
+
+def searched_words(terms: list[Term], *, highlighted_only: bool = False) -> set[str]:
+    """The different words of a narrow's `search` terms; with `highlighted_only`, of its positive
+    ones (whose hits are highlighted)."""
+    searches = [t.operand for t in terms if t.operator == "search" and not (highlighted_only and t.negated)]
+    return {word for operand in searches for word in search_words(operand)}
 
 
 class NarrowBuilder:
@@ -237,7 +250,7 @@ class NarrowBuilder:
             )
             return Q(**{self.field("id__in"): ids})
         condition = Q()
-        for word in words:
+        for word in dict.fromkeys(words):
             condition &= Q(**{self.field("content__icontains"): word}) | Q(**{self.field("topic__icontains"): word})
         return condition
 

@@ -8,6 +8,7 @@
 import html
 import re
 import secrets
+from collections.abc import Collection
 from dataclasses import dataclass, field
 
 from apps.core.converters import is_ascii_digits
@@ -106,24 +107,35 @@ def _find_user(
 HIGHLIGHT_OPEN, HIGHLIGHT_CLOSE = '<span class="highlight">', "</span>"
 # Tags and character references ("&amp;"): never highlighted inside.
 TAG_RE = re.compile(r"(<[^>]*>|&#?\w+;)")
+WORD_RE = re.compile(r"\w+")
 
 
 def search_words(query: str) -> list[str]:
-    return [word for word in re.findall(r"\w+", query.lower()) if word]
+    return WORD_RE.findall(query.lower())
 
 
-def highlight(text_html: str, words: list[str]) -> str:
-    """Wrap the words of a search (and words they begin) in `<span class="highlight">`, in the text
-    of `text_html` only (never inside a tag)."""
-    if not words:
+def highlight(text_html: str, words: Collection[str]) -> str:
+    """Wrap the words of the text of `text_html` (never inside a tag) that begin with a word of a
+    search (lower case, as search_words gives them) in `<span class="highlight">`.
+
+    One pass over the text, looking each of its words up once per distinct length of the search's
+    words: the work grows with the message, not with the search (a pattern of alternatives would
+    try every search word at every word of the text).
+    """
+    wanted = frozenset(words)
+    if not wanted:
         return text_html
-    pattern = re.compile(
-        r"\b(" + "|".join(re.escape(w) for w in sorted(set(words), key=len, reverse=True)) + r")\w*", re.I
-    )
+    lengths = sorted({len(word) for word in wanted})
+
+    def mark(match: re.Match) -> str:
+        word = match.group(0)
+        lowered = word.lower()
+        for length in lengths:
+            if length > len(lowered):
+                break
+            if lowered[:length] in wanted:
+                return f"{HIGHLIGHT_OPEN}{word}{HIGHLIGHT_CLOSE}"
+        return word
+
     parts = TAG_RE.split(text_html)
-    return "".join(
-        part
-        if part.startswith(("<", "&"))
-        else pattern.sub(lambda m: f"{HIGHLIGHT_OPEN}{m.group(0)}{HIGHLIGHT_CLOSE}", part)
-        for part in parts
-    )
+    return "".join(part if part.startswith(("<", "&")) else WORD_RE.sub(mark, part) for part in parts)

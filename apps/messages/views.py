@@ -10,8 +10,15 @@ from apps.core.responses import json_success
 from apps.core.views import ApiView
 from apps.messages import actions
 from apps.messages.models import Message, UserMessage
-from apps.messages.narrow import NarrowBuilder, Term, needs_user_messages, parse_narrow, with_flag_columns
-from apps.messages.rendering import highlight, search_words
+from apps.messages.narrow import (
+    NarrowBuilder,
+    Term,
+    needs_user_messages,
+    parse_narrow,
+    searched_words,
+    with_flag_columns,
+)
+from apps.messages.rendering import highlight
 from apps.messages.selectors import (
     access_message,
     dm_users_by_recipient,
@@ -218,7 +225,7 @@ class MatchesNarrowView(ApiView):
         else:
             builder = NarrowBuilder(user, on_user_messages=False)
             matching = set(builder.apply(Message.objects.filter(id__in=visible), terms).values_list("id", flat=True))
-        words = [w for t in terms if t.operator == "search" and not t.negated for w in search_words(t.operand)]
+        words = searched_words(terms, highlighted_only=True)
         result = {}
         for message in Message.objects.filter(id__in=matching).order_by("id"):
             topic = message.topic
@@ -234,7 +241,7 @@ class MatchesNarrowView(ApiView):
 def add_search_fields(messages: list[dict], terms: list[Term]) -> None:
     """Zulip's `match_content` and `match_subject` on each message of a search narrow (one query):
     the rendered content and the HTML-escaped topic, search hits highlighted."""
-    words = [w for t in terms if t.operator == "search" and not t.negated for w in search_words(t.operand)]
+    words = searched_words(terms, highlighted_only=True)
     rows = Message.objects.filter(id__in=[m["id"] for m in messages]).values_list("id", "rendered_content", "topic")
     found = {message_id: (html, topic) for message_id, html, topic in rows}
     for message in messages:

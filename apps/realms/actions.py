@@ -5,8 +5,10 @@ import re
 from django.db import transaction
 
 from apps.core.errors import JsonableError
-from apps.events.publish import forget_credentials_on_commit
-from apps.groups.actions import do_create_system_groups
+from apps.events.publish import forget_credentials_on_commit, send_event_on_commit
+from apps.groups.actions import check_group_setting_value, do_create_system_groups
+from apps.groups.models import REALM_SETTINGS
+from apps.groups.selectors import active_user_ids
 from apps.realms.models import EmailVisibility, Realm
 from apps.users.actions import do_create_user
 from apps.users.models import Role, User
@@ -91,3 +93,27 @@ def do_change_realm_settings(realm: Realm, changes: dict, *, acting_user: User |
     for name, value in changes.items():
         setattr(realm, name, value)
     forget_credentials_on_commit(realm_ids=[realm.id])
+
+
+@transaction.atomic
+def do_change_realm_permission_group_setting(
+    realm: Realm, setting_name: str, group_id: int, *, acting_user: User | None
+) -> None:
+    """Point a group-valued organization setting (REALM_SETTINGS, e.g. who may create public
+    channels) at the named group `group_id`. Raises "Invalid user group" and Zulip's error for a
+    group the setting refuses (role:everyone, role:internet).
+
+    Emits: realm/update_dict {property: "default", data: {setting_name: group_id}} to the
+    organization's active users (Zulip's event for these settings).
+    """
+    current_id = (
+        Realm.objects.select_for_update().filter(id=realm.id).values_list(f"{setting_name}_id", flat=True).get()
+    )
+    group = check_group_setting_value(realm, setting_name, group_id, setting=REALM_SETTINGS[setting_name])
+    if group.id == current_id:
+        return
+    Realm.objects.filter(id=realm.id).update(**{setting_name: group})
+    setattr(realm, setting_name, group)
+    forget_credentials_on_commit(realm_ids=[realm.id])  # the organization cached with the old value
+    event = {"type": "realm", "op": "update_dict", "property": "default", "data": {setting_name: group.id}}
+    send_event_on_commit(realm, event, active_user_ids(realm.id))

@@ -40,6 +40,22 @@ class Realm(models.Model):
     password_auth_enabled = models.BooleanField(
         default=True, help_text="Whether users may trade email and password for an API key."
     )
+    # Group-valued settings (apps.groups.models.REALM_SETTINGS says how each may be set). NULL only
+    # while the organization is being created, before its system groups exist.
+    can_create_private_channel_group = models.ForeignKey(
+        "groups.UserGroup",
+        on_delete=models.PROTECT,
+        null=True,
+        related_name="+",
+        help_text="Who may create private channels.",
+    )
+    can_create_public_channel_group = models.ForeignKey(
+        "groups.UserGroup",
+        on_delete=models.PROTECT,
+        null=True,
+        related_name="+",
+        help_text="Who may create public channels.",
+    )
 
     class Meta:
         verbose_name = "organization"

@@ -11,10 +11,18 @@ from collections.abc import Collection, Iterable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from django.conf import settings
 from django.db import IntegrityError, transaction
 from django.utils import timezone
 
-from apps.core.errors import ErrorCode, JsonableError, OrganizationOwnerRequiredError
+from apps.core import ratelimit
+from apps.core.errors import (
+    ErrorCode,
+    InvalidArgumentError,
+    JsonableError,
+    OrganizationOwnerRequiredError,
+    RateLimitedError,
+)
 from apps.core.markdown import render_markdown
 from apps.events.publish import send_event_on_commit
 from apps.groups.actions import (
@@ -31,6 +39,7 @@ from apps.subscriptions.models import Stream, Subscription, UserTopic
 from apps.subscriptions.selectors import (
     Membership,
     can_administer,
+    can_create_channels,
     has_content_access,
     has_metadata_access,
     metadata_access_user_ids,
@@ -723,13 +732,17 @@ def check_add_subscriptions(user: User, params: SubscribeParams) -> dict[str, An
     if unauthorized and params.authorization_errors_fatal:
         raise JsonableError(f"Unable to access channel ({unauthorized[0].name}).")
 
-    if retention is not None and not user.is_owner and len(existing) < len(wanted):
-        raise OrganizationOwnerRequiredError()  # a setting of the channels being created
     missing = [
         NewChannel(item.name, check_description(item.description or ""))
         for key, item in wanted.items()
         if key not in existing
     ]
+    if missing:
+        check_channel_creation(membership, len(missing), invite_only=params.invite_only)
+    if retention is not None and not user.is_owner and missing:
+        raise OrganizationOwnerRequiredError()  # a setting of the channels being created
+    if missing:
+        count_channel_creation(user, len(missing))
     created = create_streams(
         realm,
         missing,
@@ -749,6 +762,29 @@ def check_add_subscriptions(user: User, params: SubscribeParams) -> dict[str, An
     if not params.authorization_errors_fatal:
         result["unauthorized"] = [stream.name for stream in unauthorized]
     return result
+
+
+def check_channel_creation(membership: Membership, count: int, *, invite_only: bool) -> None:
+    """Whether the user may create `count` channels at once: at most RATE_LIMIT_CHANNEL_CREATION
+    (the most the rate limit could ever allow), and the organization's policy for the kind (Zulip's
+    "Insufficient permission")."""
+    limit, _ = settings.RATE_LIMIT_CHANNEL_CREATION
+    if count > limit:
+        raise InvalidArgumentError("subscriptions", f"Too many new channels in one request: {count} (limit: {limit})")
+    if not can_create_channels(membership, invite_only=invite_only):
+        raise JsonableError("Insufficient permission")
+
+
+def count_channel_creation(user: User, count: int) -> None:
+    """Count `count` new channels against the user's RATE_LIMIT_CHANNEL_CREATION (per hour); 429
+    RATE_LIMIT_HIT past it. Called after the other checks, before the channels are created: a
+    request they refuse costs nothing. Fails closed (503) when Redis is unreachable, as the
+    password-login limit does."""
+    if not settings.RATE_LIMITING_ENABLED:
+        return
+    state = ratelimit.check(f"create_channels_by_user:{user.id}", settings.RATE_LIMIT_CHANNEL_CREATION, cost=count)
+    if state.blocked:
+        raise RateLimitedError(state.retry_after)
 
 
 def _names_by_user(changes: list[SubscriptionChange]) -> dict[str, list[str]]:
@@ -849,6 +885,9 @@ def check_update_stream(user: User, stream_id: int, params: UpdateStreamParams) 
         raise JsonableError("Invalid parameters")
     if params.is_private is not None and not content_access:
         raise JsonableError("Channel content access is required.")
+    # Making a channel private or public needs the permission to create such channels (as in Zulip).
+    if params.is_private is not None and not can_create_channels(membership, invite_only=params.is_private):
+        raise JsonableError("Insufficient permission")
     if params.is_web_public:
         raise JsonableError("Web-public channels are not enabled.")
     if params.is_default_stream is not None:

@@ -8,6 +8,8 @@ channel (Zulip's rules, zerver/lib/streams.py).
 - Content access (joining, reading): public channels for everyone but guests; private ones for
   subscribers and members of can_subscribe_group or can_add_subscribers_group.
 - Guests see only the channels they are subscribed to (and web-public ones).
+- Creating channels: the organization's can_create_public_channel_group or
+  can_create_private_channel_group (never guests).
 """
 
 from collections.abc import Collection, Iterable
@@ -17,6 +19,7 @@ from django.db.models import Q, Value
 from django.db.models.functions import Upper
 
 from apps.core.errors import JsonableError
+from apps.groups.models import REALM_SETTINGS
 from apps.groups.selectors import (
     member_ids_by_group,
     recursive_membership_group_ids,
@@ -68,6 +71,14 @@ def has_metadata_access(membership: Membership, stream: Stream, *, is_subscribed
     if stream.is_public or user.is_admin:
         return True
     return any(membership.holds(stream, setting) for setting in METADATA_SETTINGS)
+
+
+def can_create_channels(membership: Membership, *, invite_only: bool) -> bool:
+    """Whether the user may create private (`invite_only`) or public channels: Zulip's
+    can_create_private_streams / can_create_public_streams, by the organization's settings."""
+    name = "can_create_private_channel_group" if invite_only else "can_create_public_channel_group"
+    user = membership.user
+    return user_has_permission(user, getattr(user.realm, f"{name}_id"), REALM_SETTINGS[name], membership.group_ids)
 
 
 def can_administer(membership: Membership, stream: Stream) -> bool:

@@ -152,6 +152,8 @@ RATE_LIMITING_ENABLED = env.bool("RATE_LIMITING_ENABLED", default=True)
 RATE_LIMIT_API_BY_USER = (cfg.positive_int("RATE_LIMIT_API_BY_USER", 200), 60)
 RATE_LIMIT_API_BY_IP = (cfg.positive_int("RATE_LIMIT_API_BY_IP", 100), 60)
 RATE_LIMIT_AUTH_FAILURES = (cfg.positive_int("RATE_LIMIT_AUTH_FAILURES", 5), 1800)
+# Channels a user may create through the API per hour; also the most one request may create.
+RATE_LIMIT_CHANNEL_CREATION = (cfg.positive_int("RATE_LIMIT_CHANNEL_CREATION", 100), 3600)
 
 # POST /streams/{id}/delete_topic deletes this many messages per transaction, newest first, and
 # answers `complete: false` (the client repeats) once this much time has passed.
@@ -189,6 +191,8 @@ FAKE_EMAIL_DOMAIN = env.str("FAKE_EMAIL_DOMAIN", default="parley.invalid")
 
 LOG_FORMAT = env.str("LOG_FORMAT", default="text")
 LOG_LEVEL = env.str("LOG_LEVEL", default="INFO").upper()
+# Logs go to standard error, as gunicorn's own do: one stream for everything the server logs, and
+# the standard output of operator commands carries only their output (one JSON object with --json).
 LOGGING = {
     "version": 1,
     "disable_existing_loggers": False,
@@ -198,14 +202,14 @@ LOGGING = {
         "json": {"()": "apps.core.logging.JsonFormatter"},
     },
     "handlers": {
-        "stdout": {
+        "stderr": {
             "class": "logging.StreamHandler",
-            "stream": "ext://sys.stdout",
+            "stream": "ext://sys.stderr",
             "filters": ["request_id"],
             "formatter": LOG_FORMAT if LOG_FORMAT in ("text", "json") else "text",
         }
     },
-    "root": {"handlers": ["stdout"], "level": LOG_LEVEL},
+    "root": {"handlers": ["stderr"], "level": LOG_LEVEL},
     "loggers": {
         # Our access log replaces uvicorn's, which knows no request id.
         "uvicorn.access": {"level": "WARNING"},

@@ -14,7 +14,7 @@ if env.bool("DEBUG", default=False):
 DEBUG = False
 EXTERNAL_URI_SCHEME = "https://" if env.bool("EXTERNAL_HTTPS", default=True) else "http://"
 LOG_FORMAT = env.str("LOG_FORMAT", default="json")
-LOGGING["handlers"]["stdout"]["formatter"] = LOG_FORMAT if LOG_FORMAT in ("text", "json") else "json"  # noqa: F405
+LOGGING["handlers"]["stderr"]["formatter"] = LOG_FORMAT if LOG_FORMAT in ("text", "json") else "json"  # noqa: F405
 
 # Behind a TLS-terminating proxy, set TRUST_X_FORWARDED_PROTO=true so Django knows the request was HTTPS.
 if env.bool("TRUST_X_FORWARDED_PROTO", default=False):

@@ -2,6 +2,8 @@
 
 import time
 
+import pytest
+
 from apps.core import ratelimit
 from tests.api import ApiClient, assert_error, assert_success
 
@@ -68,6 +70,30 @@ def test_checking_without_recording_counts_nothing(rate_limit_backend):
     assert ratelimit.check(key, (1, 60), record=False).blocked
     ratelimit.clear(key)
     assert not ratelimit.check(key, (1, 60), record=False).blocked
+
+
+def test_a_weighted_hit_is_recorded_whole_or_not_at_all(rate_limit_backend):
+    key, limit = f"test-cost-{rate_limit_backend}", (5, 60)
+    assert ratelimit.check(key, limit, cost=3).remaining == 2
+    refused = ratelimit.check(key, limit, cost=3)
+    assert refused.blocked
+    assert refused.remaining == 2
+    assert not ratelimit.check(key, limit, cost=2).blocked
+    assert ratelimit.check(key, limit).blocked
+    with pytest.raises(ValueError, match=r"cost 6 is outside 1\.\.5"):
+        ratelimit.check(key, limit, cost=6)
+
+
+def test_a_weighted_hit_waits_until_enough_hits_expire(rate_limit_backend):
+    key, limit = f"test-cost-wait-{rate_limit_backend}", (4, 60)
+    ratelimit.check(key, limit, cost=2)
+    time.sleep(0.2)
+    ratelimit.check(key, limit, cost=2)
+    one, three = ratelimit.check(key, limit), ratelimit.check(key, limit, cost=3)
+    # One slot frees when the first hits leave the window; three only when the later ones do too.
+    assert one.blocked
+    assert three.blocked
+    assert three.retry_after > one.retry_after
 
 
 def test_general_limit_fails_open_when_redis_is_down(redis_down, member, caplog):

@@ -106,3 +106,45 @@ def test_missing_or_malformed_parameters_are_refused(design, send, member, admin
     assert_error(response, 400, "REQUEST_VARIABLE_MISSING", "Missing 'narrow' argument")
     response = api.get("/messages/matches_narrow", {"msg_ids": '["x"]', "narrow": []})
     assert_error(response, 400, "REQUEST_VARIABLE_INVALID")
+
+
+def words(count: int, prefix: str = "word") -> str:
+    return " ".join(f"{prefix}{n}" for n in range(count))
+
+
+@pytest.mark.parametrize(
+    "narrow",
+    [
+        [["search", words(101)]],
+        [["search", words(60, "a")], {"operator": "search", "operand": words(41, "b"), "negated": True}],
+    ],
+    ids=["one term", "two terms"],
+)
+def test_a_search_of_more_than_100_different_words_is_refused(design, send, member, admin, narrow):
+    message_id = send(member, design, "word1 word2", topic="t")
+    msg = "Invalid narrow operator: search has too many words (limit: 100)"
+    api = ApiClient(admin)
+    assert_error(
+        api.get("/messages/matches_narrow", {"msg_ids": [message_id], "narrow": narrow}), 400, "BAD_NARROW", msg
+    )
+    fetch = {"anchor": "newest", "num_before": 10, "num_after": 0, "narrow": narrow}
+    assert_error(api.get("/messages", fetch), 400, "BAD_NARROW", msg)
+    flags = {"anchor": "oldest", "num_before": 0, "num_after": 10, "narrow": narrow, "op": "add", "flag": "starred"}
+    assert_error(api.post("/messages/flags/narrow", flags), 400, "BAD_NARROW", msg)
+
+
+def test_a_search_of_100_different_words_is_served(design, send, member, admin):
+    message_id = send(member, design, f"{words(100)} and more", topic="t")
+    [entry] = matches(admin, [message_id], [["search", words(100)]]).values()
+    assert entry["match_content"] == "<p>" + " ".join(HL(word) for word in words(100).split()) + " and more</p>"
+    # Repeating words adds none: 1,400 of them are one word.
+    [entry] = matches(admin, [message_id], [["search", " ".join(["word99"] * 1400)]]).values()
+    assert entry["match_content"].count("highlight") == 1
+
+
+def test_highlighting_takes_the_words_of_the_text_that_begin_with_a_search_word(design, send, member, admin):
+    message_id = send(member, design, "Partying partly, PARTS of a counterpart; part_time_job", topic="t")
+    [entry] = matches(admin, [message_id], [["search", "part party"]]).values()
+    assert entry["match_content"] == (
+        f"<p>{HL('Partying')} {HL('partly')}, {HL('PARTS')} of a counterpart; {HL('part_time_job')}</p>"
+    )

@@ -122,7 +122,14 @@ def test_realm_actions_and_edit(staff, realm):
     assert not Realm.objects.get(id=realm.id).deactivated
     response = staff.post(
         f"/admin/realms/realm/{realm.id}/change/",
-        {"name": "Renamed", "description": "", "password_auth_enabled": "on", "default_email_address_visibility": 1},
+        {
+            "name": "Renamed",
+            "description": "",
+            "password_auth_enabled": "on",
+            "default_email_address_visibility": 1,
+            "can_create_private_channel_group": realm.can_create_private_channel_group_id,
+            "can_create_public_channel_group": realm.can_create_public_channel_group_id,
+        },
     )
     assert response.status_code == 302
     assert Realm.objects.get(id=realm.id).name == "Renamed"

@@ -1,13 +1,13 @@
 import time
 
 from django.conf import settings
-from django.core.management.base import BaseCommand
 
+from apps.core.commands import OperatorCommand
 from apps.events.actions import do_sweep_event_queues
 from apps.events.backends import get_backend
 
 
-class Command(BaseCommand):
+class Command(OperatorCommand):
     help = (
         "Delete event queues that no client has polled for their lifespan (the server also does this "
         "every EVENT_QUEUE_SWEEP_SECONDS). Their ids then answer BAD_EVENT_QUEUE_ID."

@@ -1,11 +1,12 @@
-from django.core.management.base import BaseCommand, CommandError
+from django.core.management.base import CommandError
 
+from apps.core.commands import OperatorCommand
 from apps.core.errors import JsonableError
 from apps.realms.actions import do_create_realm
 from apps.users.management.utils import print_json, read_password_file, user_summary
 
 
-class Command(BaseCommand):
+class Command(OperatorCommand):
     help = "Create an organization and its first owner; prints the owner's API key."
 
     def add_arguments(self, parser):

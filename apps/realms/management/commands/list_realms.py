@@ -1,15 +1,18 @@
-from django.core.management.base import BaseCommand
 from django.db.models import Count, Q
 
+from apps.core.commands import OperatorCommand
 from apps.realms.models import Realm
 from apps.users.management.utils import print_json
 
 
-class Command(BaseCommand):
+class Command(OperatorCommand):
     help = "List the organizations: id, string_id, name, URL, active users, deactivated."
 
     def add_arguments(self, parser):
         parser.add_argument("--json", action="store_true", help="print one JSON object")
+
+    def checks_dependencies_first(self, options):
+        return False  # reads only
 
     def handle(self, *args, **options):
         realms = Realm.objects.annotate(active_users=Count("users", filter=Q(users__is_active=True))).order_by("id")

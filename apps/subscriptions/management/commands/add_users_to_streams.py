@@ -1,12 +1,13 @@
-from django.core.management.base import BaseCommand, CommandError
+from django.core.management.base import CommandError
 
+from apps.core.commands import OperatorCommand
 from apps.subscriptions.actions import bulk_add_subscriptions
 from apps.subscriptions.selectors import streams_by_name
 from apps.users.management.utils import add_realm_argument, get_realm
 from apps.users.models import User
 
 
-class Command(BaseCommand):
+class Command(OperatorCommand):
     help = "Subscribe users to channels (Zulip's command of the same name)."
 
     def add_arguments(self, parser):

@@ -1,5 +1,6 @@
-from django.core.management.base import BaseCommand, CommandError
+from django.core.management.base import CommandError
 
+from apps.core.commands import OperatorCommand
 from apps.core.errors import JsonableError
 from apps.subscriptions.actions import (
     NewChannel,
@@ -12,7 +13,9 @@ from apps.subscriptions.selectors import get_stream_by_name
 from apps.users.management.utils import add_realm_argument, get_realm, print_json
 
 
-class Command(BaseCommand):
+class Command(OperatorCommand):
+    # Operators are bound by neither the organization's channel-creation policy nor its rate limit
+    # (as with Zulip's create_stream command).
     help = "Create a channel (with no subscribers; see add_users_to_streams)."
 
     def add_arguments(self, parser):

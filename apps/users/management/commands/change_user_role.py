@@ -1,5 +1,6 @@
-from django.core.management.base import BaseCommand, CommandError
+from django.core.management.base import CommandError
 
+from apps.core.commands import OperatorCommand
 from apps.core.errors import JsonableError
 from apps.users.actions import do_change_user_role, do_set_can_change_user_emails
 from apps.users.management.utils import ROLE_LABELS, ROLE_NAMES, add_realm_argument, get_user
@@ -7,7 +8,7 @@ from apps.users.management.utils import ROLE_LABELS, ROLE_NAMES, add_realm_argum
 PERMISSIONS = ("can_change_user_emails",)
 
 
-class Command(BaseCommand):
+class Command(OperatorCommand):
     help = "Change a user's role, or grant (--revoke: remove) the can_change_user_emails permission."
 
     def add_arguments(self, parser):

@@ -1,5 +1,6 @@
-from django.core.management.base import BaseCommand, CommandError
+from django.core.management.base import CommandError
 
+from apps.core.commands import OperatorCommand
 from apps.core.errors import JsonableError
 from apps.users.actions import do_create_user
 from apps.users.management.utils import (
@@ -21,7 +22,7 @@ BOT_TYPES = {
 }
 
 
-class Command(BaseCommand):
+class Command(OperatorCommand):
     help = "Create a user or a bot in an organization; prints its API key."
 
     def add_arguments(self, parser):

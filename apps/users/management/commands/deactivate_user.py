@@ -1,17 +1,21 @@
-from django.core.management.base import BaseCommand, CommandError
+from django.core.management.base import CommandError
 
+from apps.core.commands import OperatorCommand
 from apps.core.errors import JsonableError
 from apps.users.actions import LAST_OWNER_DEACTIVATION_MESSAGE, do_deactivate_user, is_last_owner
 from apps.users.management.utils import add_realm_argument, get_user
 
 
-class Command(BaseCommand):
+class Command(OperatorCommand):
     help = "Deactivate a user and the bots they own. Only a dry run unless --for-real is given."
 
     def add_arguments(self, parser):
         parser.add_argument("email")
         add_realm_argument(parser, required=False)
         parser.add_argument("-f", "--for-real", action="store_true", help="actually deactivate")
+
+    def checks_dependencies_first(self, options):
+        return options["for_real"]
 
     def handle(self, *args, **options):
         user = get_user(options["email"], options["realm"])

@@ -1,10 +1,11 @@
-from django.core.management.base import BaseCommand, CommandError
+from django.core.management.base import CommandError
 
+from apps.core.commands import OperatorCommand
 from apps.users.actions import do_reactivate_user
 from apps.users.management.utils import add_realm_argument, get_user
 
 
-class Command(BaseCommand):
+class Command(OperatorCommand):
     help = "Reactivate a deactivated user or bot."
 
     def add_arguments(self, parser):

@@ -1,10 +1,9 @@
-from django.core.management.base import BaseCommand
-
+from apps.core.commands import OperatorCommand
 from apps.users.actions import do_regenerate_api_key
 from apps.users.management.utils import add_realm_argument, get_user, print_json, user_summary
 
 
-class Command(BaseCommand):
+class Command(OperatorCommand):
     help = "Give a user or bot a new API key; the old key stops working at once."
 
     def add_arguments(self, parser):
