@@ -1,6 +1,7 @@
 """What operator commands write where: their output (one JSON object with --json) on stdout, logs
-and errors on stderr; a database or Redis that is down is one line and exit status 1, with
-nothing changed. Real processes (`manage.py`), since where a log line goes is decided at start-up."""
+and errors on stderr; a database that is down is one line and exit status 1; a Redis that is down
+does not stop a change (one log line says what could not be told). Real processes (`manage.py`),
+since where a log line goes is decided at start-up."""
 
 import json
 import os
@@ -9,9 +10,8 @@ import sys
 from io import StringIO
 
 import pytest
-from django.core.management import CommandError, call_command
+from django.core.management import call_command
 
-from apps.subscriptions.models import Stream
 from apps.users.actions import do_regenerate_api_key
 from apps.users.models import User
 from tests.server import BASE_DIR, database_url_of_tests
@@ -55,15 +55,17 @@ def test_logs_go_to_stderr(db):
 
 
 @pytest.mark.django_db(transaction=True)
-def test_rotate_api_key_with_redis_down_is_one_line_on_stderr(member):
+def test_rotate_api_key_with_redis_down_rotates_and_logs_one_line_on_stderr(member):
+    # The key is changed (an operator must be able to rotate a leaked key during an outage): the
+    # servers' cached credentials go when their notification listeners reconnect to Redis.
     run = manage("rotate_api_key", member.delivery_email, "--json", REDIS_URL=CLOSED_PORT_REDIS)
-    assert run.returncode == 1
-    assert run.stdout == ""
-    assert run.stderr == (
-        "CommandError: Redis (REDIS_URL) cannot be reached: Error 111 connecting to 127.0.0.1:1. "
-        "Connection refused. Nothing was changed.\n"
-    )
-    assert User.objects.get(id=member.id).api_key == member.api_key
+    assert run.returncode == 0, run.stderr
+    new_key = User.objects.get(id=member.id).api_key
+    assert new_key != member.api_key
+    assert json.loads(run.stdout)["api_key"] == new_key
+    assert "Traceback" not in run.stderr
+    [line] = run.stderr.splitlines()
+    assert f"could not drop cached credentials of users [{member.id}], organizations []: ConnectionError" in line
 
 
 @pytest.mark.django_db(transaction=True)
@@ -83,14 +85,14 @@ def test_a_database_that_is_down_is_one_line_on_stderr(db):
     assert len(run.stderr.splitlines()) == 1
 
 
+@pytest.mark.django_db(transaction=True)
 @pytest.mark.parametrize("args", CHANGING_COMMANDS, ids=lambda args: args[0])
-def test_commands_that_change_something_change_nothing_when_redis_is_down(member, redis_down, args):
-    before = (list(User.objects.order_by("id").values()), list(Stream.objects.values()))
-    with pytest.raises(CommandError) as error:
-        call_command(*args, stdout=StringIO())
-    assert str(error.value).startswith("Redis (REDIS_URL) cannot be reached: ")
-    assert str(error.value).endswith(". Nothing was changed.")
-    assert (list(User.objects.order_by("id").values()), list(Stream.objects.values())) == before
+def test_commands_that_change_something_work_while_redis_is_down(member, args):
+    # Their events wait in the outbox for a server's sweep; what could not be told is logged.
+    run = manage(*args, REDIS_URL=CLOSED_PORT_REDIS)
+    assert run.returncode == 0, run.stderr
+    assert "Traceback" not in run.stderr
+    assert "ERROR" not in run.stdout
 
 
 def test_reading_commands_and_dry_runs_do_not_need_redis(member, redis_down):

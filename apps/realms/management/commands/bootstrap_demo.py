@@ -26,11 +26,6 @@ class Command(OperatorCommand):
     def add_arguments(self, parser):
         parser.add_argument("--url", default=f"http://127.0.0.1:{settings.PORT}", help="where the server is reached")
 
-    def checks_dependencies_first(self, options):
-        # `make run` calls it before serving: a Redis that is down must not keep the server from
-        # starting (it answers 503 until Redis is back). Nobody is connected yet to hear of the demo.
-        return False
-
     def handle(self, *args, **options):
         url = options["url"]
         if Realm.objects.exists():

@@ -11,9 +11,6 @@ class Command(OperatorCommand):
     def add_arguments(self, parser):
         parser.add_argument("--json", action="store_true", help="print one JSON object")
 
-    def checks_dependencies_first(self, options):
-        return False  # reads only
-
     def handle(self, *args, **options):
         realms = Realm.objects.annotate(active_users=Count("users", filter=Q(users__is_active=True))).order_by("id")
         rows = [

@@ -14,9 +14,6 @@ class Command(OperatorCommand):
         add_realm_argument(parser, required=False)
         parser.add_argument("-f", "--for-real", action="store_true", help="actually deactivate")
 
-    def checks_dependencies_first(self, options):
-        return options["for_real"]
-
     def handle(self, *args, **options):
         user = get_user(options["email"], options["realm"])
         if not user.is_active:
