@@ -107,6 +107,60 @@ def test_register_refuses_bad_parameters(event_backend, member, params, var_name
     assert event_backend.queue_ids_of_user(member.id) == []
 
 
+# What a queue keeps is bounded (a narrow of 60,000 terms once held 12 MB in each server process).
+OVERSIZED = [
+    ({"narrow": [["stream", "x"]] * 101}, "narrow", "narrow has too many items (limit: 100)"),
+    ({"narrow": [["topic", "x" * 255]]}, "narrow", "narrow[0][1] is too long (limit: 254 characters)"),
+    (
+        {"narrow": [["stream", "x"], {"operator": "sender", "operand": "x" * 255}]},
+        "narrow",
+        'narrow[1]["operand"] is too long (limit: 254 characters)',
+    ),
+    ({"narrow": [{"operator": "x" * 255, "operand": "x"}]}, "narrow", 'narrow[0]["operator"] is too long'),
+    ({"event_types": ["message"] * 101}, "event_types", "event_types has too many items (limit: 100)"),
+    ({"event_types": ["message", "x" * 65]}, "event_types", "event_types[1] is too long (limit: 64 characters)"),
+    ({"fetch_event_types": ["x"] * 101}, "fetch_event_types", "fetch_event_types has too many items (limit: 100)"),
+    ({"fetch_event_types": ["x" * 65]}, "fetch_event_types", "fetch_event_types[0] is too long (limit: 64 characters)"),
+    (
+        {"client_capabilities": {f"capability_{i}": True for i in range(51)}},
+        "client_capabilities",
+        "client_capabilities has too many items (limit: 50)",
+    ),
+    (
+        {"client_capabilities": {"x" * 65: True}},
+        "client_capabilities",
+        "client_capabilities has a name longer than 64 characters",
+    ),
+]
+
+
+@pytest.mark.parametrize(("params", "var_name", "msg"), OVERSIZED)
+def test_register_refuses_oversized_options(event_backend, member, params, var_name, msg):
+    body = assert_error(ApiClient(member).post("/register", params), 400, "REQUEST_VARIABLE_INVALID")
+    assert (body["var_name"], body["msg"][: len(msg)]) == (var_name, msg)
+    assert event_backend.queue_ids_of_user(member.id) == []
+
+
+@pytest.mark.parametrize(("params", "var_name", "msg"), [case for case in OVERSIZED if case[1] != "fetch_event_types"])
+def test_get_events_without_a_queue_refuses_oversized_options(event_backend, member, params, var_name, msg):
+    response = ApiClient(member).get("/events", {"dont_block": True, **params})
+    body = assert_error(response, 400, "REQUEST_VARIABLE_INVALID")
+    assert (body["var_name"], body["msg"][: len(msg)]) == (var_name, msg)
+    assert event_backend.queue_ids_of_user(member.id) == []
+
+
+def test_register_accepts_options_up_to_the_bounds(event_backend, member):
+    narrow = [["sender", "x" * 254]] + [{"operator": "stream", "operand": f"c{i}", "negated": True} for i in range(99)]
+    queue = register(
+        ApiClient(member),
+        narrow=narrow,
+        event_types=[f"type_{i}" for i in range(99)] + ["x" * 64],
+        fetch_event_types=["realm"] * 100,
+        client_capabilities={f"capability_{i:02}" + "x" * 50: True for i in range(50)},
+    )["queue_id"]
+    assert len(event_backend.get_events(queue, member.id, -1).options.narrow) == 100
+
+
 def test_register_accepts_zulip_encodings(event_backend, member):
     api = ApiClient(member)
     for params in (

@@ -32,8 +32,9 @@ import hashlib
 import json
 import logging
 import os
+import threading
 import uuid
-from functools import lru_cache
+from collections import OrderedDict
 from typing import Any
 
 import redis
@@ -300,10 +301,73 @@ def _poll_error(status: str, last_event_id: int) -> JsonableError:
     return JsonableError(f"Event {last_event_id} was not in this queue")
 
 
-@lru_cache(maxsize=4096)
-def _queue_options(raw: bytes) -> QueueOptions:
-    """A queue's options as stored: read at every poll, and the same for most queues."""
-    return QueueOptions.from_json(json.loads(raw))
+class _SharedOptions:
+    __slots__ = ("options", "queues", "raw")
+
+    def __init__(self, raw: bytes, options: QueueOptions) -> None:
+        self.raw, self.options, self.queues = raw, options, 0
+
+
+class QueueOptionsCache:
+    """The parsed options of the queues this process polls, so that a poll need not parse them.
+
+    Kept per queue (a queue's options never change) and dropped when the queue is deleted; queues
+    registered alike share one parsed copy. Bounded by size: the JSON of each distinct options is
+    counted once, each queue's entry PER_QUEUE_BYTES; past `max_bytes` the queues polled least
+    recently leave first (their next poll parses their options again).
+    """
+
+    MAX_BYTES = 16 * 2**20
+    PER_QUEUE_BYTES = 200
+
+    def __init__(self, max_bytes: int = MAX_BYTES) -> None:
+        self.max_bytes = max_bytes
+        self.size = 0
+        self._by_queue: OrderedDict[str, _SharedOptions] = OrderedDict()
+        self._by_raw: dict[bytes, _SharedOptions] = {}
+        self._lock = threading.Lock()
+
+    def get(self, queue_id: str, raw: bytes) -> QueueOptions:
+        """The options of `queue_id`, whose stored form is `raw`."""
+        with self._lock:
+            shared = self._by_queue.get(queue_id)
+            if shared is not None:
+                self._by_queue.move_to_end(queue_id)
+                return shared.options
+            shared = self._by_raw.get(raw)
+            if shared is None:
+                shared = self._by_raw[raw] = _SharedOptions(raw, QueueOptions.from_json(json.loads(raw)))
+                self.size += len(raw)
+            shared.queues += 1
+            self._by_queue[queue_id] = shared
+            self.size += self.PER_QUEUE_BYTES
+            while self.size > self.max_bytes and self._by_queue:
+                self._release(self._by_queue.popitem(last=False)[1])
+            return shared.options
+
+    def forget(self, queue_ids: list[str]) -> None:
+        """These queues are deleted."""
+        with self._lock:
+            for queue_id in queue_ids:
+                shared = self._by_queue.pop(queue_id, None)
+                if shared is not None:
+                    self._release(shared)
+
+    def clear(self) -> None:
+        with self._lock:
+            self._by_queue.clear()
+            self._by_raw.clear()
+            self.size = 0
+
+    def __len__(self) -> int:
+        return len(self._by_queue)
+
+    def _release(self, shared: _SharedOptions) -> None:
+        self.size -= self.PER_QUEUE_BYTES
+        shared.queues -= 1
+        if not shared.queues:
+            del self._by_raw[shared.raw]
+            self.size -= len(shared.raw)
 
 
 def _decode_events(raw: list[bytes]) -> list[dict[str, Any]]:
@@ -372,6 +436,7 @@ class RedisBackend:
         self._process = uuid.uuid4().hex
         os.register_at_fork(after_in_child=self._new_process_name)
         self._sync_scripts: dict[str, Any] = {}
+        self.options = QueueOptionsCache()
         self._batchers: dict[asyncio.AbstractEventLoop, _ScriptBatcher] = {}
         self._listener: asyncio.Task | None = None
         self._subscribed: asyncio.Future | None = None
@@ -399,7 +464,7 @@ class RedisBackend:
 
     def create_queue(self, user_id: int, realm_id: int, options: QueueOptions, *, awaiting_state: bool = False) -> str:
         queue_id = uuid.uuid4().hex
-        self._run(
+        evicted = self._run(
             "create",
             queue_id,
             user_id,
@@ -412,6 +477,7 @@ class RedisBackend:
             MAX_QUEUE_SECONDS,
             -2 if awaiting_state else 0,
         )
+        self.options.forget([q.decode() for q in evicted])
         return queue_id
 
     def publish(
@@ -446,6 +512,7 @@ class RedisBackend:
         check_queue_id(queue_id)
         if not self._run("delete", queue_id, user_id):
             raise BadEventQueueIdError(queue_id)
+        self.options.forget([queue_id])
 
     def forget_credentials(self, user_ids: list[int], realm_ids: list[int]) -> None:
         """Drop cached credentials in every process (this one too, even if it does not listen)."""
@@ -461,6 +528,7 @@ class RedisBackend:
             flat = self._run("sweep", 1000)
             pairs = [(flat[i].decode(), int(flat[i + 1] or 0)) for i in range(0, len(flat), 2)]
             removed.extend(pairs)
+            self.options.forget([queue_id for queue_id, _ in pairs])
             if len(pairs) < 1000:
                 return removed
 
@@ -502,14 +570,13 @@ class RedisBackend:
         check_queue_id(queue_id)
         return self._events(await self._arun("heartbeat", queue_id, user_id, last_event_id), queue_id)
 
-    @staticmethod
-    def _poll_start(result: list, queue_id: str, last_event_id: int) -> PollStart:
+    def _poll_start(self, result: list, queue_id: str, last_event_id: int) -> PollStart:
         status = result[0].decode()
         if status == "BAD":
             raise BadEventQueueIdError(queue_id)
         if status != "OK":
             raise _poll_error(status, last_event_id)
-        return PollStart(_decode_events(result[2]), _queue_options(result[1]), int(result[3]))
+        return PollStart(_decode_events(result[2]), self.options.get(queue_id, result[1]), int(result[3]))
 
     @staticmethod
     def _events(result: list, queue_id: str) -> list[dict[str, Any]]:
@@ -544,8 +611,10 @@ class RedisBackend:
                     subscribed.set_result(None)
                 else:
                     # Reconnected: anything published meanwhile was missed, so every poll re-reads
-                    # its queue, and credentials someone may have revoked meanwhile are dropped.
+                    # its queue, and credentials someone may have revoked meanwhile are dropped (and
+                    # the options of queues deleted meanwhile).
                     credential_cache.clear()
+                    self.options.clear()
                     self.waiters.notify_all("resync")
                 delay = 0.1
                 while True:
@@ -570,7 +639,9 @@ class RedisBackend:
             ids_by_queue = [(qid, int(event_id)) for qid, _, event_id in (t.partition(":") for t in targets.split())]
             self.waiters.deliver(json.loads(payload), ids_by_queue)
         elif kind == "d":
-            self.waiters.notify(rest.split(), "deleted")
+            queue_ids = rest.split()
+            self.options.forget(queue_ids)
+            self.waiters.notify(queue_ids, "deleted")
         elif kind == "r":
             self.waiters.notify(rest.split(), "resync")
         elif kind == "a":
