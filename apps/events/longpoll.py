@@ -26,7 +26,13 @@ from apps.core import ratelimit
 from apps.core.api import begin_api_request, serve_async_api
 from apps.core.asgi import executor_pool
 from apps.core.auth import parse_basic_header
-from apps.core.errors import JsonableError, MissingArgumentError, RateLimitedError, exception_response
+from apps.core.errors import (
+    JsonableError,
+    MissingArgumentError,
+    RateLimitedError,
+    ServiceUnavailableError,
+    exception_response,
+)
 from apps.core.params import parse_param_source, parse_params
 from apps.core.responses import json_success
 from apps.events.actions import do_delete_queue, do_register_queue_only, queue_options
@@ -233,8 +239,9 @@ async def long_poll(
     With none and no `dont_block`, wait until events arrive (they come with the notification, so
     the queue is not read again), another poll takes the queue over, this process stops or may have
     missed notifications (all answered with no events: the client polls again, elsewhere if need
-    be), the queue is deleted (BAD_EVENT_QUEUE_ID), or the heartbeat interval passes or events the
-    queue's narrow hides pile up (a heartbeat event, which takes an id like any event).
+    be), the queue is deleted (BAD_EVENT_QUEUE_ID), Redis is down (SERVICE_UNAVAILABLE), or the
+    heartbeat interval passes or events the queue's narrow hides pile up (a heartbeat event, which
+    takes an id like any event).
     """
     check_queue_id(queue_id)
     await backend.start_notifications()
@@ -253,6 +260,10 @@ async def long_poll(
             reasons, events = waiter.take()
             if "deleted" in reasons:
                 raise BadEventQueueIdError(queue_id)
+            # Answered now, not at the heartbeat (which could not be stored either): the client
+            # polls again later, and its events, deleted only when acknowledged, are still queued.
+            if "unavailable" in reasons:
+                raise ServiceUnavailableError("Redis server")
             # "resync": this process may have missed notifications (events, a takeover, the
             # queue's deletion): the client's next poll reads the queue afresh.
             if reasons & {"takeover", "shutdown", "resync"}:

@@ -143,8 +143,8 @@ class Waiters:
 
     Reasons: "events" (with the event), "deleted", "takeover" by another poll, "resync"
     (notifications may have been missed, or the queue holds an event the notification could not
-    carry: the poll ends, and the next one reads the queue) and "shutdown" (this process is
-    stopping).
+    carry: the poll ends, and the next one reads the queue), "unavailable" (notifications cannot
+    come: Redis is down) and "shutdown" (this process is stopping).
     """
 
     def __init__(self) -> None:

@@ -40,6 +40,8 @@ from typing import Any
 import redis
 import redis.asyncio
 from django.conf import settings
+from redis.asyncio.retry import Retry as AsyncRetry
+from redis.backoff import NoBackoff
 
 from apps.core.errors import JsonableError
 from apps.core.redis_client import get_async_redis, get_redis, redis_key
@@ -56,6 +58,8 @@ from apps.events.registry import QueueOptions
 
 logger = logging.getLogger(__name__)
 
+# A notification subscription silent this long is checked with a PING (see _receive).
+NOTIFICATIONS_PING_SECONDS = 5.0
 # Keys outlive the queue by this much, only as a safety net for a stopped sweeper.
 BACKSTOP_SECONDS = 3600
 # The longest a queue may live (queue_lifespan_secs), and so a user's index of queues.
@@ -598,11 +602,27 @@ class RedisBackend:
         await asyncio.shield(self._subscribed)
 
     async def _listen(self, subscribed: asyncio.Future) -> None:
+        """Hold the process's subscription, and take it again whenever it breaks.
+
+        A broken subscription is taken again at once (a connection Redis closed, or a Redis already
+        back). If that fails, Redis is down: the polls waiting here are answered (503) rather than
+        left waiting for notifications that cannot come, and so is any that parks until the
+        subscription is back, which is tried every second at most. Once subscribed again, every
+        waiting poll ends ("resync": notifications published meanwhile were missed) and nothing
+        cached that a missed notification may have made stale is kept.
+        """
         channel = redis_key("eq", "notify")
-        delay = 0.1
+        failures = 0  # attempts to subscribe that failed since the subscription last worked
         while True:
-            # Named, so that CLIENT LIST tells a server's notification listeners apart.
-            options = {**settings.REDIS_CONNECTION_KWARGS, "client_name": f"{settings.REDIS_KEY_PREFIX}:notifications"}
+            # Named, so that CLIENT LIST tells a server's notification listeners apart. redis-py
+            # must not reconnect by itself: it would subscribe again without telling, and the
+            # notifications missed meanwhile would go unnoticed.
+            options = {
+                **settings.REDIS_ASYNC_CONNECTION_KWARGS,
+                "retry": AsyncRetry(NoBackoff(), 0),
+                "health_check_interval": 0,
+                "client_name": f"{settings.REDIS_KEY_PREFIX}:notifications",
+            }
             client = redis.asyncio.Redis.from_url(settings.REDIS_URL, **options)
             pubsub = client.pubsub(ignore_subscribe_messages=True)
             try:
@@ -610,27 +630,50 @@ class RedisBackend:
                 if not subscribed.done():
                     subscribed.set_result(None)
                 else:
-                    # Reconnected: anything published meanwhile was missed, so every poll re-reads
-                    # its queue, and credentials someone may have revoked meanwhile are dropped (and
-                    # the options of queues deleted meanwhile).
+                    logger.warning("event notifications subscribed again; waiting polls re-read their queues")
                     credential_cache.clear()
                     self.options.clear()
                     self.waiters.notify_all("resync")
-                delay = 0.1
-                while True:
-                    message = await pubsub.get_message(timeout=None)
-                    if message is not None:
-                        self._dispatch(message["data"].decode())
+                failures = 0
+                await self._receive(pubsub)
             except (redis.ConnectionError, redis.TimeoutError, OSError) as exc:
-                logger.warning("event notifications interrupted, reconnecting in %.1fs: %s", delay, exc)
                 if not subscribed.done():
                     subscribed.set_exception(exc)
                     return
-                await asyncio.sleep(delay)
-                delay = min(delay * 2, 5.0)
+                if failures == 0:
+                    logger.warning("event notifications interrupted, subscribing again: %s", exc)
+                else:
+                    if failures == 1:
+                        logger.warning("event notifications unavailable, waiting polls answered 503: %s", exc)
+                    self.waiters.notify_all("unavailable")
+                failures += 1
             finally:
                 await pubsub.aclose()
                 await client.aclose()
+            if failures > 1:
+                await asyncio.sleep(min(0.1 * 2 ** (failures - 2), 1.0))
+
+    async def _receive(self, pubsub: redis.asyncio.client.PubSub) -> None:
+        """Dispatch notifications until the subscription breaks.
+
+        A subscription silent for NOTIFICATIONS_PING_SECONDS is pinged: no answer within
+        REDIS_SOCKET_TIMEOUT means a Redis that is gone without closing the connection (paused,
+        or cut off by the network), which reading alone would wait on forever.
+        """
+        loop = asyncio.get_running_loop()
+        answer_by = None  # when the PING sent must have been answered
+        while True:
+            wait = NOTIFICATIONS_PING_SECONDS if answer_by is None else max(answer_by - loop.time(), 0.0)
+            message = await pubsub.get_message(timeout=wait)
+            if message is not None:
+                answer_by = None
+                if message["type"] == "message":
+                    self._dispatch(message["data"].decode())
+            elif answer_by is None:
+                await pubsub.ping()
+                answer_by = loop.time() + settings.REDIS_SOCKET_TIMEOUT
+            elif loop.time() >= answer_by:
+                raise redis.TimeoutError(f"no answer from Redis in {settings.REDIS_SOCKET_TIMEOUT}s")
 
     def _dispatch(self, data: str) -> None:
         kind, _, rest = data.partition(" ")
