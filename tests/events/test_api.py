@@ -11,6 +11,7 @@ from django.db import connection, transaction
 from apps.core.redis_client import get_redis
 from apps.core.version import PARLEY_VERSION
 from apps.events.actions import do_register_queue, do_sweep_event_queues, queue_options
+from apps.events.backends import get_backend
 from apps.events.models import OutboxEvent
 from apps.events.publish import publish_in_order, write_outbox_event
 from apps.events.serializers import RegisterParams
@@ -267,7 +268,8 @@ def test_blocking_poll_over_http_ends_with_a_heartbeat(queue_of, member, setting
 
 
 def test_polls_are_rate_limited(queue_of, member, settings):
-    """Polls have their own budget in each server process, as in Zulip's event server."""
+    """Polls have their own budget per user (shared by every server process with Redis: see
+    tests/e2e/test_redis_outage.py)."""
     queue = queue_of(member)
     settings.RATE_LIMIT_API_BY_USER = (2, 60)
     params = {"queue_id": queue, "last_event_id": -1, "dont_block": True}
@@ -276,6 +278,20 @@ def test_polls_are_rate_limited(queue_of, member, settings):
     response = ApiClient(member).get("/events", params)
     assert_error(response, 429, "RATE_LIMIT_HIT")
     assert int(response["Retry-After"]) > 0
+
+
+def test_refused_polls_count_against_the_limit_too(queue_of, member, settings):
+    queue = queue_of(member)
+    settings.RATE_LIMIT_API_BY_USER = (3, 60)
+    api = ApiClient(member)
+    assert_error(api.get("/events", {"queue_id": queue}), 400, "REQUEST_VARIABLE_MISSING")
+    response = api.get("/events", {"queue_id": "x", "last_event_id": -1, "dont_block": True})
+    assert_error(response, 400, "BAD_EVENT_QUEUE_ID")
+    assert response["X-RateLimit-Remaining"] == "1"
+    assert_success(api.get("/events", {"dont_block": True}))  # registers a queue
+    assert_error(api.get("/events", {"dont_block": True}), 429, "RATE_LIMIT_HIT")
+    assert_error(api.get("/events", {"queue_id": queue}), 429, "RATE_LIMIT_HIT")
+    assert len(get_backend().queue_ids_of_user(member.id)) == 2
 
 
 # --- the events of each user action ------------------------------------------------------------

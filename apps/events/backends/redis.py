@@ -18,6 +18,8 @@ Every operation is one Lua script, so it is atomic and costs one round trip. Key
                         (read the queue), "t q 7" poll number 7 began on q (earlier ones end; sent
                         when the poll before it began in another process),
                         "a u:5 r:2" credentials of user 5 / organization 2 changed
+    P:ratelimit:events_by_user:<user>   the user's polls in the rate limit's window, counted by the
+                        poll's own script (apps/core/ratelimit.py's sliding window)
 
 Each process holds one subscription to the channel and hands each event to its own parked polls;
 a waiting poll needs no Redis connection of its own, and a woken one need not read its queue.
@@ -29,6 +31,7 @@ that runs in every server process.
 import asyncio
 import contextlib
 import hashlib
+import itertools
 import json
 import logging
 import os
@@ -44,9 +47,11 @@ from redis.asyncio.retry import Retry as AsyncRetry
 from redis.backoff import NoBackoff
 
 from apps.core.errors import JsonableError
+from apps.core.ratelimit import SLIDING_WINDOW_LUA_FUNCTION, state_of
 from apps.core.redis_client import get_async_redis, get_redis, redis_key
 from apps.events.backends import (
     BadEventQueueIdError,
+    PollLimit,
     PollStart,
     PredecessorMissing,
     Waiters,
@@ -65,7 +70,9 @@ BACKSTOP_SECONDS = 3600
 # The longest a queue may live (queue_lifespan_secs), and so a user's index of queues.
 MAX_QUEUE_SECONDS = 7 * 24 * 3600
 
-_PRELUDE = """
+_PRELUDE = (
+    SLIDING_WINDOW_LUA_FUNCTION
+    + """
 local p = ARGV[1]
 local notify = p .. ':eq:notify'
 local expiry = p .. ':eq:expiry'
@@ -91,6 +98,7 @@ local function keep(qid, seconds)
   end
 end
 """
+)
 
 # ARGV: prefix, queue, user, realm, types, options, lifespan, max_per_user, backstop, longest queue life,
 # state seq (-2: an initial state is being read, exclude will say which events it holds; 0: none)
@@ -201,18 +209,24 @@ return {'OK', #woken + #reread}
 """
 
 # ARGV: prefix, queue, user, last event id, lease seconds (the poll's longest wait), backstop, longest queue life,
-# the polling process
+# the polling process, then the rate limit the poll counts against: its key ('' for none), window (ms), count,
+# and a name for this hit. Every answer carries the rate limit's sliding_window() answer ({} for none).
 _BEGIN_POLL = """
 local qid, last, lease = ARGV[2], tonumber(ARGV[4]), tonumber(ARGV[5])
+local counted = {}
+if ARGV[9] ~= '' then
+  counted = sliding_window(p .. ':ratelimit:' .. ARGV[9], tonumber(ARGV[10]), tonumber(ARGV[11]), ARGV[12], true)
+  if counted[1] == 0 then return {'LIMITED', counted} end
+end
 local k = qkey(qid)
 local q = redis.call('HMGET', k, 'user', 'pruned', 'lifespan', 'options', 'process')
-if not q[1] or q[1] ~= ARGV[3] then return {'BAD'} end
+if not q[1] or q[1] ~= ARGV[3] then return {'BAD', counted} end
 local pruned = tonumber(q[2])
-if last < pruned then return {'PRUNED'} end
+if last < pruned then return {'PRUNED', counted} end
 local top = redis.call('ZREVRANGEBYSCORE', k .. ':ev', last, '-inf', 'WITHSCORES', 'LIMIT', 0, 1)
 local newest = pruned
 if #top > 0 then newest = tonumber(top[2]) end
-if last ~= newest then return {'NOTIN'} end
+if last ~= newest then return {'NOTIN', counted} end
 if #top > 0 then
   redis.call('ZREMRANGEBYSCORE', k .. ':ev', '-inf', last)
   redis.call('HSET', k, 'pruned', last)
@@ -227,7 +241,12 @@ if q[5] ~= ARGV[8] then
   redis.call('HSET', k, 'process', ARGV[8])
   redis.call('PUBLISH', notify, 't ' .. qid .. ' ' .. number)
 end
-return {'OK', q[4], redis.call('ZRANGEBYSCORE', k .. ':ev', '(' .. last, '+inf'), number}
+return {'OK', counted, q[4], redis.call('ZRANGEBYSCORE', k .. ':ev', '(' .. last, '+inf'), number}
+"""
+
+# ARGV: prefix, then the rate limit's key, window (ms), count and a name for this hit
+_COUNT_POLL = """
+return sliding_window(p .. ':ratelimit:' .. ARGV[2], tonumber(ARGV[3]), tonumber(ARGV[4]), ARGV[5], true)
 """
 
 # ARGV: prefix, queue, user, last event id
@@ -288,6 +307,7 @@ _SCRIPTS = {
     "create": _CREATE,
     "publish": _PUBLISH,
     "begin_poll": _BEGIN_POLL,
+    "count_poll": _COUNT_POLL,
     "heartbeat": _HEARTBEAT,
     "delete": _DELETE,
     "exclude": _EXCLUDE,
@@ -438,6 +458,7 @@ class RedisBackend:
         self.waiters = Waiters()
         # Names this process in the queues it polls (see _BEGIN_POLL); a forked child is another.
         self._process = uuid.uuid4().hex
+        self._hits = itertools.count()  # names this process's hits of rate limits (with _process)
         os.register_at_fork(after_in_child=self._new_process_name)
         self._sync_scripts: dict[str, Any] = {}
         self.options = QueueOptionsCache()
@@ -550,20 +571,34 @@ class RedisBackend:
 
     def get_events(self, queue_id: str, user_id: int, last_event_id: int) -> PollStart:
         check_queue_id(queue_id)
-        result = self._run(
-            "begin_poll", queue_id, user_id, last_event_id, 0, BACKSTOP_SECONDS, MAX_QUEUE_SECONDS, self._process
-        )
-        return self._takeover(self._poll_start(result, queue_id, last_event_id), queue_id)
+        result = self._run("begin_poll", *self._begin_poll_args(queue_id, user_id, last_event_id, 0, None))
+        return self._takeover(self._poll_start(result, queue_id, last_event_id, None), queue_id)
 
     # --- polling ------------------------------------------------------------------------------------
 
-    async def begin_poll(self, queue_id: str, user_id: int, last_event_id: int, *, waiting: bool) -> PollStart:
+    async def begin_poll(
+        self, queue_id: str, user_id: int, last_event_id: int, *, waiting: bool, limit: PollLimit | None = None
+    ) -> PollStart:
         check_queue_id(queue_id)
         lease = settings.EVENTS_HEARTBEAT_SECONDS[1] + 5 if waiting else 0
-        result = await self._arun(
-            "begin_poll", queue_id, user_id, last_event_id, lease, BACKSTOP_SECONDS, MAX_QUEUE_SECONDS, self._process
-        )
-        return self._takeover(self._poll_start(result, queue_id, last_event_id), queue_id)
+        result = await self._arun("begin_poll", *self._begin_poll_args(queue_id, user_id, last_event_id, lease, limit))
+        return self._takeover(self._poll_start(result, queue_id, last_event_id, limit), queue_id)
+
+    async def count_poll(self, limit: PollLimit) -> None:
+        limit.counted(state_of(limit.limit, await self._arun("count_poll", *self._limit_args(limit))))
+
+    def _begin_poll_args(
+        self, queue_id: str, user_id: int, last_event_id: int, lease: float, limit: PollLimit | None
+    ) -> tuple:
+        common = (queue_id, user_id, last_event_id, lease, BACKSTOP_SECONDS, MAX_QUEUE_SECONDS, self._process)
+        return (*common, *self._limit_args(limit))
+
+    def _limit_args(self, limit: PollLimit | None) -> tuple:
+        """The rate limit's arguments of the scripts: in Redis, every process counts in one place."""
+        if limit is None:
+            return ("", 0, 0, "")
+        count, window = limit.limit
+        return (limit.key, window * 1000, count, f"{self._process}:{next(self._hits)}")
 
     def _takeover(self, start: PollStart, queue_id: str) -> PollStart:
         """End this process's earlier polls of the queue (other processes hear of it from Redis)."""
@@ -574,13 +609,15 @@ class RedisBackend:
         check_queue_id(queue_id)
         return self._events(await self._arun("heartbeat", queue_id, user_id, last_event_id), queue_id)
 
-    def _poll_start(self, result: list, queue_id: str, last_event_id: int) -> PollStart:
+    def _poll_start(self, result: list, queue_id: str, last_event_id: int, limit: PollLimit | None) -> PollStart:
+        if limit is not None:
+            limit.counted(state_of(limit.limit, result[1]))
         status = result[0].decode()
         if status == "BAD":
             raise BadEventQueueIdError(queue_id)
         if status != "OK":
             raise _poll_error(status, last_event_id)
-        return PollStart(_decode_events(result[2]), self.options.get(queue_id, result[1]), int(result[3]))
+        return PollStart(_decode_events(result[3]), self.options.get(queue_id, result[2]), int(result[4]))
 
     @staticmethod
     def _events(result: list, queue_id: str) -> list[dict[str, Any]]:
