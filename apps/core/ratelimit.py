@@ -43,15 +43,18 @@ HEADER_NAMES = ("X-RateLimit-Limit", "X-RateLimit-Remaining", "X-RateLimit-Reset
 _ASGI_HEADER_NAMES = tuple(name.lower().encode() for name in HEADER_NAMES)
 
 
-# sliding_window(key, window_ms, limit, member, record): removes expired hits from the sorted set
-# `key` (hit times in ms), then records this one (as `member`, unique) if `record` and there is
-# room. Uses Redis's clock, so servers whose clocks disagree still share one window. Returns
-# {recorded?, count, oldest_ms, now_ms}: see state_of(). A Lua function, for scripts that count a
-# request along with their own work (the long-poll's, apps/events/backends/redis.py).
+# sliding_window(key, window_ms, limit, member, record[, now_ms]): removes expired hits from the
+# sorted set `key` (hit times in ms), then records this one (as `member`, unique) if `record` and
+# there is room. Uses Redis's clock (read here unless the caller has read it), so servers whose
+# clocks disagree still share one window. Returns {recorded?, count, oldest_ms, now_ms}: see
+# state_of(). A Lua function, for scripts that count a request along with their own work (the
+# long-poll's, apps/events/backends/redis.py).
 SLIDING_WINDOW_LUA_FUNCTION = """
-local function sliding_window(key, window, limit, member, record)
-  local time = redis.call('TIME')
-  local now = tonumber(time[1]) * 1000 + math.floor(tonumber(time[2]) / 1000)
+local function sliding_window(key, window, limit, member, record, now)
+  if not now then
+    local time = redis.call('TIME')
+    now = tonumber(time[1]) * 1000 + math.floor(tonumber(time[2]) / 1000)
+  end
   redis.call('ZREMRANGEBYSCORE', key, '-inf', now - window)
   local count = redis.call('ZCARD', key)
   local recorded = 0

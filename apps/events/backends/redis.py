@@ -213,9 +213,11 @@ return {'OK', #woken + #reread}
 # and a name for this hit. Every answer carries the rate limit's sliding_window() answer ({} for none).
 _BEGIN_POLL = """
 local qid, last, lease = ARGV[2], tonumber(ARGV[4]), tonumber(ARGV[5])
+local t = now()
 local counted = {}
 if ARGV[9] ~= '' then
-  counted = sliding_window(p .. ':ratelimit:' .. ARGV[9], tonumber(ARGV[10]), tonumber(ARGV[11]), ARGV[12], true)
+  local key = p .. ':ratelimit:' .. ARGV[9]
+  counted = sliding_window(key, tonumber(ARGV[10]), tonumber(ARGV[11]), ARGV[12], true, math.floor(t * 1000))
   if counted[1] == 0 then return {'LIMITED', counted} end
 end
 local k = qkey(qid)
@@ -232,7 +234,7 @@ if #top > 0 then
   redis.call('HSET', k, 'pruned', last)
 end
 local lifespan = tonumber(q[3])
-redis.call('ZADD', expiry, now() + lifespan + lease, qid)
+redis.call('ZADD', expiry, t + lifespan + lease, qid)
 keep(qid, lifespan + lease + tonumber(ARGV[6]))
 redis.call('EXPIRE', p .. ':uq:' .. ARGV[3], tonumber(ARGV[7]) + tonumber(ARGV[6]))
 local number = redis.call('HINCRBY', k, 'poll', 1)
