@@ -1,4 +1,5 @@
-"""Start the real server (gunicorn + uvicorn worker, as `make run` does) in a subprocess for a test."""
+"""Start the real server (gunicorn + uvicorn worker, as `make run` does) in a subprocess for a test, and
+a Redis server of the test's own."""
 
 import os
 import secrets
@@ -10,6 +11,7 @@ import time
 from dataclasses import dataclass, field
 from pathlib import Path
 
+import redis
 import requests
 from django.conf import settings
 from django.db import connection
@@ -90,3 +92,59 @@ def start_server(tmp_path: Path, **env_overrides: str) -> ServerProcess:
             time.sleep(0.1)
     server.stop()
     raise RuntimeError(f"server did not come up:\n{server.log()}")
+
+
+@dataclass
+class RedisServer:
+    """A redis-server of a test's own (no persistence), to restart, kill or pause under a server."""
+
+    port: int
+    directory: Path
+    process: subprocess.Popen | None = None
+
+    @property
+    def url(self) -> str:
+        return f"redis://127.0.0.1:{self.port}/0"
+
+    def start(self) -> None:
+        command = ["redis-server", "--port", str(self.port), "--bind", "127.0.0.1", "--save", "", "--appendonly", "no"]
+        log = (self.directory / f"redis-{self.port}.log").open("ab")
+        self.process = subprocess.Popen(
+            [*command, "--dir", str(self.directory)], stdout=log, stderr=subprocess.STDOUT, start_new_session=True
+        )
+        client = redis.Redis(port=self.port, socket_connect_timeout=1, socket_timeout=1)
+        deadline = time.monotonic() + 10
+        while True:
+            try:
+                client.ping()
+                return
+            except redis.ConnectionError:
+                if self.process.poll() is not None or time.monotonic() > deadline:
+                    raise RuntimeError(f"redis-server did not start on port {self.port}") from None
+                time.sleep(0.02)
+            finally:
+                client.close()
+
+    def kill(self) -> None:
+        """Gone at once, as a crash: the kernel closes its connections."""
+        if self.process is not None and self.process.poll() is None:
+            self.process.send_signal(signal.SIGCONT)  # in case it was paused
+            self.process.kill()
+            self.process.wait()
+
+    def restart(self) -> None:
+        self.kill()
+        self.start()
+
+    def pause(self) -> None:
+        """Hung: connections stay open and nothing answers."""
+        self.process.send_signal(signal.SIGSTOP)
+
+    def resume(self) -> None:
+        self.process.send_signal(signal.SIGCONT)
+
+
+def start_redis_server(directory: Path) -> RedisServer:
+    server = RedisServer(free_port(), directory)
+    server.start()
+    return server

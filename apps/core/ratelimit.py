@@ -45,35 +45,50 @@ HEADER_NAMES = ("X-RateLimit-Limit", "X-RateLimit-Remaining", "X-RateLimit-Reset
 _ASGI_HEADER_NAMES = tuple(name.lower().encode() for name in HEADER_NAMES)
 
 
-# Removes expired hits, then records this one (`cost` entries) if there is room. Uses Redis's clock,
-# so servers whose clocks disagree still share one window. Returns [recorded?, count, frees_ms,
-# now_ms]: frees_ms is the time of the hit whose expiry makes room (the oldest, unless refused).
-# KEYS[1]: sorted set of hit times (ms). ARGV: window_ms, limit, member, record (1/0), cost.
-_SLIDING_WINDOW_LUA = """
-local key = KEYS[1]
-local time = redis.call('TIME')
-local now = tonumber(time[1]) * 1000 + math.floor(tonumber(time[2]) / 1000)
-local window = tonumber(ARGV[1])
-local limit = tonumber(ARGV[2])
-local cost = tonumber(ARGV[5])
-redis.call('ZREMRANGEBYSCORE', key, '-inf', now - window)
-local count = redis.call('ZCARD', key)
-local recorded = 0
-if ARGV[4] == '1' and count + cost <= limit then
-  for i = 1, cost do
-    redis.call('ZADD', key, now, ARGV[3] .. ':' .. i)
+# sliding_window(key, window_ms, limit, member, record[, now_ms[, cost]]): removes expired hits
+# from the sorted set `key` (hit times in ms), then records this one (`cost` entries named after
+# `member`, unique; 1 unless given) if `record` and there is room for all of them. Uses Redis's clock
+# (read here unless the caller has read it), so servers whose clocks disagree still share one
+# window. Returns {recorded?, count, frees_ms, now_ms}: frees_ms is the time of the hit whose expiry
+# makes room (the oldest, unless refused); see state_of(). A Lua function, for scripts that count a
+# request along with their own work (the long-poll's, apps/events/backends/redis.py).
+SLIDING_WINDOW_LUA_FUNCTION = """
+local function sliding_window(key, window, limit, member, record, now, cost)
+  if not now then
+    local time = redis.call('TIME')
+    now = tonumber(time[1]) * 1000 + math.floor(tonumber(time[2]) / 1000)
   end
-  redis.call('PEXPIRE', key, window)
-  count = count + cost
-  recorded = 1
+  cost = cost or 1
+  redis.call('ZREMRANGEBYSCORE', key, '-inf', now - window)
+  local count = redis.call('ZCARD', key)
+  local recorded = 0
+  if record and count + cost <= limit then
+    if cost == 1 then
+      redis.call('ZADD', key, now, member)
+    else
+      for i = 1, cost do
+        redis.call('ZADD', key, now, member .. ':' .. i)
+      end
+    end
+    redis.call('PEXPIRE', key, window)
+    count = count + cost
+    recorded = 1
+  end
+  local frees = 0
+  if recorded == 0 then
+    frees = math.max(count + cost - limit - 1, 0)
+  end
+  local hit = redis.call('ZRANGE', key, frees, frees, 'WITHSCORES')
+  return {recorded, count, hit[2] or tostring(now), tostring(now)}
 end
-local frees = 0
-if recorded == 0 then
-  frees = math.max(count + cost - limit - 1, 0)
-end
-local hit = redis.call('ZRANGE', key, frees, frees, 'WITHSCORES')
-return {recorded, count, hit[2] or tostring(now), tostring(now)}
 """
+
+# KEYS[1]: the sorted set. ARGV: window_ms, limit, member, record (1/0), cost.
+_SLIDING_WINDOW_LUA = (
+    SLIDING_WINDOW_LUA_FUNCTION
+    + "return sliding_window(KEYS[1], tonumber(ARGV[1]), tonumber(ARGV[2]), ARGV[3], ARGV[4] == '1', nil,"
+    + " tonumber(ARGV[5]))"
+)
 
 
 class InProcessBackend:
@@ -120,6 +135,12 @@ class InProcessBackend:
             self._hits.clear()
 
 
+def _hit_of(answer: list) -> tuple[bool, int, float, float]:
+    """sliding_window()'s answer as InProcessBackend.hit() gives it (times in seconds)."""
+    recorded, count, frees_ms, now_ms = answer
+    return bool(recorded), int(count), float(frees_ms) / 1000, float(now_ms) / 1000
+
+
 class RedisBackend:
     def __init__(self) -> None:
         self._script = None
@@ -128,12 +149,12 @@ class RedisBackend:
         client = get_redis()
         if self._script is None:
             self._script = client.register_script(_SLIDING_WINDOW_LUA)
-        recorded, count, frees_ms, now_ms = self._script(
+        answer = self._script(
             keys=[redis_key("ratelimit", key)],
             args=[window * 1000, limit, uuid.uuid4().hex, "1" if record else "0", cost],
             client=client,
         )
-        return bool(recorded), int(count), float(frees_ms) / 1000, float(now_ms) / 1000
+        return _hit_of(answer)
 
     def clear(self, key: str) -> None:
         get_redis().delete(redis_key("ratelimit", key))
@@ -162,9 +183,15 @@ def check(key: str, limit: tuple[int, int], *, record: bool = True, cost: int = 
 
 
 def check_in_process(key: str, limit: tuple[int, int]) -> RateLimitState:
-    """check() counted in this process only (an approximate limit per process, never blocking)."""
+    """check() counted in this process only (exact for a server of one process, never blocking)."""
     count_limit, window = limit
     return _state(count_limit, window, *_in_process.hit(key, count_limit, window, record=True), record=True)
+
+
+def state_of(limit: tuple[int, int], answer: list) -> RateLimitState:
+    """The outcome of a hit recorded by SLIDING_WINDOW_LUA_FUNCTION inside another script."""
+    count_limit, window = limit
+    return _state(count_limit, window, *_hit_of(answer), record=True)
 
 
 def _state(

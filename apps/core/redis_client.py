@@ -30,7 +30,7 @@ def get_async_redis() -> redis.asyncio.Redis:
             settings.REDIS_URL,
             max_connections=settings.EVENTS_REDIS_MAX_CONNECTIONS,
             timeout=settings.EVENTS_REDIS_QUEUE_SECONDS,
-            **settings.REDIS_CONNECTION_KWARGS,
+            **settings.REDIS_ASYNC_CONNECTION_KWARGS,
         )
         client = _async_clients[loop] = redis.asyncio.Redis(connection_pool=pool)
     return client

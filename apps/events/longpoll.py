@@ -8,6 +8,7 @@ credential cache, else from the database), rate limit, Zulip's envelope and erro
 """
 
 import asyncio
+import contextlib
 import json
 import random
 from collections.abc import Mapping
@@ -26,11 +27,18 @@ from apps.core import ratelimit
 from apps.core.api import begin_api_request, serve_async_api
 from apps.core.asgi import executor_pool
 from apps.core.auth import parse_basic_header
-from apps.core.errors import JsonableError, MissingArgumentError, RateLimitedError, exception_response
+from apps.core.errors import (
+    REDIS_UNAVAILABLE,
+    JsonableError,
+    MissingArgumentError,
+    RateLimitedError,
+    ServiceUnavailableError,
+    exception_response,
+)
 from apps.core.params import parse_param_source, parse_params
 from apps.core.responses import json_success
 from apps.events.actions import do_delete_queue, do_register_queue_only, queue_options
-from apps.events.backends import BadEventQueueIdError, EventQueueBackend, check_queue_id, get_backend
+from apps.events.backends import BadEventQueueIdError, EventQueueBackend, PollLimit, check_queue_id, get_backend
 from apps.events.credentials import Identity, credential_cache
 from apps.events.registry import QueueOptions, adapt_events, shows_event
 from apps.events.serializers import DeleteQueueParams, GetEventsParams
@@ -138,6 +146,27 @@ async def _get_events(poll: PollRequest) -> dict[str, Any]:
     if not host_is_allowed(poll.host):
         raise DisallowedHost(f"Invalid HTTP_HOST header: {poll.host!r}")
     identity = await _authenticate(poll)
+    backend = get_backend()
+    # Polls have their own budget per user (not counted already: see _authenticate_from_database),
+    # counted by the backend with the poll's own work, in one place for every server process.
+    limit = None
+    if settings.RATE_LIMITING_ENABLED and poll.rate_limit_state is None:
+        limit = PollLimit(f"events_by_user:{identity.user_id}", settings.RATE_LIMIT_API_BY_USER)
+    try:
+        return await _poll(poll, identity, backend, limit)
+    except Exception as exc:
+        if limit is not None and limit.state is None and not isinstance(exc, (RateLimitedError, *REDIS_UNAVAILABLE)):
+            # Refused before it reached its queue: counted all the same, and past the limit answered
+            # as such. The refusal stands if Redis cannot count it.
+            with contextlib.suppress(*REDIS_UNAVAILABLE):
+                await backend.count_poll(limit)
+        raise
+    finally:
+        if limit is not None:
+            poll.rate_limit_state = limit.state
+
+
+async def _poll(poll: PollRequest, identity: Identity, backend: EventQueueBackend, limit: PollLimit | None) -> dict:
     query = poll.parameters()
     params = parse_param_source(GetEventsParams, query)
     envelope: dict[str, Any] = {"result": "success", "msg": ""}
@@ -152,6 +181,8 @@ async def _get_events(poll: PollRequest) -> dict[str, Any]:
             raise MissingArgumentError("queue_id")
         # Zulip's shortcut: a non-blocking GET /events without a queue registers one.
         options = queue_options(params, lifespan_secs=params.lifespan_secs)
+        if limit is not None:
+            await backend.count_poll(limit)
         async with executor_pool().context():
             queue_id = await sync_to_async(_register_queue)(identity.user_id, options)
         return {**envelope, "events": [], "queue_id": queue_id}
@@ -159,15 +190,14 @@ async def _get_events(poll: PollRequest) -> dict[str, Any]:
         raise MissingArgumentError("last_event_id")
     queue_id, last_event_id, dont_block = params.queue_id, params.last_event_id, params.dont_block
     del params
-    events, options = await long_poll(get_backend(), queue_id, identity.user_id, last_event_id, dont_block=dont_block)
+    events, options = await long_poll(
+        backend, queue_id, identity.user_id, last_event_id, dont_block=dont_block, limit=limit
+    )
     return {**envelope, "events": adapt_events(events, options, queue_id), "queue_id": queue_id}
 
 
 async def _authenticate(poll: PollRequest) -> Identity:
-    """Who polls: from the credential cache, else from the database (then cached); rate-limited.
-
-    Polls are counted in this process, as Zulip's event server does: no Redis round trip.
-    """
+    """Who polls: from the credential cache, else from the database (then cached)."""
     identity = credential_cache.get(poll.host.lower(), poll.authorization)
     if identity is None:
         generation = credential_cache.generation
@@ -177,12 +207,6 @@ async def _authenticate(poll: PollRequest) -> Identity:
             identity = await sync_to_async(_authenticate_from_database)(poll)
         credential_cache.put(poll.host.lower(), poll.authorization, identity, generation)
     poll.api_user_id = identity.user_id
-    if settings.RATE_LIMITING_ENABLED and poll.rate_limit_state is None:
-        poll.rate_limit_state = ratelimit.check_in_process(
-            f"events_by_user:{identity.user_id}", settings.RATE_LIMIT_API_BY_USER
-        )
-        if poll.rate_limit_state.blocked:
-            raise RateLimitedError(poll.rate_limit_state.retry_after)
     return identity
 
 
@@ -226,22 +250,30 @@ def _register_queue(user_id: int, options: QueueOptions) -> str:
 
 
 async def long_poll(
-    backend: EventQueueBackend, queue_id: str, user_id: int, last_event_id: int, *, dont_block: bool
+    backend: EventQueueBackend,
+    queue_id: str,
+    user_id: int,
+    last_event_id: int,
+    *,
+    dont_block: bool,
+    limit: PollLimit | None = None,
 ) -> tuple[list[dict[str, Any]], QueueOptions]:
-    """Acknowledge through `last_event_id` and return the queue's newer events.
+    """Acknowledge through `last_event_id` and return the queue's newer events (the poll counted
+    against `limit` first, if any).
 
     With none and no `dont_block`, wait until events arrive (they come with the notification, so
     the queue is not read again), another poll takes the queue over, this process stops or may have
     missed notifications (all answered with no events: the client polls again, elsewhere if need
-    be), the queue is deleted (BAD_EVENT_QUEUE_ID), or the heartbeat interval passes or events the
-    queue's narrow hides pile up (a heartbeat event, which takes an id like any event).
+    be), the queue is deleted (BAD_EVENT_QUEUE_ID), Redis is down (SERVICE_UNAVAILABLE), or the
+    heartbeat interval passes or events the queue's narrow hides pile up (a heartbeat event, which
+    takes an id like any event).
     """
     check_queue_id(queue_id)
     await backend.start_notifications()
     # Parked before the queue is read, so an event published in between still wakes this poll.
     waiter = backend.waiters.add(queue_id)
     try:
-        start = await backend.begin_poll(queue_id, user_id, last_event_id, waiting=not dont_block)
+        start = await backend.begin_poll(queue_id, user_id, last_event_id, waiting=not dont_block, limit=limit)
         waiter.started(start.poll_number)
         shown = [event for event in start.events if shows_event(event, start.options)]
         hidden = len(start.events) - len(shown)
@@ -253,6 +285,10 @@ async def long_poll(
             reasons, events = waiter.take()
             if "deleted" in reasons:
                 raise BadEventQueueIdError(queue_id)
+            # Answered now, not at the heartbeat (which could not be stored either): the client
+            # polls again later, and its events, deleted only when acknowledged, are still queued.
+            if "unavailable" in reasons:
+                raise ServiceUnavailableError("Redis server")
             # "resync": this process may have missed notifications (events, a takeover, the
             # queue's deletion): the client's next poll reads the queue afresh.
             if reasons & {"takeover", "shutdown", "resync"}:

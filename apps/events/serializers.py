@@ -5,8 +5,27 @@ from typing import Annotated, Any
 from pydantic import BeforeValidator, Field, field_validator
 
 from apps.core.params import Json, ParamError, Params
+from apps.events.models import OutboxEvent
 
 MAX_QUEUE_LIFESPAN_SECS = 7 * 24 * 3600
+
+# What a client may ask of a queue is bounded: a queue keeps its options as long as it lives, in
+# Redis and in each server process that serves its polls, and its narrow is matched against every
+# message event it is sent. Zulip sets no bounds here (only the size of the request body limits
+# these lists), so each is set well above what any client needs:
+# - narrow terms: one term per operator is all a positive narrow can use; negated terms (leaving
+#   out channels or senders) are what make a narrow long;
+MAX_NARROW_TERMS = 100
+# - an operand names a channel or a topic (at most 60 characters), a sender (an email address, at
+#   most 254) or an `is:` state; an operator is a short word;
+MAX_NARROW_PART_LENGTH = 254
+# - Zulip has about 60 event types, and names them in fewer characters than an event's own column;
+MAX_EVENT_TYPES = 100
+MAX_EVENT_TYPE_LENGTH = OutboxEvent._meta.get_field("event_type").max_length
+# - Zulip defines about 15 client capabilities, with names of a few words.
+MAX_CLIENT_CAPABILITIES = 50
+MAX_CLIENT_CAPABILITY_LENGTH = 64
+
 NarrowTerm = tuple[str, str, bool]
 
 
@@ -14,19 +33,38 @@ def _parse_narrow(value: Any) -> list[NarrowTerm]:
     """Zulip's narrows: `[operator, operand]` pairs or `{"operator", "operand", "negated"}` objects."""
     if not isinstance(value, list):
         raise ParamError("narrow is not a list")
+    if len(value) > MAX_NARROW_TERMS:
+        raise ParamError(f"narrow has too many items (limit: {MAX_NARROW_TERMS})")
     terms: list[NarrowTerm] = []
     for index, term in enumerate(value):
         if isinstance(term, list) and len(term) == 2 and all(isinstance(part, str) for part in term):
-            terms.append((term[0], term[1], False))
+            operator, operand, negated = term[0], term[1], False
+            names = ("0", "1")
         elif isinstance(term, dict) and isinstance(term.get("operator"), str) and "operand" in term:
             negated = term.get("negated", False)
             if set(term) - {"operator", "operand", "negated"} or not isinstance(negated, bool):
                 raise ParamError(f"narrow[{index}] is not a valid narrow term")
-            operand = term["operand"]
-            terms.append((term["operator"], operand if isinstance(operand, str) else str(operand), negated))
+            operator, operand = term["operator"], term["operand"]
+            operand = operand if isinstance(operand, str) else str(operand)
+            names = ('"operator"', '"operand"')
         else:
             raise ParamError(f"narrow[{index}] is not a valid narrow term")
+        for name, part in zip(names, (operator, operand), strict=True):
+            if len(part) > MAX_NARROW_PART_LENGTH:
+                raise ParamError(f"narrow[{index}][{name}] is too long (limit: {MAX_NARROW_PART_LENGTH} characters)")
+        terms.append((operator, operand, negated))
     return terms
+
+
+def _check_client_capabilities(value: Any) -> Any:
+    """At most MAX_CLIENT_CAPABILITIES names of at most MAX_CLIENT_CAPABILITY_LENGTH characters (the
+    message does not repeat a name that is too long)."""
+    if isinstance(value, dict):
+        if len(value) > MAX_CLIENT_CAPABILITIES:
+            raise ParamError(f"client_capabilities has too many items (limit: {MAX_CLIENT_CAPABILITIES})")
+        if any(isinstance(name, str) and len(name) > MAX_CLIENT_CAPABILITY_LENGTH for name in value):
+            raise ParamError(f"client_capabilities has a name longer than {MAX_CLIENT_CAPABILITY_LENGTH} characters")
+    return value
 
 
 def _true_false_or_partial(value: Any) -> str:
@@ -36,22 +74,27 @@ def _true_false_or_partial(value: Any) -> str:
     raise ParamError("Invalid include_subscribers")
 
 
+EventTypes = Annotated[list[Annotated[str, Field(max_length=MAX_EVENT_TYPE_LENGTH)]], Field(max_length=MAX_EVENT_TYPES)]
+
+
 class QueueParams(Params):
     """What a client asks of a new queue (POST /register, or GET /events without queue_id)."""
 
-    event_types: Json[list[str] | None] = None
+    event_types: Json[EventTypes | None] = None
     narrow: Json[Annotated[list[NarrowTerm], BeforeValidator(_parse_narrow)]] = Field(default_factory=list)
     all_public_streams: Json[bool] = False
     apply_markdown: Json[bool] = False
     client_gravatar: Json[bool] = True
     slim_presence: Json[bool] = False
     include_subscribers: Annotated[str, BeforeValidator(_true_false_or_partial)] = "false"
-    client_capabilities: Json[dict[str, bool]] = Field(default_factory=dict)
+    client_capabilities: Json[Annotated[dict[str, bool], BeforeValidator(_check_client_capabilities)]] = Field(
+        default_factory=dict
+    )
     queue_lifespan_secs: Json[Annotated[int, Field(ge=0, le=MAX_QUEUE_LIFESPAN_SECS)]] = 0
 
 
 class RegisterParams(QueueParams):
-    fetch_event_types: Json[list[str] | None] = None
+    fetch_event_types: Json[EventTypes | None] = None
 
 
 class GetEventsParams(QueueParams):

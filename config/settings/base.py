@@ -6,6 +6,11 @@ var/, in-process rate limits and caches, no Redis.
 
 from pathlib import Path
 
+from redis.asyncio.retry import Retry as AsyncRetry
+from redis.backoff import NoBackoff
+from redis.exceptions import ConnectionError as RedisConnectionError
+from redis.retry import Retry
+
 from config import env as cfg
 
 BASE_DIR = Path(__file__).resolve().parent.parent.parent
@@ -86,11 +91,20 @@ DATABASES = {"default": cfg.database(VAR_DIR, DEPENDENCY_CONNECT_TIMEOUT)}
 DEFAULT_AUTO_FIELD = "django.db.models.BigAutoField"
 
 REDIS_URL = cfg.redis_url()
+# A pooled connection that Redis closed (it restarted, or dropped idle clients) fails the next
+# command sent on it: that command is sent once more, at once, on a new connection, instead of
+# failing its request. Only for a closed connection: a command that timed out may have run, and a
+# Redis that is down or hung answers 503 within the timeouts above, not after twice as long.
+# Connections idle for `health_check_interval` seconds are pinged before use (and replaced if dead).
+_REDIS_RETRY = (NoBackoff(), 1, (RedisConnectionError,))
 REDIS_CONNECTION_KWARGS = {
     "socket_connect_timeout": DEPENDENCY_CONNECT_TIMEOUT,
     "socket_timeout": REDIS_SOCKET_TIMEOUT,
     "health_check_interval": 30,
+    "retry": Retry(*_REDIS_RETRY),
 }
+# The same for redis.asyncio's connections (event queues), whose retries run on the event loop.
+REDIS_ASYNC_CONNECTION_KWARGS = {**REDIS_CONNECTION_KWARGS, "retry": AsyncRetry(*_REDIS_RETRY)}
 REDIS_KEY_PREFIX = env.str("REDIS_KEY_PREFIX", default="parley")
 if REDIS_URL:
     CACHES = {

@@ -1,8 +1,10 @@
+import shutil
+
 import pytest
 
 from apps.users.models import Role
 from tests.factories import RealmFactory, UserFactory
-from tests.server import start_server
+from tests.server import start_redis_server, start_server
 
 
 @pytest.fixture
@@ -33,3 +35,13 @@ def people(transactional_db):
     owner = UserFactory(realm=realm, role=Role.OWNER, delivery_email="owner@e2e.example", full_name="Olive Owner")
     member = UserFactory(realm=realm, delivery_email="member@e2e.example", full_name="Mick Member")
     return realm, owner, member
+
+
+@pytest.fixture
+def own_redis(tmp_path):
+    """A redis-server of this test's own, to restart, kill or pause (skipped without redis-server)."""
+    if shutil.which("redis-server") is None:
+        pytest.skip("needs redis-server")
+    server = start_redis_server(tmp_path)
+    yield server
+    server.kill()

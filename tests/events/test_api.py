@@ -11,6 +11,7 @@ from django.db import connection, transaction
 from apps.core.redis_client import get_redis
 from apps.core.version import PARLEY_VERSION
 from apps.events.actions import do_register_queue, do_sweep_event_queues, queue_options
+from apps.events.backends import get_backend
 from apps.events.models import OutboxEvent
 from apps.events.publish import publish_in_order, write_outbox_event
 from apps.events.serializers import RegisterParams
@@ -105,6 +106,60 @@ def test_register_refuses_bad_parameters(event_backend, member, params, var_name
     body = assert_error(ApiClient(member).post("/register", params), 400, "REQUEST_VARIABLE_INVALID", msg)
     assert body["var_name"] == var_name
     assert event_backend.queue_ids_of_user(member.id) == []
+
+
+# What a queue keeps is bounded (a narrow of 60,000 terms once held 12 MB in each server process).
+OVERSIZED = [
+    ({"narrow": [["stream", "x"]] * 101}, "narrow", "narrow has too many items (limit: 100)"),
+    ({"narrow": [["topic", "x" * 255]]}, "narrow", "narrow[0][1] is too long (limit: 254 characters)"),
+    (
+        {"narrow": [["stream", "x"], {"operator": "sender", "operand": "x" * 255}]},
+        "narrow",
+        'narrow[1]["operand"] is too long (limit: 254 characters)',
+    ),
+    ({"narrow": [{"operator": "x" * 255, "operand": "x"}]}, "narrow", 'narrow[0]["operator"] is too long'),
+    ({"event_types": ["message"] * 101}, "event_types", "event_types has too many items (limit: 100)"),
+    ({"event_types": ["message", "x" * 65]}, "event_types", "event_types[1] is too long (limit: 64 characters)"),
+    ({"fetch_event_types": ["x"] * 101}, "fetch_event_types", "fetch_event_types has too many items (limit: 100)"),
+    ({"fetch_event_types": ["x" * 65]}, "fetch_event_types", "fetch_event_types[0] is too long (limit: 64 characters)"),
+    (
+        {"client_capabilities": {f"capability_{i}": True for i in range(51)}},
+        "client_capabilities",
+        "client_capabilities has too many items (limit: 50)",
+    ),
+    (
+        {"client_capabilities": {"x" * 65: True}},
+        "client_capabilities",
+        "client_capabilities has a name longer than 64 characters",
+    ),
+]
+
+
+@pytest.mark.parametrize(("params", "var_name", "msg"), OVERSIZED)
+def test_register_refuses_oversized_options(event_backend, member, params, var_name, msg):
+    body = assert_error(ApiClient(member).post("/register", params), 400, "REQUEST_VARIABLE_INVALID")
+    assert (body["var_name"], body["msg"][: len(msg)]) == (var_name, msg)
+    assert event_backend.queue_ids_of_user(member.id) == []
+
+
+@pytest.mark.parametrize(("params", "var_name", "msg"), [case for case in OVERSIZED if case[1] != "fetch_event_types"])
+def test_get_events_without_a_queue_refuses_oversized_options(event_backend, member, params, var_name, msg):
+    response = ApiClient(member).get("/events", {"dont_block": True, **params})
+    body = assert_error(response, 400, "REQUEST_VARIABLE_INVALID")
+    assert (body["var_name"], body["msg"][: len(msg)]) == (var_name, msg)
+    assert event_backend.queue_ids_of_user(member.id) == []
+
+
+def test_register_accepts_options_up_to_the_bounds(event_backend, member):
+    narrow = [["sender", "x" * 254]] + [{"operator": "stream", "operand": f"c{i}", "negated": True} for i in range(99)]
+    queue = register(
+        ApiClient(member),
+        narrow=narrow,
+        event_types=[f"type_{i}" for i in range(99)] + ["x" * 64],
+        fetch_event_types=["realm"] * 100,
+        client_capabilities={f"capability_{i:02}" + "x" * 50: True for i in range(50)},
+    )["queue_id"]
+    assert len(event_backend.get_events(queue, member.id, -1).options.narrow) == 100
 
 
 def test_register_accepts_zulip_encodings(event_backend, member):
@@ -213,7 +268,8 @@ def test_blocking_poll_over_http_ends_with_a_heartbeat(queue_of, member, setting
 
 
 def test_polls_are_rate_limited(queue_of, member, settings):
-    """Polls have their own budget in each server process, as in Zulip's event server."""
+    """Polls have their own budget per user (shared by every server process with Redis: see
+    tests/e2e/test_redis_outage.py)."""
     queue = queue_of(member)
     settings.RATE_LIMIT_API_BY_USER = (2, 60)
     params = {"queue_id": queue, "last_event_id": -1, "dont_block": True}
@@ -222,6 +278,20 @@ def test_polls_are_rate_limited(queue_of, member, settings):
     response = ApiClient(member).get("/events", params)
     assert_error(response, 429, "RATE_LIMIT_HIT")
     assert int(response["Retry-After"]) > 0
+
+
+def test_refused_polls_count_against_the_limit_too(queue_of, member, settings):
+    queue = queue_of(member)
+    settings.RATE_LIMIT_API_BY_USER = (3, 60)
+    api = ApiClient(member)
+    assert_error(api.get("/events", {"queue_id": queue}), 400, "REQUEST_VARIABLE_MISSING")
+    response = api.get("/events", {"queue_id": "x", "last_event_id": -1, "dont_block": True})
+    assert_error(response, 400, "BAD_EVENT_QUEUE_ID")
+    assert response["X-RateLimit-Remaining"] == "1"
+    assert_success(api.get("/events", {"dont_block": True}))  # registers a queue
+    assert_error(api.get("/events", {"dont_block": True}), 429, "RATE_LIMIT_HIT")
+    assert_error(api.get("/events", {"queue_id": queue}), 429, "RATE_LIMIT_HIT")
+    assert len(get_backend().queue_ids_of_user(member.id)) == 2
 
 
 # --- the events of each user action ------------------------------------------------------------

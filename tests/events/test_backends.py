@@ -1,6 +1,7 @@
 """The queue backends (memory and Redis) behave alike: numbering, acknowledgement, waking, caps, expiry."""
 
 import asyncio
+import gc
 import json
 import time
 
@@ -215,6 +216,56 @@ def test_options_travel_with_the_queue(event_backend):
     )
     queue = event_backend.create_queue(ALICE, 1, options)
     assert event_backend.get_events(queue, ALICE, -1).options == options
+
+
+def live_options(marker: str) -> int:
+    """How many parsed queue options this process holds whose narrow names `marker`."""
+    gc.collect()
+    return sum(
+        1
+        for obj in gc.get_objects()
+        if isinstance(obj, QueueOptions) and any(operand.startswith(marker) for _, operand, _ in obj.narrow)
+    )
+
+
+def test_deleting_queues_releases_their_options(event_backend):
+    """A queue's options are held while it lives, not after: neither after it is deleted nor after
+    it expires (each here has its own narrow, as an attacker's would)."""
+    marker = f"released-{time.monotonic_ns()}-"
+    queues = [
+        # The second half lives no time after its last poll: the sweep deletes them.
+        event_backend.create_queue(
+            ALICE, REALM, QueueOptions(narrow=(("stream", f"{marker}{i}", False),), lifespan_secs=600 * (i < 10))
+        )
+        for i in range(20)
+    ]
+    for queue in queues:
+        assert event_backend.get_events(queue, ALICE, -1).options.narrow[0][1].startswith(marker)
+    assert live_options(marker) > 0
+    for queue in queues[:10]:
+        event_backend.delete_queue(queue, ALICE)
+    assert sorted(q for q, _ in event_backend.sweep(time.time())) == sorted(queues[10:])
+    assert live_options(marker) == 0
+
+
+def test_options_cache_is_per_queue_shared_and_bounded_by_size():
+    from apps.events.backends.redis import QueueOptionsCache
+
+    def raw(options: QueueOptions) -> bytes:
+        return json.dumps(options.to_json()).encode()
+
+    cache = QueueOptionsCache(max_bytes=20 * QueueOptionsCache.PER_QUEUE_BYTES)
+    alike = QueueOptions(event_types=frozenset({"message"}))
+    assert cache.get("q1", raw(alike)) is cache.get("q2", raw(alike)) == alike  # queues alike share
+    assert cache.size == len(raw(alike)) + 2 * QueueOptionsCache.PER_QUEUE_BYTES
+    cache.forget(["q1", "q2"])
+    assert (len(cache), cache.size) == (0, 0)
+    big = [QueueOptions(narrow=tuple(("stream", f"{i}-{n}" * 40, True) for n in range(5))) for i in range(50)]
+    for i, options in enumerate(big):
+        assert cache.get(f"big{i}", raw(options)) == options
+        assert cache.size <= cache.max_bytes
+    assert 0 < len(cache) < 50
+    assert cache.get("big49", b"not read again: a queue's options never change") == big[49]  # the newest stay
 
 
 # --- waiting ------------------------------------------------------------------------------------

@@ -27,7 +27,8 @@ from typing import Any, Protocol
 
 from django.conf import settings
 
-from apps.core.errors import ErrorCode, JsonableError
+from apps.core.errors import ErrorCode, JsonableError, RateLimitedError
+from apps.core.ratelimit import RateLimitState
 from apps.events.registry import QueueOptions
 
 
@@ -143,8 +144,8 @@ class Waiters:
 
     Reasons: "events" (with the event), "deleted", "takeover" by another poll, "resync"
     (notifications may have been missed, or the queue holds an event the notification could not
-    carry: the poll ends, and the next one reads the queue) and "shutdown" (this process is
-    stopping).
+    carry: the poll ends, and the next one reads the queue), "unavailable" (notifications cannot
+    come: Redis is down) and "shutdown" (this process is stopping).
     """
 
     def __init__(self) -> None:
@@ -240,6 +241,25 @@ class PollStart:
     poll_number: int
 
 
+@dataclass
+class PollLimit:
+    """The rate limit a poll counts against: `key` may poll `limit` (count, window in seconds) times.
+
+    The backend counts the poll with the poll's own work (no round trip of its own) and every
+    server process counts in one place; the outcome is left in `state`, for the response headers.
+    """
+
+    key: str
+    limit: tuple[int, int]
+    state: RateLimitState | None = None
+
+    def counted(self, state: RateLimitState) -> None:
+        """Raises RateLimitedError when the poll is past the limit (and so was not counted)."""
+        self.state = state
+        if state.blocked:
+            raise RateLimitedError(state.retry_after)
+
+
 class EventQueueBackend(Protocol):
     waiters: Waiters
 
@@ -280,7 +300,16 @@ class EventQueueBackend(Protocol):
 
     def get_events(self, queue_id: str, user_id: int, last_event_id: int) -> PollStart: ...
 
-    async def begin_poll(self, queue_id: str, user_id: int, last_event_id: int, *, waiting: bool) -> PollStart: ...
+    async def begin_poll(
+        self, queue_id: str, user_id: int, last_event_id: int, *, waiting: bool, limit: PollLimit | None = None
+    ) -> PollStart:
+        """Acknowledge through `last_event_id` and return what is queued after it; first count the
+        poll against `limit`, if any (past it, RateLimitedError and nothing done)."""
+        ...
+
+    async def count_poll(self, limit: PollLimit) -> None:
+        """Count against `limit` a poll that does not reach begin_poll (RateLimitedError past it)."""
+        ...
 
     async def add_heartbeat(self, queue_id: str, user_id: int, last_event_id: int) -> list[dict[str, Any]]: ...
 

@@ -9,8 +9,10 @@ from typing import Any
 
 from django.conf import settings
 
+from apps.core import ratelimit
 from apps.events.backends import (
     BadEventQueueIdError,
+    PollLimit,
     PollStart,
     PredecessorMissing,
     Waiters,
@@ -160,8 +162,16 @@ class MemoryBackend:
 
     # --- polling (async interface; the work is quick and in memory) -----------------------------
 
-    async def begin_poll(self, queue_id: str, user_id: int, last_event_id: int, *, waiting: bool) -> PollStart:
+    async def begin_poll(
+        self, queue_id: str, user_id: int, last_event_id: int, *, waiting: bool, limit: PollLimit | None = None
+    ) -> PollStart:
+        if limit is not None:
+            await self.count_poll(limit)
         return self._begin(queue_id, user_id, last_event_id, waiting=waiting)
+
+    async def count_poll(self, limit: PollLimit) -> None:
+        """Counted in this process: the only one serving these queues."""
+        limit.counted(ratelimit.check_in_process(limit.key, limit.limit))
 
     async def add_heartbeat(self, queue_id: str, user_id: int, last_event_id: int) -> list[dict[str, Any]]:
         with self._lock:

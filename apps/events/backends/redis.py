@@ -18,6 +18,8 @@ Every operation is one Lua script, so it is atomic and costs one round trip. Key
                         (read the queue), "t q 7" poll number 7 began on q (earlier ones end; sent
                         when the poll before it began in another process),
                         "a u:5 r:2" credentials of user 5 / organization 2 changed
+    P:ratelimit:events_by_user:<user>   the user's polls in the rate limit's window, counted by the
+                        poll's own script (apps/core/ratelimit.py's sliding window)
 
 Each process holds one subscription to the channel and hands each event to its own parked polls;
 a waiting poll needs no Redis connection of its own, and a woken one need not read its queue.
@@ -29,21 +31,27 @@ that runs in every server process.
 import asyncio
 import contextlib
 import hashlib
+import itertools
 import json
 import logging
 import os
+import threading
 import uuid
-from functools import lru_cache
+from collections import OrderedDict
 from typing import Any
 
 import redis
 import redis.asyncio
 from django.conf import settings
+from redis.asyncio.retry import Retry as AsyncRetry
+from redis.backoff import NoBackoff
 
 from apps.core.errors import JsonableError
+from apps.core.ratelimit import SLIDING_WINDOW_LUA_FUNCTION, state_of
 from apps.core.redis_client import get_async_redis, get_redis, redis_key
 from apps.events.backends import (
     BadEventQueueIdError,
+    PollLimit,
     PollStart,
     PredecessorMissing,
     Waiters,
@@ -55,12 +63,16 @@ from apps.events.registry import QueueOptions
 
 logger = logging.getLogger(__name__)
 
+# A notification subscription silent this long is checked with a PING (see _receive).
+NOTIFICATIONS_PING_SECONDS = 5.0
 # Keys outlive the queue by this much, only as a safety net for a stopped sweeper.
 BACKSTOP_SECONDS = 3600
 # The longest a queue may live (queue_lifespan_secs), and so a user's index of queues.
 MAX_QUEUE_SECONDS = 7 * 24 * 3600
 
-_PRELUDE = """
+_PRELUDE = (
+    SLIDING_WINDOW_LUA_FUNCTION
+    + """
 local p = ARGV[1]
 local notify = p .. ':eq:notify'
 local expiry = p .. ':eq:expiry'
@@ -86,6 +98,7 @@ local function keep(qid, seconds)
   end
 end
 """
+)
 
 # ARGV: prefix, queue, user, realm, types, options, lifespan, max_per_user, backstop, longest queue life,
 # state seq (-2: an initial state is being read, exclude will say which events it holds; 0: none)
@@ -196,24 +209,32 @@ return {'OK', #woken + #reread}
 """
 
 # ARGV: prefix, queue, user, last event id, lease seconds (the poll's longest wait), backstop, longest queue life,
-# the polling process
+# the polling process, then the rate limit the poll counts against: its key ('' for none), window (ms), count,
+# and a name for this hit. Every answer carries the rate limit's sliding_window() answer ({} for none).
 _BEGIN_POLL = """
 local qid, last, lease = ARGV[2], tonumber(ARGV[4]), tonumber(ARGV[5])
+local t = now()
+local counted = {}
+if ARGV[9] ~= '' then
+  local key = p .. ':ratelimit:' .. ARGV[9]
+  counted = sliding_window(key, tonumber(ARGV[10]), tonumber(ARGV[11]), ARGV[12], true, math.floor(t * 1000))
+  if counted[1] == 0 then return {'LIMITED', counted} end
+end
 local k = qkey(qid)
 local q = redis.call('HMGET', k, 'user', 'pruned', 'lifespan', 'options', 'process')
-if not q[1] or q[1] ~= ARGV[3] then return {'BAD'} end
+if not q[1] or q[1] ~= ARGV[3] then return {'BAD', counted} end
 local pruned = tonumber(q[2])
-if last < pruned then return {'PRUNED'} end
+if last < pruned then return {'PRUNED', counted} end
 local top = redis.call('ZREVRANGEBYSCORE', k .. ':ev', last, '-inf', 'WITHSCORES', 'LIMIT', 0, 1)
 local newest = pruned
 if #top > 0 then newest = tonumber(top[2]) end
-if last ~= newest then return {'NOTIN'} end
+if last ~= newest then return {'NOTIN', counted} end
 if #top > 0 then
   redis.call('ZREMRANGEBYSCORE', k .. ':ev', '-inf', last)
   redis.call('HSET', k, 'pruned', last)
 end
 local lifespan = tonumber(q[3])
-redis.call('ZADD', expiry, now() + lifespan + lease, qid)
+redis.call('ZADD', expiry, t + lifespan + lease, qid)
 keep(qid, lifespan + lease + tonumber(ARGV[6]))
 redis.call('EXPIRE', p .. ':uq:' .. ARGV[3], tonumber(ARGV[7]) + tonumber(ARGV[6]))
 local number = redis.call('HINCRBY', k, 'poll', 1)
@@ -222,7 +243,12 @@ if q[5] ~= ARGV[8] then
   redis.call('HSET', k, 'process', ARGV[8])
   redis.call('PUBLISH', notify, 't ' .. qid .. ' ' .. number)
 end
-return {'OK', q[4], redis.call('ZRANGEBYSCORE', k .. ':ev', '(' .. last, '+inf'), number}
+return {'OK', counted, q[4], redis.call('ZRANGEBYSCORE', k .. ':ev', '(' .. last, '+inf'), number}
+"""
+
+# ARGV: prefix, then the rate limit's key, window (ms), count and a name for this hit
+_COUNT_POLL = """
+return sliding_window(p .. ':ratelimit:' .. ARGV[2], tonumber(ARGV[3]), tonumber(ARGV[4]), ARGV[5], true)
 """
 
 # ARGV: prefix, queue, user, last event id
@@ -283,6 +309,7 @@ _SCRIPTS = {
     "create": _CREATE,
     "publish": _PUBLISH,
     "begin_poll": _BEGIN_POLL,
+    "count_poll": _COUNT_POLL,
     "heartbeat": _HEARTBEAT,
     "delete": _DELETE,
     "exclude": _EXCLUDE,
@@ -300,10 +327,73 @@ def _poll_error(status: str, last_event_id: int) -> JsonableError:
     return JsonableError(f"Event {last_event_id} was not in this queue")
 
 
-@lru_cache(maxsize=4096)
-def _queue_options(raw: bytes) -> QueueOptions:
-    """A queue's options as stored: read at every poll, and the same for most queues."""
-    return QueueOptions.from_json(json.loads(raw))
+class _SharedOptions:
+    __slots__ = ("options", "queues", "raw")
+
+    def __init__(self, raw: bytes, options: QueueOptions) -> None:
+        self.raw, self.options, self.queues = raw, options, 0
+
+
+class QueueOptionsCache:
+    """The parsed options of the queues this process polls, so that a poll need not parse them.
+
+    Kept per queue (a queue's options never change) and dropped when the queue is deleted; queues
+    registered alike share one parsed copy. Bounded by size: the JSON of each distinct options is
+    counted once, each queue's entry PER_QUEUE_BYTES; past `max_bytes` the queues polled least
+    recently leave first (their next poll parses their options again).
+    """
+
+    MAX_BYTES = 16 * 2**20
+    PER_QUEUE_BYTES = 200
+
+    def __init__(self, max_bytes: int = MAX_BYTES) -> None:
+        self.max_bytes = max_bytes
+        self.size = 0
+        self._by_queue: OrderedDict[str, _SharedOptions] = OrderedDict()
+        self._by_raw: dict[bytes, _SharedOptions] = {}
+        self._lock = threading.Lock()
+
+    def get(self, queue_id: str, raw: bytes) -> QueueOptions:
+        """The options of `queue_id`, whose stored form is `raw`."""
+        with self._lock:
+            shared = self._by_queue.get(queue_id)
+            if shared is not None:
+                self._by_queue.move_to_end(queue_id)
+                return shared.options
+            shared = self._by_raw.get(raw)
+            if shared is None:
+                shared = self._by_raw[raw] = _SharedOptions(raw, QueueOptions.from_json(json.loads(raw)))
+                self.size += len(raw)
+            shared.queues += 1
+            self._by_queue[queue_id] = shared
+            self.size += self.PER_QUEUE_BYTES
+            while self.size > self.max_bytes and self._by_queue:
+                self._release(self._by_queue.popitem(last=False)[1])
+            return shared.options
+
+    def forget(self, queue_ids: list[str]) -> None:
+        """These queues are deleted."""
+        with self._lock:
+            for queue_id in queue_ids:
+                shared = self._by_queue.pop(queue_id, None)
+                if shared is not None:
+                    self._release(shared)
+
+    def clear(self) -> None:
+        with self._lock:
+            self._by_queue.clear()
+            self._by_raw.clear()
+            self.size = 0
+
+    def __len__(self) -> int:
+        return len(self._by_queue)
+
+    def _release(self, shared: _SharedOptions) -> None:
+        self.size -= self.PER_QUEUE_BYTES
+        shared.queues -= 1
+        if not shared.queues:
+            del self._by_raw[shared.raw]
+            self.size -= len(shared.raw)
 
 
 def _decode_events(raw: list[bytes]) -> list[dict[str, Any]]:
@@ -370,8 +460,10 @@ class RedisBackend:
         self.waiters = Waiters()
         # Names this process in the queues it polls (see _BEGIN_POLL); a forked child is another.
         self._process = uuid.uuid4().hex
+        self._hits = itertools.count()  # names this process's hits of rate limits (with _process)
         os.register_at_fork(after_in_child=self._new_process_name)
         self._sync_scripts: dict[str, Any] = {}
+        self.options = QueueOptionsCache()
         self._batchers: dict[asyncio.AbstractEventLoop, _ScriptBatcher] = {}
         self._listener: asyncio.Task | None = None
         self._subscribed: asyncio.Future | None = None
@@ -399,7 +491,7 @@ class RedisBackend:
 
     def create_queue(self, user_id: int, realm_id: int, options: QueueOptions, *, awaiting_state: bool = False) -> str:
         queue_id = uuid.uuid4().hex
-        self._run(
+        evicted = self._run(
             "create",
             queue_id,
             user_id,
@@ -412,6 +504,7 @@ class RedisBackend:
             MAX_QUEUE_SECONDS,
             -2 if awaiting_state else 0,
         )
+        self.options.forget([q.decode() for q in evicted])
         return queue_id
 
     def publish(
@@ -446,6 +539,7 @@ class RedisBackend:
         check_queue_id(queue_id)
         if not self._run("delete", queue_id, user_id):
             raise BadEventQueueIdError(queue_id)
+        self.options.forget([queue_id])
 
     def forget_credentials(self, user_ids: list[int], realm_ids: list[int]) -> None:
         """Drop cached credentials in every process (this one too, even if it does not listen)."""
@@ -461,6 +555,7 @@ class RedisBackend:
             flat = self._run("sweep", 1000)
             pairs = [(flat[i].decode(), int(flat[i + 1] or 0)) for i in range(0, len(flat), 2)]
             removed.extend(pairs)
+            self.options.forget([queue_id for queue_id, _ in pairs])
             if len(pairs) < 1000:
                 return removed
 
@@ -478,20 +573,34 @@ class RedisBackend:
 
     def get_events(self, queue_id: str, user_id: int, last_event_id: int) -> PollStart:
         check_queue_id(queue_id)
-        result = self._run(
-            "begin_poll", queue_id, user_id, last_event_id, 0, BACKSTOP_SECONDS, MAX_QUEUE_SECONDS, self._process
-        )
-        return self._takeover(self._poll_start(result, queue_id, last_event_id), queue_id)
+        result = self._run("begin_poll", *self._begin_poll_args(queue_id, user_id, last_event_id, 0, None))
+        return self._takeover(self._poll_start(result, queue_id, last_event_id, None), queue_id)
 
     # --- polling ------------------------------------------------------------------------------------
 
-    async def begin_poll(self, queue_id: str, user_id: int, last_event_id: int, *, waiting: bool) -> PollStart:
+    async def begin_poll(
+        self, queue_id: str, user_id: int, last_event_id: int, *, waiting: bool, limit: PollLimit | None = None
+    ) -> PollStart:
         check_queue_id(queue_id)
         lease = settings.EVENTS_HEARTBEAT_SECONDS[1] + 5 if waiting else 0
-        result = await self._arun(
-            "begin_poll", queue_id, user_id, last_event_id, lease, BACKSTOP_SECONDS, MAX_QUEUE_SECONDS, self._process
-        )
-        return self._takeover(self._poll_start(result, queue_id, last_event_id), queue_id)
+        result = await self._arun("begin_poll", *self._begin_poll_args(queue_id, user_id, last_event_id, lease, limit))
+        return self._takeover(self._poll_start(result, queue_id, last_event_id, limit), queue_id)
+
+    async def count_poll(self, limit: PollLimit) -> None:
+        limit.counted(state_of(limit.limit, await self._arun("count_poll", *self._limit_args(limit))))
+
+    def _begin_poll_args(
+        self, queue_id: str, user_id: int, last_event_id: int, lease: float, limit: PollLimit | None
+    ) -> tuple:
+        common = (queue_id, user_id, last_event_id, lease, BACKSTOP_SECONDS, MAX_QUEUE_SECONDS, self._process)
+        return (*common, *self._limit_args(limit))
+
+    def _limit_args(self, limit: PollLimit | None) -> tuple:
+        """The rate limit's arguments of the scripts: in Redis, every process counts in one place."""
+        if limit is None:
+            return ("", 0, 0, "")
+        count, window = limit.limit
+        return (limit.key, window * 1000, count, f"{self._process}:{next(self._hits)}")
 
     def _takeover(self, start: PollStart, queue_id: str) -> PollStart:
         """End this process's earlier polls of the queue (other processes hear of it from Redis)."""
@@ -502,14 +611,15 @@ class RedisBackend:
         check_queue_id(queue_id)
         return self._events(await self._arun("heartbeat", queue_id, user_id, last_event_id), queue_id)
 
-    @staticmethod
-    def _poll_start(result: list, queue_id: str, last_event_id: int) -> PollStart:
+    def _poll_start(self, result: list, queue_id: str, last_event_id: int, limit: PollLimit | None) -> PollStart:
+        if limit is not None:
+            limit.counted(state_of(limit.limit, result[1]))
         status = result[0].decode()
         if status == "BAD":
             raise BadEventQueueIdError(queue_id)
         if status != "OK":
             raise _poll_error(status, last_event_id)
-        return PollStart(_decode_events(result[2]), _queue_options(result[1]), int(result[3]))
+        return PollStart(_decode_events(result[3]), self.options.get(queue_id, result[2]), int(result[4]))
 
     @staticmethod
     def _events(result: list, queue_id: str) -> list[dict[str, Any]]:
@@ -531,11 +641,27 @@ class RedisBackend:
         await asyncio.shield(self._subscribed)
 
     async def _listen(self, subscribed: asyncio.Future) -> None:
+        """Hold the process's subscription, and take it again whenever it breaks.
+
+        A broken subscription is taken again at once (a connection Redis closed, or a Redis already
+        back). If that fails, Redis is down: the polls waiting here are answered (503) rather than
+        left waiting for notifications that cannot come, and so is any that parks until the
+        subscription is back, which is tried every second at most. Once subscribed again, every
+        waiting poll ends ("resync": notifications published meanwhile were missed) and nothing
+        cached that a missed notification may have made stale is kept.
+        """
         channel = redis_key("eq", "notify")
-        delay = 0.1
+        failures = 0  # attempts to subscribe that failed since the subscription last worked
         while True:
-            # Named, so that CLIENT LIST tells a server's notification listeners apart.
-            options = {**settings.REDIS_CONNECTION_KWARGS, "client_name": f"{settings.REDIS_KEY_PREFIX}:notifications"}
+            # Named, so that CLIENT LIST tells a server's notification listeners apart. redis-py
+            # must not reconnect by itself: it would subscribe again without telling, and the
+            # notifications missed meanwhile would go unnoticed.
+            options = {
+                **settings.REDIS_ASYNC_CONNECTION_KWARGS,
+                "retry": AsyncRetry(NoBackoff(), 0),
+                "health_check_interval": 0,
+                "client_name": f"{settings.REDIS_KEY_PREFIX}:notifications",
+            }
             client = redis.asyncio.Redis.from_url(settings.REDIS_URL, **options)
             pubsub = client.pubsub(ignore_subscribe_messages=True)
             try:
@@ -543,25 +669,50 @@ class RedisBackend:
                 if not subscribed.done():
                     subscribed.set_result(None)
                 else:
-                    # Reconnected: anything published meanwhile was missed, so every poll re-reads
-                    # its queue, and credentials someone may have revoked meanwhile are dropped.
+                    logger.warning("event notifications subscribed again; waiting polls re-read their queues")
                     credential_cache.clear()
+                    self.options.clear()
                     self.waiters.notify_all("resync")
-                delay = 0.1
-                while True:
-                    message = await pubsub.get_message(timeout=None)
-                    if message is not None:
-                        self._dispatch(message["data"].decode())
+                failures = 0
+                await self._receive(pubsub)
             except (redis.ConnectionError, redis.TimeoutError, OSError) as exc:
-                logger.warning("event notifications interrupted, reconnecting in %.1fs: %s", delay, exc)
                 if not subscribed.done():
                     subscribed.set_exception(exc)
                     return
-                await asyncio.sleep(delay)
-                delay = min(delay * 2, 5.0)
+                if failures == 0:
+                    logger.warning("event notifications interrupted, subscribing again: %s", exc)
+                else:
+                    if failures == 1:
+                        logger.warning("event notifications unavailable, waiting polls answered 503: %s", exc)
+                    self.waiters.notify_all("unavailable")
+                failures += 1
             finally:
                 await pubsub.aclose()
                 await client.aclose()
+            if failures > 1:
+                await asyncio.sleep(min(0.1 * 2 ** (failures - 2), 1.0))
+
+    async def _receive(self, pubsub: redis.asyncio.client.PubSub) -> None:
+        """Dispatch notifications until the subscription breaks.
+
+        A subscription silent for NOTIFICATIONS_PING_SECONDS is pinged: no answer within
+        REDIS_SOCKET_TIMEOUT means a Redis that is gone without closing the connection (paused,
+        or cut off by the network), which reading alone would wait on forever.
+        """
+        loop = asyncio.get_running_loop()
+        answer_by = None  # when the PING sent must have been answered
+        while True:
+            wait = NOTIFICATIONS_PING_SECONDS if answer_by is None else max(answer_by - loop.time(), 0.0)
+            message = await pubsub.get_message(timeout=wait)
+            if message is not None:
+                answer_by = None
+                if message["type"] == "message":
+                    self._dispatch(message["data"].decode())
+            elif answer_by is None:
+                await pubsub.ping()
+                answer_by = loop.time() + settings.REDIS_SOCKET_TIMEOUT
+            elif loop.time() >= answer_by:
+                raise redis.TimeoutError(f"no answer from Redis in {settings.REDIS_SOCKET_TIMEOUT}s")
 
     def _dispatch(self, data: str) -> None:
         kind, _, rest = data.partition(" ")
@@ -570,7 +721,9 @@ class RedisBackend:
             ids_by_queue = [(qid, int(event_id)) for qid, _, event_id in (t.partition(":") for t in targets.split())]
             self.waiters.deliver(json.loads(payload), ids_by_queue)
         elif kind == "d":
-            self.waiters.notify(rest.split(), "deleted")
+            queue_ids = rest.split()
+            self.options.forget(queue_ids)
+            self.waiters.notify(queue_ids, "deleted")
         elif kind == "r":
             self.waiters.notify(rest.split(), "resync")
         elif kind == "a":

@@ -1,0 +1,132 @@
+"""Redis restarted, killed or hung under a running server, on a Redis of the test's own: once it
+answers again no request fails on a connection the restart left stale, and a long-poll waiting
+when it goes away is answered 503 at once rather than at its heartbeat, losing no event."""
+
+import threading
+import time
+from concurrent.futures import ThreadPoolExecutor
+
+import pytest
+import requests
+
+from tests.e2e.test_dependencies_down import assert_503
+
+pytestmark = [pytest.mark.e2e, pytest.mark.redis]
+
+
+class Api:
+    def __init__(self, server, user) -> None:
+        self.url = f"{server.url}/api/v1"
+        self.auth = (user.delivery_email, user.api_key)
+
+    def get(self, path: str, timeout: float = 30, **params) -> requests.Response:
+        return requests.get(f"{self.url}{path}", params=params, auth=self.auth, timeout=timeout)
+
+    def post(self, path: str, **data) -> requests.Response:
+        return requests.post(f"{self.url}{path}", data=data, auth=self.auth, timeout=30)
+
+    def register(self) -> str:
+        response = self.post("/register", event_types='["realm_user"]')
+        assert response.status_code == 200, response.text
+        return response.json()["queue_id"]
+
+    def each_kind(self) -> list[requests.Response]:
+        """A request of each kind: a plain one, a registration (synchronous Redis), a poll (the
+        event loop's Redis pool)."""
+        queue_id = self.register()
+        return [
+            self.get("/users/me"),
+            self.post("/register"),
+            self.get("/events", queue_id=queue_id, last_event_id=-1, dont_block="true"),
+        ]
+
+
+def wait_until_polls_wait(server, count: int = 1) -> None:
+    deadline = time.monotonic() + 10
+    while requests.get(f"{server.url}/health/ready", timeout=5).json().get("event_polls_waiting") != count:
+        assert time.monotonic() < deadline, "the poll never started waiting"
+        time.sleep(0.05)
+
+
+def test_no_request_fails_once_a_restarted_redis_answers(live_server_factory, people, own_redis):
+    _, _, member = people
+    server = live_server_factory(REDIS_URL=own_redis.url, ASGI_THREADS="4")
+    api = Api(server, member)
+    # Requests side by side, so that the process pools several connections of each kind.
+    with ThreadPoolExecutor(8) as pool:
+        warm = [r for batch in pool.map(lambda _: api.each_kind(), range(16)) for r in batch]
+    assert {r.status_code for r in warm} == {200}
+
+    own_redis.restart()  # empty again: no persistence
+    # Every pooled connection is now closed by the other side: each is replaced, not failed.
+    answers = [r for _ in range(4) for r in api.each_kind()]
+    with ThreadPoolExecutor(8) as pool:
+        answers += [r for batch in pool.map(lambda _: api.each_kind(), range(16)) for r in batch]
+    assert [(r.status_code, r.json()["result"]) for r in answers] == [(200, "success")] * len(answers)
+
+
+def poll_in_background(api: Api, queue_id: str, last_event_id: int) -> dict:
+    """Start a long-poll in a thread; its answer (or exception) lands in the returned dict."""
+    answer: dict = {}
+
+    def poll() -> None:
+        try:
+            answer["response"] = api.get("/events", timeout=20, queue_id=queue_id, last_event_id=last_event_id)
+        except requests.RequestException as exc:
+            answer["error"] = exc
+        answer["at"] = time.monotonic()
+
+    answer["thread"] = threading.Thread(target=poll, daemon=True)
+    answer["thread"].start()
+    return answer
+
+
+def assert_answered_503(answer: dict, *, since: float, within: float) -> None:
+    answer["thread"].join(20)
+    assert "error" not in answer, answer.get("error")
+    assert_503(answer["response"], "Redis")
+    assert answer["at"] - since < within
+
+
+def test_a_waiting_poll_is_answered_at_once_when_redis_goes_away(live_server_factory, people, own_redis):
+    """Killed: the kernel closes its connections, and the waiting poll hears of it at once."""
+    _, _, member = people
+    server = live_server_factory(REDIS_URL=own_redis.url, DEPENDENCY_CONNECT_TIMEOUT="1")
+    api = Api(server, member)
+    answer = poll_in_background(api, api.register(), -1)
+    wait_until_polls_wait(server)
+
+    own_redis.kill()
+    assert_answered_503(answer, since=time.monotonic(), within=5)  # not at the heartbeat (45-55 s)
+    # New requests are refused alike while it is down.
+    assert_503(api.get("/events", queue_id="0" * 32, last_event_id=-1, dont_block="true"), "Redis")
+
+
+def test_a_waiting_poll_is_answered_when_redis_hangs_and_nothing_is_lost(live_server_factory, people, own_redis):
+    """Paused: its connections stay open and nothing answers. The process's subscription is checked
+    with a PING when silent (every 5 s), so the waiting poll is answered within that and the
+    timeouts. The queue goes on afterwards, with the event committed during the outage."""
+    _, owner, member = people
+    server = live_server_factory(REDIS_URL=own_redis.url, DEPENDENCY_CONNECT_TIMEOUT="1", REDIS_SOCKET_TIMEOUT="1")
+    api, owner_api = Api(server, member), Api(server, owner)
+
+    def rename(name: str) -> None:
+        url = f"{owner_api.url}/users/{member.id}"
+        response = requests.patch(url, data={"full_name": name}, auth=owner_api.auth, timeout=30)
+        assert response.status_code == 200, response.text
+
+    queue_id = api.register()
+    rename("Mick Before")
+    events = api.get("/events", queue_id=queue_id, last_event_id=-1, dont_block="true").json()["events"]
+    assert [(e["id"], e["person"]["full_name"]) for e in events] == [(0, "Mick Before")]
+    answer = poll_in_background(api, queue_id, 0)
+    wait_until_polls_wait(server)
+    own_redis.pause()
+    # Within the PING's interval and timeout and one attempt to subscribe again.
+    assert_answered_503(answer, since=time.monotonic(), within=12)
+
+    rename("Mick Meanwhile")  # committed; it reaches the queues once Redis is back
+    own_redis.resume()
+    rename("Mick Afterwards")
+    events = api.get("/events", queue_id=queue_id, last_event_id=0, dont_block="true").json()["events"]
+    assert [(e["id"], e["person"]["full_name"]) for e in events] == [(1, "Mick Meanwhile"), (2, "Mick Afterwards")]
