@@ -62,6 +62,8 @@ class CredentialCache:
                 del self._entries[key]
 
     def clear(self) -> None:
+        """Forget everything: credentials and organizations (e.g. after missing notifications)."""
+        realm_cache.clear()
         with self._lock:
             self.generation += 1
             self._entries.clear()

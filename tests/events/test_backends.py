@@ -13,6 +13,7 @@ from apps.events.backends import BadEventQueueIdError, PredecessorMissing, Waite
 from apps.events.credentials import CredentialCache, Identity
 from apps.events.longpoll import long_poll
 from apps.events.registry import QueueOptions
+from apps.realms.selectors import realm_cache
 
 ALICE, BOB = 101, 102
 
@@ -437,6 +438,17 @@ def test_an_identity_read_before_a_forget_is_not_cached():
     assert cache.get("host", "Basic old") is None
     cache.put("host", "Basic new", Identity(ALICE, REALM), cache.generation)
     assert cache.get("host", "Basic new") == Identity(ALICE, REALM)
+
+
+def test_clearing_credentials_forgets_cached_organizations_too(realm):
+    # After missed notifications (Redis was away) nothing cached may outlive a change it missed,
+    # such as an organization deactivated meanwhile.
+    realm_cache.put(realm)
+    cache = CredentialCache()
+    cache.put("host", "Basic key", Identity(ALICE, realm.id), cache.generation)
+    cache.clear()
+    assert cache.get("host", "Basic key") is None
+    assert realm_cache.get(realm.string_id) is None
 
 
 def test_polls_keep_the_users_queue_index_alive(settings):
