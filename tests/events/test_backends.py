@@ -187,6 +187,18 @@ def test_events_are_published_in_order_and_once(event_backend):
     assert [e["n"] for e in event_backend.get_events(queue, ALICE, -1).events] == [1, 2, 3, 5]
 
 
+def test_an_organizations_first_event_cannot_be_overtaken(event_backend):
+    # Its publish failed (Redis was away) while a queue waited for it; the next event's publish
+    # must not go first, or the sweep would later find event 1 "published already" and drop it.
+    queue = event_backend.create_queue(ALICE, REALM, QueueOptions())
+    with pytest.raises(PredecessorMissing) as refused:
+        publish(event_backend, "realm_user", [ALICE], seq=2, n=2)
+    assert refused.value.last_seq == 0
+    assert publish(event_backend, "realm_user", [ALICE], seq=1, n=1) == 1
+    assert publish(event_backend, "realm_user", [ALICE], seq=2, n=2) == 1
+    assert [e["n"] for e in event_backend.get_events(queue, ALICE, -1).events] == [1, 2]
+
+
 def test_organizations_are_numbered_separately(event_backend):
     queue = event_backend.create_queue(ALICE, REALM, QueueOptions())
     publish(event_backend, "realm_user", [ALICE], seq=1)

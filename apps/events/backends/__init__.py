@@ -8,7 +8,8 @@ Semantics shared by both (Zulip's, zulip-wire.md §3.1):
   nothing; events are deleted only when acknowledged, never when sent;
 - events reach queues in commit order: each carries its organization's commit sequence number
   (`seq`, see OutboxEvent); a publish whose predecessor is not published yet is refused with
-  PredecessorMissing, and one already published is ignored, so each event is published once;
+  PredecessorMissing (an organization none of whose events is published yet counts as having
+  published seq 0), and one already published is ignored, so each event is published once;
 - a new poll on a queue ends the poll already waiting on it (with no events);
 - a queue expires `lifespan_secs` after its last poll ended: a poll leases it until it must have
   ended (the heartbeat time), so a killed process's poll cannot keep a queue forever;

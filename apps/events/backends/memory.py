@@ -88,12 +88,11 @@ class MemoryBackend:
         evicted, reread = [], []
         span = deletion_span(event_type, payload)
         with self._lock:
-            last = self._published_seq.get(realm_id)
-            if last is not None:
-                if seq <= last:
-                    return 0
-                if seq > last + 1 and not force:
-                    raise PredecessorMissing(last)
+            last = self._published_seq.get(realm_id, 0)  # none yet: as the Redis backend
+            if seq <= last:
+                return 0
+            if seq > last + 1 and not force:
+                raise PredecessorMissing(last)
             self._published_seq[realm_id] = seq
             for user_id in user_ids:
                 for queue_id in list(self._by_user.get(user_id, ())):

@@ -139,12 +139,11 @@ return evicted
 _PUBLISH = """
 local payload, etype, seq = ARGV[2], ',' .. ARGV[3] .. ',', tonumber(ARGV[5])
 local rseq = p .. ':eq:rseq:' .. ARGV[4]
-local last = redis.call('GET', rseq)
-if last then
-  last = tonumber(last)
-  if seq <= last then return {'DUP', last} end
-  if seq > last + 1 and ARGV[6] ~= '1' then return {'GAP', last} end
-end
+-- None published yet counts as 0: an organization's first event is 1, and a later one cannot
+-- overtake it (its publish failed while queues were waiting for it).
+local last = tonumber(redis.call('GET', rseq) or '0')
+if seq <= last then return {'DUP', last} end
+if seq > last + 1 and ARGV[6] ~= '1' then return {'GAP', last} end
 redis.call('SET', rseq, seq, 'EX', 7 * 24 * 3600)
 local max_events, span = tonumber(ARGV[7]), tonumber(ARGV[8])
 local event_tail = string.sub(payload, 2)
