@@ -1,5 +1,9 @@
-"""What every API request goes through, for REST framework views and async views alike:
-the organization from the host, HTTP Basic authentication, the rate limit, and the error envelope.
+"""What every API request goes through: the organization from the host, HTTP Basic authentication,
+the rate limit, and the error envelope.
+
+REST framework views get these from the classes in apps.core.authentication, .permissions and
+.throttling (see apps.core.views.ApiView); async views, which REST framework cannot serve, from
+serve_async_api. Both call the functions here, so the rules are written once.
 """
 
 from collections.abc import Awaitable, Callable
@@ -9,9 +13,9 @@ from django.conf import settings
 from django.http import HttpRequest, HttpResponse
 
 from apps.core import ratelimit
-from apps.core.auth import authenticate_api_request
+from apps.core.auth import realm_for_request, user_for_authorization
 from apps.core.errors import RateLimitedError, UnauthorizedError, exception_response
-from apps.realms.selectors import get_realm_for_request
+from apps.core.notes import RequestNotes, request_notes
 
 
 def begin_api_request(request: HttpRequest, *, authenticated: bool = True):
@@ -20,35 +24,41 @@ def begin_api_request(request: HttpRequest, *, authenticated: bool = True):
     Failed authentications count against the client's address, so keys cannot be guessed faster
     than anonymous requests are allowed.
     """
-    realm = get_realm_for_request(request)
+    realm = realm_for_request(request)
     user = None
     if authenticated:
         try:
-            user = authenticate_api_request(request, realm)
+            user = user_for_authorization(realm, request.META.get("HTTP_AUTHORIZATION", ""))
         except UnauthorizedError:
-            apply_rate_limit(request, None)
+            check_rate_limit(request, None)
             raise
-        request.api_user_id = user.id
-    apply_rate_limit(request, user)
+        request_notes(request).user_id = user.id
+    check_rate_limit(request, user)
     return user
 
 
-def apply_rate_limit(request: HttpRequest, user) -> None:
+def count_api_request(request: HttpRequest, user) -> ratelimit.RateLimitState | None:
+    """Count the request against its user's limit (RATE_LIMIT_API_BY_USER) or, anonymous, its
+    address's (RATE_LIMIT_API_BY_IP); the state is noted for the X-RateLimit-* headers. None when
+    limits are off or Redis cannot count (the general limit fails open)."""
     if user is not None:
         key, limit = f"api_by_user:{user.id}", settings.RATE_LIMIT_API_BY_USER
     else:
         key, limit = f"api_by_ip:{request.META.get('REMOTE_ADDR', '')}", settings.RATE_LIMIT_API_BY_IP
-    state = ratelimit.check_api_request(key, limit)
-    request.rate_limit_state = state
+    state = request_notes(request).rate_limit = ratelimit.check_api_request(key, limit)
+    return state
+
+
+def check_rate_limit(request: HttpRequest, user) -> None:
+    state = count_api_request(request, user)
     if state is not None and state.blocked:
         raise RateLimitedError(state.retry_after)
 
 
-def finish_api_response(request: HttpRequest, response: HttpResponse) -> HttpResponse:
-    """Add the rate-limit headers Zulip sends on every API response."""
-    state = getattr(request, "rate_limit_state", None)
-    if state is not None:
-        for name, value in state.headers().items():
+def add_rate_limit_headers(notes: RequestNotes, response: HttpResponse) -> HttpResponse:
+    """The rate-limit headers Zulip sends on every API response."""
+    if notes.rate_limit is not None:
+        for name, value in notes.rate_limit.headers().items():
             response[name] = value
     return response
 
@@ -63,4 +73,4 @@ async def serve_async_api(request: HttpRequest, handler: AsyncHandler, *, authen
         response = await handler(request, user)
     except Exception as exc:
         response = exception_response(exc, getattr(handler, "__qualname__", "handler"))
-    return finish_api_response(request, response)
+    return add_rate_limit_headers(request_notes(request), response)

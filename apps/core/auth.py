@@ -1,23 +1,64 @@
-"""HTTP Basic authentication with an API email and API key (Zulip's scheme)."""
+"""Who a request comes from: HTTP Basic with an API email and key (Zulip's scheme), and the
+organization its host names. The same rules serve REST framework views (apps.core.authentication),
+async views (apps.core.api) and the long-poll route (apps.events.longpoll).
+
+Core imports no domain app: finding organizations and users belongs to apps.realms and apps.users,
+and apps.users registers the lookups here when Django starts (`register_accounts`), as apps
+register their event types with apps.events.
+"""
 
 import base64
 import binascii
 import re
+from typing import Any, Protocol
 
+from django.core.exceptions import ImproperlyConfigured
 from django.http import HttpRequest
 
 from apps.core.errors import JsonableError, UnauthorizedError
-from apps.realms.models import Realm
+from apps.core.notes import request_notes
 
 API_KEY_RE = re.compile(r"[A-Za-z0-9]{32}")
 
 
-def parse_basic_credentials(request: HttpRequest) -> tuple[str, str]:
-    """(email, api_key) from the Authorization header, or the matching 400/401."""
-    return parse_basic_header(request.META.get("HTTP_AUTHORIZATION", ""))
+class Accounts(Protocol):
+    """The lookups authentication needs (implemented by apps.users)."""
+
+    def realm_for_host(self, host: str) -> Any:
+        """The organization `host` names; InvalidSubdomainError when there is none."""
+
+    def user_by_api_key(self, email: str, api_key: str) -> Any | None:
+        """The user (of any organization, active or not) with this API email and key."""
+
+    def active_user_id_by_api_key(self, realm: Any, email: str, api_key: str) -> int | None:
+        """The id of the active user of the active `realm` with these credentials, in one light
+        query; None in every other case (the caller then authenticates fully)."""
+
+
+_accounts: Accounts | None = None
+
+
+def register_accounts(accounts: Accounts) -> None:
+    global _accounts
+    _accounts = accounts
+
+
+def accounts() -> Accounts:
+    if _accounts is None:
+        raise ImproperlyConfigured("no accounts are registered: apps.users must be installed")
+    return _accounts
+
+
+def realm_for_request(request: HttpRequest) -> Any:
+    """The request's organization (looked up once per request); 404 NONEXISTENT_SUBDOMAIN when none."""
+    notes = request_notes(request)
+    if notes.realm is None:
+        notes.realm = accounts().realm_for_host(request.get_host())
+    return notes.realm
 
 
 def parse_basic_header(header: str) -> tuple[str, str]:
+    """(email, api_key) from an Authorization header, or the matching 400/401."""
     if not header:
         raise UnauthorizedError()
     scheme, _, encoded = header.partition(" ")
@@ -33,17 +74,16 @@ def parse_basic_header(header: str) -> tuple[str, str]:
     return email.strip(), api_key.strip()
 
 
-def authenticate_api_request(request: HttpRequest, realm: Realm):
-    """The active user whose API email (or delivery email) and key the request carries."""
-    from apps.users.selectors import get_user_by_api_credentials
-
-    email, api_key = parse_basic_credentials(request)
+def user_for_authorization(realm: Any, authorization: str) -> Any:
+    """The active user of `realm` whose API email (or delivery email) and key the header carries,
+    or the error saying what is wrong, in Zulip's order: the key's own account first, then
+    whether it belongs to this host."""
+    email, api_key = parse_basic_header(authorization)
     if not API_KEY_RE.fullmatch(api_key):
         raise UnauthorizedError("Malformed API key")
-    user = get_user_by_api_credentials(email, api_key)
+    user = accounts().user_by_api_key(email, api_key)
     if user is None:
         raise UnauthorizedError("Invalid API key")
-    # Zulip's order: the key's own account first, then whether it belongs to this host.
     if user.realm.deactivated:
         raise UnauthorizedError("This organization has been deactivated")
     if not user.is_active:

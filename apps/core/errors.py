@@ -228,7 +228,9 @@ def as_jsonable_error(exc: BaseException) -> JsonableError | None:
     if isinstance(exc, SuspiciousOperation):
         return JsonableError("Bad Request")
     if isinstance(exc, drf_exceptions.NotAuthenticated | drf_exceptions.AuthenticationFailed):
-        return UnauthorizedError()
+        # apps.core.authentication carries Zulip's error for the refusal in `error`.
+        error = getattr(exc, "error", None)
+        return error if isinstance(error, JsonableError) else UnauthorizedError()
     if isinstance(exc, Http404 | drf_exceptions.NotFound):
         return ResourceNotFoundError("Not Found")
     if isinstance(exc, PermissionDenied | drf_exceptions.PermissionDenied):

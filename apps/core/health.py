@@ -5,7 +5,12 @@ from django.db import connection
 from django.http import JsonResponse
 
 from apps.core.errors import ServiceUnavailableError, dependency_error, error_response
+from apps.core.hooks import Hooks
 from apps.core.redis_client import get_redis
+
+# What the ready probe reports besides its checks: functions returning a dict of figures (apps.events:
+# the long-polls waiting in this process).
+readiness_details = Hooks("readiness_details")
 
 
 def live() -> JsonResponse:
@@ -20,9 +25,8 @@ def ready() -> JsonResponse:
         checks["redis"] = _state(redis_unavailable())
     down = [name for name, state in checks.items() if state != "ok"]
     if not down:
-        return JsonResponse(
-            {"result": "success", "msg": "", "status": "ok", "checks": checks, "event_polls_waiting": _polls_waiting()}
-        )
+        details = readiness_details.call_merged()
+        return JsonResponse({"result": "success", "msg": "", "status": "ok", "checks": checks, **details})
     dependency = "database" if "database" in down else "Redis server"
     return error_response(ServiceUnavailableError(dependency, status="unavailable", checks=checks))
 
@@ -54,10 +58,3 @@ def redis_unavailable() -> Exception | None:
             raise
         return exc
     return None
-
-
-def _polls_waiting() -> int:
-    """Long-polls parked in this server process right now."""
-    from apps.events.backends import get_backend
-
-    return get_backend().waiters.count()

@@ -16,6 +16,7 @@ from whitenoise.middleware import WhiteNoiseMiddleware
 
 from apps.core import health
 from apps.core.logging import current_request_id
+from apps.core.notes import request_notes
 
 access_logger = logging.getLogger("parley.access")
 
@@ -42,21 +43,22 @@ def log_access(
 
 
 def start_request_id(request: HttpRequest) -> float:
-    """Give the request its id (in `request.request_id` and every log line); returns the start time."""
-    request.request_id = new_request_id()
+    """Give the request its id (in its notes and every log line); returns the start time."""
+    request_notes(request).request_id = new_request_id()
     return time.monotonic()
 
 
 def finish_request_id(request: HttpRequest, response: HttpResponse, started: float) -> HttpResponse:
     """Put the id in the response and write the access log line."""
-    response[REQUEST_ID_HEADER] = request.request_id
-    log_access(request.method, request.path, response.status_code, started, getattr(request, "api_user_id", None))
+    notes = request_notes(request)
+    response[REQUEST_ID_HEADER] = notes.request_id
+    log_access(request.method, request.path, response.status_code, started, notes.user_id)
     return response
 
 
 @sync_and_async_middleware
 def request_id_middleware(get_response: Callable) -> Callable:
-    """Give each request an id: in `request.request_id`, in every log line, and in the response."""
+    """Give each request an id: in its notes, in every log line, and in the response."""
     if iscoroutinefunction(get_response):
 
         async def async_middleware(request: HttpRequest) -> HttpResponse:

@@ -24,6 +24,7 @@ from pydantic_core import ErrorDetails, PydanticCustomError, from_json
 from rest_framework.request import Request
 
 from apps.core.errors import InvalidArgumentError, JsonableError, MissingArgumentError
+from apps.core.notes import request_notes
 
 __all__ = [
     "Id",
@@ -128,15 +129,14 @@ def request_params(request: HttpRequest | Request) -> QueryDict:
         body = _parse_body(request) if request.method not in ("GET", "HEAD") else None
     if body is None:
         return django_request.GET
-    cached = getattr(django_request, "_parley_params", None)
-    if cached is not None:
-        return cached
-    merged = django_request.GET.copy()
-    if isinstance(body, QueryDict):
-        for key in body:
-            merged.setlist(key, body.getlist(key))
-    django_request._parley_params = merged
-    return merged
+    notes = request_notes(django_request)
+    if notes.params is None:
+        merged = django_request.GET.copy()
+        if isinstance(body, QueryDict):
+            for key in body:
+                merged.setlist(key, body.getlist(key))
+        notes.params = merged
+    return notes.params
 
 
 def _parse_body(request: HttpRequest) -> QueryDict:
@@ -182,15 +182,11 @@ def parse_param_source(params_class: type[P], source: Mapping[str, str]) -> P:
 
 
 def _mark_used(request: HttpRequest | Request, names: tuple[str, ...]) -> None:
-    django_request = request._request if isinstance(request, Request) else request
-    used = getattr(django_request, "_parley_used_params", set())
-    used.update(names)
-    django_request._parley_used_params = used
+    request_notes(request).used_params.update(names)
 
 
 def ignored_parameters(request: HttpRequest | Request) -> list[str]:
-    django_request = request._request if isinstance(request, Request) else request
-    used = getattr(django_request, "_parley_used_params", set())
+    used = request_notes(request).used_params
     try:
         provided = request_params(request)
     except JsonableError:

@@ -5,46 +5,66 @@ from collections.abc import Callable
 from typing import Any
 
 from django.http import HttpRequest, HttpResponse
-from rest_framework.exceptions import MethodNotAllowed
+from rest_framework import exceptions
 from rest_framework.request import Request
 from rest_framework.views import APIView
 
-from apps.core.api import begin_api_request, finish_api_response
+from apps.core.api import add_rate_limit_headers
+from apps.core.auth import realm_for_request
 from apps.core.errors import (
     AccessDeniedError,
     InternalServerError,
     JsonableError,
+    RateLimitedError,
     ResourceNotFoundError,
     as_jsonable_error,
     error_response,
 )
+from apps.core.notes import request_notes
 
 
 class ApiView(APIView):
     """One view class per URL, one handler per HTTP method.
 
-    Before a handler runs: the organization is resolved from the host, the user is authenticated
-    with HTTP Basic (unless `authenticated = False`), and the rate limit is applied. Every error
-    raised on the way is rendered by apps.core.errors.drf_exception_handler.
+    Before a handler runs, in Zulip's order: the organization is resolved from the host, REST
+    framework's authentication classes say who asks (settings: HTTP Basic with an API key), the
+    throttles count the request (by user, or by address when nobody authenticated, failed
+    attempts included), then the permission classes check the role (`permission_classes`; an
+    endpoint without authentication sets both to `[]`). Every error raised on the way is rendered
+    by apps.core.errors.drf_exception_handler.
     """
 
-    authenticated = True
     # OPTIONS would answer with REST framework's metadata, which no Zulip client expects.
     http_method_names = ["get", "post", "put", "patch", "delete", "head"]
+    # Role gates of single methods, after `permission_classes`: {"post": [IsOrganizationAdministrator]}.
+    method_permission_classes: dict[str, list] = {}
 
-    def get_authenticators(self) -> list:
-        return []  # begin_api_request authenticates, the same way for every kind of view
+    def get_permissions(self) -> list:
+        method = self.request.method.lower()
+        extra = self.method_permission_classes.get("get" if method == "head" else method, ())
+        return [permission() for permission in (*self.permission_classes, *extra)]
 
     def initial(self, request: Request, *args: Any, **kwargs: Any) -> None:
         if request.method.lower() not in self.http_method_names or not hasattr(self, request.method.lower()):
             # Before authentication: an unsupported method is a 405 whoever asks.
-            raise MethodNotAllowed(request.method)
-        request.user = begin_api_request(request._request, authenticated=self.authenticated)
-        super().initial(request, *args, **kwargs)
+            raise exceptions.MethodNotAllowed(request.method)
+        self.format_kwarg = self.get_format_suffix(**kwargs)
+        request.accepted_renderer, request.accepted_media_type = self.perform_content_negotiation(request)
+        realm_for_request(request._request)
+        try:
+            self.perform_authentication(request)
+        except exceptions.AuthenticationFailed:
+            self.check_throttles(request)  # counted against the client's address
+            raise
+        self.check_throttles(request)
+        self.check_permissions(request)
+
+    def throttled(self, request: Request, wait: float | None) -> None:
+        raise RateLimitedError(wait or 0.001)
 
     def finalize_response(self, request: Request, response: HttpResponse, *args: Any, **kwargs: Any) -> HttpResponse:
         response = super().finalize_response(request, response, *args, **kwargs)
-        return finish_api_response(request._request, response)
+        return add_rate_limit_headers(request_notes(request), response)
 
 
 # Django's error handlers. `render` turns the error into a response: Zulip's envelope here; the

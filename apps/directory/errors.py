@@ -11,6 +11,7 @@ from django.http import HttpRequest, JsonResponse
 from rest_framework import exceptions as drf_exceptions
 
 from apps.core.errors import ErrorCode, JsonableError, MethodNotAllowedError, error_for_exception
+from apps.core.notes import request_notes
 
 # Dropshot's `error_code` for the messaging API's errors that have one worth a program's attention;
 # the others (bad request, not found, wrong method) have none, as in Dropshot.
@@ -60,7 +61,7 @@ def error_to_dict(error: JsonableError, request_id: str) -> dict[str, Any]:
 
 
 def error_response(request: HttpRequest, error: JsonableError) -> JsonResponse:
-    response = JsonResponse(error_to_dict(error, request.request_id), status=error.http_status_code)
+    response = JsonResponse(error_to_dict(error, request_notes(request).request_id), status=error.http_status_code)
     for name, value in error.headers().items():
         response[name] = value
     return response

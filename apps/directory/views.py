@@ -75,14 +75,16 @@ class UserView(DirectoryView):
 
 
 class VersionView(DirectoryView):
-    authenticated = False
+    # Anyone may ask: credentials sent are not looked at.
+    authentication_classes = permission_classes = ()
 
     def get(self, request: Request):
         return JsonResponse(version_to_dict())
 
 
 class OpenApiView(DirectoryView):
-    authenticated = False
+    # Anyone may ask: credentials sent are not looked at.
+    authentication_classes = permission_classes = ()
 
     def get(self, request: Request):
         return HttpResponse(OPENAPI_DOCUMENT, content_type="application/json")

@@ -7,5 +7,7 @@ class EventsConfig(AppConfig):
     label = "events"
 
     def ready(self) -> None:
+        from apps.events import receivers  # noqa: F401 (registers with apps.core's hooks)
+
         # Each app declares its event types and initial state in its own `events.py`.
         autodiscover_modules("events")

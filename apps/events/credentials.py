@@ -14,7 +14,11 @@ from dataclasses import dataclass
 
 from django.conf import settings
 
-from apps.realms.selectors import realm_cache
+from apps.core.hooks import Hooks
+
+# Caches that must not outlive what this cache forgets (apps.realms: organizations by host): called
+# with the ids of the organizations that changed, or with None when everything is forgotten.
+credentials_forgotten = Hooks("credentials_forgotten")
 
 
 @dataclass(frozen=True)
@@ -53,7 +57,7 @@ class CredentialCache:
 
     def forget(self, user_ids: list[int] = (), realm_ids: list[int] = ()) -> None:
         if realm_ids:
-            realm_cache.forget(list(realm_ids))
+            credentials_forgotten.call(list(realm_ids))
         users, realms = set(user_ids), set(realm_ids)
         with self._lock:
             self.generation += 1
@@ -63,7 +67,7 @@ class CredentialCache:
 
     def clear(self) -> None:
         """Forget everything: credentials and organizations (e.g. after missing notifications)."""
-        realm_cache.clear()
+        credentials_forgotten.call(None)
         with self._lock:
             self.generation += 1
             self._entries.clear()

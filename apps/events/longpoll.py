@@ -18,6 +18,7 @@ from urllib.parse import parse_qsl
 
 from asgiref.sync import sync_to_async
 from django.conf import settings
+from django.contrib.auth import get_user_model
 from django.core.exceptions import DisallowedHost, TooManyFieldsSent
 from django.db import close_old_connections
 from django.http import HttpRequest, HttpResponse, JsonResponse, QueryDict
@@ -26,7 +27,7 @@ from django.http.request import split_domain_port, validate_host
 from apps.core import ratelimit
 from apps.core.api import begin_api_request, serve_async_api
 from apps.core.asgi import executor_pool
-from apps.core.auth import parse_basic_header
+from apps.core.auth import accounts, parse_basic_header, realm_for_request
 from apps.core.errors import (
     REDIS_UNAVAILABLE,
     JsonableError,
@@ -35,6 +36,7 @@ from apps.core.errors import (
     ServiceUnavailableError,
     exception_response,
 )
+from apps.core.notes import request_notes
 from apps.core.params import parse_param_source, parse_params
 from apps.core.responses import json_success
 from apps.events.actions import do_delete_queue, do_register_queue_only, queue_options
@@ -42,8 +44,6 @@ from apps.events.backends import BadEventQueueIdError, EventQueueBackend, PollLi
 from apps.events.credentials import Identity, credential_cache
 from apps.events.registry import QueueOptions, adapt_events, shows_event
 from apps.events.serializers import DeleteQueueParams, GetEventsParams
-from apps.realms.selectors import get_realm_for_request
-from apps.users.selectors import active_user_id_by_api_credentials
 
 
 @dataclass
@@ -225,18 +225,18 @@ def _authenticate_from_database(poll: PollRequest) -> Identity:
     errors, and the per-address limit on failures) otherwise."""
     request = poll.as_django_request()
     try:
-        realm = get_realm_for_request(request)
+        realm = realm_for_request(request)
         try:
             email, api_key = parse_basic_header(poll.authorization)
         except JsonableError:
             email = api_key = ""
-        user_id = active_user_id_by_api_credentials(realm, email, api_key) if api_key else None
+        user_id = accounts().active_user_id_by_api_key(realm, email, api_key) if api_key else None
         if user_id is not None:
             return Identity(user_id=user_id, realm_id=realm.id)
         try:
             user = begin_api_request(request)
         finally:
-            poll.rate_limit_state = getattr(request, "rate_limit_state", None)
+            poll.rate_limit_state = request_notes(request).rate_limit
         return Identity(user_id=user.id, realm_id=user.realm_id)
     finally:
         # This runs on a pool thread outside any request: give the connection back now.
@@ -244,9 +244,8 @@ def _authenticate_from_database(poll: PollRequest) -> Identity:
 
 
 def _register_queue(user_id: int, options: QueueOptions) -> str:
-    from apps.users.models import User
-
-    return do_register_queue_only(User.objects.select_related("realm").get(id=user_id), options)
+    user = get_user_model().objects.select_related("realm").get(id=user_id)
+    return do_register_queue_only(user, options)
 
 
 async def long_poll(

@@ -1,7 +1,8 @@
 """What each app contributes to the event system: initial state for POST /register, and how an
 event is adapted to one queue's options when it is delivered.
 
-Apps register from their own `events.py`, which the events app imports at start-up:
+Apps register from their own `events.py`, which the events app imports at start-up; several apps
+may contribute keys to one fetch type (apps.groups adds the organization's group settings to "realm"):
 
     @initial_state("realm_user")
     def fetch_realm_user_state(context: StateContext) -> dict: ...
@@ -21,7 +22,7 @@ EventTransform = Callable[[dict[str, Any], "QueueOptions"], dict[str, Any] | lis
 
 EventFilter = Callable[[dict[str, Any], "QueueOptions"], bool]
 
-_state_fetchers: dict[str, StateFetcher] = {}
+_state_fetchers: dict[str, list[StateFetcher]] = {}
 _transforms: dict[str, EventTransform] = {}
 _filters: dict[str, EventFilter] = {}
 _registration_hooks: list[Callable[[Any, "QueueOptions"], None]] = []
@@ -86,12 +87,13 @@ class StateContext:
 
 
 def initial_state(fetch_type: str) -> Callable[[StateFetcher], StateFetcher]:
-    """Register the function that returns the keys of `fetch_type` in the POST /register response."""
+    """Register a function that returns keys of `fetch_type` in the POST /register response."""
 
     def decorator(fetcher: StateFetcher) -> StateFetcher:
-        if fetch_type in _state_fetchers:
-            raise ValueError(f"initial state for {fetch_type!r} is registered twice")
-        _state_fetchers[fetch_type] = fetcher
+        fetchers = _state_fetchers.setdefault(fetch_type, [])
+        if fetcher in fetchers:
+            raise ValueError(f"{fetcher.__qualname__} is registered twice for the {fetch_type!r} state")
+        fetchers.append(fetcher)
         return fetcher
 
     return decorator
@@ -143,8 +145,7 @@ def fetch_initial_state(context: StateContext, types: list[str] | None) -> dict[
     """The state of the requested fetch types (all registered ones when `types` is None)."""
     state: dict[str, Any] = {}
     for fetch_type in types if types is not None else list(_state_fetchers):
-        fetcher = _state_fetchers.get(fetch_type)
-        if fetcher is not None:  # unknown types are ignored, as in Zulip
+        for fetcher in _state_fetchers.get(fetch_type, ()):  # unknown types are ignored, as in Zulip
             state.update(fetcher(context))
     return state
 

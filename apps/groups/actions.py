@@ -1,14 +1,15 @@
 """Every change to user groups: system groups kept in step with roles, user-defined groups, their
 members, subgroups and group-valued settings. Every event goes to the organization's active users."""
 
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from itertools import pairwise
 from typing import Any
 
 from django.db import IntegrityError, transaction
 
 from apps.core.errors import ErrorCode, JsonableError
-from apps.events.publish import send_event_on_commit
+from apps.events.publish import forget_credentials_on_commit, send_event_on_commit
+from apps.groups.hooks import group_deactivation_objections, group_membership_changing
 from apps.groups.models import (
     GROUP_CREATOR,
     REALM_SETTINGS,
@@ -367,10 +368,10 @@ def do_reactivate_user_group(group: UserGroup, *, acting_user: User | None) -> N
     _send(group.realm_id, event)
 
 
-def group_deactivation_objections(group: UserGroup) -> list[dict[str, Any]]:
-    """What still uses the group: active supergroups, and settings of active groups, active
-    channels and the organization whose value is the group or an anonymous group containing it.
-    Zulip's `objections` list."""
+def deactivation_objections(group: UserGroup) -> list[dict[str, Any]]:
+    """What still uses the group: active supergroups, and settings of active groups, of what the
+    group_deactivation_objections hooks report (active channels) and of the organization whose
+    value is the group or an anonymous group containing it. Zulip's `objections` list."""
     objections: list[dict[str, Any]] = []
     supergroups = named_groups(group.realm).filter(subgroup_links__subgroup=group, deactivated=False)
     supergroup_ids = sorted(supergroups.values_list("id", flat=True))
@@ -382,13 +383,8 @@ def group_deactivation_objections(group: UserGroup) -> list[dict[str, Any]]:
         settings = [name for name in UserGroup.SETTINGS if getattr(other, f"{name}_id") in users_of_group]
         if settings:
             objections.append({"type": "user_group", "group_id": other.id, "settings": settings})
-    # Channels' settings too (imported here: channels are built on groups, not the other way).
-    from apps.subscriptions.models import Stream
-
-    for stream in Stream.objects.filter(realm_id=group.realm_id, deactivated=False).order_by("id"):
-        settings = [name for name in Stream.SETTINGS if getattr(stream, f"{name}_id") in users_of_group]
-        if settings:
-            objections.append({"type": "channel", "channel_id": stream.id, "settings": settings})
+    for objections_of_app in group_deactivation_objections.call(group, users_of_group):
+        objections.extend(objections_of_app)
     realm_values = Realm.objects.filter(id=group.realm_id).values(*(f"{name}_id" for name in REALM_SETTINGS)).get()
     settings = [name for name in REALM_SETTINGS if realm_values[f"{name}_id"] in users_of_group]
     if settings:
@@ -401,7 +397,7 @@ def check_deactivate_user_group(group_id: int, *, acting_user: User) -> None:
     """POST /user_groups/{id}/deactivate: for those who may manage the group, when nothing uses it."""
     _lock_realm(acting_user.realm_id)  # nothing starts using the group meanwhile
     group = access_user_group_for_update(acting_user, group_id, permission_setting="can_manage_group")
-    objections = group_deactivation_objections(group)
+    objections = deactivation_objections(group)
     if objections:
         raise JsonableError(
             "Cannot deactivate user group in use.", code=ErrorCode.CANNOT_DEACTIVATE_GROUP_IN_USE, objections=objections
@@ -445,43 +441,48 @@ def check_update_user_group(
 # --- members and subgroups -------------------------------------------------------------------------
 
 
-def _channel_access(group: UserGroup):
-    """Who sees the private channels this group's members may see, read before its members change."""
-    # Imported here: channels are built on groups, not the other way.
-    from apps.subscriptions.actions import GroupChannelAccess
+def _membership_changing(group: UserGroup) -> Callable[[], None]:
+    """Call before the group's members or subgroups change; call what it returns after (the
+    group_membership_changing hooks: who gains or loses sight of a private channel through it)."""
+    after_steps = group_membership_changing.call(group)
 
-    return GroupChannelAccess(group.realm_id, [group.id])
+    def after() -> None:
+        for step in after_steps:
+            if step is not None:
+                step()
+
+    return after
 
 
 @transaction.atomic
 def do_add_user_group_members(group: UserGroup, users: Sequence[User], *, acting_user: User | None) -> None:
     """Emits: user_group/add_members; then, to users who now see a private channel through the
     group, stream/create and subscription/peer_add."""
-    channels = _channel_access(group)
+    membership_changed = _membership_changing(group)
     UserGroupMembership.objects.bulk_create(UserGroupMembership(user_group=group, user=u) for u in users)
     _send_members_event(group, "add_members", [u.id for u in users])
-    channels.send_changes()
+    membership_changed()
 
 
 @transaction.atomic
 def do_remove_user_group_members(group: UserGroup, users: Sequence[User], *, acting_user: User | None) -> None:
     """Emits: user_group/remove_members; then stream/delete to users who no longer see a private
     channel they saw through the group."""
-    channels = _channel_access(group)
+    membership_changed = _membership_changing(group)
     UserGroupMembership.objects.filter(user_group=group, user__in=users).delete()
     _send_members_event(group, "remove_members", [u.id for u in users])
-    channels.send_changes()
+    membership_changed()
 
 
 @transaction.atomic
 def do_add_user_group_subgroups(group: UserGroup, subgroups: Sequence[UserGroup], *, acting_user: User | None) -> None:
     """Emits: user_group/add_subgroups {group_id, direct_subgroup_ids}; then, to users who now see
     a private channel through the group, stream/create and subscription/peer_add."""
-    channels = _channel_access(group)
+    membership_changed = _membership_changing(group)
     GroupGroupMembership.objects.bulk_create(GroupGroupMembership(supergroup=group, subgroup=s) for s in subgroups)
     event = {"type": "user_group", "op": "add_subgroups", "group_id": group.id}
     _send(group.realm_id, {**event, "direct_subgroup_ids": sorted(s.id for s in subgroups)})
-    channels.send_changes()
+    membership_changed()
 
 
 @transaction.atomic
@@ -490,11 +491,11 @@ def do_remove_user_group_subgroups(
 ) -> None:
     """Emits: user_group/remove_subgroups {group_id, direct_subgroup_ids}; then stream/delete to
     users who no longer see a private channel they saw through the group."""
-    channels = _channel_access(group)
+    membership_changed = _membership_changing(group)
     GroupGroupMembership.objects.filter(supergroup=group, subgroup__in=subgroups).delete()
     event = {"type": "user_group", "op": "remove_subgroups", "group_id": group.id}
     _send(group.realm_id, {**event, "direct_subgroup_ids": sorted(s.id for s in subgroups)})
-    channels.send_changes()
+    membership_changed()
 
 
 def _access_for_membership_change(acting_user: User, group_id: int, user_ids: list[int], *, adding: bool) -> UserGroup:
@@ -608,3 +609,30 @@ def check_update_user_group_subgroups(group_id: int, *, add: list[int], delete: 
         check_add_subgroups(acting_user, group_id, add)
     if delete:
         check_remove_subgroups(acting_user, group_id, delete)
+
+
+# --- the organization's group settings ------------------------------------------------------------
+
+
+@transaction.atomic
+def do_change_realm_permission_group_setting(
+    realm: Realm, setting_name: str, group_id: int, *, acting_user: User | None
+) -> None:
+    """Point a group-valued organization setting (REALM_SETTINGS, e.g. who may create public
+    channels) at the named group `group_id`. Raises "Invalid user group" and Zulip's error for a
+    group the setting refuses (role:everyone, role:internet).
+
+    Emits: realm/update_dict {property: "default", data: {setting_name: group_id}} to the
+    organization's active users (Zulip's event for these settings).
+    """
+    current_id = (
+        Realm.objects.select_for_update().filter(id=realm.id).values_list(f"{setting_name}_id", flat=True).get()
+    )
+    group = check_group_setting_value(realm, setting_name, group_id, setting=REALM_SETTINGS[setting_name])
+    if group.id == current_id:
+        return
+    Realm.objects.filter(id=realm.id).update(**{setting_name: group})
+    setattr(realm, setting_name, group)
+    forget_credentials_on_commit(realm_ids=[realm.id])  # the organization cached with the old value
+    event = {"type": "realm", "op": "update_dict", "property": "default", "data": {setting_name: group.id}}
+    send_event_on_commit(realm, event, active_user_ids(realm.id))

@@ -10,8 +10,10 @@ from django.db.models import Count, Q
 
 from apps.core.errors import JsonableError
 from apps.groups import actions
-from apps.groups.models import GroupGroupMembership, UserGroup, UserGroupMembership
+from apps.groups.models import REALM_SETTINGS, GroupGroupMembership, UserGroup, UserGroupMembership
 from apps.groups.selectors import recursive_subgroup_ids
+from apps.realms.admin import EDITABLE, RealmAdmin, RealmForm
+from apps.realms.models import Realm
 from apps.users.models import User
 
 
@@ -147,7 +149,7 @@ class UserGroupAdmin(admin.ModelAdmin):
     def deactivate(self, request, queryset):
         done, refused = 0, []
         for group in queryset.filter(deactivated=False, is_system_group=False):
-            if actions.group_deactivation_objections(group):
+            if actions.deactivation_objections(group):
                 refused.append(group.name)
                 continue
             actions.do_deactivate_user_group(group, acting_user=request.user)
@@ -162,3 +164,48 @@ class UserGroupAdmin(admin.ModelAdmin):
         for group in groups:
             actions.do_reactivate_user_group(group, acting_user=request.user)
         self.message_user(request, f"Reactivated {len(groups)} group(s).", messages.SUCCESS)
+
+
+# --- the organization's group settings, on apps.realms' organization admin ------------------------
+
+
+class RealmWithGroupSettingsForm(RealmForm):
+    class Meta(RealmForm.Meta):
+        fields = (*EDITABLE, *REALM_SETTINGS)
+
+    def __init__(self, *args, **kwargs):
+        super().__init__(*args, **kwargs)
+        groups = UserGroup.objects.filter(realm_id=self.instance.id, name__isnull=False, deactivated=False)
+        for name in REALM_SETTINGS:
+            self.fields[name].queryset = groups.order_by("-is_system_group", "name")
+            self.fields[name].required = True
+
+    def clean(self):
+        """Group settings are checked as the action checks them (role:everyone is refused, ...)."""
+        cleaned = super().clean()
+        for name, setting in REALM_SETTINGS.items():
+            group = cleaned.get(name)
+            if group is None:
+                continue
+            try:
+                actions.check_group_setting_value(self.instance, name, group.id, setting=setting)
+            except JsonableError as exc:
+                self.add_error(name, exc.msg)
+        return cleaned
+
+
+class RealmWithGroupSettingsAdmin(RealmAdmin):
+    form = RealmWithGroupSettingsForm
+    fields = ("string_id", "url", *EDITABLE, *REALM_SETTINGS, "date_created", "deactivated")
+
+    def save_model(self, request, obj: Realm, form, change: bool) -> None:
+        super().save_model(request, obj, form, change)
+        realm = Realm.objects.get(id=obj.id)
+        for name in REALM_SETTINGS:
+            if name in form.changed_data:
+                group = form.cleaned_data[name]
+                actions.do_change_realm_permission_group_setting(realm, name, group.id, acting_user=request.user)
+
+
+admin.site.unregister(Realm)
+admin.site.register(Realm, RealmWithGroupSettingsAdmin)

@@ -2,7 +2,8 @@
 (de)activation reaches queues with and without the `include_deactivated_groups` capability."""
 
 from apps.events.registry import QueueOptions, StateContext, event_transform, initial_state
-from apps.groups.selectors import user_groups_in_realm_serialized
+from apps.groups.models import REALM_SETTINGS
+from apps.groups.selectors import setting_values_for_api, user_groups_in_realm_serialized
 
 
 def _wants_deactivated_groups(options: QueueOptions) -> bool:
@@ -19,6 +20,15 @@ def realm_user_groups_state(context: StateContext) -> dict:
             context.user.realm, include_deactivated=include_deactivated
         )
     }
+
+
+@initial_state("realm")
+def realm_group_settings_state(context: StateContext) -> dict:
+    """The organization's group settings (`realm_can_create_public_channel_group`, ...), beside the
+    rest of the "realm" state (apps.realms)."""
+    realm = context.user.realm
+    values = setting_values_for_api(realm.id, [getattr(realm, f"{name}_id") for name in REALM_SETTINGS])
+    return {f"realm_{name}": values[getattr(realm, f"{name}_id")] for name in REALM_SETTINGS}
 
 
 @event_transform("user_group")

@@ -3,6 +3,7 @@
 from rest_framework.request import Request
 
 from apps.core.params import parse_params
+from apps.core.permissions import IsAuthenticatedUser, IsNotGuest
 from apps.core.responses import json_success
 from apps.core.views import ApiView
 from apps.groups import actions
@@ -23,15 +24,12 @@ from apps.groups.serializers import (
     UpdateUserGroupParams,
 )
 from apps.users.selectors import access_user_by_id
-from apps.users.views import require_non_guest
 
 
 class GroupApiView(ApiView):
     """Guests are refused before anything else is looked at, as in Zulip."""
 
-    def initial(self, request: Request, *args, **kwargs) -> None:
-        super().initial(request, *args, **kwargs)
-        require_non_guest(request.user)
+    permission_classes = [IsAuthenticatedUser, IsNotGuest]
 
 
 class UserGroupsView(GroupApiView):

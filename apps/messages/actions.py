@@ -1,6 +1,5 @@
 """Every change to messages and their flags, muted users, and topic deletion, with their events."""
 
-import hashlib
 import re
 import time
 from collections import defaultdict
@@ -19,19 +18,23 @@ from apps.events.publish import send_event_on_commit
 from apps.events.serializers import MAX_QUEUE_LIFESPAN_SECS
 from apps.groups.selectors import is_user_in_group
 from apps.messages.models import (
-    DirectMessageGroup,
     Message,
     MutedUser,
     PublicChannelListener,
     Recipient,
     UserMessage,
 )
-from apps.messages.narrow import Term, with_flag_columns
+from apps.messages.narrow import NarrowBuilder, Term, with_flag_columns
+from apps.messages.recipients import get_recipient, group_recipient
 from apps.messages.rendering import MENTION_RE, render_message
-from apps.messages.selectors import dm_users_by_recipient, muted_conversation_checker, visible_message_flags
+from apps.messages.selectors import (
+    dm_users_by_recipient,
+    muted_conversation_checker,
+    muted_users_of,
+    visible_message_flags,
+)
 from apps.messages.serializers import message_to_dict
 from apps.realms.limits import EMPTY_TOPIC_DISPLAY_NAME, MAX_MESSAGE_LENGTH, MAX_TOPIC_LENGTH
-from apps.realms.models import Realm
 from apps.subscriptions.actions import (
     StreamDoesNotExistError,
     StreamWithIdDoesNotExistError,
@@ -48,35 +51,6 @@ TRUNCATED = "\n[message truncated]"
 
 
 # --- recipients -----------------------------------------------------------------------------------
-
-
-def get_recipient(kind: int, type_id: int) -> Recipient:
-    recipient = Recipient.objects.filter(type=kind, type_id=type_id).first()
-    if recipient is not None:
-        return recipient
-    try:
-        with transaction.atomic():
-            return Recipient.objects.create(type=kind, type_id=type_id)
-    except IntegrityError:  # created meanwhile by another request
-        return Recipient.objects.get(type=kind, type_id=type_id)
-
-
-def group_recipient(realm: Realm, user_ids: Sequence[int], *, create: bool = True) -> Recipient | None:
-    """The recipient of the group direct message of exactly these users."""
-    ids = sorted(set(user_ids))
-    key = hashlib.sha256(",".join(map(str, ids)).encode()).hexdigest()
-    group = DirectMessageGroup.objects.filter(realm=realm, key=key).first()
-    if group is None:
-        if not create:
-            return None
-        try:
-            with transaction.atomic():
-                group = DirectMessageGroup.objects.create(realm=realm, user_ids=ids, key=key)
-        except IntegrityError:
-            group = DirectMessageGroup.objects.get(realm=realm, key=key)
-    if not create:
-        return Recipient.objects.filter(type=Recipient.Type.DIRECT_MESSAGE_GROUP, type_id=group.id).first()
-    return get_recipient(Recipient.Type.DIRECT_MESSAGE_GROUP, group.id)
 
 
 # --- checking what is sent ------------------------------------------------------------------------
@@ -514,8 +488,6 @@ def do_mark_messages_read(user: User, terms: list[Term] | None = None, *, everyt
     Emits: update_message_flags {op: add, flag: read, messages, all}: for "all of them", as in
     Zulip, `all: true` and no ids (there may be hundreds of thousands); else the ids.
     """
-    from apps.messages.narrow import NarrowBuilder
-
     rows = with_flag_columns(UserMessage.objects.filter(user=user)).filter(**{f"flag_{UserMessage.READ}": 0})
     if terms:
         rows = NarrowBuilder(user, on_user_messages=True).apply(rows, terms)
@@ -531,8 +503,6 @@ def do_mark_messages_read(user: User, terms: list[Term] | None = None, *, everyt
 
 def _send_muted_users(user: User) -> None:
     """Emits: muted_users {muted_users: [{id, timestamp}]} (the whole list) to the user."""
-    from apps.messages.selectors import muted_users_of
-
     send_event_on_commit(user.realm_id, {"type": "muted_users", "muted_users": muted_users_of(user)}, [user.id])
 
 

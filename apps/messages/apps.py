@@ -5,3 +5,6 @@ class MessagesConfig(AppConfig):
     name = "apps.messages"
     label = "chat_messages"  # "messages" is Django's own messages framework
     verbose_name = "messages"
+
+    def ready(self) -> None:
+        from apps.messages import receivers  # noqa: F401 (registers with the hooks of the apps below)

@@ -15,7 +15,8 @@ from django.db.models.expressions import RawSQL
 
 from apps.core.converters import ascii_int, is_ascii_digits
 from apps.core.errors import ErrorCode, JsonableError
-from apps.messages.models import Recipient, UserMessage
+from apps.messages.models import DirectMessageGroup, Recipient, UserMessage
+from apps.messages.recipients import find_group_recipient
 from apps.messages.rendering import search_words
 from apps.realms.limits import EMPTY_TOPIC_DISPLAY_NAME
 from apps.subscriptions.models import Stream, UserTopic
@@ -180,9 +181,7 @@ class NarrowBuilder:
             return Q(**{self.field("sender_id"): me, self.field("recipient_id"): theirs.id if theirs else -1}) | Q(
                 **{self.field("sender_id"): other, self.field("recipient_id"): mine.id if mine else -1}
             )
-        from apps.messages.actions import group_recipient
-
-        recipient = group_recipient(self.user.realm, sorted(others | {me}), create=False)
+        recipient = find_group_recipient(self.user.realm, sorted(others | {me}))
         return Q(**{self.field("recipient_id"): recipient.id if recipient else -1})
 
     def by_dm_including(self, operand) -> Q:
@@ -191,8 +190,6 @@ class NarrowBuilder:
             raise BadNarrowError("dm-including takes one user")
         other = users[0].id
         personal = Recipient.objects.filter(type=Recipient.Type.PERSONAL, type_id=other).first()
-        from apps.messages.models import DirectMessageGroup
-
         groups = [
             g.id
             for g in DirectMessageGroup.objects.filter(realm_id=self.user.realm_id)

@@ -1,17 +1,17 @@
 """Creating and changing organizations."""
 
 import re
+from typing import TYPE_CHECKING
 
 from django.db import transaction
 
 from apps.core.errors import JsonableError
-from apps.events.publish import forget_credentials_on_commit, send_event_on_commit
-from apps.groups.actions import check_group_setting_value, do_create_system_groups
-from apps.groups.models import REALM_SETTINGS
-from apps.groups.selectors import active_user_ids
+from apps.events.publish import forget_credentials_on_commit
+from apps.realms.hooks import realm_created
 from apps.realms.models import EmailVisibility, Realm
-from apps.users.actions import do_create_user
-from apps.users.models import Role, User
+
+if TYPE_CHECKING:
+    from apps.users.models import User
 
 # Subdomains that would shadow our own URLs or mislead users.
 RESERVED_SUBDOMAINS = frozenset(
@@ -52,26 +52,23 @@ def do_create_realm(
     string_id: str,
     name: str,
     *,
-    owner_email: str,
-    owner_full_name: str,
-    owner_password: str | None = None,
     default_email_address_visibility: int = EmailVisibility.ADMINS,
-) -> tuple[Realm, User]:
-    """Create an organization with its system groups and first owner; on any error nothing is created."""
+    acting_user: "User | None" = None,
+) -> Realm:
+    """Create an organization, with what the realm_created hooks add (its system groups); its first
+    owner is created next (apps.users: do_create_realm_with_owner). Raises for an invalid or taken
+    subdomain or name."""
     realm = Realm.objects.create(
         string_id=check_string_id(string_id),
         name=check_realm_name(name),
         default_email_address_visibility=default_email_address_visibility,
     )
-    do_create_system_groups(realm)
-    owner = do_create_user(
-        realm, owner_email, owner_full_name, role=Role.OWNER, password=owner_password, acting_user=None
-    )
-    return realm, owner
+    realm_created.call(realm)
+    return realm
 
 
 @transaction.atomic
-def do_set_realm_deactivated(realm: Realm, deactivated: bool, *, acting_user: User | None) -> None:
+def do_set_realm_deactivated(realm: Realm, deactivated: bool, *, acting_user: "User | None") -> None:
     """Deactivate (or reactivate) an organization: its users' API calls are refused while deactivated."""
     Realm.objects.filter(id=realm.id).update(deactivated=deactivated)
     realm.deactivated = deactivated
@@ -79,7 +76,7 @@ def do_set_realm_deactivated(realm: Realm, deactivated: bool, *, acting_user: Us
 
 
 @transaction.atomic
-def do_change_realm_settings(realm: Realm, changes: dict, *, acting_user: User | None) -> None:
+def do_change_realm_settings(realm: Realm, changes: dict, *, acting_user: "User | None") -> None:
     """Change organization settings (name, description, password sign-in, default email visibility)."""
     allowed = {"name", "description", "password_auth_enabled", "default_email_address_visibility"}
     unknown = set(changes) - allowed
@@ -93,27 +90,3 @@ def do_change_realm_settings(realm: Realm, changes: dict, *, acting_user: User |
     for name, value in changes.items():
         setattr(realm, name, value)
     forget_credentials_on_commit(realm_ids=[realm.id])
-
-
-@transaction.atomic
-def do_change_realm_permission_group_setting(
-    realm: Realm, setting_name: str, group_id: int, *, acting_user: User | None
-) -> None:
-    """Point a group-valued organization setting (REALM_SETTINGS, e.g. who may create public
-    channels) at the named group `group_id`. Raises "Invalid user group" and Zulip's error for a
-    group the setting refuses (role:everyone, role:internet).
-
-    Emits: realm/update_dict {property: "default", data: {setting_name: group_id}} to the
-    organization's active users (Zulip's event for these settings).
-    """
-    current_id = (
-        Realm.objects.select_for_update().filter(id=realm.id).values_list(f"{setting_name}_id", flat=True).get()
-    )
-    group = check_group_setting_value(realm, setting_name, group_id, setting=REALM_SETTINGS[setting_name])
-    if group.id == current_id:
-        return
-    Realm.objects.filter(id=realm.id).update(**{setting_name: group})
-    setattr(realm, setting_name, group)
-    forget_credentials_on_commit(realm_ids=[realm.id])  # the organization cached with the old value
-    event = {"type": "realm", "op": "update_dict", "property": "default", "data": {setting_name: group.id}}
-    send_event_on_commit(realm, event, active_user_ids(realm.id))

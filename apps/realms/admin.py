@@ -3,14 +3,7 @@ from django.contrib import admin, messages
 from django.db.models import Count, Q
 
 from apps.core.errors import JsonableError
-from apps.groups.actions import check_group_setting_value
-from apps.groups.models import REALM_SETTINGS, UserGroup
-from apps.realms.actions import (
-    check_realm_name,
-    do_change_realm_permission_group_setting,
-    do_change_realm_settings,
-    do_set_realm_deactivated,
-)
+from apps.realms.actions import check_realm_name, do_change_realm_settings, do_set_realm_deactivated
 from apps.realms.models import Realm
 
 EDITABLE = ("name", "description", "password_auth_enabled", "default_email_address_visibility")
@@ -19,27 +12,7 @@ EDITABLE = ("name", "description", "password_auth_enabled", "default_email_addre
 class RealmForm(forms.ModelForm):
     class Meta:
         model = Realm
-        fields = (*EDITABLE, *REALM_SETTINGS)
-
-    def __init__(self, *args, **kwargs):
-        super().__init__(*args, **kwargs)
-        groups = UserGroup.objects.filter(realm_id=self.instance.id, name__isnull=False, deactivated=False)
-        for name in REALM_SETTINGS:
-            self.fields[name].queryset = groups.order_by("-is_system_group", "name")
-            self.fields[name].required = True
-
-    def clean(self):
-        """Group settings are checked as the action checks them (role:everyone is refused, ...)."""
-        cleaned = super().clean()
-        for name, setting in REALM_SETTINGS.items():
-            group = cleaned.get(name)
-            if group is None:
-                continue
-            try:
-                check_group_setting_value(self.instance, name, group.id, setting=setting)
-            except JsonableError as exc:
-                self.add_error(name, exc.msg)
-        return cleaned
+        fields = EDITABLE
 
     def clean_name(self):
         try:
@@ -50,14 +23,17 @@ class RealmForm(forms.ModelForm):
 
 @admin.register(Realm)
 class RealmAdmin(admin.ModelAdmin):
-    """Organizations are created with `manage.py create_realm` (they need an owner) and never deleted."""
+    """Organizations are created with `manage.py create_realm` (they need an owner) and never deleted.
+
+    apps.groups registers this admin again with the organization's group settings (who may create
+    channels, ...), which belong to it."""
 
     form = RealmForm
     list_display = ("display_string_id", "name", "url", "active_users", "deactivated", "date_created")
     list_filter = ("deactivated", "password_auth_enabled")
     search_fields = ("string_id", "name")
     readonly_fields = ("string_id", "url", "date_created", "deactivated")
-    fields = ("string_id", "url", *EDITABLE, *REALM_SETTINGS, "date_created", "deactivated")
+    fields = ("string_id", "url", *EDITABLE, "date_created", "deactivated")
     actions = ("deactivate", "reactivate")
     date_hierarchy = "date_created"
 
@@ -87,10 +63,6 @@ class RealmAdmin(admin.ModelAdmin):
         changes = {name: form.cleaned_data[name] for name in form.changed_data if name in EDITABLE}
         if changes:
             do_change_realm_settings(realm, changes, acting_user=request.user)
-        for name in REALM_SETTINGS:
-            if name in form.changed_data:
-                group = form.cleaned_data[name]
-                do_change_realm_permission_group_setting(realm, name, group.id, acting_user=request.user)
 
     @admin.action(description="Deactivate the selected organizations")
     def deactivate(self, request, queryset):

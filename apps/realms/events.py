@@ -4,8 +4,6 @@ from django.conf import settings
 
 from apps.core.markdown import render_markdown
 from apps.events.registry import StateContext, initial_state
-from apps.groups.models import REALM_SETTINGS
-from apps.groups.selectors import setting_values_for_api
 from apps.realms.limits import (
     EMPTY_TOPIC_DISPLAY_NAME,
     MAX_CHANNEL_FOLDER_DESCRIPTION_LENGTH,
@@ -21,7 +19,6 @@ from apps.realms.selectors import realm_icon_url
 @initial_state("realm")
 def realm_state(context: StateContext) -> dict:
     realm = context.user.realm
-    setting_values = setting_values_for_api(realm.id, [getattr(realm, f"{name}_id") for name in REALM_SETTINGS])
     return {
         "realm_name": realm.name,
         "realm_description": render_markdown(realm.description),
@@ -38,7 +35,6 @@ def realm_state(context: StateContext) -> dict:
         "realm_allow_message_editing": True,
         "realm_message_content_edit_limit_seconds": 600,
         "realm_allow_edit_history": True,
-        **{f"realm_{name}": setting_values[getattr(realm, f"{name}_id")] for name in REALM_SETTINGS},
         "realm_empty_topic_display_name": EMPTY_TOPIC_DISPLAY_NAME,
         "max_topic_length": MAX_TOPIC_LENGTH,
         "max_message_length": MAX_MESSAGE_LENGTH,

@@ -3,6 +3,7 @@
 from django.conf import settings
 from rest_framework.request import Request
 
+from apps.core.auth import realm_for_request
 from apps.core.markdown import render_markdown
 from apps.core.responses import json_success
 from apps.core.version import PARLEY_VERSION
@@ -30,10 +31,11 @@ class ServerSettingsView(ApiView):
     Every Zulip client calls it first; the official Python client requires `zulip_version`.
     """
 
-    authenticated = False
+    # Anyone may ask: credentials sent are not looked at.
+    authentication_classes = permission_classes = ()
 
     def get(self, request: Request):
-        realm: Realm = request._request.realm
+        realm: Realm = realm_for_request(request._request)
         password = realm.password_auth_enabled
         user_agent = request.META.get("HTTP_USER_AGENT", "")
         return json_success(

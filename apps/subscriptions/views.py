@@ -5,6 +5,7 @@ from rest_framework.request import Request
 
 from apps.core.errors import JsonableError
 from apps.core.params import parse_params
+from apps.core.permissions import IsNotGuest
 from apps.core.responses import json_success
 from apps.core.views import ApiView
 from apps.realms.limits import EMPTY_TOPIC_DISPLAY_NAME, MAX_TOPIC_LENGTH
@@ -35,10 +36,11 @@ from apps.subscriptions.serializers import (
 )
 from apps.users.models import User
 from apps.users.selectors import access_user_by_id
-from apps.users.views import require_non_guest
 
 
 class SubscriptionsView(ApiView):
+    method_permission_classes = {"post": [IsNotGuest]}
+
     """GET (list), POST (subscribe, creating channels) and DELETE (unsubscribe) /users/me/subscriptions."""
 
     def get(self, request: Request):
@@ -59,7 +61,6 @@ class SubscriptionsView(ApiView):
 
     def post(self, request: Request):
         user = request.user
-        require_non_guest(user)
         params = parse_params(SubscribeParams, request)
         return json_success(request, actions.check_add_subscriptions(user, params))
 

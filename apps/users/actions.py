@@ -18,15 +18,9 @@ from django.db.models import F
 from apps.core.errors import JsonableError, OrganizationOwnerRequiredError
 from apps.core.markdown import render_markdown
 from apps.events.publish import forget_credentials_on_commit, send_event_on_commit
-from apps.groups.actions import (
-    do_add_user_to_system_groups,
-    do_update_system_groups_for_role,
-    send_membership_events_for_reactivation,
-    send_setting_updates_for_user,
-)
+from apps.realms.actions import do_create_realm
 from apps.realms.models import EmailVisibility, Realm
-from apps.subscriptions.actions import send_peer_events_for_activation, send_stream_events_for_role_change
-from apps.subscriptions.selectors import visible_streams
+from apps.users.hooks import user_created, user_reactivated, user_role_changing, users_deactivated
 from apps.users.models import BotService, BotType, CustomProfileField, CustomProfileFieldValue, Role, User
 from apps.users.selectors import VISIBILITY_FOR_ROLE, api_email, avatar_url
 from apps.users.serializers import custom_profile_field_to_dict, user_to_dict
@@ -203,7 +197,41 @@ def do_create_user(
     if service_url:
         BotService.objects.create(bot=user, name=full_name, base_url=service_url, token=generate_api_key())
     _send_user_added(user)
-    do_add_user_to_system_groups(user)
+    user_created.call(user)
+    return user
+
+
+@transaction.atomic
+def do_create_realm_with_owner(
+    string_id: str,
+    name: str,
+    *,
+    owner_email: str,
+    owner_full_name: str,
+    owner_password: str | None = None,
+    default_email_address_visibility: int = EmailVisibility.ADMINS,
+) -> tuple[Realm, User]:
+    """Create an organization (apps.realms' do_create_realm: with its system groups) and its first
+    owner; on any error nothing is created."""
+    realm = do_create_realm(string_id, name, default_email_address_visibility=default_email_address_visibility)
+    owner = do_create_user(
+        realm, owner_email, owner_full_name, role=Role.OWNER, password=owner_password, acting_user=None
+    )
+    return realm, owner
+
+
+@transaction.atomic
+def do_create_server_administrator(email: str, full_name: str, password: str) -> User:
+    """An owner of the default organization who may use the Django admin (`createsuperuser`); the
+    default organization, named "Parley", is created with them when there is none yet."""
+    realm = Realm.objects.filter(string_id=Realm.DEFAULT_STRING_ID).first()
+    if realm is None:
+        realm, user = do_create_realm_with_owner(
+            Realm.DEFAULT_STRING_ID, "Parley", owner_email=email, owner_full_name=full_name, owner_password=password
+        )
+    else:
+        user = do_create_user(realm, email, full_name, role=Role.OWNER, password=password, acting_user=None)
+    do_set_user_staff(user, True, acting_user=None)
     return user
 
 
@@ -255,20 +283,20 @@ def do_change_user_role(user: User, role: int, *, acting_user: User | None) -> N
     """Set the role (no permission checks: operators, and check_change_user_role).
 
     Raises for the organization's only owner: an organization always keeps one.
-    Emits: realm_user/update {role}, then the system groups' user_group/remove_members and add_members,
-    then stream/create (+ subscription/peer_add) and stream/delete for the channels the user now sees
-    or no longer sees.
+    Emits: realm_user/update {role}, then what the user_role_changing hooks send (the system groups'
+    user_group/remove_members and add_members, then stream/create (+ subscription/peer_add) and
+    stream/delete for the channels the user now sees or no longer sees).
     """
     if role != Role.OWNER:
         check_keeps_an_owner(user, LAST_OWNER_ROLE_MESSAGE)
     old_role = user.role
-    channels_before = visible_streams(user) if old_role != role else []
+    after_steps = user_role_changing.call(user, old_role, role) if old_role != role else []
     User.objects.filter(id=user.id).update(role=role)
     user.role = role
     send_person_update(user, {"role": role})
-    do_update_system_groups_for_role(user, old_role, role)
-    if old_role != role:
-        send_stream_events_for_role_change(user, channels_before)
+    for step in after_steps:
+        if step is not None:
+            step()
 
 
 @transaction.atomic
@@ -338,10 +366,10 @@ def check_deactivate_user(target: User, *, acting_user: User) -> None:
 def do_deactivate_user(user: User, *, acting_user: User | None) -> list[User]:
     """Deactivate the user and, first, every active bot they own. Returns all users deactivated.
 
-    Raises for the organization's only owner. Emits: subscription/peer_remove for their channels,
-    realm_user/update {is_active: false} for each, and user_group/update for group settings whose
-    anonymous groups listed them. Group memberships are kept (reads ignore deactivated users);
-    clients drop the user from groups by themselves.
+    Raises for the organization's only owner. Emits: realm_user/update {is_active: false} for each,
+    then what the users_deactivated hooks send (user_group/update for group settings whose
+    anonymous groups listed them, subscription/peer_remove for their channels). Group memberships
+    are kept (reads ignore deactivated users); clients drop the user from groups by themselves.
     """
     check_keeps_an_owner(user, LAST_OWNER_DEACTIVATION_MESSAGE)
     bots = list(User.objects.filter(bot_owner=user, is_active=True))
@@ -350,7 +378,6 @@ def do_deactivate_user(user: User, *, acting_user: User | None) -> list[User]:
     audience = [uid for uid, _ in _audience(user.realm_id)]
     User.objects.filter(id__in=[u.id for u in deactivated]).update(is_active=False)
     forget_credentials_on_commit(user_ids=[u.id for u in deactivated])
-    send_peer_events_for_activation(user.realm_id, deactivated, op="peer_remove")
     for each in deactivated:
         each.is_active = False
         send_event_on_commit(
@@ -358,8 +385,7 @@ def do_deactivate_user(user: User, *, acting_user: User | None) -> list[User]:
             {"type": "realm_user", "op": "update", "person": {"user_id": each.id, "is_active": False}},
             audience,
         )
-    for each in deactivated:
-        send_setting_updates_for_user(each)
+    users_deactivated.call(deactivated)
     return deactivated
 
 
@@ -367,17 +393,16 @@ def do_deactivate_user(user: User, *, acting_user: User | None) -> list[User]:
 def do_reactivate_user(user: User, *, acting_user: User | None) -> None:
     """Reactivate the user; reactivating an active user changes nothing (as in Zulip).
 
-    Emits: realm_user/update {is_active: true}, then user_group/add_members for the user's groups,
-    user_group/update for settings that list the user again and subscription/peer_add for their
-    channels.
+    Emits: realm_user/update {is_active: true}, then what the user_reactivated hooks send
+    (user_group/add_members for the user's groups, user_group/update for settings that list the
+    user again, subscription/peer_add for their channels).
     """
     if user.is_active:
         return
     User.objects.filter(id=user.id).update(is_active=True)
     user.is_active = True
     send_person_update(user, {"is_active": True})
-    send_membership_events_for_reactivation(user)
-    send_peer_events_for_activation(user.realm_id, [user], op="peer_add")
+    user_reactivated.call(user)
 
 
 @transaction.atomic

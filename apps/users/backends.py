@@ -5,6 +5,7 @@ from django.contrib.auth.backends import BaseBackend
 from django.http import HttpRequest
 
 from apps.core import ratelimit
+from apps.core.auth import realm_for_request
 from apps.core.errors import (
     AuthenticationFailedError,
     JsonableError,
@@ -14,7 +15,6 @@ from apps.core.errors import (
     UserDeactivatedError,
 )
 from apps.realms.models import Realm
-from apps.realms.selectors import get_realm_for_request
 from apps.users.models import User
 from apps.users.selectors import email_key, user_with_delivery_email
 
@@ -58,7 +58,7 @@ class RealmEmailBackend(BaseBackend):
         if request is None or username is None or password is None:
             return None
         try:
-            realm = get_realm_for_request(request)
+            realm = realm_for_request(request)
             return check_password_login(realm, username, password)
         except RealmDeactivatedError:
             # Server operators keep the admin even when their own organization is deactivated.

@@ -29,26 +29,8 @@ class AvatarSource(models.TextChoices):
 
 
 class UserManager(BaseUserManager):
-    def create_superuser(self, delivery_email: str, password: str, full_name: str = "Server administrator"):
-        """`manage.py createsuperuser`: an owner of the default organization who may use the admin."""
-        from apps.realms.actions import do_create_realm
-        from apps.users.actions import do_create_user, do_set_user_staff
-
-        realm = Realm.objects.filter(string_id=Realm.DEFAULT_STRING_ID).first()
-        if realm is None:
-            realm, user = do_create_realm(
-                Realm.DEFAULT_STRING_ID,
-                "Parley",
-                owner_email=delivery_email,
-                owner_full_name=full_name,
-                owner_password=password,
-            )
-        else:
-            user = do_create_user(
-                realm, delivery_email, full_name, role=Role.OWNER, password=password, acting_user=None
-            )
-        do_set_user_staff(user, True, acting_user=None)
-        return user
+    """Django's manager for the user model. Users are created by apps.users.actions (the
+    `createsuperuser` command included: apps/users/management/commands/createsuperuser.py)."""
 
 
 class User(AbstractBaseUser, PermissionsMixin):

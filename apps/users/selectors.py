@@ -246,10 +246,3 @@ def custom_profile_data(users: QuerySet[User] | list[User]) -> dict[int, dict[st
             entry["rendered_value"] = rendered_value
         data[user_id][str(field_id)] = entry
     return data
-
-
-def max_message_id_for_user(user: User) -> int:
-    """The newest message id the user has received; -1 while there is none."""
-    from apps.messages.selectors import max_message_id
-
-    return max_message_id(user)

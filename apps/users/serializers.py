@@ -44,11 +44,12 @@ def user_to_dict(
     return result
 
 
-def own_user_to_dict(user: User, *, profile_data: dict[str, dict], max_message_id: int) -> dict[str, Any]:
-    """GET /users/me: the own-user fields, at the top level of the response."""
+def own_user_to_dict(user: User, *, profile_data: dict[str, dict], extras: dict[str, Any]) -> dict[str, Any]:
+    """GET /users/me: the own-user fields, at the top level of the response, with the fields other
+    apps add (`extras`: the own_user_extras hooks, e.g. max_message_id)."""
     result = user_to_dict(user, acting_user=user, client_gravatar=False, profile_data=profile_data)
     del result["bot_type"], result["bot_owner_id"]
-    result["max_message_id"] = max_message_id
+    result.update(extras)
     return result
 
 

@@ -4,12 +4,15 @@ from django.core.exceptions import ValidationError
 from django.core.validators import validate_email
 from rest_framework.request import Request
 
-from apps.core.errors import JsonableError, OrganizationAdministratorRequiredError
+from apps.core.auth import realm_for_request
+from apps.core.errors import JsonableError
 from apps.core.params import parse_params
+from apps.core.permissions import IsAuthenticatedUser, IsHuman, IsOrganizationAdministrator
 from apps.core.responses import json_success
 from apps.core.views import ApiView
 from apps.users import actions
 from apps.users.backends import check_password_login
+from apps.users.hooks import own_user_extras
 from apps.users.models import User
 from apps.users.selectors import (
     access_custom_profile_field,
@@ -17,7 +20,6 @@ from apps.users.selectors import (
     access_user_by_id,
     custom_profile_data,
     get_custom_profile_fields,
-    max_message_id_for_user,
     users_in_realm,
 )
 from apps.users.serializers import (
@@ -35,21 +37,6 @@ from apps.users.serializers import (
 )
 
 
-def require_admin(user: User) -> None:
-    if not user.is_admin:
-        raise OrganizationAdministratorRequiredError()
-
-
-def require_non_guest(user: User) -> None:
-    if user.is_guest:
-        raise JsonableError("Not allowed for guest users")
-
-
-def require_human(user: User) -> None:
-    if user.is_bot:
-        raise JsonableError("This endpoint does not accept bot requests.")
-
-
 class OwnUserView(ApiView):
     def get(self, request: Request):
         user = request.user
@@ -58,7 +45,7 @@ class OwnUserView(ApiView):
             own_user_to_dict(
                 user,
                 profile_data=custom_profile_data([user]).get(user.id, {}),
-                max_message_id=max_message_id_for_user(user),
+                extras=own_user_extras.call_merged(user),
             ),
         )
 
@@ -139,8 +126,9 @@ class ReactivateUserView(ApiView):
 
 
 class OwnProfileDataView(ApiView):
+    permission_classes = [IsAuthenticatedUser, IsHuman]
+
     def patch(self, request: Request):
-        require_human(request.user)
         params = parse_params(UpdateOwnProfileDataParams, request)
         actions.check_update_user_custom_profile_data(
             request.user, [(item.id, item.value) for item in params.data], acting_user=request.user
@@ -148,19 +136,19 @@ class OwnProfileDataView(ApiView):
         return json_success(request)
 
     def delete(self, request: Request):
-        require_human(request.user)
         params = parse_params(RemoveOwnProfileDataParams, request)
         actions.check_remove_user_custom_profile_data(request.user, params.data, acting_user=request.user)
         return json_success(request)
 
 
 class CustomProfileFieldsView(ApiView):
+    method_permission_classes = {"post": [IsOrganizationAdministrator], "patch": [IsOrganizationAdministrator]}
+
     def get(self, request: Request):
         fields = get_custom_profile_fields(request.user.realm)
         return json_success(request, {"custom_fields": [custom_profile_field_to_dict(f) for f in fields]})
 
     def post(self, request: Request):
-        require_admin(request.user)
         params = parse_params(CreateCustomProfileFieldParams, request)
         field = actions.try_add_realm_custom_profile_field(
             request.user.realm,
@@ -176,15 +164,15 @@ class CustomProfileFieldsView(ApiView):
         return json_success(request, {"id": field.id})
 
     def patch(self, request: Request):
-        require_admin(request.user)
         params = parse_params(ReorderCustomProfileFieldsParams, request)
         actions.try_reorder_realm_custom_profile_fields(request.user.realm, params.order, acting_user=request.user)
         return json_success(request)
 
 
 class CustomProfileFieldView(ApiView):
+    permission_classes = [IsAuthenticatedUser, IsOrganizationAdministrator]
+
     def patch(self, request: Request, field_id: int):
-        require_admin(request.user)
         params = parse_params(UpdateCustomProfileFieldParams, request)
         field = access_custom_profile_field(request.user.realm, field_id)
         actions.try_update_realm_custom_profile_field(
@@ -193,7 +181,6 @@ class CustomProfileFieldView(ApiView):
         return json_success(request)
 
     def delete(self, request: Request, field_id: int):
-        require_admin(request.user)
         field = access_custom_profile_field(request.user.realm, field_id)
         actions.do_remove_realm_custom_profile_field(field, acting_user=request.user)
         return json_success(request)
@@ -202,7 +189,8 @@ class CustomProfileFieldView(ApiView):
 class FetchApiKeyView(ApiView):
     """POST /fetch_api_key: trade an email and password for the API key (no authentication)."""
 
-    authenticated = False
+    # Anyone may ask: credentials sent are not looked at.
+    authentication_classes = permission_classes = ()
 
     def post(self, request: Request):
         params = parse_params(FetchApiKeyParams, request)
@@ -210,5 +198,5 @@ class FetchApiKeyView(ApiView):
             validate_email(params.username.strip())
         except ValidationError:
             raise JsonableError("Enter a valid email address.") from None
-        user = check_password_login(request._request.realm, params.username, params.password)
+        user = check_password_login(realm_for_request(request._request), params.username, params.password)
         return json_success(request, {"api_key": user.api_key, "email": user.delivery_email, "user_id": user.id})

@@ -33,7 +33,18 @@ REDIS_SOCKET_TIMEOUT = env.float("REDIS_SOCKET_TIMEOUT", default=2.0)
 # Seconds a client is told to wait (Retry-After) when a dependency is down.
 SERVICE_UNAVAILABLE_RETRY_AFTER = 5
 
+# Parley's apps in their layers' order, lowest first (docs/architecture.md), and before Django's:
+# a command of theirs (createsuperuser) takes the place of Django's own.
 INSTALLED_APPS = [
+    "apps.core",
+    "apps.events",
+    "apps.realms",
+    "apps.users",
+    "apps.groups",
+    "apps.subscriptions",
+    "apps.messages",
+    "apps.directory",
+    "apps.demo",
     "django.contrib.admin",
     "django.contrib.auth",
     "django.contrib.contenttypes",
@@ -42,14 +53,6 @@ INSTALLED_APPS = [
     "django.contrib.staticfiles",
     "rest_framework",
     "django_filters",
-    "apps.core",
-    "apps.realms",
-    "apps.users",
-    "apps.groups",
-    "apps.subscriptions",
-    "apps.messages",
-    "apps.events",
-    "apps.directory",
 ]
 
 MIDDLEWARE = [
@@ -148,9 +151,10 @@ SECURE_REFERRER_POLICY = "same-origin"
 X_FRAME_OPTIONS = "DENY"
 
 REST_FRAMEWORK = {
-    "DEFAULT_AUTHENTICATION_CLASSES": [],
-    "DEFAULT_PERMISSION_CLASSES": [],
-    "DEFAULT_THROTTLE_CLASSES": [],
+    # API-key authentication, a user required, the general rate limit: apps/core/views.py ApiView.
+    "DEFAULT_AUTHENTICATION_CLASSES": ["apps.core.authentication.ApiKeyAuthentication"],
+    "DEFAULT_PERMISSION_CLASSES": ["apps.core.permissions.IsAuthenticatedUser"],
+    "DEFAULT_THROTTLE_CLASSES": ["apps.core.throttling.ApiRateThrottle"],
     "DEFAULT_RENDERER_CLASSES": ["rest_framework.renderers.JSONRenderer"],
     # Zulip clients send form-encoded bodies on POST, PATCH, PUT and DELETE.
     "DEFAULT_PARSER_CLASSES": [

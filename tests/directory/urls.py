@@ -8,12 +8,14 @@ from tests.core import urls as core_test_urls
 
 
 class CrashView(DirectoryView):
-    authenticated = False
+    # Anyone may ask: credentials sent are not looked at.
+    authentication_classes = permission_classes = ()
     get = core_test_urls.CrashView.get
 
 
 class DatabaseDownView(DirectoryView):
-    authenticated = False
+    # Anyone may ask: credentials sent are not looked at.
+    authentication_classes = permission_classes = ()
     get = core_test_urls.DatabaseDownView.get
 
 

@@ -10,9 +10,9 @@ from apps.core.errors import JsonableError
 from apps.groups.models import GroupGroupMembership, SystemGroups, UserGroup, UserGroupMembership
 from apps.groups.selectors import group_member_ids, is_user_in_group, system_groups
 from apps.groups.serializers import AnonymousGroupValue
-from apps.realms.actions import do_create_realm
 from apps.realms.models import Realm
 from apps.users import actions as user_actions
+from apps.users.actions import do_create_realm_with_owner
 from apps.users.models import Role, User
 from tests.api import ApiClient, assert_success
 
@@ -30,7 +30,7 @@ def direct_group_names(user: User) -> set[str]:
 
 
 def test_a_new_organization_has_its_nested_system_groups(db):
-    realm, owner = do_create_realm("acme", "Acme", owner_email="o@acme.example", owner_full_name="Olga")
+    realm, owner = do_create_realm_with_owner("acme", "Acme", owner_email="o@acme.example", owner_full_name="Olga")
     groups = list(UserGroup.objects.filter(realm=realm).order_by("id"))
     assert [g.name for g in groups] == [
         "role:nobody",

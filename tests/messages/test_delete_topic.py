@@ -7,8 +7,8 @@ import threading
 import pytest
 from django.db import connection
 
-from apps.messages.actions import get_recipient
 from apps.messages.models import Message, Recipient, UserMessage
+from apps.messages.recipients import get_recipient
 from apps.subscriptions.models import Stream, Subscription, UserTopic
 from tests.api import ApiClient, assert_error, assert_success
 from tests.messages.conftest import db_state

@@ -242,3 +242,25 @@ def test_bootstrap_demo_only_on_an_empty_database(db):
     assert Message.objects.filter(stream=general, topic="welcome").count() == 1
     assert "already set up" in run("bootstrap_demo")
     assert User.objects.count() == 5
+
+
+def test_createsuperuser_makes_the_default_organization_and_an_owner_with_the_admin(db, tmp_path, monkeypatch):
+    # Parley's own command (users belong to an organization), in place of Django's.
+    password_file = tmp_path / "pw"
+    password_file.write_text("a long enough password 42\n")
+    out = run_json("createsuperuser", "--noinput", "--email", "root@example.com", "--password-file", str(password_file))
+    user = User.objects.get(id=out["user_id"])
+    assert (user.role, user.is_staff, user.is_superuser, user.realm.string_id) == (Role.OWNER, True, True, "")
+    assert user.check_password("a long enough password 42")
+    # A second one joins the existing organization; the environment may give what options do not.
+    monkeypatch.setenv("DJANGO_SUPERUSER_EMAIL", "second@example.com")
+    monkeypatch.setenv("DJANGO_SUPERUSER_PASSWORD", "another long password 43")
+    second = User.objects.get(id=run_json("createsuperuser", "--noinput")["user_id"])
+    assert (second.realm_id, second.role, second.is_staff) == (user.realm_id, Role.OWNER, True)
+    assert Realm.objects.count() == 1
+
+
+def test_createsuperuser_without_a_terminal_says_what_it_needs(db):
+    with pytest.raises(CommandError, match="Email is needed"):
+        run("createsuperuser", "--noinput")
+    assert not User.objects.exists()

@@ -5,10 +5,9 @@ from django.db import transaction
 
 from apps.core.commands import OperatorCommand
 from apps.messages.actions import do_send_message
-from apps.realms.actions import do_create_realm
 from apps.realms.models import EmailVisibility, Realm
 from apps.subscriptions.actions import NewChannel, bulk_add_subscriptions, create_streams
-from apps.users.actions import do_create_user, do_set_user_staff
+from apps.users.actions import do_create_realm_with_owner, do_create_user, do_set_user_staff
 from apps.users.management.utils import ROLE_LABELS
 from apps.users.models import BotType, Role
 from apps.users.selectors import api_email
@@ -36,7 +35,7 @@ class Command(OperatorCommand):
             return
         password = secrets.token_urlsafe(12)
         with transaction.atomic():
-            realm, owner = do_create_realm(
+            realm, owner = do_create_realm_with_owner(
                 Realm.DEFAULT_STRING_ID,
                 "Parley Demo",
                 owner_email="owner@example.com",

@@ -2,7 +2,7 @@ from django.core.management.base import CommandError
 
 from apps.core.commands import OperatorCommand
 from apps.core.errors import JsonableError
-from apps.realms.actions import do_create_realm
+from apps.users.actions import do_create_realm_with_owner
 from apps.users.management.utils import print_json, read_password_file, user_summary
 
 
@@ -21,7 +21,7 @@ class Command(OperatorCommand):
 
     def handle(self, *args, **options):
         try:
-            realm, owner = do_create_realm(
+            realm, owner = do_create_realm_with_owner(
                 options["string_id"],
                 options["name"],
                 owner_email=options["owner_email"],

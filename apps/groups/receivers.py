@@ -1,0 +1,35 @@
+"""What the groups app does when the apps below it change (registered in GroupsConfig.ready)."""
+
+from collections.abc import Callable, Sequence
+
+from apps.groups.actions import (
+    do_add_user_to_system_groups,
+    do_create_system_groups,
+    do_update_system_groups_for_role,
+    send_membership_events_for_reactivation,
+    send_setting_updates_for_user,
+)
+from apps.realms.hooks import realm_created
+from apps.realms.models import Realm
+from apps.users.hooks import user_created, user_reactivated, user_role_changing, users_deactivated
+from apps.users.models import User
+
+
+@realm_created.register
+def create_system_groups(realm: Realm) -> None:
+    do_create_system_groups(realm)
+
+
+user_created.register(do_add_user_to_system_groups)
+user_reactivated.register(send_membership_events_for_reactivation)
+
+
+@user_role_changing.register
+def move_between_system_groups(user: User, old_role: int, new_role: int) -> Callable[[], None]:
+    return lambda: do_update_system_groups_for_role(user, old_role, new_role)
+
+
+@users_deactivated.register
+def update_settings_that_listed(users: Sequence[User]) -> None:
+    for user in users:
+        send_setting_updates_for_user(user)

@@ -1,0 +1,50 @@
+"""What the subscriptions app does when the apps below it change (registered in
+SubscriptionsConfig.ready)."""
+
+from collections.abc import Callable, Sequence
+from typing import Any
+
+from apps.groups.hooks import group_deactivation_objections, group_membership_changing
+from apps.groups.models import UserGroup
+from apps.subscriptions.actions import (
+    GroupChannelAccess,
+    send_peer_events_for_activation,
+    send_stream_events_for_role_change,
+)
+from apps.subscriptions.models import Stream
+from apps.subscriptions.selectors import visible_streams
+from apps.users.hooks import user_reactivated, user_role_changing, users_deactivated
+from apps.users.models import User
+
+
+@user_role_changing.register
+def channels_seen(user: User, old_role: int, new_role: int) -> Callable[[], None]:
+    """A guest no longer sees the public channels they are not in, an administrator sees every
+    private channel, and back: the channels seen before, then the events for the difference."""
+    before = visible_streams(user)
+    return lambda: send_stream_events_for_role_change(user, before)
+
+
+@users_deactivated.register
+def leave_subscriber_lists(users: Sequence[User]) -> None:
+    send_peer_events_for_activation(users[0].realm_id, users, op="peer_remove")
+
+
+@user_reactivated.register
+def rejoin_subscriber_lists(user: User) -> None:
+    send_peer_events_for_activation(user.realm_id, [user], op="peer_add")
+
+
+@group_deactivation_objections.register
+def channels_using_group(group: UserGroup, users_of_group: set[int]) -> list[dict[str, Any]]:
+    objections = []
+    for stream in Stream.objects.filter(realm_id=group.realm_id, deactivated=False).order_by("id"):
+        settings = [name for name in Stream.SETTINGS if getattr(stream, f"{name}_id") in users_of_group]
+        if settings:
+            objections.append({"type": "channel", "channel_id": stream.id, "settings": settings})
+    return objections
+
+
+@group_membership_changing.register
+def private_channel_access(group: UserGroup) -> Callable[[], None]:
+    return GroupChannelAccess(group.realm_id, [group.id]).send_changes

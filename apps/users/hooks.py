@@ -1,0 +1,25 @@
+"""Hooks the users app calls (see apps/core/hooks.py); higher apps register with them.
+
+Each runs inside the action's transaction, after the user's own change and its realm_user event.
+"""
+
+from apps.core.hooks import Hooks
+
+# user_created(user): a user or bot was created (apps.groups: the system groups of their role).
+user_created = Hooks("user_created")
+
+# user_role_changing(user, old_role, new_role) -> callable or None: called before the role changes
+# (to read what the change will affect); what it returns is called after it (apps.groups: system
+# groups; apps.subscriptions: the channels the user now sees or no longer sees).
+user_role_changing = Hooks("user_role_changing")
+
+# users_deactivated(users): these users (a user and their bots) were deactivated
+# (apps.groups: settings listing them; apps.subscriptions: subscriber lists).
+users_deactivated = Hooks("users_deactivated")
+
+# user_reactivated(user): the user was reactivated (the same, the other way).
+user_reactivated = Hooks("user_reactivated")
+
+# own_user_extras(user) -> dict: fields of GET /users/me that other apps own
+# (apps.messages: max_message_id).
+own_user_extras = Hooks("own_user_extras")
