@@ -68,6 +68,12 @@ class ApiClient:
         return self.request("DELETE", path, params, **extra)
 
 
+def api_for(user: User) -> ApiClient:
+    """An API client of `user`, on their organization's host."""
+    subdomain = user.realm.string_id
+    return ApiClient(user, host=f"{subdomain}.testserver" if subdomain else "testserver")
+
+
 def assert_success(response) -> dict[str, Any]:
     assert response["Content-Type"] == "application/json", response.content
     body = response.json()

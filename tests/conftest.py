@@ -1,3 +1,6 @@
+from collections.abc import Iterator
+from contextlib import contextmanager
+
 import pytest
 from django.conf import settings
 from django.test import Client
@@ -6,10 +9,13 @@ from apps.core import ratelimit
 from apps.core.redis_client import get_redis
 from apps.events.backends import _backend_for, get_backend
 from apps.events.credentials import credential_cache
+from apps.events.registry import adapt_event
+from apps.groups.models import UserGroup
+from apps.groups.selectors import system_groups
 from apps.realms.selectors import realm_cache
 from apps.users.models import BotType, Role
-from tests.api import ApiClient, assert_success
-from tests.factories import BotFactory, RealmFactory, UserFactory
+from tests.api import ApiClient, api_for, assert_success
+from tests.factories import BotFactory, RealmFactory, UserFactory, create_group, create_stream
 
 
 @pytest.fixture(autouse=True)
@@ -158,3 +164,55 @@ def queue_of(event_backend):
         return events
 
     return make
+
+
+@pytest.fixture
+def capture_events(settings, django_capture_on_commit_callbacks):
+    """`with capture_events(user, ..., **register_params) as received:` registers a queue for each
+    user (POST /register, in this process's memory) before the block, runs the block's commit
+    callbacks at its end (events leave on commit), then `received[user.id]` lists what each queue
+    got, as GET /events gives it, without the ids the queue numbered them with."""
+    settings.REDIS_URL = ""
+
+    @contextmanager
+    def capture(*users, **register_params) -> Iterator[dict[int, list[dict]]]:
+        queue_ids = {
+            user.id: assert_success(api_for(user).post("/register", register_params))["queue_id"] for user in users
+        }
+        received: dict[int, list[dict]] = {}
+        with django_capture_on_commit_callbacks(execute=True):
+            yield received
+        for user in users:
+            # Read the queue directly: GET /events answers from another thread (another connection).
+            start = get_backend().get_events(queue_ids[user.id], user.id, -1)
+            events = [adapt_event(event, start.options, queue_ids[user.id]) for event in start.events]
+            received[user.id] = [{k: v for k, v in e.items() if k != "id"} for e in _flatten(events)]
+
+    return capture
+
+
+def _flatten(events: list) -> list[dict]:
+    return [each for event in events for each in (event if isinstance(event, list) else [event])]
+
+
+@pytest.fixture
+def make_stream(realm):
+    """`make_stream(name, *subscribers, private=False, history_public=None, in_realm=None,
+    creator=None, description="")`: a channel as the actions create it (tests.factories)."""
+
+    def make(name, *subscribers, in_realm=None, **options):
+        return create_stream(in_realm or realm, name, *subscribers, **options)
+
+    return make
+
+
+@pytest.fixture
+def make_group():
+    """`make_group(creator, name, members=[...], **options)`: a group made through the action."""
+    return create_group
+
+
+@pytest.fixture
+def sys_groups(realm) -> dict[str, UserGroup]:
+    """The default organization's system groups by name (role:members, ...)."""
+    return system_groups(realm.id)

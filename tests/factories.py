@@ -1,15 +1,19 @@
-"""factory-boy factories for organizations, users, bots, custom profile fields and user groups.
+"""Test data: factory-boy factories for organizations, users, bots and custom profile fields, and
+functions that make channels and user groups through the actions.
 
-Like the actions, they give every organization its system groups and every user the memberships of
-their role, but send no events.
+Like the actions, the factories give every organization its system groups and every user the
+memberships of their role, but send no events. Channels and groups are made by the actions
+themselves (their rules are many); their events leave only if the test's transaction commits.
 """
 
 import factory
 
-from apps.groups.actions import do_create_system_groups
+from apps.groups.actions import check_add_user_group, do_create_system_groups
 from apps.groups.models import SystemGroups, UserGroup, UserGroupMembership
 from apps.groups.selectors import system_groups
 from apps.realms.models import EmailVisibility, Realm
+from apps.subscriptions.actions import NewChannel, bulk_add_subscriptions, create_streams
+from apps.subscriptions.models import Stream
 from apps.users.actions import generate_api_key
 from apps.users.models import BotType, CustomProfileField, Role, User
 
@@ -72,3 +76,30 @@ class CustomProfileFieldFactory(factory.django.DjangoModelFactory):
     name = factory.Sequence(lambda n: f"Field {n}")
     field_type = CustomProfileField.FieldType.SHORT_TEXT
     order = factory.Sequence(lambda n: n)
+
+
+def create_stream(
+    realm: Realm,
+    name: str,
+    *subscribers: User,
+    private: bool = False,
+    history_public: bool | None = None,
+    description: str = "",
+    creator: User | None = None,
+) -> Stream:
+    """A channel as the actions create it, with these subscribers."""
+    [stream] = create_streams(
+        realm,
+        [NewChannel(name, description)],
+        invite_only=private,
+        history_public_to_subscribers=history_public,
+        acting_user=creator,
+    )
+    if subscribers:
+        bulk_add_subscriptions(realm, [stream], list(subscribers), acting_user=None)
+    return stream
+
+
+def create_group(creator: User, name: str, members=(), **options) -> UserGroup:
+    """A user group of `creator`'s organization, made by `creator` through the action."""
+    return check_add_user_group(creator.realm, name, [m.id for m in members], acting_user=creator, **options)

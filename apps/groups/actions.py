@@ -33,7 +33,8 @@ from apps.groups.selectors import (
     user_group_dict,
 )
 from apps.groups.serializers import AnonymousGroupValue, GroupSettingChange, GroupSettingValue
-from apps.realms.models import Realm
+from apps.realms.audit import audit, changed
+from apps.realms.models import AuditLogEventType, Realm
 from apps.users.models import Role, User
 
 
@@ -623,7 +624,7 @@ def do_change_realm_permission_group_setting(
     group the setting refuses (role:everyone, role:internet).
 
     Emits: realm/update_dict {property: "default", data: {setting_name: group_id}} to the
-    organization's active users (Zulip's event for these settings).
+    organization's active users (Zulip's event for these settings). Audit: REALM_PROPERTY_CHANGED.
     """
     current_id = (
         Realm.objects.select_for_update().filter(id=realm.id).values_list(f"{setting_name}_id", flat=True).get()
@@ -633,6 +634,8 @@ def do_change_realm_permission_group_setting(
         return
     Realm.objects.filter(id=realm.id).update(**{setting_name: group})
     setattr(realm, setting_name, group)
+    extra_data = changed(setting_name, current_id, group.id)
+    audit(realm, AuditLogEventType.REALM_PROPERTY_CHANGED, extra_data=extra_data, acting_user=acting_user)
     forget_credentials_on_commit(realm_ids=[realm.id])  # the organization cached with the old value
     event = {"type": "realm", "op": "update_dict", "property": "default", "data": {setting_name: group.id}}
     send_event_on_commit(realm, event, active_user_ids(realm.id))

@@ -7,8 +7,9 @@ from django.db import transaction
 
 from apps.core.errors import JsonableError
 from apps.events.publish import forget_credentials_on_commit
+from apps.realms.audit import audit, changed
 from apps.realms.hooks import realm_created
-from apps.realms.models import EmailVisibility, Realm
+from apps.realms.models import AuditLogEventType, EmailVisibility, Realm
 
 if TYPE_CHECKING:
     from apps.users.models import User
@@ -57,27 +58,35 @@ def do_create_realm(
 ) -> Realm:
     """Create an organization, with what the realm_created hooks add (its system groups); its first
     owner is created next (apps.users: do_create_realm_with_owner). Raises for an invalid or taken
-    subdomain or name."""
+    subdomain or name. Audit: REALM_CREATED."""
+    string_id, name = check_string_id(string_id), check_realm_name(name)
     realm = Realm.objects.create(
-        string_id=check_string_id(string_id),
-        name=check_realm_name(name),
-        default_email_address_visibility=default_email_address_visibility,
+        string_id=string_id, name=name, default_email_address_visibility=default_email_address_visibility
     )
+    audit(realm, AuditLogEventType.REALM_CREATED, acting_user=acting_user)
     realm_created.call(realm)
     return realm
 
 
 @transaction.atomic
 def do_set_realm_deactivated(realm: Realm, deactivated: bool, *, acting_user: "User | None") -> None:
-    """Deactivate (or reactivate) an organization: its users' API calls are refused while deactivated."""
+    """Deactivate (or reactivate) an organization: its users' API calls are refused while deactivated.
+
+    Audit: REALM_DEACTIVATED or REALM_REACTIVATED (nothing when it already is)."""
+    if Realm.objects.filter(id=realm.id).values_list("deactivated", flat=True).get() == deactivated:
+        return
     Realm.objects.filter(id=realm.id).update(deactivated=deactivated)
     realm.deactivated = deactivated
+    event = AuditLogEventType.REALM_DEACTIVATED if deactivated else AuditLogEventType.REALM_REACTIVATED
+    audit(realm, event, acting_user=acting_user)
     forget_credentials_on_commit(realm_ids=[realm.id])
 
 
 @transaction.atomic
 def do_change_realm_settings(realm: Realm, changes: dict, *, acting_user: "User | None") -> None:
-    """Change organization settings (name, description, password sign-in, default email visibility)."""
+    """Change organization settings (name, description, password sign-in, default email visibility).
+
+    Audit: REALM_PROPERTY_CHANGED for each value that changes."""
     allowed = {"name", "description", "password_auth_enabled", "default_email_address_visibility"}
     unknown = set(changes) - allowed
     if unknown:
@@ -86,7 +95,15 @@ def do_change_realm_settings(realm: Realm, changes: dict, *, acting_user: "User 
         changes = {**changes, "name": check_realm_name(changes["name"])}
     if len(changes.get("description", "")) > Realm.MAX_DESCRIPTION_LENGTH:
         raise JsonableError(f"Organization description is too long (limit: {Realm.MAX_DESCRIPTION_LENGTH} characters).")
+    old = Realm.objects.filter(id=realm.id).values(*changes).get()
+    changes = {name: value for name, value in changes.items() if old[name] != value}
     Realm.objects.filter(id=realm.id).update(**changes)
     for name, value in changes.items():
         setattr(realm, name, value)
+        audit(
+            realm,
+            AuditLogEventType.REALM_PROPERTY_CHANGED,
+            extra_data=changed(name, old[name], value),
+            acting_user=acting_user,
+        )
     forget_credentials_on_commit(realm_ids=[realm.id])

@@ -4,7 +4,7 @@ from django.db.models import Count, Q
 
 from apps.core.errors import JsonableError
 from apps.realms.actions import check_realm_name, do_change_realm_settings, do_set_realm_deactivated
-from apps.realms.models import Realm
+from apps.realms.models import Realm, RealmAuditLog
 
 EDITABLE = ("name", "description", "password_auth_enabled", "default_email_address_visibility")
 
@@ -75,3 +75,35 @@ class RealmAdmin(admin.ModelAdmin):
         for realm in queryset:
             do_set_realm_deactivated(realm, False, acting_user=request.user)
         self.message_user(request, f"Reactivated {queryset.count()} organization(s).", messages.SUCCESS)
+
+
+@admin.register(RealmAuditLog)
+class RealmAuditLogAdmin(admin.ModelAdmin):
+    """The audit log, to read and filter: entries are written by the actions and never edited."""
+
+    list_display = ("event_time", "realm", "event_type", "acting_user", "modified", "extra_data")
+    list_filter = ("event_type", "realm", "event_time")
+    list_select_related = ("realm", "acting_user", "modified_user", "modified_stream", "modified_user_group")
+    search_fields = (
+        "acting_user__delivery_email",
+        "acting_user__full_name",
+        "modified_user__delivery_email",
+        "modified_user__full_name",
+        "modified_stream__name",
+        "modified_user_group__name",
+    )
+    date_hierarchy = "event_time"
+    ordering = ("-event_time", "-id")
+
+    @admin.display(description="changed")
+    def modified(self, entry: RealmAuditLog) -> str:
+        return str(entry.modified_user or entry.modified_stream or entry.modified_user_group or "")
+
+    def has_add_permission(self, request) -> bool:
+        return False
+
+    def has_change_permission(self, request, obj=None) -> bool:
+        return False
+
+    def has_delete_permission(self, request, obj=None) -> bool:
+        return False

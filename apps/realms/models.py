@@ -72,3 +72,90 @@ class Realm(models.Model):
     @property
     def url(self) -> str:
         return f"{settings.EXTERNAL_URI_SCHEME}{self.host}"
+
+
+class AuditLogEventType(models.IntegerChoices):
+    """What an audit log entry records. Zulip's numbers (RealmAuditLog) where Zulip has the event;
+    Parley's own in free places of the same ranges otherwise."""
+
+    USER_CREATED = 101, "user created"
+    USER_DEACTIVATED = 103, "user deactivated"
+    USER_REACTIVATED = 104, "user reactivated"
+    USER_ROLE_CHANGED = 105, "role changed"
+    USER_FULL_NAME_CHANGED = 124, "name changed"
+    USER_EMAIL_CHANGED = 125, "email changed"
+    USER_API_KEY_CHANGED = 127, "API key rotated"
+    USER_BOT_OWNER_CHANGED = 128, "bot owner changed"
+    USER_SPECIAL_PERMISSION_CHANGED = 134, "special permission changed"  # Parley: staff, email changes
+
+    REALM_DEACTIVATED = 201, "organization deactivated"
+    REALM_REACTIVATED = 202, "organization reactivated"
+    REALM_PROPERTY_CHANGED = 207, "organization setting changed"
+    REALM_CREATED = 215, "organization created"
+    REALM_LINKIFIER_ADDED = 223, "linkifier added"
+    REALM_LINKIFIER_CHANGED = 224, "linkifier changed"
+    REALM_LINKIFIER_REMOVED = 225, "linkifier removed"
+    REALM_LINKIFIERS_REORDERED = 228, "linkifiers reordered"
+    CUSTOM_PROFILE_FIELD_CREATED = 240, "profile field created"  # Parley's
+    CUSTOM_PROFILE_FIELD_CHANGED = 241, "profile field changed"
+    CUSTOM_PROFILE_FIELD_REMOVED = 242, "profile field removed"
+    CUSTOM_PROFILE_FIELDS_REORDERED = 243, "profile fields reordered"
+    INVITATION_CREATED = 250, "invitation created"  # Parley's
+    INVITATION_REVOKED = 251, "invitation revoked"
+
+    STREAM_CREATED = 601, "channel created"
+    STREAM_DEACTIVATED = 602, "channel archived"
+    STREAM_NAME_CHANGED = 603, "channel renamed"
+    STREAM_PROPERTY_CHANGED = 607, "channel setting changed"
+    STREAM_GROUP_BASED_SETTING_CHANGED = 608, "channel permission changed"
+    STREAM_TOPIC_DELETED = 620, "topic deleted"  # Parley's
+
+    USER_GROUP_CREATED = 701, "group created"
+    USER_GROUP_DIRECT_USER_MEMBERSHIP_ADDED = 703, "group member added"
+    USER_GROUP_DIRECT_USER_MEMBERSHIP_REMOVED = 704, "group member removed"
+    USER_GROUP_DIRECT_SUBGROUP_MEMBERSHIP_ADDED = 705, "subgroup added"
+    USER_GROUP_DIRECT_SUBGROUP_MEMBERSHIP_REMOVED = 706, "subgroup removed"
+    USER_GROUP_NAME_CHANGED = 720, "group renamed"
+    USER_GROUP_DESCRIPTION_CHANGED = 721, "group description changed"
+    USER_GROUP_GROUP_BASED_SETTING_CHANGED = 722, "group permission changed"
+    USER_GROUP_DEACTIVATED = 730, "group deactivated"  # Parley's
+    USER_GROUP_REACTIVATED = 731, "group reactivated"
+
+
+class RealmAuditLog(models.Model):
+    """An append-only record of a change to an organization: who did what to whom, when, and the
+    old and new value (`extra_data`). Written by the actions, in the transaction of the change;
+    never edited (the Django admin shows it read-only; `manage.py export_audit_log` exports it).
+
+    `acting_user` is who made the change (None: an operator's command or the server itself);
+    `modified_*` is what it changed. Rows are kept as long as the organization: users, channels
+    and groups are deactivated, never deleted.
+    """
+
+    realm = models.ForeignKey(Realm, on_delete=models.PROTECT, related_name="+")
+    event_type = models.PositiveSmallIntegerField(choices=AuditLogEventType.choices)
+    event_time = models.DateTimeField(default=timezone.now)
+    acting_user = models.ForeignKey(
+        settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.PROTECT, related_name="+"
+    )
+    modified_user = models.ForeignKey(
+        settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.PROTECT, related_name="+"
+    )
+    # The models of higher apps, named (apps.subscriptions, apps.groups): the log records changes
+    # to every kind of thing an organization holds.
+    modified_stream = models.ForeignKey(
+        "subscriptions.Stream", null=True, blank=True, on_delete=models.PROTECT, related_name="+"
+    )
+    modified_user_group = models.ForeignKey(
+        "groups.UserGroup", null=True, blank=True, on_delete=models.PROTECT, related_name="+"
+    )
+    # {"property": ..., "old_value": ..., "new_value": ...} and whatever else says what changed.
+    extra_data = models.JSONField(default=dict, blank=True)
+
+    class Meta:
+        verbose_name = "audit log entry"
+        verbose_name_plural = "audit log"
+        indexes = [models.Index(fields=["realm", "event_time"], name="realms_auditlog_realm_time")]
+
+    def __str__(self) -> str:
+        return f"{self.get_event_type_display()} at {self.event_time:%Y-%m-%d %H:%M:%S}"

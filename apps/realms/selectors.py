@@ -3,12 +3,15 @@
 import copy
 import hashlib
 import time
+from collections.abc import Collection
+from datetime import datetime
 
 from django.conf import settings
+from django.db.models import QuerySet
 from django.http.request import split_domain_port
 
 from apps.core.errors import InvalidSubdomainError
-from apps.realms.models import Realm
+from apps.realms.models import Realm, RealmAuditLog
 from config.env import is_ip_address
 
 
@@ -78,3 +81,21 @@ def realm_for_host(host: str) -> Realm:
 def realm_icon_url(realm: Realm) -> str:
     digest = hashlib.md5(realm.string_id.encode(), usedforsecurity=False).hexdigest()
     return f"https://secure.gravatar.com/avatar/{digest}?d=identicon"
+
+
+def audit_log_entries(
+    realm: Realm,
+    *,
+    since: datetime | None = None,
+    until: datetime | None = None,
+    event_types: Collection[int] | None = None,
+) -> QuerySet[RealmAuditLog]:
+    """The organization's audit log, oldest first, within [since, until) and of these types."""
+    entries = RealmAuditLog.objects.filter(realm=realm).order_by("event_time", "id")
+    if since is not None:
+        entries = entries.filter(event_time__gte=since)
+    if until is not None:
+        entries = entries.filter(event_time__lt=until)
+    if event_types is not None:
+        entries = entries.filter(event_type__in=event_types)
+    return entries

@@ -28,27 +28,25 @@ def test_deactivate(member, team, method):
 KEEPS_DEACTIVATED = {"notification_settings_null": True, "include_deactivated_groups": True}
 
 
-def without_ids(events):
-    return [{k: v for k, v in e.items() if k != "id"} for e in events]
+def test_deactivation_reaches_each_queue_in_its_form(owner, member, team, capture_events):
+    def plain_and_keeping():
+        return capture_events(owner), capture_events(owner, client_capabilities=KEEPS_DEACTIVATED)
 
-
-def test_deactivation_reaches_each_queue_in_its_form(owner, member, team, queues, django_capture_on_commit_callbacks):
-    register, received = queues
-    plain, keeping = register(owner), register(owner, client_capabilities=KEEPS_DEACTIVATED)
-    with django_capture_on_commit_callbacks(execute=True):
+    plain, keeping = plain_and_keeping()
+    with plain as plain_got, keeping as keeping_got:
         assert_success(ApiClient(member).post(f"/user_groups/{team.id}/deactivate"))
-    assert without_ids(received(owner, plain)) == [{"type": "user_group", "op": "remove", "group_id": team.id}]
-    assert without_ids(received(owner, keeping)) == [
+    assert plain_got[owner.id] == [{"type": "user_group", "op": "remove", "group_id": team.id}]
+    assert keeping_got[owner.id] == [
         {"type": "user_group", "op": "update", "group_id": team.id, "data": {"deactivated": True}}
     ]
 
-    plain, keeping = register(owner), register(owner, client_capabilities=KEEPS_DEACTIVATED)
-    with django_capture_on_commit_callbacks(execute=True):
+    plain, keeping = plain_and_keeping()
+    with plain as plain_got, keeping as keeping_got:
         assert_success(ApiClient(member).patch(f"/user_groups/{team.id}", {"deactivated": "false"}))
-    [added] = without_ids(received(owner, plain))
+    [added] = plain_got[owner.id]
     assert (added["op"], added["group"]["id"], added["group"]["members"]) == ("add", team.id, [member.id])
     assert "for_reactivation" not in added
-    assert without_ids(received(owner, keeping)) == [
+    assert keeping_got[owner.id] == [
         {"type": "user_group", "op": "update", "group_id": team.id, "data": {"deactivated": False}}
     ]
 

@@ -151,7 +151,6 @@ def test_deactivation_changes_setting_values_that_listed_the_user(owner, member,
     updates = [e for e in received[owner.id] if e["type"] == "user_group"]
     assert updates == [
         {
-            "id": updates[0]["id"],
             "type": "user_group",
             "op": "update",
             "group_id": team.id,

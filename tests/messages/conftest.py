@@ -5,36 +5,10 @@ import pytest
 
 from apps.events.models import OutboxEvent
 from apps.messages.models import DirectMessageGroup, Message, MutedUser, Recipient, UserMessage
-from apps.subscriptions.actions import NewChannel, bulk_add_subscriptions, create_streams
 from apps.subscriptions.models import Stream, Subscription, UserTopic
-from tests.api import ApiClient, assert_success
+from tests.api import api_for, assert_success
 
-
-@pytest.fixture
-def make_stream(realm):
-    """`make_stream(name, *subscribers, private=False, history_public=None, in_realm=None)`: a channel,
-    as the actions create it (no events leave: tests that need them commit for real)."""
-
-    def make(name, *subscribers, private=False, history_public=None, in_realm=None):
-        target = in_realm or realm
-        [stream] = create_streams(
-            target,
-            [NewChannel(name)],
-            invite_only=private,
-            history_public_to_subscribers=history_public,
-            acting_user=None,
-        )
-        if subscribers:
-            bulk_add_subscriptions(target, [stream], list(subscribers), acting_user=None)
-        return stream
-
-    return make
-
-
-def api(user) -> ApiClient:
-    """An API client of `user`, on their organization's host."""
-    subdomain = user.realm.string_id
-    return ApiClient(user, host=f"{subdomain}.testserver" if subdomain else "testserver")
+api = api_for  # an API client of a user, on their organization's host
 
 
 # A person typing in a UI client (their own messages are read for them); the API's other clients
