@@ -1,0 +1,34 @@
+"""Zulip's rules for topic names, in one place: what a client sends, what is stored, what is shown,
+how two names compare. Used by channels' topic policies (user topics) and by messages.
+
+- Stored: stripped; the empty topic ("general chat" in clients) is stored as "".
+- Shown: "" is shown as EMPTY_TOPIC_DISPLAY_NAME to clients without the `empty_topic_name`
+  capability (Zulip's `allow_empty_topic_name`).
+- Compared: without case (Zulip's topics are case-insensitive).
+- Resolved: a topic whose name begins with RESOLVED_TOPIC_PREFIX.
+"""
+
+from apps.realms.limits import EMPTY_TOPIC_DISPLAY_NAME
+
+# A resolved topic's name begins with this (Zulip's RESOLVED_TOPIC_PREFIX).
+RESOLVED_TOPIC_PREFIX = "✔ "
+
+
+def topic_from_client(name: str | None) -> str:
+    """The stored form of a topic name a client sent: stripped, "general chat" as the empty topic."""
+    name = (name or "").strip()
+    return "" if name == EMPTY_TOPIC_DISPLAY_NAME else name
+
+
+def topic_for_client(name: str, *, allow_empty_topic_name: bool) -> str:
+    """A stored topic name as a client is shown it (the empty topic's name for older clients)."""
+    return EMPTY_TOPIC_DISPLAY_NAME if name == "" and not allow_empty_topic_name else name
+
+
+def topic_key(name: str) -> str:
+    """What two topic names of a channel are compared by: they are the same topic when equal."""
+    return name.lower()
+
+
+def is_resolved(name: str) -> bool:
+    return name.startswith(RESOLVED_TOPIC_PREFIX)
