@@ -117,7 +117,7 @@ def _collect_params(function, found: set, seen: set, depth: int) -> None:
                 member = vars(obj).get(attribute)
                 member = getattr(member, "__func__", member)  # classmethod, staticmethod
                 _collect_params(member, found, seen, depth + 1)
-        elif getattr(obj, "__module__", "").startswith("apps."):
+        elif (getattr(obj, "__module__", None) or "").startswith("apps."):
             _collect_params(obj, found, seen, depth + 1)
 
 
