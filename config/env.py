@@ -129,10 +129,14 @@ def database(base_dir_var: Path, connect_timeout: int) -> dict:
     return config
 
 
+# Django's SQLite backend with PostgreSQL's case-insensitive equality (see apps/core/sqlite/base.py).
+SQLITE_ENGINE = "apps.core.sqlite"
+
+
 def sqlite_database(path: Path) -> dict:
     path.parent.mkdir(parents=True, exist_ok=True)
     return {
-        "ENGINE": "django.db.backends.sqlite3",
+        "ENGINE": SQLITE_ENGINE,
         "NAME": str(path),
         "OPTIONS": {
             # WAL lets readers proceed while one writer commits; IMMEDIATE takes the write lock

@@ -16,12 +16,12 @@ from apps.realms.selectors import realm_cache
 from apps.users.models import BotType, Role
 from tests.api import ApiClient, api_for, assert_success
 from tests.factories import BotFactory, RealmFactory, UserFactory, create_group, create_stream
+from tests.server import start_server
 
 
-@pytest.fixture(autouse=True)
-def _fresh_state():
-    """Rate limits and event queues live in this process (or under this worker's Redis prefix):
-    every test starts from none."""
+def reset_process_state() -> None:
+    """Forget the rate limits, event queues and caches that live in this process (or under this
+    worker's Redis prefix)."""
     _backend_for.cache_clear()
     credential_cache.clear()
     realm_cache.clear()
@@ -32,6 +32,12 @@ def _fresh_state():
         keys = list(client.scan_iter(f"{settings.REDIS_KEY_PREFIX}:*", count=1000))
         if keys:
             client.delete(*keys)
+
+
+@pytest.fixture(autouse=True)
+def _fresh_state():
+    """Every test starts from no rate limits, event queues or cached organizations and credentials."""
+    reset_process_state()
 
 
 @pytest.fixture
@@ -65,6 +71,21 @@ def event_backend(request, settings):
     if request.param == "memory":
         settings.REDIS_URL = ""
     return get_backend()
+
+
+@pytest.fixture
+def live_server_factory(tmp_path):
+    """`live_server_factory(**env)`: a real server process; all are stopped after the test."""
+    servers = []
+
+    def start(**env):
+        server = start_server(tmp_path, **env)
+        servers.append(server)
+        return server
+
+    yield start
+    for server in servers:
+        server.stop()
 
 
 @pytest.fixture

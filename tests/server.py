@@ -28,7 +28,7 @@ def free_port() -> int:
 def database_url_of_tests() -> str:
     """DATABASE_URL of the database this test process uses (the test database)."""
     db = connection.settings_dict
-    if db["ENGINE"] == "django.db.backends.sqlite3":
+    if connection.vendor == "sqlite":
         return f"sqlite:///{db['NAME']}"
     auth = db["USER"] + (f":{db['PASSWORD']}" if db["PASSWORD"] else "")
     return f"postgres://{auth}@{db['HOST'] or '127.0.0.1'}:{db['PORT'] or 5432}/{db['NAME']}"

@@ -14,7 +14,8 @@ _ASCII_INTEGER_RE = re.compile(r"\s*[+-]?[0-9]+\s*", re.ASCII)
 
 
 class IdConverter:
-    """A database id in a URL; longer digit strings are a 404, never an overflow."""
+    """A database id in a URL; longer digit strings are a 404, never an overflow. Zero matches: the
+    view answers it as Zulip does for an id that names nothing (400 "Invalid channel ID", ...)."""
 
     regex = f"[0-9]{{1,{MAX_ID_DIGITS}}}"
 

@@ -27,7 +27,6 @@ from apps.subscriptions.serializers import (
     LegacyMuteTopicParams,
     ListSubscriptionsParams,
     SubscribeParams,
-    SubscriptionPropertyChange,
     UnsubscribeParams,
     UpdateStreamParams,
     UpdateSubscriptionPropertyParams,
@@ -75,7 +74,7 @@ class SubscriptionPropertiesView(ApiView):
 
     def post(self, request: Request):
         params = parse_params(BulkSubscriptionPropertiesParams, request)
-        apply_property_changes(request.user, params.subscription_data)
+        apply_property_changes(request.user, [(c.stream_id, c.property, c.value) for c in params.subscription_data])
         return json_success(request)
 
 
@@ -87,8 +86,7 @@ class SubscriptionView(ApiView):
 
     def patch(self, request: Request, stream_id: int):
         params = parse_params(UpdateSubscriptionPropertyParams, request)
-        change = SubscriptionPropertyChange(stream_id=stream_id, property=params.property, value=params.value)
-        apply_property_changes(request.user, [change])
+        apply_property_changes(request.user, [(stream_id, params.property, params.value)])
         return json_success(request)
 
 
@@ -105,25 +103,28 @@ def is_subscribed(user: User, target: User, stream_id: int) -> bool:
     return Subscription.objects.filter(user=target, stream=stream, active=True).exists()
 
 
-def apply_property_changes(user: User, changes: list[SubscriptionPropertyChange]) -> None:
-    """Validate every change, then apply them all (all or nothing)."""
+def apply_property_changes(user: User, changes: list[tuple[int, str, bool | str]]) -> None:
+    """Validate every change (channel id, property, value), then apply them all (all or nothing).
+
+    Plain values, not a parameter class: only parse_params builds those, turning what they refuse into
+    a 400 (a class built here would raise pydantic's ValidationError, a 500).
+    """
     checked = []
-    for change in changes:
-        value = change.value
-        if change.property == "color":
+    for stream_id, name, value in changes:
+        if name == "color":
             if not isinstance(value, str):
                 raise JsonableError("color is not a string")
             if not COLOR_RE.fullmatch(value):  # check_color's error is for parameter validators only
                 raise JsonableError("color is not a valid hex color code")
-        elif change.property in BOOLEAN_PROPERTIES:
+        elif name in BOOLEAN_PROPERTIES:
             if not isinstance(value, bool):
-                raise JsonableError(f"{change.property} is not a boolean")
+                raise JsonableError(f"{name} is not a boolean")
         else:
-            raise JsonableError(f"Unknown subscription property: {change.property}")
-        _, sub = access_stream_by_id(user, change.stream_id)
+            raise JsonableError(f"Unknown subscription property: {name}")
+        _, sub = access_stream_by_id(user, stream_id)
         if sub is None:
-            raise JsonableError(f"Not subscribed to channel ID {change.stream_id}")
-        checked.append((sub, change.property, value))
+            raise JsonableError(f"Not subscribed to channel ID {stream_id}")
+        checked.append((sub, name, value))
     actions.do_change_subscription_properties(checked, acting_user=user)
 
 

@@ -2,6 +2,7 @@
 
 import os
 
+from config.env import SQLITE_ENGINE
 from config.settings.base import *  # noqa: F403
 from config.settings.base import DATABASES, VAR_DIR
 
@@ -12,7 +13,7 @@ FAKE_EMAIL_DOMAIN = "parley.invalid"
 
 # Each pytest-xdist worker has its own database and its own Redis key namespace.
 _worker = os.environ.get("PYTEST_XDIST_WORKER", "main")
-if DATABASES["default"]["ENGINE"] == "django.db.backends.sqlite3":
+if DATABASES["default"]["ENGINE"] == SQLITE_ENGINE:
     # A file, not :memory:, so that a real server process started by a test can share it.
     DATABASES["default"]["NAME"] = str(VAR_DIR / "test" / f"parley-{_worker}.sqlite3")
     DATABASES["default"]["TEST"] = {"NAME": str(VAR_DIR / "test" / f"test-parley-{_worker}.sqlite3")}

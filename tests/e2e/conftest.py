@@ -4,22 +4,7 @@ import pytest
 
 from apps.users.models import Role
 from tests.factories import RealmFactory, UserFactory
-from tests.server import start_redis_server, start_server
-
-
-@pytest.fixture
-def live_server_factory(tmp_path):
-    """`live_server_factory(**env)`: a real server process; all are stopped after the test."""
-    servers = []
-
-    def start(**env):
-        server = start_server(tmp_path, **env)
-        servers.append(server)
-        return server
-
-    yield start
-    for server in servers:
-        server.stop()
+from tests.server import start_redis_server
 
 
 @pytest.fixture

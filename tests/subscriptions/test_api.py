@@ -835,6 +835,15 @@ def test_patch_subscription_invalid_channel(member, channels, which):
     refused(response, "Invalid channel ID", before)
 
 
+def test_patch_subscription_of_channel_zero_is_not_found(member, design):
+    """Zero names no channel, as Zulip answers (it was a 500: the view validated it into a parameter
+    class of its own, whose ValidationError escaped)."""
+    before = db_state()
+    response = ApiClient(member).patch("/users/me/subscriptions/0", {"property": "is_muted", "value": True})
+    assert_error(response, 400, "BAD_REQUEST", "Invalid channel ID")
+    assert db_state() == before
+
+
 def test_patch_subscription_needs_property_and_value(member, design):
     api = ApiClient(member)
     response = api.patch(f"/users/me/subscriptions/{design.id}", {"value": True})
