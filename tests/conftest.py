@@ -15,7 +15,14 @@ from apps.groups.selectors import system_groups
 from apps.realms.selectors import realm_cache
 from apps.users.models import BotType, Role
 from tests.api import ApiClient, api_for, assert_success
-from tests.factories import BotFactory, RealmFactory, UserFactory, create_group, create_stream
+from tests.factories import (
+    BotFactory,
+    RealmFactory,
+    UserFactory,
+    create_group,
+    create_stream,
+    events_committed_so_far,
+)
 from tests.server import start_server
 
 
@@ -197,6 +204,7 @@ def capture_events(settings, django_capture_on_commit_callbacks):
 
     @contextmanager
     def capture(*users, **register_params) -> Iterator[dict[int, list[dict]]]:
+        events_committed_so_far()
         queue_ids = {
             user.id: assert_success(api_for(user).post("/register", register_params))["queue_id"] for user in users
         }

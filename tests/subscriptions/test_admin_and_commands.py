@@ -14,7 +14,7 @@ from apps.subscriptions.actions import do_deactivate_stream
 from apps.subscriptions.models import Stream, Subscription, UserTopic
 from apps.users.models import Role
 from tests.api import ApiClient, assert_success
-from tests.factories import UserFactory
+from tests.factories import UserFactory, events_committed_so_far
 
 
 @pytest.fixture
@@ -25,6 +25,7 @@ def events_of(settings, django_capture_on_commit_callbacks):
 
     @contextmanager
     def capture(user):
+        events_committed_so_far()
         api = ApiClient(user)
         queue_id = assert_success(api.post("/register", {"event_types": ["stream", "subscription"]}))["queue_id"]
         received: list[dict] = []
