@@ -8,7 +8,8 @@ from django.test import Client
 
 from apps.core import ratelimit
 from apps.core.errors import JsonableError
-from apps.users.actions import do_change_user_role, do_deactivate_user
+from apps.users.actions.activation import do_deactivate_user
+from apps.users.actions.roles import do_change_user_role
 from apps.users.models import CustomProfileField, Role, User
 from tests.api import ApiClient, assert_error, assert_success
 from tests.factories import BotFactory, CustomProfileFieldFactory, UserFactory
