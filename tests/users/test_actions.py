@@ -7,12 +7,15 @@ import pytest
 from django.db import close_old_connections
 
 from apps.core.errors import JsonableError, OrganizationOwnerRequiredError
+from apps.realms.models import AuditLogEventType, RealmAuditLog
 from apps.users.actions.activation import check_deactivate_user, do_deactivate_user, do_reactivate_user
 from apps.users.actions.profile_data import check_remove_user_custom_profile_data, check_update_user_custom_profile_data
 from apps.users.actions.profile_fields import (
     check_add_realm_custom_profile_field,
     check_reorder_realm_custom_profile_fields,
     check_update_realm_custom_profile_field,
+    do_add_realm_custom_profile_field,
+    do_update_realm_custom_profile_field,
 )
 from apps.users.actions.roles import check_change_user_role, do_change_user_role
 from apps.users.actions.user_settings import check_update_user
@@ -191,6 +194,21 @@ def test_labels_are_unique_in_an_organization_only(realm, other_realm):
         check_update_realm_custom_profile_field(other, name="Team", acting_user=None)
     add_field(other_realm)
     assert list(CustomProfileField.objects.filter(realm=realm).values_list("id", flat=True)) == [field.id, other.id]
+
+
+def test_a_label_taken_meanwhile_is_refused_like_one_taken_before(realm):
+    """Two requests adding (or renaming to) the same label both pass the check; the second to write
+    gets the error, not the database's IntegrityError (a 500), and its caller's transaction goes on."""
+    add_field(realm, name="Team")
+    late = CustomProfileField(realm=realm, name="Team", field_type=FieldType.SHORT_TEXT)
+    with pytest.raises(ProfileFieldLabelInUseError):
+        do_add_realm_custom_profile_field(late, acting_user=None)
+    other = add_field(realm, name="Other")
+    new = {"name": "Team", "hint": "", "field_data": {}, "display_in_profile_summary": False, "required": False}
+    with pytest.raises(ProfileFieldLabelInUseError):
+        do_update_realm_custom_profile_field(other, {**new, "editable_by_user": True}, acting_user=None)
+    assert sorted(CustomProfileField.objects.filter(realm=realm).values_list("name", flat=True)) == ["Other", "Team"]
+    assert not RealmAuditLog.objects.filter(event_type=AuditLogEventType.CUSTOM_PROFILE_FIELD_CHANGED).exists()
 
 
 def test_removed_options_clear_the_values_that_used_them(realm, member, admin):

@@ -8,7 +8,7 @@ from typing import Any
 
 from django.core.exceptions import ValidationError
 from django.core.validators import URLValidator
-from django.db import transaction
+from django.db import IntegrityError, transaction
 
 from apps.core.errors import JsonableError
 from apps.realms.audit import audit, changed
@@ -161,14 +161,15 @@ def check_add_realm_custom_profile_field(
     return do_add_realm_custom_profile_field(field, acting_user=acting_user)
 
 
-@transaction.atomic(savepoint=False)
+@transaction.atomic
 def do_add_realm_custom_profile_field(field: CustomProfileField, *, acting_user: User | None) -> CustomProfileField:
     """Save a validated new field at the end of the order.
 
+    Raises "A field with that label already exists." for a label another request took meanwhile.
     Audit: CUSTOM_PROFILE_FIELD_CREATED {field_id, name, field_type}. Emits: custom_profile_fields
     (as do the other definition changes below).
     """
-    field.save()
+    _save_with_free_label(field)
     field.order = field.id
     field.save(update_fields=["order"])
     audit(
@@ -179,6 +180,15 @@ def do_add_realm_custom_profile_field(field: CustomProfileField, *, acting_user:
     )
     send_custom_profile_fields(field.realm)
     return field
+
+
+def _save_with_free_label(field: CustomProfileField) -> None:
+    """Save the field; a label another request took since it was checked gets the same error."""
+    try:
+        with transaction.atomic():
+            field.save()
+    except IntegrityError:
+        raise ProfileFieldLabelInUseError() from None
 
 
 # The definition's properties an update may change, as the audit log names them.
@@ -228,12 +238,12 @@ def check_update_realm_custom_profile_field(
     do_update_realm_custom_profile_field(field, new, acting_user=acting_user)
 
 
-@transaction.atomic(savepoint=False)
+@transaction.atomic
 def do_update_realm_custom_profile_field(
     field: CustomProfileField, new: dict[str, Any], *, acting_user: User | None
 ) -> None:
     """Give the field the validated definition `new` (every property in UPDATABLE); a list field's
-    options no longer offered clear the users' values of them.
+    options no longer offered clear the users' values of them. Raises for a label taken meanwhile.
 
     Audit: CUSTOM_PROFILE_FIELD_CHANGED {property, old and new value, field_id} for each property
     that changes. Emits: custom_profile_fields (even when nothing changes, as Zulip does).
@@ -246,7 +256,7 @@ def do_update_realm_custom_profile_field(
     removed = set(old["field_data"]) - set(new["field_data"])
     if field.field_type == FieldType.SELECT and removed:
         CustomProfileFieldValue.objects.filter(field=field, value__in=removed).delete()
-    field.save()
+    _save_with_free_label(field)
     for prop in UPDATABLE:
         if old[prop] != new[prop]:
             audit(
