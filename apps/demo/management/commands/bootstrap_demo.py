@@ -62,8 +62,8 @@ class Command(OperatorCommand):
                 )
             )
             # A channel everyone is in, with a first message, so clients have something to show.
-            [general] = create_streams(realm, [NewChannel("general", "Everyone's channel")], acting_user=owner)
-            bulk_add_subscriptions(realm, [general], users, created=[general], acting_user=owner)
+            [general] = create_streams(realm, [NewChannel("general", "Everyone's channel")], acting_user=None)
+            bulk_add_subscriptions(realm, [general], users, created=[general], acting_user=None)
             do_send_message(owner, stream=general, topic="welcome", content="Welcome to Parley!")
         self.stdout.write(f"\nCreated the demo organization {realm.name!r}, served at {url}, with a channel #general\n")
         self.stdout.write(f"{'role':<14} {'email':<24} API key")
