@@ -15,7 +15,7 @@ from apps.groups.selectors import system_groups
 from apps.realms.models import EmailVisibility, Realm
 from apps.subscriptions.actions import NewChannel, bulk_add_subscriptions, create_streams
 from apps.subscriptions.models import Stream
-from apps.users.actions import generate_api_key
+from apps.users.actions.create_user import generate_api_key
 from apps.users.models import BotType, CustomProfileField, Role, User
 
 

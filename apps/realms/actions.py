@@ -10,6 +10,7 @@ from apps.events.publish import forget_credentials_on_commit
 from apps.realms.audit import audit, changed
 from apps.realms.hooks import realm_created
 from apps.realms.models import AuditLogEventType, EmailVisibility, Realm
+from apps.realms.selectors import realm_string_id_in_use
 
 if TYPE_CHECKING:
     from apps.users.models import User
@@ -23,7 +24,7 @@ RESERVED_SUBDOMAINS = frozenset(
 def check_string_id(string_id: str) -> str:
     """A valid, free subdomain (Zulip's rules), or the error saying why not."""
     if string_id == Realm.DEFAULT_STRING_ID:
-        if Realm.objects.filter(string_id=string_id).exists():
+        if realm_string_id_in_use(string_id):
             raise JsonableError("The default organization already exists.")
         return string_id
     if string_id.startswith("-") or string_id.endswith("-"):
@@ -34,12 +35,13 @@ def check_string_id(string_id: str) -> str:
         raise JsonableError("Subdomain needs to have length 3 or greater.")
     if len(string_id) > Realm.MAX_STRING_ID_LENGTH:
         raise JsonableError(f"Subdomain is too long (limit: {Realm.MAX_STRING_ID_LENGTH} characters).")
-    if string_id in RESERVED_SUBDOMAINS or Realm.objects.filter(string_id=string_id).exists():
+    if string_id in RESERVED_SUBDOMAINS or realm_string_id_in_use(string_id):
         raise JsonableError("Subdomain unavailable. Please choose a different one.")
     return string_id
 
 
 def check_realm_name(name: str) -> str:
+    """The stripped name, or the error saying why not."""
     name = name.strip()
     if not name:
         raise JsonableError("Organization name cannot be blank.")
@@ -48,27 +50,27 @@ def check_realm_name(name: str) -> str:
     return name
 
 
-@transaction.atomic
 def do_create_realm(
     string_id: str,
     name: str,
     *,
     default_email_address_visibility: int = EmailVisibility.ADMINS,
-    acting_user: "User | None" = None,
+    acting_user: "User | None",
 ) -> Realm:
     """Create an organization, with what the realm_created hooks add (its system groups); its first
     owner is created next (apps.users: do_create_realm_with_owner). Raises for an invalid or taken
-    subdomain or name. Audit: REALM_CREATED."""
+    subdomain or name, before the transaction. Audit: REALM_CREATED."""
     string_id, name = check_string_id(string_id), check_realm_name(name)
-    realm = Realm.objects.create(
-        string_id=string_id, name=name, default_email_address_visibility=default_email_address_visibility
-    )
-    audit(realm, AuditLogEventType.REALM_CREATED, acting_user=acting_user)
-    realm_created.call(realm)
+    with transaction.atomic(savepoint=False):
+        realm = Realm.objects.create(
+            string_id=string_id, name=name, default_email_address_visibility=default_email_address_visibility
+        )
+        audit(realm, AuditLogEventType.REALM_CREATED, acting_user=acting_user)
+        realm_created.call(realm)
     return realm
 
 
-@transaction.atomic
+@transaction.atomic(savepoint=False)
 def do_set_realm_deactivated(realm: Realm, deactivated: bool, *, acting_user: "User | None") -> None:
     """Deactivate (or reactivate) an organization: its users' API calls are refused while deactivated.
 
@@ -82,28 +84,34 @@ def do_set_realm_deactivated(realm: Realm, deactivated: bool, *, acting_user: "U
     forget_credentials_on_commit(realm_ids=[realm.id])
 
 
-@transaction.atomic
+# The settings do_change_realm_settings changes.
+CHANGEABLE_SETTINGS = frozenset({"name", "description", "password_auth_enabled", "default_email_address_visibility"})
+
+
 def do_change_realm_settings(realm: Realm, changes: dict, *, acting_user: "User | None") -> None:
-    """Change organization settings (name, description, password sign-in, default email visibility).
+    """Change organization settings (CHANGEABLE_SETTINGS); raises for an invalid name or description,
+    before the transaction, and ValueError for what is not a setting.
 
     Audit: REALM_PROPERTY_CHANGED for each value that changes."""
-    allowed = {"name", "description", "password_auth_enabled", "default_email_address_visibility"}
-    unknown = set(changes) - allowed
+    unknown = set(changes) - CHANGEABLE_SETTINGS
     if unknown:
         raise ValueError(f"not organization settings: {sorted(unknown)}")
     if "name" in changes:
         changes = {**changes, "name": check_realm_name(changes["name"])}
     if len(changes.get("description", "")) > Realm.MAX_DESCRIPTION_LENGTH:
         raise JsonableError(f"Organization description is too long (limit: {Realm.MAX_DESCRIPTION_LENGTH} characters).")
-    old = Realm.objects.filter(id=realm.id).values(*changes).get()
-    changes = {name: value for name, value in changes.items() if old[name] != value}
-    Realm.objects.filter(id=realm.id).update(**changes)
-    for name, value in changes.items():
-        setattr(realm, name, value)
-        audit(
-            realm,
-            AuditLogEventType.REALM_PROPERTY_CHANGED,
-            extra_data=changed(name, old[name], value),
-            acting_user=acting_user,
-        )
-    forget_credentials_on_commit(realm_ids=[realm.id])
+    with transaction.atomic(savepoint=False):
+        old = Realm.objects.filter(id=realm.id).values(*changes).get()
+        changes = {name: value for name, value in changes.items() if old[name] != value}
+        if not changes:
+            return
+        Realm.objects.filter(id=realm.id).update(**changes)
+        for name, value in changes.items():
+            setattr(realm, name, value)
+            audit(
+                realm,
+                AuditLogEventType.REALM_PROPERTY_CHANGED,
+                extra_data=changed(name, old[name], value),
+                acting_user=acting_user,
+            )
+        forget_credentials_on_commit(realm_ids=[realm.id])

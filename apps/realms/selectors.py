@@ -64,6 +64,15 @@ class RealmCache:
 realm_cache = RealmCache()
 
 
+def get_realm(string_id: str) -> Realm | None:
+    """The organization with this `string_id` ("" is the default organization), or None."""
+    return Realm.objects.filter(string_id=string_id).first()
+
+
+def realm_string_id_in_use(string_id: str) -> bool:
+    return Realm.objects.filter(string_id=string_id).exists()
+
+
 def realm_for_host(host: str) -> Realm:
     """The organization a Host header names; 404 NONEXISTENT_SUBDOMAIN when there is none.
 
@@ -71,7 +80,7 @@ def realm_for_host(host: str) -> Realm:
     string_id = subdomain_for_host(host)
     realm = realm_cache.get(string_id)
     if realm is None:
-        realm = Realm.objects.filter(string_id=string_id).first()
+        realm = get_realm(string_id)
         if realm is None:
             raise InvalidSubdomainError()
         realm_cache.put(realm)

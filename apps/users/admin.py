@@ -1,4 +1,4 @@
-"""Admin pages for users, bots and custom profile fields; every change goes through apps.users.actions."""
+"""Admin pages for users, bots and custom profile fields; every change goes through the actions."""
 
 import json
 
@@ -6,9 +6,24 @@ from django import forms
 from django.contrib import admin, messages
 
 from apps.core.errors import JsonableError
-from apps.users import actions
+from apps.users.actions.activation import do_deactivate_user, do_reactivate_user
+from apps.users.actions.create_user import check_full_name
+from apps.users.actions.profile_fields import (
+    check_add_realm_custom_profile_field,
+    check_profile_field_definition,
+    check_update_realm_custom_profile_field,
+    do_remove_realm_custom_profile_field,
+)
+from apps.users.actions.roles import do_change_user_role
+from apps.users.actions.user_settings import (
+    do_change_full_name,
+    do_regenerate_api_key,
+    do_set_can_change_user_emails,
+    do_set_user_staff,
+)
+from apps.users.errors import LastOwnerRoleError
 from apps.users.models import Bot, BotService, CustomProfileField, Role, User
-from apps.users.selectors import api_email
+from apps.users.selectors import api_email, is_last_owner
 
 
 def as_validation_error(exc: JsonableError) -> forms.ValidationError:
@@ -22,14 +37,14 @@ class UserForm(forms.ModelForm):
 
     def clean_full_name(self):
         try:
-            return actions.check_full_name(self.cleaned_data["full_name"])
+            return check_full_name(self.cleaned_data["full_name"])
         except JsonableError as exc:
             raise as_validation_error(exc) from None
 
     def clean_role(self):
         role = self.cleaned_data["role"]
-        if role != Role.OWNER and actions.is_last_owner(self.instance):
-            raise forms.ValidationError(actions.LAST_OWNER_ROLE_MESSAGE)
+        if role != Role.OWNER and is_last_owner(self.instance):
+            raise forms.ValidationError(LastOwnerRoleError.MSG)
         return role
 
 
@@ -65,20 +80,20 @@ class AccountAdmin(admin.ModelAdmin):
         user = User.objects.select_related("realm").get(id=obj.id)
         data = form.cleaned_data
         if "full_name" in form.changed_data:
-            actions.do_change_full_name(user, data["full_name"], acting_user=request.user)
+            do_change_full_name(user, data["full_name"], acting_user=request.user)
         if "role" in form.changed_data:
-            actions.do_change_user_role(user, data["role"], acting_user=request.user)
+            do_change_user_role(user, data["role"], acting_user=request.user)
         if "can_change_user_emails" in form.changed_data:
-            actions.do_set_can_change_user_emails(user, data["can_change_user_emails"], acting_user=request.user)
+            do_set_can_change_user_emails(user, data["can_change_user_emails"], acting_user=request.user)
         if "is_staff" in form.changed_data:
-            actions.do_set_user_staff(user, data["is_staff"], acting_user=request.user)
+            do_set_user_staff(user, data["is_staff"], acting_user=request.user)
 
     @admin.action(description="Deactivate the selected accounts (and the bots they own)")
     def deactivate(self, request, queryset):
         done, refused = 0, []
         for user in queryset.filter(is_active=True):
             try:
-                done += len(actions.do_deactivate_user(user, acting_user=request.user))
+                done += len(do_deactivate_user(user, acting_user=request.user))
             except JsonableError:
                 refused.append(user.delivery_email)
         self.message_user(request, f"Deactivated {done} account(s).", messages.SUCCESS)
@@ -89,14 +104,14 @@ class AccountAdmin(admin.ModelAdmin):
     def reactivate(self, request, queryset):
         users = list(queryset.filter(is_active=False))
         for user in users:
-            actions.do_reactivate_user(user, acting_user=request.user)
+            do_reactivate_user(user, acting_user=request.user)
         self.message_user(request, f"Reactivated {len(users)} account(s).", messages.SUCCESS)
 
     @admin.action(description="Rotate the API keys of the selected accounts")
     def rotate_api_key(self, request, queryset):
         users = list(queryset)
         for user in users:
-            actions.do_regenerate_api_key(user, acting_user=request.user)
+            do_regenerate_api_key(user, acting_user=request.user)
         self.message_user(
             request, f"New API keys for {len(users)} account(s); old keys no longer work.", messages.SUCCESS
         )
@@ -169,7 +184,7 @@ class CustomProfileFieldForm(forms.ModelForm):
         if self.errors:
             return data
         try:
-            actions.check_profile_field_definition(
+            check_profile_field_definition(
                 data["realm"],
                 name=data["name"],
                 hint=data.get("hint", ""),
@@ -212,16 +227,16 @@ class CustomProfileFieldAdmin(admin.ModelAdmin):
         if change:
             field = CustomProfileField.objects.get(id=obj.id)
             changed = {name: value for name, value in options.items() if name in form.changed_data}
-            actions.try_update_realm_custom_profile_field(field, **changed, acting_user=request.user)
+            check_update_realm_custom_profile_field(field, **changed, acting_user=request.user)
         else:
-            field = actions.try_add_realm_custom_profile_field(
+            field = check_add_realm_custom_profile_field(
                 data["realm"], field_type=data["field_type"], **options, acting_user=request.user
             )
             obj.pk = field.pk
 
     def delete_model(self, request, obj: CustomProfileField) -> None:
-        actions.do_remove_realm_custom_profile_field(obj, acting_user=request.user)
+        do_remove_realm_custom_profile_field(obj, acting_user=request.user)
 
     def delete_queryset(self, request, queryset) -> None:
         for field in queryset:
-            actions.do_remove_realm_custom_profile_field(field, acting_user=request.user)
+            do_remove_realm_custom_profile_field(field, acting_user=request.user)

@@ -2,6 +2,8 @@
 
 from django.conf import settings
 from django.contrib.auth.backends import BaseBackend
+from django.core.exceptions import ValidationError
+from django.core.validators import validate_email
 from django.http import HttpRequest
 
 from apps.core import ratelimit
@@ -24,8 +26,13 @@ def check_password_login(realm: Realm, username: str, password: str) -> User:
 
     Every attempt takes a slot of the per-username limit (5 per 30 minutes by default) before the
     password is checked, so concurrent guesses cannot slip past it; a success frees the slots. The
-    limit fails closed: with Redis unreachable this raises its error (503).
+    limit fails closed: with Redis unreachable this raises its error (503). A username that is not
+    an email address is refused first, before it takes a slot.
     """
+    try:
+        validate_email(username.strip())
+    except ValidationError:
+        raise JsonableError("Enter a valid email address.") from None
     if not realm.password_auth_enabled:
         raise PasswordAuthDisabledError()
     # Counted per spelling the lookup tells apart, no finer and no coarser (see email_key).

@@ -2,8 +2,7 @@
 how user events adapt to a queue's `client_gravatar`."""
 
 from apps.events.registry import QueueOptions, StateContext, event_transform, initial_state
-from apps.users.actions import DEFAULT_EXTERNAL_ACCOUNTS
-from apps.users.models import CustomProfileField
+from apps.users.models import DEFAULT_EXTERNAL_ACCOUNTS, CustomProfileField
 from apps.users.selectors import (
     avatar_url,
     custom_profile_data,
@@ -17,7 +16,7 @@ from apps.users.serializers import custom_profile_field_to_dict, user_to_dict
 @initial_state("realm_user")
 def realm_user_state(context: StateContext) -> dict:
     me = context.user
-    users = list(users_in_realm(me.realm).order_by("id"))
+    users = list(users_in_realm(me.realm))
     profile_data = custom_profile_data(users)
     active, inactive = [], []
     for user in users:

@@ -144,6 +144,14 @@ class BotService(models.Model):
         return f"{self.name} → {self.base_url}"
 
 
+# The external accounts Zulip predefines (an EXTERNAL_ACCOUNT field's `subtype`): such a field takes
+# its name from here and has no hint; other subtypes are "custom", with their own URL pattern.
+DEFAULT_EXTERNAL_ACCOUNTS = {
+    "github": {"name": "GitHub username", "url_pattern": "https://github.com/%(username)s"},
+    "twitter": {"name": "Twitter username", "url_pattern": "https://twitter.com/%(username)s"},
+}
+
+
 class CustomProfileField(models.Model):
     """An organization-defined profile field (Zulip's custom profile fields)."""
 

@@ -15,6 +15,7 @@ from django.http.request import split_domain_port
 
 from apps.core.errors import JsonableError
 from apps.realms.models import EmailVisibility, Realm
+from apps.users.errors import ProfileFieldNotFoundError
 from apps.users.models import AvatarSource, CustomProfileField, CustomProfileFieldValue, Role, User
 
 # A hidden address as email_key() writes it: ASCII digits only (`\d` and int() also read "١٢").
@@ -174,7 +175,38 @@ def active_user_id_by_api_credentials(realm: Realm, email: str, api_key: str) ->
 
 
 def users_in_realm(realm: Realm) -> QuerySet[User]:
-    return User.objects.filter(realm=realm).select_related("realm")
+    """The organization's users and bots, active or not, by id."""
+    return User.objects.filter(realm=realm).select_related("realm").order_by("id")
+
+
+def users_by_id(realm_id: int, user_ids: list[int]) -> dict[int, User]:
+    """The users of the organization among `user_ids` (others are left out), by id."""
+    return {user.id: user for user in User.objects.filter(realm_id=realm_id, id__in=user_ids)}
+
+
+def active_users_and_roles(realm_id: int) -> list[tuple[int, int]]:
+    """(id, role) of everyone who can see the organization's users: its active users and bots."""
+    return list(User.objects.filter(realm_id=realm_id, is_active=True).values_list("id", "role"))
+
+
+def active_bots_owned_by(user: User) -> list[User]:
+    return list(User.objects.filter(bot_owner=user, is_active=True).order_by("id"))
+
+
+def delivery_email_in_use(realm: Realm, email: str, *, exclude: User | None = None) -> bool:
+    """Whether another user of the organization has this address (compared without case)."""
+    existing = User.objects.filter(realm=realm, delivery_email__iexact=email)
+    if exclude is not None:
+        existing = existing.exclude(id=exclude.id)
+    return existing.exists()
+
+
+def is_last_owner(user: User) -> bool:
+    """Whether `user` is the organization's only active human owner."""
+    other_owners = User.objects.filter(
+        realm_id=user.realm_id, role=Role.OWNER, is_active=True, bot_type__isnull=True
+    ).exclude(id=user.id)
+    return user.is_owner and user.is_active and not other_owners.exists()
 
 
 def access_user_by_id(
@@ -228,10 +260,31 @@ def get_custom_profile_fields(realm: Realm) -> QuerySet[CustomProfileField]:
 
 
 def access_custom_profile_field(realm: Realm, field_id: int) -> CustomProfileField:
+    """The organization's field `field_id`; another organization's answers like none."""
     field = get_custom_profile_fields(realm).filter(id=field_id).first()
     if field is None:
-        raise JsonableError(f"Field id {field_id} not found.")
+        raise ProfileFieldNotFoundError(field_id)
     return field
+
+
+def profile_field_label_in_use(realm: Realm, name: str, *, exclude: CustomProfileField | None = None) -> bool:
+    fields = CustomProfileField.objects.filter(realm=realm, name=name)
+    if exclude is not None:
+        fields = fields.exclude(id=exclude.id)
+    return fields.exists()
+
+
+def count_profile_fields_in_summary(realm: Realm, *, exclude: CustomProfileField | None = None) -> int:
+    """How many of the organization's fields are shown in the profile summary."""
+    shown = CustomProfileField.objects.filter(realm=realm, display_in_profile_summary=True)
+    if exclude is not None:
+        shown = shown.exclude(id=exclude.id)
+    return shown.count()
+
+
+def profile_values_of(user: User) -> dict[int, str]:
+    """The user's stored values, by field id."""
+    return dict(CustomProfileFieldValue.objects.filter(user=user).values_list("field_id", "value"))
 
 
 def custom_profile_data(users: QuerySet[User] | list[User]) -> dict[int, dict[str, dict]]:

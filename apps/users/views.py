@@ -1,16 +1,21 @@
 """Users, own profile, custom profile fields and API-key retrieval (/api/v1)."""
 
-from django.core.exceptions import ValidationError
-from django.core.validators import validate_email
 from rest_framework.request import Request
 
 from apps.core.auth import realm_for_request
-from apps.core.errors import JsonableError
 from apps.core.params import parse_params
 from apps.core.permissions import IsAuthenticatedUser, IsHuman, IsOrganizationAdministrator
 from apps.core.responses import json_success
 from apps.core.views import ApiView
-from apps.users import actions
+from apps.users.actions.activation import check_deactivate_user, do_reactivate_user
+from apps.users.actions.profile_data import check_remove_user_custom_profile_data, check_update_user_custom_profile_data
+from apps.users.actions.profile_fields import (
+    check_add_realm_custom_profile_field,
+    check_reorder_realm_custom_profile_fields,
+    check_update_realm_custom_profile_field,
+    do_remove_realm_custom_profile_field,
+)
+from apps.users.actions.user_settings import check_update_user
 from apps.users.backends import check_password_login
 from apps.users.hooks import own_user_extras
 from apps.users.models import User
@@ -53,7 +58,7 @@ class OwnUserView(ApiView):
 class UsersView(ApiView):
     def get(self, request: Request):
         params = parse_params(GetUsersParams, request)
-        users = users_in_realm(request.user.realm).order_by("id")
+        users = users_in_realm(request.user.realm)
         profile_data = custom_profile_data(users) if params.include_custom_profile_fields else None
         members = [
             user_to_dict(
@@ -96,7 +101,7 @@ class UserView(ApiView):
     def patch(self, request: Request, **path):
         params = parse_params(UpdateUserParams, request)
         target = self.get_target(request, for_admin=True)
-        actions.check_update_user(
+        check_update_user(
             target,
             full_name=params.full_name,
             role=params.role,
@@ -110,7 +115,7 @@ class UserView(ApiView):
 
     def delete(self, request: Request, **path):
         target = self.get_target(request, for_admin=True, allow_deactivated=False, allow_bots=False)
-        actions.check_deactivate_user(target, acting_user=request.user)
+        check_deactivate_user(target, acting_user=request.user)
         return json_success(request)
 
 
@@ -121,7 +126,7 @@ class UserByEmailView(UserView):
 class ReactivateUserView(ApiView):
     def post(self, request: Request, user_id: int):
         target = access_user_by_id(request.user, user_id, allow_deactivated=True, allow_bots=True, for_admin=True)
-        actions.do_reactivate_user(target, acting_user=request.user)
+        do_reactivate_user(target, acting_user=request.user)
         return json_success(request)
 
 
@@ -130,14 +135,14 @@ class OwnProfileDataView(ApiView):
 
     def patch(self, request: Request):
         params = parse_params(UpdateOwnProfileDataParams, request)
-        actions.check_update_user_custom_profile_data(
+        check_update_user_custom_profile_data(
             request.user, [(item.id, item.value) for item in params.data], acting_user=request.user
         )
         return json_success(request)
 
     def delete(self, request: Request):
         params = parse_params(RemoveOwnProfileDataParams, request)
-        actions.check_remove_user_custom_profile_data(request.user, params.data, acting_user=request.user)
+        check_remove_user_custom_profile_data(request.user, params.data, acting_user=request.user)
         return json_success(request)
 
 
@@ -150,7 +155,7 @@ class CustomProfileFieldsView(ApiView):
 
     def post(self, request: Request):
         params = parse_params(CreateCustomProfileFieldParams, request)
-        field = actions.try_add_realm_custom_profile_field(
+        field = check_add_realm_custom_profile_field(
             request.user.realm,
             name=params.name,
             hint=params.hint,
@@ -165,7 +170,7 @@ class CustomProfileFieldsView(ApiView):
 
     def patch(self, request: Request):
         params = parse_params(ReorderCustomProfileFieldsParams, request)
-        actions.try_reorder_realm_custom_profile_fields(request.user.realm, params.order, acting_user=request.user)
+        check_reorder_realm_custom_profile_fields(request.user.realm, params.order, acting_user=request.user)
         return json_success(request)
 
 
@@ -175,14 +180,12 @@ class CustomProfileFieldView(ApiView):
     def patch(self, request: Request, field_id: int):
         params = parse_params(UpdateCustomProfileFieldParams, request)
         field = access_custom_profile_field(request.user.realm, field_id)
-        actions.try_update_realm_custom_profile_field(
-            field, **params.model_dump(exclude_none=True), acting_user=request.user
-        )
+        check_update_realm_custom_profile_field(field, **params.model_dump(exclude_none=True), acting_user=request.user)
         return json_success(request)
 
     def delete(self, request: Request, field_id: int):
         field = access_custom_profile_field(request.user.realm, field_id)
-        actions.do_remove_realm_custom_profile_field(field, acting_user=request.user)
+        do_remove_realm_custom_profile_field(field, acting_user=request.user)
         return json_success(request)
 
 
@@ -194,9 +197,5 @@ class FetchApiKeyView(ApiView):
 
     def post(self, request: Request):
         params = parse_params(FetchApiKeyParams, request)
-        try:
-            validate_email(params.username.strip())
-        except ValidationError:
-            raise JsonableError("Enter a valid email address.") from None
         user = check_password_login(realm_for_request(request._request), params.username, params.password)
         return json_success(request, {"api_key": user.api_key, "email": user.delivery_email, "user_id": user.id})

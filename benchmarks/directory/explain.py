@@ -51,7 +51,7 @@ def seed(users: int):
     from django.db import connection
 
     from apps.realms.models import Realm
-    from apps.users.actions import generate_api_key
+    from apps.users.actions.create_user import generate_api_key
     from apps.users.models import User
 
     call_command("migrate", verbosity=0)

@@ -76,7 +76,7 @@ def prepare_users(count: int) -> list[BenchUser]:
     from django.core.management import call_command
 
     from apps.realms.models import Realm
-    from apps.users.actions import generate_api_key
+    from apps.users.actions.create_user import generate_api_key
     from apps.users.models import User
 
     call_command("migrate", verbosity=0)

@@ -12,7 +12,7 @@ from io import StringIO
 import pytest
 from django.core.management import call_command
 
-from apps.users.actions import do_regenerate_api_key
+from apps.users.actions.user_settings import do_regenerate_api_key
 from apps.users.models import User
 from tests.server import BASE_DIR, database_url_of_tests
 

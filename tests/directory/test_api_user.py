@@ -4,7 +4,8 @@ import uuid
 
 import pytest
 
-from apps.users.actions import do_change_full_name, do_deactivate_user
+from apps.users.actions.activation import do_deactivate_user
+from apps.users.actions.user_settings import do_change_full_name
 from tests.directory.api import assert_error
 
 

@@ -5,7 +5,9 @@ from django.db import connection
 from django.db.migrations.executor import MigrationExecutor
 from django.test import Client
 
-from apps.users.actions import do_change_full_name, do_create_user, do_deactivate_user, do_reactivate_user
+from apps.users.actions.activation import do_deactivate_user, do_reactivate_user
+from apps.users.actions.create_user import do_create_user
+from apps.users.actions.user_settings import do_change_full_name
 from apps.users.models import User
 
 

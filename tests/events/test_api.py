@@ -16,7 +16,18 @@ from apps.events.models import OutboxEvent
 from apps.events.publish import publish_in_order, write_outbox_event
 from apps.events.serializers import RegisterParams
 from apps.realms.actions import do_set_realm_deactivated
-from apps.users import actions
+from apps.users.actions.activation import do_deactivate_user, do_reactivate_user
+from apps.users.actions.create_user import do_create_user
+from apps.users.actions.profile_data import check_remove_user_custom_profile_data, check_update_user_custom_profile_data
+from apps.users.actions.roles import do_change_user_role
+from apps.users.actions.user_settings import (
+    do_change_bot_owner,
+    do_change_full_name,
+    do_change_user_delivery_email,
+    do_change_user_timezone,
+    do_refresh_avatar,
+    do_regenerate_api_key,
+)
 from apps.users.models import CustomProfileField, Role, User
 from tests.api import ApiClient, assert_error, assert_success
 from tests.factories import CustomProfileFieldFactory, UserFactory
@@ -304,16 +315,16 @@ def person_updates(user, queue) -> list[dict]:
 def test_each_person_change_sends_its_form(queue_of, owner, admin, member, bot, realm):
     queue = queue_of(owner, event_types=["realm_user"])
     field = CustomProfileFieldFactory(realm=realm, field_type=CustomProfileField.FieldType.LONG_TEXT)
-    actions.do_change_full_name(member, "Mel M", acting_user=admin)
-    actions.do_change_user_role(member, Role.MODERATOR, acting_user=admin)
-    actions.check_update_user_custom_profile_data(member, [(field.id, "**hi**")], acting_user=member)
-    actions.check_update_user_custom_profile_data(member, [(field.id, "**hi**")], acting_user=member)  # unchanged
-    actions.check_remove_user_custom_profile_data(member, [field.id], acting_user=member)
-    actions.do_change_user_timezone(member, "Europe/Berlin", acting_user=member)
-    actions.do_change_bot_owner(bot, admin, acting_user=owner)
-    actions.do_refresh_avatar(member, acting_user=member)
-    actions.do_deactivate_user(member, acting_user=admin)
-    actions.do_reactivate_user(member, acting_user=admin)
+    do_change_full_name(member, "Mel M", acting_user=admin)
+    do_change_user_role(member, Role.MODERATOR, acting_user=admin)
+    check_update_user_custom_profile_data(member, [(field.id, "**hi**")], acting_user=member)
+    check_update_user_custom_profile_data(member, [(field.id, "**hi**")], acting_user=member)  # unchanged
+    check_remove_user_custom_profile_data(member, [field.id], acting_user=member)
+    do_change_user_timezone(member, "Europe/Berlin", acting_user=member)
+    do_change_bot_owner(bot, admin, acting_user=owner)
+    do_refresh_avatar(member, acting_user=member)
+    do_deactivate_user(member, acting_user=admin)
+    do_reactivate_user(member, acting_user=admin)
     updates = person_updates(owner, queue)
     assert updates[:6] == [
         {"user_id": member.id, "full_name": "Mel M"},
@@ -335,7 +346,7 @@ def test_each_person_change_sends_its_form(queue_of, owner, admin, member, bot, 
 
 def test_deactivating_a_user_announces_their_bots_too(queue_of, owner, admin, member, bot):
     queue = queue_of(owner, event_types=["realm_user"])
-    actions.do_deactivate_user(member, acting_user=admin)
+    do_deactivate_user(member, acting_user=admin)
     assert person_updates(owner, queue) == [
         {"user_id": bot.id, "is_active": False},
         {"user_id": member.id, "is_active": False},
@@ -346,7 +357,7 @@ def test_delivery_email_change_is_sent_as_each_may_see_it(queue_of, owner, membe
     target = UserFactory(realm=realm, email_address_visibility=3, delivery_email="old@example.com")
     admin_queue = queue_of(owner, event_types=["realm_user"])
     member_queue = queue_of(member, event_types=["realm_user"])
-    actions.do_change_user_delivery_email(target, "new@example.com", acting_user=owner)
+    do_change_user_delivery_email(target, "new@example.com", acting_user=owner)
     assert person_updates(owner, admin_queue)[0] == {"user_id": target.id, "delivery_email": "new@example.com"}
     assert person_updates(member, member_queue)[0] == {"user_id": target.id, "delivery_email": None}
     # The API email is the hidden one either way, so no new_email event; the Gravatar changes.
@@ -355,7 +366,7 @@ def test_delivery_email_change_is_sent_as_each_may_see_it(queue_of, owner, membe
 
 def test_api_email_change_is_announced(queue_of, owner, member):
     queue = queue_of(member, event_types=["realm_user"])
-    actions.do_change_user_delivery_email(owner, "boss@example.com", acting_user=owner)
+    do_change_user_delivery_email(owner, "boss@example.com", acting_user=owner)
     assert {"user_id": owner.id, "new_email": "boss@example.com"} in person_updates(member, queue)
 
 
@@ -364,7 +375,7 @@ def test_new_users_are_announced_with_what_each_may_see(queue_of, owner, member,
     realm.save()
     admin_queue = queue_of(owner, event_types=["realm_user"])
     member_queue = queue_of(member, event_types=["realm_user"], client_gravatar=False)
-    user = actions.do_create_user(realm, "newbie@example.com", "New Bie", acting_user=None)
+    user = do_create_user(realm, "newbie@example.com", "New Bie", acting_user=None)
     [admin_event] = poll(ApiClient(owner), admin_queue)
     [member_event] = poll(ApiClient(member), member_queue)
     assert admin_event["op"] == member_event["op"] == "add"
@@ -380,7 +391,7 @@ def test_client_gravatar_fills_in_avatar_urls_only_for_clients_without_it(queue_
     realm.save()
     with_gravatar = queue_of(member, event_types=["realm_user"], client_gravatar=True)
     without = queue_of(member, event_types=["realm_user"], client_gravatar=False)
-    actions.do_create_user(realm, "visible@example.com", "Vis Ible", acting_user=None)
+    do_create_user(realm, "visible@example.com", "Vis Ible", acting_user=None)
     assert poll(ApiClient(member), with_gravatar)[0]["person"]["avatar_url"] is None
     assert poll(ApiClient(member), without)[0]["person"]["avatar_url"].startswith("https://secure.gravatar.com/")
 
@@ -405,7 +416,7 @@ def test_refused_requests_send_no_events(queue_of, admin, member, owner):
 
 def test_other_organizations_hear_nothing(queue_of, foreign_user, admin, member):
     queue = register(ApiClient(foreign_user, host="zephyr.testserver"))["queue_id"]
-    actions.do_change_full_name(member, "Mel M", acting_user=admin)
+    do_change_full_name(member, "Mel M", acting_user=admin)
     assert poll(ApiClient(foreign_user, host="zephyr.testserver"), queue) == []
 
 
@@ -426,7 +437,7 @@ def test_an_event_already_in_the_state_is_not_delivered_again(event_backend, own
     assert {u["user_id"]: u["full_name"] for u in state["realm_users"]}[member.id] == "In The State"
     publish_in_order(event_backend, late)
     # The state has it, so the queue must not; a later change does reach the queue.
-    actions.do_change_full_name(member, "After The State", acting_user=admin)
+    do_change_full_name(member, "After The State", acting_user=admin)
     assert [e["person"].get("full_name") for e in poll(ApiClient(owner), queue_id)] == ["After The State"]
 
 
@@ -439,17 +450,17 @@ def test_register_reads_the_users_own_fields_from_its_snapshot(event_backend, me
 
 def test_an_event_whose_publish_never_happened_goes_out_before_the_next(queue_of, owner, member, admin):
     queue = queue_of(owner)
-    actions.do_change_full_name(member, "Zero", acting_user=admin)
+    do_change_full_name(member, "Zero", acting_user=admin)
     # Committed, but the process died before publishing it.
     with transaction.atomic():
         write_outbox_event(owner.realm_id, _name_change(member, "First"), [owner.id])
-    actions.do_change_full_name(member, "Second", acting_user=admin)
+    do_change_full_name(member, "Second", acting_user=admin)
     assert [e["person"]["full_name"] for e in poll(ApiClient(owner), queue)] == ["Zero", "First", "Second"]
 
 
 def test_the_sweep_publishes_events_whose_publish_failed(queue_of, owner, member, admin):
     queue = queue_of(owner)
-    actions.do_change_full_name(member, "Zero", acting_user=admin)
+    do_change_full_name(member, "Zero", acting_user=admin)
     with transaction.atomic():
         write_outbox_event(owner.realm_id, _name_change(member, "Lost"), [owner.id])
     assert [e["person"]["full_name"] for e in poll(ApiClient(owner), queue)] == ["Zero"]
@@ -553,10 +564,10 @@ def test_queue_json_roundtrip_of_narrow(event_backend, member):
 @pytest.mark.parametrize(
     ("change", "msg"),
     [
-        (lambda user, realm: actions.do_regenerate_api_key(user, acting_user=None), "Invalid API key"),
-        (lambda user, realm: actions.do_deactivate_user(user, acting_user=None), "Account is deactivated"),
+        (lambda user, realm: do_regenerate_api_key(user, acting_user=None), "Invalid API key"),
+        (lambda user, realm: do_deactivate_user(user, acting_user=None), "Account is deactivated"),
         (
-            lambda user, realm: actions.do_change_user_delivery_email(user, "moved@example.com", acting_user=None),
+            lambda user, realm: do_change_user_delivery_email(user, "moved@example.com", acting_user=None),
             "Invalid API key",
         ),
         (

@@ -8,7 +8,7 @@ import pytest
 from apps.groups.actions import check_deactivate_user_group
 from apps.groups.selectors import group_member_ids, subgroup_ids
 from apps.groups.serializers import AnonymousGroupValue
-from apps.users.actions import do_deactivate_user
+from apps.users.actions.activation import do_deactivate_user
 from tests.api import ApiClient, assert_error, assert_success
 from tests.factories import UserFactory
 

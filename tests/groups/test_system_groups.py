@@ -11,8 +11,10 @@ from apps.groups.models import GroupGroupMembership, SystemGroups, UserGroup, Us
 from apps.groups.selectors import group_member_ids, is_user_in_group, system_groups
 from apps.groups.serializers import AnonymousGroupValue
 from apps.realms.models import Realm
-from apps.users import actions as user_actions
-from apps.users.actions import do_create_realm_with_owner
+from apps.users.actions.activation import do_deactivate_user, do_reactivate_user
+from apps.users.actions.create_realm import do_create_realm_with_owner
+from apps.users.actions.create_user import do_create_user
+from apps.users.actions.roles import do_change_user_role
 from apps.users.models import Role, User
 from tests.api import ApiClient, assert_success
 
@@ -30,7 +32,9 @@ def direct_group_names(user: User) -> set[str]:
 
 
 def test_a_new_organization_has_its_nested_system_groups(db):
-    realm, owner = do_create_realm_with_owner("acme", "Acme", owner_email="o@acme.example", owner_full_name="Olga")
+    realm, owner = do_create_realm_with_owner(
+        "acme", "Acme", owner_email="o@acme.example", owner_full_name="Olga", acting_user=None
+    )
     groups = list(UserGroup.objects.filter(realm=realm).order_by("id"))
     assert [g.name for g in groups] == [
         "role:nobody",
@@ -53,14 +57,12 @@ def test_a_new_organization_has_its_nested_system_groups(db):
 
 @pytest.mark.parametrize("role", list(ROLE_GROUPS))
 def test_new_users_are_direct_members_of_their_roles_groups(realm, owner, role):
-    user = user_actions.do_create_user(realm, f"new{role}@example.com", "New Person", role=role, acting_user=owner)
+    user = do_create_user(realm, f"new{role}@example.com", "New Person", role=role, acting_user=owner)
     assert direct_group_names(user) == ROLE_GROUPS[role]
 
 
 def test_bots_join_the_groups_of_their_role(realm, member):
-    bot = user_actions.do_create_user(
-        realm, "helper-bot@example.com", "Helper", bot_type=1, bot_owner=member, acting_user=member
-    )
+    bot = do_create_user(realm, "helper-bot@example.com", "Helper", bot_type=1, bot_owner=member, acting_user=member)
     assert direct_group_names(bot) == {"role:members", "role:fullmembers"}
 
 
@@ -74,7 +76,7 @@ def test_bots_join_the_groups_of_their_role(realm, member):
     ],
 )
 def test_membership_through_the_nesting_follows_the_role(realm, owner, role, inside, outside):
-    user = user_actions.do_create_user(realm, "someone@example.com", "Some One", role=role, acting_user=owner)
+    user = do_create_user(realm, "someone@example.com", "Some One", role=role, acting_user=owner)
     groups = system_groups(realm.id)
     assert all(is_user_in_group(groups[name].id, user) for name in inside)
     assert not any(is_user_in_group(groups[name].id, user) for name in outside)
@@ -87,7 +89,7 @@ def user_group_events(events: list[dict]) -> list[tuple]:
 def test_role_changes_move_the_user_and_say_so(realm, owner, member, admin, capture_events):
     groups = {name: g.id for name, g in system_groups(realm.id).items()}
     with capture_events(owner, admin) as received:
-        user_actions.do_change_user_role(member, Role.MODERATOR, acting_user=owner)
+        do_change_user_role(member, Role.MODERATOR, acting_user=owner)
     assert direct_group_names(member) == {"role:moderators"}
     expected = [
         ("remove_members", groups["role:members"], [member.id]),
@@ -98,7 +100,7 @@ def test_role_changes_move_the_user_and_say_so(realm, owner, member, admin, capt
     assert user_group_events(received[admin.id]) == expected
 
     with capture_events(owner) as received:
-        user_actions.do_change_user_role(member, Role.MEMBER, acting_user=owner)
+        do_change_user_role(member, Role.MEMBER, acting_user=owner)
     assert direct_group_names(member) == {"role:members", "role:fullmembers"}
     assert user_group_events(received[owner.id]) == [
         ("remove_members", groups["role:moderators"], [member.id]),
@@ -118,14 +120,14 @@ def test_role_change_over_the_api_updates_the_groups(owner, member, sys_groups):
 
 def test_a_refused_role_change_changes_no_group(owner, sys_groups):
     with pytest.raises(JsonableError, match="only organization owner"):
-        user_actions.do_change_user_role(owner, Role.MEMBER, acting_user=owner)
+        do_change_user_role(owner, Role.MEMBER, acting_user=owner)
     assert direct_group_names(owner) == {"role:owners"}
 
 
 def test_deactivated_users_are_left_out_of_groups_and_come_back(owner, member, make_group, sys_groups, capture_events):
     team = make_group(owner, "team", [member])
     members_group = sys_groups["role:members"]
-    user_actions.do_deactivate_user(member, acting_user=owner)
+    do_deactivate_user(member, acting_user=owner)
     # Memberships are kept, but no read shows them.
     assert UserGroupMembership.objects.filter(user=member).count() == 3
     assert member.id not in group_member_ids(members_group.id)
@@ -135,7 +137,7 @@ def test_deactivated_users_are_left_out_of_groups_and_come_back(owner, member, m
     assert all(member.id not in g["members"] for g in listed)
 
     with capture_events(owner) as received:
-        user_actions.do_reactivate_user(member, acting_user=owner)
+        do_reactivate_user(member, acting_user=owner)
     assert user_group_events(received[owner.id]) == [
         ("add_members", sys_groups["role:fullmembers"].id, [member.id]),
         ("add_members", sys_groups["role:members"].id, [member.id]),
@@ -147,7 +149,7 @@ def test_deactivated_users_are_left_out_of_groups_and_come_back(owner, member, m
 def test_deactivation_changes_setting_values_that_listed_the_user(owner, member, admin, make_group, capture_events):
     team = make_group(owner, "team", [], settings={"can_mention_group": AnonymousGroupValue((member.id, admin.id), ())})
     with capture_events(owner) as received:
-        user_actions.do_deactivate_user(member, acting_user=owner)
+        do_deactivate_user(member, acting_user=owner)
     updates = [e for e in received[owner.id] if e["type"] == "user_group"]
     assert updates == [
         {
@@ -158,7 +160,7 @@ def test_deactivation_changes_setting_values_that_listed_the_user(owner, member,
         }
     ]
     with capture_events(owner) as received:
-        user_actions.do_reactivate_user(member, acting_user=owner)
+        do_reactivate_user(member, acting_user=owner)
     updates = [e for e in received[owner.id] if e["type"] == "user_group" and e["op"] == "update"]
     assert [e["data"] for e in updates] == [
         {"can_mention_group": {"direct_members": sorted([admin.id, member.id]), "direct_subgroups": []}}

@@ -5,7 +5,7 @@ import pytest
 
 from apps.messages.models import Message, Recipient, UserMessage
 from apps.subscriptions.models import Stream, Subscription
-from apps.users.actions import do_deactivate_user
+from apps.users.actions.activation import do_deactivate_user
 from apps.users.models import Role
 from tests.api import ApiClient, assert_error, assert_success
 from tests.factories import UserFactory

@@ -7,7 +7,7 @@ import time
 import pytest
 
 from apps.messages.models import MutedUser, UserMessage
-from apps.users.actions import do_deactivate_user
+from apps.users.actions.activation import do_deactivate_user
 from tests.api import ApiClient, assert_error, assert_success
 from tests.messages.conftest import api, db_state, flags_of
 

@@ -12,7 +12,7 @@ from django.utils import timezone
 from apps.groups.actions import do_change_realm_permission_group_setting
 from apps.realms.actions import do_change_realm_settings, do_set_realm_deactivated
 from apps.realms.models import AuditLogEventType, Realm, RealmAuditLog
-from apps.users.actions import do_create_realm_with_owner
+from apps.users.actions.create_realm import do_create_realm_with_owner
 
 E = AuditLogEventType
 
@@ -25,7 +25,9 @@ def entries(realm, *types):
 
 
 def test_creating_an_organization_is_recorded(db):
-    realm, _ = do_create_realm_with_owner("acme", "Acme", owner_email="o@acme.example", owner_full_name="Olga")
+    realm, _ = do_create_realm_with_owner(
+        "acme", "Acme", owner_email="o@acme.example", owner_full_name="Olga", acting_user=None
+    )
     assert entries(realm, E.REALM_CREATED) == [(E.REALM_CREATED, None, {})]
 
 

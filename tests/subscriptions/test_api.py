@@ -9,7 +9,7 @@ from apps.groups.selectors import system_groups
 from apps.groups.serializers import GroupSettingChange
 from apps.subscriptions.actions import do_change_stream_group_setting, do_deactivate_stream
 from apps.subscriptions.models import Stream, Subscription, UserTopic
-from apps.users.actions import do_deactivate_user
+from apps.users.actions.activation import do_deactivate_user
 from apps.users.models import Role
 from tests.api import ApiClient, assert_error, assert_success
 from tests.factories import UserFactory

@@ -18,7 +18,7 @@ from apps.groups.selectors import system_groups
 from apps.realms.models import Realm
 from apps.subscriptions.models import Stream
 from apps.subscriptions.selectors import Membership, can_create_channels
-from apps.users.actions import do_create_realm_with_owner
+from apps.users.actions.create_realm import do_create_realm_with_owner
 from apps.users.models import Role, User
 from tests.api import ApiClient, assert_error, assert_success
 from tests.subscriptions.test_api import db_state, refused, subscribe
@@ -247,7 +247,9 @@ def test_the_migration_sets_existing_organizations_to_members(db):
 
 
 def test_new_organizations_get_the_defaults(db):
-    realm, _ = do_create_realm_with_owner("new", "New", owner_email="o@new.example", owner_full_name="O")
+    realm, _ = do_create_realm_with_owner(
+        "new", "New", owner_email="o@new.example", owner_full_name="O", acting_user=None
+    )
     members = system_groups(realm.id)[SystemGroups.MEMBERS].id
     realm = Realm.objects.get(id=realm.id)
     assert (realm.can_create_public_channel_group_id, realm.can_create_private_channel_group_id) == (members,) * 2

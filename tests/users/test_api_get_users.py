@@ -5,7 +5,7 @@ import hashlib
 import pytest
 
 from apps.realms.models import EmailVisibility
-from apps.users.actions import check_update_user_custom_profile_data
+from apps.users.actions.profile_data import check_update_user_custom_profile_data
 from apps.users.models import CustomProfileField
 from tests.api import ApiClient, assert_error, assert_success
 from tests.factories import CustomProfileFieldFactory, UserFactory

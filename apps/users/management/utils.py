@@ -7,6 +7,7 @@ from typing import Any
 
 from django.core.management.base import CommandError, CommandParser
 
+from apps.realms import selectors as realms
 from apps.realms.models import Realm
 from apps.users.models import Role, User
 from apps.users.selectors import api_email, users_with_email
@@ -31,7 +32,7 @@ def add_realm_argument(parser: CommandParser, *, required: bool) -> None:
 
 
 def get_realm(string_id: str) -> Realm:
-    realm = Realm.objects.filter(string_id=string_id).first()
+    realm = realms.get_realm(string_id)
     if realm is None:
         raise CommandError(f"There is no organization with string_id {string_id!r} (see list_realms).")
     return realm

@@ -7,7 +7,9 @@ from apps.core.commands import OperatorCommand
 from apps.messages.actions import do_send_message
 from apps.realms.models import EmailVisibility, Realm
 from apps.subscriptions.actions import NewChannel, bulk_add_subscriptions, create_streams
-from apps.users.actions import do_create_realm_with_owner, do_create_user, do_set_user_staff
+from apps.users.actions.create_realm import do_create_realm_with_owner
+from apps.users.actions.create_user import do_create_user
+from apps.users.actions.user_settings import do_set_user_staff
 from apps.users.management.utils import ROLE_LABELS
 from apps.users.models import BotType, Role
 from apps.users.selectors import api_email
@@ -43,6 +45,7 @@ class Command(OperatorCommand):
                 owner_password=password,
                 # A demo shows real addresses; real organizations default to administrators only.
                 default_email_address_visibility=EmailVisibility.EVERYONE,
+                acting_user=None,
             )
             do_set_user_staff(owner, True, acting_user=None)
             users = [owner] + [
@@ -59,8 +62,8 @@ class Command(OperatorCommand):
                 )
             )
             # A channel everyone is in, with a first message, so clients have something to show.
-            [general] = create_streams(realm, [NewChannel("general", "Everyone's channel")], acting_user=owner)
-            bulk_add_subscriptions(realm, [general], users, created=[general], acting_user=owner)
+            [general] = create_streams(realm, [NewChannel("general", "Everyone's channel")], acting_user=None)
+            bulk_add_subscriptions(realm, [general], users, created=[general], acting_user=None)
             do_send_message(owner, stream=general, topic="welcome", content="Welcome to Parley!")
         self.stdout.write(f"\nCreated the demo organization {realm.name!r}, served at {url}, with a channel #general\n")
         self.stdout.write(f"{'role':<14} {'email':<24} API key")

@@ -5,8 +5,8 @@ from django.core.management.base import CommandError
 from django.utils.dateparse import parse_datetime
 
 from apps.core.commands import OperatorCommand
-from apps.realms.models import AuditLogEventType, Realm
-from apps.realms.selectors import audit_log_entries
+from apps.realms.models import AuditLogEventType
+from apps.realms.selectors import audit_log_entries, get_realm
 from apps.realms.serializers import audit_log_entry_to_dict
 
 
@@ -32,7 +32,7 @@ class Command(OperatorCommand):
         )
 
     def handle(self, *args, **options):
-        realm = Realm.objects.filter(string_id=options["realm"]).first()
+        realm = get_realm(options["realm"])
         if realm is None:
             raise CommandError(f"There is no organization with string_id {options['realm']!r} (see list_realms).")
         events = [AuditLogEventType[name] for name in options["event"]] if options["event"] else None

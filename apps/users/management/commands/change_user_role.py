@@ -2,7 +2,8 @@ from django.core.management.base import CommandError
 
 from apps.core.commands import OperatorCommand
 from apps.core.errors import JsonableError
-from apps.users.actions import do_change_user_role, do_set_can_change_user_emails
+from apps.users.actions.roles import do_change_user_role
+from apps.users.actions.user_settings import do_set_can_change_user_emails
 from apps.users.management.utils import ROLE_LABELS, ROLE_NAMES, add_realm_argument, get_user
 
 PERMISSIONS = ("can_change_user_emails",)

@@ -2,7 +2,7 @@ from django.core.management.base import CommandError
 
 from apps.core.commands import OperatorCommand
 from apps.core.errors import JsonableError
-from apps.users.actions import do_create_realm_with_owner
+from apps.users.actions.create_realm import do_create_realm_with_owner
 from apps.users.management.utils import print_json, read_password_file, user_summary
 
 
@@ -27,6 +27,7 @@ class Command(OperatorCommand):
                 owner_email=options["owner_email"],
                 owner_full_name=options["owner_full_name"],
                 owner_password=read_password_file(options["password_file"]),
+                acting_user=None,
             )
         except JsonableError as exc:
             raise CommandError(exc.msg) from None

@@ -2,7 +2,7 @@ from django.core.management.base import CommandError
 
 from apps.core.commands import OperatorCommand
 from apps.core.errors import JsonableError
-from apps.users.actions import do_create_user
+from apps.users.actions.create_user import do_create_user
 from apps.users.management.utils import (
     ROLE_NAMES,
     add_realm_argument,

@@ -8,7 +8,7 @@ from django.core.management.base import CommandError
 
 from apps.core.commands import OperatorCommand
 from apps.core.errors import JsonableError
-from apps.users.actions import do_create_server_administrator
+from apps.users.actions.create_realm import do_create_server_administrator
 from apps.users.management.utils import print_json, read_password_file, user_summary
 
 
@@ -37,7 +37,7 @@ class Command(OperatorCommand):
             or self._ask_password(interactive)
         )
         try:
-            user = do_create_server_administrator(email, options["full_name"], password)
+            user = do_create_server_administrator(email, options["full_name"], password, acting_user=None)
         except JsonableError as exc:
             raise CommandError(exc.msg) from None
         if options["json"]:

@@ -2,8 +2,10 @@ from django.core.management.base import CommandError
 
 from apps.core.commands import OperatorCommand
 from apps.core.errors import JsonableError
-from apps.users.actions import LAST_OWNER_DEACTIVATION_MESSAGE, do_deactivate_user, is_last_owner
+from apps.users.actions.activation import do_deactivate_user
+from apps.users.errors import LastOwnerDeactivationError
 from apps.users.management.utils import add_realm_argument, get_user
+from apps.users.selectors import active_bots_owned_by, is_last_owner
 
 
 class Command(OperatorCommand):
@@ -19,8 +21,8 @@ class Command(OperatorCommand):
         if not user.is_active:
             raise CommandError(f"{user.delivery_email} is already deactivated.")
         if is_last_owner(user):
-            raise CommandError(LAST_OWNER_DEACTIVATION_MESSAGE)
-        bots = list(user.owned_bots.filter(is_active=True))
+            raise CommandError(LastOwnerDeactivationError.MSG)
+        bots = active_bots_owned_by(user)
         self.stdout.write(f"User: {user.full_name} <{user.delivery_email}> in {user.realm.url}")
         for bot in bots:
             self.stdout.write(f"  owns bot {bot.full_name} <{bot.delivery_email}>, which will be deactivated too")

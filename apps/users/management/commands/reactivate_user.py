@@ -1,7 +1,7 @@
 from django.core.management.base import CommandError
 
 from apps.core.commands import OperatorCommand
-from apps.users.actions import do_reactivate_user
+from apps.users.actions.activation import do_reactivate_user
 from apps.users.management.utils import add_realm_argument, get_user
 
 

@@ -1,5 +1,5 @@
 from apps.core.commands import OperatorCommand
-from apps.users.actions import do_regenerate_api_key
+from apps.users.actions.user_settings import do_regenerate_api_key
 from apps.users.management.utils import add_realm_argument, get_user, print_json, user_summary
 
 

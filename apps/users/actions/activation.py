@@ -1,0 +1,79 @@
+"""Deactivating and reactivating users (a user's bots go with them), and the rule that an
+organization always keeps an active owner."""
+
+from django.db import transaction
+
+from apps.core.errors import JsonableError, OrganizationOwnerRequiredError
+from apps.events.publish import forget_credentials_on_commit, send_event_on_commit
+from apps.realms.audit import audit
+from apps.realms.models import AuditLogEventType, Realm
+from apps.users.actions.notify import send_person_update
+from apps.users.errors import LastOwnerDeactivationError
+from apps.users.hooks import user_reactivated, users_deactivated
+from apps.users.models import User
+from apps.users.selectors import active_bots_owned_by, active_users_and_roles, is_last_owner
+
+
+def check_keeps_an_owner(user: User, error: type[JsonableError]) -> None:
+    """Refuse with `error` a change that would leave the organization without an active owner.
+
+    Locks the organization's row (call inside the change's transaction, in a savepoint of its
+    own: it raises) so that two owners demoting or deactivating each other at the same moment
+    cannot both pass.
+    """
+    Realm.objects.select_for_update().filter(id=user.realm_id).first()
+    if is_last_owner(user):
+        raise error()
+
+
+def check_deactivate_user(target: User, *, acting_user: User) -> list[User]:
+    """Deactivate `target` for an administrator: owners only by owners; never the last owner."""
+    if target.is_owner and not acting_user.is_owner:
+        raise OrganizationOwnerRequiredError()
+    return do_deactivate_user(target, acting_user=acting_user)
+
+
+@transaction.atomic
+def do_deactivate_user(user: User, *, acting_user: User | None) -> list[User]:
+    """Deactivate the user and, first, every active bot they own. Returns all users deactivated.
+
+    Raises for the organization's only owner. Audit: USER_DEACTIVATED for each. Emits:
+    realm_user/update {is_active: false} for each, then what the users_deactivated hooks send
+    (user_group/update for group settings whose anonymous groups listed them,
+    subscription/peer_remove for their channels). Group memberships are kept (reads ignore
+    deactivated users); clients drop the user from groups by themselves.
+    """
+    check_keeps_an_owner(user, LastOwnerDeactivationError)
+    deactivated = [*active_bots_owned_by(user), user]
+    # The audience is read before the change: those deactivated now still learn of it.
+    audience = [uid for uid, _ in active_users_and_roles(user.realm_id)]
+    User.objects.filter(id__in=[u.id for u in deactivated]).update(is_active=False)
+    forget_credentials_on_commit(user_ids=[u.id for u in deactivated])
+    for each in deactivated:
+        each.is_active = False
+        audit(user.realm_id, AuditLogEventType.USER_DEACTIVATED, modified_user=each, acting_user=acting_user)
+        send_event_on_commit(
+            user.realm_id,
+            {"type": "realm_user", "op": "update", "person": {"user_id": each.id, "is_active": False}},
+            audience,
+        )
+    users_deactivated.call(deactivated)
+    return deactivated
+
+
+@transaction.atomic(savepoint=False)
+def do_reactivate_user(user: User, *, acting_user: User | None) -> None:
+    """Reactivate the user (alone: their bots stay as they are); reactivating an active user
+    changes nothing (as in Zulip).
+
+    Audit: USER_REACTIVATED. Emits: realm_user/update {is_active: true}, then what the
+    user_reactivated hooks send (user_group/add_members for the user's groups, user_group/update
+    for settings that list the user again, subscription/peer_add for their channels).
+    """
+    if user.is_active:
+        return
+    User.objects.filter(id=user.id).update(is_active=True)
+    user.is_active = True
+    audit(user.realm_id, AuditLogEventType.USER_REACTIVATED, modified_user=user, acting_user=acting_user)
+    send_person_update(user, {"is_active": True})
+    user_reactivated.call(user)

@@ -1,0 +1,141 @@
+"""Creating users and bots: who may be created, with what, and the first API key."""
+
+import re
+import secrets
+
+from django.contrib.auth.password_validation import validate_password
+from django.core.exceptions import ValidationError
+from django.core.validators import URLValidator, validate_email
+from django.db import IntegrityError, transaction
+
+from apps.core.errors import JsonableError
+from apps.realms.audit import audit
+from apps.realms.models import AuditLogEventType, EmailVisibility, Realm
+from apps.users.actions.notify import send_user_added
+from apps.users.errors import EmailInUseError
+from apps.users.hooks import user_created
+from apps.users.models import BotService, BotType, Role, User
+from apps.users.selectors import delivery_email_in_use
+
+# Characters Zulip refuses in names: they break mention syntax or Markdown.
+NAME_INVALID_CHARS = set('*`\\>"@')
+
+
+def generate_api_key() -> str:
+    """32 characters from [A-Za-z0-9], from the `secrets` module (Zulip's format)."""
+    while True:
+        key = secrets.token_urlsafe(32).replace("-", "").replace("_", "")[: User.API_KEY_LENGTH]
+        if len(key) == User.API_KEY_LENGTH:
+            return key
+
+
+def check_full_name(full_name: str) -> str:
+    """The stripped name, or the error Zulip gives for it."""
+    name = full_name.strip()
+    if len(name) > User.MAX_NAME_LENGTH:
+        raise JsonableError("Name too long!")
+    if not name:
+        raise JsonableError("Name must not be empty!")
+    if any(ch in NAME_INVALID_CHARS or not ch.isprintable() for ch in name):
+        raise JsonableError("Invalid characters in name!")
+    if re.search(r"\|\d+$", name):
+        raise JsonableError("Invalid format!")
+    return name
+
+
+def check_email(email: str) -> str:
+    """The stripped address, or "Invalid address."."""
+    email = email.strip()
+    try:
+        validate_email(email)
+    except ValidationError:
+        raise JsonableError("Invalid address.") from None
+    return email
+
+
+def check_email_available(realm: Realm, email: str, *, exclude: User | None = None) -> None:
+    if delivery_email_in_use(realm, email, exclude=exclude):
+        raise EmailInUseError(email)
+
+
+def _check_bot_settings(
+    realm: Realm, *, bot_type: int | None, bot_owner: User | None, password: str | None, service_url: str | None
+) -> None:
+    if bot_type is not None:
+        if bot_owner is None or bot_owner.realm_id != realm.id:
+            raise JsonableError("A bot needs an owner in the same organization")
+        if password:
+            raise JsonableError("Bots cannot have a password")
+        if bot_type in (BotType.OUTGOING_WEBHOOK, BotType.EMBEDDED) and not service_url:
+            raise JsonableError("Outgoing webhook bots need a service URL")
+    elif bot_owner is not None or service_url:
+        raise JsonableError("Only bots have an owner or a service URL")
+    if service_url:
+        try:
+            URLValidator(schemes=["http", "https"])(service_url)
+        except ValidationError:
+            raise JsonableError("Invalid service URL") from None
+
+
+def do_create_user(
+    realm: Realm,
+    email: str,
+    full_name: str,
+    *,
+    role: int = Role.MEMBER,
+    password: str | None = None,
+    bot_type: int | None = None,
+    bot_owner: User | None = None,
+    service_url: str | None = None,
+    acting_user: User | None,
+) -> User:
+    """Create a user or bot with a fresh API key.
+
+    Raises JsonableError for an invalid or taken email, an invalid name, a weak password, or bot
+    settings that do not fit together; all is checked (and the password hashed) before the
+    transaction. Bots always show their email; people get the organization's default email
+    visibility. Audit: USER_CREATED {role}. Emits: realm_user/add to the organization, then what
+    the user_created hooks send.
+    """
+    email = check_email(email)
+    full_name = check_full_name(full_name)
+    check_email_available(realm, email)
+    _check_bot_settings(realm, bot_type=bot_type, bot_owner=bot_owner, password=password, service_url=service_url)
+    user = User(
+        realm=realm,
+        delivery_email=email,
+        full_name=full_name,
+        role=role,
+        bot_type=bot_type,
+        bot_owner=bot_owner,
+        api_key=generate_api_key(),
+        email_address_visibility=(
+            EmailVisibility.EVERYONE if bot_type is not None else realm.default_email_address_visibility
+        ),
+    )
+    if password:
+        try:
+            validate_password(password, user)
+        except ValidationError as exc:
+            raise JsonableError(" ".join(exc.messages)) from None
+        user.set_password(password)
+    else:
+        user.set_unusable_password()
+    with transaction.atomic():
+        try:
+            with transaction.atomic():
+                user.save()
+        except IntegrityError:
+            raise EmailInUseError(email) from None  # created meanwhile by another request
+        if service_url:
+            BotService.objects.create(bot=user, name=full_name, base_url=service_url, token=generate_api_key())
+        audit(
+            realm,
+            AuditLogEventType.USER_CREATED,
+            modified_user=user,
+            extra_data={"role": role},
+            acting_user=acting_user,
+        )
+        send_user_added(user)
+        user_created.call(user)
+    return user

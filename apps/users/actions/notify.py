@@ -1,0 +1,87 @@
+"""What the users actions tell others: realm_user and custom_profile_fields events to clients, and
+the audit log entry of a user's changed value."""
+
+from collections.abc import Callable
+from typing import Any
+
+from apps.events.publish import send_event_on_commit
+from apps.realms.audit import audit, changed
+from apps.realms.models import AuditLogEventType, Realm
+from apps.users.models import User
+from apps.users.selectors import (
+    VISIBILITY_FOR_ROLE,
+    active_users_and_roles,
+    avatar_url,
+    get_custom_profile_fields,
+)
+from apps.users.serializers import custom_profile_field_to_dict, user_to_dict
+
+
+def audit_user_change(
+    user: User, event_type: AuditLogEventType, prop: str, old: Any, new: Any, *, acting_user: User | None
+) -> None:
+    """Audit: `event_type` for `user`, with the property's old and new value."""
+    audit(user.realm_id, event_type, modified_user=user, extra_data=changed(prop, old, new), acting_user=acting_user)
+
+
+def send_person_update(user: User, person: dict[str, Any]) -> None:
+    """Emits: realm_user/update with `person` (plus user_id) to everyone who can see `user`."""
+    event = {"type": "realm_user", "op": "update", "person": {"user_id": user.id, **person}}
+    send_event_on_commit(user.realm_id, event, [uid for uid, _ in active_users_and_roles(user.realm_id)])
+
+
+def send_by_email_access(user: User, build: Callable[[bool], dict[str, Any]]) -> None:
+    """Send `build(sees_real_email)` to each part of the audience: the event differs between those
+    who may see the user's real address and those who may not."""
+    by_access: dict[bool, list[int]] = {True: [], False: []}
+    for uid, role in active_users_and_roles(user.realm_id):
+        sees = uid == user.id or user.is_bot or user.email_address_visibility in VISIBILITY_FOR_ROLE[role]
+        by_access[sees].append(uid)
+    for sees, user_ids in by_access.items():
+        if user_ids:
+            send_event_on_commit(user.realm_id, build(sees), user_ids)
+
+
+def send_user_added(user: User) -> None:
+    """Emits: realm_user/add with the full user object, as each recipient may see it."""
+
+    def build(sees_real_email: bool) -> dict[str, Any]:
+        person = user_to_dict(user, acting_user=user, client_gravatar=True, profile_data={})
+        if not sees_real_email:
+            person["delivery_email"] = None
+        return {"type": "realm_user", "op": "add", "person": person}
+
+    send_by_email_access(user, build)
+
+
+def send_delivery_email_update(user: User) -> None:
+    """Emits: realm_user/update {delivery_email} to those who may see it, null to the others."""
+    send_by_email_access(
+        user,
+        lambda sees: {
+            "type": "realm_user",
+            "op": "update",
+            "person": {"user_id": user.id, "delivery_email": user.delivery_email if sees else None},
+        },
+    )
+
+
+def send_avatar_update(user: User) -> None:
+    """Emits: realm_user/update with the avatar fields."""
+    send_person_update(
+        user,
+        {
+            "avatar_source": user.avatar_source,
+            "avatar_url": avatar_url(user),
+            "avatar_url_medium": avatar_url(user, medium=True),
+            "avatar_version": user.avatar_version,
+        },
+    )
+
+
+def send_custom_profile_fields(realm: Realm) -> None:
+    """Emits: custom_profile_fields with every definition, to the organization's active users."""
+    fields = [custom_profile_field_to_dict(f) for f in get_custom_profile_fields(realm)]
+    send_event_on_commit(
+        realm, {"type": "custom_profile_fields", "fields": fields}, [uid for uid, _ in active_users_and_roles(realm.id)]
+    )

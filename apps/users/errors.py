@@ -1,0 +1,38 @@
+"""The users app's errors that more than one place raises or names (Zulip's messages, BAD_REQUEST)."""
+
+from apps.core.errors import JsonableError
+
+
+class LastOwnerRoleError(JsonableError):
+    """Demoting the organization's only active owner (an organization always keeps one)."""
+
+    MSG = "The owner permission cannot be removed from the only organization owner."
+
+    def __init__(self) -> None:
+        super().__init__(self.MSG)
+
+
+class LastOwnerDeactivationError(JsonableError):
+    """Deactivating the organization's only active owner."""
+
+    MSG = "Cannot deactivate the only organization owner"
+
+    def __init__(self) -> None:
+        super().__init__(self.MSG)
+
+
+class EmailInUseError(JsonableError):
+    def __init__(self, email: str) -> None:
+        super().__init__(f"Email '{email}' already in use")
+
+
+class ProfileFieldNotFoundError(JsonableError):
+    """A custom profile field id that is not one of the organization's (or of none)."""
+
+    def __init__(self, field_id: int) -> None:
+        super().__init__(f"Field id {field_id} not found.")
+
+
+class ProfileFieldLabelInUseError(JsonableError):
+    def __init__(self) -> None:
+        super().__init__("A field with that label already exists.")
