@@ -1,8 +1,6 @@
 """Messages' part of the event system: the "message", "update_message_flags", "starred_messages"
 and "muted_users" initial state, and how message events adapt to a queue's options."""
 
-from django.utils import timezone
-
 from apps.events.backends import takes_deletions_one_by_one
 from apps.events.registry import (
     QueueOptions,
@@ -12,7 +10,7 @@ from apps.events.registry import (
     initial_state,
     on_queue_registered,
 )
-from apps.messages.models import PublicChannelListener
+from apps.messages.actions.send import do_listen_to_public_channels
 from apps.messages.selectors import max_message_id, muted_users_of, starred_message_ids, unread_messages
 from apps.subscriptions.topics import is_resolved, topic_for_client, topic_from_narrow, topic_key
 
@@ -59,9 +57,7 @@ def adapt_message_event(event: dict, options: QueueOptions) -> dict:
 @on_queue_registered
 def remember_public_channel_listener(user, options: QueueOptions) -> None:
     if options.all_public_streams:
-        PublicChannelListener.objects.update_or_create(
-            user=user, defaults={"realm_id": user.realm_id, "last_registered": timezone.now()}
-        )
+        do_listen_to_public_channels(user, acting_user=user)
 
 
 @event_filter("message")

@@ -227,6 +227,15 @@ def _initial_flags(
     return flags
 
 
+def do_listen_to_public_channels(user: User, *, acting_user: User | None) -> None:
+    """The user registered an event queue with `all_public_streams`: for as long as such a queue
+    can live, every public channel's messages are sent to them too (_public_channel_listeners)."""
+    check_acting_for(user, acting_user)
+    PublicChannelListener.objects.update_or_create(
+        user=user, defaults={"realm_id": user.realm_id, "last_registered": timezone.now()}
+    )
+
+
 def _public_channel_listeners(stream: Stream | None, receivers: set[int]) -> list[int]:
     """Users (not guests) with a recent `all_public_streams` queue who do not receive this public
     channel message: their queues get it too."""
