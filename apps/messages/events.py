@@ -1,8 +1,6 @@
 """Messages' part of the event system: the "message", "update_message_flags", "starred_messages"
 and "muted_users" initial state, and how message events adapt to a queue's options."""
 
-from django.utils import timezone
-
 from apps.events.backends import takes_deletions_one_by_one
 from apps.events.registry import (
     QueueOptions,
@@ -12,10 +10,9 @@ from apps.events.registry import (
     initial_state,
     on_queue_registered,
 )
-from apps.messages.models import PublicChannelListener
-from apps.messages.narrow import RESOLVED_TOPIC_PREFIX
+from apps.messages.actions.send import do_listen_to_public_channels
 from apps.messages.selectors import max_message_id, muted_users_of, starred_message_ids, unread_messages
-from apps.realms.limits import EMPTY_TOPIC_DISPLAY_NAME
+from apps.subscriptions.topics import is_resolved, topic_for_client, topic_from_narrow, topic_key
 
 
 @initial_state("message")
@@ -51,21 +48,16 @@ def adapt_message_event(event: dict, options: QueueOptions) -> dict:
         message["content"], message["content_type"] = raw_content, "text/x-markdown"
     if options.client_gravatar and gravatar:
         message["avatar_url"] = None
-    if (
-        message["type"] == "stream"
-        and message["subject"] == ""
-        and not options.client_capabilities.get("empty_topic_name", False)
-    ):
-        message["subject"] = EMPTY_TOPIC_DISPLAY_NAME
+    if message["type"] == "stream":
+        allow_empty_topic_name = options.client_capabilities.get("empty_topic_name", False)
+        message["subject"] = topic_for_client(message["subject"], allow_empty_topic_name=allow_empty_topic_name)
     return {**event, "message": message}
 
 
 @on_queue_registered
 def remember_public_channel_listener(user, options: QueueOptions) -> None:
     if options.all_public_streams:
-        PublicChannelListener.objects.update_or_create(
-            user=user, defaults={"realm_id": user.realm_id, "last_registered": timezone.now()}
-        )
+        do_listen_to_public_channels(user, acting_user=user)
 
 
 @event_filter("message")
@@ -87,8 +79,8 @@ def _term_matches(operator: str, operand: str, message: dict, flags: list[str]) 
     if operator in ("stream", "channel"):
         return is_channel and operand in (message["display_recipient"].lower(), str(message["stream_id"]))
     if operator == "topic":
-        topic = message["subject"].lower()
-        return is_channel and (topic == operand or (topic == "" and operand == EMPTY_TOPIC_DISPLAY_NAME))
+        # The operand is lower-cased: "General Chat" names the empty topic here too.
+        return is_channel and topic_key(message["subject"]) in (topic_key(operand), topic_from_narrow(operand))
     if operator == "sender":
         return operand in (message["sender_email"].lower(), str(message["sender_id"]))
     # "is", as Zulip's build_narrow_predicate: an operand it does not filter on matches everything.
@@ -101,7 +93,7 @@ def _term_matches(operator: str, operand: str, message: dict, flags: list[str]) 
     if operand == "unread":
         return "read" not in flags
     if operand == "resolved":
-        return is_channel and message["subject"].startswith(RESOLVED_TOPIC_PREFIX)
+        return is_channel and is_resolved(message["subject"])
     return True
 
 

@@ -14,13 +14,20 @@ from django.db.models import F, Q, QuerySet
 from django.db.models.expressions import RawSQL
 
 from apps.core.converters import ascii_int, is_ascii_digits
-from apps.core.errors import ErrorCode, JsonableError
+from apps.core.errors import JsonableError
+from apps.messages.errors import BadNarrowError
 from apps.messages.models import DirectMessageGroup, Recipient, UserMessage
 from apps.messages.recipients import find_group_recipient
 from apps.messages.rendering import search_words
-from apps.realms.limits import EMPTY_TOPIC_DISPLAY_NAME
 from apps.subscriptions.models import Stream, UserTopic
-from apps.subscriptions.selectors import Membership, has_content_access, has_metadata_access
+from apps.subscriptions.selectors import (
+    Membership,
+    has_content_access,
+    has_metadata_access,
+    is_subscribed,
+    subscribed_stream_ids,
+)
+from apps.subscriptions.topics import RESOLVED_TOPIC_PREFIX, topic_from_narrow
 from apps.users.models import User
 from apps.users.selectors import access_user_by_email
 
@@ -42,20 +49,11 @@ OPERATORS = {
     "in",
 }
 IS_OPERANDS = {"dm", "private", "starred", "mentioned", "alerted", "unread", "followed", "muted", "resolved"}
-# A resolved topic's name begins with this (Zulip's RESOLVED_TOPIC_PREFIX).
-RESOLVED_TOPIC_PREFIX = "✔ "
 HAS_OPERANDS = {"link", "image", "attachment", "reaction"}
 # Different words the `search` terms of one narrow may hold. Zulip has no limit; a search's cost
 # (each word is a condition on every candidate message) grows with its words, so a longer one is
 # refused rather than shortened, which would widen its results unseen.
 MAX_SEARCH_WORDS = 100
-
-
-class BadNarrowError(JsonableError):
-    code = ErrorCode.BAD_NARROW
-
-    def __init__(self, desc: str) -> None:
-        super().__init__(f"Invalid narrow operator: {desc}")
 
 
 @dataclass(frozen=True)
@@ -142,7 +140,7 @@ class NarrowBuilder:
     by_streams = by_channels
 
     def by_topic(self, operand: str) -> Q:
-        topic = "" if operand == EMPTY_TOPIC_DISPLAY_NAME else operand
+        topic = topic_from_narrow(operand)
         return Q(**{self.field("stream_id__isnull"): False, self.field("topic__iexact"): topic})
 
     def by_sender(self, operand) -> Q:
@@ -271,7 +269,7 @@ class NarrowBuilder:
         return stream
 
     def _subscribed(self, stream: Stream) -> bool:
-        return stream.subscriptions.filter(user=self.user, active=True).exists()
+        return is_subscribed(self.user, stream)
 
     def user_by(self, operand) -> User:
         users = self.users([operand] if not isinstance(operand, list) else operand)
@@ -318,9 +316,7 @@ class NarrowBuilder:
         for stream_id, topic in pairs:
             condition |= Q(**{self.field("stream_id"): stream_id, self.field("topic__iexact"): topic})
         if operand == "muted":
-            muted_streams = self.user.subscriptions.filter(active=True, is_muted=True).values_list(
-                "stream_id", flat=True
-            )
+            muted_streams = subscribed_stream_ids(self.user, muted=True)
             # Unmuted and followed topics of a muted channel are not muted (Zulip's exclude_stream_and_topic_mutes).
             unmuted = UserTopic.objects.filter(
                 user=self.user,

@@ -12,16 +12,36 @@ from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from django.db.models import QuerySet
+from django.db.models import Q, QuerySet
+from django.db.models.functions import Lower
+from django.utils.html import escape
 
 from apps.core.errors import JsonableError
+from apps.groups.selectors import is_user_in_group
+from apps.messages.errors import InvalidMessageError
 from apps.messages.models import DirectMessageGroup, Message, MutedUser, Recipient, UserMessage
-from apps.messages.narrow import NarrowBuilder, Term, history_channel, needs_user_messages, with_flag_columns
+from apps.messages.narrow import (
+    NarrowBuilder,
+    Term,
+    history_channel,
+    needs_user_messages,
+    searched_words,
+    with_flag_columns,
+)
+from apps.messages.rendering import MENTION_RE, highlight
 from apps.messages.serializers import flag_names, message_to_dict
-from apps.realms.limits import EMPTY_TOPIC_DISPLAY_NAME
+from apps.subscriptions.errors import StreamDoesNotExistError, StreamWithIdDoesNotExistError
 from apps.subscriptions.models import Stream, Subscription, UserTopic
-from apps.subscriptions.selectors import Membership, has_content_access
+from apps.subscriptions.selectors import (
+    Membership,
+    has_content_access,
+    has_metadata_access,
+    is_subscribed,
+    subscribed_stream_ids,
+)
+from apps.subscriptions.topics import topic_for_client, topic_key
 from apps.users.models import User
+from apps.users.selectors import access_user_by_email, api_email
 
 HISTORICAL_FLAGS = UserMessage.READ | UserMessage.HISTORICAL
 
@@ -31,9 +51,7 @@ def readable_history_stream_ids(user: User, stream_ids: Iterable[int]) -> set[in
     streams = list(
         Stream.objects.filter(realm_id=user.realm_id, id__in=set(stream_ids), history_public_to_subscribers=True)
     )
-    subscribed = set(
-        Subscription.objects.filter(user=user, active=True, stream__in=streams).values_list("stream_id", flat=True)
-    )
+    subscribed = set(subscribed_stream_ids(user).filter(stream__in=streams))
     membership = Membership(user)
     return {s.id for s in streams if has_content_access(membership, s, is_subscribed=s.id in subscribed)}
 
@@ -59,7 +77,7 @@ def access_message(user: User, message_id: int) -> tuple[Message, int]:
     """The message and the user's flags for it; "Invalid message(s)" when they may not see it."""
     flags = visible_message_flags(user, [message_id])
     if message_id not in flags:
-        raise JsonableError("Invalid message(s)")
+        raise InvalidMessageError()
     return Message.objects.select_related("sender", "stream", "realm").get(id=message_id), flags[message_id]
 
 
@@ -100,6 +118,21 @@ def first_unread_id(user: User, terms: list[Term]) -> int | None:
     query = narrow_query(user, unread)
     column = _id_column(query)
     return query.ids.order_by(column).first()
+
+
+def messages_around(
+    user: User, terms: list[Term], anchor: int, num_before: int, num_after: int, *, include_anchor: bool
+):
+    """(ids, found_anchor, found_oldest, found_newest) of a narrow around an anchor."""
+    query = narrow_query(user, terms)
+    before, after = ids_around(query, anchor, num_before, num_after + 1, include_anchor=include_anchor)
+    found_oldest = len(before) <= num_before
+    before = sorted(before[:num_before])
+    found_anchor = include_anchor and bool(after) and after[0] == anchor
+    rest = after[1:] if found_anchor else after
+    found_newest = len(rest) <= num_after
+    ids = [*before, *([anchor] if found_anchor else []), *rest[:num_after]]
+    return ids, found_anchor, found_oldest, found_newest
 
 
 def ids_around(query: NarrowQuery, anchor: int, num_before: int, num_after: int, *, include_anchor: bool):
@@ -174,11 +207,9 @@ def max_message_id(user: User) -> int:
 def muted_conversation_checker(user: User) -> Callable[[int, str], bool]:
     """Zulip's is_row_muted: whether a message of (channel id, topic) is muted for the user (a
     muted topic, or a muted channel unless the topic is unmuted or followed). Two queries."""
-    muted_streams = set(
-        Subscription.objects.filter(user=user, active=True, is_muted=True).values_list("stream_id", flat=True)
-    )
+    muted_streams = set(subscribed_stream_ids(user, muted=True))
     policies = {
-        (stream_id, topic.lower()): policy
+        (stream_id, topic_key(topic)): policy
         for stream_id, topic, policy in UserTopic.objects.filter(user=user).values_list(
             "stream_id", "topic_name", "visibility_policy"
         )
@@ -186,7 +217,7 @@ def muted_conversation_checker(user: User) -> Callable[[int, str], bool]:
     unmuting = (UserTopic.VisibilityPolicy.UNMUTED, UserTopic.VisibilityPolicy.FOLLOWED)
 
     def is_muted(stream_id: int, topic: str) -> bool:
-        policy = policies.get((stream_id, topic.lower()))
+        policy = policies.get((stream_id, topic_key(topic)))
         if stream_id in muted_streams:
             return policy not in unmuting
         return policy == UserTopic.VisibilityPolicy.MUTED
@@ -201,7 +232,7 @@ def unread_messages(user: User, *, allow_empty_topic_name: bool = False) -> dict
     without the `empty_topic_name` capability (as in their message events). As in Zulip, muted
     channels' and topics' messages are listed but not counted in `count`, and a wildcard mention
     there is not a mention."""
-    left = Subscription.objects.filter(user=user, active=False).values("stream_id")
+    left = subscribed_stream_ids(user, active=False)
     rows = list(
         with_flag_columns(UserMessage.objects.filter(user=user))
         .filter(**{f"flag_{UserMessage.READ}": 0})
@@ -231,9 +262,9 @@ def unread_messages(user: User, *, allow_empty_topic_name: bool = False) -> dict
         if flags & UserMessage.MENTIONED or (flags & wildcard_bits and not muted):
             mentions.append(message_id)
         if stream_id is not None:
-            shown = topic if topic or allow_empty_topic_name else EMPTY_TOPIC_DISPLAY_NAME
+            shown = topic_for_client(topic, allow_empty_topic_name=allow_empty_topic_name)
             bucket = streams.setdefault(
-                (stream_id, shown.lower()), {"stream_id": stream_id, "topic": shown, "unread_message_ids": []}
+                (stream_id, topic_key(shown)), {"stream_id": stream_id, "topic": shown, "unread_message_ids": []}
             )
             bucket["unread_message_ids"].append(message_id)
             continue
@@ -265,3 +296,150 @@ def muted_users_of(user: User) -> list[dict[str, int]]:
     # Deactivated users stay listed, as in Zulip: they can be muted, so they must be unmutable.
     rows = MutedUser.objects.filter(user=user).order_by("id")
     return [{"id": row.muted_user_id, "timestamp": int(row.date_muted.timestamp())} for row in rows]
+
+
+# --- search results -------------------------------------------------------------------------------
+
+
+def _match_fields(rendered_content: str, topic: str, is_channel: bool, words: set[str]) -> dict[str, str]:
+    """Zulip's `match_content` and `match_subject`: the rendered content and the HTML-escaped topic
+    ("general chat" for the empty one), search hits highlighted."""
+    if is_channel:
+        topic = topic_for_client(topic, allow_empty_topic_name=False)
+    return {"match_content": highlight(rendered_content, words), "match_subject": highlight(escape(topic), words)}
+
+
+def matches_narrow(user: User, message_ids: Sequence[int], terms: list[Term]) -> dict[str, dict[str, str]]:
+    """GET /messages/matches_narrow: {id: match fields} for those of the messages the user may see
+    that match the narrow."""
+    visible = visible_message_flags(user, message_ids)
+    if needs_user_messages(terms):
+        query = with_flag_columns(UserMessage.objects.filter(user=user, message_id__in=visible))
+        builder = NarrowBuilder(user, on_user_messages=True)
+        matching = set(builder.apply(query, terms).values_list("message_id", flat=True))
+    else:
+        builder = NarrowBuilder(user, on_user_messages=False)
+        matching = set(builder.apply(Message.objects.filter(id__in=visible), terms).values_list("id", flat=True))
+    words = searched_words(terms, highlighted_only=True)
+    return {
+        str(message.id): _match_fields(message.rendered_content, message.topic, message.stream_id is not None, words)
+        for message in Message.objects.filter(id__in=matching).order_by("id")
+    }
+
+
+def add_search_fields(messages: list[dict], terms: list[Term]) -> None:
+    """The match fields on each message (wire shapes) of a search narrow, one query."""
+    words = searched_words(terms, highlighted_only=True)
+    rows = Message.objects.filter(id__in=[m["id"] for m in messages]).values_list("id", "rendered_content", "topic")
+    found = {message_id: (html, topic) for message_id, html, topic in rows}
+    for message in messages:
+        html, topic = found[message["id"]]
+        message.update(_match_fields(html, topic, message["type"] == "stream", words))
+
+
+# --- sending --------------------------------------------------------------------------------------
+
+
+def access_stream_for_sending(sender: User, to: Any) -> Stream:
+    """The channel `to` names (id, name, or a one-item list of either), if the sender may post."""
+    if isinstance(to, list):
+        if len(to) != 1:
+            raise JsonableError("Expected exactly one channel")
+        to = to[0]
+    streams = Stream.objects.filter(realm_id=sender.realm_id)
+    if isinstance(to, int) and not isinstance(to, bool):
+        stream = streams.filter(id=to).first()
+        missing: JsonableError = StreamWithIdDoesNotExistError(to)
+    elif isinstance(to, str):
+        stream = streams.filter(name__iexact=to.strip()).first()
+        missing = StreamDoesNotExistError(to.strip())
+    else:
+        raise JsonableError("Invalid data type for channel")
+    membership = Membership(sender)
+    subscribed = stream is not None and is_subscribed(sender, stream)
+    if stream is not None and not subscribed and sender.is_bot and sender.bot_owner_id is not None:
+        # A bot may send wherever its owner is subscribed, as in Zulip.
+        subscribed = is_subscribed(sender.bot_owner_id, stream)
+    # A channel the sender may not see does not exist for them.
+    if stream is None or not has_metadata_access(membership, stream, is_subscribed=subscribed):
+        raise missing
+    if stream.deactivated or not (subscribed or has_content_access(membership, stream, is_subscribed=False)):
+        raise JsonableError(f"Not authorized to send to channel '{stream.name}'")
+    if not is_user_in_group(stream.can_send_message_group_id, sender) and not (
+        sender.is_bot and sender.bot_owner and is_user_in_group(stream.can_send_message_group_id, sender.bot_owner)
+    ):
+        raise JsonableError("You do not have permission to post in this channel.")
+    return stream
+
+
+def access_dm_recipients(sender: User, to: Any) -> list[User]:
+    """The people `to` names (ids or emails, a list or a comma-separated string): active users of
+    the sender's organization."""
+    if isinstance(to, int) and not isinstance(to, bool):
+        items: list = [to]
+    elif isinstance(to, str):
+        items = [part.strip() for part in to.split(",") if part.strip()]
+    elif isinstance(to, list):
+        items = to
+    else:
+        raise JsonableError("Invalid data type for recipients")
+    if not items:
+        raise JsonableError("Message must have recipients")
+    if any(isinstance(item, bool) or not isinstance(item, int | str) for item in items):
+        raise JsonableError("Invalid data type for recipients")
+    # Each person once, and those named by id in one query: a long `to` costs no query per entry.
+    items = list(dict.fromkeys(items))
+    ids = [item for item in items if isinstance(item, int) and 0 < item < 2**63]
+    by_id = (
+        {user.id: user for user in User.objects.filter(realm=sender.realm, id__in=ids).select_related("realm")}
+        if ids
+        else {}
+    )
+    users = {}
+    for item in items:
+        if isinstance(item, int):
+            user = by_id.get(item)
+            if user is None:
+                raise JsonableError(f"Invalid user ID {item}")
+        else:
+            try:
+                user = access_user_by_email(sender, item, allow_deactivated=True, allow_bots=True)
+            except JsonableError:
+                raise JsonableError(f"Invalid email '{item}'") from None
+        if not user.is_active:  # named by their email, however the sender named them (as in Zulip)
+            raise JsonableError(f"'{api_email(user)}' is no longer using Parley.")
+        users[user.id] = user
+    return list(users.values())
+
+
+def mention_targets(realm_id: int, content: str) -> tuple[dict[str, list[tuple[int, str]]], set[int]]:
+    """The active users the content's mentions may name, as render_message takes them: {lower-cased
+    full name: [(id, full name)]} and their ids. One query, only when the content has mentions."""
+    written = {match.group(2).strip().partition("|")[0] for match in MENTION_RE.finditer(content)}
+    names = {name.lower() for name in written}
+    by_name: dict[str, list[tuple[int, str]]] = defaultdict(list)
+    ids = set()
+    if names:
+        users = User.objects.filter(realm_id=realm_id, is_active=True).annotate(lower_name=Lower("full_name"))
+        # Also the names as written: SQLite lower-cases ASCII letters only ("Émile" stays "Émile").
+        matching = users.filter(Q(lower_name__in=names) | Q(full_name__in=written))
+        for user_id, full_name in matching.values_list("id", "full_name"):
+            by_name[full_name.lower()].append((user_id, full_name))
+            ids.add(user_id)
+    return by_name, ids
+
+
+def muting_user_ids(sender: User, among: Iterable[int]) -> set[int]:
+    """Those of these users who muted the sender (one query)."""
+    return set(MutedUser.objects.filter(muted_user=sender, user_id__in=among).values_list("user_id", flat=True))
+
+
+def topic_participant_ids(stream_id: int, topic: str) -> set[int]:
+    """Who sent messages to the topic (those a topic wildcard mention mentions), one query."""
+    return set(Message.objects.filter(stream_id=stream_id, topic__iexact=topic).values_list("sender_id", flat=True))
+
+
+def wildcard_mentions_off_ids(stream_id: int) -> set[int]:
+    """The channel's subscribers who turned its wildcard mentions off (one query)."""
+    rows = Subscription.objects.filter(stream_id=stream_id, active=True, wildcard_mentions_notify=False)
+    return set(rows.values_list("user_id", flat=True))

@@ -1,12 +1,13 @@
 """Request parameter classes of messages, and the Message object."""
 
+import re
 from typing import Annotated, Any, Literal
 
 from pydantic import Field
 
 from apps.core.params import Id, Json, JsonOrText, Params
 from apps.messages.models import Message, UserMessage
-from apps.realms.limits import EMPTY_TOPIC_DISPLAY_NAME
+from apps.subscriptions.topics import topic_for_client
 from apps.users.models import User
 from apps.users.selectors import api_email, avatar_url_for_client
 
@@ -31,8 +32,8 @@ def message_to_dict(
     `flags` (for GET /messages) the reader's flags, left out when None (events carry them apart)."""
     sender = message.sender
     topic = message.topic
-    if message.stream_id is not None and topic == "" and not allow_empty_topic_name:
-        topic = EMPTY_TOPIC_DISPLAY_NAME
+    if message.stream_id is not None:
+        topic = topic_for_client(topic, allow_empty_topic_name=allow_empty_topic_name)
     result: dict[str, Any] = {
         "id": message.id,
         "type": "stream" if message.stream_id is not None else "private",
@@ -67,6 +68,16 @@ def message_to_dict(
 
 
 # --- parameters -----------------------------------------------------------------------------------
+
+# A product name is an HTTP token (RFC 9110): anything else ends it, whatever a client sends (a
+# NUL byte, which PostgreSQL cannot store, reaches here from servers that do not refuse it).
+_PRODUCT_RE = re.compile(r"[!#$%&'*+.^_`|~0-9A-Za-z-]*")
+
+
+def client_name(user_agent: str) -> str:
+    """Zulip's `client` field: the User-Agent's product name ("ZulipPython/0.9.1 ..." -> "ZulipPython")."""
+    name = _PRODUCT_RE.match(user_agent.strip()).group()
+    return name[:40] or "API"
 
 
 class SendMessageParams(Params):

@@ -35,6 +35,7 @@ from apps.groups.models import GROUP_CREATOR, SystemGroups, UserGroup
 from apps.groups.selectors import setting_values_for_api, system_groups
 from apps.groups.serializers import AnonymousGroupValue, GroupSettingChange, GroupSettingValue
 from apps.realms.models import Realm
+from apps.subscriptions.errors import StreamDoesNotExistError
 from apps.subscriptions.models import Stream, Subscription, UserTopic
 from apps.subscriptions.selectors import (
     Membership,
@@ -824,20 +825,6 @@ def check_remove_subscriptions(user: User, subscriptions: list[str], principals:
         "removed": [change.stream.name for change in removed],
         "not_removed": [change.stream.name for change in not_subscribed],
     }
-
-
-class StreamDoesNotExistError(JsonableError):
-    code = ErrorCode.STREAM_DOES_NOT_EXIST
-
-    def __init__(self, name: str) -> None:
-        super().__init__(f"Channel '{name}' does not exist", stream=name)
-
-
-class StreamWithIdDoesNotExistError(JsonableError):
-    code = ErrorCode.STREAM_DOES_NOT_EXIST
-
-    def __init__(self, stream_id: int) -> None:
-        super().__init__(f"Channel with ID '{stream_id}' does not exist", stream_id=stream_id)
 
 
 def access_stream_to_administer(user: User, stream_id: int) -> Stream:

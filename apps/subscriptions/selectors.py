@@ -15,7 +15,7 @@ channel (Zulip's rules, zerver/lib/streams.py).
 from collections.abc import Collection, Iterable
 from functools import cached_property
 
-from django.db.models import Q, Value
+from django.db.models import Q, QuerySet, Value
 from django.db.models.functions import Upper
 
 from apps.core.errors import JsonableError
@@ -219,3 +219,17 @@ def visible_streams(user: User, *, include_archived: bool = False) -> list[Strea
 def user_topics_of_user(user: User) -> list[UserTopic]:
     """The user's topic policies in channels they can still see exist (one query)."""
     return list(UserTopic.objects.filter(user=user, stream__deactivated=False).select_related("stream").order_by("id"))
+
+
+def is_subscribed(user: User | int, stream: Stream | int) -> bool:
+    """Whether the user (a user or their id) is an active subscriber of the channel, one query."""
+    return Subscription.objects.filter(user=user, stream=stream, active=True).exists()
+
+
+def subscribed_stream_ids(user: User, *, active: bool = True, muted: bool | None = None) -> QuerySet:
+    """The ids of the channels the user is subscribed to (`active=False`: those they left; `muted`:
+    only the muted, or only the unmuted, ones), as a query: a subquery of another, or one query."""
+    rows = Subscription.objects.filter(user=user, active=active)
+    if muted is not None:
+        rows = rows.filter(is_muted=muted)
+    return rows.values_list("stream_id", flat=True)

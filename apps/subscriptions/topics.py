@@ -6,9 +6,12 @@ how two names compare. Used by channels' topic policies (user topics) and by mes
   capability (Zulip's `allow_empty_topic_name`).
 - Compared: without case (Zulip's topics are case-insensitive).
 - Resolved: a topic whose name begins with RESOLVED_TOPIC_PREFIX.
+- Sent to: cut to MAX_TOPIC_LENGTH; a channel's `topics_policy` may refuse or require the empty topic.
 """
 
-from apps.realms.limits import EMPTY_TOPIC_DISPLAY_NAME
+from apps.core.errors import JsonableError
+from apps.realms.limits import EMPTY_TOPIC_DISPLAY_NAME, MAX_TOPIC_LENGTH
+from apps.subscriptions.models import Stream
 
 # A resolved topic's name begins with this (Zulip's RESOLVED_TOPIC_PREFIX).
 RESOLVED_TOPIC_PREFIX = "✔ "
@@ -32,3 +35,26 @@ def topic_key(name: str) -> str:
 
 def is_resolved(name: str) -> bool:
     return name.startswith(RESOLVED_TOPIC_PREFIX)
+
+
+def topic_from_narrow(operand: str) -> str:
+    """The stored form of a narrow's topic operand: "general chat" is the empty topic. Taken as
+    sent, not stripped (Zulip's maybe_rename_general_chat_to_empty_topic)."""
+    return "" if operand == EMPTY_TOPIC_DISPLAY_NAME else operand
+
+
+def truncate_topic(name: str) -> str:
+    """A topic name longer than MAX_TOPIC_LENGTH cut to it, ending in "..." (Zulip's truncate_topic:
+    a message is not refused for its topic's length)."""
+    return name if len(name) <= MAX_TOPIC_LENGTH else name[: MAX_TOPIC_LENGTH - 3] + "..."
+
+
+def check_topics_policy(name: str, topics_policy: str) -> None:
+    """Whether a channel with this `topics_policy` takes messages to the (stored) topic `name`:
+    the empty topic may be refused (DISABLE_EMPTY_TOPIC) or be the only one (EMPTY_TOPIC_ONLY)."""
+    if name == "" and topics_policy == Stream.TopicsPolicy.DISABLE_EMPTY_TOPIC:
+        raise JsonableError(
+            f'Sending messages to the "{EMPTY_TOPIC_DISPLAY_NAME}" topic is not allowed in this channel.'
+        )
+    if name and topics_policy == Stream.TopicsPolicy.EMPTY_TOPIC_ONLY:
+        raise JsonableError(f'Only the "{EMPTY_TOPIC_DISPLAY_NAME}" topic is allowed in this channel.')

@@ -5,6 +5,7 @@ import pytest
 
 from apps.events.models import OutboxEvent
 from apps.messages.models import DirectMessageGroup, Message, MutedUser, Recipient, UserMessage
+from apps.realms.models import RealmAuditLog
 from apps.subscriptions.models import Stream, Subscription, UserTopic
 from tests.api import api_for, assert_success
 
@@ -50,7 +51,8 @@ def flags_of(user, message_id: int) -> int | None:
 
 
 def db_state() -> dict:
-    """Every row the message endpoints write: equal before and after a refused request."""
+    """Every row the message endpoints write (the audit log's too): equal before and after a
+    refused request."""
     return {
         "messages": list(Message.objects.order_by("id").values()),
         "user_messages": list(UserMessage.objects.order_by("id").values()),
@@ -61,4 +63,5 @@ def db_state() -> dict:
         "streams": list(Stream.objects.order_by("id").values()),
         "subscriptions": list(Subscription.objects.order_by("id").values()),
         "outbox": OutboxEvent.objects.count(),
+        "audit_log": list(RealmAuditLog.objects.order_by("id").values()),
     }

@@ -1,10 +1,10 @@
 """The messages admin pages render and change nothing."""
 
-from apps.messages.actions import do_send_message
+from apps.messages.actions.send import do_send_message
 
 
 def test_message_admin_lists_and_searches_read_only(staff, member, admin):
-    message = do_send_message(member, dm_with=[admin], content="findable words")
+    message = do_send_message(member, dm_with=[admin], content="findable words", acting_user=member)
     page = staff.get("/admin/chat_messages/message/?q=findable")
     assert page.status_code == 200
     assert f"/admin/chat_messages/message/{message.id}/" in page.content.decode()

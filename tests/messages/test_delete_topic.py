@@ -9,6 +9,7 @@ from django.db import connection
 
 from apps.messages.models import Message, Recipient, UserMessage
 from apps.messages.recipients import get_recipient
+from apps.realms.models import AuditLogEventType, RealmAuditLog
 from apps.subscriptions.models import Stream, Subscription, UserTopic
 from tests.api import ApiClient, assert_error, assert_success
 from tests.messages.conftest import db_state
@@ -78,6 +79,31 @@ def test_delete_topic_by_administrator_deletes_the_topic(request, role, design, 
     assert assert_success(delete_topic(user, design, "gone"))["complete"] is True
     assert not Message.objects.filter(id__in=gone).exists()
     assert not UserMessage.objects.filter(message_id__in=gone).exists()
+
+
+def test_delete_topic_by_non_administrator_is_refused_before_its_parameters_are_read(design, member):
+    """The role gate comes first, as Zulip's require_realm_admin: a non-administrator learns nothing
+    about the request."""
+    before = db_state()
+    response = ApiClient(member).post(f"/streams/{design.id}/delete_topic")
+    assert_error(response, 400, "UNAUTHORIZED_PRINCIPAL", "Must be an organization administrator")
+    response = ApiClient(member).post("/streams/987654321/delete_topic", {"topic_name": "gone"})
+    assert_error(response, 400, "UNAUTHORIZED_PRINCIPAL", "Must be an organization administrator")
+    assert db_state() == before
+
+
+def test_delete_topic_is_in_the_audit_log(design, send, member, admin):
+    send(member, design, topic="gone")
+    send(member, design, topic="gone")
+    assert assert_success(delete_topic(admin, design, "Gone"))["complete"] is True
+    [entry] = RealmAuditLog.objects.all()
+    assert (entry.realm_id, entry.event_type, entry.acting_user_id, entry.modified_stream_id) == (
+        design.realm_id,
+        AuditLogEventType.STREAM_TOPIC_DELETED,
+        admin.id,
+        design.id,
+    )
+    assert entry.extra_data == {"topic_name": "Gone", "message_count": 2}
 
 
 def test_delete_topic_of_invisible_or_unknown_channel_is_refused(
@@ -209,20 +235,17 @@ def test_delete_topic_in_protected_history_deletes_only_what_the_administrator_r
 # --- events ------------------------------------------------------------------------------------------------
 
 
-@pytest.mark.django_db(transaction=True)
 def test_delete_topic_events_reach_those_who_could_see_the_messages(
-    queue_of, make_stream, design, send, realm, member, admin, owner, moderator, guest
+    capture_events, make_stream, design, send, realm, member, admin, owner, moderator, guest
 ):
     from apps.subscriptions.actions import bulk_remove_subscriptions
 
     gone = [send(member, design, f"m{n}", topic="gone") for n in range(3)]
     kept = send(member, design, topic="kept")
     bulk_remove_subscriptions(realm, [owner], [design], acting_user=None)  # had them: still told
-    types = ["delete_message", "stream"]
-    queues = {
-        user.id: queue_of(user, types, client_capabilities=BULK) for user in (member, admin, owner, moderator, guest)
-    }
-    assert assert_success(delete_topic(admin, design, "gone"))["complete"] is True
+    users = (member, admin, owner, moderator, guest)
+    with capture_events(*users, event_types=["delete_message", "stream"], client_capabilities=BULK) as received:
+        assert assert_success(delete_topic(admin, design, "gone"))["complete"] is True
     deleted = {
         "type": "delete_message",
         "message_type": "stream",
@@ -239,9 +262,9 @@ def test_delete_topic_events_reach_those_who_could_see_the_messages(
         "value": kept,
     }
     for user in (member, admin, owner):
-        assert queues[user.id]() == [deleted, update], user
-    assert queues[moderator.id]() == [update]  # sees the channel, never had the messages
-    assert queues[guest.id]() == []
+        assert received[user.id] == [deleted, update], user
+    assert received[moderator.id] == [update]  # sees the channel, never had the messages
+    assert received[guest.id] == []
 
 
 @pytest.mark.django_db(transaction=True)
@@ -306,22 +329,20 @@ def test_one_deletion_per_message_takes_an_id_per_message(settings, event_backen
     assert poll(legacy, 9) == []  # the last piece's id is an acknowledgement like any other
 
 
-@pytest.mark.django_db(transaction=True)
-def test_delete_topic_sends_user_topic_events_for_reset_policies(queue_of, design, send, member, admin):
+def test_delete_topic_sends_user_topic_events_for_reset_policies(capture_events, design, send, member, admin):
     send(member, design, topic="gone")
     set_policy(member, design, "gone", 1)
-    events = queue_of(member, ["user_topic"])
-    assert_success(delete_topic(admin, design, "gone"))
-    [event] = events()
+    with capture_events(member, event_types=["user_topic"]) as received:
+        assert_success(delete_topic(admin, design, "gone"))
+    [event] = received[member.id]
     assert (event["stream_id"], event["topic_name"], event["visibility_policy"]) == (design.id, "gone", 0)
 
 
-@pytest.mark.django_db(transaction=True)
-def test_refused_delete_topic_sends_nothing(queue_of, design, send, member, moderator):
+def test_refused_delete_topic_sends_nothing(capture_events, design, send, member, moderator):
     send(member, design, topic="gone")
-    events = queue_of(member, ["delete_message", "stream", "user_topic"])
-    assert_error(delete_topic(moderator, design, "gone"), 400, "UNAUTHORIZED_PRINCIPAL")
-    assert events() == []
+    with capture_events(member, event_types=["delete_message", "stream", "user_topic"]) as received:
+        assert_error(delete_topic(moderator, design, "gone"), 400, "UNAUTHORIZED_PRINCIPAL")
+    assert received[member.id] == []
 
 
 # --- concurrency ---------------------------------------------------------------------------------------------
@@ -386,14 +407,14 @@ def test_starring_a_message_while_its_topic_is_deleted_is_refused_not_a_crash(
     def delete_slowly():
         from django.db import transaction
 
-        from apps.messages.actions import do_delete_messages
+        from apps.messages.actions.delete_topic import do_delete_messages
 
         try:
             with transaction.atomic():
                 locked = list(Message.objects.select_for_update().filter(id=message_id).values_list("id", flat=True))
                 deleting.set()
                 threading.Event().wait(0.5)  # the star request arrives meanwhile and waits
-                do_delete_messages(Stream.objects.get(id=stream.id), "going", locked)
+                do_delete_messages(Stream.objects.get(id=stream.id), "going", locked, acting_user=admin)
         except Exception as exc:
             errors.append(exc)
         finally:

@@ -4,7 +4,7 @@ from django.db import connection
 from django.test.utils import CaptureQueriesContext
 
 from apps.events.models import OutboxEvent
-from apps.messages.actions import do_send_message
+from apps.messages.actions.send import do_send_message
 from apps.messages.models import UserMessage
 from apps.subscriptions.actions import NewChannel, bulk_add_subscriptions, create_streams
 from apps.users.models import User
@@ -15,7 +15,7 @@ from tests.factories import UserFactory
 def send_counting_queries(sender, stream, content: str) -> tuple[int, int]:
     """(queries other than the row inserts, the row inserts) of sending one message."""
     with CaptureQueriesContext(connection) as queries:
-        do_send_message(sender, stream=stream, topic="hello", content=content, client="ZulipMobile")
+        do_send_message(sender, stream=stream, topic="hello", content=content, client="ZulipMobile", acting_user=sender)
     inserts = [q for q in queries if q["sql"].startswith('INSERT INTO "chat_messages_usermessage"')]
     return len(queries) - len(inserts), len(inserts)
 
@@ -23,7 +23,9 @@ def send_counting_queries(sender, stream, content: str) -> tuple[int, int]:
 def test_sending_to_a_thousand_subscribers_is_a_bulk_operation(realm, member):
     [stream] = create_streams(realm, [NewChannel("everyone")], acting_user=None)
     bulk_add_subscriptions(realm, [stream], [member, *(UserFactory(realm=realm) for _ in range(9))], acting_user=None)
-    do_send_message(member, stream=stream, topic="hello", content="first")  # the channel's first message
+    do_send_message(
+        member, stream=stream, topic="hello", content="first", acting_user=member
+    )  # the channel's first message
     small, _ = send_counting_queries(member, stream, "to ten")
 
     User.objects.bulk_create(
@@ -48,9 +50,10 @@ def make_history(realm, member, other, count: int) -> None:
     bulk_add_subscriptions(realm, [stream], [member, other], acting_user=None)
     for n in range(count):
         if n % 2:
-            do_send_message(other, stream=stream, topic=f"t{n % 3}", content=f"message {n} @**{member.full_name}**")
+            content = f"message {n} @**{member.full_name}**"
+            do_send_message(other, stream=stream, topic=f"t{n % 3}", content=content, acting_user=other)
         else:
-            do_send_message(other, dm_with=[member], content=f"direct {n}")
+            do_send_message(other, dm_with=[member], content=f"direct {n}", acting_user=other)
 
 
 def test_reading_messages_takes_a_fixed_number_of_queries(realm, member):

@@ -4,7 +4,7 @@ from django.conf import settings
 from django.db import transaction
 
 from apps.core.commands import OperatorCommand
-from apps.messages.actions import do_send_message
+from apps.messages.actions.send import do_send_message
 from apps.realms.models import EmailVisibility, Realm
 from apps.subscriptions.actions import NewChannel, bulk_add_subscriptions, create_streams
 from apps.users.actions.create_realm import do_create_realm_with_owner
@@ -64,7 +64,7 @@ class Command(OperatorCommand):
             # A channel everyone is in, with a first message, so clients have something to show.
             [general] = create_streams(realm, [NewChannel("general", "Everyone's channel")], acting_user=None)
             bulk_add_subscriptions(realm, [general], users, created=[general], acting_user=None)
-            do_send_message(owner, stream=general, topic="welcome", content="Welcome to Parley!")
+            do_send_message(owner, stream=general, topic="welcome", content="Welcome to Parley!", acting_user=None)
         self.stdout.write(f"\nCreated the demo organization {realm.name!r}, served at {url}, with a channel #general\n")
         self.stdout.write(f"{'role':<14} {'email':<24} API key")
         for user in users:

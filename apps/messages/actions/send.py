@@ -1,0 +1,286 @@
+"""Sending messages: what is sent is checked, rendered and its recipients' flags worked out first;
+then one transaction stores the message and a row for each recipient, and announces it."""
+
+from collections import defaultdict
+from collections.abc import Sequence
+from datetime import timedelta
+from typing import Any
+
+from django.db import transaction
+from django.utils import timezone
+
+from apps.core.errors import JsonableError
+from apps.events.publish import send_event_on_commit
+from apps.events.serializers import MAX_QUEUE_LIFESPAN_SECS
+from apps.messages.actions.acting import check_acting_for
+from apps.messages.models import Message, PublicChannelListener, Recipient, UserMessage
+from apps.messages.recipients import get_recipient, group_recipient
+from apps.messages.rendering import Rendered, render_message
+from apps.messages.selectors import (
+    access_dm_recipients,
+    access_stream_for_sending,
+    mention_targets,
+    muting_user_ids,
+    topic_participant_ids,
+    wildcard_mentions_off_ids,
+)
+from apps.messages.serializers import message_to_dict
+from apps.realms.limits import MAX_MESSAGE_LENGTH
+from apps.subscriptions.actions import send_stream_update, unprintable_position
+from apps.subscriptions.models import Stream
+from apps.subscriptions.selectors import subscriber_ids_by_stream
+from apps.subscriptions.topics import check_topics_policy, topic_from_client, truncate_topic
+from apps.users.models import Role, User
+from apps.users.selectors import avatar_url_for_client
+
+TRUNCATED = "\n[message truncated]"
+
+
+# --- checking what is sent ------------------------------------------------------------------------
+
+
+def normalize_content(content: str) -> str:
+    content = content.rstrip()
+    if not content.strip():
+        raise JsonableError("Message must not be empty")
+    if len(content) > MAX_MESSAGE_LENGTH:
+        content = content[: MAX_MESSAGE_LENGTH - len(TRUNCATED)] + TRUNCATED
+    return content
+
+
+def normalize_topic(topic: str | None, stream: Stream) -> str:
+    """The topic as stored, if the channel takes messages to it."""
+    topic = truncate_topic(topic_from_client(topic))
+    position = unprintable_position(topic)
+    if position is not None:
+        raise JsonableError(f"Invalid character in topic, at position {position}!")
+    check_topics_policy(topic, stream.topics_policy)
+    return topic
+
+
+def render_content(realm_id: int, content: str) -> Rendered:
+    """The content as HTML, with the organization's users its mentions name (one query if any)."""
+    by_name, user_ids = mention_targets(realm_id, content)
+    return render_message(content, by_name, user_ids)
+
+
+# Clients a person types into: what they send is read for its sender. Messages sent through the API
+# by anything else (an integration using its owner's key, a script) arrive unread for the sender too,
+# so that they are noticed (Zulip's Client.default_read_by_sender).
+UI_CLIENTS = {"zulipandroid", "zulipios", "zulipdesktop", "zulipmobile", "zulipelectron", "zulipterminal",
+              "snipe", "website", "ios", "android"}  # fmt: skip
+
+
+def default_read_by_sender(client: str) -> bool:
+    name = client.lower()
+    return name in UI_CLIENTS or "desktop app" in name or "test suite" in name
+
+
+# --- sending --------------------------------------------------------------------------------------
+
+
+def check_send_message(
+    sender: User,
+    *,
+    kind: str,
+    to: Any,
+    topic: str | None,
+    content: str,
+    client: str = "API",
+    read_by_sender: bool | None = None,
+    local_id: tuple[str, str] | None = None,
+    acting_user: User | None,
+) -> Message:
+    """POST /messages: checked (the content, where it goes and whether the sender may post there),
+    then sent by do_send_message. `to` as SendMessageParams reads it: an id, a name, a list, or the
+    raw text. Nothing is written, and no transaction opened, for a message that is refused."""
+    check_acting_for(sender, acting_user)
+    content = normalize_content(content)
+    if kind in ("stream", "channel"):
+        if topic is None:
+            raise JsonableError("Missing topic")
+        stream = access_stream_for_sending(sender, to)
+        return do_send_message(
+            sender, stream=stream, topic=normalize_topic(topic, stream), content=content, client=client,
+            read_by_sender=read_by_sender, local_id=local_id, acting_user=acting_user,
+        )  # fmt: skip
+    others = [u for u in access_dm_recipients(sender, to) if u.id != sender.id]
+    return do_send_message(
+        sender, dm_with=others, content=content, client=client, read_by_sender=read_by_sender, local_id=local_id,
+        acting_user=acting_user,
+    )  # fmt: skip
+
+
+def do_send_message(
+    sender: User,
+    *,
+    content: str,
+    stream: Stream | None = None,
+    topic: str = "",
+    dm_with: Sequence[User] = (),
+    client: str = "API",
+    read_by_sender: bool | None = None,
+    local_id: tuple[str, str] | None = None,
+    acting_user: User | None,
+) -> Message:
+    """Send a message whose content, channel and topic are checked (check_send_message checks a
+    client's): a Message and a UserMessage row for each recipient (in bulk), with their flags.
+
+    Channel messages go to the channel's active subscribers (and the sender); direct messages to
+    their people. Mentions set `mentioned` (or a wildcard flag); messages from a user the recipient
+    muted arrive read; the sender's copy is read. The rendering and the reads come first; the
+    transaction (_store_message) holds the writes.
+
+    Emits: message {message, flags} to each recipient (one event per set of flags; with `local_id`,
+    (queue id, local id) of the sending client, the sender's own event echoes the local id to that
+    queue), and stream/update first_message_id for a channel's first message.
+    """
+    check_acting_for(sender, acting_user)
+    rendered = render_content(sender.realm_id, content)
+    if stream is not None:
+        people = None
+        receivers = subscriber_ids_by_stream([stream.id])[stream.id]
+    else:
+        people = sorted({sender, *dm_with}, key=lambda user: user.id)
+        receivers = {user.id for user in people}
+    receivers.add(sender.id)
+    if read_by_sender is None:
+        read_by_sender = default_read_by_sender(client)
+    flags = _initial_flags(sender, stream, topic, receivers, rendered, read_by_sender)
+    return _store_message(
+        Message(
+            realm=sender.realm,
+            sender=sender,
+            stream=stream,
+            topic=topic if stream is not None else "",
+            content=content,
+            rendered_content=rendered.html,
+            sending_client=client,
+            has_link=rendered.has_link,
+            has_image=rendered.has_image,
+        ),
+        flags,
+        people=people,
+        listeners=_public_channel_listeners(stream, receivers),
+        local_id=local_id,
+    )
+
+
+@transaction.atomic
+def _store_message(
+    message: Message,
+    flags: dict[int, int],
+    *,
+    people: list[User] | None,
+    listeners: list[int],
+    local_id: tuple[str, str] | None,
+) -> Message:
+    """Store the (unsaved) message with its recipient and the recipients' rows, and announce it."""
+    stream = message.stream
+    if stream is not None:
+        message.recipient = get_recipient(Recipient.Type.STREAM, stream.id)
+    elif len(people) <= 2:
+        other = next((user.id for user in people if user.id != message.sender_id), message.sender_id)
+        message.recipient = get_recipient(Recipient.Type.PERSONAL, other)
+    else:
+        message.recipient = group_recipient(message.realm, [user.id for user in people])
+    message.save(force_insert=True)
+    UserMessage.objects.bulk_create(
+        [UserMessage(user_id=uid, message=message, flags=bits) for uid, bits in flags.items()], batch_size=5000
+    )
+    # Announced only if this message did become the first (a concurrent send may have been first).
+    if (
+        stream is not None
+        and stream.first_message_id is None
+        and Stream.objects.filter(id=stream.id, first_message_id__isnull=True).update(first_message_id=message.id)
+    ):
+        stream.first_message_id = message.id
+        send_stream_update(stream, "first_message_id", message.id)
+    _send_message_events(message, flags, local_id, people, listeners)
+    return message
+
+
+def _initial_flags(
+    sender: User, stream: Stream | None, topic: str, receivers: set[int], rendered: Rendered, read_by_sender: bool
+) -> dict[int, int]:
+    muted_by = muting_user_ids(sender, receivers)
+    topic_participants: set[int] = set()
+    if rendered.topic_wildcard and stream is not None:
+        # The sender too: this message makes them one.
+        topic_participants = topic_participant_ids(stream.id, topic) | {sender.id}
+    # Subscribers who turned wildcard mentions off for the channel are not mentioned by them.
+    wildcards_off: set[int] = set()
+    if (rendered.stream_wildcard or rendered.topic_wildcard) and stream is not None:
+        wildcards_off = wildcard_mentions_off_ids(stream.id)
+    flags = {}
+    for uid in receivers:
+        bits = 0
+        if uid in rendered.mentioned_user_ids:
+            bits |= UserMessage.MENTIONED
+        if rendered.stream_wildcard and uid not in wildcards_off:
+            bits |= UserMessage.STREAM_WILDCARD_MENTIONED
+        if rendered.topic_wildcard and uid in topic_participants and uid not in wildcards_off:
+            bits |= UserMessage.TOPIC_WILDCARD_MENTIONED
+        if uid in muted_by or (uid == sender.id and read_by_sender):
+            bits |= UserMessage.READ
+        flags[uid] = bits
+    return flags
+
+
+def do_listen_to_public_channels(user: User, *, acting_user: User | None) -> None:
+    """The user registered an event queue with `all_public_streams`: for as long as such a queue
+    can live, every public channel's messages are sent to them too (_public_channel_listeners)."""
+    check_acting_for(user, acting_user)
+    PublicChannelListener.objects.update_or_create(
+        user=user, defaults={"realm_id": user.realm_id, "last_registered": timezone.now()}
+    )
+
+
+def _public_channel_listeners(stream: Stream | None, receivers: set[int]) -> list[int]:
+    """Users (not guests) with a recent `all_public_streams` queue who do not receive this public
+    channel message: their queues get it too."""
+    if stream is None or stream.invite_only:
+        return []
+    since = timezone.now() - timedelta(seconds=MAX_QUEUE_LIFESPAN_SECS)
+    listeners = PublicChannelListener.objects.filter(
+        realm_id=stream.realm_id, last_registered__gte=since, user__is_active=True
+    ).exclude(user__role=Role.GUEST)
+    return sorted(set(listeners.values_list("user_id", flat=True)) - receivers)
+
+
+def _send_message_events(
+    message: Message,
+    flags: dict[int, int],
+    local_id: tuple[str, str] | None,
+    people: list[User] | None,
+    listeners: list[int],
+) -> None:
+    """Emits: message {message, flags}; recipients with the same flags share one event. The
+    message is rendered for clients that want HTML and for those that want Markdown alike (the
+    queue's options pick, see events.py)."""
+    shape = message_to_dict(
+        message,
+        flags=None,
+        dm_users=people,  # the direct message's people, known to the caller: no query
+        apply_markdown=True,
+        client_gravatar=False,
+        allow_empty_topic_name=True,
+    )
+    # For events.py: the Markdown (for clients without apply_markdown) and whether clients that
+    # compute Gravatar URLs themselves get a null avatar_url.
+    shape["raw_content"] = message.content
+    shape["gravatar"] = avatar_url_for_client(message.sender, client_gravatar=True) is None
+    by_flags: dict[int, list[int]] = defaultdict(list)
+    for uid, bits in flags.items():
+        if uid != message.sender_id or local_id is None:
+            by_flags[bits].append(uid)
+    for bits, user_ids in by_flags.items():
+        event = {"type": "message", "message": shape, "flags": UserMessage.flag_names(bits)}
+        send_event_on_commit(message.realm_id, event, user_ids)
+    if listeners:
+        event = {"type": "message", "message": shape, "flags": [], "all_public_streams": True}
+        send_event_on_commit(message.realm_id, event, listeners)
+    if local_id is not None:
+        event = {"type": "message", "message": shape, "flags": UserMessage.flag_names(flags[message.sender_id])}
+        echo = {"sender_queue_id": local_id[0], "local_message_id": local_id[1]}
+        send_event_on_commit(message.realm_id, {**event, **echo}, [message.sender_id])
