@@ -35,13 +35,10 @@ from apps.messages.selectors import (
 )
 from apps.messages.serializers import message_to_dict
 from apps.realms.limits import EMPTY_TOPIC_DISPLAY_NAME, MAX_MESSAGE_LENGTH, MAX_TOPIC_LENGTH
-from apps.subscriptions.actions import (
-    StreamDoesNotExistError,
-    StreamWithIdDoesNotExistError,
-    do_set_user_topic_visibility_policy,
-    send_stream_update,
-    unprintable_position,
-)
+from apps.subscriptions.actions.access import send_stream_update
+from apps.subscriptions.actions.channels import unprintable_position
+from apps.subscriptions.actions.user_topics import do_set_user_topic_visibility_policy
+from apps.subscriptions.errors import StreamDoesNotExistError, StreamWithIdDoesNotExistError
 from apps.subscriptions.models import Stream, Subscription, UserTopic
 from apps.subscriptions.selectors import Membership, access_stream_by_id, has_content_access, has_metadata_access
 from apps.users.models import Role, User
@@ -562,7 +559,11 @@ def check_delete_topic(user: User, stream_id: int, topic_name: str) -> bool:
         )
         for policy in list(policies):
             do_set_user_topic_visibility_policy(
-                policy.user, stream, policy.topic_name, UserTopic.VisibilityPolicy.INHERIT
+                policy.user,
+                stream,
+                policy.topic_name,
+                visibility_policy=UserTopic.VisibilityPolicy.INHERIT,
+                acting_user=user,
             )
     return True
 

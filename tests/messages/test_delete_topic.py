@@ -195,7 +195,7 @@ def test_delete_topic_updates_the_channels_first_message(design, send, member, a
 def test_delete_topic_in_protected_history_deletes_only_what_the_administrator_received(
     make_stream, send, realm, owner, admin, member
 ):
-    from apps.subscriptions.actions import bulk_add_subscriptions
+    from apps.subscriptions.actions.subscriptions import bulk_add_subscriptions
 
     secret = make_stream("secret", owner, member, private=True)
     unseen = send(owner, secret, topic="gone")
@@ -213,7 +213,7 @@ def test_delete_topic_in_protected_history_deletes_only_what_the_administrator_r
 def test_delete_topic_events_reach_those_who_could_see_the_messages(
     queue_of, make_stream, design, send, realm, member, admin, owner, moderator, guest
 ):
-    from apps.subscriptions.actions import bulk_remove_subscriptions
+    from apps.subscriptions.actions.subscriptions import bulk_remove_subscriptions
 
     gone = [send(member, design, f"m{n}", topic="gone") for n in range(3)]
     kept = send(member, design, topic="kept")

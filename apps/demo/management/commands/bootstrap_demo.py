@@ -6,7 +6,8 @@ from django.db import transaction
 from apps.core.commands import OperatorCommand
 from apps.messages.actions import do_send_message
 from apps.realms.models import EmailVisibility, Realm
-from apps.subscriptions.actions import NewChannel, bulk_add_subscriptions, create_streams
+from apps.subscriptions.actions.channels import NewChannel, create_streams
+from apps.subscriptions.actions.subscriptions import bulk_add_subscriptions
 from apps.users.actions import do_create_realm_with_owner, do_create_user, do_set_user_staff
 from apps.users.management.utils import ROLE_LABELS
 from apps.users.models import BotType, Role
