@@ -97,8 +97,8 @@ def can_administer(membership: Membership, stream: Stream) -> bool:
 
 
 def subscribed_stream_ids(user: User, streams: Iterable[Stream] | None = None) -> set[int]:
-    """The ids of the channels (of `streams`, else of the organization) the user is an active
-    subscriber of: the one way this app asks "is this user subscribed". One query."""
+    """The ids of the channels (of `streams`, else any) the user is an active subscriber of: the one
+    way this app asks "is this user subscribed". One query."""
     subs = Subscription.objects.filter(user=user, active=True)
     if streams is not None:
         subs = subs.filter(stream__in=list(streams))
@@ -188,7 +188,7 @@ def access_stream_to_administer(user: User, stream_id: int, *, allow_archived: b
 
 def access_streams_by_names(user: User, names: Sequence[str]) -> list[Stream]:
     """The channels of these names (stripped), each once, in the order named; STREAM_DOES_NOT_EXIST
-    for the first the user cannot see (as for one that does not exist). Two queries."""
+    for the first the user cannot see (as for one that does not exist). A fixed number of queries."""
     names = [name.strip() for name in names]
     found = streams_by_name(user.realm, names)
     membership = Membership(user)
