@@ -13,7 +13,8 @@ from apps.groups.actions import check_add_user_group, do_create_system_groups
 from apps.groups.models import SystemGroups, UserGroup, UserGroupMembership
 from apps.groups.selectors import system_groups
 from apps.realms.models import EmailVisibility, Realm
-from apps.subscriptions.actions import NewChannel, bulk_add_subscriptions, create_streams
+from apps.subscriptions.actions.channels import NewChannel, create_streams
+from apps.subscriptions.actions.subscriptions import bulk_add_subscriptions
 from apps.subscriptions.models import Stream
 from apps.users.actions.create_user import generate_api_key
 from apps.users.models import BotType, CustomProfileField, Role, User

@@ -27,7 +27,7 @@ from apps.subscriptions.selectors import (
     is_subscribed,
     subscribed_stream_ids,
 )
-from apps.subscriptions.topics import RESOLVED_TOPIC_PREFIX, topic_from_narrow
+from apps.subscriptions.topics import RESOLVED_TOPIC_PREFIX, same_topic, topic_from_narrow
 from apps.users.models import User
 from apps.users.selectors import access_user_by_email
 
@@ -141,7 +141,7 @@ class NarrowBuilder:
 
     def by_topic(self, operand: str) -> Q:
         topic = topic_from_narrow(operand)
-        return Q(**{self.field("stream_id__isnull"): False, self.field("topic__iexact"): topic})
+        return Q(**{self.field("stream_id__isnull"): False}) & same_topic(self.field("topic"), topic)
 
     def by_sender(self, operand) -> Q:
         return Q(**{self.field("sender_id"): self.user_by(operand).id})
@@ -314,7 +314,7 @@ class NarrowBuilder:
         )
         condition = Q(pk__in=[])
         for stream_id, topic in pairs:
-            condition |= Q(**{self.field("stream_id"): stream_id, self.field("topic__iexact"): topic})
+            condition |= Q(**{self.field("stream_id"): stream_id}) & same_topic(self.field("topic"), topic)
         if operand == "muted":
             muted_streams = subscribed_stream_ids(self.user, muted=True)
             # Unmuted and followed topics of a muted channel are not muted (Zulip's exclude_stream_and_topic_mutes).
@@ -324,7 +324,7 @@ class NarrowBuilder:
             )
             channel_muted = Q(**{self.field("stream_id__in"): list(muted_streams)})
             for stream_id, topic in unmuted.values_list("stream_id", "topic_name"):
-                channel_muted &= ~Q(**{self.field("stream_id"): stream_id, self.field("topic__iexact"): topic})
+                channel_muted &= ~(Q(**{self.field("stream_id"): stream_id}) & same_topic(self.field("topic"), topic))
             condition |= channel_muted
         return condition
 

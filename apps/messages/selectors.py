@@ -39,7 +39,7 @@ from apps.subscriptions.selectors import (
     is_subscribed,
     subscribed_stream_ids,
 )
-from apps.subscriptions.topics import topic_for_client, topic_key
+from apps.subscriptions.topics import same_topic, topic_for_client, topic_key
 from apps.users.models import User
 from apps.users.selectors import access_user_by_email, api_email
 
@@ -436,7 +436,9 @@ def muting_user_ids(sender: User, among: Iterable[int]) -> set[int]:
 
 def topic_participant_ids(stream_id: int, topic: str) -> set[int]:
     """Who sent messages to the topic (those a topic wildcard mention mentions), one query."""
-    return set(Message.objects.filter(stream_id=stream_id, topic__iexact=topic).values_list("sender_id", flat=True))
+    return set(
+        Message.objects.filter(same_topic("topic", topic), stream_id=stream_id).values_list("sender_id", flat=True)
+    )
 
 
 def wildcard_mentions_off_ids(stream_id: int) -> set[int]:

@@ -1,4 +1,4 @@
-"""Admin pages for channels, subscriptions and topic policies; changes go through
+"""Admin pages for channels, subscriptions and topic policies; changes go through the actions of
 apps.subscriptions.actions (channels are created with `manage.py create_stream` or the API)."""
 
 from django import forms
@@ -6,7 +6,14 @@ from django.contrib import admin, messages
 from django.db.models import Count, Q
 
 from apps.core.errors import JsonableError
-from apps.subscriptions import actions
+from apps.subscriptions.actions.channels import (
+    check_description,
+    check_stream_name,
+    do_change_stream_description,
+    do_deactivate_stream,
+    do_rename_stream,
+)
+from apps.subscriptions.actions.subscriptions import bulk_remove_subscriptions
 from apps.subscriptions.models import Stream, Subscription, UserTopic
 
 
@@ -17,7 +24,7 @@ class StreamForm(forms.ModelForm):
 
     def clean_name(self):
         try:
-            name = actions.check_stream_name(self.cleaned_data["name"])
+            name = check_stream_name(self.cleaned_data["name"])
         except JsonableError as exc:
             raise forms.ValidationError(exc.msg) from None
         taken = Stream.objects.filter(realm_id=self.instance.realm_id, name__iexact=name).exclude(id=self.instance.id)
@@ -26,7 +33,7 @@ class StreamForm(forms.ModelForm):
         return name
 
     def clean_description(self):
-        return actions.check_description(self.cleaned_data["description"])
+        return check_description(self.cleaned_data["description"])
 
 
 @admin.register(Stream)
@@ -66,15 +73,15 @@ class StreamAdmin(admin.ModelAdmin):
         stream = Stream.objects.select_related("realm").get(id=obj.id)
         data = form.cleaned_data
         if "description" in form.changed_data:
-            actions.do_change_stream_description(stream, data["description"], acting_user=None)
+            do_change_stream_description(stream, data["description"], acting_user=request.user)
         if "name" in form.changed_data and data["name"] != stream.name:
-            actions.do_rename_stream(stream, data["name"], acting_user=None)
+            do_rename_stream(stream, data["name"], acting_user=request.user)
 
     @admin.action(description="Archive the selected channels")
     def archive(self, request, queryset) -> None:
         streams = list(queryset.select_related("realm").filter(deactivated=False))
         for stream in streams:
-            actions.do_deactivate_stream(stream, acting_user=None)
+            do_deactivate_stream(stream, acting_user=request.user)
         self.message_user(request, f"Archived {len(streams)} channel(s).", messages.SUCCESS)
 
 
@@ -100,7 +107,7 @@ class SubscriptionAdmin(admin.ModelAdmin):
     def unsubscribe(self, request, queryset) -> None:
         count = 0
         for sub in queryset.select_related("user", "stream__realm").filter(active=True):
-            actions.bulk_remove_subscriptions(sub.stream.realm, [sub.user], [sub.stream], acting_user=None)
+            bulk_remove_subscriptions(sub.stream.realm, [sub.user], [sub.stream], acting_user=request.user)
             count += 1
         self.message_user(request, f"Removed {count} subscription(s).", messages.SUCCESS)
 

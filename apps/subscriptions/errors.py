@@ -1,4 +1,4 @@
-"""The error classes of channels and subscriptions."""
+"""The errors of channels and subscriptions (Zulip's wording and codes)."""
 
 from apps.core.errors import ErrorCode, JsonableError
 
@@ -15,3 +15,12 @@ class StreamWithIdDoesNotExistError(JsonableError):
 
     def __init__(self, stream_id: int) -> None:
         super().__init__(f"Channel with ID '{stream_id}' does not exist", stream_id=stream_id)
+
+
+class CannotAdministerChannelError(JsonableError):
+    """The user sees the channel but may not change its settings."""
+
+    code = ErrorCode.CANNOT_ADMINISTER_CHANNEL
+
+    def __init__(self) -> None:
+        super().__init__("You do not have permission to administer this channel.")

@@ -2,8 +2,9 @@
 "muted_topics" initial state, and how subscription events adapt to a queue's capabilities."""
 
 from apps.events.registry import QueueOptions, StateContext, event_transform, initial_state
-from apps.subscriptions.actions import muted_topics_of, stream_dicts
 from apps.subscriptions.selectors import (
+    muted_topics_of,
+    stream_dicts,
     subscriber_ids_by_stream,
     subscriptions_of_user,
     user_topics_of_user,

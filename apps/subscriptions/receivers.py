@@ -6,13 +6,9 @@ from typing import Any
 
 from apps.groups.hooks import group_deactivation_objections, group_membership_changing
 from apps.groups.models import UserGroup
-from apps.subscriptions.actions import (
-    GroupChannelAccess,
-    send_peer_events_for_activation,
-    send_stream_events_for_role_change,
-)
-from apps.subscriptions.models import Stream
-from apps.subscriptions.selectors import visible_streams
+from apps.subscriptions.actions.access import GroupChannelAccess, send_stream_events_for_role_change
+from apps.subscriptions.actions.subscriptions import send_peer_events_for_activation
+from apps.subscriptions.selectors import settings_using_groups, visible_streams
 from apps.users.hooks import user_reactivated, user_role_changing, users_deactivated
 from apps.users.models import User
 
@@ -37,12 +33,10 @@ def rejoin_subscriber_lists(user: User) -> None:
 
 @group_deactivation_objections.register
 def channels_using_group(group: UserGroup, users_of_group: set[int]) -> list[dict[str, Any]]:
-    objections = []
-    for stream in Stream.objects.filter(realm_id=group.realm_id, deactivated=False).order_by("id"):
-        settings = [name for name in Stream.SETTINGS if getattr(stream, f"{name}_id") in users_of_group]
-        if settings:
-            objections.append({"type": "channel", "channel_id": stream.id, "settings": settings})
-    return objections
+    return [
+        {"type": "channel", "channel_id": stream.id, "settings": settings}
+        for stream, settings in settings_using_groups(group.realm_id, users_of_group)
+    ]
 
 
 @group_membership_changing.register

@@ -12,23 +12,30 @@ channel (Zulip's rules, zerver/lib/streams.py).
   can_create_private_channel_group (never guests).
 """
 
-from collections.abc import Collection, Iterable
+from collections import defaultdict
+from collections.abc import Collection, Iterable, Sequence
 from functools import cached_property
+from typing import Any
 
 from django.db.models import Q, QuerySet, Value
 from django.db.models.functions import Upper
 
 from apps.core.errors import JsonableError
-from apps.groups.models import REALM_SETTINGS
+from apps.groups.models import REALM_SETTINGS, UserGroup
 from apps.groups.selectors import (
     member_ids_by_group,
     recursive_membership_group_ids,
     recursive_supergroup_ids,
+    setting_values_for_api,
     user_has_permission,
 )
 from apps.realms.models import Realm
+from apps.subscriptions.errors import CannotAdministerChannelError, StreamDoesNotExistError
 from apps.subscriptions.models import Stream, Subscription, UserTopic
+from apps.subscriptions.serializers import stream_to_dict, subscription_to_dict
+from apps.subscriptions.topics import same_topic
 from apps.users.models import Role, User
+from apps.users.selectors import access_user_by_email
 
 # Settings whose members see a private channel's metadata (and so receive its events).
 METADATA_SETTINGS = ("can_administer_channel_group", "can_add_subscribers_group", "can_subscribe_group")
@@ -86,8 +93,42 @@ def can_administer(membership: Membership, stream: Stream) -> bool:
     return membership.user.is_admin or membership.holds(stream, "can_administer_channel_group")
 
 
+# --- whether a user is subscribed ---------------------------------------------------------------
+
+
+def subscribed_stream_ids(
+    user: User | int, streams: Iterable[Stream] | None = None, *, active: bool = True, muted: bool | None = None
+) -> QuerySet:
+    """The ids of the channels (of `streams`, else any) the user (or user id) is subscribed to:
+    actively, or (`active=False`) those they left; with `muted`, only the muted or the unmuted ones.
+    A query: evaluate it (one query) or use it in another. The one way to ask "is this user
+    subscribed"."""
+    subs = Subscription.objects.filter(user=user, active=active)
+    if streams is not None:
+        subs = subs.filter(stream__in=list(streams))
+    if muted is not None:
+        subs = subs.filter(is_muted=muted)
+    return subs.values_list("stream_id", flat=True)
+
+
+def is_subscribed(user: User | int, stream: Stream | int) -> bool:
+    """Whether the user (or user id) is an active subscriber of the channel (or channel id). One query."""
+    return subscribed_stream_ids(user).filter(stream=stream).exists()
+
+
+def subscribed_pairs(user_ids: Collection[int], stream_ids: Collection[int]) -> set[tuple[int, int]]:
+    """(user id, channel id) of each of these users actively subscribed to each of these channels
+    (subscribed_stream_ids for many users). One query."""
+    subs = Subscription.objects.filter(user_id__in=user_ids, stream_id__in=stream_ids, active=True)
+    return set(subs.values_list("user_id", "stream_id"))
+
+
 def active_subscription(user: User, stream: Stream) -> Subscription | None:
+    """The user's active subscription row (their settings for the channel), if any."""
     return Subscription.objects.filter(user=user, stream=stream, active=True).first()
+
+
+# --- access: a channel the user may not see does not exist for them -------------------------------
 
 
 def _access(
@@ -133,6 +174,79 @@ def access_stream_by_name(
         require_content_access=require_content_access,
         allow_archived=False,
     )
+
+
+def access_stream_to_administer(user: User, stream_id: int, *, allow_archived: bool) -> Stream:
+    """The channel, if the user may change its settings; "Invalid channel ID" if they cannot see
+    it (or, unless `allow_archived`, it is archived: gone for clients), CANNOT_ADMINISTER_CHANNEL if
+    they can see it but not administer it."""
+    stream = Stream.objects.filter(realm_id=user.realm_id, id=stream_id).select_related("realm").first()
+    if stream is None:
+        raise JsonableError("Invalid channel ID")
+    membership = Membership(user)
+    if not can_administer(membership, stream):
+        if has_metadata_access(membership, stream, is_subscribed=is_subscribed(user, stream)):
+            raise CannotAdministerChannelError()
+        raise JsonableError("Invalid channel ID")
+    if stream.deactivated and not allow_archived:
+        raise JsonableError("Invalid channel ID")
+    return stream
+
+
+def access_streams_by_names(user: User, names: Sequence[str]) -> list[Stream]:
+    """The channels of these names (stripped), each once, in the order named; STREAM_DOES_NOT_EXIST
+    for the first the user cannot see (as for one that does not exist). A fixed number of queries."""
+    names = [name.strip() for name in names]
+    found = streams_by_name(user.realm, names)
+    membership = Membership(user)
+    subscribed = set(subscribed_stream_ids(user, found.values()))
+    streams = []
+    for name in names:
+        stream = found.get(name.lower())
+        if stream is None or not has_metadata_access(membership, stream, is_subscribed=stream.id in subscribed):
+            raise StreamDoesNotExistError(name)
+        streams.append(stream)
+    return list(dict.fromkeys(streams))
+
+
+def access_stream_for_user_topic(user: User, stream_id: int, *, removing: bool) -> Stream:
+    """The channel of a topic policy the user sets. Removing a policy needs no access to the
+    channel any more, only a policy in it to remove; otherwise (and without one) the channel must
+    be one the user could set a policy in (access_stream_by_id's rules)."""
+    if removing:
+        stream = Stream.objects.filter(realm_id=user.realm_id, id=stream_id).first()
+        if stream is not None and UserTopic.objects.filter(user=user, stream=stream).exists():
+            return stream
+    stream, _ = access_stream_by_id(user, stream_id)
+    return stream
+
+
+def access_principals(acting_user: User, principals: list[int] | list[str] | None) -> list[User]:
+    """The users a subscription change is for: the acting user when `principals` is empty (Zulip's
+    `if principals:`), else the active users (bots too) named by ids (one query) or emails; "No such
+    user" or "User is deactivated" (BAD_REQUEST) for any other, another organization's included."""
+    if not principals:
+        return [acting_user]
+    wanted = list(dict.fromkeys(principals))
+    if isinstance(wanted[0], str):
+        # One user however many spellings of their email (emails are case-insensitive).
+        found = (access_user_by_email(acting_user, email, allow_bots=True) for email in wanted)
+        return list({user.id: user for user in found}.values())
+    users = {u.id: u for u in User.objects.filter(realm_id=acting_user.realm_id, id__in=wanted)}
+    for user_id in wanted:
+        if user_id not in users:
+            raise JsonableError("No such user")
+        if not users[user_id].is_active:
+            raise JsonableError("User is deactivated")
+    return [users[user_id] for user_id in wanted]
+
+
+def controls(acting_user: User, target: User) -> bool:
+    """The user themself, or a bot they own."""
+    return target.id == acting_user.id or (target.is_bot and target.bot_owner_id == acting_user.id)
+
+
+# --- channels and their subscribers ---------------------------------------------------------------
 
 
 def get_stream_by_name(realm: Realm, name: str) -> Stream | None:
@@ -185,6 +299,17 @@ def metadata_access_user_ids(realm: Realm | int, streams: Collection[Stream]) ->
     return result
 
 
+def settings_using_groups(realm_id: int, group_ids: Collection[int]) -> list[tuple[Stream, list[str]]]:
+    """(channel, the names of its settings) for each active channel whose group settings are one of
+    these groups, by channel id (what stops the groups being deactivated)."""
+    result = []
+    for stream in Stream.objects.filter(realm_id=realm_id, deactivated=False).order_by("id"):
+        names = [name for name in Stream.SETTINGS if getattr(stream, f"{name}_id") in group_ids]
+        if names:
+            result.append((stream, names))
+    return result
+
+
 def private_streams_seen_through_groups(realm_id: int, group_ids: Collection[int]) -> list[Stream]:
     """The active private channels whose metadata the members of these groups (or of any group
     containing them) may see through the channel's settings: who sees them changes with the groups'
@@ -198,22 +323,47 @@ def private_streams_seen_through_groups(realm_id: int, group_ids: Collection[int
     return list(Stream.objects.filter(through, realm_id=realm_id, invite_only=True, deactivated=False).order_by("id"))
 
 
+def subscription_rows(user_ids: Collection[int], stream_ids: Collection[int]) -> dict[tuple[int, int], Subscription]:
+    """{(user id, channel id): row} of these users' subscriptions to these channels, active or
+    not (a rejoin reactivates the row, with its settings). One query."""
+    subs = Subscription.objects.filter(user_id__in=user_ids, stream_id__in=stream_ids)
+    return {(sub.user_id, sub.stream_id): sub for sub in subs}
+
+
+def used_colors_by_user(user_ids: Collection[int]) -> defaultdict[int, set[str]]:
+    """{user id: the colors of their subscriptions}: a new one takes a color not used yet. One query."""
+    result: dict[int, set[str]] = defaultdict(set)
+    for user_id, color in Subscription.objects.filter(user_id__in=user_ids).values_list("user_id", "color"):
+        result[user_id].add(color)
+    return result
+
+
+def active_subscriptions_of_users(user_ids: Collection[int]) -> list[Subscription]:
+    """These users' active subscriptions to channels not archived, with their channels. One query."""
+    subs = Subscription.objects.filter(user_id__in=user_ids, active=True, stream__deactivated=False)
+    return list(subs.select_related("stream"))
+
+
 def subscriptions_of_user(user: User) -> list[Subscription]:
     """All the user's subscription rows (active and not), with their channels, one query."""
     return list(Subscription.objects.filter(user=user).select_related("stream").order_by("stream__name", "stream_id"))
 
 
-def visible_streams(user: User, *, include_archived: bool = False) -> list[Stream]:
-    """Every channel of the organization the user has metadata access to, sorted by name."""
+def _visible_streams(user: User, *, include_archived: bool) -> tuple[list[Stream], set[int]]:
+    """visible_streams, and the ids of those the user is subscribed to."""
     streams = Stream.objects.filter(realm_id=user.realm_id)
     if not include_archived:
         streams = streams.filter(deactivated=False)
     streams = list(streams.order_by("name"))
-    subscribed = set(
-        Subscription.objects.filter(user=user, active=True, stream__in=streams).values_list("stream_id", flat=True)
-    )
+    subscribed = set(subscribed_stream_ids(user, streams))
     membership = Membership(user)
-    return [s for s in streams if has_metadata_access(membership, s, is_subscribed=s.id in subscribed)]
+    visible = [s for s in streams if has_metadata_access(membership, s, is_subscribed=s.id in subscribed)]
+    return visible, subscribed
+
+
+def visible_streams(user: User, *, include_archived: bool = False) -> list[Stream]:
+    """Every channel of the organization the user has metadata access to, sorted by name."""
+    return _visible_streams(user, include_archived=include_archived)[0]
 
 
 def user_topics_of_user(user: User) -> list[UserTopic]:
@@ -221,15 +371,82 @@ def user_topics_of_user(user: User) -> list[UserTopic]:
     return list(UserTopic.objects.filter(user=user, stream__deactivated=False).select_related("stream").order_by("id"))
 
 
-def is_subscribed(user: User | int, stream: Stream | int) -> bool:
-    """Whether the user (a user or their id) is an active subscriber of the channel, one query."""
-    return Subscription.objects.filter(user=user, stream=stream, active=True).exists()
+def user_topic_policy(user: User, stream: Stream, topic_name: str) -> int:
+    """The user's visibility policy for the topic (INHERIT without one). One query."""
+    policy = (
+        UserTopic.objects.filter(same_topic("topic_name", topic_name), user=user, stream=stream)
+        .values_list("visibility_policy", flat=True)
+        .first()
+    )
+    return UserTopic.VisibilityPolicy.INHERIT if policy is None else policy
 
 
-def subscribed_stream_ids(user: User, *, active: bool = True, muted: bool | None = None) -> QuerySet:
-    """The ids of the channels the user is subscribed to (`active=False`: those they left; `muted`:
-    only the muted, or only the unmuted, ones), as a query: a subquery of another, or one query."""
-    rows = Subscription.objects.filter(user=user, active=active)
-    if muted is not None:
-        rows = rows.filter(is_muted=muted)
-    return rows.values_list("stream_id", flat=True)
+def muted_topics_of(user: User) -> list[list]:
+    """The legacy muted_topics list: [[channel name, topic, timestamp], ...]."""
+    rows = UserTopic.objects.filter(
+        user=user, visibility_policy=UserTopic.VisibilityPolicy.MUTED, stream__deactivated=False
+    ).select_related("stream")
+    return [[row.stream.name, row.topic_name, int(row.last_updated.timestamp())] for row in rows.order_by("id")]
+
+
+# --- wire shapes in bulk --------------------------------------------------------------------------
+
+
+def stream_dicts(streams: Sequence[Stream], *, subscriber_ids: dict[int, set[int]] | None = None) -> dict[int, dict]:
+    """{channel id: BasicChannel} for these channels of one organization, a fixed number of queries."""
+    if not streams:
+        return {}
+    realm_id = streams[0].realm_id
+    group_ids = {getattr(s, f"{name}_id") for s in streams for name in Stream.SETTINGS}
+    values = setting_values_for_api(realm_id, group_ids)
+    names = dict(UserGroup.objects.filter(id__in=group_ids).values_list("id", "name"))
+    if subscriber_ids is None:
+        subscriber_ids = subscriber_ids_by_stream([s.id for s in streams])
+    return {
+        s.id: stream_to_dict(s, values, subscriber_count=len(subscriber_ids[s.id]), group_names=names) for s in streams
+    }
+
+
+def streams_for_list(
+    user: User,
+    *,
+    include_public: bool,
+    include_web_public: bool,
+    include_subscribed: bool,
+    include_all: bool,
+    include_archived: bool,
+    include_default: bool,
+) -> list[dict[str, Any]]:
+    """GET /streams: the channels the user can see, as asked (with `include_all`, every one the
+    user has metadata access to, Zulip's rule), sorted by name; with `include_default`, each says
+    it is not a default channel (Parley has none). A fixed number of queries."""
+    streams, subscribed = _visible_streams(user, include_archived=include_archived)
+
+    def wanted(stream: Stream) -> bool:
+        if include_all:
+            return True
+        if include_subscribed and stream.id in subscribed:
+            return True
+        if include_public and stream.is_public and not user.is_guest:
+            return True
+        return include_web_public and stream.is_web_public
+
+    shapes = list(stream_dicts([s for s in streams if wanted(s)]).values())
+    if include_default:
+        for shape in shapes:
+            shape["is_default"] = False
+    return shapes
+
+
+def subscriptions_for_list(user: User, *, include_subscribers: bool) -> list[dict[str, Any]]:
+    """GET /users/me/subscriptions: the user's active subscriptions to channels not archived, with
+    their subscribers if asked. A fixed number of queries."""
+    subs = [s for s in subscriptions_of_user(user) if s.active and not s.stream.deactivated]
+    subscribers = subscriber_ids_by_stream([s.stream_id for s in subs])
+    shapes = stream_dicts([s.stream for s in subs], subscriber_ids=subscribers)
+    return [
+        subscription_to_dict(
+            sub, shapes[sub.stream_id], subscribers=sorted(subscribers[sub.stream_id]) if include_subscribers else None
+        )
+        for sub in subs
+    ]

@@ -1,10 +1,12 @@
 """Request parameter classes of channels, subscriptions and topics, and their wire shapes."""
 
 import re
-from typing import Annotated, Any, Literal
+from enum import Enum
+from typing import Annotated, Any, Literal, Self
 
-from pydantic import BaseModel, ConfigDict, Field, field_validator
+from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 
+from apps.core.errors import JsonableError
 from apps.core.params import Id, Json, ParamError, Params
 from apps.groups.serializers import (
     GroupSettingChange,
@@ -12,7 +14,9 @@ from apps.groups.serializers import (
     parse_setting_change_field,
     parse_setting_field,
 )
+from apps.realms.limits import MAX_TOPIC_LENGTH
 from apps.subscriptions.models import Stream, Subscription, UserTopic
+from apps.subscriptions.topics import topic_from_client
 
 MAX_ITEMS = 10_000
 
@@ -117,6 +121,43 @@ def user_topic_to_dict(user_topic: UserTopic) -> dict[str, Any]:
 
 
 # --- parameters -----------------------------------------------------------------------------------
+#
+# Values are checked after the fields' types (model validators run only when every field parsed), so
+# a malformed parameter is reported first, as before; these errors are Zulip's (BAD_REQUEST).
+
+
+class Unchanged(Enum):
+    """A setting a change leaves as it is, where None is a value (message_retention_days)."""
+
+    UNCHANGED = "unchanged"
+
+
+UNCHANGED = Unchanged.UNCHANGED
+
+MAX_RETENTION_DAYS = 2**31 - 1
+
+
+def parse_message_retention_days(value: str | int) -> int | None:
+    """Zulip's values: "realm_default" (None), "unlimited" (-1) or a positive number of days."""
+    if value == "realm_default":
+        return None
+    if value == "unlimited":
+        return -1
+    # Within the column's range (a 32-bit integer on PostgreSQL): beyond it, a 400, not a 500.
+    if isinstance(value, int) and not isinstance(value, bool) and 0 < value <= MAX_RETENTION_DAYS:
+        return value
+    raise JsonableError(f"Bad value for 'message_retention_days': {value}")
+
+
+def parse_topics_policy(value: str) -> str:
+    if value not in Stream.TopicsPolicy.values:
+        raise JsonableError("Invalid topics_policy")
+    return value
+
+
+def check_topic_length(topic: str) -> None:
+    if len(topic) > MAX_TOPIC_LENGTH:
+        raise JsonableError(f"topic is too long (limit: {MAX_TOPIC_LENGTH} characters)")
 
 
 class NewSubscription(BaseModel):
@@ -163,6 +204,17 @@ class SubscribeParams(_ChannelSettings):
     message_retention_days: Json[str | int] = "realm_default"
     topics_policy: str | None = None
 
+    @model_validator(mode="after")
+    def _values(self) -> Self:
+        self.retention_days()
+        return self.model_copy(
+            update={"topics_policy": parse_topics_policy(self.topics_policy or Stream.TopicsPolicy.INHERIT)}
+        )
+
+    def retention_days(self) -> int | None:
+        """The new channels' message_retention_days (None: the organization's default)."""
+        return parse_message_retention_days(self.message_retention_days)
+
 
 class UnsubscribeParams(Params):
     subscriptions: Json[Annotated[list[str], Field(max_length=MAX_ITEMS)]]
@@ -193,7 +245,7 @@ class BulkSubscriptionPropertiesParams(Params):
 
 class UserTopicParams(Params):
     stream_id: Json[Id]
-    topic: str
+    topic: str  # its stored form (topics.topic_from_client) once parsed
     visibility_policy: Json[int]
 
     @field_validator("visibility_policy")
@@ -202,6 +254,12 @@ class UserTopicParams(Params):
         if value not in UserTopic.VisibilityPolicy.values:
             raise ParamError("Invalid visibility_policy")
         return value
+
+    @model_validator(mode="after")
+    def _topic(self) -> Self:
+        topic = topic_from_client(self.topic)
+        check_topic_length(topic)
+        return self.model_copy(update={"topic": topic})
 
 
 class GetStreamsParams(Params):
@@ -236,6 +294,19 @@ class UpdateStreamParams(Params):
 
     _settings = field_validator(*Stream.SETTINGS)(parse_setting_change_field)
 
+    @model_validator(mode="after")
+    def _values(self) -> Self:
+        self.retention_days()
+        if self.topics_policy is not None:
+            parse_topics_policy(self.topics_policy)
+        return self
+
+    def retention_days(self) -> int | Unchanged | None:
+        """The new message_retention_days (None: the organization's default), or UNCHANGED."""
+        if self.message_retention_days is None:
+            return UNCHANGED
+        return parse_message_retention_days(self.message_retention_days)
+
     def group_setting_changes(self) -> dict[str, GroupSettingChange]:
         return {name: getattr(self, name) for name in Stream.SETTINGS if getattr(self, name) is not None}
 
@@ -243,5 +314,13 @@ class UpdateStreamParams(Params):
 class LegacyMuteTopicParams(Params):
     stream_id: Json[Id] | None = None
     stream: str | None = None
-    topic: str
+    topic: str  # its stored form (topics.topic_from_client) once parsed
     op: Literal["add", "remove"]
+
+    @model_validator(mode="after")
+    def _checks(self) -> Self:
+        topic = topic_from_client(self.topic)
+        check_topic_length(topic)
+        if (self.stream_id is None) == (self.stream is None):
+            raise JsonableError("Please choose one: 'stream' or 'stream_id'.")
+        return self.model_copy(update={"topic": topic})

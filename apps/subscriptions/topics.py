@@ -4,10 +4,13 @@ how two names compare. Used by channels' topic policies (user topics) and by mes
 - Stored: stripped; the empty topic ("general chat" in clients) is stored as "".
 - Shown: "" is shown as EMPTY_TOPIC_DISPLAY_NAME to clients without the `empty_topic_name`
   capability (Zulip's `allow_empty_topic_name`).
-- Compared: without case (Zulip's topics are case-insensitive).
+- Compared: without case (Zulip's topics are case-insensitive); in queries as the database
+  compares them (same_topic), which is what the unique constraints on topic names use.
 - Resolved: a topic whose name begins with RESOLVED_TOPIC_PREFIX.
 - Sent to: cut to MAX_TOPIC_LENGTH; a channel's `topics_policy` may refuse or require the empty topic.
 """
+
+from django.db.models import Q
 
 from apps.core.errors import JsonableError
 from apps.realms.limits import EMPTY_TOPIC_DISPLAY_NAME, MAX_TOPIC_LENGTH
@@ -31,6 +34,12 @@ def topic_for_client(name: str, *, allow_empty_topic_name: bool) -> str:
 def topic_key(name: str) -> str:
     """What two topic names of a channel are compared by: they are the same topic when equal."""
     return name.lower()
+
+
+def same_topic(field: str, name: str) -> Q:
+    """The rows whose topic (`field`) is the topic `name`: topic_key's rule as the database applies
+    it, UPPER on both sides, as the unique constraints on topic names compare them."""
+    return Q(**{f"{field}__iexact": name})
 
 
 def is_resolved(name: str) -> bool:

@@ -221,7 +221,7 @@ def test_send_to_public_channel_without_subscribing_is_allowed(design, moderator
 
 
 def test_send_to_archived_channel_is_refused(design, member):
-    from apps.subscriptions.actions import do_deactivate_stream
+    from apps.subscriptions.actions.channels import do_deactivate_stream
 
     do_deactivate_stream(design, acting_user=None)
     before = db_state()
@@ -661,7 +661,7 @@ def test_flags_with_invalid_flag_or_op_are_refused(history, admin):
 
 
 def test_mark_unread_skips_channels_the_user_left(history, send, realm, design, admin):
-    from apps.subscriptions.actions import bulk_remove_subscriptions
+    from apps.subscriptions.actions.subscriptions import bulk_remove_subscriptions
 
     dm = send(admin, [admin], "note")
     api = ApiClient(admin)
@@ -674,7 +674,7 @@ def test_mark_unread_skips_channels_the_user_left(history, send, realm, design, 
 
 
 def test_unread_state_leaves_out_channels_the_user_left(history, make_stream, send, realm, design, member, admin):
-    from apps.subscriptions.actions import bulk_remove_subscriptions
+    from apps.subscriptions.actions.subscriptions import bulk_remove_subscriptions
 
     other = make_stream("other", member, admin)
     kept = send(member, other)

@@ -4,7 +4,8 @@ import functools
 
 import pytest
 
-from apps.subscriptions.actions import NewChannel, bulk_add_subscriptions, create_streams
+from apps.subscriptions.actions.channels import NewChannel, create_streams
+from apps.subscriptions.actions.subscriptions import bulk_add_subscriptions
 from tests.api import ApiClient, assert_success
 from tests.messages.conftest import UI_CLIENT
 

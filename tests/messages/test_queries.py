@@ -6,7 +6,8 @@ from django.test.utils import CaptureQueriesContext
 from apps.events.models import OutboxEvent
 from apps.messages.actions.send import do_send_message
 from apps.messages.models import UserMessage
-from apps.subscriptions.actions import NewChannel, bulk_add_subscriptions, create_streams
+from apps.subscriptions.actions.channels import NewChannel, create_streams
+from apps.subscriptions.actions.subscriptions import bulk_add_subscriptions
 from apps.users.models import User
 from tests.api import ApiClient, assert_success
 from tests.factories import UserFactory

@@ -5,7 +5,7 @@ exactly like one that does not exist, and nothing about it leaks."""
 
 import pytest
 
-from apps.subscriptions.actions import bulk_add_subscriptions, bulk_remove_subscriptions
+from apps.subscriptions.actions.subscriptions import bulk_add_subscriptions, bulk_remove_subscriptions
 from tests.api import ApiClient, assert_error, assert_success
 from tests.messages.conftest import db_state, flags_of, get_messages, message_ids
 

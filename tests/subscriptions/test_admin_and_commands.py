@@ -2,40 +2,19 @@
 create_stream and add_users_to_streams."""
 
 import json
-from contextlib import contextmanager
 from io import StringIO
 
 import pytest
 from django.core.management import CommandError, call_command
 from django.test import Client
 
-from apps.events.backends import get_backend
-from apps.subscriptions.actions import do_deactivate_stream
+from apps.subscriptions.actions.channels import do_deactivate_stream
 from apps.subscriptions.models import Stream, Subscription, UserTopic
 from apps.users.models import Role
 from tests.api import ApiClient, assert_success
-from tests.factories import UserFactory, events_committed_so_far
+from tests.factories import UserFactory
 
-
-@pytest.fixture
-def events_of(settings, django_capture_on_commit_callbacks):
-    """`with events_of(user) as received:`: the stream and subscription events the user's queue got
-    from what the block did (so from an action: the admin never writes rows itself)."""
-    settings.REDIS_URL = ""  # this process's queues
-
-    @contextmanager
-    def capture(user):
-        events_committed_so_far()
-        api = ApiClient(user)
-        queue_id = assert_success(api.post("/register", {"event_types": ["stream", "subscription"]}))["queue_id"]
-        received: list[dict] = []
-        with django_capture_on_commit_callbacks(execute=True):
-            yield received
-        # Read the queue directly: GET /events answers from another thread (another connection).
-        start = get_backend().get_events(queue_id, user.id, -1)
-        received.extend({k: v for k, v in event.items() if k != "id"} for event in start.events)
-
-    return capture
+CHANNEL_EVENTS = ["stream", "subscription"]
 
 
 def action(staff, model_path: str, name: str, ids: list[int]):
@@ -93,17 +72,17 @@ def test_admin_has_no_add_or_delete_for_channels_and_subscriptions(staff, member
     assert Stream.objects.filter(id=stream.id).exists()
 
 
-def test_admin_rename_and_describe_go_through_the_actions(staff, member, make_stream, events_of):
+def test_admin_rename_and_describe_go_through_the_actions(staff, member, make_stream, capture_events):
     stream = make_stream("design", member)
     url = f"/admin/subscriptions/stream/{stream.id}/change/"
-    with events_of(member) as received:
+    with capture_events(member, event_types=CHANNEL_EVENTS) as events:
         response = staff.post(url, {"name": "  studio  ", "description": "one\ntwo *three*"})
     assert response.status_code == 302, response.content.decode()[:2000]
     stream.refresh_from_db()
     assert (stream.name, stream.description) == ("studio", "one two *three*")
     assert stream.rendered_description == "<p>one two <em>three</em></p>"
     update = {"type": "stream", "op": "update", "stream_id": stream.id}
-    assert received == [
+    assert events[member.id] == [
         {
             **update, "name": "design", "property": "description", "value": "one two *three*",
             "rendered_description": "<p>one two <em>three</em></p>",
@@ -147,13 +126,13 @@ def test_admin_rename_to_name_of_other_organization(staff, member, make_stream, 
     assert stream.name == "lobby"
 
 
-def test_admin_archive_action(staff, member, make_stream, events_of):
+def test_admin_archive_action(staff, member, make_stream, capture_events):
     design = make_stream("design", member)
     lobby = make_stream("lobby", member)
-    with events_of(member) as received:
+    with capture_events(member, event_types=CHANNEL_EVENTS) as events:
         response = action(staff, "subscriptions/stream", "archive", [design.id])
     assert response.status_code == 302
-    assert [(e["type"], e["op"], e["stream_ids"]) for e in received] == [("stream", "delete", [design.id])]
+    assert [(e["type"], e["op"], e["stream_ids"]) for e in events[member.id]] == [("stream", "delete", [design.id])]
     design.refresh_from_db()
     lobby.refresh_from_db()
     assert (design.deactivated, lobby.deactivated) == (True, False)
@@ -162,13 +141,13 @@ def test_admin_archive_action(staff, member, make_stream, events_of):
     assert "Archived 1 channel(s)." in staff.get("/admin/subscriptions/stream/").content.decode()
 
 
-def test_admin_unsubscribe_action(staff, member, admin, make_stream, events_of):
+def test_admin_unsubscribe_action(staff, member, admin, make_stream, capture_events):
     stream = make_stream("design", member, admin)
     sub = Subscription.objects.get(user=member, stream=stream)
-    with events_of(member) as received:
+    with capture_events(member, event_types=CHANNEL_EVENTS) as events:
         response = action(staff, "subscriptions/subscription", "unsubscribe", [sub.id])
     assert response.status_code == 302
-    assert received == [
+    assert events[member.id] == [
         {"type": "subscription", "op": "remove", "subscriptions": [{"stream_id": stream.id, "name": "design"}]}
     ]
     sub.refresh_from_db()

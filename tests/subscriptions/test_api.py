@@ -7,7 +7,8 @@ from apps.groups.actions import check_add_user_group
 from apps.groups.models import GroupGroupMembership, SystemGroups, UserGroup, UserGroupMembership
 from apps.groups.selectors import system_groups
 from apps.groups.serializers import GroupSettingChange
-from apps.subscriptions.actions import do_change_stream_group_setting, do_deactivate_stream
+from apps.subscriptions.actions.channel_settings import do_change_stream_group_setting
+from apps.subscriptions.actions.channels import do_deactivate_stream
 from apps.subscriptions.models import Stream, Subscription, UserTopic
 from apps.users.actions.activation import do_deactivate_user
 from apps.users.models import Role
@@ -990,6 +991,17 @@ def test_legacy_mute_topic(member, design):
     assert policies(member) == []
     response = api.patch("/users/me/subscriptions/muted_topics", {"stream_id": design.id, "topic": "a", "op": "remove"})
     refused(response, "Topic is not muted", db_state())
+
+
+def test_legacy_mute_general_chat_means_empty_topic(member, design):
+    # As POST /user_topics: the empty topic is what older clients are shown as "general chat".
+    api = ApiClient(member)
+    assert_success(
+        api.patch("/users/me/subscriptions/muted_topics", {"stream": "design", "topic": "general chat", "op": "add"})
+    )
+    assert policies(member) == [(design.id, "", 1)]
+    assert_success(set_policy(member, design.id, "", 0))
+    assert policies(member) == []
 
 
 @pytest.mark.parametrize(

@@ -12,7 +12,7 @@ from apps.groups.actions import check_add_user_group
 from apps.groups.models import SystemGroups
 from apps.groups.selectors import system_groups
 from apps.groups.serializers import AnonymousGroupValue, GroupSettingChange
-from apps.subscriptions.actions import do_change_stream_group_setting
+from apps.subscriptions.actions.channel_settings import do_change_stream_group_setting
 from apps.subscriptions.models import Stream, Subscription, UserTopic
 from apps.users.models import Role
 from tests.api import ApiClient, assert_error, assert_success

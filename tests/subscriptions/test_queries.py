@@ -4,7 +4,7 @@ import pytest
 from django.db import connection
 from django.test.utils import CaptureQueriesContext
 
-from apps.subscriptions.actions import bulk_add_subscriptions
+from apps.subscriptions.actions.subscriptions import bulk_add_subscriptions
 from apps.subscriptions.models import Subscription
 from apps.users.models import User
 from tests.api import ApiClient, assert_success

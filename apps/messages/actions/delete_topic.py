@@ -11,10 +11,11 @@ from apps.events.publish import send_event_on_commit
 from apps.messages.models import Message, UserMessage
 from apps.realms.audit import audit
 from apps.realms.models import AuditLogEventType
-from apps.subscriptions.actions import do_set_user_topic_visibility_policy, send_stream_update
+from apps.subscriptions.actions.access import send_stream_update
+from apps.subscriptions.actions.user_topics import do_set_user_topic_visibility_policy
 from apps.subscriptions.models import Stream, UserTopic
 from apps.subscriptions.selectors import subscriber_ids_by_stream
-from apps.subscriptions.topics import topic_from_client
+from apps.subscriptions.topics import same_topic, topic_from_client
 from apps.users.models import User
 
 
@@ -35,7 +36,7 @@ def check_delete_topic(stream: Stream, topic_name: str, *, acting_user: User) ->
     while _delete_topic_batch(stream, topic, batch, only_received_by=only_received_by, acting_user=acting_user):
         if time.monotonic() >= deadline:
             return False
-    _reset_topic_policies(stream, topic)
+    _reset_topic_policies(stream, topic, acting_user=acting_user)
     return True
 
 
@@ -49,7 +50,7 @@ def _delete_topic_batch(
 
     Audit: STREAM_TOPIC_DELETED {topic_name, message_count} for each batch that deleted any.
     """
-    messages = Message.objects.filter(stream=stream, topic__iexact=topic)
+    messages = Message.objects.filter(same_topic("topic", topic), stream=stream)
     if only_received_by is not None:
         messages = messages.filter(id__in=UserMessage.objects.filter(user=only_received_by).values("message_id"))
     ids = list(messages.select_for_update().order_by("-id").values_list("id", flat=True)[:size])
@@ -66,12 +67,18 @@ def _delete_topic_batch(
 
 
 @transaction.atomic
-def _reset_topic_policies(stream: Stream, topic: str) -> None:
+def _reset_topic_policies(stream: Stream, topic: str, *, acting_user: User | None) -> None:
     """Users' policies for the topic back to none. In id order: concurrent calls lock them in the
     same order."""
-    policies = UserTopic.objects.filter(stream=stream, topic_name__iexact=topic).select_related("user").order_by("id")
-    for policy in list(policies):
-        do_set_user_topic_visibility_policy(policy.user, stream, policy.topic_name, UserTopic.VisibilityPolicy.INHERIT)
+    policies = UserTopic.objects.filter(same_topic("topic_name", topic), stream=stream).select_related("user")
+    for policy in list(policies.order_by("id")):
+        do_set_user_topic_visibility_policy(
+            policy.user,
+            stream,
+            policy.topic_name,
+            visibility_policy=UserTopic.VisibilityPolicy.INHERIT,
+            acting_user=acting_user,
+        )
 
 
 @transaction.atomic(savepoint=False)

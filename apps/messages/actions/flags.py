@@ -15,7 +15,7 @@ from apps.messages.narrow import with_flag_columns
 from apps.messages.selectors import dm_users_by_recipient, muted_conversation_checker, visible_message_flags
 from apps.subscriptions.models import Stream
 from apps.subscriptions.selectors import subscribed_stream_ids
-from apps.subscriptions.topics import topic_from_narrow
+from apps.subscriptions.topics import same_topic, topic_from_narrow
 from apps.users.models import User
 
 
@@ -154,7 +154,9 @@ def do_mark_messages_read(
     if stream is not None:
         rows = rows.filter(message__stream_id=stream.id)
     if topic_name is not None:
-        rows = rows.filter(message__stream_id__isnull=False, message__topic__iexact=topic_from_narrow(topic_name))
+        rows = rows.filter(
+            same_topic("message__topic", topic_from_narrow(topic_name)), message__stream_id__isnull=False
+        )
     if sender is not None:
         rows = rows.filter(message__sender_id=sender.id)
     return _mark_read(user, rows, everything=stream is None and topic_name is None and sender is None)

@@ -26,7 +26,8 @@ from apps.messages.selectors import (
 )
 from apps.messages.serializers import message_to_dict
 from apps.realms.limits import MAX_MESSAGE_LENGTH
-from apps.subscriptions.actions import send_stream_update, unprintable_position
+from apps.subscriptions.actions.access import send_stream_update
+from apps.subscriptions.actions.channels import unprintable_position
 from apps.subscriptions.models import Stream
 from apps.subscriptions.selectors import subscriber_ids_by_stream
 from apps.subscriptions.topics import check_topics_policy, topic_from_client, truncate_topic

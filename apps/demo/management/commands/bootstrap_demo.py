@@ -6,7 +6,8 @@ from django.db import transaction
 from apps.core.commands import OperatorCommand
 from apps.messages.actions.send import do_send_message
 from apps.realms.models import EmailVisibility, Realm
-from apps.subscriptions.actions import NewChannel, bulk_add_subscriptions, create_streams
+from apps.subscriptions.actions.channels import NewChannel, create_streams
+from apps.subscriptions.actions.subscriptions import bulk_add_subscriptions
 from apps.users.actions.create_realm import do_create_realm_with_owner
 from apps.users.actions.create_user import do_create_user
 from apps.users.actions.user_settings import do_set_user_staff

@@ -1,7 +1,7 @@
 from django.core.management.base import CommandError
 
 from apps.core.commands import OperatorCommand
-from apps.subscriptions.actions import bulk_add_subscriptions
+from apps.subscriptions.actions.subscriptions import bulk_add_subscriptions
 from apps.subscriptions.selectors import streams_by_name
 from apps.users.management.utils import add_realm_argument, get_realm
 from apps.users.models import User

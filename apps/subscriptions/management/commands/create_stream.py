@@ -2,14 +2,7 @@ from django.core.management.base import CommandError
 
 from apps.core.commands import OperatorCommand
 from apps.core.errors import JsonableError
-from apps.subscriptions.actions import (
-    NewChannel,
-    check_description,
-    check_stream_name,
-    create_streams,
-    send_stream_creation,
-)
-from apps.subscriptions.selectors import get_stream_by_name
+from apps.subscriptions.actions.channels import do_create_stream
 from apps.users.management.utils import add_realm_argument, get_realm, print_json
 
 
@@ -28,16 +21,13 @@ class Command(OperatorCommand):
     def handle(self, *args, **options):
         realm = get_realm(options["realm"])
         try:
-            name = check_stream_name(options["name"])
-            if get_stream_by_name(realm, name) is not None:
-                raise CommandError(f"Channel '{name}' already exists")
-            [stream] = create_streams(
+            stream = do_create_stream(
                 realm,
-                [NewChannel(name, check_description(options["description"]))],
+                options["name"],
+                description=options["description"],
                 invite_only=options["private"],
                 acting_user=None,
             )
-            send_stream_creation(realm, [stream])
         except JsonableError as exc:
             raise CommandError(exc.msg) from None
         if options["json"]:

@@ -1,0 +1,123 @@
+"""Who is told of a channel: the `stream` events to those who can see it, and to whoever gains or
+loses sight of it (a privacy or group setting changes, a group's members change, a role changes).
+
+These write no rows: the actions that change who sees a channel call them in their transaction,
+and the events leave on commit.
+"""
+
+from collections import defaultdict
+from collections.abc import Collection, Sequence
+from typing import Any
+
+from apps.events.publish import send_event_on_commit
+from apps.realms.models import Realm
+from apps.subscriptions.models import Stream
+from apps.subscriptions.selectors import (
+    metadata_access_user_ids,
+    private_streams_seen_through_groups,
+    stream_dicts,
+    subscriber_ids_by_stream,
+    visible_streams,
+)
+from apps.users.models import User
+
+
+def send_stream_creation(realm: Realm, streams: Sequence[Stream], *, only_to: Collection[int] | None = None) -> None:
+    """Emits: stream/create {streams} to everyone who can see each channel (or those of `only_to`)."""
+    if not streams:
+        return
+    shapes = stream_dicts(streams)
+    audience = metadata_access_user_ids(realm, streams)
+    by_recipients: dict[frozenset[int], list[dict]] = defaultdict(list)
+    for stream in streams:
+        recipients = audience[stream.id] if only_to is None else audience[stream.id] & set(only_to)
+        if recipients:
+            by_recipients[frozenset(recipients)].append(shapes[stream.id])
+    for recipients, shapes_for in by_recipients.items():
+        send_event_on_commit(realm, {"type": "stream", "op": "create", "streams": shapes_for}, recipients)
+
+
+def send_stream_update(stream: Stream, prop: str, value: Any, **extra: Any) -> None:
+    """Emits: stream/update {stream_id, name, property, value, ...} to everyone who can see it."""
+    audience = metadata_access_user_ids(stream.realm_id, [stream])[stream.id]
+    event = {"type": "stream", "op": "update", "stream_id": stream.id, "name": stream.name, "property": prop}
+    send_event_on_commit(stream.realm_id, {**event, "value": value, **extra}, audience)
+
+
+def send_stream_delete(stream: Stream, user_ids: Collection[int]) -> None:
+    """Emits: stream/delete {streams: [channel], stream_ids: [id]} to these users."""
+    shape = stream_dicts([stream])[stream.id]
+    event = {"type": "stream", "op": "delete", "streams": [shape], "stream_ids": [stream.id]}
+    send_event_on_commit(stream.realm_id, event, user_ids)
+
+
+def send_stream_access_changes(realm: Realm | int, streams: Sequence[Stream], before: dict[int, set[int]]) -> None:
+    """After a change of who can see these channels (`before`: metadata_access_user_ids read before
+    it): see _send_access_events. A fixed number of queries, however many channels."""
+    if not streams:
+        return
+    after = metadata_access_user_ids(realm, streams)
+    gained = {s.id: after[s.id] - before.get(s.id, set()) for s in streams}
+    lost = {s.id: before.get(s.id, set()) - after[s.id] for s in streams}
+    _send_access_events(realm, streams, gained=gained, lost=lost)
+
+
+def send_stream_events_for_role_change(user: User, before: Sequence[Stream]) -> None:
+    """After the user's role changed (`before`: visible_streams(user) read before it), as Zulip's
+    send_stream_events_for_role_update: a guest no longer sees the public channels they are not in,
+    an administrator sees every private channel, and back. See _send_access_events."""
+    if not user.is_active:
+        return
+    after = visible_streams(user)
+    before_ids, after_ids = {s.id for s in before}, {s.id for s in after}
+    streams = [s for s in before if s.id not in after_ids] + [s for s in after if s.id not in before_ids]
+    _send_access_events(
+        user.realm_id,
+        streams,
+        gained={s.id: {user.id} for s in after if s.id not in before_ids},
+        lost={s.id: {user.id} for s in before if s.id not in after_ids},
+    )
+
+
+def _send_access_events(
+    realm: Realm | int, streams: Sequence[Stream], *, gained: dict[int, set[int]], lost: dict[int, set[int]]
+) -> None:
+    """Emits: stream/delete to those who no longer see a channel; stream/create (one event for the
+    channels with the same newcomers), then subscription/peer_add {the channel's subscribers} per
+    channel, to those who now do (their client knows nobody in it yet), as Zulip does."""
+    for stream in streams:
+        if lost.get(stream.id):
+            send_stream_delete(stream, lost[stream.id])
+    now_visible = [s for s in streams if gained.get(s.id)]
+    if not now_visible:
+        return
+    subscribers = subscriber_ids_by_stream([s.id for s in now_visible])
+    shapes = stream_dicts(now_visible, subscriber_ids=subscribers)
+    by_recipients: dict[frozenset[int], list[dict]] = defaultdict(list)
+    for stream in now_visible:
+        by_recipients[frozenset(gained[stream.id])].append(shapes[stream.id])
+    for recipients, shapes_for in by_recipients.items():
+        send_event_on_commit(realm, {"type": "stream", "op": "create", "streams": shapes_for}, recipients)
+    for stream in now_visible:
+        if subscribers[stream.id]:
+            event = {
+                "type": "subscription",
+                "op": "peer_add",
+                "stream_ids": [stream.id],
+                "user_ids": sorted(subscribers[stream.id]),
+            }
+            send_event_on_commit(realm, event, gained[stream.id])
+
+
+class GroupChannelAccess:
+    """Around a change of groups' members or subgroups: who sees the private channels that those
+    groups open, read before the change, and the events for whoever gains or loses sight of one
+    after it (Zulip's bulk_add_members_to_user_groups and its kin)."""
+
+    def __init__(self, realm: Realm | int, group_ids: Collection[int]) -> None:
+        self.realm_id = realm if isinstance(realm, int) else realm.id
+        self.streams = private_streams_seen_through_groups(self.realm_id, group_ids)
+        self.before = metadata_access_user_ids(self.realm_id, self.streams)
+
+    def send_changes(self) -> None:
+        send_stream_access_changes(self.realm_id, self.streams, self.before)

@@ -1,0 +1,219 @@
+"""A channel's settings (PATCH /streams/{stream_id}): privacy, message retention, topics policy and
+the group-valued permissions, checked together and applied all or nothing. Each change writes its
+audit log entry (STREAM_PROPERTY_CHANGED, STREAM_GROUP_BASED_SETTING_CHANGED) in its transaction."""
+
+from django.db import transaction
+
+from apps.core.errors import JsonableError, OrganizationOwnerRequiredError
+from apps.groups.actions import check_group_setting_change, check_group_setting_value, delete_unused_setting_group
+from apps.groups.selectors import setting_values_for_api
+from apps.groups.serializers import GroupSettingChange
+from apps.realms.audit import audit, changed
+from apps.realms.models import AuditLogEventType
+from apps.subscriptions.actions.access import send_stream_access_changes, send_stream_update
+from apps.subscriptions.actions.channels import (
+    check_description,
+    check_stream_name,
+    do_change_stream_description,
+    do_rename_stream,
+    lock_streams,
+)
+from apps.subscriptions.models import Stream
+from apps.subscriptions.selectors import (
+    Membership,
+    can_create_channels,
+    has_content_access,
+    is_subscribed,
+    metadata_access_user_ids,
+)
+from apps.subscriptions.serializers import UNCHANGED, Unchanged
+from apps.users.models import User
+
+# Settings that let their members read a private channel: setting them needs content access.
+CONTENT_ACCESS_SETTINGS = ("can_add_subscribers_group", "can_subscribe_group")
+
+
+def _audit_property(
+    stream: Stream,
+    prop: str,
+    old: object,
+    new: object,
+    *,
+    event_type: AuditLogEventType = AuditLogEventType.STREAM_PROPERTY_CHANGED,
+    acting_user: User | None,
+) -> None:
+    extra_data = changed(prop, old, new)
+    audit(stream.realm_id, event_type, modified_stream=stream, extra_data=extra_data, acting_user=acting_user)
+
+
+@transaction.atomic(savepoint=False)
+def do_change_stream_permission(
+    stream: Stream,
+    *,
+    invite_only: bool,
+    history_public_to_subscribers: bool,
+    is_web_public: bool,
+    acting_user: User | None,
+) -> None:
+    """Change who can see the channel. Users who could see it and no longer can get
+    stream/delete; users who now can get stream/create.
+
+    Emits: stream/update {invite_only, history_public_to_subscribers, is_web_public} to those who
+    can see it afterwards (or, when only one of the others changed, its own update).
+    Audit: STREAM_PROPERTY_CHANGED for each of the three that changed.
+    """
+    old = (stream.invite_only, stream.history_public_to_subscribers, stream.is_web_public)
+    new = (invite_only, history_public_to_subscribers, is_web_public)
+    if old == new:
+        return
+    before = {stream.id: _metadata_audience(stream)}
+    stream.invite_only, stream.history_public_to_subscribers, stream.is_web_public = new
+    stream.save(update_fields=["invite_only", "history_public_to_subscribers", "is_web_public"])
+    for prop, old_value, new_value in zip(
+        ("invite_only", "history_public_to_subscribers", "is_web_public"), old, new, strict=True
+    ):
+        if old_value != new_value:
+            _audit_property(stream, prop, old_value, new_value, acting_user=acting_user)
+    send_stream_access_changes(stream.realm_id, [stream], before)
+    extra = {"history_public_to_subscribers": history_public_to_subscribers, "is_web_public": is_web_public}
+    if old[0] != invite_only:
+        send_stream_update(stream, "invite_only", invite_only, **extra)
+    elif old[1] != history_public_to_subscribers:
+        send_stream_update(stream, "history_public_to_subscribers", history_public_to_subscribers)
+    else:
+        send_stream_update(stream, "is_web_public", is_web_public)
+
+
+def _metadata_audience(stream: Stream) -> set[int]:
+    return metadata_access_user_ids(stream.realm_id, [stream])[stream.id]
+
+
+def _change_property(stream: Stream, prop: str, value: object, *, acting_user: User | None) -> None:
+    old = getattr(stream, prop)
+    if value == old:
+        return
+    setattr(stream, prop, value)
+    stream.save(update_fields=[prop])
+    _audit_property(stream, prop, old, value, acting_user=acting_user)
+    send_stream_update(stream, prop, value)
+
+
+@transaction.atomic(savepoint=False)
+def do_change_stream_message_retention_days(stream: Stream, days: int | None, *, acting_user: User | None) -> None:
+    """Set how long the channel keeps messages (None: the organization's default; -1: forever).
+
+    Emits: stream/update {message_retention_days}. Audit: STREAM_PROPERTY_CHANGED."""
+    _change_property(stream, "message_retention_days", days, acting_user=acting_user)
+
+
+@transaction.atomic(savepoint=False)
+def do_change_stream_topics_policy(stream: Stream, topics_policy: str, *, acting_user: User | None) -> None:
+    """Set the channel's topics policy (a Stream.TopicsPolicy value).
+
+    Emits: stream/update {topics_policy}. Audit: STREAM_PROPERTY_CHANGED."""
+    _change_property(stream, "topics_policy", topics_policy, acting_user=acting_user)
+
+
+@transaction.atomic
+def do_change_stream_group_setting(
+    stream: Stream, name: str, change: GroupSettingChange, *, acting_user: User | None
+) -> bool:
+    """Set a group setting (Zulip's {new, old} form: `old`, when given, must be the current value,
+    else EXPECTATION_MISMATCH; the new value must be one the setting allows). Returns whether it
+    changed.
+
+    Emits: stream/update {property: name, value: the API value}; and, when the change makes the
+    channel visible or invisible to some users, stream/create or stream/delete to them.
+    Audit: STREAM_GROUP_BASED_SETTING_CHANGED {property, old_value, new_value} (API values: a group
+    id or {direct_members, direct_subgroups}).
+    """
+    current = getattr(stream, name)
+    new_value = check_group_setting_change(change, current=current)
+    if new_value is None:
+        return False
+    old_api_value = setting_values_for_api(stream.realm_id, [current.id])[current.id]
+    before = {stream.id: _metadata_audience(stream)}
+    group = check_group_setting_value(stream.realm, name, new_value, setting=Stream.SETTINGS[name], current=current)
+    setattr(stream, name, group)
+    stream.save(update_fields=[name])
+    delete_unused_setting_group(current, group)
+    new_api_value = setting_values_for_api(stream.realm_id, [group.id])[group.id]
+    event_type = AuditLogEventType.STREAM_GROUP_BASED_SETTING_CHANGED
+    _audit_property(stream, name, old_api_value, new_api_value, event_type=event_type, acting_user=acting_user)
+    send_stream_access_changes(stream.realm_id, [stream], before)
+    send_stream_update(stream, name, new_api_value)
+    return True
+
+
+@transaction.atomic
+def check_update_stream(
+    stream: Stream,
+    *,
+    description: str | None = None,
+    new_name: str | None = None,
+    is_private: bool | None = None,
+    is_web_public: bool | None = None,
+    history_public_to_subscribers: bool | None = None,
+    is_default_stream: bool | None = None,
+    message_retention_days: int | Unchanged | None = UNCHANGED,
+    topics_policy: str | None = None,
+    group_settings: dict[str, GroupSettingChange] | None = None,
+    acting_user: User,
+) -> None:
+    """PATCH /streams/{stream_id}, for a channel the user may administer (access_stream_to_administer):
+    every change checked (Zulip's rules and messages), then applied; all or nothing. None (and
+    UNCHANGED for message_retention_days, where None is the organization's default) leaves a
+    setting as it is; `topics_policy` is a Stream.TopicsPolicy value."""
+    lock_streams([stream])
+    membership = Membership(acting_user)
+    content_access = has_content_access(membership, stream, is_subscribed=is_subscribed(acting_user, stream))
+    private = stream.invite_only if is_private is None else is_private
+    web_public = stream.is_web_public if is_web_public is None else is_web_public
+    if history_public_to_subscribers is not None:
+        history_public = history_public_to_subscribers
+    elif is_private is not None:
+        history_public = not is_private
+    else:
+        history_public = stream.history_public_to_subscribers
+    if (web_public and (not history_public or private)) or (not private and not history_public):
+        raise JsonableError("Invalid parameters")
+    if is_private is not None and not content_access:
+        raise JsonableError("Channel content access is required.")
+    # Making a channel private or public needs the permission to create such channels (as in Zulip).
+    if is_private is not None and not can_create_channels(membership, invite_only=is_private):
+        raise JsonableError("Insufficient permission")
+    if is_web_public:
+        raise JsonableError("Web-public channels are not enabled.")
+    if is_default_stream is not None:
+        raise JsonableError("Default channels are not supported.")
+    if message_retention_days is not UNCHANGED and not acting_user.is_owner:
+        raise OrganizationOwnerRequiredError()
+    if topics_policy is not None and not acting_user.is_admin:
+        raise JsonableError("Insufficient permission")
+    if new_name is not None:
+        new_name = check_stream_name(new_name)
+        if new_name == stream.name:
+            raise JsonableError("Channel already has that name.")
+    group_settings = group_settings or {}
+    if any(name in CONTENT_ACCESS_SETTINGS for name in group_settings) and not content_access:
+        raise JsonableError("Channel content access is required.")
+    if description is not None:
+        description = check_description(description)
+
+    do_change_stream_permission(
+        stream,
+        invite_only=private,
+        history_public_to_subscribers=history_public,
+        is_web_public=web_public,
+        acting_user=acting_user,
+    )
+    if message_retention_days is not UNCHANGED:
+        do_change_stream_message_retention_days(stream, message_retention_days, acting_user=acting_user)
+    if topics_policy is not None:
+        do_change_stream_topics_policy(stream, topics_policy, acting_user=acting_user)
+    if description is not None:
+        do_change_stream_description(stream, description, acting_user=acting_user)
+    if new_name is not None:
+        do_rename_stream(stream, new_name, acting_user=acting_user)
+    for name, change in group_settings.items():
+        do_change_stream_group_setting(stream, name, change, acting_user=acting_user)

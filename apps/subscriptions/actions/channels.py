@@ -1,0 +1,250 @@
+"""Channels: their names and descriptions (Zulip's rules), who may create them, creating, renaming,
+describing and archiving them. Each change writes its audit log entry (STREAM_CREATED,
+STREAM_NAME_CHANGED, STREAM_PROPERTY_CHANGED, STREAM_DEACTIVATED) in its transaction."""
+
+import unicodedata
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
+
+from django.conf import settings
+from django.db import IntegrityError, transaction
+
+from apps.core import ratelimit
+from apps.core.errors import InvalidArgumentError, JsonableError, RateLimitedError
+from apps.core.markdown import render_markdown
+from apps.events.publish import send_event_on_commit
+from apps.groups.actions import check_group_setting_value, normalize_group_setting_value
+from apps.groups.models import GROUP_CREATOR, SystemGroups, UserGroup
+from apps.groups.selectors import system_groups
+from apps.groups.serializers import AnonymousGroupValue, GroupSettingValue
+from apps.realms.audit import audit, changed
+from apps.realms.models import AuditLogEventType, Realm
+from apps.subscriptions.actions.access import send_stream_creation, send_stream_delete, send_stream_update
+from apps.subscriptions.models import Stream
+from apps.subscriptions.selectors import Membership, can_create_channels, get_stream_by_name, metadata_access_user_ids
+from apps.users.models import User
+
+# --- names and descriptions -----------------------------------------------------------------------
+
+
+def check_stream_name(name: str) -> str:
+    """Zulip's rules (zerver/lib/streams.py); returns the name stripped."""
+    name = name.strip()
+    if not name:
+        raise JsonableError("Channel name can't be empty.")
+    if len(name) > Stream.MAX_NAME_LENGTH:
+        raise JsonableError(f"Channel name too long (limit: {Stream.MAX_NAME_LENGTH} characters).")
+    position = unprintable_position(name)
+    if position is not None:
+        raise JsonableError(f"Invalid character in channel name, at position {position}.")
+    return name
+
+
+def unprintable_position(text: str) -> int | None:
+    """The 1-based position of the first control, surrogate or non-character, as Zulip checks."""
+    for position, char in enumerate(text, start=1):
+        code = ord(char)
+        noncharacter = 0xFDD0 <= code <= 0xFDEF or (code & 0xFFFE) == 0xFFFE
+        if unicodedata.category(char) in ("Cc", "Cs") or noncharacter:
+            return position
+    return None
+
+
+def check_description(description: str) -> str:
+    # Descriptions are one line, as in Zulip. (The API's parameters cap the length first; this
+    # guards the operator command, whose text would otherwise overflow the column.)
+    if len(description) > Stream.MAX_DESCRIPTION_LENGTH:
+        raise JsonableError(f"Channel description too long (limit: {Stream.MAX_DESCRIPTION_LENGTH} characters).")
+    return description.replace("\n", " ")
+
+
+# --- who may create channels ----------------------------------------------------------------------
+
+
+def check_channel_creation(membership: Membership, count: int, *, invite_only: bool) -> None:
+    """Whether the user may create `count` channels at once: at most RATE_LIMIT_CHANNEL_CREATION
+    (the most the rate limit could ever allow), and the organization's policy for the kind (Zulip's
+    "Insufficient permission")."""
+    limit, _ = settings.RATE_LIMIT_CHANNEL_CREATION
+    if count > limit:
+        raise InvalidArgumentError("subscriptions", f"Too many new channels in one request: {count} (limit: {limit})")
+    if not can_create_channels(membership, invite_only=invite_only):
+        raise JsonableError("Insufficient permission")
+
+
+def count_channel_creation(user: User, count: int) -> None:
+    """Count `count` new channels against the user's RATE_LIMIT_CHANNEL_CREATION (per hour); 429
+    RATE_LIMIT_HIT past it. Called after the other checks, before the channels are created: a
+    request they refuse costs nothing. Fails closed (503) when Redis is unreachable, as the
+    password-login limit does."""
+    if not settings.RATE_LIMITING_ENABLED:
+        return
+    state = ratelimit.check(f"create_channels_by_user:{user.id}", settings.RATE_LIMIT_CHANNEL_CREATION, cost=count)
+    if state.blocked:
+        raise RateLimitedError(state.retry_after)
+
+
+# --- creating -------------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class NewChannel:
+    """A channel asked for: its name and description as given, and (when subscribing) the color
+    of the subscription."""
+
+    name: str
+    description: str = ""
+    color: str | None = None
+
+
+def resolve_channel_settings(
+    realm: Realm, given: dict[str, GroupSettingValue], *, creator: User | None
+) -> dict[str, UserGroup]:
+    """The group of every setting of a new channel: the given values, else Zulip's defaults."""
+    groups = system_groups(realm.id)
+    nobody = groups[SystemGroups.NOBODY]
+    result = {}
+    for name, setting in Stream.SETTINGS.items():
+        if name in given:
+            value = normalize_group_setting_value(given[name], realm.id)
+        elif setting.default == GROUP_CREATOR:
+            value = AnonymousGroupValue((creator.id,), ()) if creator is not None else nobody.id
+        else:
+            result[name] = groups[setting.default]
+            continue
+        result[name] = check_group_setting_value(realm, name, value, setting=setting)
+    return result
+
+
+@transaction.atomic(savepoint=False)
+def create_streams(
+    realm: Realm,
+    channels: Sequence[NewChannel],
+    *,
+    invite_only: bool = False,
+    history_public_to_subscribers: bool | None = None,
+    message_retention_days: int | None = None,
+    topics_policy: str = Stream.TopicsPolicy.INHERIT,
+    group_settings: dict[str, GroupSettingValue] | None = None,
+    acting_user: User | None,
+) -> list[Stream]:
+    """Create these channels (names checked and free), `acting_user` their creator. Raises
+    "Channel '...' already exists" when another request took a name meanwhile. Sends nothing: the
+    caller announces them (send_stream_creation) once their first subscribers are in.
+
+    Audit: STREAM_CREATED for each."""
+    if history_public_to_subscribers is None:
+        history_public_to_subscribers = not invite_only
+    streams = []
+    for channel in channels:
+        # Each channel gets its own anonymous setting groups.
+        settings = resolve_channel_settings(realm, group_settings or {}, creator=acting_user)
+        try:
+            with transaction.atomic():
+                stream = Stream.objects.create(
+                    realm=realm,
+                    name=channel.name,
+                    description=channel.description,
+                    rendered_description=render_markdown(channel.description),
+                    creator=acting_user,
+                    invite_only=invite_only,
+                    history_public_to_subscribers=history_public_to_subscribers,
+                    message_retention_days=message_retention_days,
+                    topics_policy=topics_policy,
+                    **settings,
+                )
+        except IntegrityError:
+            raise JsonableError(f"Channel '{channel.name}' already exists") from None
+        audit(realm, AuditLogEventType.STREAM_CREATED, modified_stream=stream, acting_user=acting_user)
+        streams.append(stream)
+    return streams
+
+
+@transaction.atomic
+def do_create_stream(
+    realm: Realm, name: str, *, description: str = "", invite_only: bool = False, acting_user: User | None
+) -> Stream:
+    """Create one channel with no subscribers (manage.py create_stream): the name and description
+    checked, the name free. Not bound by the organization's creation policy or rate limit.
+
+    Emits: stream/create to everyone who can see it. Audit: STREAM_CREATED."""
+    name = check_stream_name(name)
+    if get_stream_by_name(realm, name) is not None:
+        raise JsonableError(f"Channel '{name}' already exists")
+    description = check_description(description)
+    [stream] = create_streams(realm, [NewChannel(name, description)], invite_only=invite_only, acting_user=acting_user)
+    send_stream_creation(realm, [stream])
+    return stream
+
+
+def lock_streams(streams: Iterable[Stream]) -> None:
+    """Lock the channels' rows, in id order (concurrent changes of the same channels run one after
+    the other and never deadlock)."""
+    ids = sorted({s.id for s in streams})
+    list(Stream.objects.select_for_update().filter(id__in=ids).order_by("id").values_list("id", flat=True))
+
+
+# --- renaming, describing, archiving --------------------------------------------------------------
+
+
+@transaction.atomic
+def do_rename_stream(stream: Stream, new_name: str, *, acting_user: User | None) -> None:
+    """Rename (the name checked). Raises "Channel '...' already exists" if another channel has it.
+
+    Emits: stream/update {name}. Audit: STREAM_NAME_CHANGED {old_value, new_value}."""
+    old_name = stream.name
+    stream.name = new_name
+    try:
+        with transaction.atomic():
+            stream.save(update_fields=["name"])
+    except IntegrityError:
+        stream.name = old_name
+        raise JsonableError(f"Channel '{new_name}' already exists") from None
+    extra_data = {"old_value": old_name, "new_value": new_name}
+    audit(
+        stream.realm_id,
+        AuditLogEventType.STREAM_NAME_CHANGED,
+        modified_stream=stream,
+        extra_data=extra_data,
+        acting_user=acting_user,
+    )
+    audience = metadata_access_user_ids(stream.realm_id, [stream])[stream.id]
+    event = {"type": "stream", "op": "update", "stream_id": stream.id, "name": old_name, "property": "name"}
+    send_event_on_commit(stream.realm_id, {**event, "value": new_name}, audience)
+
+
+@transaction.atomic
+def do_change_stream_description(stream: Stream, description: str, *, acting_user: User | None) -> None:
+    """Set the description (checked) and its rendering; the same description changes nothing.
+
+    Emits: stream/update {description, rendered_description}. Audit: STREAM_PROPERTY_CHANGED."""
+    old = stream.description
+    if description == old:
+        return
+    stream.description = description
+    stream.rendered_description = render_markdown(description)
+    stream.save(update_fields=["description", "rendered_description"])
+    audit(
+        stream.realm_id,
+        AuditLogEventType.STREAM_PROPERTY_CHANGED,
+        modified_stream=stream,
+        extra_data=changed("description", old, description),
+        acting_user=acting_user,
+    )
+    send_stream_update(stream, "description", description, rendered_description=stream.rendered_description)
+
+
+@transaction.atomic
+def do_deactivate_stream(stream: Stream, *, acting_user: User | None) -> None:
+    """Archive the channel: it keeps its subscriptions but is gone from lists and cannot be joined.
+    Raises "Channel is already deactivated" (as Zulip), before any change.
+
+    Emits: stream/delete {streams: [channel], stream_ids} to everyone who could see it.
+    Audit: STREAM_DEACTIVATED."""
+    if stream.deactivated:
+        raise JsonableError("Channel is already deactivated")
+    audience = metadata_access_user_ids(stream.realm_id, [stream])[stream.id]
+    stream.deactivated = True
+    stream.save(update_fields=["deactivated"])
+    audit(stream.realm_id, AuditLogEventType.STREAM_DEACTIVATED, modified_stream=stream, acting_user=acting_user)
+    send_stream_delete(stream, audience)

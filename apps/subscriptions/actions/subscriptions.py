@@ -1,0 +1,394 @@
+"""Subscribing and unsubscribing (with the peer events that keep everyone's subscriber lists in
+step) and a user's settings for a channel.
+
+Subscription changes lock the channels' rows first, so concurrent subscribes and unsubscribes of
+the same channel run one after the other and each sees the other's result. Zulip's SUBSCRIPTION_*
+audit log entries are not written (Parley's log records organization changes).
+"""
+
+import json
+from collections import defaultdict
+from collections.abc import Collection, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from django.db import transaction
+
+from apps.core.errors import JsonableError, OrganizationOwnerRequiredError
+from apps.events.publish import send_event_on_commit
+from apps.groups.serializers import GroupSettingValue
+from apps.realms.models import Realm
+from apps.subscriptions.actions.access import send_stream_access_changes, send_stream_creation
+from apps.subscriptions.actions.channels import (
+    NewChannel,
+    check_channel_creation,
+    check_description,
+    check_stream_name,
+    count_channel_creation,
+    create_streams,
+    lock_streams,
+)
+from apps.subscriptions.models import Stream, Subscription
+from apps.subscriptions.selectors import (
+    Membership,
+    access_stream_by_id,
+    active_subscriptions_of_users,
+    can_administer,
+    controls,
+    has_content_access,
+    metadata_access_user_ids,
+    stream_dicts,
+    streams_by_name,
+    subscribed_pairs,
+    subscribed_stream_ids,
+    subscriber_ids_by_stream,
+    subscription_rows,
+    used_colors_by_user,
+)
+from apps.subscriptions.serializers import (
+    BOOLEAN_PROPERTIES,
+    COLOR_RE,
+    STREAM_ASSIGNMENT_COLORS,
+    subscription_to_dict,
+)
+from apps.users.models import User
+
+# --- subscribing and unsubscribing ----------------------------------------------------------------
+
+
+def _pick_color(used: set[str]) -> str:
+    for color in STREAM_ASSIGNMENT_COLORS:
+        if color not in used:
+            return color
+    return STREAM_ASSIGNMENT_COLORS[len(used) % len(STREAM_ASSIGNMENT_COLORS)]
+
+
+@dataclass(frozen=True)
+class SubscriptionChange:
+    user: User
+    stream: Stream
+
+
+@transaction.atomic
+def bulk_add_subscriptions(
+    realm: Realm,
+    streams: Sequence[Stream],
+    users: Sequence[User],
+    *,
+    color_map: dict[str, str] | None = None,
+    created: Collection[Stream] = (),
+    acting_user: User | None,
+) -> tuple[list[SubscriptionChange], list[SubscriptionChange]]:
+    """Subscribe every user to every channel; returns (subscribed, already subscribed).
+
+    A fixed number of queries, however many users (a rejoin reactivates the old row, keeping its
+    settings). `created` channels are announced to everyone who can see them. Emits, in this order:
+    stream/create (new channels; existing ones to new subscribers who could not see them: private
+    channels' and guests'),
+    subscription/add to each new subscriber, subscription/peer_add to the channels' other viewers.
+    """
+    color_map = {name.lower(): color for name, color in (color_map or {}).items()}
+    lock_streams(streams)
+    user_ids = [u.id for u in users]
+    rows = subscription_rows(user_ids, [s.id for s in streams])
+    # Who could see the channels before: new subscribers who could not (of a private channel, or a
+    # guest joining a public one) are told the channel exists before they join it.
+    visible_before = metadata_access_user_ids(realm, [s for s in streams if s not in created])
+    used_colors = used_colors_by_user(user_ids)
+
+    subscribed, already, new_rows, reactivated = [], [], [], []
+    for user in users:
+        for stream in streams:
+            sub = rows.get((user.id, stream.id))
+            if sub is not None and sub.active:
+                already.append(SubscriptionChange(user, stream))
+                continue
+            subscribed.append(SubscriptionChange(user, stream))
+            if sub is not None:
+                sub.active = True
+                reactivated.append(sub)
+            else:
+                color = color_map.get(stream.name.lower()) or _pick_color(used_colors[user.id])
+                used_colors[user.id].add(color)
+                sub = Subscription(user=user, stream=stream, color=color)
+                new_rows.append(sub)
+            rows[(user.id, stream.id)] = sub
+    Subscription.objects.bulk_create(new_rows)
+    if reactivated:
+        Subscription.objects.filter(id__in=[sub.id for sub in reactivated]).update(active=True)
+    if not subscribed and not created:
+        return subscribed, already
+
+    send_stream_creation(realm, list(created))
+    newly_visible = [
+        change
+        for change in subscribed
+        if change.stream.id in visible_before and change.user.id not in visible_before[change.stream.id]
+    ]
+    for stream in {c.stream for c in newly_visible}:
+        send_stream_creation(realm, [stream], only_to=[c.user.id for c in newly_visible if c.stream == stream])
+    _send_subscription_adds(realm, streams, subscribed, rows)
+    _send_peer_events(realm, "peer_add", subscribed)
+    return subscribed, already
+
+
+def _send_subscription_adds(
+    realm: Realm, streams: Sequence[Stream], subscribed: list[SubscriptionChange], rows: dict
+) -> None:
+    """Emits: subscription/add to each new subscriber; users whose events are the same share one."""
+    subscribers = subscriber_ids_by_stream([s.id for s in streams])
+    shapes = stream_dicts(streams, subscriber_ids=subscribers)
+    per_user: dict[int, list[dict]] = defaultdict(list)
+    for change in subscribed:
+        sub = rows[(change.user.id, change.stream.id)]
+        per_user[change.user.id].append(
+            subscription_to_dict(sub, shapes[change.stream.id], subscribers=sorted(subscribers[change.stream.id]))
+        )
+    by_payload: dict[str, list[int]] = defaultdict(list)
+    for user_id, subs in per_user.items():
+        by_payload[json.dumps(subs, sort_keys=True)].append(user_id)
+    for payload, user_ids in by_payload.items():
+        send_event_on_commit(
+            realm, {"type": "subscription", "op": "add", "subscriptions": json.loads(payload)}, user_ids
+        )
+
+
+def _send_peer_events(
+    realm: Realm, op: str, changes: list[SubscriptionChange], audience: dict[int, set[int]] | None = None
+) -> None:
+    """Emits: subscription/peer_add or peer_remove {stream_ids, user_ids} to those who can see the
+    channels (`audience`, when the caller has read it already), but not to the users concerned (they
+    have their own event): one event per set of channels with the same users and the same audience."""
+    if not changes:
+        return
+    users_by_stream: dict[int, set[int]] = defaultdict(set)
+    streams = {}
+    for change in changes:
+        users_by_stream[change.stream.id].add(change.user.id)
+        streams[change.stream.id] = change.stream
+    if audience is None:
+        audience = metadata_access_user_ids(realm, list(streams.values()))
+    grouped: dict[tuple[frozenset[int], frozenset[int]], list[int]] = defaultdict(list)
+    for stream_id, user_ids in users_by_stream.items():
+        recipients = audience[stream_id] - user_ids
+        if recipients:
+            grouped[(frozenset(user_ids), frozenset(recipients))].append(stream_id)
+    for (user_ids, recipients), stream_ids in grouped.items():
+        event = {"type": "subscription", "op": op, "stream_ids": sorted(stream_ids), "user_ids": sorted(user_ids)}
+        send_event_on_commit(realm, event, recipients)
+
+
+def send_peer_events_for_activation(realm: Realm | int, users: Sequence[User], *, op: str) -> None:
+    """Subscriber lists hold active users only: a deactivated user leaves those of their channels, a
+    reactivated one comes back (Zulip's peer_remove at deactivation, peer_add at reactivation).
+    Emits: subscription/peer_remove or peer_add to those who see the channels (see _send_peer_events)."""
+    by_id = {user.id: user for user in users}
+    rows = active_subscriptions_of_users(by_id)
+    _send_peer_events(realm, op, [SubscriptionChange(by_id[row.user_id], row.stream) for row in rows])
+
+
+@transaction.atomic
+def bulk_remove_subscriptions(
+    realm: Realm, users: Sequence[User], streams: Sequence[Stream], *, acting_user: User | None
+) -> tuple[list[SubscriptionChange], list[SubscriptionChange]]:
+    """Unsubscribe every user from every channel; returns (removed, not subscribed).
+
+    The rows stay, inactive, with their settings. Emits: subscription/remove {subscriptions:
+    [{stream_id, name}]} to each user who left, then subscription/peer_remove to the channels'
+    other viewers (read before the change, so a private channel's viewers still hear of it), then
+    stream/delete to those who can no longer see a channel at all (a guest leaving a public one, a
+    member leaving a private one), as Zulip's bulk_remove_subscriptions.
+    """
+    lock_streams(streams)
+    active = subscribed_pairs([u.id for u in users], [s.id for s in streams])
+    removed, not_subscribed = [], []
+    for user in users:
+        for stream in streams:
+            target = removed if (user.id, stream.id) in active else not_subscribed
+            target.append(SubscriptionChange(user, stream))
+    if not removed:
+        return removed, not_subscribed
+    left_ids = {change.stream.id for change in removed}
+    left = [stream for stream in streams if stream.id in left_ids]
+    could_see = metadata_access_user_ids(realm, left)  # the audience as it was
+    _send_peer_events(realm, "peer_remove", removed, could_see)
+    Subscription.objects.filter(stream__in=streams, user__in=users, active=True).update(active=False)
+    by_user: dict[int, list[dict]] = defaultdict(list)
+    for change in removed:
+        by_user[change.user.id].append({"stream_id": change.stream.id, "name": change.stream.name})
+    by_payload: dict[str, list[int]] = defaultdict(list)
+    for user_id, subs in by_user.items():
+        by_payload[json.dumps(subs, sort_keys=True)].append(user_id)
+    for payload, user_ids in by_payload.items():
+        event = {"type": "subscription", "op": "remove", "subscriptions": json.loads(payload)}
+        send_event_on_commit(realm, event, user_ids)
+    send_stream_access_changes(realm, left, could_see)
+    return removed, not_subscribed
+
+
+def _names_by_user(changes: list[SubscriptionChange]) -> dict[str, list[str]]:
+    result: dict[str, list[str]] = defaultdict(list)
+    for change in changes:
+        result[str(change.user.id)].append(change.stream.name)
+    return dict(result)
+
+
+@transaction.atomic
+def check_add_subscriptions(
+    channels: Sequence[NewChannel],
+    *,
+    users: Sequence[User],
+    authorization_errors_fatal: bool = True,
+    invite_only: bool = False,
+    is_web_public: bool = False,
+    is_default_stream: bool = False,
+    history_public_to_subscribers: bool | None = None,
+    message_retention_days: int | None = None,
+    topics_policy: str = Stream.TopicsPolicy.INHERIT,
+    group_settings: dict[str, GroupSettingValue] | None = None,
+    acting_user: User,
+) -> dict[str, Any]:
+    """POST /users/me/subscriptions: subscribe `users` (access_principals) to these channels,
+    creating those that do not exist with these settings (`acting_user` their creator).
+    Everything is checked before anything changes; returns the endpoint's `subscribed`,
+    `already_subscribed` (and, unless authorization errors are fatal, `unauthorized`).
+
+    Emits: see bulk_add_subscriptions. Audit: STREAM_CREATED for each channel created."""
+    realm = acting_user.realm
+    wanted: dict[str, NewChannel] = {}
+    for channel in channels:
+        name = check_stream_name(channel.name)
+        wanted.setdefault(name.lower(), NewChannel(name, channel.description, channel.color))
+    if is_web_public:
+        raise JsonableError("Web-public channels are not enabled.")
+    if topics_policy != Stream.TopicsPolicy.INHERIT and not acting_user.is_admin:
+        raise JsonableError("Insufficient permission")
+    # A public channel's history is public to its subscribers whatever was asked (as in Zulip).
+    history_public = history_public_to_subscribers if invite_only else True
+    if is_default_stream:
+        raise JsonableError("Default channels are not supported.")
+
+    existing = streams_by_name(realm, [channel.name for channel in wanted.values()])
+    membership = Membership(acting_user)
+    subscribed_to = set(subscribed_stream_ids(acting_user, existing.values()))
+    authorized, unauthorized = [], []
+    for stream in existing.values():
+        allowed = not stream.deactivated and has_content_access(
+            membership, stream, is_subscribed=stream.id in subscribed_to
+        )
+        (authorized if allowed else unauthorized).append(stream)
+    if unauthorized and authorization_errors_fatal:
+        raise JsonableError(f"Unable to access channel ({unauthorized[0].name}).")
+
+    missing = [
+        NewChannel(channel.name, check_description(channel.description))
+        for key, channel in wanted.items()
+        if key not in existing
+    ]
+    if missing:
+        check_channel_creation(membership, len(missing), invite_only=invite_only)
+    if message_retention_days is not None and not acting_user.is_owner and missing:
+        raise OrganizationOwnerRequiredError()  # a setting of the channels being created
+    if missing:
+        count_channel_creation(acting_user, len(missing))
+    created = create_streams(
+        realm,
+        missing,
+        invite_only=invite_only,
+        history_public_to_subscribers=history_public,
+        message_retention_days=message_retention_days,
+        topics_policy=topics_policy,
+        group_settings=group_settings,
+        acting_user=acting_user,
+    )
+    streams = [*authorized, *created]
+    colors = {channel.name: channel.color for channel in wanted.values() if channel.color is not None}
+    subscribed, already = bulk_add_subscriptions(
+        realm, streams, users, color_map=colors, created=created, acting_user=acting_user
+    )
+    result: dict[str, Any] = {"subscribed": _names_by_user(subscribed), "already_subscribed": _names_by_user(already)}
+    if not authorization_errors_fatal:
+        result["unauthorized"] = [stream.name for stream in unauthorized]
+    return result
+
+
+@transaction.atomic
+def check_remove_subscriptions(
+    streams: Sequence[Stream], *, users: Sequence[User], acting_user: User
+) -> dict[str, list[str]]:
+    """DELETE /users/me/subscriptions, for channels the user can see (access_streams_by_names).
+    A user may always unsubscribe themself and their bots; others only as an administrator, a
+    member of the channel's can_administer_channel_group or of its can_remove_subscribers_group
+    ("Insufficient permission"). Returns the endpoint's `removed` and `not_removed`.
+
+    Emits: see bulk_remove_subscriptions."""
+    if any(not controls(acting_user, target) for target in users):
+        membership = Membership(acting_user)
+        for stream in streams:
+            if not (can_administer(membership, stream) or membership.holds(stream, "can_remove_subscribers_group")):
+                raise JsonableError("Insufficient permission")
+    removed, not_subscribed = bulk_remove_subscriptions(acting_user.realm, users, streams, acting_user=acting_user)
+    return {
+        "removed": [change.stream.name for change in removed],
+        "not_removed": [change.stream.name for change in not_subscribed],
+    }
+
+
+# --- the user's settings for a channel ------------------------------------------------------------
+
+
+@transaction.atomic(savepoint=False)
+def do_change_subscription_property(sub: Subscription, prop: str, value: bool | str, *, acting_user: User) -> None:
+    """Set one of the user's settings for the channel (validated by the caller; the user acts).
+
+    Emits: subscription/update {stream_id, property, value} to the user; for is_muted and its
+    legacy inverse in_home_view, two events: in_home_view first, then is_muted.
+    """
+    if prop in ("is_muted", "in_home_view"):
+        muted = value if prop == "is_muted" else not value
+        sub.is_muted = muted
+        sub.save(update_fields=["is_muted"])
+        updates = [("in_home_view", not muted), ("is_muted", muted)]
+    else:
+        setattr(sub, prop, value)
+        sub.save(update_fields=[prop])
+        updates = [(prop, value)]
+    for name, new_value in updates:
+        event = {
+            "type": "subscription",
+            "op": "update",
+            "stream_id": sub.stream_id,
+            "property": name,
+            "value": new_value,
+        }
+        send_event_on_commit(acting_user.realm_id, event, [sub.user_id])
+
+
+@transaction.atomic
+def check_change_subscription_properties(changes: Sequence[tuple[int, str, bool | str]], *, acting_user: User) -> None:
+    """PATCH /users/me/subscriptions/{stream_id} and POST /users/me/subscriptions/properties: the
+    acting user's settings (channel id, property, value), each checked (its value, then the
+    channel: one the user can read and is subscribed to), then all applied; all or nothing.
+
+    Plain values, not a parameter class: only parse_params builds those, turning what they refuse
+    into a 400 (a class built here would raise pydantic's ValidationError, a 500).
+
+    Emits: see do_change_subscription_property, for each change in order."""
+    checked = []
+    for stream_id, name, value in changes:
+        if name == "color":
+            if not isinstance(value, str):
+                raise JsonableError("color is not a string")
+            if not COLOR_RE.fullmatch(value):  # check_color's error is for parameter validators only
+                raise JsonableError("color is not a valid hex color code")
+        elif name in BOOLEAN_PROPERTIES:
+            if not isinstance(value, bool):
+                raise JsonableError(f"{name} is not a boolean")
+        else:
+            raise JsonableError(f"Unknown subscription property: {name}")
+        _, sub = access_stream_by_id(acting_user, stream_id)
+        if sub is None:
+            raise JsonableError(f"Not subscribed to channel ID {stream_id}")
+        checked.append((sub, name, value))
+    for sub, name, value in checked:
+        do_change_subscription_property(sub, name, value, acting_user=acting_user)
