@@ -25,7 +25,7 @@ from apps.core.errors import (
 )
 from apps.core.markdown import render_markdown
 from apps.events.publish import send_event_on_commit
-from apps.groups.actions import (
+from apps.groups.actions.settings import (
     check_group_setting_change,
     check_group_setting_value,
     delete_unused_setting_group,
