@@ -3,6 +3,7 @@ from contextlib import contextmanager
 
 import pytest
 from django.conf import settings
+from django.db import connection
 from django.test import Client
 
 from apps.core import ratelimit
@@ -197,6 +198,7 @@ def capture_events(settings, django_capture_on_commit_callbacks):
 
     @contextmanager
     def capture(*users, **register_params) -> Iterator[dict[int, list[dict]]]:
+        _number_pending_events()
         queue_ids = {
             user.id: assert_success(api_for(user).post("/register", register_params))["queue_id"] for user in users
         }
@@ -210,6 +212,16 @@ def capture_events(settings, django_capture_on_commit_callbacks):
             received[user.id] = [{k: v for k, v in e.items() if k != "id"} for e in _flatten(events)]
 
     return capture
+
+
+def _number_pending_events() -> None:
+    """Number the events the test caused so far, as their commit would have: on PostgreSQL an event
+    is numbered when its transaction commits (a deferred trigger), and a test's never does. Queues
+    registered next then start after them, as they would after a real commit (SQLite numbers
+    events when they are written)."""
+    if connection.vendor == "postgresql":
+        with connection.cursor() as cursor:
+            cursor.execute("SET CONSTRAINTS events_outbox_commit_seq IMMEDIATE")
 
 
 def _flatten(events: list) -> list[dict]:

@@ -79,8 +79,8 @@ class ApiViewSet(ApiViewMixin, ViewSet):
 
     The standard actions (`list`, `partial_update`, `destroy`, ...) take the router's paths; the
     others are `@action`s with Zulip's `url_path` (`"create"`, `"members/<id:user_id>"`). A method a
-    path's actions lack is a 405 listing those it has (`allowed_methods`); HEAD follows GET.
-    Per-action role gates go in `@action(permission_classes=...)` or `method_permission_classes`.
+    path's actions lack is a 405 listing those it has (`allowed_methods`); HEAD follows GET. Role
+    gates are `permission_classes` and `method_permission_classes`, as for ApiView.
     """
 
 
