@@ -2,10 +2,12 @@
 
 import base64
 import json
+from collections.abc import Callable
 from typing import Any
 from urllib.parse import urlencode
 
 from django.test import Client
+from django.views import View
 
 from apps.users.models import User
 
@@ -92,3 +94,12 @@ def assert_error(response, status: int, code: str, msg: str | None = None) -> di
     if msg is not None:
         assert body["msg"] == msg, body
     return body
+
+
+def handlers_of(view: Callable) -> dict[str, Callable]:
+    """{method: handler} of a URL pattern's view: the methods its class defines (not Django's
+    OPTIONS), or the actions a router gave a ViewSet (not the HEAD it adds for GET)."""
+    if hasattr(view, "actions"):
+        return {method: getattr(view.cls, name) for method, name in view.actions.items() if method != "head"}
+    cls = view.view_class
+    return {m: getattr(cls, m) for m in View.http_method_names if getattr(cls, m, None) not in (None, View.options)}

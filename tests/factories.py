@@ -9,7 +9,8 @@ themselves (their rules are many); their events leave only if the test's transac
 import factory
 from django.db import connection
 
-from apps.groups.actions import check_add_user_group, do_create_system_groups
+from apps.groups.actions.groups import check_add_user_group
+from apps.groups.actions.system_groups import do_create_system_groups
 from apps.groups.models import SystemGroups, UserGroup, UserGroupMembership
 from apps.groups.selectors import system_groups
 from apps.realms.models import EmailVisibility, Realm
@@ -32,7 +33,7 @@ class RealmFactory(factory.django.DjangoModelFactory):
     @factory.post_generation
     def system_groups(self, create, extracted, **kwargs):
         if create and not UserGroup.objects.filter(realm=self, is_system_group=True).exists():
-            do_create_system_groups(self)
+            do_create_system_groups(self, acting_user=None)
 
 
 class UserFactory(factory.django.DjangoModelFactory):

@@ -1,4 +1,5 @@
-"""The base class of every /api/v1 view, and Django's error handlers in our envelope."""
+"""The base classes of every /api/v1 view (ApiView, and ApiViewSet on an ApiRouter), and Django's
+error handlers in our envelope."""
 
 import sys
 from collections.abc import Callable
@@ -7,7 +8,9 @@ from typing import Any
 from django.http import HttpRequest, HttpResponse
 from rest_framework import exceptions
 from rest_framework.request import Request
+from rest_framework.routers import SimpleRouter
 from rest_framework.views import APIView
+from rest_framework.viewsets import ViewSet
 
 from apps.core.api import add_rate_limit_headers
 from apps.core.auth import realm_for_request
@@ -23,15 +26,15 @@ from apps.core.errors import (
 from apps.core.notes import request_notes
 
 
-class ApiView(APIView):
-    """One view class per URL, one handler per HTTP method.
+class ApiViewMixin:
+    """What every /api/v1 view does around its handler; ApiView and ApiViewSet are made of it.
 
     Before a handler runs, in Zulip's order: the organization is resolved from the host, REST
     framework's authentication classes say who asks (settings: HTTP Basic with an API key), the
     throttles count the request (by user, or by address when nobody authenticated, failed
     attempts included), then the permission classes check the role (`permission_classes`; an
     endpoint without authentication sets both to `[]`). Every error raised on the way is rendered
-    by apps.core.errors.drf_exception_handler.
+    by apps.core.errors.drf_exception_handler; every answer carries the rate-limit headers.
     """
 
     # OPTIONS would answer with REST framework's metadata, which no Zulip client expects.
@@ -65,6 +68,28 @@ class ApiView(APIView):
     def finalize_response(self, request: Request, response: HttpResponse, *args: Any, **kwargs: Any) -> HttpResponse:
         response = super().finalize_response(request, response, *args, **kwargs)
         return add_rate_limit_headers(request_notes(request), response)
+
+
+class ApiView(ApiViewMixin, APIView):
+    """One view class per URL, one handler per HTTP method: the one-off endpoints."""
+
+
+class ApiViewSet(ApiViewMixin, ViewSet):
+    """A collection of one resource (user groups, ...): its actions, registered on an ApiRouter.
+
+    The standard actions (`list`, `partial_update`, `destroy`, ...) take the router's paths; the
+    others are `@action`s with Zulip's `url_path` (`"create"`, `"members/<id:user_id>"`). A method a
+    path's actions lack is a 405 listing those it has (`allowed_methods`); HEAD follows GET. Role
+    gates are `permission_classes` and `method_permission_classes`, as for ApiView.
+    """
+
+
+class ApiRouter(SimpleRouter):
+    """Zulip's paths for ViewSets: no trailing slash, and the lookup a `path()` converter (a ViewSet
+    sets `lookup_url_kwarg` and `lookup_value_converter = "id"`: digits only, apps.core.converters)."""
+
+    def __init__(self) -> None:
+        super().__init__(trailing_slash=False, use_regex_path=False)
 
 
 # Django's error handlers. `render` turns the error into a response: Zulip's envelope here; the

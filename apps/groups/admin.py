@@ -1,4 +1,5 @@
-"""Admin pages for user groups; every change goes through apps.groups.actions.
+"""Admin pages for user groups; every change goes through apps.groups.actions (its audit entries
+record the staff user as the acting user).
 
 Groups are created through the API (they need a creator of their organization) and deactivated,
 never deleted. System groups follow roles: they are shown read-only.
@@ -9,9 +10,23 @@ from django.contrib import admin, messages
 from django.db.models import Count, Q
 
 from apps.core.errors import JsonableError
-from apps.groups import actions
+from apps.groups.actions.groups import (
+    check_user_group_name,
+    check_user_group_name_available,
+    do_deactivate_user_group,
+    do_reactivate_user_group,
+    do_update_user_group_description,
+    do_update_user_group_name,
+)
+from apps.groups.actions.members import (
+    do_add_user_group_members,
+    do_add_user_group_subgroups,
+    do_remove_user_group_members,
+    do_remove_user_group_subgroups,
+)
+from apps.groups.actions.settings import do_change_realm_permission_group_setting
 from apps.groups.models import REALM_SETTINGS, GroupGroupMembership, UserGroup, UserGroupMembership
-from apps.groups.selectors import recursive_subgroup_ids
+from apps.groups.selectors import access_group_setting_value, deactivation_objections, recursive_subgroup_ids
 from apps.realms.admin import EDITABLE, RealmAdmin, RealmForm
 from apps.realms.models import Realm
 from apps.users.models import User
@@ -71,10 +86,13 @@ class UserGroupForm(forms.ModelForm):
         fields = ("name", "description")
 
     def clean_name(self):
+        """Zulip's rules for names, and a name no other group of the organization has."""
         try:
-            return actions.check_user_group_name(self.cleaned_data["name"])
+            name = check_user_group_name(self.cleaned_data["name"])
+            check_user_group_name_available(self.instance.realm, name, exclude=self.instance)
         except JsonableError as exc:
             raise forms.ValidationError(exc.msg) from None
+        return name
 
 
 @admin.register(UserGroup)
@@ -112,9 +130,9 @@ class UserGroupAdmin(admin.ModelAdmin):
     def save_model(self, request, obj: UserGroup, form, change: bool) -> None:
         group = UserGroup.objects.select_related("realm").get(id=obj.id)
         if "name" in form.changed_data:
-            actions.do_update_user_group_name(group, form.cleaned_data["name"], acting_user=request.user)
+            do_update_user_group_name(group, form.cleaned_data["name"], acting_user=request.user)
         if "description" in form.changed_data:
-            actions.do_update_user_group_description(group, form.cleaned_data["description"], acting_user=request.user)
+            do_update_user_group_description(group, form.cleaned_data["description"], acting_user=request.user)
 
     def save_formset(self, request, form, formset, change: bool) -> None:
         """The inline rows' additions, changes and deletions become the actions' additions and
@@ -134,14 +152,14 @@ class UserGroupAdmin(admin.ModelAdmin):
         removed = sorted(set(links.values()) - final, key=lambda item: item.id)
         if field == "user":
             if added:
-                actions.do_add_user_group_members(group, added, acting_user=request.user)
+                do_add_user_group_members(group, added, acting_user=request.user)
             if removed:
-                actions.do_remove_user_group_members(group, removed, acting_user=request.user)
+                do_remove_user_group_members(group, removed, acting_user=request.user)
         else:
             if added:
-                actions.do_add_user_group_subgroups(group, added, acting_user=request.user)
+                do_add_user_group_subgroups(group, added, acting_user=request.user)
             if removed:
-                actions.do_remove_user_group_subgroups(group, removed, acting_user=request.user)
+                do_remove_user_group_subgroups(group, removed, acting_user=request.user)
         # What the admin's change message reads after a formset's save().
         formset.new_objects, formset.changed_objects, formset.deleted_objects = [], [], []
 
@@ -149,10 +167,10 @@ class UserGroupAdmin(admin.ModelAdmin):
     def deactivate(self, request, queryset):
         done, refused = 0, []
         for group in queryset.filter(deactivated=False, is_system_group=False):
-            if actions.deactivation_objections(group):
+            if deactivation_objections(group):
                 refused.append(group.name)
                 continue
-            actions.do_deactivate_user_group(group, acting_user=request.user)
+            do_deactivate_user_group(group, acting_user=request.user)
             done += 1
         self.message_user(request, f"Deactivated {done} group(s).", messages.SUCCESS)
         if refused:
@@ -162,7 +180,7 @@ class UserGroupAdmin(admin.ModelAdmin):
     def reactivate(self, request, queryset):
         groups = list(queryset.filter(deactivated=True))
         for group in groups:
-            actions.do_reactivate_user_group(group, acting_user=request.user)
+            do_reactivate_user_group(group, acting_user=request.user)
         self.message_user(request, f"Reactivated {len(groups)} group(s).", messages.SUCCESS)
 
 
@@ -188,7 +206,7 @@ class RealmWithGroupSettingsForm(RealmForm):
             if group is None:
                 continue
             try:
-                actions.check_group_setting_value(self.instance, name, group.id, setting=setting)
+                access_group_setting_value(self.instance, name, group.id, setting=setting)
             except JsonableError as exc:
                 self.add_error(name, exc.msg)
         return cleaned
@@ -204,7 +222,7 @@ class RealmWithGroupSettingsAdmin(RealmAdmin):
         for name in REALM_SETTINGS:
             if name in form.changed_data:
                 group = form.cleaned_data[name]
-                actions.do_change_realm_permission_group_setting(realm, name, group.id, acting_user=request.user)
+                do_change_realm_permission_group_setting(realm, name, group.id, acting_user=request.user)
 
 
 admin.site.unregister(Realm)

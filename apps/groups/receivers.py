@@ -1,8 +1,12 @@
-"""What the groups app does when the apps below it change (registered in GroupsConfig.ready)."""
+"""What the groups app does when the apps below it change (registered in GroupsConfig.ready).
+
+The hooks of apps.realms and apps.users do not say who made the change: the audit entries written
+here (system groups created, memberships a role brings) have no acting user.
+"""
 
 from collections.abc import Callable, Sequence
 
-from apps.groups.actions import (
+from apps.groups.actions.system_groups import (
     do_add_user_to_system_groups,
     do_create_system_groups,
     do_update_system_groups_for_role,
@@ -17,16 +21,20 @@ from apps.users.models import User
 
 @realm_created.register
 def create_system_groups(realm: Realm) -> None:
-    do_create_system_groups(realm)
+    do_create_system_groups(realm, acting_user=None)
 
 
-user_created.register(do_add_user_to_system_groups)
+@user_created.register
+def join_system_groups(user: User) -> None:
+    do_add_user_to_system_groups(user, acting_user=None)
+
+
 user_reactivated.register(send_membership_events_for_reactivation)
 
 
 @user_role_changing.register
 def move_between_system_groups(user: User, old_role: int, new_role: int) -> Callable[[], None]:
-    return lambda: do_update_system_groups_for_role(user, old_role, new_role)
+    return lambda: do_update_system_groups_for_role(user, old_role, new_role, acting_user=None)
 
 
 @users_deactivated.register

@@ -6,8 +6,8 @@ SQLite both run. `UNION` (not `UNION ALL`) makes each walk stop at groups alread
 read ignores deactivated users: their memberships are kept for a reactivation.
 
 For channels and other apps whose permissions are group settings (a ForeignKey to UserGroup with
-a GroupSetting describing it; values are checked and stored with the actions'
-`check_group_setting_value` and `check_group_setting_change`):
+a GroupSetting describing it; values are checked with `access_group_setting_value` and stored
+with apps.groups.actions.settings' `check_group_setting_value` and `check_group_setting_change`):
 
 - `recursive_membership_group_ids(user)`: every group the user is in, once per request; then any
   number of settings are checked with `user_has_permission(user, group_id, setting, ids)`.
@@ -20,12 +20,22 @@ a GroupSetting describing it; values are checked and stored with the actions'
 
 from collections import defaultdict
 from collections.abc import Collection, Iterable
+from dataclasses import dataclass
+from typing import Any
 
 from django.db import connection
 
 from apps.core.errors import JsonableError
-from apps.groups.models import GroupGroupMembership, GroupSetting, UserGroup, UserGroupMembership
-from apps.groups.serializers import user_group_to_dict
+from apps.groups.hooks import group_deactivation_objections
+from apps.groups.models import (
+    REALM_SETTINGS,
+    GroupGroupMembership,
+    GroupSetting,
+    SystemGroups,
+    UserGroup,
+    UserGroupMembership,
+)
+from apps.groups.serializers import AnonymousGroupValue, GroupSettingValue, user_group_to_dict
 from apps.realms.models import Realm
 from apps.users.models import User
 
@@ -49,6 +59,21 @@ def get_system_group(realm_id: int, name: str) -> UserGroup:
 
 def named_groups(realm: Realm):
     return UserGroup.objects.filter(realm=realm, name__isnull=False)
+
+
+def is_group_name_taken(realm: Realm, name: str, *, exclude: UserGroup | None = None) -> bool:
+    """Whether another named group of the organization has `name`, whatever its case."""
+    existing = named_groups(realm).filter(name__iexact=name)
+    if exclude is not None:
+        existing = existing.exclude(id=exclude.id)
+    return existing.exists()
+
+
+def lock_realm(realm_id: int) -> None:
+    """Lock the organization's row until the transaction ends: its subgroup changes are serialized
+    (two concurrent changes that are each acyclic could otherwise close a cycle together), and
+    nothing starts using a group while its deactivation looks for what uses it."""
+    Realm.objects.select_for_update().filter(id=realm_id).first()
 
 
 def get_user_group_in_realm(
@@ -92,6 +117,35 @@ def access_subgroups_by_ids(realm: Realm, group_ids: Iterable[int]) -> list[User
         if found[group_id].deactivated:
             raise JsonableError("User group is deactivated.")
     return [found[group_id] for group_id in group_ids]
+
+
+@dataclass(frozen=True)
+class AnonymousGroupMembers:
+    """The anonymous group a setting is to have: its direct members and subgroups, checked."""
+
+    members: list[User]
+    subgroups: list[UserGroup]
+
+
+def access_group_setting_value(
+    realm: Realm, setting_name: str, value: GroupSettingValue, *, setting: GroupSetting
+) -> UserGroup | AnonymousGroupMembers:
+    """What a (normalized) setting value names, if `setting` allows it: an active named group of
+    the organization, or the members and subgroups of an anonymous group to be. Raises Zulip's
+    errors ("Invalid user group", "'x' setting cannot be set to 'role:y' group.", "Invalid user
+    ID: N", ...)."""
+    if isinstance(value, AnonymousGroupValue):
+        members = access_users_by_ids(realm, value.direct_members)
+        return AnonymousGroupMembers(members, access_subgroups_by_ids(realm, value.direct_subgroups))
+    group = get_user_group_in_realm(realm, value)
+    refused = {
+        SystemGroups.EVERYONE_ON_INTERNET: not setting.allow_internet_group,
+        SystemGroups.NOBODY: not setting.allow_nobody_group,
+        SystemGroups.EVERYONE: not setting.allow_everyone_group,
+    }
+    if group.is_system_group and refused.get(group.name):
+        raise JsonableError(f"'{setting_name}' setting cannot be set to '{group.name}' group.")
+    return group
 
 
 def access_user_group_to_read(user: User, group_id: int) -> UserGroup:
@@ -236,6 +290,50 @@ def subgroup_ids(group_id: int, *, direct_subgroup_only: bool = False) -> list[i
         direct = GroupGroupMembership.objects.filter(supergroup_id=group_id).values_list("subgroup_id", flat=True)
         return sorted(direct)
     return sorted(recursive_subgroup_ids([group_id]) - {group_id})
+
+
+def direct_member_ids_among(group: UserGroup, users: Iterable[User]) -> set[int]:
+    """Which of `users` are direct members of the group (deactivated users included)."""
+    return set(UserGroupMembership.objects.filter(user_group=group, user__in=users).values_list("user_id", flat=True))
+
+
+def direct_groups_of(user: User) -> list[UserGroup]:
+    """The groups, named and anonymous, the user is a direct member of, by id."""
+    return list(UserGroup.objects.filter(memberships__user=user).order_by("id"))
+
+
+def anonymous_group_ids_of(user: User) -> list[int]:
+    """The anonymous groups (setting values) that list the user directly."""
+    return list(UserGroup.objects.filter(memberships__user=user, name__isnull=True).values_list("id", flat=True))
+
+
+def groups_with_setting_in(realm: Realm, setting_name: str, group_ids: Collection[int]) -> list[UserGroup]:
+    """The named groups whose setting `setting_name` is one of `group_ids`, by id."""
+    return list(named_groups(realm).filter(**{f"{setting_name}_id__in": group_ids}).order_by("id"))
+
+
+def deactivation_objections(group: UserGroup) -> list[dict[str, Any]]:
+    """What still uses the group: active supergroups, and settings of active groups, of what the
+    group_deactivation_objections hooks report (active channels) and of the organization whose
+    value is the group or an anonymous group containing it. Zulip's `objections` list."""
+    objections: list[dict[str, Any]] = []
+    supergroups = named_groups(group.realm).filter(subgroup_links__subgroup=group, deactivated=False)
+    supergroup_ids = sorted(supergroups.values_list("id", flat=True))
+    if supergroup_ids:
+        objections.append({"type": "subgroup", "supergroup_ids": supergroup_ids})
+    anonymous = UserGroup.objects.filter(name__isnull=True, subgroup_links__subgroup=group).values_list("id", flat=True)
+    users_of_group = {group.id, *anonymous}
+    for other in named_groups(group.realm).filter(deactivated=False).order_by("id"):
+        settings = [name for name in UserGroup.SETTINGS if getattr(other, f"{name}_id") in users_of_group]
+        if settings:
+            objections.append({"type": "user_group", "group_id": other.id, "settings": settings})
+    for objections_of_app in group_deactivation_objections.call(group, users_of_group):
+        objections.extend(objections_of_app)
+    realm_values = Realm.objects.filter(id=group.realm_id).values(*(f"{name}_id" for name in REALM_SETTINGS)).get()
+    settings = [name for name in REALM_SETTINGS if realm_values[f"{name}_id"] in users_of_group]
+    if settings:
+        objections.append({"type": "realm", "settings": settings})
+    return objections
 
 
 def active_user_ids(realm_id: int) -> list[int]:

@@ -1,12 +1,15 @@
-"""User groups (/api/v1/user_groups...): for every non-guest user, bots included (Zulip 496)."""
+"""User groups (/api/v1/user_groups...): one ViewSet with Zulip's paths, for every non-guest user,
+bots included (Zulip 496)."""
 
+from rest_framework.decorators import action
 from rest_framework.request import Request
 
 from apps.core.params import parse_params
 from apps.core.permissions import IsAuthenticatedUser, IsNotGuest
 from apps.core.responses import json_success
-from apps.core.views import ApiView
-from apps.groups import actions
+from apps.core.views import ApiViewSet
+from apps.groups.actions.groups import check_add_user_group, check_deactivate_user_group, check_update_user_group
+from apps.groups.actions.members import check_update_user_group_members, check_update_user_group_subgroups
 from apps.groups.selectors import (
     access_user_group_to_read,
     group_member_ids,
@@ -26,40 +29,40 @@ from apps.groups.serializers import (
 from apps.users.selectors import access_user_by_id
 
 
-class GroupApiView(ApiView):
-    """Guests are refused before anything else is looked at, as in Zulip."""
+class UserGroupViewSet(ApiViewSet):
+    """GET /user_groups, POST /user_groups/create, PATCH and DELETE /user_groups/{id}, POST
+    /user_groups/{id}/deactivate, GET and POST /user_groups/{id}/members and /subgroups, GET
+    /user_groups/{id}/members/{user_id}. Guests are refused before anything else is looked at, as
+    in Zulip."""
 
     permission_classes = [IsAuthenticatedUser, IsNotGuest]
+    lookup_url_kwarg = "user_group_id"
+    lookup_value_converter = "id"
 
-
-class UserGroupsView(GroupApiView):
-    def get(self, request: Request):
+    def list(self, request: Request):
         params = parse_params(GetUserGroupsParams, request)
         groups = user_groups_in_realm_serialized(
             request.user.realm, include_deactivated=params.include_deactivated_groups
         )
         return json_success(request, {"user_groups": groups})
 
-
-class CreateUserGroupView(GroupApiView):
-    def post(self, request: Request):
+    @action(detail=False, methods=["post"], url_path="create")
+    def create_group(self, request: Request):
         params = parse_params(CreateUserGroupParams, request)
-        group = actions.check_add_user_group(
+        group = check_add_user_group(
             request.user.realm,
-            params.name,
-            params.members,
-            params.description,
+            name=params.name,
+            member_ids=params.members,
+            description=params.description,
             settings=params.settings(),
             subgroup_ids=params.subgroups or (),
             acting_user=request.user,
         )
         return json_success(request, {"group_id": group.id})
 
-
-class UserGroupView(GroupApiView):
-    def patch(self, request: Request, user_group_id: int):
+    def partial_update(self, request: Request, user_group_id: int):
         params = parse_params(UpdateUserGroupParams, request)
-        actions.check_update_user_group(
+        check_update_user_group(
             user_group_id,
             name=params.name,
             description=params.description,
@@ -69,28 +72,27 @@ class UserGroupView(GroupApiView):
         )
         return json_success(request)
 
-    def delete(self, request: Request, user_group_id: int):
+    def destroy(self, request: Request, user_group_id: int):
         # The official client's remove_user_group(); Zulip replaced deletion with deactivation.
-        return DeactivateUserGroupView.post(self, request, user_group_id)
+        return self.deactivate(request, user_group_id)
 
-
-class DeactivateUserGroupView(GroupApiView):
-    def post(self, request: Request, user_group_id: int):
-        actions.check_deactivate_user_group(user_group_id, acting_user=request.user)
+    @action(detail=True, methods=["post"])
+    def deactivate(self, request: Request, user_group_id: int):
+        check_deactivate_user_group(user_group_id, acting_user=request.user)
         return json_success(request)
 
-
-class UserGroupMembersView(GroupApiView):
-    def get(self, request: Request, user_group_id: int):
+    @action(detail=True, methods=["get"])
+    def members(self, request: Request, user_group_id: int):
         params = parse_params(GetMembersParams, request)
         group = access_user_group_to_read(request.user, user_group_id)
         return json_success(
             request, {"members": group_member_ids(group.id, direct_member_only=params.direct_member_only)}
         )
 
-    def post(self, request: Request, user_group_id: int):
+    @members.mapping.post
+    def update_members(self, request: Request, user_group_id: int):
         params = parse_params(UpdateMembersParams, request)
-        actions.check_update_user_group_members(
+        check_update_user_group_members(
             user_group_id,
             add=params.add,
             delete=params.delete,
@@ -100,26 +102,23 @@ class UserGroupMembersView(GroupApiView):
         )
         return json_success(request)
 
-
-class UserGroupMemberView(GroupApiView):
-    def get(self, request: Request, user_group_id: int, user_id: int):
+    @action(detail=True, methods=["get"], url_path="members/<id:user_id>")
+    def member(self, request: Request, user_group_id: int, user_id: int):
         params = parse_params(GetMembersParams, request)
         group = access_user_group_to_read(request.user, user_group_id)
         target = access_user_by_id(request.user, user_id)
         member = is_user_in_group(group.id, target, direct_member_only=params.direct_member_only)
         return json_success(request, {"is_user_group_member": member})
 
-
-class UserGroupSubgroupsView(GroupApiView):
-    def get(self, request: Request, user_group_id: int):
+    @action(detail=True, methods=["get"])
+    def subgroups(self, request: Request, user_group_id: int):
         params = parse_params(GetSubgroupsParams, request)
         group = access_user_group_to_read(request.user, user_group_id)
         ids = subgroup_ids(group.id, direct_subgroup_only=params.direct_subgroup_only)
         return json_success(request, {"subgroups": ids})
 
-    def post(self, request: Request, user_group_id: int):
+    @subgroups.mapping.post
+    def update_subgroups(self, request: Request, user_group_id: int):
         params = parse_params(UpdateSubgroupsParams, request)
-        actions.check_update_user_group_subgroups(
-            user_group_id, add=params.add, delete=params.delete, acting_user=request.user
-        )
+        check_update_user_group_subgroups(user_group_id, add=params.add, delete=params.delete, acting_user=request.user)
         return json_success(request)

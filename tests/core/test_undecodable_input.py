@@ -15,11 +15,10 @@ from dataclasses import dataclass
 import pytest
 from django.urls import URLPattern, URLResolver, get_resolver
 from django.urls.resolvers import RegexPattern, RoutePattern
-from django.views import View
 
 from apps.directory.urls import is_directory_path
 from apps.messages.models import Message
-from tests.api import ApiClient, assert_success
+from tests.api import ApiClient, assert_success, handlers_of
 
 # As they travel in a URL: NUL, a surrogate encoded as if it were UTF-8, a byte that starts no UTF-8
 # character, and digits that are not ASCII (Arabic-Indic one, two).
@@ -50,11 +49,7 @@ def _routes(resolver: URLResolver, prefix: str = "", converters: dict | None = N
                 yield from _routes(pattern, prefix + text, {**(converters or {}), **kinds})
             continue
         assert isinstance(pattern, URLPattern)
-        view_class = getattr(pattern.callback, "view_class", None)
-        # The methods the view answers itself (not Django's default OPTIONS).
-        methods = tuple(
-            m.upper() for m in view_class.http_method_names if getattr(view_class, m, None) not in (None, View.options)
-        )
+        methods = tuple(m.upper() for m in handlers_of(pattern.callback))
         yield Route("/" + prefix + text, names, methods, {**(converters or {}), **kinds})
 
 

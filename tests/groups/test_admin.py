@@ -91,6 +91,22 @@ def test_cycles_and_bad_names_are_refused(staff, team, owner, make_group):
     assert "User group name cannot start with" in response.content.decode()
 
 
+def test_a_name_another_group_has_is_refused_on_the_form(staff, team, owner, make_group, foreign_user):
+    make_group(owner, "other")
+    make_group(foreign_user, "theirs")  # another organization's names do not count
+    data = inline_data(team)
+    data["name"] = "OTHER"
+    response = staff.post(f"/admin/groups/usergroup/{team.id}/change/", data)
+    assert response.status_code == 200
+    assert "User group &#x27;OTHER&#x27; already exists." in response.content.decode()
+    team.refresh_from_db()
+    assert team.name == "team"
+    data["name"] = "Theirs"
+    assert staff.post(f"/admin/groups/usergroup/{team.id}/change/", data).status_code == 302
+    team.refresh_from_db()
+    assert team.name == "Theirs"
+
+
 def test_deactivate_and_reactivate_actions(staff, team, owner, make_group):
     used = make_group(owner, "used")
     make_group(owner, "user", subgroup_ids=[used.id])

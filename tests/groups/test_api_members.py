@@ -5,7 +5,7 @@ import json
 
 import pytest
 
-from apps.groups.actions import check_deactivate_user_group
+from apps.groups.actions.groups import check_deactivate_user_group
 from apps.groups.selectors import group_member_ids, subgroup_ids
 from apps.groups.serializers import AnonymousGroupValue
 from apps.users.actions.activation import do_deactivate_user

@@ -2,7 +2,7 @@
 
 import pytest
 
-from apps.groups.actions import check_deactivate_user_group
+from apps.groups.actions.groups import check_deactivate_user_group
 from apps.groups.models import UserGroup
 from apps.groups.serializers import AnonymousGroupValue
 from apps.users.actions.activation import do_deactivate_user

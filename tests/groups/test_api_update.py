@@ -4,7 +4,7 @@ import json
 
 import pytest
 
-from apps.groups.actions import check_deactivate_user_group
+from apps.groups.actions.groups import check_deactivate_user_group
 from apps.groups.models import UserGroup
 from apps.groups.serializers import AnonymousGroupValue
 from tests.api import ApiClient, assert_error, assert_success

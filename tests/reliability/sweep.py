@@ -23,6 +23,7 @@ from hypothesis import strategies as st
 from pydantic import BaseModel, Json
 
 from apps.core.params import Params
+from tests.api import handlers_of
 from tests.reliability.population import ROLES, Population
 
 API_PREFIX = "api/v1/"
@@ -59,8 +60,8 @@ def api_path(pattern: str, segments: list[str]) -> str:
     return "/" + API_PREFIX + PLACEHOLDER.sub(lambda _: quote(next(values), safe=""), pattern)
 
 
-def api_patterns() -> list[tuple[str, type]]:
-    """(pattern under /api/v1/, view class) of every /api/v1 URL, in the resolver's order."""
+def api_patterns() -> list[tuple[str, dict]]:
+    """(pattern under /api/v1/, {method: handler}) of every /api/v1 URL, in the resolver's order."""
 
     def walk(patterns, prefix: str):
         for pattern in patterns:
@@ -70,7 +71,7 @@ def api_patterns() -> list[tuple[str, type]]:
                 yield prefix + str(pattern.pattern), pattern.callback
 
     return [
-        (route.removeprefix(API_PREFIX), view.view_class)
+        (route.removeprefix(API_PREFIX), handlers_of(view))
         for route, view in walk(get_resolver().url_patterns, "")
         if route.startswith(API_PREFIX)
     ]
@@ -78,10 +79,10 @@ def api_patterns() -> list[tuple[str, type]]:
 
 def api_routes() -> list[Route]:
     return [
-        Route(pattern, method, params_used_by(getattr(view, method.lower())))
-        for pattern, view in api_patterns()
+        Route(pattern, method, params_used_by(handlers[method.lower()]))
+        for pattern, handlers in api_patterns()
         for method in METHODS
-        if hasattr(view, method.lower())
+        if method.lower() in handlers
     ]
 
 

@@ -6,7 +6,7 @@ import pytest
 
 from apps.core.errors import InvalidArgumentError, JsonableError
 from apps.core.params import parse_param_source
-from apps.groups.actions import do_change_realm_permission_group_setting
+from apps.groups.actions.settings import do_change_realm_permission_group_setting
 from apps.groups.models import SystemGroups
 from apps.groups.serializers import AnonymousGroupValue, GroupSettingChange
 from apps.subscriptions.actions.channel_settings import check_update_stream, do_change_stream_group_setting

@@ -3,7 +3,7 @@ message, and that a refused request changes no row."""
 
 import pytest
 
-from apps.groups.actions import check_add_user_group
+from apps.groups.actions.groups import check_add_user_group
 from apps.groups.models import GroupGroupMembership, SystemGroups, UserGroup, UserGroupMembership
 from apps.groups.selectors import system_groups
 from apps.groups.serializers import GroupSettingChange

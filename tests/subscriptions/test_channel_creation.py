@@ -8,11 +8,8 @@ import pytest
 from django.apps import apps as django_apps
 
 from apps.core.errors import JsonableError
-from apps.groups.actions import (
-    check_add_user_group,
-    check_deactivate_user_group,
-    do_change_realm_permission_group_setting,
-)
+from apps.groups.actions.groups import check_add_user_group, check_deactivate_user_group
+from apps.groups.actions.settings import do_change_realm_permission_group_setting
 from apps.groups.models import SystemGroups, UserGroup
 from apps.groups.selectors import system_groups
 from apps.realms.models import Realm

@@ -8,7 +8,7 @@ import pytest
 from django.conf import settings
 from django.db import connection
 
-from apps.groups.actions import check_add_user_group
+from apps.groups.actions.groups import check_add_user_group
 from apps.groups.models import SystemGroups
 from apps.groups.selectors import system_groups
 from apps.groups.serializers import AnonymousGroupValue, GroupSettingChange

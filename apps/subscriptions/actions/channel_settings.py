@@ -5,7 +5,11 @@ audit log entry (STREAM_PROPERTY_CHANGED, STREAM_GROUP_BASED_SETTING_CHANGED) in
 from django.db import transaction
 
 from apps.core.errors import JsonableError, OrganizationOwnerRequiredError
-from apps.groups.actions import check_group_setting_change, check_group_setting_value, delete_unused_setting_group
+from apps.groups.actions.settings import (
+    check_group_setting_change,
+    check_group_setting_value,
+    delete_unused_setting_group,
+)
 from apps.groups.selectors import setting_values_for_api
 from apps.groups.serializers import GroupSettingChange
 from apps.realms.audit import audit, changed

@@ -13,7 +13,7 @@ from apps.core import ratelimit
 from apps.core.errors import InvalidArgumentError, JsonableError, RateLimitedError
 from apps.core.markdown import render_markdown
 from apps.events.publish import send_event_on_commit
-from apps.groups.actions import check_group_setting_value, normalize_group_setting_value
+from apps.groups.actions.settings import check_group_setting_value, normalize_group_setting_value
 from apps.groups.models import GROUP_CREATOR, SystemGroups, UserGroup
 from apps.groups.selectors import system_groups
 from apps.groups.serializers import AnonymousGroupValue, GroupSettingValue
