@@ -262,7 +262,7 @@ def test_deleting_queues_releases_their_options(event_backend):
 
 
 def test_options_cache_is_per_queue_shared_and_bounded_by_size():
-    from apps.events.backends.redis import QueueOptionsCache
+    from apps.events.backends.options import QueueOptionsCache
 
     def raw(options: QueueOptions) -> bytes:
         return json.dumps(options.to_json()).encode()

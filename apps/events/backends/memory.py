@@ -10,7 +10,7 @@ from typing import Any
 from django.conf import settings
 
 from apps.core import ratelimit
-from apps.events.backends import (
+from apps.events.backends.base import (
     BadEventQueueIdError,
     PollLimit,
     PollStart,
