@@ -5,7 +5,7 @@ log, the response headers and `ignored_parameters_unsupported` read it back. The
 which serves GET /events without a Django request, keeps the same notes on its PollRequest.
 """
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Any
 
 from django.http import HttpRequest, QueryDict
@@ -25,7 +25,7 @@ class RequestNotes:
     rate_limit: RateLimitState | None = None
     # The merged form-body and query parameters (apps.core.params), and those an endpoint read.
     params: QueryDict | None = None
-    used_params: set[str] = field(default_factory=set)
+    used_params: frozenset[str] = frozenset()  # the empty one is shared: a waiting poll allocates none
 
 
 def request_notes(request: HttpRequest | Request) -> RequestNotes:

@@ -182,7 +182,8 @@ def parse_param_source(params_class: type[P], source: Mapping[str, str]) -> P:
 
 
 def _mark_used(request: HttpRequest | Request, names: tuple[str, ...]) -> None:
-    request_notes(request).used_params.update(names)
+    notes = request_notes(request)
+    notes.used_params = notes.used_params.union(names)
 
 
 def ignored_parameters(request: HttpRequest | Request) -> list[str]:

@@ -10,8 +10,12 @@ from apps.core.params import ignored_parameters
 
 def json_success(request: HttpRequest | Request, data: dict[str, Any] | None = None) -> JsonResponse:
     """A success response; lists the parameters the endpoint did not use, as Zulip does."""
+    return JsonResponse(success_body(data, ignored_parameters(request)))
+
+
+def success_body(data: dict[str, Any] | None, ignored: list[str]) -> dict[str, Any]:
+    """The success envelope around `data`, with the parameters the endpoint did not use."""
     body: dict[str, Any] = {"result": "success", "msg": "", **(data or {})}
-    ignored = ignored_parameters(request)
     if ignored:
         body["ignored_parameters_unsupported"] = ignored
-    return JsonResponse(body)
+    return body

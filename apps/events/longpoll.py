@@ -9,10 +9,9 @@ credential cache, else from the database), rate limit, Zulip's envelope and erro
 
 import asyncio
 import contextlib
-import json
 import random
 from collections.abc import Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 from urllib.parse import parse_qsl
 
@@ -24,7 +23,6 @@ from django.db import close_old_connections
 from django.http import HttpRequest, HttpResponse, JsonResponse, QueryDict
 from django.http.request import split_domain_port, validate_host
 
-from apps.core import ratelimit
 from apps.core.api import begin_api_request, serve_async_api
 from apps.core.asgi import executor_pool
 from apps.core.auth import accounts, parse_basic_header, realm_for_request
@@ -34,11 +32,11 @@ from apps.core.errors import (
     MissingArgumentError,
     RateLimitedError,
     ServiceUnavailableError,
-    exception_response,
+    error_for_exception,
 )
-from apps.core.notes import request_notes
+from apps.core.notes import RequestNotes, request_notes
 from apps.core.params import parse_param_source, parse_params
-from apps.core.responses import json_success
+from apps.core.responses import json_success, success_body
 from apps.events.actions import do_delete_queue, do_register_queue_only, queue_options
 from apps.events.backends import BadEventQueueIdError, EventQueueBackend, PollLimit, check_queue_id, get_backend
 from apps.events.credentials import Identity, credential_cache
@@ -55,9 +53,9 @@ class PollRequest:
     # answered like any bad request.
     query: Mapping[str, str] | bytes
     secure: bool
-    # Filled in while serving: for the response headers and the access log.
-    api_user_id: int | None = None
-    rate_limit_state: ratelimit.RateLimitState | None = None
+    # Filled in while serving (who polled, the rate limit's state): for the access log and the
+    # response headers. A Django-served poll shares its request's notes.
+    notes: RequestNotes = field(default_factory=RequestNotes)
 
     @classmethod
     def from_django(cls, request: HttpRequest) -> "PollRequest":
@@ -67,6 +65,7 @@ class PollRequest:
             remote_addr=request.META.get("REMOTE_ADDR", ""),
             query=request.GET,
             secure=request.is_secure(),
+            notes=request_notes(request),
         )
 
     def as_django_request(self) -> HttpRequest:
@@ -124,14 +123,10 @@ async def get_events(poll: PollRequest) -> PollResponse:
     try:
         status, body, headers = 200, await _get_events(poll), []
     except Exception as exc:
-        error = exception_response(exc, "GET /events")
-        status, body = error.status_code, json.loads(error.content)
-        headers = [
-            (name.lower().encode("latin1"), value.encode("latin1"))
-            for name, value in error.items()
-            if name != "Content-Type"
-        ]
-    state = poll.rate_limit_state
+        error = error_for_exception(exc, "GET /events")
+        status, body = error.http_status_code, error.to_dict()
+        headers = [(name.lower().encode("latin1"), value.encode("latin1")) for name, value in error.headers().items()]
+    state = poll.notes.rate_limit
     if state is not None:
         headers += state.asgi_headers()
     return PollResponse(status, body, headers)
@@ -150,7 +145,7 @@ async def _get_events(poll: PollRequest) -> dict[str, Any]:
     # Polls have their own budget per user (not counted already: see _authenticate_from_database),
     # counted by the backend with the poll's own work, in one place for every server process.
     limit = None
-    if settings.RATE_LIMITING_ENABLED and poll.rate_limit_state is None:
+    if settings.RATE_LIMITING_ENABLED and poll.notes.rate_limit is None:
         limit = PollLimit(f"events_by_user:{identity.user_id}", settings.RATE_LIMIT_API_BY_USER)
     try:
         return await _poll(poll, identity, backend, limit)
@@ -163,16 +158,13 @@ async def _get_events(poll: PollRequest) -> dict[str, Any]:
         raise
     finally:
         if limit is not None:
-            poll.rate_limit_state = limit.state
+            poll.notes.rate_limit = limit.state
 
 
 async def _poll(poll: PollRequest, identity: Identity, backend: EventQueueBackend, limit: PollLimit | None) -> dict:
     query = poll.parameters()
     params = parse_param_source(GetEventsParams, query)
-    envelope: dict[str, Any] = {"result": "success", "msg": ""}
     ignored = sorted(set(query) - set(GetEventsParams.parameter_names()))
-    if ignored:
-        envelope["ignored_parameters_unsupported"] = ignored
     # Nothing of the request stays alive while the poll waits (neither in `poll` nor here).
     poll.query = {}
     del query
@@ -185,7 +177,7 @@ async def _poll(poll: PollRequest, identity: Identity, backend: EventQueueBacken
             await backend.count_poll(limit)
         async with executor_pool().context():
             queue_id = await sync_to_async(_register_queue)(identity.user_id, options)
-        return {**envelope, "events": [], "queue_id": queue_id}
+        return success_body({"events": [], "queue_id": queue_id}, ignored)
     if params.last_event_id is None:
         raise MissingArgumentError("last_event_id")
     queue_id, last_event_id, dont_block = params.queue_id, params.last_event_id, params.dont_block
@@ -193,7 +185,7 @@ async def _poll(poll: PollRequest, identity: Identity, backend: EventQueueBacken
     events, options = await long_poll(
         backend, queue_id, identity.user_id, last_event_id, dont_block=dont_block, limit=limit
     )
-    return {**envelope, "events": adapt_events(events, options, queue_id), "queue_id": queue_id}
+    return success_body({"events": adapt_events(events, options, queue_id), "queue_id": queue_id}, ignored)
 
 
 async def _authenticate(poll: PollRequest) -> Identity:
@@ -206,7 +198,7 @@ async def _authenticate(poll: PollRequest) -> Identity:
         async with _database_slots(), executor_pool().context():
             identity = await sync_to_async(_authenticate_from_database)(poll)
         credential_cache.put(poll.host.lower(), poll.authorization, identity, generation)
-    poll.api_user_id = identity.user_id
+    poll.notes.user_id = identity.user_id
     return identity
 
 
@@ -236,7 +228,7 @@ def _authenticate_from_database(poll: PollRequest) -> Identity:
         try:
             user = begin_api_request(request)
         finally:
-            poll.rate_limit_state = request_notes(request).rate_limit
+            poll.notes.rate_limit = request_notes(request).rate_limit
         return Identity(user_id=user.id, realm_id=user.realm_id)
     finally:
         # This runs on a pool thread outside any request: give the connection back now.

@@ -8,7 +8,6 @@ from django.views.decorators.csrf import csrf_exempt
 from rest_framework.request import Request
 
 from apps.core.errors import MethodNotAllowedError, error_response
-from apps.core.notes import request_notes
 from apps.core.params import parse_params
 from apps.core.responses import json_success
 from apps.core.version import PARLEY_VERSION
@@ -46,7 +45,6 @@ class EventsView(View):
     async def get(self, request: HttpRequest) -> HttpResponse:
         poll = longpoll.PollRequest.from_django(request)
         response = await longpoll.get_events(poll)
-        request_notes(request).user_id = poll.api_user_id  # for the access log line
         return response.to_django()
 
     async def delete(self, request: HttpRequest) -> HttpResponse:

@@ -59,14 +59,17 @@ MIDDLEWARE = [
     "apps.core.middleware.request_id_middleware",
     # Health probes are answered early: no host check, no HTTPS redirect, no session.
     "apps.core.middleware.health_check_middleware",
-    "django.middleware.security.SecurityMiddleware",
+    # Outside SecurityMiddleware, so that its HTTPS redirects and host refusals carry the header too
+    # (as the long-poll route's answers do: apps/core/security.py).
+    "django.middleware.clickjacking.XFrameOptionsMiddleware",
+    # Django's, answering hosts that are not ours with the security headers too.
+    "apps.core.security.SecurityMiddleware",
     "apps.core.middleware.static_files_middleware",
     "django.contrib.sessions.middleware.SessionMiddleware",
     "django.middleware.common.CommonMiddleware",
     "django.middleware.csrf.CsrfViewMiddleware",
     "django.contrib.auth.middleware.AuthenticationMiddleware",
     "django.contrib.messages.middleware.MessageMiddleware",
-    "django.middleware.clickjacking.XFrameOptionsMiddleware",
 ]
 
 ROOT_URLCONF = "config.urls"
