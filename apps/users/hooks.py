@@ -23,3 +23,8 @@ user_reactivated = Hooks("user_reactivated")
 # own_user_extras(user) -> dict: fields of GET /users/me that other apps own
 # (apps.messages: max_message_id).
 own_user_extras = Hooks("own_user_extras")
+
+# user_settings_changed(user, changed): the user's settings (PATCH /settings) changed; `changed` maps
+# each changed setting's name to its new value (apps.drafts: turning enable_drafts_synchronization
+# off deletes the user's stored drafts).
+user_settings_changed = Hooks("user_settings_changed")

@@ -63,6 +63,8 @@ class User(AbstractBaseUser, PermissionsMixin):
     avatar_source = models.CharField(max_length=1, choices=AvatarSource.choices, default=AvatarSource.GRAVATAR)
     avatar_version = models.PositiveIntegerField(default=1)
     is_imported_stub = models.BooleanField(default=False)
+    # Whether the user's drafts are kept on the server (apps.drafts); turning it off deletes them.
+    enable_drafts_synchronization = models.BooleanField(default=True)
     # Special permission, granted by an operator (change_user_role), to change others' emails.
     can_change_user_emails = models.BooleanField(default=False)
     # May sign in to the Django admin (server operators).
