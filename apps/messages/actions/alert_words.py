@@ -68,7 +68,6 @@ def do_add_alert_words(user: User, words: Iterable[str], *, acting_user: User | 
     return _send_alert_words(user)
 
 
-@transaction.atomic(savepoint=False)
 def do_remove_alert_words(user: User, words: Iterable[str], *, acting_user: User | None) -> list[str]:
     """DELETE /users/me/alert_words: remove the user's words that are among these, in any case and
     stripped (those added were stripped); the others are ignored, as in Zulip. Returns the user's
@@ -76,8 +75,13 @@ def do_remove_alert_words(user: User, words: Iterable[str], *, acting_user: User
 
     Emits: alert_words, if a word was removed.
     """
-    check_acting_for(user, acting_user)
+    check_acting_for(user, acting_user)  # before the transaction, which this joins without a savepoint
     keys = {key for key in (word_key(word.strip()) for word in words) if len(key) <= AlertWord.MAX_KEY_LENGTH}
+    return _remove_alert_words(user, keys)
+
+
+@transaction.atomic(savepoint=False)
+def _remove_alert_words(user: User, keys: set[str]) -> list[str]:
     removed, _ = AlertWord.objects.filter(user=user, key__in=keys).delete()
     if not removed:
         return alert_words_of(user)
