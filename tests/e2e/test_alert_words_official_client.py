@@ -8,13 +8,12 @@ import zulip
 pytestmark = pytest.mark.e2e
 
 
-def client_of(user, server):
-    return zulip.Client(email=user.delivery_email, api_key=user.api_key, site=server.url)
-
-
 def test_client_manages_alert_words_and_is_alerted(parley_server, people):
     _, owner, member = people
-    sender, reader = client_of(owner, parley_server), client_of(member, parley_server)
+    sender, reader = (
+        zulip.Client(email=user.delivery_email, api_key=user.api_key, site=parley_server.url)
+        for user in (owner, member)
+    )
     assert reader.get_alert_words() == {"result": "success", "msg": "", "alert_words": []}
 
     queue = reader.register(event_types=["alert_words", "message"], fetch_event_types=["alert_words"])
