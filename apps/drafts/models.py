@@ -10,7 +10,8 @@ class Draft(models.Model):
     (Zulip's Draft). Addressed as a message is: a channel, one user or a group of users (the
     recipient), or nobody yet (no recipient)."""
 
-    user = models.ForeignKey(User, on_delete=models.CASCADE, related_name="+")
+    # Found by the index below (its first column), which needs no other.
+    user = models.ForeignKey(User, on_delete=models.CASCADE, related_name="+", db_index=False)
     recipient = models.ForeignKey(Recipient, on_delete=models.SET_NULL, null=True, blank=True, related_name="+")
     topic = models.CharField(max_length=MAX_TOPIC_LENGTH, blank=True, default="")  # channel drafts only
     content = models.TextField()

@@ -8,13 +8,11 @@ import zulip
 pytestmark = pytest.mark.e2e
 
 
-def client_of(user, server):
-    return zulip.Client(email=user.delivery_email, api_key=user.api_key, site=server.url)
-
-
 def test_client_keeps_drafts_in_sync(parley_server, people):
     _, owner, member = people
-    mine, theirs = client_of(member, parley_server), client_of(owner, parley_server)
+    mine, theirs = (
+        zulip.Client(email=u.delivery_email, api_key=u.api_key, site=parley_server.url) for u in (member, owner)
+    )
     assert (
         theirs.add_subscriptions(streams=[{"name": "design"}], principals=[owner.id, member.id])["result"] == "success"
     )
