@@ -43,6 +43,7 @@ INSTALLED_APPS = [
     "apps.groups",
     "apps.subscriptions",
     "apps.messages",
+    "apps.drafts",
     "apps.directory",
     "apps.demo",
     "django.contrib.admin",

@@ -15,7 +15,7 @@ from apps.events.serializers import MAX_QUEUE_LIFESPAN_SECS
 from apps.messages.actions.acting import check_acting_for
 from apps.messages.alert_words import alerted_user_ids
 from apps.messages.models import Message, PublicChannelListener, Recipient, UserMessage
-from apps.messages.recipients import get_recipient, group_recipient
+from apps.messages.recipients import direct_message_recipient, get_recipient
 from apps.messages.rendering import Rendered, render_message
 from apps.messages.selectors import (
     access_dm_recipients,
@@ -186,11 +186,8 @@ def _store_message(
     stream = message.stream
     if stream is not None:
         message.recipient = get_recipient(Recipient.Type.STREAM, stream.id)
-    elif len(people) <= 2:
-        other = next((user.id for user in people if user.id != message.sender_id), message.sender_id)
-        message.recipient = get_recipient(Recipient.Type.PERSONAL, other)
     else:
-        message.recipient = group_recipient(message.realm, [user.id for user in people])
+        message.recipient = direct_message_recipient(message.realm, message.sender_id, [user.id for user in people])
     message.save(force_insert=True)
     UserMessage.objects.bulk_create(
         [UserMessage(user_id=uid, message=message, flags=bits) for uid, bits in flags.items()], batch_size=5000
