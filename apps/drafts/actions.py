@@ -15,7 +15,7 @@ from django.db import transaction
 from django.utils import timezone
 
 from apps.core.errors import JsonableError
-from apps.drafts.errors import DraftDoesNotExistError
+from apps.drafts.errors import DraftDoesNotExistError, TooManyDraftsError
 from apps.drafts.models import Draft
 from apps.drafts.selectors import check_drafts_synchronized, drafts_as_dicts
 from apps.drafts.serializers import DraftFields
@@ -110,13 +110,18 @@ def check_create_drafts(user: User, *, drafts: Sequence[DraftFields], acting_use
     return do_create_drafts(user, drafts=checked, acting_user=acting_user)
 
 
-@transaction.atomic(savepoint=False)
+@transaction.atomic
 def do_create_drafts(user: User, *, drafts: Sequence[CheckedDraft], acting_user: User | None) -> list[Draft]:
     """Store checked drafts of the user's, in one insert; returned in the given order, with ids.
+    Refused past Draft.MAX_PER_USER drafts, counted under a lock on the user (two concurrent
+    requests cannot both pass the cap).
 
     Emits: drafts/add {drafts: [Draft]} to the user (none for no drafts).
     """
     check_acting_for(user, acting_user)
+    User.objects.select_for_update().filter(id=user.id).values_list("id", flat=True).first()
+    if drafts and Draft.objects.filter(user=user).count() + len(drafts) > Draft.MAX_PER_USER:
+        raise TooManyDraftsError(Draft.MAX_PER_USER)
     created = Draft.objects.bulk_create(
         Draft(
             user=user,

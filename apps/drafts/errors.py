@@ -15,3 +15,8 @@ class DraftsNotSynchronizedError(JsonableError):
 
     def __init__(self) -> None:
         super().__init__("User has disabled synchronizing drafts.")
+
+
+class TooManyDraftsError(JsonableError):
+    def __init__(self, limit: int) -> None:
+        super().__init__(f"Too many drafts (limit: {limit}); delete some first.")

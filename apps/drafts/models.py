@@ -10,6 +10,10 @@ class Draft(models.Model):
     (Zulip's Draft). Addressed as a message is: a channel, one user or a group of users (the
     recipient), or nobody yet (no recipient)."""
 
+    # The most drafts a user keeps on the server: as many as POST /register returns, so that every
+    # client starts with all of them (and GET /drafts stays a bounded answer).
+    MAX_PER_USER = 1000
+
     # Found by the index below (its first column), which needs no other.
     user = models.ForeignKey(User, on_delete=models.CASCADE, related_name="+", db_index=False)
     recipient = models.ForeignKey(Recipient, on_delete=models.SET_NULL, null=True, blank=True, related_name="+")

@@ -3,7 +3,7 @@
 from dataclasses import dataclass
 from typing import Annotated, Any, Literal
 
-from pydantic import AfterValidator, BaseModel, ConfigDict
+from pydantic import AfterValidator, BaseModel, ConfigDict, Field
 from pydantic_core import PydanticCustomError
 
 from apps.core.errors import JsonableError
@@ -64,8 +64,12 @@ class DraftData(BaseModel):
         )
 
 
+# The most drafts one POST /drafts may create (clients send one at a time).
+MAX_DRAFTS_PER_REQUEST = 100
+
+
 class CreateDraftsParams(Params):
-    drafts: Json[list[DraftData]]
+    drafts: Json[Annotated[list[DraftData], Field(max_length=MAX_DRAFTS_PER_REQUEST)]]
 
 
 class EditDraftParams(Params):

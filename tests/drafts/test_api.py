@@ -11,6 +11,7 @@ from django.test.utils import CaptureQueriesContext
 
 from apps.drafts.models import Draft
 from apps.drafts.selectors import MAX_DRAFTS_IN_REGISTER_RESPONSE
+from apps.drafts.serializers import MAX_DRAFTS_PER_REQUEST
 from apps.messages.models import Recipient
 from apps.realms.limits import MAX_MESSAGE_LENGTH, MAX_TOPIC_LENGTH
 from apps.subscriptions.actions.channels import do_deactivate_stream
@@ -227,6 +228,32 @@ def test_bad_timestamps_refused(member, timestamp, msg):
 )
 def test_malformed_drafts_refused(member, drafts, msg):
     refused(member, "POST", "/drafts", {"drafts": drafts}, 400, "REQUEST_VARIABLE_INVALID", msg)
+
+
+def test_at_most_a_hundred_drafts_per_request(member):
+    assert len(create(member, *[draft(content=str(n)) for n in range(MAX_DRAFTS_PER_REQUEST)])) == 100
+    drafts = [draft(content=str(n)) for n in range(MAX_DRAFTS_PER_REQUEST + 1)]
+    before = db_state()
+    response = api(member).post("/drafts", {"drafts": drafts})
+    assert response.status_code == 400
+    assert response.json()["code"] == "REQUEST_VARIABLE_INVALID"
+    assert "drafts" in response.json()["msg"]
+    assert db_state() == before
+
+
+def test_a_user_keeps_at_most_a_thousand_drafts(member, admin):
+    Draft.objects.bulk_create(
+        Draft(user=member, content=str(n), last_edit_time=datetime.fromtimestamp(n, tz=UTC))
+        for n in range(Draft.MAX_PER_USER - 1)
+    )
+    msg = "Too many drafts (limit: 1000); delete some first."
+    refused(member, "POST", "/drafts", {"drafts": [draft(), draft()]}, 400, "BAD_REQUEST", msg)
+    create(member, draft(content="the last one"))
+    refused(member, "POST", "/drafts", {"drafts": [draft()]}, 400, "BAD_REQUEST", msg)
+    # Editing is not creating, and the cap is each user's own.
+    last = Draft.objects.filter(user=member).order_by("-id").first()
+    assert_success(api(member).patch(f"/drafts/{last.id}", {"draft": draft(content="edited")}))
+    create(admin, draft(content="the admin's first"))
 
 
 def test_drafts_parameter_required(member):
