@@ -6,7 +6,7 @@ from apps.core.errors import JsonableError
 from apps.realms.actions import check_realm_name, do_change_realm_settings, do_set_realm_deactivated
 from apps.realms.models import Realm, RealmAuditLog
 
-EDITABLE = ("name", "description", "password_auth_enabled", "default_email_address_visibility")
+EDITABLE = ("name", "description", "password_auth_enabled")
 
 
 class RealmForm(forms.ModelForm):
