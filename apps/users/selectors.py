@@ -331,9 +331,10 @@ def access_humans_by_ids(realm: Realm, user_ids: list[int]) -> list[User]:
     return [found[user_id] for user_id in user_ids]
 
 
-def active_humans_among(realm: Realm, user_ids: set[int]) -> list[User]:
-    """The organization's active people among `user_ids` (bots and others left out), by id."""
-    return list(users_in_realm(realm).filter(id__in=user_ids, is_active=True, bot_type__isnull=True))
+def active_humans_among(realm: Realm, user_ids: set[int] | None = None) -> list[User]:
+    """The organization's active people (among `user_ids`, when given: bots and others left out), by id."""
+    people = users_in_realm(realm).filter(is_active=True, bot_type__isnull=True)
+    return list(people if user_ids is None else people.filter(id__in=user_ids))
 
 
 def users_who_changed_setting(user_ids: list[int], name: str) -> set[int]:
