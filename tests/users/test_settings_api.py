@@ -112,7 +112,9 @@ def test_a_value_already_set_is_no_change(member):
 )
 def test_a_refused_value_refuses_the_whole_request(member, params, msg):
     before = stored(member, USER_SETTINGS)
-    body = assert_error(patch(member, enter_sends=True, full_name="New Name", **params), 400, "REQUEST_VARIABLE_INVALID", msg)
+    body = assert_error(
+        patch(member, enter_sends=True, full_name="New Name", **params), 400, "REQUEST_VARIABLE_INVALID", msg
+    )
     assert body["var_name"] == next(iter(params))
     assert stored(member, USER_SETTINGS) == before
     assert User.objects.get(id=member.id).full_name == "Mel Member"
