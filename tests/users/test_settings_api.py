@@ -198,7 +198,8 @@ def test_a_weak_password_is_refused(member, weak):
     response = patch(member, old_password="correct horse battery", new_password=weak, enter_sends=True)
     assert_error(response, 400, "BAD_REQUEST", "New password is too weak!")
     user = User.objects.get(id=member.id)
-    assert user.check_password("correct horse battery") and not user.enter_sends
+    assert user.check_password("correct horse battery")
+    assert not user.enter_sends
 
 
 def test_guessing_the_old_password_is_limited(member, settings):
