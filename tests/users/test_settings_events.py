@@ -7,7 +7,7 @@ import pytest
 from apps.users.hooks import user_settings_changed
 from apps.users.settings_models import USER_SETTINGS
 from apps.users.settings_values import NOTIFICATION_SOUNDS
-from tests.api import ApiClient, api_for, assert_success
+from tests.api import ApiClient, api_for, assert_error, assert_success
 
 
 def patch(user, **params):
@@ -180,3 +180,17 @@ def test_every_fetch_type_without_the_capability_has_both(member):
     assert state["user_settings"]["enter_sends"] is False
     assert state["enter_sends"] is False
     assert state["realm_user_settings_defaults"]["email_address_visibility"] == 3
+
+
+@pytest.mark.django_db(transaction=True)
+def test_poll_credentials_naming_a_former_api_email_are_dropped(event_backend, member):
+    patch(member, email_address_visibility=3)
+    fake = f"user{member.id}@parley.invalid"
+    queue = register(member)["queue_id"]
+    api = ApiClient(member, email=fake)  # the API email while the address is hidden
+    params = {"queue_id": queue, "last_event_id": -1, "dont_block": True}
+    for _ in range(2):  # from the database, then from the cache
+        assert_success(api.get("/events", params))
+    patch(member, email_address_visibility=1)  # now the API email is the real address
+    assert_error(api.get("/events", params), 401, "UNAUTHORIZED", "Invalid API key")
+    assert_success(ApiClient(member).get("/events", params))

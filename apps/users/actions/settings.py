@@ -15,7 +15,7 @@ from typing import Any
 from django.db import transaction
 
 from apps.core.errors import JsonableError, OrganizationAdministratorRequiredError
-from apps.events.publish import send_event_on_commit
+from apps.events.publish import forget_credentials_on_commit, send_event_on_commit
 from apps.realms.audit import audit_all, audit_entry, changed
 from apps.realms.models import AuditLogEventType, Realm
 from apps.users.actions.create_user import check_full_name
@@ -160,8 +160,9 @@ def do_change_user_settings(
 
     Audit: USER_SETTING_CHANGED per changed value, USER_PASSWORD_CHANGED. Emits: user_settings/update
     per changed value to the user (`language_name` with default_language); realm_user/update
-    {email, timezone} to everyone for a time zone; what send_email_visibility_update sends. Then
-    the user_settings_changed hook, per user."""
+    {email, timezone} to everyone for a time zone; what send_email_visibility_update sends (and
+    cached credentials are dropped: the API email may change). Then the user_settings_changed
+    hook, per user."""
     users = list(per_user)
     if new_password_hash is not None and len(users) != 1:
         raise ValueError("a password is changed for one user at a time")
@@ -203,6 +204,8 @@ def do_change_user_settings(
         if "timezone" in diff:
             send_person_update(user, {"email": api_email(user), "timezone": user.timezone})
         if "email_address_visibility" in diff:
+            # The API email may have changed: cached credentials naming the old one are dropped.
+            forget_credentials_on_commit(user_ids=[user.id])
             send_email_visibility_update(user, current[user.id]["email_address_visibility"])
         user_settings_changed.call(user, diff)
     return list(diffs)
