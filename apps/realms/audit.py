@@ -36,25 +36,13 @@ def audit(
 
 
 def audit_entry(
-    realm: "Realm | int",
-    event_type: AuditLogEventType,
-    *,
-    modified_user: "User | None" = None,
-    modified_stream: Any = None,
-    modified_user_group: Any = None,
-    extra_data: dict[str, Any] | None = None,
-    acting_user: "User | None",
+    realm: "Realm | int", event_type: AuditLogEventType, *, acting_user: "User | None", **what: Any
 ) -> RealmAuditLog:
-    """An entry as audit() records it, not yet saved: for audit_all()."""
-    return RealmAuditLog(
-        realm_id=realm if isinstance(realm, int) else realm.id,
-        event_type=event_type,
-        acting_user=acting_user,
-        modified_user=modified_user,
-        modified_stream=modified_stream,
-        modified_user_group=modified_user_group,
-        extra_data=extra_data or {},
-    )
+    """An entry as audit() records it (`what`: audit()'s other arguments), not yet saved: for
+    audit_all()."""
+    what["extra_data"] = what.get("extra_data") or {}
+    realm_id = realm if isinstance(realm, int) else realm.id
+    return RealmAuditLog(realm_id=realm_id, event_type=event_type, acting_user=acting_user, **what)
 
 
 def audit_all(entries: Iterable[RealmAuditLog]) -> None:

@@ -19,15 +19,14 @@ from apps.core.errors import InvalidArgumentError
 from apps.realms.models import EmailVisibility, Realm
 from apps.users.settings_values import (
     AnimateImagePreviews,
+    AutomaticAlwaysNever,
     AutomaticTopicPolicy,
     ChannelDefaultView,
     ColorScheme,
-    DemoteStreams,
     DesktopIconCount,
     Emojiset,
     HomeView,
     MarkReadOnScroll,
-    RealmNameInEmails,
     ResolvedTopicNoticeAutoRead,
     UnreadsCountDisplay,
     UserListStyle,
@@ -133,7 +132,7 @@ class UserBaseSettings(models.Model):
     web_font_size_px = user_setting(_small(None, 16), minimum=12, maximum=20)
     web_line_height_percent = user_setting(_small(None, 140), minimum=100, maximum=200)
     web_animate_image_previews = user_setting(_text(AnimateImagePreviews, AnimateImagePreviews.ON_HOVER))
-    demote_inactive_streams = user_setting(_small(DemoteStreams, DemoteStreams.AUTOMATIC), legacy=DISPLAY)
+    demote_inactive_streams = user_setting(_small(AutomaticAlwaysNever, AutomaticAlwaysNever.AUTOMATIC), legacy=DISPLAY)
     web_mark_read_on_scroll_policy = user_setting(_small(MarkReadOnScroll, MarkReadOnScroll.ALWAYS))
     web_channel_default_view = user_setting(_small(ChannelDefaultView, ChannelDefaultView.FIRST_TOPIC))
     emojiset = user_setting(_text(Emojiset, Emojiset.GOOGLE), legacy=DISPLAY)
@@ -182,7 +181,7 @@ class UserBaseSettings(models.Model):
     enable_marketing_emails = user_setting(_bool(True), legacy=NOTIFICATION, sensitive=True, org_default=False)
     presence_enabled = user_setting(_bool(True), legacy=NOTIFICATION, sensitive=True)
     realm_name_in_email_notifications_policy = user_setting(
-        _small(RealmNameInEmails, RealmNameInEmails.AUTOMATIC), legacy=NOTIFICATION
+        _small(AutomaticAlwaysNever, AutomaticAlwaysNever.AUTOMATIC), legacy=NOTIFICATION
     )
     automatically_follow_topics_policy = user_setting(_small(AutomaticTopicPolicy, AutomaticTopicPolicy.INITIATION))
     automatically_unmute_topics_in_muted_streams_policy = user_setting(

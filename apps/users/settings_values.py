@@ -15,7 +15,9 @@ class ColorScheme(models.IntegerChoices):
     LIGHT = 3, "Light theme"
 
 
-class DemoteStreams(models.IntegerChoices):
+class AutomaticAlwaysNever(models.IntegerChoices):
+    """demote_inactive_streams, realm_name_in_email_notifications_policy."""
+
     AUTOMATIC = 1, "Automatic"
     ALWAYS = 2, "Always"
     NEVER = 3, "Never"
@@ -51,12 +53,6 @@ class DesktopIconCount(models.IntegerChoices):
     DM_MENTION_FOLLOWED = 2, "DMs, mentions, and followed topics"
     DM_MENTION = 3, "DMs and mentions"
     NONE = 4, "None"
-
-
-class RealmNameInEmails(models.IntegerChoices):
-    AUTOMATIC = 1, "Automatic"
-    ALWAYS = 2, "Always"
-    NEVER = 3, "Never"
 
 
 class AutomaticTopicPolicy(models.IntegerChoices):

@@ -21,7 +21,7 @@ from apps.users.actions.create_user import do_create_user
 from apps.users.actions.profile_data import check_remove_user_custom_profile_data, check_update_user_custom_profile_data
 from apps.users.actions.realm_defaults import do_set_realm_user_defaults
 from apps.users.actions.roles import do_change_user_role
-from apps.users.actions.settings import check_update_own_settings
+from apps.users.actions.settings import check_update_settings
 from apps.users.actions.user_settings import (
     do_change_bot_owner,
     do_change_full_name,
@@ -321,7 +321,7 @@ def test_each_person_change_sends_its_form(queue_of, owner, admin, member, bot, 
     check_update_user_custom_profile_data(member, [(field.id, "**hi**")], acting_user=member)
     check_update_user_custom_profile_data(member, [(field.id, "**hi**")], acting_user=member)  # unchanged
     check_remove_user_custom_profile_data(member, [field.id], acting_user=member)
-    check_update_own_settings(member, changes={"timezone": "Europe/Berlin"}, acting_user=member)
+    check_update_settings(member, changes={"timezone": "Europe/Berlin"}, acting_user=member)
     do_change_bot_owner(bot, admin, acting_user=owner)
     do_refresh_avatar(member, acting_user=member)
     do_deactivate_user(member, acting_user=admin)

@@ -21,7 +21,7 @@ from apps.users.actions.realm_defaults import check_update_realm_user_defaults, 
 from apps.users.actions.roles import check_change_user_role, do_change_user_role
 from apps.users.actions.settings import (
     check_settings,
-    check_update_own_settings,
+    check_update_settings,
     check_update_settings_of_users,
     do_change_user_settings,
 )
@@ -311,8 +311,8 @@ def test_users_with_different_changes_get_their_own(realm, admin):
 
 def test_own_settings_are_changed_by_their_owner_or_an_operator(member, admin):
     with pytest.raises(ValueError, match="changed by that person"):
-        check_update_own_settings(member, changes={"enter_sends": True}, acting_user=admin)
-    check_update_own_settings(member, changes={"enter_sends": True}, acting_user=None)
+        check_update_settings(member, changes={"enter_sends": True}, acting_user=admin)
+    check_update_settings(member, changes={"enter_sends": True}, acting_user=None)
     assert reloaded(member).enter_sends
 
 
@@ -323,7 +323,7 @@ def test_bots_have_no_settings_to_change(bot):
 
 def test_only_ones_own_changes_count_as_already_edited(realm, admin):
     chose, operated = UserFactory(realm=realm), UserFactory(realm=realm)
-    check_update_own_settings(chose, changes={"color_scheme": 2}, acting_user=chose)
+    check_update_settings(chose, changes={"color_scheme": 2}, acting_user=chose)
     check_update_settings_of_users([operated], {"color_scheme": 2}, acting_user=None)
     both = [chose, operated]
     check_update_settings_of_users(both, {"color_scheme": 3}, skip_if_already_edited=True, acting_user=admin)

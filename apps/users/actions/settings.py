@@ -51,6 +51,7 @@ def check_settings(changes: Mapping[str, Any]) -> dict[str, Any]:
     return {name: USER_SETTINGS[name].validate(value) for name, value in changes.items()}
 
 
+@transaction.atomic
 def check_update_settings(
     user: User,
     *,
@@ -60,43 +61,20 @@ def check_update_settings(
     old_password: str | None = None,
     new_password: str | None = None,
     target_users: TargetUsers | None = None,
-    acting_user: User,
+    acting_user: User | None,
 ) -> None:
-    """PATCH /settings by `user` (= acting_user): their own settings, name (realm_user event),
-    password (needs the old one) and email (a confirmation link to the new address); or, with
-    `target_users`, others' settings (administrators only; not the name, email, password, time zone
-    or the privacy settings)."""
+    """PATCH /settings by `user`: their own settings, name (its realm_user event), password (the
+    old one needed) and email (a confirmation link to the new address), all of them or none when one
+    is refused, the settings and the password in one UPDATE; or, with `target_users`, others'
+    settings (administrators only; not the name, email, password, time zone or privacy settings).
+    `acting_user` is `user` (or None for an operator: their own settings only)."""
     if target_users is not None:
-        if not acting_user.is_admin:
+        if acting_user is None or not acting_user.is_admin:
             raise OrganizationAdministratorRequiredError()
         if any(value is not None for value in (full_name, email, old_password, new_password)):
             raise JsonableError(CANNOT_CHANGE_FOR_OTHERS)
         check_update_settings_of_others(user.realm, target_users, changes, acting_user=acting_user)
         return
-    check_update_own_settings(
-        user,
-        changes=changes,
-        full_name=full_name,
-        email=email,
-        old_password=old_password,
-        new_password=new_password,
-        acting_user=acting_user,
-    )
-
-
-@transaction.atomic
-def check_update_own_settings(
-    user: User,
-    *,
-    changes: Mapping[str, Any],
-    full_name: str | None = None,
-    email: str | None = None,
-    old_password: str | None = None,
-    new_password: str | None = None,
-    acting_user: User | None,
-) -> None:
-    """A person's own changes: all of them, or none when one is refused. The settings and the
-    password are one UPDATE. `acting_user` is the person (or None: an operator)."""
     if acting_user is not None and acting_user.id != user.id:
         raise ValueError("a person's own settings are changed by that person (or an operator)")
     changes = check_settings(changes)
