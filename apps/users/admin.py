@@ -24,7 +24,7 @@ from apps.users.actions.user_settings import (
     do_set_user_staff,
 )
 from apps.users.errors import LastOwnerRoleError
-from apps.users.models import Bot, BotService, CustomProfileField, RealmUserDefault, Role, User
+from apps.users.models import Bot, BotService, CustomProfileField, EmailChangeRequest, RealmUserDefault, Role, User
 from apps.users.selectors import api_email, is_last_owner
 from apps.users.settings_models import USER_SETTINGS
 from apps.users.settings_values import NOTIFICATION_SOUNDS, available_languages
@@ -294,3 +294,26 @@ class RealmUserDefaultAdmin(admin.ModelAdmin):
     def save_model(self, request, obj: RealmUserDefault, form, change: bool) -> None:
         changes = {name: form.cleaned_data[name] for name in form.changed_data if name in DEFAULT_SETTINGS}
         check_update_realm_user_defaults(obj.realm, changes, acting_user=request.user)
+
+
+@admin.register(EmailChangeRequest)
+class EmailChangeRequestAdmin(admin.ModelAdmin):
+    """Email changes users asked for (PATCH /settings), to answer "I never got the link"; read-only,
+    and without the links' secrets."""
+
+    list_display = ("user", "old_email", "new_email", "created", "status")
+    list_filter = ("status",)
+    list_select_related = ("user",)
+    search_fields = ("old_email", "new_email", "user__full_name")
+    fields = ("user", "old_email", "new_email", "created", "status")
+    readonly_fields = fields
+    date_hierarchy = "created"
+
+    def has_add_permission(self, request) -> bool:
+        return False
+
+    def has_change_permission(self, request, obj=None) -> bool:
+        return False
+
+    def has_delete_permission(self, request, obj=None) -> bool:
+        return False

@@ -201,3 +201,19 @@ def test_the_confirmation_is_protected_from_cross_site_posts(member, committing)
         done = browser.post(path_of(link), {"csrfmiddlewaretoken": token})
     assert done.status_code == 200
     assert email_of(member) == "csrf@example.com"
+
+
+def test_staff_see_pending_changes_but_not_their_links(staff, member, committing):
+    ask(member, committing, email="pending@example.com")
+    request = EmailChangeRequest.objects.get()
+    listing = staff.get("/admin/users/emailchangerequest/")
+    assert listing.status_code == 200
+    assert "pending@example.com" in listing.content.decode()
+    page = staff.get(f"/admin/users/emailchangerequest/{request.id}/change/")
+    assert page.status_code == 200
+    assert request.key not in page.content.decode()
+    assert (
+        staff.post(f"/admin/users/emailchangerequest/{request.id}/change/", {"new_email": "x@example.com"}).status_code
+        == 403
+    )
+    assert EmailChangeRequest.objects.get().new_email == "pending@example.com"
