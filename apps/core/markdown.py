@@ -26,3 +26,17 @@ def render_markdown(text: str) -> str:
         url_schemes={"http", "https", "mailto"},
         link_rel="noopener noreferrer",
     ).strip()
+
+
+def without_fenced_code(text: str) -> str:
+    """The text with the lines of its fenced code blocks (``` and ~~~, closed or not) left empty:
+    what Zulip looks for alert words in (its fenced-code preprocessor runs first)."""
+    text = text.replace("\r\n", "\n").replace("\r", "\n")  # as the parser reads lines
+    if "```" not in text and "~~~" not in text:
+        return text
+    lines = text.split("\n")
+    for token in _markdown.parse(text):
+        if token.type == "fence" and token.map:
+            begin, end = token.map
+            lines[begin:end] = [""] * (end - begin)
+    return "\n".join(lines)

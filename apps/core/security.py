@@ -9,27 +9,15 @@ every setting they read (SECURE_*, X_FRAME_OPTIONS, SECURE_PROXY_SSL_HEADER) app
 from functools import cache
 
 from django.conf import settings
-from django.core.exceptions import DisallowedHost
 from django.core.signals import setting_changed
 from django.dispatch import receiver
 from django.http import HttpRequest, HttpResponse
-from django.middleware import security
 from django.middleware.clickjacking import XFrameOptionsMiddleware
-
-
-class SecurityMiddleware(security.SecurityMiddleware):
-    """Django's, but for a host that is not ours: refused (400, by CommonMiddleware's host check)
-    with the security headers of any other answer, rather than before they are added."""
-
-    def process_request(self, request: HttpRequest) -> HttpResponse | None:
-        try:
-            return super().process_request(request)
-        except DisallowedHost:
-            return None
-
+from django.middleware.security import SecurityMiddleware
 
 # The middlewares whose process_response only adds headers, in the order settings.MIDDLEWARE
-# applies them to a response (innermost first).
+# applies them to a response (innermost first). SecurityMiddleware refuses a host that is not ours
+# when it redirects to HTTPS: that answer gets only the headers of the middlewares outside it.
 HEADER_MIDDLEWARES = (SecurityMiddleware, XFrameOptionsMiddleware)
 
 
@@ -63,13 +51,14 @@ def _not_called(request: HttpRequest) -> HttpResponse:
 
 
 @cache
-def security_headers(secure: bool) -> tuple[tuple[bytes, bytes], ...]:
+def security_headers(secure: bool, *, refused_by_security: bool = False) -> tuple[tuple[bytes, bytes], ...]:
     """The headers the middlewares add to a response over HTTPS (`secure`) or plain HTTP, as ASGI
-    sends them (lower-case names). They depend on settings only, so they are worked out once."""
+    sends them (lower-case names); `refused_by_security`: to SecurityMiddleware's refusal of a host
+    (see https_redirect). They depend on settings only, so they are worked out once."""
     request = _SchemeRequest(secure)
     response = HttpResponse()
     before = set(response.headers)
-    for middleware in HEADER_MIDDLEWARES:
+    for middleware in HEADER_MIDDLEWARES[1:] if refused_by_security else HEADER_MIDDLEWARES:
         middleware(_not_called).process_response(request, response)  # adds to `response`
     return tuple(
         (name.lower().encode("latin1"), value.encode("latin1"))
@@ -85,6 +74,9 @@ def _forget_security_headers(**kwargs) -> None:
 
 def https_redirect(secure: bool, host: str, path: str, query: str) -> str | None:
     """Where SecurityMiddleware sends this request (SECURE_SSL_REDIRECT), or None to serve it.
-    Never to a host that is not ours (an open redirect): such a request is served, and refused."""
+
+    Raises DisallowedHost for a host that is not ours, as the middleware does (never an open
+    redirect): Django answers 400 before SecurityMiddleware adds its headers.
+    """
     response = SecurityMiddleware(_not_called).process_request(_SchemeRequest(secure, host, path, query))
     return None if response is None else response["Location"]

@@ -14,6 +14,7 @@ import logging
 import time
 
 from django.conf import settings
+from django.core.exceptions import DisallowedHost
 from pydantic_core import to_json
 
 from apps.core.logging import current_request_id
@@ -49,9 +50,12 @@ class EventsPollApp:
             secure=secure,
         )
         poll.notes.request_id = request_id
-        location = None
+        location, refused_by_security = None, False
         if settings.SECURE_SSL_REDIRECT:
-            location = https_redirect(secure, poll.host, EVENTS_PATH, scope["query_string"].decode("latin1"))
+            try:
+                location = https_redirect(secure, poll.host, EVENTS_PATH, scope["query_string"].decode("latin1"))
+            except DisallowedHost:
+                refused_by_security = True  # get_events refuses the host, as Django does
         if location is not None:
             status, body, extra = 301, b"", [(b"location", location.encode("latin1"))]
         else:
@@ -75,7 +79,7 @@ class EventsPollApp:
                     (b"content-type", b"application/json"),
                     (b"content-length", str(len(body)).encode()),
                     (REQUEST_ID_HEADER.lower().encode(), request_id.encode()),
-                    *security_headers(secure),
+                    *security_headers(secure, refused_by_security=refused_by_security),
                     *extra,
                 ],
             }

@@ -1,9 +1,9 @@
-"""Admin pages for messages and muted users: read-only (changes go through the API, which tells
+"""Admin pages for messages, muted users and alert words: read-only (changes go through the API, which tells
 clients; a row changed here would leave them out of date)."""
 
 from django.contrib import admin
 
-from apps.messages.models import Message, MutedUser
+from apps.messages.models import AlertWord, Message, MutedUser
 
 
 class ReadOnlyAdmin(admin.ModelAdmin):
@@ -32,3 +32,11 @@ class MutedUserAdmin(ReadOnlyAdmin):
     list_display = ("user", "muted_user", "date_muted")
     search_fields = ("user__delivery_email", "muted_user__delivery_email")
     list_select_related = ("user", "muted_user")
+
+
+@admin.register(AlertWord)
+class AlertWordAdmin(ReadOnlyAdmin):
+    list_display = ("user", "word")
+    list_filter = ("user__realm",)
+    search_fields = ("word", "user__delivery_email", "user__full_name")
+    list_select_related = ("user",)

@@ -1,5 +1,5 @@
-"""Messages' part of the event system: the "message", "update_message_flags", "starred_messages"
-and "muted_users" initial state, and how message events adapt to a queue's options."""
+"""Messages' part of the event system: the "message", "update_message_flags", "starred_messages",
+"muted_users" and "alert_words" initial state, and how message events adapt to a queue's options."""
 
 from apps.events.backends import takes_deletions_one_by_one
 from apps.events.registry import (
@@ -11,7 +11,13 @@ from apps.events.registry import (
     on_queue_registered,
 )
 from apps.messages.actions.send import do_listen_to_public_channels
-from apps.messages.selectors import max_message_id, muted_users_of, starred_message_ids, unread_messages
+from apps.messages.selectors import (
+    alert_words_of,
+    max_message_id,
+    muted_users_of,
+    starred_message_ids,
+    unread_messages,
+)
 from apps.subscriptions.topics import is_resolved, topic_for_client, topic_from_narrow, topic_key
 
 
@@ -37,6 +43,12 @@ def starred_state(context: StateContext) -> dict:
 @initial_state("muted_users")
 def muted_users_state(context: StateContext) -> dict:
     return {"muted_users": muted_users_of(context.user)}
+
+
+@initial_state("alert_words")
+def alert_words_state(context: StateContext) -> dict:
+    # Always a list, empty for none: the Zulip mobile app requires the key.
+    return {"alert_words": alert_words_of(context.user)}
 
 
 @event_transform("message")

@@ -126,6 +126,32 @@ class MutedUser(models.Model):
         return f"{self.user_id} muted {self.muted_user_id}"
 
 
+class AlertWord(models.Model):
+    """A word or phrase that flags the messages containing it for `user` (`has_alert_word`).
+
+    `word` is as the user wrote it (stripped); `key` is it lower-cased with Python's str.lower,
+    as messages are matched (apps.messages.alert_words): a user's words are unique by it, so "Deploy"
+    and "deploy" are one word, and they are found and removed by it in one query."""
+
+    MAX_LENGTH = 100  # Zulip's, checked before stripping
+    # Parley's cap on a user's words (Zulip has none): a send reads every recipient's words, so it
+    # bounds what one recipient adds to a send.
+    MAX_PER_USER = 100
+    # str.lower makes a string at most twice as long ("İ" becomes two code points).
+    MAX_KEY_LENGTH = 2 * MAX_LENGTH
+
+    user = models.ForeignKey(User, on_delete=models.CASCADE, related_name="+")
+    word = models.CharField(max_length=MAX_LENGTH)
+    key = models.CharField(max_length=MAX_KEY_LENGTH)
+
+    class Meta:
+        # Its index, led by the user, is also how a send reads its recipients' words.
+        constraints = [models.UniqueConstraint(fields=["user", "key"], name="messages_alert_word_once")]
+
+    def __str__(self) -> str:
+        return f"{self.user_id}: {self.word}"
+
+
 class PublicChannelListener(models.Model):
     """A user who registered an event queue with `all_public_streams`: for as long as such a queue
     can live, messages of every public channel are sent to them too (their other queues hide them)."""

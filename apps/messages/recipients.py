@@ -46,3 +46,14 @@ def group_recipient(realm: Realm, user_ids: Sequence[int]) -> Recipient:
         except IntegrityError:  # made meanwhile by another request
             group = DirectMessageGroup.objects.get(realm=realm, key=key)
     return get_recipient(Recipient.Type.DIRECT_MESSAGE_GROUP, group.id)
+
+
+def direct_message_recipient(realm: Realm, sender_id: int, user_ids: Sequence[int]) -> Recipient:
+    """The recipient of a direct message from `sender_id` to `user_ids` (the sender among them or
+    not), made if need be: the other person's for two people, the sender's own for a message to
+    themselves, the group's for three people or more."""
+    people = {*user_ids, sender_id}
+    if len(people) <= 2:
+        other = next((uid for uid in people if uid != sender_id), sender_id)
+        return get_recipient(Recipient.Type.PERSONAL, other)
+    return group_recipient(realm, sorted(people))

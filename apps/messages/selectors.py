@@ -19,7 +19,7 @@ from django.utils.html import escape
 from apps.core.errors import JsonableError
 from apps.groups.selectors import is_user_in_group
 from apps.messages.errors import InvalidMessageError
-from apps.messages.models import DirectMessageGroup, Message, MutedUser, Recipient, UserMessage
+from apps.messages.models import AlertWord, DirectMessageGroup, Message, MutedUser, Recipient, UserMessage
 from apps.messages.narrow import (
     NarrowBuilder,
     Term,
@@ -296,6 +296,19 @@ def muted_users_of(user: User) -> list[dict[str, int]]:
     # Deactivated users stay listed, as in Zulip: they can be muted, so they must be unmutable.
     rows = MutedUser.objects.filter(user=user).order_by("id")
     return [{"id": row.muted_user_id, "timestamp": int(row.date_muted.timestamp())} for row in rows]
+
+
+def alert_words_of(user: User) -> list[str]:
+    """The user's alert words, oldest first."""
+    return list(AlertWord.objects.filter(user=user).order_by("id").values_list("word", flat=True))
+
+
+def alert_word_users(user_ids: Iterable[int]) -> dict[str, set[int]]:
+    """{word key: those of these users who have the word}, one query."""
+    result: dict[str, set[int]] = defaultdict(set)
+    for key, user_id in AlertWord.objects.filter(user_id__in=user_ids).values_list("key", "user_id"):
+        result[key].add(user_id)
+    return result
 
 
 # --- search results -------------------------------------------------------------------------------

@@ -6,7 +6,7 @@ from typing import Annotated, Any, Literal
 from pydantic import Field
 
 from apps.core.params import Id, Json, JsonOrText, Params
-from apps.messages.models import Message, UserMessage
+from apps.messages.models import AlertWord, Message, UserMessage
 from apps.subscriptions.topics import topic_for_client
 from apps.users.models import User
 from apps.users.selectors import api_email, avatar_url_for_client
@@ -144,6 +144,24 @@ class MarkTopicParams(Params):
 
 class DeleteTopicParams(Params):
     topic_name: str
+
+
+# A request's list of alert words: a user has at most AlertWord.MAX_PER_USER, so a longer list (even
+# of repeated words) is a client's mistake; it bounds the work of one request.
+MAX_ALERT_WORDS_PER_REQUEST = 1000
+
+
+class AddAlertWordsParams(Params):
+    # Each word at most AlertWord.MAX_LENGTH characters as sent (before stripping), as in Zulip.
+    alert_words: Json[
+        Annotated[
+            list[Annotated[str, Field(max_length=AlertWord.MAX_LENGTH)]], Field(max_length=MAX_ALERT_WORDS_PER_REQUEST)
+        ]
+    ]
+
+
+class RemoveAlertWordsParams(Params):
+    alert_words: Json[Annotated[list[str], Field(max_length=MAX_ALERT_WORDS_PER_REQUEST)]]
 
 
 def flag_names(flags: int) -> list[str]:

@@ -12,5 +12,6 @@ urlpatterns = [
     path("mark_stream_as_read", views.MarkStreamAsReadView.as_view()),
     path("mark_topic_as_read", views.MarkTopicAsReadView.as_view()),
     path("users/me/muted_users/<id:muted_user_id>", views.MutedUserView.as_view()),
+    path("users/me/alert_words", views.AlertWordsView.as_view()),
     path("streams/<id:stream_id>/delete_topic", views.DeleteTopicView.as_view()),
 ]

@@ -1,4 +1,4 @@
-"""Messages (/api/v1/messages...), their flags, muted users and topic deletion."""
+"""Messages (/api/v1/messages...), their flags, muted users, alert words and topic deletion."""
 
 from rest_framework.request import Request
 
@@ -8,6 +8,7 @@ from apps.core.params import parse_params
 from apps.core.permissions import IsAuthenticatedUser, IsOrganizationAdministrator
 from apps.core.responses import json_success
 from apps.core.views import ApiView
+from apps.messages.actions.alert_words import check_add_alert_words, do_remove_alert_words
 from apps.messages.actions.delete_topic import check_delete_topic
 from apps.messages.actions.flags import check_flag, check_update_message_flags, do_mark_messages_read
 from apps.messages.actions.muted_users import check_mute_user, do_unmute_user
@@ -16,6 +17,7 @@ from apps.messages.narrow import Term, parse_narrow
 from apps.messages.selectors import (
     access_message,
     add_search_fields,
+    alert_words_of,
     dm_users_by_recipient,
     first_unread_id,
     matches_narrow,
@@ -24,12 +26,14 @@ from apps.messages.selectors import (
 )
 from apps.messages.serializers import (
     MAX_MESSAGES_PER_REQUEST,
+    AddAlertWordsParams,
     DeleteTopicParams,
     GetMessageParams,
     GetMessagesParams,
     MarkStreamParams,
     MarkTopicParams,
     MatchesNarrowParams,
+    RemoveAlertWordsParams,
     SendMessageParams,
     UpdateFlagsForNarrowParams,
     UpdateFlagsParams,
@@ -221,6 +225,23 @@ class MutedUserView(ApiView):
         muted_user = access_user_by_id(request.user, muted_user_id, allow_deactivated=True, allow_bots=True)
         do_unmute_user(request.user, muted_user, acting_user=request.user)
         return json_success(request)
+
+
+class AlertWordsView(ApiView):
+    """GET, POST and DELETE /users/me/alert_words: each answers the user's words."""
+
+    def get(self, request: Request):
+        return json_success(request, {"alert_words": alert_words_of(request.user)})
+
+    def post(self, request: Request):
+        params = parse_params(AddAlertWordsParams, request)
+        words = check_add_alert_words(request.user, params.alert_words, acting_user=request.user)
+        return json_success(request, {"alert_words": words})
+
+    def delete(self, request: Request):
+        params = parse_params(RemoveAlertWordsParams, request)
+        words = do_remove_alert_words(request.user, params.alert_words, acting_user=request.user)
+        return json_success(request, {"alert_words": words})
 
 
 class DeleteTopicView(ApiView):

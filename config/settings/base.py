@@ -43,6 +43,7 @@ INSTALLED_APPS = [
     "apps.groups",
     "apps.subscriptions",
     "apps.messages",
+    "apps.drafts",
     "apps.directory",
     "apps.demo",
     "django.contrib.admin",
@@ -62,8 +63,7 @@ MIDDLEWARE = [
     # Outside SecurityMiddleware, so that its HTTPS redirects and host refusals carry the header too
     # (as the long-poll route's answers do: apps/core/security.py).
     "django.middleware.clickjacking.XFrameOptionsMiddleware",
-    # Django's, answering hosts that are not ours with the security headers too.
-    "apps.core.security.SecurityMiddleware",
+    "django.middleware.security.SecurityMiddleware",
     "apps.core.middleware.static_files_middleware",
     "django.contrib.sessions.middleware.SessionMiddleware",
     "django.middleware.common.CommonMiddleware",

@@ -4,7 +4,7 @@ event queues registered over POST /register, and a snapshot of every row the end
 import pytest
 
 from apps.events.models import OutboxEvent
-from apps.messages.models import DirectMessageGroup, Message, MutedUser, Recipient, UserMessage
+from apps.messages.models import AlertWord, DirectMessageGroup, Message, MutedUser, Recipient, UserMessage
 from apps.realms.models import RealmAuditLog
 from apps.subscriptions.models import Stream, Subscription, UserTopic
 from tests.api import api_for, assert_success
@@ -59,6 +59,7 @@ def db_state() -> dict:
         "recipients": list(Recipient.objects.order_by("id").values()),
         "groups": list(DirectMessageGroup.objects.order_by("id").values()),
         "muted_users": list(MutedUser.objects.order_by("id").values()),
+        "alert_words": list(AlertWord.objects.order_by("id").values()),
         "user_topics": list(UserTopic.objects.order_by("id").values()),
         "streams": list(Stream.objects.order_by("id").values()),
         "subscriptions": list(Subscription.objects.order_by("id").values()),

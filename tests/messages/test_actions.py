@@ -1,23 +1,28 @@
 """The rules of the messages actions, called directly: who may send where (channel permissions,
 topic policies, direct messages to deactivated users, bots and guests), what a send keeps out of its
-transaction, the flags a user may change, muting, topic deletion and its audit log, and who may act
-for whom."""
+transaction, the flags a user may change, muting, alert words, topic deletion and its audit log, and
+who may act for whom."""
+
+import threading
 
 import pytest
-from django.db import connection
+from django.db import close_old_connections, connection, transaction
 from django.test.utils import CaptureQueriesContext
 
 from apps.core.errors import JsonableError
 from apps.groups.models import SystemGroups
+from apps.messages.actions.alert_words import check_add_alert_words, do_add_alert_words, do_remove_alert_words
 from apps.messages.actions.delete_topic import check_delete_topic
 from apps.messages.actions.flags import check_update_message_flags, do_mark_messages_read
 from apps.messages.actions.muted_users import check_mute_user, do_unmute_user
 from apps.messages.actions.send import check_send_message, do_send_message
-from apps.messages.models import Message, MutedUser, UserMessage
+from apps.messages.models import AlertWord, Message, MutedUser, UserMessage
 from apps.realms.models import AuditLogEventType, RealmAuditLog
 from apps.subscriptions.models import Stream, UserTopic
 from apps.users.actions.activation import do_deactivate_user
+from apps.users.models import User
 from tests.api import ApiClient, assert_success
+from tests.factories import UserFactory
 from tests.messages.conftest import db_state, flags_of
 
 READ, STARRED, HISTORICAL = UserMessage.READ, UserMessage.STARRED, UserMessage.HISTORICAL
@@ -182,11 +187,14 @@ def test_a_message_is_checked_and_rendered_before_its_transaction(design, member
     recipients' reads come before it; inside, only what the writes need (the recipient row)."""
     target = design if to == "channel" else [admin, owner]
     send(member, target, "the first")  # not the channel's first message: that one announces it
+    check_add_alert_words(admin, ["hi"], acting_user=admin)
     with CaptureQueriesContext(connection) as queries:
-        send(member, target, "hi @**Adam Admin** and @**all**")
+        message = send(member, target, "hi @**Adam Admin** and @**all**")
     sql = statements(queries)
     begin = next(index for index, statement in enumerate(sql) if statement.startswith("SAVEPOINT"))
     assert any("full_name" in statement for statement in sql[:begin])  # the mentions' lookup
+    assert any('FROM "chat_messages_alertword"' in statement for statement in sql[:begin])  # the recipients' words
+    assert flags_of(admin, message.id) & UserMessage.HAS_ALERT_WORD
     reads = [s for s in sql[begin:] if s.startswith("SELECT")]
     assert all('FROM "chat_messages_recipient"' in s or 'FROM "chat_messages_directmessagegroup"' in s for s in reads)
 
@@ -205,6 +213,10 @@ def test_nobody_acts_for_someone_else(design, member, admin):
         do_mark_messages_read(member, acting_user=admin)
     with pytest.raises(ValueError, match="cannot act for"):
         check_mute_user(member, admin, acting_user=admin)
+    with pytest.raises(ValueError, match="cannot act for"):
+        check_add_alert_words(member, ["word"], acting_user=admin)
+    with pytest.raises(ValueError, match="cannot act for"):
+        do_remove_alert_words(member, ["word"], acting_user=admin)
     assert db_state() == before
 
 
@@ -385,3 +397,87 @@ def test_the_administrator_who_deletes_a_topic_is_told_even_if_not_subscribed(
     ) as received:
         check_delete_topic(public, "gone", acting_user=admin)
     assert [e["message_ids"] for e in received[admin.id]] == [[gone.id]]
+
+
+# --- alert words ------------------------------------------------------------------------------------
+
+
+def test_alert_words_are_cleaned_as_zulip_cleans_them(member):
+    assert check_add_alert_words(member, [" Deploy ", "", "deploy", "\tship it\n"], acting_user=member) == [
+        "Deploy",
+        "ship it",
+    ]
+    assert list(AlertWord.objects.order_by("id").values_list("word", "key")) == [
+        ("Deploy", "deploy"),
+        ("ship it", "ship it"),
+    ]
+    assert do_remove_alert_words(member, ["SHIP IT  "], acting_user=member) == ["Deploy"]
+
+
+def test_a_word_too_long_after_stripping_is_refused_by_the_action(member):
+    """The API's parameters refuse it first (as sent); commands call the action."""
+    refused("Alert word too long (limit: 100 characters)", check_add_alert_words, member, ["x" * 101], acting_user=None)
+    assert check_add_alert_words(member, ["  " + "x" * 100 + "  "], acting_user=None) == ["x" * 100]
+
+
+def test_the_cap_refuses_the_whole_request(member):
+    cap = AlertWord.MAX_PER_USER
+    check_add_alert_words(member, [f"w{n}" for n in range(cap)], acting_user=member)
+    refused(f"Too many alert words (limit: {cap})", check_add_alert_words, member, ["new"], acting_user=member)
+    # Words the user has do not count again.
+    assert len(check_add_alert_words(member, ["W0", "w1"], acting_user=member)) == cap
+
+
+def test_a_refused_add_leaves_the_callers_transaction_usable(member, admin):
+    """The cap is checked under the lock, inside do_add_alert_words' savepoint."""
+    check_add_alert_words(member, [f"w{n}" for n in range(AlertWord.MAX_PER_USER)], acting_user=None)
+    with transaction.atomic():
+        with pytest.raises(JsonableError):
+            do_add_alert_words(member, ["one too many"], acting_user=None)
+        do_add_alert_words(admin, ["still fine"], acting_user=None)
+    assert list(AlertWord.objects.filter(user=admin).values_list("word", flat=True)) == ["still fine"]
+
+
+def test_the_server_changes_anyones_words(member):
+    assert check_add_alert_words(member, ["deploy"], acting_user=None) == ["deploy"]
+    assert do_remove_alert_words(member, ["deploy"], acting_user=None) == []
+
+
+@pytest.mark.django_db(transaction=True)
+def test_two_requests_at_once_cannot_pass_the_cap_together(realm):
+    """The second waits for the first's lock on the user, then counts its words: refused."""
+    user = UserFactory(realm=realm)
+    half = AlertWord.MAX_PER_USER // 2 + 10
+    first_added, release = threading.Event(), threading.Event()
+    outcomes: list[str] = []
+
+    def first() -> None:
+        try:
+            with transaction.atomic():
+                do_add_alert_words(User.objects.get(id=user.id), [f"a{n}" for n in range(half)], acting_user=None)
+                first_added.set()
+                release.wait(timeout=10)
+        finally:
+            close_old_connections()
+
+    def second() -> None:
+        try:
+            first_added.wait(timeout=10)
+            do_add_alert_words(User.objects.get(id=user.id), [f"b{n}" for n in range(half)], acting_user=None)
+            outcomes.append("done")
+        except JsonableError:
+            outcomes.append("refused")
+        finally:
+            close_old_connections()
+
+    threads = [threading.Thread(target=first), threading.Thread(target=second)]
+    for thread in threads:
+        thread.start()
+    assert first_added.wait(timeout=10)
+    threads[1].join(timeout=0.5)
+    assert threads[1].is_alive()  # waiting for the first's lock, not counting without its words
+    release.set()
+    for thread in threads:
+        thread.join(timeout=30)
+    assert outcomes == ["refused"]
+    assert AlertWord.objects.filter(user=user).count() == half

@@ -1,6 +1,8 @@
 """The messages admin pages render and change nothing."""
 
+from apps.messages.actions.alert_words import check_add_alert_words
 from apps.messages.actions.send import do_send_message
+from apps.messages.models import AlertWord
 
 
 def test_message_admin_lists_and_searches_read_only(staff, member, admin):
@@ -13,3 +15,18 @@ def test_message_admin_lists_and_searches_read_only(staff, member, admin):
     assert b'name="_save"' not in detail.content  # read-only
     assert staff.get("/admin/chat_messages/message/add/").status_code == 403
     assert staff.get("/admin/chat_messages/muteduser/").status_code == 200
+
+
+def test_alert_word_admin_lists_and_searches_read_only(staff, member, admin):
+    check_add_alert_words(member, ["Deploy", "outage"], acting_user=member)
+    check_add_alert_words(admin, ["lunch"], acting_user=admin)
+    page = staff.get("/admin/chat_messages/alertword/?q=deploy").content.decode()
+    assert "Deploy" in page
+    assert "lunch" not in page
+    word = AlertWord.objects.get(word="Deploy")
+    detail = staff.get(f"/admin/chat_messages/alertword/{word.id}/change/")
+    assert detail.status_code == 200
+    assert b'name="_save"' not in detail.content  # changes go through the API, which tells the user's clients
+    assert staff.get("/admin/chat_messages/alertword/add/").status_code == 403
+    assert staff.post(f"/admin/chat_messages/alertword/{word.id}/delete/", {"post": "yes"}).status_code == 403
+    assert AlertWord.objects.count() == 3

@@ -1,2 +1,3 @@
 """Every change to messages, by sub-domain: sending (send), flags (flags), muted users
-(muted_users) and topic deletion (delete_topic). Import each action from its module."""
+(muted_users), alert words (alert_words) and topic deletion (delete_topic). Import each action from
+its module."""

@@ -13,12 +13,14 @@ from apps.core.errors import JsonableError
 from apps.events.publish import send_event_on_commit
 from apps.events.serializers import MAX_QUEUE_LIFESPAN_SECS
 from apps.messages.actions.acting import check_acting_for
+from apps.messages.alert_words import alerted_user_ids
 from apps.messages.models import Message, PublicChannelListener, Recipient, UserMessage
-from apps.messages.recipients import get_recipient, group_recipient
+from apps.messages.recipients import direct_message_recipient, get_recipient
 from apps.messages.rendering import Rendered, render_message
 from apps.messages.selectors import (
     access_dm_recipients,
     access_stream_for_sending,
+    alert_word_users,
     mention_targets,
     muting_user_ids,
     topic_participant_ids,
@@ -128,9 +130,10 @@ def do_send_message(
     client's): a Message and a UserMessage row for each recipient (in bulk), with their flags.
 
     Channel messages go to the channel's active subscribers (and the sender); direct messages to
-    their people. Mentions set `mentioned` (or a wildcard flag); messages from a user the recipient
-    muted arrive read; the sender's copy is read. The rendering and the reads come first; the
-    transaction (_store_message) holds the writes.
+    their people. Mentions set `mentioned` (or a wildcard flag); a recipient's alert word in the
+    content sets `has_alert_word` (never for the sender); messages from a user the recipient muted
+    arrive read (with their flags, as in Zulip); the sender's copy is read. The rendering and the
+    reads come first; the transaction (_store_message) holds the writes.
 
     Emits: message {message, flags} to each recipient (one event per set of flags; with `local_id`,
     (queue id, local id) of the sending client, the sender's own event echoes the local id to that
@@ -148,6 +151,9 @@ def do_send_message(
     if read_by_sender is None:
         read_by_sender = default_read_by_sender(client)
     flags = _initial_flags(sender, stream, topic, receivers, rendered, read_by_sender)
+    others = receivers - {sender.id}
+    for uid in alerted_user_ids(content, alert_word_users(others) if others else {}):
+        flags[uid] |= UserMessage.HAS_ALERT_WORD
     return _store_message(
         Message(
             realm=sender.realm,
@@ -180,11 +186,8 @@ def _store_message(
     stream = message.stream
     if stream is not None:
         message.recipient = get_recipient(Recipient.Type.STREAM, stream.id)
-    elif len(people) <= 2:
-        other = next((user.id for user in people if user.id != message.sender_id), message.sender_id)
-        message.recipient = get_recipient(Recipient.Type.PERSONAL, other)
     else:
-        message.recipient = group_recipient(message.realm, [user.id for user in people])
+        message.recipient = direct_message_recipient(message.realm, message.sender_id, [user.id for user in people])
     message.save(force_insert=True)
     UserMessage.objects.bulk_create(
         [UserMessage(user_id=uid, message=message, flags=bits) for uid, bits in flags.items()], batch_size=5000
