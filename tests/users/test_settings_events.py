@@ -194,3 +194,15 @@ def test_poll_credentials_naming_a_former_api_email_are_dropped(event_backend, m
     patch(member, email_address_visibility=1)  # now the API email is the real address
     assert_error(api.get("/events", params), 401, "UNAUTHORIZED", "Invalid API key")
     assert_success(ApiClient(member).get("/events", params))
+
+
+def test_turning_draft_synchronization_off_deletes_the_stored_drafts(member, capture_events):
+    """The drafts app's part of the user_settings_changed hook, reached through PATCH /settings."""
+    draft = {"type": "", "to": [], "topic": "", "content": "half a thought", "timestamp": 1700000000}
+    assert_success(ApiClient(member).post("/drafts", {"drafts": [draft]}))
+    assert assert_success(ApiClient(member).get("/drafts"))["count"] == 1
+    with capture_events(member) as received:
+        patch(member, enable_drafts_synchronization=False)
+    assert [e["type"] for e in received[member.id]] == ["user_settings"]  # no drafts event: clients keep theirs
+    patch(member, enable_drafts_synchronization=True)
+    assert assert_success(ApiClient(member).get("/drafts"))["count"] == 0
