@@ -6,6 +6,7 @@ import json
 from django import forms
 from django.contrib import admin, messages
 
+from apps.core.admin import ReadOnlyAdmin
 from apps.core.errors import JsonableError
 from apps.users.actions.activation import do_deactivate_user, do_reactivate_user
 from apps.users.actions.create_user import check_full_name
@@ -297,7 +298,7 @@ class RealmUserDefaultAdmin(admin.ModelAdmin):
 
 
 @admin.register(EmailChangeRequest)
-class EmailChangeRequestAdmin(admin.ModelAdmin):
+class EmailChangeRequestAdmin(ReadOnlyAdmin):
     """Email changes users asked for (PATCH /settings), to answer "I never got the link"; read-only,
     and without the links' secrets."""
 
@@ -308,12 +309,3 @@ class EmailChangeRequestAdmin(admin.ModelAdmin):
     fields = ("user", "old_email", "new_email", "created", "status")
     readonly_fields = fields
     date_hierarchy = "created"
-
-    def has_add_permission(self, request) -> bool:
-        return False
-
-    def has_change_permission(self, request, obj=None) -> bool:
-        return False
-
-    def has_delete_permission(self, request, obj=None) -> bool:
-        return False
