@@ -14,6 +14,8 @@ urlpatterns = [
     path("api/v1/", include("apps.drafts.urls")),
     path("api/v1/", include("apps.events.urls")),
     path("admin/", admin.site.urls),
+    # HTML pages: confirming a new email address.
+    path("accounts/", include("apps.users.page_urls")),
     # The directory API: /users, /users/{userId}, /version, /openapi.json.
     path("", include("apps.directory.urls")),
 ]

@@ -88,8 +88,15 @@ def _no_errors_logged(caplog, settings):
     assert not [record for record in caplog.records if record.levelno >= logging.ERROR]
 
 
+# HTML pages (apps/users/pages.py), which people open in a browser: their errors are pages too.
+HTML_PAGES = ("/accounts/",)
+
+
 def assert_client_error(response, path: str) -> None:
     assert 400 <= response.status_code < 500, (path, response.status_code, response.content)
+    if path.startswith(HTML_PAGES):
+        assert response["Content-Type"] == "text/html; charset=utf-8", (path, response.content)
+        return
     assert response["Content-Type"] == "application/json", (path, response.content)
     if response.request["REQUEST_METHOD"] == "HEAD":
         return
