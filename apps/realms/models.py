@@ -56,6 +56,13 @@ class Realm(models.Model):
         related_name="+",
         help_text="Who may create public channels.",
     )
+    can_create_multiuse_invite_group = models.ForeignKey(
+        "groups.UserGroup",
+        on_delete=models.PROTECT,
+        null=True,
+        related_name="+",
+        help_text="Who may create reusable invitation links.",
+    )
 
     class Meta:
         verbose_name = "organization"
