@@ -10,7 +10,7 @@ from django.utils.html import format_html
 
 from apps.core.errors import JsonableError
 from apps.groups.models import UserGroup
-from apps.invites.actions import (
+from apps.invites.actions.invites import (
     check_invite_lifetime,
     check_welcome_message_custom_text,
     do_create_multiuse_invite,

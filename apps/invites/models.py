@@ -17,7 +17,6 @@ class MultiuseInvite(models.Model):
     """
 
     KEY_BITS = 160
-    MAX_WELCOME_MESSAGE_CUSTOM_TEXT_LENGTH = 8000
 
     realm = models.ForeignKey(Realm, on_delete=models.CASCADE, related_name="+")
     # Who created it; None for an operator's command (or an admin of another organization).
@@ -55,3 +54,18 @@ class MultiuseInvite(models.Model):
     @property
     def is_usable(self) -> bool:
         return not self.revoked and not self.is_expired()
+
+
+class WelcomeBot(models.Model):
+    """The organization's Welcome Bot (Zulip's welcome-bot, here one per organization): a system
+    bot, owned by nobody, that greets each new person with a direct message. Created with the
+    organization; for organizations older than it, by the migration invites 0003."""
+
+    FULL_NAME = "Welcome Bot"
+    EMAIL_LOCAL_PART = "welcome-bot"
+
+    realm = models.OneToOneField(Realm, on_delete=models.CASCADE, related_name="+")
+    bot = models.OneToOneField(User, on_delete=models.PROTECT, related_name="+")
+
+    def __str__(self) -> str:
+        return f"{self.FULL_NAME} of {self.realm}"

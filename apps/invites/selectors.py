@@ -24,13 +24,13 @@ from apps.groups.selectors import (
     user_has_permission,
 )
 from apps.invites.errors import InvalidInviteChannelError, InvitationAlreadyRevokedError, InvitationNotFoundError
-from apps.invites.models import MultiuseInvite
+from apps.invites.models import MultiuseInvite, WelcomeBot
 from apps.invites.serializers import multiuse_invite_to_dict
 from apps.realms.models import Realm
 from apps.subscriptions.models import Stream
 from apps.subscriptions.selectors import Membership, has_content_access, subscribed_stream_ids
 from apps.users.models import Role, User
-from apps.users.selectors import active_users_and_roles
+from apps.users.selectors import active_users_and_roles, delivery_email_in_use, fake_email_domain
 
 # The keys links carry: lowercase base32 of MultiuseInvite.KEY_BITS random bits.
 KEY_RE = re.compile(rf"[a-z2-7]{{{MultiuseInvite.KEY_BITS // 5}}}")
@@ -176,3 +176,22 @@ def invite_audience(realm_id: int, referrer_ids: Iterable[int | None] = ()) -> l
     active = {user_id for user_id, _ in users}
     admins = {user_id for user_id, role in users if role in ADMIN_ROLES}
     return sorted(admins | ({user_id for user_id in referrer_ids if user_id is not None} & active))
+
+
+# --- the Welcome Bot -------------------------------------------------------------------------------
+
+
+def get_welcome_bot(realm: Realm | int) -> User | None:
+    """The organization's Welcome Bot (active or not), if it has one."""
+    row = WelcomeBot.objects.filter(realm=realm).select_related("bot__realm").first()
+    return row.bot if row is not None else None
+
+
+def free_welcome_bot_email(realm: Realm) -> str:
+    """welcome-bot@<the organization's domain for hidden addresses>, numbered if someone has it."""
+    domain = fake_email_domain(realm.host)
+    email, number = f"{WelcomeBot.EMAIL_LOCAL_PART}@{domain}", 1
+    while delivery_email_in_use(realm, email):
+        number += 1
+        email = f"{WelcomeBot.EMAIL_LOCAL_PART}-{number}@{domain}"
+    return email

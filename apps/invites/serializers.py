@@ -7,6 +7,7 @@ from pydantic import Field
 
 from apps.core.params import Json, Params, one_of
 from apps.invites.models import MultiuseInvite
+from apps.realms.models import Realm
 from apps.users.models import Role
 
 # Zulip's INVITATION_LINK_VALIDITY_MINUTES: 10 days.
@@ -20,7 +21,7 @@ MAX_IDS = 1000
 RoleValue = one_of(*Role.values)
 IdList = Annotated[list[int], Field(max_length=MAX_IDS)]
 ExpiresInMinutes = Annotated[int, Field(ge=1, le=MAX_INVITE_EXPIRES_IN_MINUTES)]
-WelcomeText = Annotated[str, Field(max_length=MultiuseInvite.MAX_WELCOME_MESSAGE_CUSTOM_TEXT_LENGTH)]
+WelcomeText = Annotated[str, Field(max_length=Realm.MAX_WELCOME_MESSAGE_CUSTOM_TEXT_LENGTH)]
 
 
 class CreateMultiuseInviteParams(Params):
@@ -30,6 +31,10 @@ class CreateMultiuseInviteParams(Params):
     group_ids: Json[IdList] = Field(default_factory=list)
     include_realm_default_subscriptions: Json[bool] = False
     welcome_message_custom_text: WelcomeText | None = None
+
+
+class TestWelcomeMessageParams(Params):
+    welcome_message_custom_text: WelcomeText
 
 
 def _timestamp(moment: datetime | None) -> int | None:

@@ -48,3 +48,26 @@ def test_client_creates_lists_and_revokes_links(parley_server, people):
 
     events = boss.get_events(queue_id=queue["queue_id"], last_event_id=-1, dont_block=True)["events"]
     assert [event["type"] for event in events] == ["invites_changed", "invites_changed"]
+
+
+def test_client_tries_the_welcome_message(parley_server, people):
+    realm, owner, member = people
+    boss, other = (
+        zulip.Client(email=u.delivery_email, api_key=u.api_key, site=parley_server.url) for u in (owner, member)
+    )
+    sent = boss.call_endpoint(
+        url="realm/test_welcome_bot_custom_message",
+        method="POST",
+        request={"welcome_message_custom_text": "Say hi in #**general**!"},
+    )
+    assert sent["result"] == "success", sent
+    [message] = boss.get_messages({"anchor": sent["message_id"], "num_before": 0, "num_after": 0})["messages"]
+    assert message["sender_full_name"] == "Welcome Bot"
+    assert message["content"].startswith(f"<p>Hello, and welcome to <strong>{realm.name}</strong>!</p>")
+    assert "Say hi in" in message["content"]
+    assert [r["id"] for r in message["display_recipient"]] == sorted([owner.id, message["sender_id"]])
+
+    refused = other.call_endpoint(
+        url="realm/test_welcome_bot_custom_message", method="POST", request={"welcome_message_custom_text": "x"}
+    )
+    assert (refused["code"], refused["msg"]) == ("UNAUTHORIZED_PRINCIPAL", "Must be an organization administrator")

@@ -14,7 +14,7 @@ from apps.core.errors import JsonableError
 from apps.groups.actions.groups import check_deactivate_user_group
 from apps.groups.actions.settings import do_change_realm_permission_group_setting
 from apps.groups.models import UserGroup
-from apps.invites.actions import (
+from apps.invites.actions.invites import (
     do_create_multiuse_invite,
     do_revoke_invites_created_by,
     do_revoke_multiuse_invite,

@@ -2,7 +2,7 @@ from django.core.management.base import CommandError
 
 from apps.core.commands import OperatorCommand
 from apps.core.errors import JsonableError
-from apps.invites.actions import do_create_multiuse_invite
+from apps.invites.actions.invites import do_create_multiuse_invite
 from apps.invites.serializers import DEFAULT_INVITE_EXPIRES_IN_MINUTES
 from apps.subscriptions.selectors import streams_by_name
 from apps.users.management.utils import ROLE_LABELS, ROLE_NAMES, add_realm_argument, get_realm, print_json

@@ -54,7 +54,7 @@ def check_invite_lifetime(expires_in_minutes: int | None) -> None:
 
 
 def check_welcome_message_custom_text(text: str | None) -> None:
-    limit = MultiuseInvite.MAX_WELCOME_MESSAGE_CUSTOM_TEXT_LENGTH
+    limit = Realm.MAX_WELCOME_MESSAGE_CUSTOM_TEXT_LENGTH
     if text is not None and len(text) > limit:
         raise JsonableError(f"welcome_message_custom_text is too long (limit: {limit} characters)")
 
