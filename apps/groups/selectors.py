@@ -167,14 +167,25 @@ def access_user_group_for_update(
     and are never changed here. Raises "Invalid user group" or "Insufficient permission".
     """
     group = get_user_group_in_realm(user.realm, group_id, for_update=True, allow_deactivated=allow_deactivated)
+    check_user_group_permission(user, group, permission_setting=permission_setting)
+    return group
+
+
+def check_user_group_permission(
+    user: User, group: UserGroup, *, permission_setting: str, membership: Collection[int] | None = None
+) -> None:
+    """Raises "Insufficient permission" unless `user` may change `group` in the way
+    `permission_setting` governs (access_user_group_for_update's rule, for a group in hand).
+    `membership`: the user's recursive_membership_group_ids, when the caller checks many groups."""
     if group.is_system_group:
         raise JsonableError("Insufficient permission")
     if can_manage_all_groups(user):
-        return group
-    membership = recursive_membership_group_ids(user)
+        return
+    if membership is None:
+        membership = recursive_membership_group_ids(user)
     for name in dict.fromkeys(("can_manage_group", permission_setting)):
         if user_has_permission(user, getattr(group, f"{name}_id"), UserGroup.SETTINGS[name], membership):
-            return group
+            return
     raise JsonableError("Insufficient permission")
 
 

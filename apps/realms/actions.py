@@ -77,7 +77,7 @@ def do_set_realm_deactivated(realm: Realm, deactivated: bool, *, acting_user: "U
 
 
 # The settings do_change_realm_settings changes.
-CHANGEABLE_SETTINGS = frozenset({"name", "description", "password_auth_enabled"})
+CHANGEABLE_SETTINGS = frozenset({"name", "description", "password_auth_enabled", "welcome_message_custom_text"})
 
 
 def do_change_realm_settings(realm: Realm, changes: dict, *, acting_user: "User | None") -> None:
@@ -92,6 +92,9 @@ def do_change_realm_settings(realm: Realm, changes: dict, *, acting_user: "User 
         changes = {**changes, "name": check_realm_name(changes["name"])}
     if len(changes.get("description", "")) > Realm.MAX_DESCRIPTION_LENGTH:
         raise JsonableError(f"Organization description is too long (limit: {Realm.MAX_DESCRIPTION_LENGTH} characters).")
+    limit = Realm.MAX_WELCOME_MESSAGE_CUSTOM_TEXT_LENGTH
+    if len(changes.get("welcome_message_custom_text", "")) > limit:
+        raise JsonableError(f"welcome_message_custom_text is too long (limit: {limit} characters)")
     with transaction.atomic(savepoint=False):
         old = Realm.objects.filter(id=realm.id).values(*changes).get()
         changes = {name: value for name, value in changes.items() if old[name] != value}

@@ -7,7 +7,7 @@ from apps.core.errors import JsonableError
 from apps.realms.actions import check_realm_name, do_change_realm_settings, do_set_realm_deactivated
 from apps.realms.models import Realm, RealmAuditLog
 
-EDITABLE = ("name", "description", "password_auth_enabled")
+EDITABLE = ("name", "description", "password_auth_enabled", "welcome_message_custom_text")
 
 
 class RealmForm(forms.ModelForm):
@@ -20,6 +20,13 @@ class RealmForm(forms.ModelForm):
             return check_realm_name(self.cleaned_data["name"])
         except JsonableError as exc:
             raise forms.ValidationError(exc.msg) from None
+
+    def clean_welcome_message_custom_text(self):
+        text = self.cleaned_data["welcome_message_custom_text"]
+        limit = Realm.MAX_WELCOME_MESSAGE_CUSTOM_TEXT_LENGTH
+        if len(text) > limit:
+            raise forms.ValidationError(f"At most {limit} characters.")
+        return text
 
 
 @admin.register(Realm)

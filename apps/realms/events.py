@@ -28,6 +28,7 @@ def realm_state(context: StateContext) -> dict:
         "realm_icon_source": "G",
         "realm_date_created": int(realm.date_created.timestamp()),
         "realm_password_auth_enabled": realm.password_auth_enabled,
+        "realm_welcome_message_custom_text": realm.welcome_message_custom_text,
         "realm_web_public_access_enabled": False,
         "realm_push_notifications_enabled": False,
         "realm_is_zephyr_mirror_realm": False,

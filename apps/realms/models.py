@@ -19,6 +19,7 @@ class Realm(models.Model):
     MAX_NAME_LENGTH = 40
     MAX_STRING_ID_LENGTH = 40
     MAX_DESCRIPTION_LENGTH = 1000
+    MAX_WELCOME_MESSAGE_CUSTOM_TEXT_LENGTH = 8000
     # The organization reached on the bare EXTERNAL_HOST, localhost and IP addresses.
     DEFAULT_STRING_ID = ""
 
@@ -35,6 +36,14 @@ class Realm(models.Model):
     password_auth_enabled = models.BooleanField(
         default=True, help_text="Whether users may trade email and password for an API key."
     )
+    # A default in the database too: rows written by code that does not know the column (migrations
+    # of other apps, run against an older state of this model) get it.
+    welcome_message_custom_text = models.TextField(
+        blank=True,
+        default="",
+        db_default="",
+        help_text="Markdown the Welcome Bot adds to its message to each new member (an invitation may replace it).",
+    )
     # Group-valued settings (apps.groups.models.REALM_SETTINGS says how each may be set). NULL only
     # while the organization is being created, before its system groups exist.
     can_create_private_channel_group = models.ForeignKey(
@@ -50,6 +59,13 @@ class Realm(models.Model):
         null=True,
         related_name="+",
         help_text="Who may create public channels.",
+    )
+    can_create_multiuse_invite_group = models.ForeignKey(
+        "groups.UserGroup",
+        on_delete=models.PROTECT,
+        null=True,
+        related_name="+",
+        help_text="Who may create reusable invitation links.",
     )
 
     class Meta:

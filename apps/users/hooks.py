@@ -8,6 +8,11 @@ from apps.core.hooks import Hooks
 # user_created(user): a user or bot was created (apps.groups: the system groups of their role).
 user_created = Hooks("user_created")
 
+# person_created(user, welcome_message_custom_text): a person (not a bot) was created, after the
+# user_created hooks; `welcome_message_custom_text` is the text their invitation adds to the welcome
+# (None: the organization's default; "": none) (apps.invites: the Welcome Bot's direct message).
+person_created = Hooks("person_created")
+
 # user_role_changing(user, old_role, new_role) -> callable or None: called before the role changes
 # (to read what the change will affect); what it returns is called after it (apps.groups: system
 # groups; apps.subscriptions: the channels the user now sees or no longer sees).

@@ -44,6 +44,7 @@ INSTALLED_APPS = [
     "apps.subscriptions",
     "apps.messages",
     "apps.drafts",
+    "apps.invites",
     "apps.directory",
     "apps.demo",
     "django.contrib.admin",

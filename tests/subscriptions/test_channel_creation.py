@@ -216,6 +216,7 @@ def test_admin_edits_the_policy(staff, realm, member):
         "password_auth_enabled": "on",
         PUBLIC: groups[SystemGroups.ADMINISTRATORS].id,
         PRIVATE: groups[SystemGroups.MEMBERS].id,
+        "can_create_multiuse_invite_group": groups[SystemGroups.ADMINISTRATORS].id,
     }
     response = staff.post(f"/admin/realms/realm/{realm.id}/change/", form)
     assert response.status_code == 302

@@ -128,6 +128,7 @@ def test_realm_actions_and_edit(staff, realm):
             "password_auth_enabled": "on",
             "can_create_private_channel_group": realm.can_create_private_channel_group_id,
             "can_create_public_channel_group": realm.can_create_public_channel_group_id,
+            "can_create_multiuse_invite_group": realm.can_create_multiuse_invite_group_id,
         },
     )
     assert response.status_code == 302

@@ -14,7 +14,7 @@ from apps.realms.models import AuditLogEventType, EmailVisibility, Realm
 from apps.users.actions.notify import send_user_added
 from apps.users.actions.realm_defaults import new_user_settings
 from apps.users.errors import EmailInUseError
-from apps.users.hooks import user_created
+from apps.users.hooks import person_created, user_created
 from apps.users.models import BotService, BotType, Role, User
 from apps.users.selectors import delivery_email_in_use
 
@@ -60,10 +60,18 @@ def check_email_available(realm: Realm, email: str, *, exclude: User | None = No
 
 
 def _check_bot_settings(
-    realm: Realm, *, bot_type: int | None, bot_owner: User | None, password: str | None, service_url: str | None
+    realm: Realm,
+    *,
+    bot_type: int | None,
+    bot_owner: User | None,
+    password: str | None,
+    service_url: str | None,
+    system_bot: bool,
 ) -> None:
+    if system_bot and (bot_type is None or bot_owner is not None):
+        raise JsonableError("A system bot is a bot without an owner")
     if bot_type is not None:
-        if bot_owner is None or bot_owner.realm_id != realm.id:
+        if not system_bot and (bot_owner is None or bot_owner.realm_id != realm.id):
             raise JsonableError("A bot needs an owner in the same organization")
         if password:
             raise JsonableError("Bots cannot have a password")
@@ -88,21 +96,33 @@ def do_create_user(
     bot_type: int | None = None,
     bot_owner: User | None = None,
     service_url: str | None = None,
+    system_bot: bool = False,
+    welcome_message_custom_text: str | None = None,
     acting_user: User | None,
 ) -> User:
     """Create a user or bot with a fresh API key.
+
+    A `system_bot` is a bot of the server's own, without an owner (apps.invites: the Welcome Bot).
+    `welcome_message_custom_text` is passed on to the person_created hooks (an invitation's text).
 
     Raises JsonableError for an invalid or taken email, an invalid name, a weak password, or bot
     settings that do not fit together; all is checked (and the password hashed) before the
     transaction. People start with the organization's defaults for new users (their settings,
     email visibility included); bots with Zulip's defaults, their email shown to all.
     Audit: USER_CREATED {role}. Emits: realm_user/add to the organization, then what the
-    user_created hooks send.
+    user_created hooks (and, for a person, the person_created hooks) send.
     """
     email = check_email(email)
     full_name = check_full_name(full_name)
     check_email_available(realm, email)
-    _check_bot_settings(realm, bot_type=bot_type, bot_owner=bot_owner, password=password, service_url=service_url)
+    _check_bot_settings(
+        realm,
+        bot_type=bot_type,
+        bot_owner=bot_owner,
+        password=password,
+        service_url=service_url,
+        system_bot=system_bot,
+    )
     bot_settings = {"email_address_visibility": EmailVisibility.EVERYONE}
     settings = new_user_settings(realm) if bot_type is None else bot_settings
     user = User(
@@ -140,4 +160,6 @@ def do_create_user(
         )
         send_user_added(user)
         user_created.call(user)
+        if bot_type is None:
+            person_created.call(user, welcome_message_custom_text)
     return user

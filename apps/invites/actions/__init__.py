@@ -1,0 +1,2 @@
+"""Every change the invites app makes, by sub-domain (import each name from the module that defines
+it): invites (reusable invitation links), welcome (the Welcome Bot and its message)."""

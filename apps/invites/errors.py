@@ -1,0 +1,20 @@
+"""The error classes of invitations (Zulip's messages, BAD_REQUEST)."""
+
+from apps.core.errors import JsonableError
+
+
+class InvitationNotFoundError(JsonableError):
+    """An invitation id that is not one of the organization's (or of none): one answer for both."""
+
+    def __init__(self) -> None:
+        super().__init__("No such invitation")
+
+
+class InvitationAlreadyRevokedError(JsonableError):
+    def __init__(self) -> None:
+        super().__init__("Invitation has already been revoked")
+
+
+class InvalidInviteChannelError(JsonableError):
+    def __init__(self, stream_id: int) -> None:
+        super().__init__(f"Invalid channel ID {stream_id}. No invites were sent.")

@@ -1,0 +1,30 @@
+"""What the invites app does when the apps below it change (registered in InvitesConfig.ready).
+
+The hooks do not say who made the change: the audit entries written here have no acting user.
+"""
+
+from collections.abc import Sequence
+
+from apps.invites.actions.invites import do_revoke_invites_created_by
+from apps.invites.actions.welcome import do_create_welcome_bot, do_send_welcome_message
+from apps.realms.hooks import realm_created
+from apps.realms.models import Realm
+from apps.users.hooks import person_created, users_deactivated
+from apps.users.models import User
+
+
+@realm_created.register
+def create_welcome_bot(realm: Realm) -> None:
+    """A new organization has its Welcome Bot before its first person, whom it greets."""
+    do_create_welcome_bot(realm, acting_user=None)
+
+
+@person_created.register
+def welcome(user: User, welcome_message_custom_text: str | None) -> None:
+    do_send_welcome_message(user, custom_text=welcome_message_custom_text, acting_user=None)
+
+
+@users_deactivated.register
+def revoke_their_invitations(users: Sequence[User]) -> None:
+    """A deactivated user's invitation links stop working (Zulip revokes them too)."""
+    do_revoke_invites_created_by(users, acting_user=None)
