@@ -15,6 +15,8 @@ urlpatterns = [
     path("api/v1/", include("apps.invites.urls")),
     path("api/v1/", include("apps.events.urls")),
     path("admin/", admin.site.urls),
+    # The sign-in pages: /join/<key>/ (an invitation link), /login/, /account/.
+    path("", include("apps.web.page_urls")),
     # The directory API: /users, /users/{userId}, /version, /openapi.json.
     path("", include("apps.directory.urls")),
 ]
