@@ -65,22 +65,21 @@ class JoinView(View):
 
     http_method_names = ["get", "post", "head"]
 
-    def get(self, request: HttpRequest, key: str) -> HttpResponse:
-        realm = _realm(request)
-        if realm is None:
+    def dispatch(self, request: HttpRequest, key: str) -> HttpResponse:
+        """Either method, for a usable link of the host's organization only."""
+        self.realm = _realm(request)
+        if self.realm is None:
             return _no_organization(request)
-        invite = usable_invite_by_key(realm, key)
-        if invite is None or realm.deactivated:
-            return _unusable_link(request, realm)
-        return self._form(request, realm, invite, JoinForm(realm))
+        self.invite = usable_invite_by_key(self.realm, key)
+        if self.invite is None or self.realm.deactivated:
+            return _unusable_link(request, self.realm)
+        return super().dispatch(request, key)
+
+    def get(self, request: HttpRequest, key: str) -> HttpResponse:
+        return self._form(request, self.realm, self.invite, JoinForm(self.realm))
 
     def post(self, request: HttpRequest, key: str) -> HttpResponse:
-        realm = _realm(request)
-        if realm is None:
-            return _no_organization(request)
-        invite = usable_invite_by_key(realm, key)
-        if invite is None or realm.deactivated:
-            return _unusable_link(request, realm)
+        realm, invite = self.realm, self.invite
         form = JoinForm(realm, request.POST)
         if not form.is_valid():
             return self._form(request, realm, invite, form, status=400)
@@ -139,19 +138,27 @@ class LoginView(View):
         return render(request, "web/login.html", {"realm": realm, "form": form}, status=status)
 
 
+class LoggedInPage(View):
+    """A page of the user logged in to the host's organization; a browser that is not is sent to log in."""
+
+    def dispatch(self, request: HttpRequest, *args, **kwargs) -> HttpResponse:
+        self.realm = _realm(request)
+        if self.realm is None:
+            return _no_organization(request)
+        self.user = session_user(request, self.realm)
+        if self.user is None:
+            return redirect("login")
+        return super().dispatch(request, *args, **kwargs)
+
+
 @method_decorator(never_cache, name="dispatch")
-class AccountView(View):
+class AccountView(LoggedInPage):
     """The logged-in user's API credentials, as a client needs them."""
 
     http_method_names = ["get", "head"]
 
     def get(self, request: HttpRequest) -> HttpResponse:
-        realm = _realm(request)
-        if realm is None:
-            return _no_organization(request)
-        user = session_user(request, realm)
-        if user is None:
-            return redirect("login")
+        realm, user = self.realm, self.user
         email = api_email(user)
         context = {
             "realm": realm,
@@ -164,19 +171,13 @@ class AccountView(View):
 
 
 @method_decorator(never_cache, name="dispatch")
-class RegenerateApiKeyView(View):
+class RegenerateApiKeyView(LoggedInPage):
     """POST: a new API key for the logged-in user; the old one stops working at once."""
 
     http_method_names = ["post"]
 
     def post(self, request: HttpRequest) -> HttpResponse:
-        realm = _realm(request)
-        if realm is None:
-            return _no_organization(request)
-        user = session_user(request, realm)
-        if user is None:
-            return redirect("login")
-        do_regenerate_api_key(user, acting_user=user)
+        do_regenerate_api_key(self.user, acting_user=self.user)
         messages.success(request, "Your API key was replaced: the old one no longer works.")
         return redirect("account")
 
