@@ -17,6 +17,8 @@ urlpatterns = [
     path("admin/", admin.site.urls),
     # HTML pages: confirming a new email address.
     path("accounts/", include("apps.users.page_urls")),
+    # The sign-in pages: /join/<key>/ (an invitation link), /login/, /account/.
+    path("", include("apps.web.page_urls")),
     # The directory API: /users, /users/{userId}, /version, /openapi.json.
     path("", include("apps.directory.urls")),
 ]

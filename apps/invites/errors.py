@@ -18,3 +18,11 @@ class InvitationAlreadyRevokedError(JsonableError):
 class InvalidInviteChannelError(JsonableError):
     def __init__(self, stream_id: int) -> None:
         super().__init__(f"Invalid channel ID {stream_id}. No invites were sent.")
+
+
+class InvalidInvitationLinkError(JsonableError):
+    """A link that lets nobody in: unknown, another organization's, expired or revoked (one answer
+    for all, so that a visitor learns nothing about links they do not hold)."""
+
+    def __init__(self) -> None:
+        super().__init__("This invitation link cannot be used.")

@@ -46,6 +46,7 @@ INSTALLED_APPS = [
     "apps.drafts",
     "apps.invites",
     "apps.directory",
+    "apps.web",
     "apps.demo",
     "django.contrib.admin",
     "django.contrib.auth",
@@ -131,7 +132,11 @@ AUTHENTICATION_BACKENDS = ["apps.users.backends.RealmEmailBackend"]
 # The directory's index carries names for PostgreSQL's index-only scans; SQLite simply ignores them.
 SILENCED_SYSTEM_CHECKS = ["auth.W004", "models.W040"]
 AUTH_PASSWORD_VALIDATORS = [
-    {"NAME": "django.contrib.auth.password_validation.UserAttributeSimilarityValidator"},
+    {
+        "NAME": "django.contrib.auth.password_validation.UserAttributeSimilarityValidator",
+        # The user model's own names for the address and the name (it has no `email` or `username`).
+        "OPTIONS": {"user_attributes": ("delivery_email", "full_name")},
+    },
     {"NAME": "django.contrib.auth.password_validation.MinimumLengthValidator"},
     {"NAME": "django.contrib.auth.password_validation.CommonPasswordValidator"},
     {"NAME": "django.contrib.auth.password_validation.NumericPasswordValidator"},

@@ -6,6 +6,7 @@ from io import StringIO
 import pytest
 from django.core.management import CommandError, call_command
 
+from apps.invites.models import MultiuseInvite
 from apps.messages.models import Message
 from apps.realms.models import AuditLogEventType, Realm, RealmAuditLog
 from apps.subscriptions.models import Stream
@@ -230,7 +231,7 @@ def test_bootstrap_demo_only_on_an_empty_database(db):
         Role.GUEST,
     }
     assert User.objects.filter(bot_type=BotType.GENERIC, bot_owner=owner).count() == 1
-    password = out.split("/admin/): ")[1].split()[0]
+    password = out.split("/login/): ")[1].split()[0]
     assert owner.check_password(password)
     assert owner.is_staff
     demo_users = User.objects.exclude(delivery_email__startswith="welcome-bot@")  # the organization's own bot
@@ -240,6 +241,10 @@ def test_bootstrap_demo_only_on_an_empty_database(db):
     general = Stream.objects.get(name="general")
     assert set(general.subscriptions.values_list("user_id", flat=True)) == set(demo_users.values_list("id", flat=True))
     assert Message.objects.filter(stream=general, topic="welcome").count() == 1
+    # One link for a first colleague, into #general.
+    invite = MultiuseInvite.objects.get()
+    assert f"Invite a colleague (valid 10 days): http://127.0.0.1:8000/join/{invite.key}/" in out
+    assert (invite.referred_by, list(invite.streams.all()), invite.revoked) == (owner, [general], False)
     assert "already set up" in run("bootstrap_demo")
     assert demo_users.count() == 5
 

@@ -177,7 +177,7 @@ def do_revoke_invites_created_by(users: Sequence[User], *, acting_user: User | N
     if not users:
         return 0
     realm_id = users[0].realm_id
-    invites = list(open_invites(realm_id).filter(referred_by__in=users).values_list("id", flat=True))
+    invites = list(open_invites(realm_id).filter(referred_by__in=users).order_by("id").values_list("id", flat=True))
     if not invites:
         return 0
     MultiuseInvite.objects.filter(id__in=invites).update(revoked=True)

@@ -4,6 +4,7 @@ from django.conf import settings
 from django.db import transaction
 
 from apps.core.commands import OperatorCommand
+from apps.invites.actions.invites import do_create_multiuse_invite
 from apps.messages.actions.send import do_send_message
 from apps.realms.models import EmailVisibility, Realm
 from apps.subscriptions.actions.channels import NewChannel, create_streams
@@ -66,12 +67,15 @@ class Command(OperatorCommand):
             [general] = create_streams(realm, [NewChannel("general", "Everyone's channel")], acting_user=None)
             bulk_add_subscriptions(realm, [general], users, created=[general], acting_user=None)
             do_send_message(owner, stream=general, topic="welcome", content="Welcome to Parley!", acting_user=None)
+            # A link for a first colleague: a member, in #general, for the usual 10 days.
+            invite = do_create_multiuse_invite(realm, streams=[general], acting_user=owner)
         self.stdout.write(f"\nCreated the demo organization {realm.name!r}, served at {url}, with a channel #general\n")
         self.stdout.write(f"{'role':<14} {'email':<24} API key")
         for user in users:
             role = "bot" if user.is_bot else ROLE_LABELS[user.role]
             self.stdout.write(f"{role:<14} {api_email(user):<24} {user.api_key}")
-        self.stdout.write(f"\nOwner password (also for {url}/admin/): {password}")
+        self.stdout.write(f"\nOwner password (also for {url}/admin/ and {url}/login/): {password}")
+        self.stdout.write(f"Invite a colleague (valid 10 days): {url}/join/{invite.key}/")
         self.stdout.write("\nTry it:")
         self.stdout.write(f"  curl -u {api_email(owner)}:{owner.api_key} {url}/api/v1/users/me")
         self.stdout.write(

@@ -1,0 +1,61 @@
+"""The sign-in pages' forms. Each field is checked as the actions check it (an email address, a name,
+Django's password validators), so that a person sees every problem next to its field at once."""
+
+from django import forms
+from django.contrib.auth.password_validation import password_validators_help_texts, validate_password
+
+from apps.core.errors import JsonableError
+from apps.realms.models import Realm
+from apps.users.actions.create_user import check_email, check_full_name
+from apps.users.models import User
+from apps.users.selectors import delivery_email_in_use
+
+MAX_PASSWORD_LENGTH = 1024
+
+
+class JoinForm(forms.Form):
+    email = forms.EmailField(label="Email address", max_length=254)
+    full_name = forms.CharField(label="Full name", max_length=User.MAX_NAME_LENGTH)
+    password = forms.CharField(
+        label="Password", strip=False, max_length=MAX_PASSWORD_LENGTH, widget=forms.PasswordInput
+    )
+
+    def __init__(self, realm: Realm, *args, **kwargs) -> None:
+        super().__init__(*args, **kwargs)
+        self.realm = realm
+        self.fields["password"].help_text = " ".join(password_validators_help_texts())
+
+    def clean_email(self) -> str:
+        try:
+            email = check_email(self.cleaned_data["email"])
+        except JsonableError as exc:
+            raise forms.ValidationError(exc.msg) from None
+        if delivery_email_in_use(self.realm, email):
+            raise forms.ValidationError(
+                f"An account with this email address already exists in {self.realm.name}: log in instead."
+            )
+        return email
+
+    def clean_full_name(self) -> str:
+        try:
+            return check_full_name(self.cleaned_data["full_name"])
+        except JsonableError as exc:
+            raise forms.ValidationError(exc.msg) from None
+
+    def clean(self) -> dict:
+        data = super().clean()
+        password = data.get("password")
+        if password is not None:
+            person = User(realm=self.realm, delivery_email=data.get("email", ""), full_name=data.get("full_name", ""))
+            try:
+                validate_password(password, person)
+            except forms.ValidationError as exc:
+                self.add_error("password", exc)
+        return data
+
+
+class LoginForm(forms.Form):
+    email = forms.CharField(label="Email address", max_length=254)
+    password = forms.CharField(
+        label="Password", strip=False, max_length=MAX_PASSWORD_LENGTH, widget=forms.PasswordInput
+    )

@@ -1,0 +1,17 @@
+"""The sign-in pages, outside /api/v1 (config/urls.py mounts them at the root). A link's path is
+Zulip's (/join/<key>/); the others without their trailing slash redirect to it."""
+
+from django.urls import path
+from django.views.generic import RedirectView
+
+from apps.web import pages
+
+urlpatterns = [
+    path("join/<str:key>/", pages.JoinView.as_view(), name="join"),
+    path("login/", pages.LoginView.as_view(), name="login"),
+    path("login", RedirectView.as_view(url="/login/")),
+    path("account/", pages.AccountView.as_view(), name="account"),
+    path("account", RedirectView.as_view(url="/account/")),
+    path("account/api_key/regenerate", pages.RegenerateApiKeyView.as_view(), name="regenerate_api_key"),
+    path("logout/", pages.LogoutView.as_view(), name="logout"),
+]

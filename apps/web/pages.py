@@ -1,0 +1,191 @@
+"""The sign-in pages: server-rendered HTML without JavaScript, with Django's sessions and CSRF
+protection. Whoever opens an invitation link signs up (/join/<key>/) and lands, logged in, on their
+account page (/account/: their API email and key, a zuliprc and a curl line, a button to rotate the
+key, a button to log out); /login/ brings them back there.
+
+Every page belongs to the organization of the request's host: a session of another organization's
+user is no session here, and an unknown host is a page saying so. A link that cannot be used
+(unknown, another organization's, expired, revoked) is one page, whatever the reason. Logging in
+counts each attempt against the address, in the limit POST /fetch_api_key uses.
+"""
+
+import math
+
+from django.contrib import messages
+from django.contrib.auth import login, logout
+from django.http import HttpRequest, HttpResponse
+from django.shortcuts import redirect, render
+from django.utils.decorators import method_decorator
+from django.views import View
+from django.views.decorators.cache import never_cache
+
+from apps.core.auth import realm_for_request
+from apps.core.errors import InvalidSubdomainError, JsonableError, RateLimitedError, ServiceUnavailableError
+from apps.invites.actions.signup import do_join_with_invite
+from apps.invites.errors import InvalidInvitationLinkError
+from apps.invites.selectors import usable_invite_by_key
+from apps.realms.models import Realm
+from apps.users.actions.user_settings import do_regenerate_api_key
+from apps.users.backends import check_password_login
+from apps.users.errors import EmailInUseError
+from apps.users.models import User
+from apps.users.selectors import api_email
+from apps.web.forms import JoinForm, LoginForm
+
+# The backend that keeps a session's user (RealmEmailBackend.get_user).
+SESSION_BACKEND = "apps.users.backends.RealmEmailBackend"
+
+
+def _realm(request: HttpRequest) -> Realm | None:
+    try:
+        return realm_for_request(request)
+    except InvalidSubdomainError:
+        return None
+
+
+def _no_organization(request: HttpRequest) -> HttpResponse:
+    return render(request, "web/no_organization.html", status=404)
+
+
+def _unusable_link(request: HttpRequest, realm: Realm) -> HttpResponse:
+    return render(request, "web/invalid_link.html", {"realm": realm}, status=404)
+
+
+def session_user(request: HttpRequest, realm: Realm) -> User | None:
+    """The user logged in to this organization in this browser, if any."""
+    user = request.user
+    if not user.is_authenticated or user.realm_id != realm.id or not user.is_active or realm.deactivated:
+        return None
+    return user
+
+
+@method_decorator(never_cache, name="dispatch")
+class JoinView(View):
+    """GET shows the sign-up form of a usable link; POST creates the account and logs it in."""
+
+    http_method_names = ["get", "post", "head"]
+
+    def dispatch(self, request: HttpRequest, key: str) -> HttpResponse:
+        """Either method, for a usable link of the host's organization only."""
+        self.realm = _realm(request)
+        if self.realm is None:
+            return _no_organization(request)
+        self.invite = usable_invite_by_key(self.realm, key)
+        if self.invite is None or self.realm.deactivated:
+            return _unusable_link(request, self.realm)
+        return super().dispatch(request, key)
+
+    def get(self, request: HttpRequest, key: str) -> HttpResponse:
+        return self._form(request, self.realm, self.invite, JoinForm(self.realm))
+
+    def post(self, request: HttpRequest, key: str) -> HttpResponse:
+        realm, invite = self.realm, self.invite
+        form = JoinForm(realm, request.POST)
+        if not form.is_valid():
+            return self._form(request, realm, invite, form, status=400)
+        try:
+            user = do_join_with_invite(realm, key, **form.cleaned_data)
+        except InvalidInvitationLinkError:
+            return _unusable_link(request, realm)  # revoked or expired meanwhile
+        except EmailInUseError:
+            form.add_error("email", f"An account with this email address already exists in {realm.name}.")
+            return self._form(request, realm, invite, form, status=400)
+        except JsonableError as exc:
+            form.add_error(None, exc.msg)
+            return self._form(request, realm, invite, form, status=400)
+        login(request, user, backend=SESSION_BACKEND)
+        messages.success(request, f"Welcome to {realm.name}! Your account is ready.")
+        return redirect("account")
+
+    def _form(self, request, realm, invite, form, *, status: int = 200) -> HttpResponse:
+        context = {"realm": realm, "role": invite.get_invited_as_display(), "form": form}
+        return render(request, "web/join.html", context, status=status)
+
+
+@method_decorator(never_cache, name="dispatch")
+class LoginView(View):
+    http_method_names = ["get", "post", "head"]
+
+    def get(self, request: HttpRequest) -> HttpResponse:
+        realm = _realm(request)
+        if realm is None:
+            return _no_organization(request)
+        if session_user(request, realm) is not None:
+            return redirect("account")
+        return render(request, "web/login.html", {"realm": realm, "form": LoginForm()})
+
+    def post(self, request: HttpRequest) -> HttpResponse:
+        realm = _realm(request)
+        if realm is None:
+            return _no_organization(request)
+        form = LoginForm(request.POST)
+        if not form.is_valid():
+            return render(request, "web/login.html", {"realm": realm, "form": form}, status=400)
+        try:
+            user = check_password_login(realm, form.cleaned_data["email"], form.cleaned_data["password"])
+        except RateLimitedError as exc:
+            seconds = max(math.ceil(exc.retry_after), 1)
+            return self._refused(request, realm, form, f"Too many attempts! Try again in {seconds} seconds.", 429)
+        except ServiceUnavailableError:
+            return self._refused(request, realm, form, "Logging in is not possible right now; try again soon.", 503)
+        except JsonableError as exc:
+            return self._refused(request, realm, form, exc.msg, 401)
+        login(request, user, backend=SESSION_BACKEND)
+        return redirect("account")
+
+    def _refused(self, request, realm, form, message: str, status: int) -> HttpResponse:
+        form.add_error(None, message)
+        return render(request, "web/login.html", {"realm": realm, "form": form}, status=status)
+
+
+class LoggedInPage(View):
+    """A page of the user logged in to the host's organization; a browser that is not is sent to log in."""
+
+    def dispatch(self, request: HttpRequest, *args, **kwargs) -> HttpResponse:
+        self.realm = _realm(request)
+        if self.realm is None:
+            return _no_organization(request)
+        self.user = session_user(request, self.realm)
+        if self.user is None:
+            return redirect("login")
+        return super().dispatch(request, *args, **kwargs)
+
+
+@method_decorator(never_cache, name="dispatch")
+class AccountView(LoggedInPage):
+    """The logged-in user's API credentials, as a client needs them."""
+
+    http_method_names = ["get", "head"]
+
+    def get(self, request: HttpRequest) -> HttpResponse:
+        realm, user = self.realm, self.user
+        email = api_email(user)
+        context = {
+            "realm": realm,
+            "user": user,
+            "api_email": email,
+            "zuliprc": f"[api]\nemail={email}\nkey={user.api_key}\nsite={realm.url}\n",
+            "curl": f"curl -u {email}:{user.api_key} {realm.url}/api/v1/users/me",
+        }
+        return render(request, "web/account.html", context)
+
+
+@method_decorator(never_cache, name="dispatch")
+class RegenerateApiKeyView(LoggedInPage):
+    """POST: a new API key for the logged-in user; the old one stops working at once."""
+
+    http_method_names = ["post"]
+
+    def post(self, request: HttpRequest) -> HttpResponse:
+        do_regenerate_api_key(self.user, acting_user=self.user)
+        messages.success(request, "Your API key was replaced: the old one no longer works.")
+        return redirect("account")
+
+
+class LogoutView(View):
+    http_method_names = ["post"]
+
+    def post(self, request: HttpRequest) -> HttpResponse:
+        logout(request)
+        messages.info(request, "You are logged out.")
+        return redirect("login")

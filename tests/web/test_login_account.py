@@ -1,0 +1,193 @@
+"""/login/ (counted against the address in the limit POST /fetch_api_key uses), the account page
+(API email and key, zuliprc, curl line) with its key rotation, and logging out."""
+
+import pytest
+from django.test import Client
+
+from apps.realms.actions import do_change_realm_settings
+from apps.realms.models import AuditLogEventType, EmailVisibility, RealmAuditLog
+from apps.users.actions.activation import do_deactivate_user
+from apps.users.models import User
+from apps.users.selectors import api_email
+from tests.api import ApiClient, assert_error, assert_success
+from tests.web.conftest import browser, submit
+
+# The factories' password (tests.factories.UserFactory).
+RIGHT = "correct horse battery"
+
+
+def log_in(client: Client, email: str, password: str = RIGHT):
+    return submit(client, "/login/", {"email": email, "password": password})
+
+
+# --- logging in ------------------------------------------------------------------------------------
+
+
+def test_logging_in_leads_to_the_account_page(member):
+    client = browser()
+    page = client.get("/login/")
+    assert page.status_code == 200
+    assert "<script" not in page.content.decode()
+    response = log_in(client, "MEMBER@example.com")
+    assert (response.status_code, response["Location"]) == (302, "/account/")
+    assert member.api_key in client.get("/account/").content.decode()
+    again = client.get("/login/")  # already logged in
+    assert (again.status_code, again["Location"]) == (302, "/account/")
+
+
+@pytest.mark.parametrize(
+    ("email", "password", "status", "message"),
+    [
+        ("member@example.com", "wrong", 401, "Your username or password is incorrect"),
+        ("nobody@example.com", RIGHT, 401, "Your username or password is incorrect"),
+        ("not-an-address", RIGHT, 401, "Enter a valid email address."),
+        ("member@example.com", "", 400, "This field is required."),
+    ],
+)
+def test_wrong_credentials_log_nobody_in(member, email, password, status, message):
+    client = browser()
+    response = log_in(client, email, password)
+    assert response.status_code == status
+    assert message in response.content.decode()
+    assert client.get("/account/")["Location"] == "/login/"
+
+
+def test_another_organizations_user_is_unknown_here(realm, foreign_user):
+    response = log_in(browser(), foreign_user.delivery_email)
+    assert response.status_code == 401
+    assert "Your username or password is incorrect" in response.content.decode()
+    assert log_in(browser("zephyr.testserver"), foreign_user.delivery_email).status_code == 302
+
+
+def test_deactivated_accounts_cannot_log_in(member, owner):
+    do_deactivate_user(member, acting_user=owner)
+    response = log_in(browser(), member.delivery_email)
+    assert response.status_code == 401
+    assert "Account is deactivated" in response.content.decode()
+
+
+def test_attempts_are_limited_with_fetch_api_keys_count(member, rate_limit_backend):
+    api = ApiClient()
+    for _ in range(3):
+        assert_error(api.post("/fetch_api_key", {"username": member.delivery_email, "password": "x"}), 401,
+                     "AUTHENTICATION_FAILED")  # fmt: skip
+    client = browser()
+    for _ in range(2):
+        assert log_in(client, member.delivery_email, "wrong").status_code == 401
+    refused = log_in(client, member.delivery_email)  # the right password, but too many attempts
+    assert refused.status_code == 429
+    assert "Too many attempts! Try again in" in refused.content.decode()
+    assert client.get("/account/")["Location"] == "/login/"
+    assert_error(api.post("/fetch_api_key", {"username": member.delivery_email, "password": RIGHT}), 429,
+                 "RATE_LIMIT_HIT")  # fmt: skip
+
+
+def test_password_logins_can_be_disabled(member, realm, admin):
+    do_change_realm_settings(realm, {"password_auth_enabled": False}, acting_user=admin)
+    response = log_in(browser(), member.delivery_email)
+    assert response.status_code == 401
+    assert "Password authentication is disabled in this organization" in response.content.decode()
+
+
+def test_login_needs_the_csrf_token(member):
+    client = browser()
+    assert client.post("/login/", {"email": member.delivery_email, "password": RIGHT}).status_code == 403
+    assert client.get("/account/")["Location"] == "/login/"
+
+
+def test_paths_without_the_slash_redirect(member):
+    for path in ("/login", "/account"):
+        response = browser().get(path)
+        assert (response.status_code, response["Location"]) == (302, f"{path}/")
+
+
+# --- the account page ------------------------------------------------------------------------------
+
+
+def test_the_account_page_shows_what_a_client_needs(member, realm):
+    client = browser()
+    log_in(client, member.delivery_email)
+    page = client.get("/account/")
+    html = page.content.decode()
+    assert page.status_code == 200
+    assert "no-store" in page["Cache-Control"]
+    email = api_email(member)
+    assert f'<dd id="api-email">{email}</dd>' in html
+    assert f'<dd id="api-key">{member.api_key}</dd>' in html
+    assert f"[api]\nemail={email}\nkey={member.api_key}\nsite=http://testserver\n" in html
+    assert f"curl -u {email}:{member.api_key} http://testserver/api/v1/users/me" in html
+    assert "<script" not in html
+
+
+def test_a_hidden_address_is_the_api_email(member, realm):
+    User.objects.filter(id=member.id).update(email_address_visibility=EmailVisibility.ADMINS)
+    client = browser()
+    log_in(client, member.delivery_email)
+    html = client.get("/account/").content.decode()
+    hidden = f"user{member.id}@parley.invalid"
+    assert f'<dd id="api-email">{hidden}</dd>' in html
+    assert_success(ApiClient(email=hidden, api_key=member.api_key).get("/users/me"))
+
+
+def test_anonymous_and_foreign_sessions_are_sent_to_log_in(member, foreign_user):
+    assert browser().get("/account/")["Location"] == "/login/"
+    client = browser()
+    client.force_login(foreign_user)  # a session of another organization's user
+    assert client.get("/account/")["Location"] == "/login/"
+    assert client.get("/account/", HTTP_HOST="zephyr.testserver").status_code == 200
+
+
+def test_a_deactivated_users_session_ends(member, owner):
+    client = browser()
+    log_in(client, member.delivery_email)
+    do_deactivate_user(member, acting_user=owner)
+    assert client.get("/account/")["Location"] == "/login/"
+
+
+def test_rotating_the_key(member):
+    client = browser()
+    log_in(client, member.delivery_email)
+    old_key = member.api_key
+    page = client.get("/account/")
+    response = submit(client, "/account/api_key/regenerate", {}, page=page)
+    assert (response.status_code, response["Location"]) == (302, "/account/")
+    member.refresh_from_db()
+    assert member.api_key != old_key
+    html = client.get("/account/").content.decode()
+    assert member.api_key in html
+    assert old_key not in html
+    assert "Your API key was replaced" in html
+    assert_error(ApiClient(email=member.delivery_email, api_key=old_key).get("/users/me"), 401, "UNAUTHORIZED")
+    assert_success(ApiClient(member).get("/users/me"))
+    entry = RealmAuditLog.objects.get(event_type=AuditLogEventType.USER_API_KEY_CHANGED)
+    assert (entry.acting_user, entry.modified_user) == (member, member)
+
+
+def test_rotation_is_a_post_with_the_token_of_a_logged_in_user(member):
+    old_key = member.api_key
+    client = browser()
+    log_in(client, member.delivery_email)
+    assert client.get("/account/api_key/regenerate").status_code == 405
+    assert client.post("/account/api_key/regenerate").status_code == 403  # no CSRF token
+    anonymous = browser()
+    page = anonymous.get("/login/")
+    assert submit(anonymous, "/account/api_key/regenerate", {}, page=page)["Location"] == "/login/"
+    member.refresh_from_db()
+    assert member.api_key == old_key
+
+
+def test_logging_out(member):
+    client = browser()
+    log_in(client, member.delivery_email)
+    page = client.get("/account/")
+    response = submit(client, "/logout/", {}, page=page)
+    assert (response.status_code, response["Location"]) == (302, "/login/")
+    assert client.get("/account/")["Location"] == "/login/"
+    assert "You are logged out." in client.get("/login/").content.decode()
+
+
+def test_an_unknown_host_has_no_pages(realm):
+    for path in ("/login/", "/account/"):
+        page = browser("nowhere.testserver").get(path)
+        assert page.status_code == 404
+        assert "There is no organization here" in page.content.decode()
