@@ -155,6 +155,33 @@ def redis_url() -> str:
     return url
 
 
+# The backends EMAIL_URL may name (django-environ's email URL schemes).
+_EMAIL_BACKENDS = {
+    "django.core.mail.backends.smtp.EmailBackend",
+    "django.core.mail.backends.console.EmailBackend",
+    "django.core.mail.backends.filebased.EmailBackend",
+    "django.core.mail.backends.locmem.EmailBackend",
+    "django.core.mail.backends.dummy.EmailBackend",
+}
+
+
+def email(default: str = "consolemail://") -> dict:
+    """Django's EMAIL_* settings from EMAIL_URL (django-environ's `env.email_url`): an SMTP server
+    such as smtp+tls://user:password@smtp.example.com:587 (STARTTLS) or smtp+ssl://...:465, or
+    consolemail:// (emails written to standard output: the default)."""
+    example = "an email URL such as smtp+tls://user:password@smtp.example.com:587 or consolemail://"
+    try:
+        config = env.email_url("EMAIL_URL", default=default)
+    except Exception:  # the URL holds a password: never repeat it
+        fail("EMAIL_URL", f"must be {example}")
+    if config.get("EMAIL_BACKEND") not in _EMAIL_BACKENDS:
+        fail("EMAIL_URL", f"must be {example}")
+    if config["EMAIL_BACKEND"].endswith(".smtp.EmailBackend") and not config.get("EMAIL_HOST"):
+        fail("EMAIL_URL", f"names no SMTP host; it must be {example}")
+    # Unset parts keep Django's defaults (None is not a valid host, user or port).
+    return {name: value for name, value in config.items() if value not in (None, "")}
+
+
 def secret_key(var_dir: Path, *, allow_generated: bool) -> str:
     """SECRET_KEY from the environment; for the embedded default, one generated into var/."""
     value = env.str("SECRET_KEY", default="")
@@ -170,6 +197,12 @@ def secret_key(var_dir: Path, *, allow_generated: bool) -> str:
         key_file.write_text(secrets.token_urlsafe(64))
         key_file.chmod(0o600)
     return key_file.read_text().strip()
+
+
+def mail_domain(external: str) -> str:
+    """The domain of the server's own sender address: EXTERNAL_HOST without its port."""
+    hostname, _ = split_domain_port(external)
+    return hostname
 
 
 def allowed_hosts(external: str) -> list[str]:

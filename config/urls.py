@@ -15,6 +15,8 @@ urlpatterns = [
     path("api/v1/", include("apps.invites.urls")),
     path("api/v1/", include("apps.events.urls")),
     path("admin/", admin.site.urls),
+    # HTML pages: confirming a new email address.
+    path("accounts/", include("apps.users.page_urls")),
     # The sign-in pages: /join/<key>/ (an invitation link), /login/, /account/.
     path("", include("apps.web.page_urls")),
     # The directory API: /users, /users/{userId}, /version, /openapi.json.

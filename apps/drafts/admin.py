@@ -3,8 +3,8 @@ owner's own; only the owner's clients change them, through the API)."""
 
 from django.contrib import admin
 
+from apps.core.admin import ReadOnlyAdmin
 from apps.drafts.models import Draft
-from apps.messages.admin import ReadOnlyAdmin
 
 
 @admin.register(Draft)

@@ -13,9 +13,16 @@ from apps.groups.actions.system_groups import (
     send_membership_events_for_reactivation,
     send_setting_updates_for_user,
 )
+from apps.groups.selectors import member_ids_of_named_groups
 from apps.realms.hooks import realm_created
 from apps.realms.models import Realm
-from apps.users.hooks import user_created, user_reactivated, user_role_changing, users_deactivated
+from apps.users.hooks import (
+    settings_target_members,
+    user_created,
+    user_reactivated,
+    user_role_changing,
+    users_deactivated,
+)
 from apps.users.models import User
 
 
@@ -41,3 +48,7 @@ def move_between_system_groups(user: User, old_role: int, new_role: int) -> Call
 def update_settings_that_listed(users: Sequence[User]) -> None:
     for user in users:
         send_setting_updates_for_user(user)
+
+
+# PATCH /settings with target_users: group_ids name the groups' active members.
+settings_target_members.register(member_ids_of_named_groups)

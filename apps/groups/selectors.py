@@ -290,6 +290,18 @@ def member_ids_by_group(group_ids: Collection[int], *, direct_member_only: bool 
     return result
 
 
+def member_ids_of_named_groups(realm: Realm, group_ids: Iterable[int]) -> set[int]:
+    """The active members, through subgroups, of these named groups of the organization (deactivated
+    groups too); "Invalid user group ID: N" for an id that is not one (another organization's, an
+    anonymous group's)."""
+    group_ids = list(dict.fromkeys(group_ids))
+    found = set(named_groups(realm).filter(id__in=group_ids).values_list("id", flat=True))
+    for group_id in group_ids:
+        if group_id not in found:
+            raise JsonableError(f"Invalid user group ID: {group_id}")
+    return set().union(*member_ids_by_group(group_ids).values())
+
+
 def group_member_ids(group_id: int, *, direct_member_only: bool = False) -> list[int]:
     """Ids of the group's active members, sorted."""
     return sorted(member_ids_by_group([group_id], direct_member_only=direct_member_only)[group_id])

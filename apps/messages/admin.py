@@ -3,18 +3,8 @@ clients; a row changed here would leave them out of date)."""
 
 from django.contrib import admin
 
+from apps.core.admin import ReadOnlyAdmin
 from apps.messages.models import AlertWord, Message, MutedUser
-
-
-class ReadOnlyAdmin(admin.ModelAdmin):
-    def has_add_permission(self, request) -> bool:
-        return False
-
-    def has_change_permission(self, request, obj=None) -> bool:
-        return False
-
-    def has_delete_permission(self, request, obj=None) -> bool:
-        return False
 
 
 @admin.register(Message)

@@ -9,7 +9,7 @@ from apps.core.errors import JsonableError
 from apps.events.publish import forget_credentials_on_commit
 from apps.realms.audit import audit, changed
 from apps.realms.hooks import realm_created
-from apps.realms.models import AuditLogEventType, EmailVisibility, Realm
+from apps.realms.models import AuditLogEventType, Realm
 from apps.realms.selectors import realm_string_id_in_use
 
 if TYPE_CHECKING:
@@ -50,21 +50,13 @@ def check_realm_name(name: str) -> str:
     return name
 
 
-def do_create_realm(
-    string_id: str,
-    name: str,
-    *,
-    default_email_address_visibility: int = EmailVisibility.ADMINS,
-    acting_user: "User | None",
-) -> Realm:
-    """Create an organization, with what the realm_created hooks add (its system groups); its first
-    owner is created next (apps.users: do_create_realm_with_owner). Raises for an invalid or taken
-    subdomain or name, before the transaction. Audit: REALM_CREATED."""
+def do_create_realm(string_id: str, name: str, *, acting_user: "User | None") -> Realm:
+    """Create an organization, with what the realm_created hooks add (its defaults for new users, its
+    system groups); its first owner is created next (apps.users: do_create_realm_with_owner).
+    Raises for an invalid or taken subdomain or name, before the transaction. Audit: REALM_CREATED."""
     string_id, name = check_string_id(string_id), check_realm_name(name)
     with transaction.atomic(savepoint=False):
-        realm = Realm.objects.create(
-            string_id=string_id, name=name, default_email_address_visibility=default_email_address_visibility
-        )
+        realm = Realm.objects.create(string_id=string_id, name=name)
         audit(realm, AuditLogEventType.REALM_CREATED, acting_user=acting_user)
         realm_created.call(realm)
     return realm
@@ -85,9 +77,7 @@ def do_set_realm_deactivated(realm: Realm, deactivated: bool, *, acting_user: "U
 
 
 # The settings do_change_realm_settings changes.
-CHANGEABLE_SETTINGS = frozenset(
-    {"name", "description", "password_auth_enabled", "default_email_address_visibility", "welcome_message_custom_text"}
-)
+CHANGEABLE_SETTINGS = frozenset({"name", "description", "password_auth_enabled", "welcome_message_custom_text"})
 
 
 def do_change_realm_settings(realm: Realm, changes: dict, *, acting_user: "User | None") -> None:

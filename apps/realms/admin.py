@@ -2,17 +2,12 @@ from django import forms
 from django.contrib import admin, messages
 from django.db.models import Count, Q
 
+from apps.core.admin import ReadOnlyAdmin
 from apps.core.errors import JsonableError
 from apps.realms.actions import check_realm_name, do_change_realm_settings, do_set_realm_deactivated
 from apps.realms.models import Realm, RealmAuditLog
 
-EDITABLE = (
-    "name",
-    "description",
-    "password_auth_enabled",
-    "default_email_address_visibility",
-    "welcome_message_custom_text",
-)
+EDITABLE = ("name", "description", "password_auth_enabled", "welcome_message_custom_text")
 
 
 class RealmForm(forms.ModelForm):
@@ -91,7 +86,7 @@ class RealmAdmin(admin.ModelAdmin):
 
 
 @admin.register(RealmAuditLog)
-class RealmAuditLogAdmin(admin.ModelAdmin):
+class RealmAuditLogAdmin(ReadOnlyAdmin):
     """The audit log, to read and filter: entries are written by the actions and never edited."""
 
     list_display = ("event_time", "realm", "event_type", "acting_user", "modified", "extra_data")
@@ -111,12 +106,3 @@ class RealmAuditLogAdmin(admin.ModelAdmin):
     @admin.display(description="changed")
     def modified(self, entry: RealmAuditLog) -> str:
         return str(entry.modified_user or entry.modified_stream or entry.modified_user_group or "")
-
-    def has_add_permission(self, request) -> bool:
-        return False
-
-    def has_change_permission(self, request, obj=None) -> bool:
-        return False
-
-    def has_delete_permission(self, request, obj=None) -> bool:
-        return False

@@ -3,5 +3,6 @@
 from apps.core.hooks import Hooks
 
 # realm_created(realm): an organization was created, in its transaction, before its first user
-# (apps.groups: its system groups, and its group settings at their defaults).
+# (apps.users: its defaults for new users; apps.groups: its system groups, and its group settings at
+# their defaults).
 realm_created = Hooks("realm_created")

@@ -33,11 +33,6 @@ class Realm(models.Model):
     description = models.TextField(blank=True, default="")
     date_created = models.DateTimeField(default=timezone.now)
     deactivated = models.BooleanField(default=False)
-    default_email_address_visibility = models.PositiveSmallIntegerField(
-        choices=EmailVisibility.choices,
-        default=EmailVisibility.ADMINS,
-        help_text="Email visibility given to new users (Zulip's default for new organizations).",
-    )
     password_auth_enabled = models.BooleanField(
         default=True, help_text="Whether users may trade email and password for an API key."
     )
@@ -98,16 +93,19 @@ class AuditLogEventType(models.IntegerChoices):
     USER_DEACTIVATED = 103, "user deactivated"
     USER_REACTIVATED = 104, "user reactivated"
     USER_ROLE_CHANGED = 105, "role changed"
+    USER_PASSWORD_CHANGED = 122, "password changed"
     USER_FULL_NAME_CHANGED = 124, "name changed"
     USER_EMAIL_CHANGED = 125, "email changed"
     USER_API_KEY_CHANGED = 127, "API key rotated"
     USER_BOT_OWNER_CHANGED = 128, "bot owner changed"
+    USER_SETTING_CHANGED = 132, "setting changed"
     USER_SPECIAL_PERMISSION_CHANGED = 134, "special permission changed"  # Parley: staff, email changes
 
     REALM_DEACTIVATED = 201, "organization deactivated"
     REALM_REACTIVATED = 202, "organization reactivated"
     REALM_PROPERTY_CHANGED = 207, "organization setting changed"
     REALM_CREATED = 215, "organization created"
+    REALM_DEFAULT_USER_SETTINGS_CHANGED = 216, "default for new users changed"
     REALM_LINKIFIER_ADDED = 223, "linkifier added"
     REALM_LINKIFIER_CHANGED = 224, "linkifier changed"
     REALM_LINKIFIER_REMOVED = 225, "linkifier removed"

@@ -1,10 +1,12 @@
-"""Admin pages for users, bots and custom profile fields; every change goes through the actions."""
+"""Admin pages for users, bots, custom profile fields and organizations' defaults for new users;
+every change goes through the actions."""
 
 import json
 
 from django import forms
 from django.contrib import admin, messages
 
+from apps.core.admin import ReadOnlyAdmin
 from apps.core.errors import JsonableError
 from apps.users.actions.activation import do_deactivate_user, do_reactivate_user
 from apps.users.actions.create_user import check_full_name
@@ -14,6 +16,7 @@ from apps.users.actions.profile_fields import (
     check_update_realm_custom_profile_field,
     do_remove_realm_custom_profile_field,
 )
+from apps.users.actions.realm_defaults import check_update_realm_user_defaults
 from apps.users.actions.roles import do_change_user_role
 from apps.users.actions.user_settings import (
     do_change_full_name,
@@ -22,8 +25,10 @@ from apps.users.actions.user_settings import (
     do_set_user_staff,
 )
 from apps.users.errors import LastOwnerRoleError
-from apps.users.models import Bot, BotService, CustomProfileField, Role, User
+from apps.users.models import Bot, BotService, CustomProfileField, EmailChangeRequest, RealmUserDefault, Role, User
 from apps.users.selectors import api_email, is_last_owner
+from apps.users.settings_models import USER_SETTINGS
+from apps.users.settings_values import NOTIFICATION_SOUNDS, available_languages
 
 
 def as_validation_error(exc: JsonableError) -> forms.ValidationError:
@@ -240,3 +245,67 @@ class CustomProfileFieldAdmin(admin.ModelAdmin):
     def delete_queryset(self, request, queryset) -> None:
         for field in queryset:
             do_remove_realm_custom_profile_field(field, acting_user=request.user)
+
+
+# The settings an organization's administrators choose for its new users, in declaration order.
+DEFAULT_SETTINGS = tuple(name for name, setting in USER_SETTINGS.items() if setting.org_default)
+
+
+class RealmUserDefaultForm(forms.ModelForm):
+    class Meta:
+        model = RealmUserDefault
+        fields = DEFAULT_SETTINGS
+
+    def __init__(self, *args, **kwargs):
+        super().__init__(*args, **kwargs)
+        # The free-form settings the server offers a list of, as lists.
+        self.fields["default_language"] = forms.ChoiceField(choices=sorted(available_languages().items()))
+        sounds = [("none", "none"), *((sound, sound) for sound in NOTIFICATION_SOUNDS)]
+        self.fields["notification_sound"] = forms.ChoiceField(choices=sounds)
+
+    def clean(self):
+        """Each value as PATCH /realm/user_settings_defaults checks it (the setting's declaration)."""
+        data = super().clean()
+        for name in DEFAULT_SETTINGS:
+            if name in data and name not in self.errors:
+                try:
+                    USER_SETTINGS[name].validate(data[name])
+                except JsonableError as exc:
+                    self.add_error(name, as_validation_error(exc))
+        return data
+
+
+@admin.register(RealmUserDefault)
+class RealmUserDefaultAdmin(admin.ModelAdmin):
+    """One row per organization, made with it; never added or deleted here."""
+
+    form = RealmUserDefaultForm
+    list_display = ("realm", "default_language", "email_address_visibility", "twenty_four_hour_time", "emojiset")
+    list_select_related = ("realm",)
+    search_fields = ("realm__string_id", "realm__name")
+    readonly_fields = ("realm",)
+    fields = ("realm", *DEFAULT_SETTINGS)
+
+    def has_add_permission(self, request) -> bool:
+        return False
+
+    def has_delete_permission(self, request, obj=None) -> bool:
+        return False
+
+    def save_model(self, request, obj: RealmUserDefault, form, change: bool) -> None:
+        changes = {name: form.cleaned_data[name] for name in form.changed_data if name in DEFAULT_SETTINGS}
+        check_update_realm_user_defaults(obj.realm, changes, acting_user=request.user)
+
+
+@admin.register(EmailChangeRequest)
+class EmailChangeRequestAdmin(ReadOnlyAdmin):
+    """Email changes users asked for (PATCH /settings), to answer "I never got the link"; read-only,
+    and without the links' secrets."""
+
+    list_display = ("user", "old_email", "new_email", "created", "status")
+    list_filter = ("status",)
+    list_select_related = ("user",)
+    search_fields = ("old_email", "new_email", "user__full_name")
+    fields = ("user", "old_email", "new_email", "created", "status")
+    readonly_fields = fields
+    date_hierarchy = "created"

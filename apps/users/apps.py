@@ -7,6 +7,7 @@ class UsersConfig(AppConfig):
 
     def ready(self) -> None:
         from apps.core.auth import register_accounts
+        from apps.users import receivers  # noqa: F401 (registers with the hooks of the apps below)
         from apps.users.accounts import UserAccounts
 
         register_accounts(UserAccounts())

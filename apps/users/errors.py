@@ -36,3 +36,11 @@ class ProfileFieldNotFoundError(JsonableError):
 class ProfileFieldLabelInUseError(JsonableError):
     def __init__(self) -> None:
         super().__init__("A field with that label already exists.")
+
+
+class EmailChangeLinkError(JsonableError):
+    """An email change confirmation link that cannot be used (apps/users/pages.py shows `msg`)."""
+
+    def __init__(self, msg: str, *, status: int = 400) -> None:
+        super().__init__(msg)
+        self.http_status_code = status

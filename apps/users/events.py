@@ -1,5 +1,6 @@
-"""Users' part of the event system: the "realm_user" and "custom_profile_fields" initial state, and
-how user events adapt to a queue's `client_gravatar`."""
+"""Users' part of the event system: the "realm_user", "custom_profile_fields", "user_settings" and
+"realm_user_settings_defaults" initial state (with Zulip's legacy top-level settings), and how user
+events adapt to a queue's `client_gravatar`."""
 
 from apps.events.registry import QueueOptions, StateContext, event_transform, initial_state
 from apps.users.models import DEFAULT_EXTERNAL_ACCOUNTS, CustomProfileField
@@ -8,9 +9,17 @@ from apps.users.selectors import (
     custom_profile_data,
     get_custom_profile_fields,
     gravatar_url,
+    realm_user_default,
     users_in_realm,
 )
-from apps.users.serializers import custom_profile_field_to_dict, user_to_dict
+from apps.users.serializers import (
+    custom_profile_field_to_dict,
+    settings_object_to_dict,
+    settings_to_dict,
+    user_to_dict,
+)
+from apps.users.settings_models import DISPLAY, NOTIFICATION
+from apps.users.settings_values import NOTIFICATION_SOUNDS, emojiset_choices
 
 
 @initial_state("realm_user")
@@ -67,6 +76,38 @@ def custom_profile_fields_state(context: StateContext) -> dict:
             for subtype, account in DEFAULT_EXTERNAL_ACCOUNTS.items()
         },
     }
+
+
+@initial_state("user_settings")
+def user_settings_state(context: StateContext) -> dict:
+    return {"user_settings": settings_object_to_dict(context.user)}
+
+
+def _legacy_settings_wanted(context: StateContext) -> bool:
+    """Zulip's top-level settings keys go to clients that do not take the `user_settings` object."""
+    return not context.options.client_capabilities.get("user_settings_object")
+
+
+@initial_state("update_display_settings")
+def legacy_display_settings_state(context: StateContext) -> dict:
+    if not _legacy_settings_wanted(context):
+        return {}
+    return {**settings_to_dict(context.user, legacy=DISPLAY), "emojiset_choices": emojiset_choices()}
+
+
+@initial_state("update_global_notifications")
+def legacy_notification_settings_state(context: StateContext) -> dict:
+    if not _legacy_settings_wanted(context):
+        return {}
+    return {
+        **settings_to_dict(context.user, legacy=NOTIFICATION),
+        "available_notification_sounds": list(NOTIFICATION_SOUNDS),
+    }
+
+
+@initial_state("realm_user_settings_defaults")
+def realm_user_settings_defaults_state(context: StateContext) -> dict:
+    return {"realm_user_settings_defaults": settings_object_to_dict(realm_user_default(context.user.realm))}
 
 
 @event_transform("realm_user")

@@ -33,3 +33,8 @@ own_user_extras = Hooks("own_user_extras")
 # each changed setting's name to its new value (apps.drafts: turning enable_drafts_synchronization
 # off deletes the user's stored drafts).
 user_settings_changed = Hooks("user_settings_changed")
+
+# settings_target_members(realm, group_ids) -> set of user ids: the active members (through
+# subgroups) of these named groups of the organization, for PATCH /settings' `target_users`; raises
+# JsonableError for an id that is not one (apps.groups).
+settings_target_members = Hooks("settings_target_members")

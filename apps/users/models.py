@@ -5,7 +5,10 @@ from django.db import models
 from django.db.models.functions import Upper
 from django.utils import timezone
 
-from apps.realms.models import EmailVisibility, Realm
+from apps.realms.models import Realm
+from apps.users.settings_models import RealmUserDefault, UserBaseSettings
+
+__all__ = ["RealmUserDefault"]  # declared with the settings (apps/users/settings_models.py)
 
 
 class Role(models.IntegerChoices):
@@ -33,8 +36,9 @@ class UserManager(BaseUserManager):
     `createsuperuser` command included: apps/users/management/commands/createsuperuser.py)."""
 
 
-class User(AbstractBaseUser, PermissionsMixin):
-    """A person or bot in one organization, with the fields of Zulip's User object.
+class User(AbstractBaseUser, PermissionsMixin, UserBaseSettings):
+    """A person or bot in one organization, with the fields of Zulip's User object and every user
+    setting (UserBaseSettings: timezone, email_address_visibility, ... are among them).
 
     `delivery_email` is the real address; the API `email` is derived from it and the user's
     `email_address_visibility` (see apps.users.selectors.api_email).
@@ -56,15 +60,9 @@ class User(AbstractBaseUser, PermissionsMixin):
     bot_type = models.PositiveSmallIntegerField(choices=BotType.choices, null=True, blank=True)
     bot_owner = models.ForeignKey("self", on_delete=models.SET_NULL, null=True, blank=True, related_name="owned_bots")
 
-    timezone = models.CharField(max_length=40, blank=True, default="")
-    email_address_visibility = models.PositiveSmallIntegerField(
-        choices=EmailVisibility.choices, default=EmailVisibility.EVERYONE
-    )
     avatar_source = models.CharField(max_length=1, choices=AvatarSource.choices, default=AvatarSource.GRAVATAR)
     avatar_version = models.PositiveIntegerField(default=1)
     is_imported_stub = models.BooleanField(default=False)
-    # Whether the user's drafts are kept on the server (apps.drafts); turning it off deletes them.
-    enable_drafts_synchronization = models.BooleanField(default=True)
     # Special permission, granted by an operator (change_user_role), to change others' emails.
     can_change_user_emails = models.BooleanField(default=False)
     # May sign in to the Django admin (server operators).
@@ -204,3 +202,33 @@ class CustomProfileFieldValue(models.Model):
 
     def __str__(self) -> str:
         return f"{self.field.name}: {self.value}"
+
+
+class EmailChangeRequest(models.Model):
+    """A change of a user's own address (PATCH /settings `email`), waiting for the link sent to the
+    new address to be opened (apps/users/pages.py). A newer request revokes the user's older ones;
+    a request is used once, and expires (settings.EMAIL_CHANGE_LINK_VALIDITY_SECONDS)."""
+
+    class Status(models.IntegerChoices):
+        PENDING = 0, "Pending"
+        USED = 1, "Confirmed"
+        REVOKED = 2, "Replaced by a newer request"
+
+    KEY_LENGTH = 40
+
+    user = models.ForeignKey(User, on_delete=models.CASCADE, related_name="email_change_requests")
+    old_email = models.EmailField(max_length=254)
+    new_email = models.EmailField(max_length=254)
+    # The secret of the confirmation link (random, unique).
+    key = models.CharField(max_length=KEY_LENGTH, unique=True)
+    created = models.DateTimeField(default=timezone.now)
+    status = models.PositiveSmallIntegerField(choices=Status.choices, default=Status.PENDING)
+
+    class Meta:
+        indexes = [
+            # Revoking a user's pending requests when they ask again.
+            models.Index(fields=["user", "status"], name="users_emailchange_user_status"),
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.old_email} → {self.new_email} ({self.get_status_display()})"

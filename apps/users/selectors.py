@@ -10,13 +10,22 @@ from functools import lru_cache
 from django.conf import settings
 from django.core.exceptions import ValidationError
 from django.core.validators import validate_email
-from django.db.models import Q, QuerySet
+from django.db.models import F, Q, QuerySet
 from django.http.request import split_domain_port
 
 from apps.core.errors import JsonableError
-from apps.realms.models import EmailVisibility, Realm
+from apps.realms.models import AuditLogEventType, EmailVisibility, Realm, RealmAuditLog
 from apps.users.errors import ProfileFieldNotFoundError
-from apps.users.models import AvatarSource, CustomProfileField, CustomProfileFieldValue, Role, User
+from apps.users.models import (
+    AvatarSource,
+    CustomProfileField,
+    CustomProfileFieldValue,
+    EmailChangeRequest,
+    RealmUserDefault,
+    Role,
+    User,
+)
+from apps.users.settings_models import NEW_ORGANIZATION_DEFAULTS
 
 # A hidden address as email_key() writes it: ASCII digits only (`\d` and int() also read "١٢").
 FAKE_EMAIL_RE = re.compile(r"user([0-9]{1,18})@(.+)", re.DOTALL)
@@ -299,3 +308,54 @@ def custom_profile_data(users: QuerySet[User] | list[User]) -> dict[int, dict[st
             entry["rendered_value"] = rendered_value
         data[user_id][str(field_id)] = entry
     return data
+
+
+# --- settings -------------------------------------------------------------------------------------
+
+
+def realm_user_default(realm: Realm) -> RealmUserDefault:
+    """The organization's defaults for new users (unsaved, NEW_ORGANIZATION_DEFAULTS, for an
+    organization created without them)."""
+    found = RealmUserDefault.objects.filter(realm=realm).first()
+    return found if found is not None else RealmUserDefault(realm=realm, **NEW_ORGANIZATION_DEFAULTS)
+
+
+def access_humans_by_ids(realm: Realm, user_ids: list[int]) -> list[User]:
+    """The people (deactivated ones too) of the organization with these ids, in order; "Invalid
+    user ID: N" for a bot, or an id of another organization or of nobody."""
+    user_ids = list(dict.fromkeys(user_ids))
+    found = {u.id: u for u in users_in_realm(realm).filter(id__in=user_ids, bot_type__isnull=True)}
+    for user_id in user_ids:
+        if user_id not in found:
+            raise JsonableError(f"Invalid user ID: {user_id}")
+    return [found[user_id] for user_id in user_ids]
+
+
+def active_humans_among(realm: Realm, user_ids: set[int] | None = None) -> list[User]:
+    """The organization's active people (among `user_ids`, when given: bots and others left out), by id."""
+    people = users_in_realm(realm).filter(is_active=True, bot_type__isnull=True)
+    return list(people if user_ids is None else people.filter(id__in=user_ids))
+
+
+def users_who_changed_setting(user_ids: list[int], name: str) -> set[int]:
+    """Which of these users changed the setting `name` themselves at least once (Zulip's "already
+    edited", for PATCH /settings' skip_if_already_edited): their own change is in the audit log."""
+    return set(
+        RealmAuditLog.objects.filter(
+            modified_user_id__in=user_ids,
+            acting_user_id=F("modified_user_id"),
+            event_type=AuditLogEventType.USER_SETTING_CHANGED,
+            extra_data__property=name,
+        ).values_list("modified_user_id", flat=True)
+    )
+
+
+def email_change_request(key: str, *, for_update: bool) -> EmailChangeRequest | None:
+    """The email change with this confirmation key, with its user (`for_update`: locked until the
+    transaction ends)."""
+    if len(key) != EmailChangeRequest.KEY_LENGTH or _UNSTORABLE_RE.search(key):
+        return None
+    requests = EmailChangeRequest.objects.select_related("user__realm")
+    if for_update:
+        requests = requests.select_for_update(of=("self",))
+    return requests.filter(key=key).first()

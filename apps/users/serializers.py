@@ -1,12 +1,14 @@
-"""Request parameter classes and the wire shapes of users and custom profile fields."""
+"""Request parameter classes and the wire shapes of users, their settings and custom profile fields."""
 
 from typing import Annotated, Any
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, Field, create_model, model_validator
 
-from apps.core.params import Id, Json, Params, one_of
+from apps.core.params import Id, Json, ParamError, Params, one_of
 from apps.users.models import CustomProfileField, Role, User
 from apps.users.selectors import api_email, avatar_url_for_client, can_access_delivery_email
+from apps.users.settings_models import USER_SETTINGS, Setting, UserBaseSettings
+from apps.users.settings_values import NOTIFICATION_SOUNDS, emojiset_choices
 
 RoleValue = one_of(*Role.values)
 ProfileFieldTypeValue = one_of(*CustomProfileField.FieldType.values)
@@ -129,3 +131,78 @@ class ReorderCustomProfileFieldsParams(Params):
 class FetchApiKeyParams(Params):
     username: str
     password: str
+
+
+# --- settings -------------------------------------------------------------------------------------
+
+
+def settings_to_dict(source: UserBaseSettings, *, legacy: str | None = None) -> dict[str, Any]:
+    """The settings of a user or of an organization's defaults, as Zulip sends them (their stored
+    values); only those of one legacy group (DISPLAY, NOTIFICATION) when `legacy` is given."""
+    return {
+        name: getattr(source, name)
+        for name, setting in USER_SETTINGS.items()
+        if legacy is None or setting.legacy == legacy
+    }
+
+
+def settings_object_to_dict(source: UserBaseSettings) -> dict[str, Any]:
+    """`user_settings` and `realm_user_settings_defaults` of /register: every setting, and the
+    choices of the emoji set and notification sound."""
+    return {
+        **settings_to_dict(source),
+        "emojiset_choices": emojiset_choices(),
+        "available_notification_sounds": list(NOTIFICATION_SOUNDS),
+    }
+
+
+def _param_type(setting: Setting) -> Any:
+    """Booleans and numbers are JSON in the form; strings are sent raw (Zulip's encodings)."""
+    return str if setting.kind is str else Json[setting.kind]
+
+
+class TargetUsersParam(BaseModel):
+    """PATCH /settings' `target_users`: whose settings an administrator changes."""
+
+    model_config = ConfigDict(extra="forbid", strict=True, frozen=True)
+
+    user_ids: Annotated[list[Id], Field(max_length=MAX_ITEMS * 10)] = []
+    group_ids: Annotated[list[Id], Field(max_length=MAX_ITEMS)] = []
+    skip_if_already_edited: bool
+
+    @model_validator(mode="after")
+    def _someone(self) -> "TargetUsersParam":
+        if not self.user_ids and not self.group_ids:
+            raise ParamError("Either user_ids or group_ids must be provided.")
+        return self
+
+
+def _settings_params(name: str, settings: dict[str, Setting], **more: Any) -> type[Params]:
+    fields = {setting_name: (_param_type(setting) | None, None) for setting_name, setting in settings.items()}
+    return create_model(name, __base__=Params, **more, **fields)
+
+
+# PATCH /settings (and its legacy aliases /settings/display, /settings/notifications).
+UpdateSettingsParams = _settings_params(
+    "UpdateSettingsParams",
+    USER_SETTINGS,
+    full_name=(str | None, None),
+    email=(str | None, None),
+    old_password=(str | None, None),
+    new_password=(str | None, None),
+    target_users=(Json[TargetUsersParam] | None, None),
+)
+
+# PATCH /realm/user_settings_defaults.
+RealmUserDefaultsParams = _settings_params(
+    "RealmUserDefaultsParams", {name: setting for name, setting in USER_SETTINGS.items() if setting.org_default}
+)
+
+
+def given_settings(params: Params) -> dict[str, Any]:
+    """The settings a request gave (a null value gives none), by name."""
+    return {
+        name: getattr(params, name)
+        for name in USER_SETTINGS
+        if name in type(params).model_fields and getattr(params, name) is not None
+    }

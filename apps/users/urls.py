@@ -10,6 +10,10 @@ urlpatterns = [
     path("users/<id:user_id>", views.UserView.as_view()),
     path("users/<id:user_id>/reactivate", views.ReactivateUserView.as_view()),
     path("users/<str:email>", views.UserByEmailView.as_view()),
+    path("settings", views.SettingsView.as_view()),
+    path("settings/display", views.SettingsView.as_view()),
+    path("settings/notifications", views.SettingsView.as_view()),
+    path("realm/user_settings_defaults", views.RealmUserDefaultsView.as_view()),
     path("realm/profile_fields", views.CustomProfileFieldsView.as_view()),
     path("realm/profile_fields/<id:field_id>", views.CustomProfileFieldView.as_view()),
 ]

@@ -15,6 +15,8 @@ from apps.users.actions.profile_fields import (
     check_update_realm_custom_profile_field,
     do_remove_realm_custom_profile_field,
 )
+from apps.users.actions.realm_defaults import check_update_realm_user_defaults
+from apps.users.actions.settings import TargetUsers, check_update_settings
 from apps.users.actions.user_settings import check_update_user
 from apps.users.backends import check_password_login
 from apps.users.hooks import own_user_extras
@@ -31,12 +33,15 @@ from apps.users.serializers import (
     CreateCustomProfileFieldParams,
     FetchApiKeyParams,
     GetUsersParams,
+    RealmUserDefaultsParams,
     RemoveOwnProfileDataParams,
     ReorderCustomProfileFieldsParams,
     UpdateCustomProfileFieldParams,
     UpdateOwnProfileDataParams,
+    UpdateSettingsParams,
     UpdateUserParams,
     custom_profile_field_to_dict,
+    given_settings,
     own_user_to_dict,
     user_to_dict,
 )
@@ -199,3 +204,38 @@ class FetchApiKeyView(ApiView):
         params = parse_params(FetchApiKeyParams, request)
         user = check_password_login(realm_for_request(request._request), params.username, params.password)
         return json_success(request, {"api_key": user.api_key, "email": user.delivery_email, "user_id": user.id})
+
+
+class SettingsView(ApiView):
+    """PATCH /settings, and its legacy aliases PATCH /settings/display and /settings/notifications:
+    people only (Zulip's human_users_only)."""
+
+    permission_classes = [IsAuthenticatedUser, IsHuman]
+
+    def patch(self, request: Request):
+        params = parse_params(UpdateSettingsParams, request)
+        targets = params.target_users
+        check_update_settings(
+            request.user,
+            changes=given_settings(params),
+            full_name=params.full_name,
+            email=params.email,
+            old_password=params.old_password,
+            new_password=params.new_password,
+            target_users=None
+            if targets is None
+            else TargetUsers(tuple(targets.user_ids), tuple(targets.group_ids), targets.skip_if_already_edited),
+            acting_user=request.user,
+        )
+        return json_success(request)
+
+
+class RealmUserDefaultsView(ApiView):
+    """PATCH /realm/user_settings_defaults: the organization's defaults for new users."""
+
+    permission_classes = [IsAuthenticatedUser, IsOrganizationAdministrator]
+
+    def patch(self, request: Request):
+        params = parse_params(RealmUserDefaultsParams, request)
+        check_update_realm_user_defaults(request.user.realm, given_settings(params), acting_user=request.user)
+        return json_success(request)

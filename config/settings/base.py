@@ -211,6 +211,21 @@ ASGI_THREADS = cfg.positive_int("ASGI_THREADS", 4)
 # How config/asgi.py serves requests; the other modes exist to measure against (benchmarks/events).
 ASGI_MODE = cfg.choice("ASGI_MODE", "thin-route", ("thin-route", "pooled-django", "stock-django"))
 
+# Email: the links that confirm a new address (PATCH /settings). EMAIL_URL names the SMTP server in
+# production (smtp+tls://user:password@smtp.example.com:587); by default emails are printed to
+# standard output. Tests use Django's in-memory outbox.
+globals().update(cfg.email())
+DEFAULT_FROM_EMAIL = env.str("DEFAULT_FROM_EMAIL", default=f"Parley <noreply@{cfg.mail_domain(EXTERNAL_HOST)}>")
+SERVER_EMAIL = DEFAULT_FROM_EMAIL
+EMAIL_TIMEOUT = cfg.positive_int("EMAIL_TIMEOUT", 10)
+# How long a link confirming a new email address may be used.
+EMAIL_CHANGE_LINK_VALIDITY_SECONDS = cfg.positive_int("EMAIL_CHANGE_LINK_VALIDITY_SECONDS", 24 * 3600)
+# Email changes a user may start (Zulip's email_change_by_user): per hour and per day.
+RATE_LIMIT_EMAIL_CHANGE = (
+    (cfg.positive_int("RATE_LIMIT_EMAIL_CHANGE_PER_HOUR", 2), 3600),
+    (cfg.positive_int("RATE_LIMIT_EMAIL_CHANGE_PER_DAY", 5), 86400),
+)
+
 # Feature level advertised to Zulip clients; they switch parameter encodings on it.
 API_FEATURE_LEVEL = 496
 # Fallback domain for hidden email addresses when the organization's host is not a domain.

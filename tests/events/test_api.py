@@ -19,12 +19,13 @@ from apps.realms.actions import do_set_realm_deactivated
 from apps.users.actions.activation import do_deactivate_user, do_reactivate_user
 from apps.users.actions.create_user import do_create_user
 from apps.users.actions.profile_data import check_remove_user_custom_profile_data, check_update_user_custom_profile_data
+from apps.users.actions.realm_defaults import do_set_realm_user_defaults
 from apps.users.actions.roles import do_change_user_role
+from apps.users.actions.settings import check_update_settings
 from apps.users.actions.user_settings import (
     do_change_bot_owner,
     do_change_full_name,
     do_change_user_delivery_email,
-    do_change_user_timezone,
     do_refresh_avatar,
     do_regenerate_api_key,
 )
@@ -320,7 +321,7 @@ def test_each_person_change_sends_its_form(queue_of, owner, admin, member, bot, 
     check_update_user_custom_profile_data(member, [(field.id, "**hi**")], acting_user=member)
     check_update_user_custom_profile_data(member, [(field.id, "**hi**")], acting_user=member)  # unchanged
     check_remove_user_custom_profile_data(member, [field.id], acting_user=member)
-    do_change_user_timezone(member, "Europe/Berlin", acting_user=member)
+    check_update_settings(member, changes={"timezone": "Europe/Berlin"}, acting_user=member)
     do_change_bot_owner(bot, admin, acting_user=owner)
     do_refresh_avatar(member, acting_user=member)
     do_deactivate_user(member, acting_user=admin)
@@ -371,8 +372,7 @@ def test_api_email_change_is_announced(queue_of, owner, member):
 
 
 def test_new_users_are_announced_with_what_each_may_see(queue_of, owner, member, realm):
-    realm.default_email_address_visibility = 3
-    realm.save()
+    do_set_realm_user_defaults(realm, {"email_address_visibility": 3}, acting_user=None)
     admin_queue = queue_of(owner, event_types=["realm_user"])
     member_queue = queue_of(member, event_types=["realm_user"], client_gravatar=False)
     user = do_create_user(realm, "newbie@example.com", "New Bie", acting_user=None)
@@ -387,8 +387,8 @@ def test_new_users_are_announced_with_what_each_may_see(queue_of, owner, member,
 
 
 def test_client_gravatar_fills_in_avatar_urls_only_for_clients_without_it(queue_of, owner, member, realm):
-    realm.default_email_address_visibility = 1  # everyone: only then may a client compute the Gravatar
-    realm.save()
+    # Everyone: only then may a client compute the Gravatar.
+    do_set_realm_user_defaults(realm, {"email_address_visibility": 1}, acting_user=None)
     with_gravatar = queue_of(member, event_types=["realm_user"], client_gravatar=True)
     without = queue_of(member, event_types=["realm_user"], client_gravatar=False)
     do_create_user(realm, "visible@example.com", "Vis Ible", acting_user=None)

@@ -173,7 +173,7 @@ def test_new_organizations_let_administrators_create_links(db):
 
 def test_the_migration_sets_existing_organizations_to_administrators(db):
     groups_migration = importlib.import_module("apps.groups.migrations.0002_system_groups_of_existing_realms")
-    migration = importlib.import_module("apps.realms.migrations.0004_multiuse_invite_policy")
+    migration = importlib.import_module("apps.realms.migrations.0006_multiuse_invite_policy")
     old = Realm.objects.create(string_id="old", name="Old")
     User.objects.create(realm=old, delivery_email="a@old.example", full_name="Old", role=Role.ADMINISTRATOR)
     groups_migration.create_system_groups(django_apps, None)

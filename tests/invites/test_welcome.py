@@ -144,7 +144,6 @@ def test_the_organizations_text_is_in_register_and_bounded(realm, admin, staff):
     with pytest.raises(JsonableError, match=r"welcome_message_custom_text is too long \(limit: 8000 characters\)"):
         do_change_realm_settings(realm, {"welcome_message_custom_text": "x" * 8001}, acting_user=admin)
     form = {"name": realm.name, "description": "", "password_auth_enabled": "on",
-            "default_email_address_visibility": realm.default_email_address_visibility,
             "can_create_private_channel_group": realm.can_create_private_channel_group_id,
             "can_create_public_channel_group": realm.can_create_public_channel_group_id,
             "can_create_multiuse_invite_group": realm.can_create_multiuse_invite_group_id}  # fmt: skip

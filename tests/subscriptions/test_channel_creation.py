@@ -214,7 +214,6 @@ def test_admin_edits_the_policy(staff, realm, member):
         "name": realm.name,
         "description": "",
         "password_auth_enabled": "on",
-        "default_email_address_visibility": realm.default_email_address_visibility,
         PUBLIC: groups[SystemGroups.ADMINISTRATORS].id,
         PRIVATE: groups[SystemGroups.MEMBERS].id,
         "can_create_multiuse_invite_group": groups[SystemGroups.ADMINISTRATORS].id,

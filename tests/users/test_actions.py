@@ -6,8 +6,8 @@ import threading
 import pytest
 from django.db import close_old_connections
 
-from apps.core.errors import JsonableError, OrganizationOwnerRequiredError
-from apps.realms.models import AuditLogEventType, RealmAuditLog
+from apps.core.errors import InvalidArgumentError, JsonableError, OrganizationOwnerRequiredError
+from apps.realms.models import AuditLogEventType, EmailVisibility, RealmAuditLog
 from apps.users.actions.activation import check_deactivate_user, do_deactivate_user, do_reactivate_user
 from apps.users.actions.profile_data import check_remove_user_custom_profile_data, check_update_user_custom_profile_data
 from apps.users.actions.profile_fields import (
@@ -17,11 +17,18 @@ from apps.users.actions.profile_fields import (
     do_add_realm_custom_profile_field,
     do_update_realm_custom_profile_field,
 )
+from apps.users.actions.realm_defaults import check_update_realm_user_defaults, do_set_realm_user_defaults
 from apps.users.actions.roles import check_change_user_role, do_change_user_role
+from apps.users.actions.settings import (
+    check_settings,
+    check_update_settings,
+    check_update_settings_of_users,
+    do_change_user_settings,
+)
 from apps.users.actions.user_settings import check_update_user
 from apps.users.errors import LastOwnerDeactivationError, LastOwnerRoleError, ProfileFieldLabelInUseError
-from apps.users.models import CustomProfileField, CustomProfileFieldValue, Role, User
-from apps.users.selectors import profile_values_of
+from apps.users.models import CustomProfileField, CustomProfileFieldValue, RealmUserDefault, Role, User
+from apps.users.selectors import profile_values_of, realm_user_default
 from tests.factories import BotFactory, CustomProfileFieldFactory, RealmFactory, UserFactory
 
 FieldType = CustomProfileField.FieldType
@@ -271,3 +278,66 @@ def test_bots_have_no_profile_values(realm, bot, admin):
     with pytest.raises(JsonableError, match="Bots have no custom profile fields"):
         check_update_user_custom_profile_data(bot, [(field.id, "x")], acting_user=admin)
     assert not CustomProfileFieldValue.objects.filter(user=bot).exists()
+
+
+# --- settings (apps/users/actions/settings.py, realm_defaults.py) ----------------------------------
+
+
+def test_settings_are_checked_by_their_declarations():
+    assert check_settings({"color_scheme": 2, "emojiset": "text"}) == {"color_scheme": 2, "emojiset": "text"}
+    with pytest.raises(InvalidArgumentError, match="Invalid color_scheme"):
+        check_settings({"emojiset": "text", "color_scheme": 0})
+    with pytest.raises(InvalidArgumentError, match="enter_sends is not a boolean"):
+        check_settings({"enter_sends": 1})  # what a caller other than the API could pass
+    with pytest.raises(ValueError, match="not user settings"):
+        check_settings({"full_name": "x"})
+
+
+def test_users_with_different_changes_get_their_own(realm, admin):
+    first, second = UserFactory(realm=realm), UserFactory(realm=realm, emojiset="text")
+    changed = do_change_user_settings(
+        {first: {"emojiset": "text", "enter_sends": True}, second: {"emojiset": "text", "color_scheme": 3}},
+        acting_user=admin,
+    )
+    assert changed == [first, second]
+    assert (reloaded(first).emojiset, reloaded(first).enter_sends, reloaded(second).color_scheme) == ("text", True, 3)
+    entries = RealmAuditLog.objects.filter(event_type=AuditLogEventType.USER_SETTING_CHANGED).order_by("id")
+    assert [(e.modified_user_id, e.extra_data) for e in entries] == [
+        (first.id, {"property": "emojiset", "old_value": "google", "new_value": "text"}),
+        (first.id, {"property": "enter_sends", "old_value": False, "new_value": True}),
+        (second.id, {"property": "color_scheme", "old_value": 1, "new_value": 3}),
+    ]
+
+
+def test_own_settings_are_changed_by_their_owner_or_an_operator(member, admin):
+    with pytest.raises(ValueError, match="changed by that person"):
+        check_update_settings(member, changes={"enter_sends": True}, acting_user=admin)
+    check_update_settings(member, changes={"enter_sends": True}, acting_user=None)
+    assert reloaded(member).enter_sends
+
+
+def test_bots_have_no_settings_to_change(bot):
+    with pytest.raises(ValueError, match="bots"):
+        check_update_settings_of_users([bot], {"enter_sends": True}, acting_user=None)
+
+
+def test_only_ones_own_changes_count_as_already_edited(realm, admin):
+    chose, operated = UserFactory(realm=realm), UserFactory(realm=realm)
+    check_update_settings(chose, changes={"color_scheme": 2}, acting_user=chose)
+    check_update_settings_of_users([operated], {"color_scheme": 2}, acting_user=None)
+    both = [chose, operated]
+    check_update_settings_of_users(both, {"color_scheme": 3}, skip_if_already_edited=True, acting_user=admin)
+    assert (reloaded(chose).color_scheme, reloaded(operated).color_scheme) == (2, 3)
+
+
+def test_organization_defaults_are_made_when_first_edited(realm, admin):
+    assert not RealmUserDefault.objects.filter(realm=realm).exists()  # a factory's organization
+    assert realm_user_default(realm).email_address_visibility == EmailVisibility.ADMINS
+    assert do_set_realm_user_defaults(realm, {"emojiset": "text", "color_scheme": 1}, acting_user=admin) == ["emojiset"]
+    defaults = RealmUserDefault.objects.get(realm=realm)
+    assert (defaults.emojiset, defaults.email_address_visibility) == ("text", EmailVisibility.ADMINS)
+    with pytest.raises(ValueError, match="not organization defaults"):
+        check_update_realm_user_defaults(realm, {"enable_login_emails": False}, acting_user=admin)
+    with pytest.raises(InvalidArgumentError, match="Invalid emojiset"):
+        check_update_realm_user_defaults(realm, {"enter_sends": True, "emojiset": "x"}, acting_user=admin)
+    assert not RealmUserDefault.objects.get(realm=realm).enter_sends

@@ -126,7 +126,6 @@ def test_realm_actions_and_edit(staff, realm):
             "name": "Renamed",
             "description": "",
             "password_auth_enabled": "on",
-            "default_email_address_visibility": 1,
             "can_create_private_channel_group": realm.can_create_private_channel_group_id,
             "can_create_public_channel_group": realm.can_create_public_channel_group_id,
             "can_create_multiuse_invite_group": realm.can_create_multiuse_invite_group_id,

@@ -8,8 +8,9 @@ from django.core.management import CommandError, call_command
 
 from apps.invites.models import MultiuseInvite
 from apps.messages.models import Message
-from apps.realms.models import Realm
+from apps.realms.models import AuditLogEventType, Realm, RealmAuditLog
 from apps.subscriptions.models import Stream
+from apps.users.actions.activation import do_deactivate_user
 from apps.users.models import BotService, BotType, Role, User
 from tests.api import ApiClient, assert_success
 from tests.factories import UserFactory
@@ -268,3 +269,59 @@ def test_createsuperuser_without_a_terminal_says_what_it_needs(db):
     with pytest.raises(CommandError, match="Email is needed"):
         run("createsuperuser", "--noinput")
     assert not User.objects.exists()
+
+
+# --- change_user_settings -------------------------------------------------------------------------
+
+
+def test_change_user_settings_for_everyone(realm, owner, member, guest, bot, admin):
+    do_deactivate_user(admin, acting_user=owner)
+    out = run("change_user_settings", "--realm", "", "--setting", "emojiset", "--value", "text")
+    assert out == "emojiset is now 'text' for 3 user(s) of http://testserver (3 changed).\n"
+    emojisets = {u.id: u.emojiset for u in User.objects.filter(realm=realm)}
+    assert emojisets == {owner.id: "text", member.id: "text", guest.id: "text", bot.id: "google", admin.id: "google"}
+    # Through the action: audited with no acting user, so not as the users' own choice.
+    entries = RealmAuditLog.objects.filter(event_type=AuditLogEventType.USER_SETTING_CHANGED)
+    assert {(e.modified_user_id, e.acting_user_id) for e in entries} == {(u.id, None) for u in (owner, member, guest)}
+
+
+def test_change_user_settings_for_some(realm, owner, member, guest):
+    out = run_json(
+        "change_user_settings", "--realm", "", "--setting", "twenty_four_hour_time", "--value", "true",
+        "--users", member.delivery_email, guest.delivery_email,
+    )  # fmt: skip
+    assert out == {"setting": "twenty_four_hour_time", "value": True, "changed": sorted([member.id, guest.id])}
+    assert [u.twenty_four_hour_time for u in User.objects.filter(id__in=[owner.id, member.id]).order_by("id")] == [
+        False,
+        True,
+    ]
+    again = run_json(
+        "change_user_settings", "--realm", "", "--setting", "twenty_four_hour_time", "--value", "true",
+        "--users", member.delivery_email,
+    )  # fmt: skip
+    assert again["changed"] == []
+
+
+@pytest.mark.parametrize(
+    ("args", "msg"),
+    [
+        (["--setting", "emojiset", "--value", "apple"], "Invalid emojiset"),
+        (["--setting", "twenty_four_hour_time", "--value", "yes"], "twenty_four_hour_time is not valid JSON"),
+        (["--setting", "color_scheme", "--value", "2.5"], "color_scheme is not an integer"),
+        (["--setting", "email_notifications_batching_period_seconds", "--value", "0"], "Invalid email batching period"),
+        (["--setting", "dense_mode", "--value", "true"], "Unknown setting 'dense_mode'"),
+        (["--setting", "full_name", "--value", "x"], "Unknown setting 'full_name'"),
+        (["--setting", "emojiset", "--value", "text", "--users", "nobody@example.com"], "No user with email"),
+        (["--setting", "emojiset", "--value", "text", "--users", "bot"], "Bots have no settings"),
+    ],
+)
+def test_change_user_settings_refusals(realm, member, bot, args, msg):
+    args = [bot.delivery_email if arg == "bot" else arg for arg in args]
+    with pytest.raises(CommandError, match=msg):
+        run("change_user_settings", "--realm", "", *args)
+    assert User.objects.get(id=member.id).emojiset == "google"
+
+
+def test_change_user_settings_needs_an_organization(db):
+    with pytest.raises(CommandError, match="no organization with string_id 'nowhere'"):
+        run("change_user_settings", "--realm", "nowhere", "--setting", "emojiset", "--value", "text")

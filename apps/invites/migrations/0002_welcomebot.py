@@ -9,7 +9,7 @@ class Migration(migrations.Migration):
 
     dependencies = [
         ('invites', '0001_initial'),
-        ('realms', '0005_welcome_message_custom_text'),
+        ('realms', '0007_welcome_message_custom_text'),
         migrations.swappable_dependency(settings.AUTH_USER_MODEL),
     ]
 

@@ -7,7 +7,7 @@ from apps.realms.models import EmailVisibility, Realm
 from apps.realms.selectors import get_realm
 from apps.users.actions.create_user import do_create_user
 from apps.users.actions.user_settings import do_set_user_staff
-from apps.users.models import Role, User
+from apps.users.models import RealmUserDefault, Role, User
 
 
 @transaction.atomic
@@ -21,11 +21,12 @@ def do_create_realm_with_owner(
     default_email_address_visibility: int = EmailVisibility.ADMINS,
     acting_user: User | None,
 ) -> tuple[Realm, User]:
-    """Create an organization (apps.realms' do_create_realm: with its system groups) and its first
-    owner; on any error nothing is created. Audit: REALM_CREATED, USER_CREATED."""
-    realm = do_create_realm(
-        string_id, name, default_email_address_visibility=default_email_address_visibility, acting_user=acting_user
-    )
+    """Create an organization (apps.realms' do_create_realm: with its defaults for new users and
+    system groups), who sees the real addresses of its people (`default_email_address_visibility`:
+    a default for new users), and its first owner; on any error nothing is created.
+    Audit: REALM_CREATED, USER_CREATED."""
+    realm = do_create_realm(string_id, name, acting_user=acting_user)
+    RealmUserDefault.objects.filter(realm=realm).update(email_address_visibility=default_email_address_visibility)
     owner = do_create_user(
         realm, owner_email, owner_full_name, role=Role.OWNER, password=owner_password, acting_user=acting_user
     )

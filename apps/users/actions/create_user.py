@@ -12,6 +12,7 @@ from apps.core.errors import JsonableError
 from apps.realms.audit import audit
 from apps.realms.models import AuditLogEventType, EmailVisibility, Realm
 from apps.users.actions.notify import send_user_added
+from apps.users.actions.realm_defaults import new_user_settings
 from apps.users.errors import EmailInUseError
 from apps.users.hooks import person_created, user_created
 from apps.users.models import BotService, BotType, Role, User
@@ -106,9 +107,10 @@ def do_create_user(
 
     Raises JsonableError for an invalid or taken email, an invalid name, a weak password, or bot
     settings that do not fit together; all is checked (and the password hashed) before the
-    transaction. Bots always show their email; people get the organization's default email
-    visibility. Audit: USER_CREATED {role}. Emits: realm_user/add to the organization, then what
-    the user_created hooks (and, for a person, the person_created hooks) send.
+    transaction. People start with the organization's defaults for new users (their settings,
+    email visibility included); bots with Zulip's defaults, their email shown to all.
+    Audit: USER_CREATED {role}. Emits: realm_user/add to the organization, then what the
+    user_created hooks (and, for a person, the person_created hooks) send.
     """
     email = check_email(email)
     full_name = check_full_name(full_name)
@@ -121,6 +123,8 @@ def do_create_user(
         service_url=service_url,
         system_bot=system_bot,
     )
+    bot_settings = {"email_address_visibility": EmailVisibility.EVERYONE}
+    settings = new_user_settings(realm) if bot_type is None else bot_settings
     user = User(
         realm=realm,
         delivery_email=email,
@@ -129,9 +133,7 @@ def do_create_user(
         bot_type=bot_type,
         bot_owner=bot_owner,
         api_key=generate_api_key(),
-        email_address_visibility=(
-            EmailVisibility.EVERYONE if bot_type is not None else realm.default_email_address_visibility
-        ),
+        **settings,
     )
     if password:
         try:

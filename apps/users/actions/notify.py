@@ -6,11 +6,12 @@ from typing import Any
 
 from apps.events.publish import send_event_on_commit
 from apps.realms.audit import audit, changed
-from apps.realms.models import AuditLogEventType, Realm
+from apps.realms.models import AuditLogEventType, EmailVisibility, Realm
 from apps.users.models import User
 from apps.users.selectors import (
     VISIBILITY_FOR_ROLE,
     active_users_and_roles,
+    api_email,
     avatar_url,
     get_custom_profile_fields,
 )
@@ -64,6 +65,27 @@ def send_delivery_email_update(user: User) -> None:
             "person": {"user_id": user.id, "delivery_email": user.delivery_email if sees else None},
         },
     )
+
+
+def send_email_visibility_update(user: User, old_visibility: int) -> None:
+    """Emits what Zulip sends when a person's email_address_visibility changed (the new value is on
+    `user`): realm_user/update {delivery_email} to those who may now see the address, {delivery_email:
+    null} to those who no longer may; and, when everyone could or now can see it, {new_email} (the
+    API email changes) and the avatar fields (clients compute Gravatar URLs from public addresses)."""
+    gained, lost = [], []
+    for uid, role in active_users_and_roles(user.realm_id):
+        before, after = (
+            visibility in VISIBILITY_FOR_ROLE[role] for visibility in (old_visibility, user.email_address_visibility)
+        )
+        if uid != user.id and before != after:
+            (gained if after else lost).append(uid)
+    for user_ids, address in ((gained, user.delivery_email), (lost, None)):
+        if user_ids:
+            person = {"user_id": user.id, "delivery_email": address}
+            send_event_on_commit(user.realm_id, {"type": "realm_user", "op": "update", "person": person}, user_ids)
+    if EmailVisibility.EVERYONE in (old_visibility, user.email_address_visibility):
+        send_person_update(user, {"new_email": api_email(user)})
+        send_avatar_update(user)
 
 
 def send_avatar_update(user: User) -> None:

@@ -1,9 +1,8 @@
-"""Changing a user's attributes: name, email, time zone, avatar, API key, bot owner, the special
-permissions operators grant, and PATCH /users/{id}, which composes them with role and profile data."""
+"""Changing a user's attributes: name, email, avatar, API key, bot owner, the special permissions
+operators grant, and PATCH /users/{id}, which composes them with role and profile data. (The user
+settings of PATCH /settings, time zone included, are apps/users/actions/settings.py's.)"""
 
-from functools import cache
 from typing import Any
-from zoneinfo import available_timezones
 
 from django.db import transaction
 from django.db.models import F
@@ -114,27 +113,6 @@ def do_change_bot_owner(bot: User, owner: User, *, acting_user: User | None) -> 
             acting_user=acting_user,
         )
         send_person_update(bot, {"bot_owner_id": owner.id})
-
-
-@cache
-def _timezones() -> frozenset[str]:
-    return frozenset(available_timezones())
-
-
-def check_timezone(name: str) -> str:
-    """An IANA time zone name, or "" for none."""
-    if name and name not in _timezones():
-        raise JsonableError(f"Invalid timezone '{name}'")
-    return name
-
-
-def do_change_user_timezone(user: User, timezone_name: str, *, acting_user: User | None) -> None:
-    """Set the profile time zone (raises for an unknown one). Emits: realm_user/update {email, timezone}."""
-    timezone_name = check_timezone(timezone_name)
-    with transaction.atomic(savepoint=False):
-        User.objects.filter(id=user.id).update(timezone=timezone_name)
-        user.timezone = timezone_name
-        send_person_update(user, {"email": api_email(user), "timezone": timezone_name})
 
 
 @transaction.atomic(savepoint=False)

@@ -25,7 +25,7 @@ def set_default(apps, schema_editor):
 class Migration(migrations.Migration):
     dependencies = [
         ("groups", "0002_system_groups_of_existing_realms"),
-        ("realms", "0003_audit_log"),
+        ("realms", "0005_remove_realm_default_email_address_visibility"),
     ]
 
     operations = [

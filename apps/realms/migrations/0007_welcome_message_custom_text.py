@@ -3,7 +3,7 @@ from django.db import migrations, models
 
 class Migration(migrations.Migration):
     dependencies = [
-        ("realms", "0004_multiuse_invite_policy"),
+        ("realms", "0006_multiuse_invite_policy"),
     ]
 
     operations = [
