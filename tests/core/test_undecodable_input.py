@@ -88,8 +88,8 @@ def _no_errors_logged(caplog, settings):
     assert not [record for record in caplog.records if record.levelno >= logging.ERROR]
 
 
-# HTML pages (apps/users/pages.py, apps/web/pages.py), which people open in a browser: their errors
-# are pages too.
+# HTML pages (apps/users/pages.py, apps/web/pages.py), which people open in a browser: their errors are
+# pages too.
 HTML_PAGES = ("/accounts/", "/join/", "/login", "/account", "/logout")
 
 
