@@ -82,7 +82,9 @@ class Migration(migrations.Migration):
         ("groups", "0002_system_groups_of_existing_realms"),
         ("invites", "0002_welcomebot"),
         ("realms", "0003_audit_log"),
-        ("users", "0003_user_enable_drafts_synchronization"),
+        # After every column users.0004 adds (they have no default in the database): the bot's row
+        # is written with the model as it is there.
+        ("users", "0004_user_settings"),
     ]
 
     operations = [migrations.RunPython(create_welcome_bots, migrations.RunPython.noop)]
