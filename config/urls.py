@@ -10,6 +10,7 @@ urlpatterns = [
     path("api/v1/", include("apps.users.urls")),
     path("api/v1/", include("apps.groups.urls")),
     path("api/v1/", include("apps.subscriptions.urls")),
+    path("api/v1/", include("apps.linkifiers.urls")),
     path("api/v1/", include("apps.messages.urls")),
     path("api/v1/", include("apps.drafts.urls")),
     path("api/v1/", include("apps.invites.urls")),

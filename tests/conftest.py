@@ -3,13 +3,14 @@ from contextlib import contextmanager
 
 import pytest
 from django.conf import settings
+from django.core.cache import cache
 from django.test import Client
 
 from apps.core import ratelimit
 from apps.core.redis_client import get_redis
 from apps.events.backends import _backend_for, get_backend
 from apps.events.credentials import credential_cache
-from apps.events.registry import adapt_event
+from apps.events.registry import adapt_event, shows_event
 from apps.groups.models import UserGroup
 from apps.groups.selectors import system_groups
 from apps.realms.selectors import realm_cache
@@ -39,6 +40,8 @@ def reset_process_state() -> None:
         keys = list(client.scan_iter(f"{settings.REDIS_KEY_PREFIX}:*", count=1000))
         if keys:
             client.delete(*keys)
+    else:
+        cache.clear()  # Django's cache in this process's memory (with Redis: under the prefix, above)
 
 
 @pytest.fixture(autouse=True)
@@ -199,7 +202,7 @@ def capture_events(settings, django_capture_on_commit_callbacks):
     """`with capture_events(user, ..., **register_params) as received:` registers a queue for each
     user (POST /register, in this process's memory) before the block, runs the block's commit
     callbacks at its end (events leave on commit), then `received[user.id]` lists what each queue
-    got, as GET /events gives it, without the ids the queue numbered them with."""
+    got, as GET /events gives it (only the events it shows), without the ids the queue numbered them with."""
     settings.REDIS_URL = ""
 
     @contextmanager
@@ -214,7 +217,8 @@ def capture_events(settings, django_capture_on_commit_callbacks):
         for user in users:
             # Read the queue directly: GET /events answers from another thread (another connection).
             start = get_backend().get_events(queue_ids[user.id], user.id, -1)
-            events = [adapt_event(event, start.options, queue_ids[user.id]) for event in start.events]
+            shown = [event for event in start.events if shows_event(event, start.options)]
+            events = [adapt_event(event, start.options, queue_ids[user.id]) for event in shown]
             received[user.id] = [{k: v for k, v in e.items() if k != "id"} for e in _flatten(events)]
 
     return capture

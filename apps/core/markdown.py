@@ -1,7 +1,10 @@
 """Markdown to safe HTML, for user-written text shown to others (profile fields, descriptions)."""
 
+from collections.abc import Callable, Sequence
+
 import nh3
 from markdown_it import MarkdownIt
+from markdown_it.token import Token
 
 # CommonMark with raw HTML disabled; nh3 then removes anything unsafe that slipped through
 # (e.g. javascript: links) and adds rel="noopener noreferrer" to links.
@@ -17,8 +20,22 @@ ALLOWED_TAGS = {
 ALLOWED_ATTRIBUTES = {"a": {"href", "title"}, "img": {"src", "alt", "title"}, "ol": {"start"}}
 
 
-def render_markdown(text: str) -> str:
-    html = _markdown.render(text)
+# Links to add to a piece of text: (start, end, URL) of its characters, in order, not overlapping.
+TextLinks = Callable[[str], Sequence[tuple[int, int, str]]]
+
+
+def render_markdown(text: str, *, text_links: TextLinks | None = None) -> str:
+    """`text` as safe HTML. `text_links` (a message's linkifiers) is asked about each piece of
+    plain text outside links and code, after Markdown made links of bare URLs."""
+    if text_links is None:
+        html = _markdown.render(text)
+    else:
+        env: dict = {}
+        tokens = _markdown.parse(text, env)
+        for token in tokens:
+            if token.type == "inline" and token.children:
+                token.children = _with_links(token.children, text_links)
+        html = _markdown.renderer.render(tokens, _markdown.options, env)
     return nh3.clean(
         html,
         tags=ALLOWED_TAGS,
@@ -26,6 +43,28 @@ def render_markdown(text: str) -> str:
         url_schemes={"http", "https", "mailto"},
         link_rel="noopener noreferrer",
     ).strip()
+
+
+def _with_links(children: list[Token], text_links: TextLinks) -> list[Token]:
+    result: list[Token] = []
+    depth = 0  # inside a link: its text is left alone
+    for child in children:
+        depth += {"link_open": 1, "link_close": -1}.get(child.type, 0)
+        links = text_links(child.content) if child.type == "text" and depth == 0 else ()
+        if not links:
+            result.append(child)
+            continue
+        content, position = child.content, 0
+        for start, end, url in links:
+            if start > position:
+                result.append(Token("text", "", 0, content=content[position:start]))
+            result.append(Token("link_open", "a", 1, attrs={"href": url}))
+            result.append(Token("text", "", 0, content=content[start:end]))
+            result.append(Token("link_close", "a", -1))
+            position = end
+        if position < len(content):
+            result.append(Token("text", "", 0, content=content[position:]))
+    return result
 
 
 def without_fenced_code(text: str) -> str:

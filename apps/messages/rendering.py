@@ -3,6 +3,7 @@
 `@**Full Name**` (or `@**Full Name|id**`) mentions a user and sets their `mentioned` flag;
 `@_**Full Name**` is a silent mention (shown, no flag); `@**all**`, `@**everyone**`,
 `@**channel**` and `@**stream**` mention the channel, `@**topic**` the topic's participants.
+The organization's linkifiers link what they match outside code and links (apps.linkifiers).
 """
 
 import html
@@ -13,6 +14,7 @@ from dataclasses import dataclass, field
 
 from apps.core.converters import is_ascii_digits
 from apps.core.markdown import render_markdown
+from apps.linkifiers.patterns import LinkifierRules
 
 MENTION_RE = re.compile(r"@(_?)\*\*([^*\n]+?)\*\*")
 STREAM_WILDCARDS = {"all", "everyone", "channel", "stream"}
@@ -38,9 +40,15 @@ class Rendered:
         return bool(IMAGE_RE.search(self.html))
 
 
-def render_message(content: str, users_by_name: dict[str, list[tuple[int, str]]], user_ids: set[int]) -> Rendered:
+def render_message(
+    content: str,
+    users_by_name: dict[str, list[tuple[int, str]]],
+    user_ids: set[int],
+    linkifiers: LinkifierRules | None = None,
+) -> Rendered:
     """Render `content`. `users_by_name` maps lower-cased full names to (id, full name) of the
-    organization's active users; `user_ids` is the set of their ids (for `@**Name|id**`)."""
+    organization's active users; `user_ids` is the set of their ids (for `@**Name|id**`);
+    `linkifiers` are the organization's."""
     nonce = secrets.token_hex(8)
     replacements: dict[str, str] = {}
     # token -> (what the mention does: ("user", id), ("stream", None), ("topic", None) or None, as written)
@@ -72,7 +80,8 @@ def render_message(content: str, users_by_name: dict[str, list[tuple[int, str]]]
         return token
 
     prepared = MENTION_RE.sub(mention, content)
-    rendered = render_markdown(prepared)
+    text_links = _linkifier_links(linkifiers, re.compile(f"zmention{nonce}x[0-9]+z")) if linkifiers else None
+    rendered = render_markdown(prepared, text_links=text_links)
     # A mention inside code is text, as in Zulip: shown as written, and it mentions nobody.
     in_code = {token for block in CODE_RE.findall(rendered) for token in replacements if token in block}
     for token, span in replacements.items():
@@ -89,6 +98,25 @@ def render_message(content: str, users_by_name: dict[str, list[tuple[int, str]]]
             result.mentioned_user_ids.add(effect[1])
     result.html = rendered
     return result
+
+
+def _linkifier_links(linkifiers: LinkifierRules, mention_token: re.Pattern):
+    """What the linkifiers link in a piece of text, but never a mention's placeholder."""
+
+    def text_links(text: str) -> list[tuple[int, int, str]]:
+        links = [(link.start, link.end, link.url) for link in linkifiers.links(text)]
+        tokens = [match.span() for match in mention_token.finditer(text)] if links else []
+        if not tokens:
+            return links
+        kept, index = [], 0  # both in order: one pass
+        for start, end, url in links:
+            while index < len(tokens) and tokens[index][1] <= start:
+                index += 1
+            if index == len(tokens) or tokens[index][0] >= end:
+                kept.append((start, end, url))
+        return kept
+
+    return text_links
 
 
 def _find_user(

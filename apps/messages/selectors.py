@@ -18,6 +18,8 @@ from django.utils.html import escape
 
 from apps.core.errors import JsonableError
 from apps.groups.selectors import is_user_in_group
+from apps.linkifiers.patterns import LinkifierRules
+from apps.linkifiers.selectors import linkifier_rules
 from apps.messages.errors import InvalidMessageError
 from apps.messages.models import AlertWord, DirectMessageGroup, Message, MutedUser, Recipient, UserMessage
 from apps.messages.narrow import (
@@ -162,6 +164,8 @@ def messages_as_dicts(
         Message.objects.filter(id__in=flags).select_related("sender", "sender__realm", "stream", "realm").order_by("id")
     )
     people = dm_users_by_recipient([m for m in messages if m.stream_id is None])
+    linkifiers = linkifier_rules(user.realm_id)
+    links_of_topic: dict[str, list[dict[str, str]]] = {}  # a page's messages share few topics
     return [
         message_to_dict(
             m,
@@ -170,9 +174,25 @@ def messages_as_dicts(
             apply_markdown=apply_markdown,
             client_gravatar=client_gravatar,
             allow_empty_topic_name=allow_empty_topic_name,
+            topic_links=_topic_links(linkifiers, m, links_of_topic),
         )
         for m in messages
     ]
+
+
+def topic_links_of(message: Message) -> list[dict[str, str]] | None:
+    """The `topic_links` of one message (GET /messages/{id})."""
+    return _topic_links(linkifier_rules(message.realm_id), message, {})
+
+
+def _topic_links(
+    linkifiers: LinkifierRules, message: Message, known: dict[str, list[dict[str, str]]]
+) -> list[dict[str, str]] | None:
+    if message.stream_id is None:
+        return None
+    if message.topic not in known:
+        known[message.topic] = linkifiers.topic_links(message.topic)
+    return known[message.topic]
 
 
 def dm_users_by_recipient(messages: Sequence[Message]) -> dict[tuple[int, int], list[User]]:

@@ -27,9 +27,11 @@ def message_to_dict(
     apply_markdown: bool = True,
     client_gravatar: bool = True,
     allow_empty_topic_name: bool = False,
+    topic_links: list[dict[str, str]] | None = None,
 ) -> dict[str, Any]:
     """Zulip's Message object. `dm_users`: the people of a direct message (sorted by id);
-    `flags` (for GET /messages) the reader's flags, left out when None (events carry them apart)."""
+    `flags` (for GET /messages) the reader's flags, left out when None (events carry them apart);
+    `topic_links`: what the organization's linkifiers make of its topic (apps.linkifiers)."""
     sender = message.sender
     topic = message.topic
     if message.stream_id is not None:
@@ -50,7 +52,7 @@ def message_to_dict(
         ),
         "recipient_id": message.recipient_id,
         "subject": topic,
-        "topic_links": [],
+        "topic_links": topic_links or [],
         "is_me_message": message.content.startswith("/me ") and "\n" not in message.content,
         "timestamp": int(message.date_sent.timestamp()),
         "reactions": [],

@@ -23,6 +23,7 @@ from apps.messages.selectors import (
     matches_narrow,
     messages_around,
     messages_as_dicts,
+    topic_links_of,
 )
 from apps.messages.serializers import (
     MAX_MESSAGES_PER_REQUEST,
@@ -134,6 +135,7 @@ class MessageView(ApiView):
             dm_users=people.get((message.recipient_id, message.sender_id)),
             apply_markdown=params.apply_markdown,
             allow_empty_topic_name=params.allow_empty_topic_name,
+            topic_links=topic_links_of(message),
         )
         return json_success(request, {"raw_content": message.content, "message": shape})
 

@@ -42,6 +42,7 @@ INSTALLED_APPS = [
     "apps.users",
     "apps.groups",
     "apps.subscriptions",
+    "apps.linkifiers",
     "apps.messages",
     "apps.drafts",
     "apps.invites",
@@ -202,6 +203,9 @@ EVENT_QUEUE_LONGPOLL_TIMEOUT_SECONDS = 90
 # matter (key rotated, user deactivated, ...) drop them at once (apps/events/credentials.py).
 # Without Redis, a management command (another process) cannot tell the server, so they expire sooner.
 CREDENTIAL_CACHE_SECONDS = cfg.positive_int("CREDENTIAL_CACHE_SECONDS", 300 if REDIS_URL else 30)
+# How long an organization's linkifiers stay in the cache; a change drops them at once where the
+# cache is shared (Redis), and without Redis a command's change reaches the server this much later.
+LINKIFIER_CACHE_SECONDS = 300 if REDIS_URL else 30
 # Redis connections one process uses for polls, however many polls are waiting; under a burst
 # (every client re-polling at once) the others queue for up to EVENTS_REDIS_QUEUE_SECONDS.
 EVENTS_REDIS_MAX_CONNECTIONS = cfg.positive_int("EVENTS_REDIS_MAX_CONNECTIONS", 50)

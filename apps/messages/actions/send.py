@@ -12,6 +12,8 @@ from django.utils import timezone
 from apps.core.errors import JsonableError
 from apps.events.publish import send_event_on_commit
 from apps.events.serializers import MAX_QUEUE_LIFESPAN_SECS
+from apps.linkifiers.patterns import LinkifierRules
+from apps.linkifiers.selectors import linkifier_rules
 from apps.messages.actions.acting import check_acting_for
 from apps.messages.alert_words import alerted_user_ids
 from apps.messages.models import Message, PublicChannelListener, Recipient, UserMessage
@@ -61,10 +63,11 @@ def normalize_topic(topic: str | None, stream: Stream) -> str:
     return topic
 
 
-def render_content(realm_id: int, content: str) -> Rendered:
-    """The content as HTML, with the organization's users its mentions name (one query if any)."""
+def render_content(realm_id: int, content: str, linkifiers: LinkifierRules) -> Rendered:
+    """The content as HTML, with the organization's users its mentions name (one query if any)
+    and its linkifiers."""
     by_name, user_ids = mention_targets(realm_id, content)
-    return render_message(content, by_name, user_ids)
+    return render_message(content, by_name, user_ids, linkifiers)
 
 
 # Clients a person types into: what they send is read for its sender. Messages sent through the API
@@ -140,7 +143,8 @@ def do_send_message(
     queue), and stream/update first_message_id for a channel's first message.
     """
     check_acting_for(sender, acting_user)
-    rendered = render_content(sender.realm_id, content)
+    linkifiers = linkifier_rules(sender.realm_id)
+    rendered = render_content(sender.realm_id, content, linkifiers)
     if stream is not None:
         people = None
         receivers = subscriber_ids_by_stream([stream.id])[stream.id]
@@ -170,6 +174,7 @@ def do_send_message(
         people=people,
         listeners=_public_channel_listeners(stream, receivers),
         local_id=local_id,
+        topic_links=linkifiers.topic_links(topic) if stream is not None else None,
     )
 
 
@@ -181,8 +186,10 @@ def _store_message(
     people: list[User] | None,
     listeners: list[int],
     local_id: tuple[str, str] | None,
+    topic_links: list[dict[str, str]] | None,
 ) -> Message:
-    """Store the (unsaved) message with its recipient and the recipients' rows, and announce it."""
+    """Store the (unsaved) message with its recipient and the recipients' rows, and announce it
+    (with its topic's links)."""
     stream = message.stream
     if stream is not None:
         message.recipient = get_recipient(Recipient.Type.STREAM, stream.id)
@@ -200,7 +207,7 @@ def _store_message(
     ):
         stream.first_message_id = message.id
         send_stream_update(stream, "first_message_id", message.id)
-    _send_message_events(message, flags, local_id, people, listeners)
+    _send_message_events(message, flags, local_id, people, listeners, topic_links)
     return message
 
 
@@ -258,6 +265,7 @@ def _send_message_events(
     local_id: tuple[str, str] | None,
     people: list[User] | None,
     listeners: list[int],
+    topic_links: list[dict[str, str]] | None,
 ) -> None:
     """Emits: message {message, flags}; recipients with the same flags share one event. The
     message is rendered for clients that want HTML and for those that want Markdown alike (the
@@ -269,6 +277,7 @@ def _send_message_events(
         apply_markdown=True,
         client_gravatar=False,
         allow_empty_topic_name=True,
+        topic_links=topic_links,
     )
     # For events.py: the Markdown (for clients without apply_markdown) and whether clients that
     # compute Gravatar URLs themselves get a null avatar_url.

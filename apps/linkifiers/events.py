@@ -1,0 +1,35 @@
+"""Linkifiers' part of the event system. Clients that registered with the
+`linkifier_url_template` capability get `realm_linkifiers` (state and events); the others get the
+legacy `realm_filters` ([pattern, URL template, id]) and an empty `realm_linkifiers`, as Zulip
+gives clients that do not know URL templates."""
+
+from apps.events.registry import QueueOptions, StateContext, event_filter, initial_state
+from apps.linkifiers.selectors import legacy_tuples, linkifiers_for_realm
+
+
+def takes_url_templates(options: QueueOptions) -> bool:
+    return bool(options.client_capabilities.get("linkifier_url_template", False))
+
+
+@initial_state("realm_linkifiers")
+def realm_linkifiers_state(context: StateContext) -> dict:
+    if not takes_url_templates(context.options):
+        return {"realm_linkifiers": []}
+    return {"realm_linkifiers": linkifiers_for_realm(context.user.realm_id)}
+
+
+@initial_state("realm_filters")
+def realm_filters_state(context: StateContext) -> dict:
+    if takes_url_templates(context.options):
+        return {"realm_filters": []}
+    return {"realm_filters": legacy_tuples(linkifiers_for_realm(context.user.realm_id))}
+
+
+@event_filter("realm_linkifiers")
+def linkifiers_for_modern_clients(event: dict, options: QueueOptions) -> bool:
+    return takes_url_templates(options)
+
+
+@event_filter("realm_filters")
+def filters_for_legacy_clients(event: dict, options: QueueOptions) -> bool:
+    return not takes_url_templates(options)
