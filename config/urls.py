@@ -12,6 +12,7 @@ urlpatterns = [
     path("api/v1/", include("apps.subscriptions.urls")),
     path("api/v1/", include("apps.messages.urls")),
     path("api/v1/", include("apps.drafts.urls")),
+    path("api/v1/", include("apps.bot_storage.urls")),
     path("api/v1/", include("apps.invites.urls")),
     path("api/v1/", include("apps.events.urls")),
     path("admin/", admin.site.urls),

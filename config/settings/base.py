@@ -44,6 +44,7 @@ INSTALLED_APPS = [
     "apps.subscriptions",
     "apps.messages",
     "apps.drafts",
+    "apps.bot_storage",
     "apps.invites",
     "apps.directory",
     "apps.web",
