@@ -9,6 +9,7 @@ urlpatterns = [
     path("api/v1/", include("apps.realms.urls")),
     path("api/v1/", include("apps.users.urls")),
     path("api/v1/", include("apps.groups.urls")),
+    path("api/v1/", include("apps.folders.urls")),
     path("api/v1/", include("apps.subscriptions.urls")),
     path("api/v1/", include("apps.messages.urls")),
     path("api/v1/", include("apps.drafts.urls")),

@@ -41,6 +41,7 @@ INSTALLED_APPS = [
     "apps.realms",
     "apps.users",
     "apps.groups",
+    "apps.folders",
     "apps.subscriptions",
     "apps.messages",
     "apps.drafts",
