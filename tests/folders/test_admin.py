@@ -4,6 +4,7 @@ actions (their events and audit entries), and never delete one."""
 from apps.folders.actions import check_add_channel_folder
 from apps.folders.models import ChannelFolder
 from apps.realms.models import AuditLogEventType, RealmAuditLog
+from apps.subscriptions.models import Stream
 
 URL = "/admin/folders/channelfolder/"
 
@@ -75,3 +76,12 @@ def test_folders_are_never_deleted(staff, realm):
     folder = add(realm, "Forever")
     assert staff.post(f"{URL}{folder.id}/delete/", {"post": "yes"}).status_code == 403
     assert ChannelFolder.objects.filter(id=folder.id).exists()
+
+
+def test_a_channels_page_shows_its_folder(staff, realm, make_stream):
+    folder = add(realm, "Engineering")
+    stream = make_stream("backend")
+    Stream.objects.filter(id=stream.id).update(folder=folder)
+    page = staff.get(f"/admin/subscriptions/stream/{stream.id}/change/").content.decode()
+    assert "Engineering" in page
+    assert 'name="folder"' not in page  # read-only: the API moves channels
