@@ -135,6 +135,13 @@ class AuditLogEventType(models.IntegerChoices):
     USER_GROUP_DEACTIVATED = 730, "group deactivated"  # Parley's
     USER_GROUP_REACTIVATED = 731, "group reactivated"
 
+    CHANNEL_FOLDER_CREATED = 901, "channel folder created"
+    CHANNEL_FOLDER_NAME_CHANGED = 902, "channel folder renamed"
+    CHANNEL_FOLDER_DESCRIPTION_CHANGED = 903, "channel folder description changed"
+    CHANNEL_FOLDER_ARCHIVED = 904, "channel folder archived"
+    CHANNEL_FOLDER_UNARCHIVED = 905, "channel folder unarchived"
+    CHANNEL_FOLDERS_REORDERED = 920, "channel folders reordered"  # Parley's
+
 
 class RealmAuditLog(models.Model):
     """An append-only record of a change to an organization: who did what to whom, when, and the

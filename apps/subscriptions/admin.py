@@ -51,6 +51,7 @@ class StreamAdmin(admin.ModelAdmin):
         "history_public_to_subscribers",
         "deactivated",
         "rendered_description",
+        "folder",  # changed through the API (PATCH /streams/{id})
         *Stream.SETTINGS,
     )
     actions = ("archive",)

@@ -2,6 +2,7 @@ from django.db import models
 from django.db.models.functions import Upper
 from django.utils import timezone
 
+from apps.folders.models import ChannelFolder
 from apps.groups.models import GROUP_CREATOR, GroupSetting, SystemGroups, UserGroup
 from apps.realms.limits import MAX_STREAM_DESCRIPTION_LENGTH, MAX_STREAM_NAME_LENGTH
 from apps.realms.models import Realm
@@ -44,6 +45,8 @@ class Stream(models.Model):
     # None: the organization's default; -1: forever.
     message_retention_days = models.IntegerField(null=True, blank=True)
     topics_policy = models.CharField(max_length=32, choices=TopicsPolicy.choices, default=TopicsPolicy.INHERIT)
+    # The folder the clients show it in; an archived folder keeps its channels.
+    folder = models.ForeignKey(ChannelFolder, on_delete=models.SET_NULL, null=True, blank=True, related_name="+")
 
     can_add_subscribers_group = models.ForeignKey(UserGroup, on_delete=models.PROTECT, related_name="+")
     can_administer_channel_group = models.ForeignKey(UserGroup, on_delete=models.PROTECT, related_name="+")

@@ -70,7 +70,7 @@ def stream_to_dict(
         "is_archived": stream.deactivated,
         "first_message_id": stream.first_message_id,
         "message_retention_days": stream.message_retention_days,
-        "folder_id": None,
+        "folder_id": stream.folder_id,
         "topics_policy": stream.topics_policy,
         "stream_post_policy": post_policy,
         "is_announcement_only": post_policy == 2,
@@ -203,6 +203,7 @@ class SubscribeParams(_ChannelSettings):
     history_public_to_subscribers: Json[bool] | None = None
     message_retention_days: Json[str | int] = "realm_default"
     topics_policy: str | None = None
+    folder_id: Json[int] | None = None  # of the channels created
 
     @model_validator(mode="after")
     def _values(self) -> Self:
@@ -286,6 +287,7 @@ class UpdateStreamParams(Params):
     is_default_stream: Json[bool] | None = None
     message_retention_days: Json[str | int] | None = None
     topics_policy: str | None = None
+    folder_id: Json[int | None] = None  # null takes the channel out of its folder
     can_add_subscribers_group: Json[Any] = None
     can_administer_channel_group: Json[Any] = None
     can_remove_subscribers_group: Json[Any] = None
@@ -293,6 +295,10 @@ class UpdateStreamParams(Params):
     can_subscribe_group: Json[Any] = None
 
     _settings = field_validator(*Stream.SETTINGS)(parse_setting_change_field)
+
+    def folder_change(self) -> int | Unchanged | None:
+        """The new folder's id (None: no folder), or UNCHANGED when `folder_id` was not sent."""
+        return self.folder_id if "folder_id" in self.model_fields_set else UNCHANGED
 
     @model_validator(mode="after")
     def _values(self) -> Self:

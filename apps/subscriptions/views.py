@@ -68,6 +68,7 @@ class SubscriptionsView(ApiView):
             message_retention_days=params.retention_days(),
             topics_policy=params.topics_policy,
             group_settings=params.group_settings(),
+            folder_id=params.folder_id,
             acting_user=request.user,
         )
         return json_success(request, result)
@@ -161,6 +162,7 @@ class StreamView(ApiView):
             is_default_stream=params.is_default_stream,
             message_retention_days=params.retention_days(),
             topics_policy=params.topics_policy,
+            folder_id=params.folder_change(),
             group_settings=params.group_setting_changes(),
             acting_user=request.user,
         )

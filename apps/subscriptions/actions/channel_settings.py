@@ -5,6 +5,8 @@ audit log entry (STREAM_PROPERTY_CHANGED, STREAM_GROUP_BASED_SETTING_CHANGED) in
 from django.db import transaction
 
 from apps.core.errors import JsonableError, OrganizationOwnerRequiredError
+from apps.folders.models import ChannelFolder
+from apps.folders.selectors import access_channel_folder_by_id
 from apps.groups.actions.settings import (
     check_group_setting_change,
     check_group_setting_value,
@@ -118,6 +120,14 @@ def do_change_stream_topics_policy(stream: Stream, topics_policy: str, *, acting
     _change_property(stream, "topics_policy", topics_policy, acting_user=acting_user)
 
 
+@transaction.atomic(savepoint=False)
+def do_change_stream_folder(stream: Stream, folder: ChannelFolder | None, *, acting_user: User | None) -> None:
+    """Put the channel in this folder of its organization, or in none.
+
+    Emits: stream/update {property: folder_id, value: the id or null}. Audit: STREAM_PROPERTY_CHANGED."""
+    _change_property(stream, "folder_id", folder.id if folder is not None else None, acting_user=acting_user)
+
+
 @transaction.atomic
 def do_change_stream_group_setting(
     stream: Stream, name: str, change: GroupSettingChange, *, acting_user: User | None
@@ -161,13 +171,15 @@ def check_update_stream(
     is_default_stream: bool | None = None,
     message_retention_days: int | Unchanged | None = UNCHANGED,
     topics_policy: str | None = None,
+    folder_id: int | Unchanged | None = UNCHANGED,
     group_settings: dict[str, GroupSettingChange] | None = None,
     acting_user: User,
 ) -> None:
     """PATCH /streams/{stream_id}, for a channel the user may administer (access_stream_to_administer):
     every change checked (Zulip's rules and messages), then applied; all or nothing. None (and
     UNCHANGED for message_retention_days, where None is the organization's default) leaves a
-    setting as it is; `topics_policy` is a Stream.TopicsPolicy value."""
+    setting as it is; `topics_policy` is a Stream.TopicsPolicy value; `folder_id` a folder of the
+    organization ("Invalid channel folder ID" otherwise), None for none, UNCHANGED to leave it."""
     lock_streams([stream])
     membership = Membership(acting_user)
     content_access = has_content_access(membership, stream, is_subscribed=is_subscribed(acting_user, stream))
@@ -203,6 +215,9 @@ def check_update_stream(
         raise JsonableError("Channel content access is required.")
     if description is not None:
         description = check_description(description)
+    folder = None
+    if folder_id is not UNCHANGED and folder_id is not None:
+        folder = access_channel_folder_by_id(stream.realm_id, folder_id)
 
     do_change_stream_permission(
         stream,
@@ -219,5 +234,7 @@ def check_update_stream(
         do_change_stream_description(stream, description, acting_user=acting_user)
     if new_name is not None:
         do_rename_stream(stream, new_name, acting_user=acting_user)
+    if folder_id is not UNCHANGED:
+        do_change_stream_folder(stream, folder, acting_user=acting_user)
     for name, change in group_settings.items():
         do_change_stream_group_setting(stream, name, change, acting_user=acting_user)

@@ -2,7 +2,6 @@
 describing and archiving them. Each change writes its audit log entry (STREAM_CREATED,
 STREAM_NAME_CHANGED, STREAM_PROPERTY_CHANGED, STREAM_DEACTIVATED) in its transaction."""
 
-import unicodedata
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 
@@ -12,7 +11,9 @@ from django.db import IntegrityError, transaction
 from apps.core import ratelimit
 from apps.core.errors import InvalidArgumentError, JsonableError, RateLimitedError
 from apps.core.markdown import render_markdown
+from apps.core.text import unprintable_position
 from apps.events.publish import send_event_on_commit
+from apps.folders.models import ChannelFolder
 from apps.groups.actions.settings import check_group_setting_value, normalize_group_setting_value
 from apps.groups.models import GROUP_CREATOR, SystemGroups, UserGroup
 from apps.groups.selectors import system_groups
@@ -38,16 +39,6 @@ def check_stream_name(name: str) -> str:
     if position is not None:
         raise JsonableError(f"Invalid character in channel name, at position {position}.")
     return name
-
-
-def unprintable_position(text: str) -> int | None:
-    """The 1-based position of the first control, surrogate or non-character, as Zulip checks."""
-    for position, char in enumerate(text, start=1):
-        code = ord(char)
-        noncharacter = 0xFDD0 <= code <= 0xFDEF or (code & 0xFFFE) == 0xFFFE
-        if unicodedata.category(char) in ("Cc", "Cs") or noncharacter:
-            return position
-    return None
 
 
 def check_description(description: str) -> str:
@@ -126,6 +117,7 @@ def create_streams(
     message_retention_days: int | None = None,
     topics_policy: str = Stream.TopicsPolicy.INHERIT,
     group_settings: dict[str, GroupSettingValue] | None = None,
+    folder: ChannelFolder | None = None,
     acting_user: User | None,
 ) -> list[Stream]:
     """Create these channels (names checked and free), `acting_user` their creator. Raises
@@ -151,6 +143,7 @@ def create_streams(
                     history_public_to_subscribers=history_public_to_subscribers,
                     message_retention_days=message_retention_days,
                     topics_policy=topics_policy,
+                    folder=folder,
                     **settings,
                 )
         except IntegrityError:

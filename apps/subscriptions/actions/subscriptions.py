@@ -16,6 +16,7 @@ from django.db import transaction
 
 from apps.core.errors import JsonableError, OrganizationOwnerRequiredError
 from apps.events.publish import send_event_on_commit
+from apps.folders.selectors import access_channel_folder_by_id
 from apps.groups.serializers import GroupSettingValue
 from apps.realms.models import Realm
 from apps.subscriptions.actions.access import send_stream_access_changes, send_stream_creation
@@ -246,10 +247,12 @@ def check_add_subscriptions(
     message_retention_days: int | None = None,
     topics_policy: str = Stream.TopicsPolicy.INHERIT,
     group_settings: dict[str, GroupSettingValue] | None = None,
+    folder_id: int | None = None,
     acting_user: User,
 ) -> dict[str, Any]:
     """POST /users/me/subscriptions: subscribe `users` (access_principals) to these channels,
-    creating those that do not exist with these settings (`acting_user` their creator).
+    creating those that do not exist with these settings (`acting_user` their creator, in the
+    folder `folder_id` of the organization: "Invalid channel folder ID" otherwise).
     Everything is checked before anything changes; returns the endpoint's `subscribed`,
     `already_subscribed` (and, unless authorization errors are fatal, `unauthorized`).
 
@@ -267,6 +270,7 @@ def check_add_subscriptions(
     history_public = history_public_to_subscribers if invite_only else True
     if is_default_stream:
         raise JsonableError("Default channels are not supported.")
+    folder = access_channel_folder_by_id(realm, folder_id) if folder_id is not None else None
 
     existing = streams_by_name(realm, [channel.name for channel in wanted.values()])
     membership = Membership(acting_user)
@@ -299,6 +303,7 @@ def check_add_subscriptions(
         message_retention_days=message_retention_days,
         topics_policy=topics_policy,
         group_settings=group_settings,
+        folder=folder,
         acting_user=acting_user,
     )
     streams = [*authorized, *created]
