@@ -1,4 +1,4 @@
-"""Messages (/api/v1/messages...), their flags, muted users, alert words and topic deletion."""
+"""Messages (/api/v1/messages...), their flags, muted users, alert words, deleting messages and topics."""
 
 from rest_framework.request import Request
 
@@ -9,6 +9,7 @@ from apps.core.permissions import IsAuthenticatedUser, IsOrganizationAdministrat
 from apps.core.responses import json_success
 from apps.core.views import ApiView
 from apps.messages.actions.alert_words import check_add_alert_words, do_remove_alert_words
+from apps.messages.actions.delete import check_delete_message
 from apps.messages.actions.delete_topic import check_delete_topic
 from apps.messages.actions.flags import check_flag, check_update_message_flags, do_mark_messages_read
 from apps.messages.actions.muted_users import check_mute_user, do_unmute_user
@@ -123,7 +124,7 @@ class MessagesView(ApiView):
 
 
 class MessageView(ApiView):
-    """GET /messages/{message_id}."""
+    """GET and DELETE /messages/{message_id}."""
 
     def get(self, request: Request, message_id: int):
         params = parse_params(GetMessageParams, request)
@@ -138,6 +139,11 @@ class MessageView(ApiView):
             topic_links=topic_links_of(message),
         )
         return json_success(request, {"raw_content": message.content, "message": shape})
+
+    def delete(self, request: Request, message_id: int):
+        message, _ = access_message(request.user, message_id)
+        check_delete_message(message, acting_user=request.user)
+        return json_success(request)
 
 
 class MessageFlagsView(ApiView):
