@@ -14,6 +14,7 @@ from apps.groups.selectors import has_realm_permission
 from apps.messages.actions.delete_topic import do_delete_messages
 from apps.messages.errors import InvalidMessageError
 from apps.messages.models import Message, UserMessage
+from apps.messages.selectors import users_told_of
 from apps.users.models import User
 
 
@@ -50,7 +51,7 @@ def do_delete_message(message: Message, *, acting_user: User | None) -> None:
     if message.stream_id is not None:
         do_delete_messages(message.stream, message.topic, [message.id], acting_user=acting_user)
         return
-    recipients = set(UserMessage.objects.filter(message_id=message.id).values_list("user_id", flat=True))
+    recipients = users_told_of(None, [message.id])
     if acting_user is not None:
         recipients.add(acting_user.id)
     UserMessage.objects.filter(message_id=message.id).delete()
