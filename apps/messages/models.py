@@ -194,3 +194,24 @@ class Reaction(models.Model):
 
     def __str__(self) -> str:
         return f"{self.user_id} reacted :{self.emoji_name}: to {self.message_id}"
+
+
+class SubMessage(models.Model):
+    """Data attached to a message by its readers (Zulip's SubMessage): the widgets of polls and
+    to-do lists (`msg_type` "widget"), the first from the message's sender, then each vote, option
+    and task as one more row."""
+
+    MAX_MSG_TYPE_LENGTH = 100
+    MAX_CONTENT_LENGTH = 10_000
+
+    # Found by the index below (its first column), which needs no other: a page of messages' rows.
+    message = models.ForeignKey(Message, on_delete=models.CASCADE, related_name="+", db_index=False)
+    sender = models.ForeignKey(User, on_delete=models.CASCADE, related_name="+")
+    msg_type = models.CharField(max_length=MAX_MSG_TYPE_LENGTH)
+    content = models.TextField()
+
+    class Meta:
+        indexes = [models.Index(fields=["message", "id"], name="messages_submessages")]
+
+    def __str__(self) -> str:
+        return f"{self.msg_type} of {self.message_id} from {self.sender_id}"

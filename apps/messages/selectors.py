@@ -20,7 +20,16 @@ from apps.groups.selectors import is_user_in_group
 from apps.linkifiers.patterns import LinkifierRules
 from apps.linkifiers.selectors import linkifier_rules
 from apps.messages.errors import InvalidMessageError
-from apps.messages.models import AlertWord, DirectMessageGroup, Message, MutedUser, Reaction, Recipient, UserMessage
+from apps.messages.models import (
+    AlertWord,
+    DirectMessageGroup,
+    Message,
+    MutedUser,
+    Reaction,
+    Recipient,
+    SubMessage,
+    UserMessage,
+)
 from apps.messages.narrow import (
     NarrowBuilder,
     Term,
@@ -98,6 +107,14 @@ def reactions_by_message(message_ids: Iterable[int]) -> dict[int, list[Reaction]
         Reaction.objects.filter(message_id__in=message_ids).select_related("user", "user__realm").order_by("id")
     ):
         by_message.setdefault(reaction.message_id, []).append(reaction)
+    return by_message
+
+
+def submessages_by_message(message_ids: Iterable[int]) -> dict[int, list[SubMessage]]:
+    """The submessages of these messages, in order: one query."""
+    by_message: dict[int, list[SubMessage]] = defaultdict(list)
+    for submessage in SubMessage.objects.filter(message_id__in=message_ids).order_by("message_id", "id"):
+        by_message[submessage.message_id].append(submessage)
     return by_message
 
 
@@ -183,6 +200,7 @@ def messages_as_dicts(
     )
     people = dm_users_by_recipient([m for m in messages if m.stream_id is None])
     reactions = reactions_by_message(flags)
+    submessages = submessages_by_message(flags)
     linkifiers = linkifier_rules(user.realm_id)
     links_of_topic: dict[str, list[dict[str, str]]] = {}  # a page's messages share few topics
     return [
@@ -195,6 +213,7 @@ def messages_as_dicts(
             allow_empty_topic_name=allow_empty_topic_name,
             topic_links=_topic_links(linkifiers, m, links_of_topic),
             reactions=reactions.get(m.id, ()),
+            submessages=submessages.get(m.id, ()),
         )
         for m in messages
     ]

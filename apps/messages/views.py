@@ -15,6 +15,7 @@ from apps.messages.actions.flags import check_flag, check_update_message_flags, 
 from apps.messages.actions.muted_users import check_mute_user, do_unmute_user
 from apps.messages.actions.reactions import check_add_reaction, check_remove_reaction
 from apps.messages.actions.send import check_send_message
+from apps.messages.actions.submessages import check_add_submessage
 from apps.messages.narrow import Term, parse_narrow
 from apps.messages.search import add_search_fields, matches_narrow
 from apps.messages.selectors import (
@@ -25,6 +26,7 @@ from apps.messages.selectors import (
     messages_around,
     messages_as_dicts,
     reactions_by_message,
+    submessages_by_message,
     topic_links_of,
 )
 from apps.messages.serializers import (
@@ -40,6 +42,7 @@ from apps.messages.serializers import (
     RemoveAlertWordsParams,
     RemoveReactionParams,
     SendMessageParams,
+    SubmessageParams,
     UpdateFlagsForNarrowParams,
     UpdateFlagsParams,
     client_name,
@@ -141,12 +144,23 @@ class MessageView(ApiView):
             allow_empty_topic_name=params.allow_empty_topic_name,
             topic_links=topic_links_of(message),
             reactions=reactions_by_message([message.id]).get(message.id, ()),
+            submessages=submessages_by_message([message.id]).get(message.id, ()),
         )
         return json_success(request, {"raw_content": message.content, "message": shape})
 
     def delete(self, request: Request, message_id: int):
         message, _ = access_message(request.user, message_id)
         check_delete_message(message, acting_user=request.user)
+        return json_success(request)
+
+
+class SubmessageView(ApiView):
+    """POST /submessage: a vote, option or task of a poll or to-do list (or any submessage)."""
+
+    def post(self, request: Request):
+        params = parse_params(SubmessageParams, request)
+        message, _ = access_message(request.user, params.message_id)
+        check_add_submessage(message, msg_type=params.msg_type, content=params.content, acting_user=request.user)
         return json_success(request)
 
 

@@ -2,6 +2,8 @@
 against a real server: its delete_message, add_reaction and remove_reaction, the events another
 person's queue gets, and Zulip's refusals."""
 
+import json
+
 import pytest
 import zulip
 
@@ -61,3 +63,24 @@ def test_client_reacts_and_the_mobile_apps_shape_parses(parley_server, people):
         ("add", "thumbs_up", member.id),
         ("remove", "octopus", member.id),
     ]
+
+
+def test_client_votes_in_a_poll(parley_server, people):
+    _, owner, member = people
+    mine, theirs = (
+        zulip.Client(email=u.delivery_email, api_key=u.api_key, site=parley_server.url) for u in (member, owner)
+    )
+    poll_id = theirs.send_message({"type": "private", "to": [member.id], "content": "/poll Lunch?\nPizza\nSushi"})["id"]
+    queue = theirs.register(event_types=["submessage"])
+    vote = {"type": "vote", "key": "canned,1", "vote": 1}
+    request = {"message_id": poll_id, "msg_type": "widget", "content": json.dumps(vote)}
+    assert mine.call_endpoint(url="submessage", method="POST", request=request) == {"result": "success", "msg": ""}
+    bad = mine.call_endpoint(url="submessage", method="POST", request={**request, "content": "{"})
+    assert (bad["result"], bad["msg"]) == ("error", "Invalid json for submessage")
+
+    [message] = theirs.get_messages({"anchor": poll_id, "num_before": 0, "num_after": 0})["messages"]
+    widget, voted = message["submessages"]
+    assert json.loads(widget["content"])["extra_data"] == {"question": "Lunch?", "options": ["Pizza", "Sushi"]}
+    assert (voted["sender_id"], json.loads(voted["content"])) == (member.id, vote)
+    [event] = theirs.get_events(queue_id=queue["queue_id"], last_event_id=-1, dont_block=True)["events"]
+    assert (event["type"], event["submessage_id"], event["sender_id"]) == ("submessage", voted["id"], member.id)
