@@ -197,6 +197,12 @@ def user_has_permission(user: User, group_id: int, setting: GroupSetting, member
     return group_id in membership
 
 
+def has_realm_permission(user: User, name: str) -> bool:
+    """Whether `user` holds their organization's group-valued setting `name` (REALM_SETTINGS)."""
+    group_id = getattr(user.realm, f"{name}_id")
+    return user_has_permission(user, group_id, REALM_SETTINGS[name], recursive_membership_group_ids(user))
+
+
 # --- membership through subgroups ---------------------------------------------------------------
 
 

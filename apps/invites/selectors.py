@@ -16,12 +16,12 @@ from django.db.models import Q
 from django.utils import timezone
 
 from apps.core.errors import JsonableError, OrganizationOwnerRequiredError
-from apps.groups.models import REALM_SETTINGS, UserGroup
+from apps.groups.models import UserGroup
 from apps.groups.selectors import (
     check_user_group_permission,
     get_user_group_in_realm,
+    has_realm_permission,
     recursive_membership_group_ids,
-    user_has_permission,
 )
 from apps.invites.errors import InvalidInviteChannelError, InvitationAlreadyRevokedError, InvitationNotFoundError
 from apps.invites.models import MultiuseInvite, WelcomeBot
@@ -126,9 +126,7 @@ def access_multiuse_invite_by_id(user: User, invite_id: int) -> MultiuseInvite:
 
 def can_create_multiuse_invite(user: User) -> bool:
     """Whether the user is in the organization's can_create_multiuse_invite_group (never guests)."""
-    name = "can_create_multiuse_invite_group"
-    group_id = getattr(user.realm, f"{name}_id")
-    return user_has_permission(user, group_id, REALM_SETTINGS[name], recursive_membership_group_ids(user))
+    return has_realm_permission(user, "can_create_multiuse_invite_group")
 
 
 # --- what an invitation may name -------------------------------------------------------------------

@@ -1,10 +1,10 @@
-"""Admin pages for messages, muted users and alert words: read-only (changes go through the API, which tells
+"""Admin pages for messages, reactions, muted users and alert words: read-only (changes go through the API, which tells
 clients; a row changed here would leave them out of date)."""
 
 from django.contrib import admin
 
 from apps.core.admin import ReadOnlyAdmin
-from apps.messages.models import AlertWord, Message, MutedUser
+from apps.messages.models import AlertWord, Message, MutedUser, Reaction
 
 
 @admin.register(Message)
@@ -30,3 +30,12 @@ class AlertWordAdmin(ReadOnlyAdmin):
     list_filter = ("user__realm",)
     search_fields = ("word", "user__delivery_email", "user__full_name")
     list_select_related = ("user",)
+
+
+@admin.register(Reaction)
+class ReactionAdmin(ReadOnlyAdmin):
+    list_display = ("message", "user", "emoji_name", "emoji_code", "reaction_type")
+    list_filter = ("reaction_type", "user__realm")
+    search_fields = ("emoji_name", "user__delivery_email", "user__full_name")
+    list_select_related = ("message", "user")
+    ordering = ("-id",)

@@ -165,3 +165,53 @@ class PublicChannelListener(models.Model):
 
     def __str__(self) -> str:
         return f"{self.user_id} listens to every public channel"
+
+
+class Reaction(models.Model):
+    """An emoji reaction of a user to a message (Zulip's Reaction): one per user, message and emoji
+    (`emoji_code` and `reaction_type` name the emoji; `emoji_name` is the name it was given)."""
+
+    class Type(models.TextChoices):
+        UNICODE_EMOJI = "unicode_emoji"
+        REALM_EMOJI = "realm_emoji"
+        ZULIP_EXTRA_EMOJI = "zulip_extra_emoji"
+
+    MAX_NAME_LENGTH = 60
+
+    user = models.ForeignKey(User, on_delete=models.CASCADE, related_name="+")
+    # Found by the index below (its first column), which needs no other: a page of messages' reactions.
+    message = models.ForeignKey(Message, on_delete=models.CASCADE, related_name="+", db_index=False)
+    emoji_name = models.CharField(max_length=MAX_NAME_LENGTH)
+    emoji_code = models.CharField(max_length=MAX_NAME_LENGTH)
+    reaction_type = models.CharField(max_length=30, choices=Type.choices, default=Type.UNICODE_EMOJI)
+
+    class Meta:
+        constraints = [
+            models.UniqueConstraint(
+                fields=["message", "user", "reaction_type", "emoji_code"], name="messages_reaction_once"
+            )
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.user_id} reacted :{self.emoji_name}: to {self.message_id}"
+
+
+class SubMessage(models.Model):
+    """Data attached to a message by its readers (Zulip's SubMessage): the widgets of polls and
+    to-do lists (`msg_type` "widget"), the first from the message's sender, then each vote, option
+    and task as one more row."""
+
+    MAX_MSG_TYPE_LENGTH = 100
+    MAX_CONTENT_LENGTH = 10_000
+
+    # Found by the index below (its first column), which needs no other: a page of messages' rows.
+    message = models.ForeignKey(Message, on_delete=models.CASCADE, related_name="+", db_index=False)
+    sender = models.ForeignKey(User, on_delete=models.CASCADE, related_name="+")
+    msg_type = models.CharField(max_length=MAX_MSG_TYPE_LENGTH)
+    content = models.TextField()
+
+    class Meta:
+        indexes = [models.Index(fields=["message", "id"], name="messages_submessages")]
+
+    def __str__(self) -> str:
+        return f"{self.msg_type} of {self.message_id} from {self.sender_id}"

@@ -14,23 +14,30 @@ from typing import Any
 
 from django.db.models import Q, QuerySet
 from django.db.models.functions import Lower
-from django.utils.html import escape
 
 from apps.core.errors import JsonableError
 from apps.groups.selectors import is_user_in_group
 from apps.linkifiers.patterns import LinkifierRules
 from apps.linkifiers.selectors import linkifier_rules
 from apps.messages.errors import InvalidMessageError
-from apps.messages.models import AlertWord, DirectMessageGroup, Message, MutedUser, Recipient, UserMessage
+from apps.messages.models import (
+    AlertWord,
+    DirectMessageGroup,
+    Message,
+    MutedUser,
+    Reaction,
+    Recipient,
+    SubMessage,
+    UserMessage,
+)
 from apps.messages.narrow import (
     NarrowBuilder,
     Term,
     history_channel,
     needs_user_messages,
-    searched_words,
     with_flag_columns,
 )
-from apps.messages.rendering import MENTION_RE, highlight
+from apps.messages.rendering import MENTION_RE
 from apps.messages.serializers import flag_names, message_to_dict
 from apps.subscriptions.errors import StreamDoesNotExistError, StreamWithIdDoesNotExistError
 from apps.subscriptions.models import Stream, Subscription, UserTopic
@@ -40,6 +47,7 @@ from apps.subscriptions.selectors import (
     has_metadata_access,
     is_subscribed,
     subscribed_stream_ids,
+    subscriber_ids_by_stream,
 )
 from apps.subscriptions.topics import same_topic, topic_for_client, topic_key
 from apps.users.models import User
@@ -81,6 +89,33 @@ def access_message(user: User, message_id: int) -> tuple[Message, int]:
     if message_id not in flags:
         raise InvalidMessageError()
     return Message.objects.select_related("sender", "stream", "realm").get(id=message_id), flags[message_id]
+
+
+def users_told_of(stream: Stream | None, message_ids: Iterable[int]) -> set[int]:
+    """Who hears of a change to these messages (all of one conversation): whoever received them,
+    and, in a channel whose history is public to subscribers, its subscribers."""
+    user_ids = set(UserMessage.objects.filter(message_id__in=message_ids).values_list("user_id", flat=True))
+    if stream is not None and stream.history_public_to_subscribers:
+        user_ids |= subscriber_ids_by_stream([stream.id])[stream.id]
+    return user_ids
+
+
+def reactions_by_message(message_ids: Iterable[int]) -> dict[int, list[Reaction]]:
+    """The reactions to these messages, oldest first, with their users: one query."""
+    by_message: dict[int, list[Reaction]] = {}
+    for reaction in (
+        Reaction.objects.filter(message_id__in=message_ids).select_related("user", "user__realm").order_by("id")
+    ):
+        by_message.setdefault(reaction.message_id, []).append(reaction)
+    return by_message
+
+
+def submessages_by_message(message_ids: Iterable[int]) -> dict[int, list[SubMessage]]:
+    """The submessages of these messages, in order: one query."""
+    by_message: dict[int, list[SubMessage]] = defaultdict(list)
+    for submessage in SubMessage.objects.filter(message_id__in=message_ids).order_by("message_id", "id"):
+        by_message[submessage.message_id].append(submessage)
+    return by_message
 
 
 # --- narrows around an anchor -------------------------------------------------------------------
@@ -164,6 +199,8 @@ def messages_as_dicts(
         Message.objects.filter(id__in=flags).select_related("sender", "sender__realm", "stream", "realm").order_by("id")
     )
     people = dm_users_by_recipient([m for m in messages if m.stream_id is None])
+    reactions = reactions_by_message(flags)
+    submessages = submessages_by_message(flags)
     linkifiers = linkifier_rules(user.realm_id)
     links_of_topic: dict[str, list[dict[str, str]]] = {}  # a page's messages share few topics
     return [
@@ -175,6 +212,8 @@ def messages_as_dicts(
             client_gravatar=client_gravatar,
             allow_empty_topic_name=allow_empty_topic_name,
             topic_links=_topic_links(linkifiers, m, links_of_topic),
+            reactions=reactions.get(m.id, ()),
+            submessages=submessages.get(m.id, ()),
         )
         for m in messages
     ]
@@ -329,45 +368,6 @@ def alert_word_users(user_ids: Iterable[int]) -> dict[str, set[int]]:
     for key, user_id in AlertWord.objects.filter(user_id__in=user_ids).values_list("key", "user_id"):
         result[key].add(user_id)
     return result
-
-
-# --- search results -------------------------------------------------------------------------------
-
-
-def _match_fields(rendered_content: str, topic: str, is_channel: bool, words: set[str]) -> dict[str, str]:
-    """Zulip's `match_content` and `match_subject`: the rendered content and the HTML-escaped topic
-    ("general chat" for the empty one), search hits highlighted."""
-    if is_channel:
-        topic = topic_for_client(topic, allow_empty_topic_name=False)
-    return {"match_content": highlight(rendered_content, words), "match_subject": highlight(escape(topic), words)}
-
-
-def matches_narrow(user: User, message_ids: Sequence[int], terms: list[Term]) -> dict[str, dict[str, str]]:
-    """GET /messages/matches_narrow: {id: match fields} for those of the messages the user may see
-    that match the narrow."""
-    visible = visible_message_flags(user, message_ids)
-    if needs_user_messages(terms):
-        query = with_flag_columns(UserMessage.objects.filter(user=user, message_id__in=visible))
-        builder = NarrowBuilder(user, on_user_messages=True)
-        matching = set(builder.apply(query, terms).values_list("message_id", flat=True))
-    else:
-        builder = NarrowBuilder(user, on_user_messages=False)
-        matching = set(builder.apply(Message.objects.filter(id__in=visible), terms).values_list("id", flat=True))
-    words = searched_words(terms, highlighted_only=True)
-    return {
-        str(message.id): _match_fields(message.rendered_content, message.topic, message.stream_id is not None, words)
-        for message in Message.objects.filter(id__in=matching).order_by("id")
-    }
-
-
-def add_search_fields(messages: list[dict], terms: list[Term]) -> None:
-    """The match fields on each message (wire shapes) of a search narrow, one query."""
-    words = searched_words(terms, highlighted_only=True)
-    rows = Message.objects.filter(id__in=[m["id"] for m in messages]).values_list("id", "rendered_content", "topic")
-    found = {message_id: (html, topic) for message_id, html, topic in rows}
-    for message in messages:
-        html, topic = found[message["id"]]
-        message.update(_match_fields(html, topic, message["type"] == "stream", words))
 
 
 # --- sending --------------------------------------------------------------------------------------

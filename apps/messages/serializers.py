@@ -1,12 +1,13 @@
 """Request parameter classes of messages, and the Message object."""
 
 import re
+from collections.abc import Sequence
 from typing import Annotated, Any, Literal
 
 from pydantic import Field
 
 from apps.core.params import Id, Json, JsonOrText, Params
-from apps.messages.models import AlertWord, Message, UserMessage
+from apps.messages.models import AlertWord, Message, Reaction, SubMessage, UserMessage
 from apps.subscriptions.topics import topic_for_client
 from apps.users.models import User
 from apps.users.selectors import api_email, avatar_url_for_client
@@ -19,6 +20,32 @@ def display_recipient_user(user: User) -> dict[str, Any]:
     return {"id": user.id, "email": api_email(user), "full_name": user.full_name, "is_mirror_dummy": False}
 
 
+def reaction_to_dict(reaction: Reaction) -> dict[str, Any]:
+    """A reaction as a Message object lists it (with Zulip's deprecated `user`)."""
+    return {
+        "emoji_name": reaction.emoji_name,
+        "emoji_code": reaction.emoji_code,
+        "reaction_type": reaction.reaction_type,
+        "user_id": reaction.user_id,
+        "user": display_recipient_user(reaction.user),
+    }
+
+
+def submessage_to_dict(submessage: SubMessage) -> dict[str, Any]:
+    return {
+        "id": submessage.id,
+        "message_id": submessage.message_id,
+        "sender_id": submessage.sender_id,
+        "msg_type": submessage.msg_type,
+        "content": submessage.content,
+    }
+
+
+def reaction_event_user(user: User) -> dict[str, Any]:
+    """The deprecated `user` of a reaction event, in Zulip's shape for it."""
+    return {"user_id": user.id, "email": api_email(user), "full_name": user.full_name}
+
+
 def message_to_dict(
     message: Message,
     *,
@@ -28,10 +55,13 @@ def message_to_dict(
     client_gravatar: bool = True,
     allow_empty_topic_name: bool = False,
     topic_links: list[dict[str, str]] | None = None,
+    reactions: Sequence[Reaction] = (),
+    submessages: Sequence[SubMessage] = (),
 ) -> dict[str, Any]:
     """Zulip's Message object. `dm_users`: the people of a direct message (sorted by id);
     `flags` (for GET /messages) the reader's flags, left out when None (events carry them apart);
-    `topic_links`: what the organization's linkifiers make of its topic (apps.linkifiers)."""
+    `topic_links`: what the organization's linkifiers make of its topic (apps.linkifiers);
+    `reactions`: its reactions, oldest first, with their users; `submessages`: its widgets' rows."""
     sender = message.sender
     topic = message.topic
     if message.stream_id is not None:
@@ -55,8 +85,8 @@ def message_to_dict(
         "topic_links": topic_links or [],
         "is_me_message": message.content.startswith("/me ") and "\n" not in message.content,
         "timestamp": int(message.date_sent.timestamp()),
-        "reactions": [],
-        "submessages": [],
+        "reactions": [reaction_to_dict(reaction) for reaction in reactions],
+        "submessages": [submessage_to_dict(submessage) for submessage in submessages],
     }
     if message.stream_id is not None:
         result["stream_id"] = message.stream_id
@@ -168,3 +198,21 @@ class RemoveAlertWordsParams(Params):
 
 def flag_names(flags: int) -> list[str]:
     return UserMessage.flag_names(flags)
+
+
+class AddReactionParams(Params):
+    emoji_name: Annotated[str, Field(max_length=Reaction.MAX_NAME_LENGTH)]
+    emoji_code: Annotated[str, Field(max_length=Reaction.MAX_NAME_LENGTH)] | None = None
+    reaction_type: Annotated[str, Field(max_length=30)] | None = None
+
+
+class RemoveReactionParams(Params):
+    emoji_name: Annotated[str, Field(max_length=Reaction.MAX_NAME_LENGTH)] | None = None
+    emoji_code: Annotated[str, Field(max_length=Reaction.MAX_NAME_LENGTH)] | None = None
+    reaction_type: Annotated[str, Field(max_length=30)] | None = None
+
+
+class SubmessageParams(Params):
+    message_id: Json[Id]
+    msg_type: Annotated[str, Field(max_length=SubMessage.MAX_MSG_TYPE_LENGTH)]
+    content: Annotated[str, Field(max_length=SubMessage.MAX_CONTENT_LENGTH)]

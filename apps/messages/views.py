@@ -1,4 +1,4 @@
-"""Messages (/api/v1/messages...), their flags, muted users, alert words and topic deletion."""
+"""Messages (/api/v1/messages...), their flags, muted users, alert words, deleting messages and topics."""
 
 from rest_framework.request import Request
 
@@ -9,25 +9,30 @@ from apps.core.permissions import IsAuthenticatedUser, IsOrganizationAdministrat
 from apps.core.responses import json_success
 from apps.core.views import ApiView
 from apps.messages.actions.alert_words import check_add_alert_words, do_remove_alert_words
+from apps.messages.actions.delete import check_delete_message
 from apps.messages.actions.delete_topic import check_delete_topic
 from apps.messages.actions.flags import check_flag, check_update_message_flags, do_mark_messages_read
 from apps.messages.actions.muted_users import check_mute_user, do_unmute_user
+from apps.messages.actions.reactions import check_add_reaction, check_remove_reaction
 from apps.messages.actions.send import check_send_message
+from apps.messages.actions.submessages import check_add_submessage
 from apps.messages.narrow import Term, parse_narrow
+from apps.messages.search import add_search_fields, matches_narrow
 from apps.messages.selectors import (
     access_message,
-    add_search_fields,
     alert_words_of,
     dm_users_by_recipient,
     first_unread_id,
-    matches_narrow,
     messages_around,
     messages_as_dicts,
+    reactions_by_message,
+    submessages_by_message,
     topic_links_of,
 )
 from apps.messages.serializers import (
     MAX_MESSAGES_PER_REQUEST,
     AddAlertWordsParams,
+    AddReactionParams,
     DeleteTopicParams,
     GetMessageParams,
     GetMessagesParams,
@@ -35,7 +40,9 @@ from apps.messages.serializers import (
     MarkTopicParams,
     MatchesNarrowParams,
     RemoveAlertWordsParams,
+    RemoveReactionParams,
     SendMessageParams,
+    SubmessageParams,
     UpdateFlagsForNarrowParams,
     UpdateFlagsParams,
     client_name,
@@ -123,7 +130,7 @@ class MessagesView(ApiView):
 
 
 class MessageView(ApiView):
-    """GET /messages/{message_id}."""
+    """GET and DELETE /messages/{message_id}."""
 
     def get(self, request: Request, message_id: int):
         params = parse_params(GetMessageParams, request)
@@ -136,8 +143,41 @@ class MessageView(ApiView):
             apply_markdown=params.apply_markdown,
             allow_empty_topic_name=params.allow_empty_topic_name,
             topic_links=topic_links_of(message),
+            reactions=reactions_by_message([message.id]).get(message.id, ()),
+            submessages=submessages_by_message([message.id]).get(message.id, ()),
         )
         return json_success(request, {"raw_content": message.content, "message": shape})
+
+    def delete(self, request: Request, message_id: int):
+        message, _ = access_message(request.user, message_id)
+        check_delete_message(message, acting_user=request.user)
+        return json_success(request)
+
+
+class SubmessageView(ApiView):
+    """POST /submessage: a vote, option or task of a poll or to-do list (or any submessage)."""
+
+    def post(self, request: Request):
+        params = parse_params(SubmessageParams, request)
+        message, _ = access_message(request.user, params.message_id)
+        check_add_submessage(message, msg_type=params.msg_type, content=params.content, acting_user=request.user)
+        return json_success(request)
+
+
+class ReactionsView(ApiView):
+    """POST and DELETE /messages/{message_id}/reactions: the user's emoji reaction."""
+
+    def post(self, request: Request, message_id: int):
+        return self._change(request, message_id, AddReactionParams, check_add_reaction)
+
+    def delete(self, request: Request, message_id: int):
+        return self._change(request, message_id, RemoveReactionParams, check_remove_reaction)
+
+    def _change(self, request: Request, message_id: int, params_class, action):
+        params = parse_params(params_class, request)
+        message, _ = access_message(request.user, message_id)
+        action(message, **params.model_dump(), acting_user=request.user)
+        return json_success(request)
 
 
 class MessageFlagsView(ApiView):

@@ -7,7 +7,13 @@ from apps.core.errors import JsonableError
 from apps.realms.actions import check_realm_name, do_change_realm_settings, do_set_realm_deactivated
 from apps.realms.models import Realm, RealmAuditLog
 
-EDITABLE = ("name", "description", "password_auth_enabled", "welcome_message_custom_text")
+EDITABLE = (
+    "name",
+    "description",
+    "password_auth_enabled",
+    "welcome_message_custom_text",
+    "message_content_delete_limit_seconds",
+)
 
 
 class RealmForm(forms.ModelForm):

@@ -36,6 +36,7 @@ def realm_state(context: StateContext) -> dict:
         "realm_allow_message_editing": True,
         "realm_message_content_edit_limit_seconds": 600,
         "realm_allow_edit_history": True,
+        "realm_message_content_delete_limit_seconds": realm.message_content_delete_limit_seconds,
         "realm_empty_topic_display_name": EMPTY_TOPIC_DISPLAY_NAME,
         "max_topic_length": MAX_TOPIC_LENGTH,
         "max_message_length": MAX_MESSAGE_LENGTH,

@@ -13,6 +13,14 @@ class EmailVisibility(models.IntegerChoices):
     MODERATORS = 5, "Moderators and administrators"
 
 
+def group_setting(help_text: str) -> models.ForeignKey:
+    """A group-valued setting of the organization (apps.groups.models.REALM_SETTINGS says how each
+    may be set). NULL only while the organization is being created, before its system groups exist."""
+    return models.ForeignKey(
+        "groups.UserGroup", on_delete=models.PROTECT, null=True, related_name="+", help_text=help_text
+    )
+
+
 class Realm(models.Model):
     """An organization. Everything else belongs to exactly one; none sees another's objects."""
 
@@ -44,28 +52,21 @@ class Realm(models.Model):
         db_default="",
         help_text="Markdown the Welcome Bot adds to its message to each new member (an invitation may replace it).",
     )
-    # Group-valued settings (apps.groups.models.REALM_SETTINGS says how each may be set). NULL only
-    # while the organization is being created, before its system groups exist.
-    can_create_private_channel_group = models.ForeignKey(
-        "groups.UserGroup",
-        on_delete=models.PROTECT,
-        null=True,
-        related_name="+",
-        help_text="Who may create private channels.",
+    # Group-valued settings (see group_setting).
+    can_create_private_channel_group = group_setting("Who may create private channels.")
+    can_create_public_channel_group = group_setting("Who may create public channels.")
+    can_create_multiuse_invite_group = group_setting("Who may create reusable invitation links.")
+    can_delete_any_message_group = group_setting("Who may delete any message, at any time.")
+    can_delete_own_message_group = group_setting(
+        "Who may delete their own messages (and their bots'), within the time limit below."
     )
-    can_create_public_channel_group = models.ForeignKey(
-        "groups.UserGroup",
-        on_delete=models.PROTECT,
+    # Zulip's message_content_delete_limit_seconds: None is no limit.
+    message_content_delete_limit_seconds = models.PositiveIntegerField(
         null=True,
-        related_name="+",
-        help_text="Who may create public channels.",
-    )
-    can_create_multiuse_invite_group = models.ForeignKey(
-        "groups.UserGroup",
-        on_delete=models.PROTECT,
-        null=True,
-        related_name="+",
-        help_text="Who may create reusable invitation links.",
+        blank=True,
+        default=600,
+        db_default=600,
+        help_text="How long after sending people may delete their own messages, in seconds; empty: any time.",
     )
 
     class Meta:

@@ -1,8 +1,9 @@
-"""The messages admin pages render and change nothing."""
+"""The messages admin pages (messages, reactions, muted users, alert words) render and change nothing."""
 
 from apps.messages.actions.alert_words import check_add_alert_words
 from apps.messages.actions.send import do_send_message
 from apps.messages.models import AlertWord
+from tests.api import api_for, assert_success
 
 
 def test_message_admin_lists_and_searches_read_only(staff, member, admin):
@@ -30,3 +31,11 @@ def test_alert_word_admin_lists_and_searches_read_only(staff, member, admin):
     assert staff.get("/admin/chat_messages/alertword/add/").status_code == 403
     assert staff.post(f"/admin/chat_messages/alertword/{word.id}/delete/", {"post": "yes"}).status_code == 403
     assert AlertWord.objects.count() == 3
+
+
+def test_reactions_are_listed_read_only(staff, member, admin):
+    message = do_send_message(member, dm_with=[admin], content="react to me", acting_user=member)
+    assert_success(api_for(admin).post(f"/messages/{message.id}/reactions", {"emoji_name": "octopus"}))
+    page = staff.get("/admin/chat_messages/reaction/?q=octopus").content.decode()
+    assert "1f419" in page
+    assert staff.get("/admin/chat_messages/reaction/add/").status_code == 403

@@ -9,12 +9,12 @@ from django.db.models import Min
 
 from apps.events.publish import send_event_on_commit
 from apps.messages.models import Message, UserMessage
+from apps.messages.selectors import users_told_of
 from apps.realms.audit import audit
 from apps.realms.models import AuditLogEventType
 from apps.subscriptions.actions.access import send_stream_update
 from apps.subscriptions.actions.user_topics import do_set_user_topic_visibility_policy
 from apps.subscriptions.models import Stream, UserTopic
-from apps.subscriptions.selectors import subscriber_ids_by_stream
 from apps.subscriptions.topics import same_topic, topic_from_client
 from apps.users.models import User
 
@@ -89,9 +89,7 @@ def do_delete_messages(stream: Stream, topic: str, message_ids: list[int], *, ac
     can read the channel's history, and to the acting user (as in Zulip: their client shows the
     deletion it asked for); stream/update first_message_id when the channel's first message changed.
     """
-    recipients = set(UserMessage.objects.filter(message_id__in=message_ids).values_list("user_id", flat=True))
-    if stream.history_public_to_subscribers:
-        recipients |= subscriber_ids_by_stream([stream.id])[stream.id]
+    recipients = users_told_of(stream, message_ids)
     if acting_user is not None:
         recipients.add(acting_user.id)
     UserMessage.objects.filter(message_id__in=message_ids).delete()

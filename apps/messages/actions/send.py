@@ -15,8 +15,9 @@ from apps.events.serializers import MAX_QUEUE_LIFESPAN_SECS
 from apps.linkifiers.patterns import LinkifierRules
 from apps.linkifiers.selectors import linkifier_rules
 from apps.messages.actions.acting import check_acting_for
+from apps.messages.actions.submessages import add_widget
 from apps.messages.alert_words import alerted_user_ids
-from apps.messages.models import Message, PublicChannelListener, Recipient, UserMessage
+from apps.messages.models import Message, PublicChannelListener, Recipient, SubMessage, UserMessage
 from apps.messages.recipients import direct_message_recipient, get_recipient
 from apps.messages.rendering import Rendered, render_message
 from apps.messages.selectors import (
@@ -188,8 +189,8 @@ def _store_message(
     local_id: tuple[str, str] | None,
     topic_links: list[dict[str, str]] | None,
 ) -> Message:
-    """Store the (unsaved) message with its recipient and the recipients' rows, and announce it
-    (with its topic's links)."""
+    """Store the (unsaved) message with its recipient and the recipients' rows (and its widget, for
+    a poll or a to-do list), and announce it (with its topic's links)."""
     stream = message.stream
     if stream is not None:
         message.recipient = get_recipient(Recipient.Type.STREAM, stream.id)
@@ -207,7 +208,8 @@ def _store_message(
     ):
         stream.first_message_id = message.id
         send_stream_update(stream, "first_message_id", message.id)
-    _send_message_events(message, flags, local_id, people, listeners, topic_links)
+    submessages = add_widget(message)
+    _send_message_events(message, flags, local_id, people, listeners, topic_links, submessages)
     return message
 
 
@@ -266,6 +268,7 @@ def _send_message_events(
     people: list[User] | None,
     listeners: list[int],
     topic_links: list[dict[str, str]] | None,
+    submessages: list[SubMessage],
 ) -> None:
     """Emits: message {message, flags}; recipients with the same flags share one event. The
     message is rendered for clients that want HTML and for those that want Markdown alike (the
@@ -278,6 +281,7 @@ def _send_message_events(
         client_gravatar=False,
         allow_empty_topic_name=True,
         topic_links=topic_links,
+        submessages=submessages,
     )
     # For events.py: the Markdown (for clients without apply_markdown) and whether clients that
     # compute Gravatar URLs themselves get a null avatar_url.

@@ -1,0 +1,60 @@
+"""Deleting one message (DELETE /messages/{id}), with Zulip's rules: anyone in the organization's
+can_delete_any_message_group deletes any message they can see, at any time; others delete their
+own messages and their bots', if they are in can_delete_own_message_group, within
+message_content_delete_limit_seconds of sending (none: any time)."""
+
+from datetime import timedelta
+
+from django.db import transaction
+from django.utils import timezone
+
+from apps.core.errors import JsonableError
+from apps.events.publish import send_event_on_commit
+from apps.groups.selectors import has_realm_permission
+from apps.messages.actions.delete_topic import do_delete_messages
+from apps.messages.errors import InvalidMessageError
+from apps.messages.models import Message, UserMessage
+from apps.messages.selectors import users_told_of
+from apps.users.models import User
+
+
+def check_can_delete_message(user: User, message: Message) -> None:
+    """Zulip's validate_can_delete_message, for a message the user can see (access_message)."""
+    if has_realm_permission(user, "can_delete_any_message_group"):
+        return
+    if message.sender_id != user.id and message.sender.bot_owner_id != user.id:
+        raise JsonableError("You don't have permission to delete this message")
+    if not has_realm_permission(user, "can_delete_own_message_group"):
+        raise JsonableError("You don't have permission to delete this message")
+    limit = user.realm.message_content_delete_limit_seconds
+    if limit is not None and timezone.now() - message.date_sent > timedelta(seconds=limit):
+        raise JsonableError("The time limit for deleting this message has passed")
+
+
+def check_delete_message(message: Message, *, acting_user: User) -> None:
+    """DELETE /messages/{id}: the message, which `acting_user` can see, deleted if they may."""
+    check_can_delete_message(acting_user, message)
+    do_delete_message(message, acting_user=acting_user)
+
+
+@transaction.atomic
+def do_delete_message(message: Message, *, acting_user: User | None) -> None:
+    """Delete a message; "Invalid message(s)" if another request deleted it first (its row is
+    locked, so only one of them sends the events).
+
+    Emits: delete_message, as a topic's deletion does for a channel message (with the channel's
+    first_message_id kept right), and {message_ids, message_type: "private"} to the people of a
+    direct message (and the acting user).
+    """
+    if not Message.objects.select_for_update().filter(id=message.id).exists():
+        raise InvalidMessageError()
+    if message.stream_id is not None:
+        do_delete_messages(message.stream, message.topic, [message.id], acting_user=acting_user)
+        return
+    recipients = users_told_of(None, [message.id])
+    if acting_user is not None:
+        recipients.add(acting_user.id)
+    UserMessage.objects.filter(message_id=message.id).delete()
+    Message.objects.filter(id=message.id).delete()
+    event = {"type": "delete_message", "message_type": "private", "message_ids": [message.id]}
+    send_event_on_commit(message.realm_id, event, recipients)

@@ -1,0 +1,132 @@
+"""Emoji reactions to messages (POST and DELETE /messages/{id}/reactions), with Zulip's rules: a
+reaction names an emoji by `emoji_code` and `reaction_type` (found from `emoji_name` when the code
+is left out), one per user, message and emoji; everyone who can see the message is told."""
+
+from django.db import IntegrityError, transaction
+
+from apps.core.errors import JsonableError
+from apps.events.publish import send_event_on_commit
+from apps.messages.emoji import ZULIP_EXTRA_EMOJI, is_unicode_emoji_code, unicode_emoji_code
+from apps.messages.models import Message, Reaction
+from apps.messages.selectors import users_told_of
+from apps.messages.serializers import reaction_event_user
+from apps.users.models import User
+
+
+def emoji_by_name(name: str) -> tuple[str, str]:
+    """(emoji_code, reaction_type) of the emoji with this name (the organization has no custom
+    emoji yet): Zulip's extra emoji, then Unicode's."""
+    if name == ZULIP_EXTRA_EMOJI:
+        return ZULIP_EXTRA_EMOJI, Reaction.Type.ZULIP_EXTRA_EMOJI
+    code = unicode_emoji_code(name)
+    if code is None:
+        raise JsonableError(f"Emoji '{name}' does not exist")
+    return code, Reaction.Type.UNICODE_EMOJI
+
+
+def check_emoji(name: str, code: str, reaction_type: str) -> None:
+    """Zulip's check_emoji_request: the code names an emoji of the type, and the name is its."""
+    if reaction_type == Reaction.Type.REALM_EMOJI:
+        raise JsonableError("Invalid custom emoji.")  # organizations have no custom emoji yet
+    if reaction_type == Reaction.Type.ZULIP_EXTRA_EMOJI:
+        if code != ZULIP_EXTRA_EMOJI:
+            raise JsonableError("Invalid emoji code.")
+        if name != code:
+            raise JsonableError("Invalid emoji name.")
+        return
+    if reaction_type != Reaction.Type.UNICODE_EMOJI:
+        raise JsonableError("Invalid emoji type.")
+    if not is_unicode_emoji_code(code):
+        raise JsonableError("Invalid emoji code.")
+    if unicode_emoji_code(name) != code:
+        raise JsonableError("Invalid emoji name.")
+
+
+def check_add_reaction(
+    message: Message, *, emoji_name: str, emoji_code: str | None, reaction_type: str | None, acting_user: User
+) -> None:
+    """POST /messages/{id}/reactions, on a message `acting_user` can see."""
+    if emoji_code is None:
+        emoji_code, found_type = emoji_by_name(emoji_name)
+        reaction_type = reaction_type or found_type
+    check_emoji(emoji_name, emoji_code, reaction_type or Reaction.Type.UNICODE_EMOJI)
+    reaction = Reaction(
+        user=acting_user,
+        message=message,
+        emoji_name=emoji_name,
+        emoji_code=emoji_code,
+        reaction_type=reaction_type or Reaction.Type.UNICODE_EMOJI,
+    )
+    do_add_reaction(reaction, acting_user=acting_user)
+
+
+@transaction.atomic
+def do_add_reaction(reaction: Reaction, *, acting_user: User) -> None:
+    """Store a checked reaction; "Reaction already exists." when the user has this emoji on the
+    message (another request's too: the unique constraint, in a savepoint).
+
+    Emits: reaction/add to everyone who can see the message (users_told_of).
+    """
+    try:
+        with transaction.atomic():
+            reaction.save(force_insert=True)
+    except IntegrityError:
+        raise JsonableError("Reaction already exists.") from None
+    _notify(reaction, "add")
+
+
+def check_remove_reaction(
+    message: Message,
+    *,
+    emoji_name: str | None,
+    emoji_code: str | None,
+    reaction_type: str | None,
+    acting_user: User,
+) -> None:
+    """DELETE /messages/{id}/reactions: the user's reaction with this emoji (named by its code and
+    type, or else by its name)."""
+    if emoji_code is None:
+        if emoji_name is None:
+            raise JsonableError("At least one of the following arguments must be present: emoji_name, emoji_code")
+        emoji_code, found_type = emoji_by_name(emoji_name)
+        reaction_type = reaction_type or found_type
+    do_remove_reaction(
+        message,
+        emoji_code=emoji_code,
+        reaction_type=reaction_type or Reaction.Type.UNICODE_EMOJI,
+        acting_user=acting_user,
+    )
+
+
+@transaction.atomic
+def do_remove_reaction(message: Message, *, emoji_code: str, reaction_type: str, acting_user: User) -> None:
+    """Delete the user's reaction; "Reaction doesn't exist." when there is none (checked before
+    anything is written).
+
+    Emits: reaction/remove to everyone who can see the message.
+    """
+    reaction = (
+        Reaction.objects.select_for_update()
+        .filter(user=acting_user, message=message, emoji_code=emoji_code, reaction_type=reaction_type)
+        .first()
+    )
+    if reaction is None:
+        raise JsonableError("Reaction doesn't exist.")
+    reaction.delete()
+    reaction.user, reaction.message = acting_user, message
+    _notify(reaction, "remove")
+
+
+def _notify(reaction: Reaction, op: str) -> None:
+    message, user = reaction.message, reaction.user
+    event = {
+        "type": "reaction",
+        "op": op,
+        "message_id": message.id,
+        "emoji_name": reaction.emoji_name,
+        "emoji_code": reaction.emoji_code,
+        "reaction_type": reaction.reaction_type,
+        "user_id": user.id,
+        "user": reaction_event_user(user),  # deprecated in Zulip, still sent
+    }
+    send_event_on_commit(message.realm_id, event, users_told_of(message.stream, [message.id]) | {user.id})
