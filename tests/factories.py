@@ -11,7 +11,7 @@ from django.db import connection
 
 from apps.groups.actions.groups import check_add_user_group
 from apps.groups.actions.system_groups import do_create_system_groups
-from apps.groups.models import SystemGroups, UserGroup, UserGroupMembership
+from apps.groups.models import REALM_SETTINGS, SystemGroups, UserGroup, UserGroupMembership
 from apps.groups.selectors import system_groups
 from apps.realms.models import EmailVisibility, Realm
 from apps.subscriptions.actions.channels import NewChannel, create_streams
@@ -115,3 +115,18 @@ def events_committed_so_far() -> None:
     if connection.vendor == "postgresql":
         with connection.cursor() as cursor:
             cursor.execute("SET CONSTRAINTS events_outbox_commit_seq IMMEDIATE")
+
+
+def realm_admin_form(realm: Realm, **changes) -> dict:
+    """The Django admin's organization form as it shows `realm` (every field it edits), with `changes`."""
+    realm = Realm.objects.get(id=realm.id)
+    form = {
+        "name": realm.name,
+        "description": realm.description,
+        "welcome_message_custom_text": realm.welcome_message_custom_text,
+        "message_content_delete_limit_seconds": realm.message_content_delete_limit_seconds or "",
+        **{name: getattr(realm, f"{name}_id") for name in REALM_SETTINGS},
+    }
+    if realm.password_auth_enabled:
+        form["password_auth_enabled"] = "on"
+    return {**form, **changes}

@@ -32,7 +32,6 @@ __all__ = [
     "JsonOrText",
     "ParamError",
     "Params",
-    "mark_used",
     "one_of",
     "parse_param_source",
     "parse_params",
@@ -162,7 +161,7 @@ def parse_params(params_class: type[P], request: HttpRequest | Request) -> P:
 
     Raises MissingArgumentError / InvalidArgumentError (Zulip's REQUEST_VARIABLE_* codes).
     """
-    mark_used(request, params_class.parameter_names())
+    _mark_used(request, params_class.parameter_names())
     return parse_param_source(params_class, request_params(request))
 
 
@@ -182,8 +181,7 @@ def parse_param_source(params_class: type[P], source: Mapping[str, str]) -> P:
     return params
 
 
-def mark_used(request: HttpRequest | Request, names: tuple[str, ...]) -> None:
-    """Parameters the endpoint takes (so not in `ignored_parameters_unsupported`)."""
+def _mark_used(request: HttpRequest | Request, names: tuple[str, ...]) -> None:
     notes = request_notes(request)
     notes.used_params = notes.used_params.union(names)
 

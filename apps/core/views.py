@@ -24,7 +24,6 @@ from apps.core.errors import (
     error_response,
 )
 from apps.core.notes import request_notes
-from apps.core.params import mark_used
 
 
 class ApiViewMixin:
@@ -62,9 +61,6 @@ class ApiViewMixin:
             raise
         self.check_throttles(request)
         self.check_permissions(request)
-        # Clients repeat the URL's parameters in the body (the official client's add_reaction
-        # sends message_id): those are taken, not ignored.
-        mark_used(request, tuple(kwargs))
 
     def throttled(self, request: Request, wait: float | None) -> None:
         raise RateLimitedError(wait or 0.001)

@@ -21,7 +21,7 @@ from apps.users.actions.create_user import do_create_user
 from apps.users.models import BotType, Role, User
 from apps.users.selectors import fake_email_domain
 from tests.api import ApiClient, assert_error, assert_success
-from tests.factories import RealmFactory, UserFactory
+from tests.factories import RealmFactory, UserFactory, realm_admin_form
 from tests.invites.conftest import api
 
 HEADING = "**A message from the administrators of {name}:**"
@@ -143,10 +143,7 @@ def test_the_organizations_text_is_in_register_and_bounded(realm, admin, staff):
     assert state["realm_welcome_message_custom_text"] == ""
     with pytest.raises(JsonableError, match=r"welcome_message_custom_text is too long \(limit: 8000 characters\)"):
         do_change_realm_settings(realm, {"welcome_message_custom_text": "x" * 8001}, acting_user=admin)
-    form = {"name": realm.name, "description": "", "password_auth_enabled": "on",
-            "can_create_private_channel_group": realm.can_create_private_channel_group_id,
-            "can_create_public_channel_group": realm.can_create_public_channel_group_id,
-            "can_create_multiuse_invite_group": realm.can_create_multiuse_invite_group_id}  # fmt: skip
+    form = realm_admin_form(realm)
     response = staff.post(
         f"/admin/realms/realm/{realm.id}/change/", {**form, "welcome_message_custom_text": "y" * 8001}
     )

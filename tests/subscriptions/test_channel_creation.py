@@ -18,6 +18,7 @@ from apps.subscriptions.selectors import Membership, can_create_channels
 from apps.users.actions.create_realm import do_create_realm_with_owner
 from apps.users.models import Role, User
 from tests.api import ApiClient, assert_error, assert_success
+from tests.factories import realm_admin_form
 from tests.subscriptions.test_api import db_state, refused, subscribe
 
 PUBLIC, PRIVATE = "can_create_public_channel_group", "can_create_private_channel_group"
@@ -210,14 +211,9 @@ def test_a_policy_change_is_sent_to_the_organization(queue_of, realm, member, gu
 
 def test_admin_edits_the_policy(staff, realm, member):
     groups = system_groups(realm.id)
-    form = {
-        "name": realm.name,
-        "description": "",
-        "password_auth_enabled": "on",
-        PUBLIC: groups[SystemGroups.ADMINISTRATORS].id,
-        PRIVATE: groups[SystemGroups.MEMBERS].id,
-        "can_create_multiuse_invite_group": groups[SystemGroups.ADMINISTRATORS].id,
-    }
+    form = realm_admin_form(
+        realm, **{PUBLIC: groups[SystemGroups.ADMINISTRATORS].id, PRIVATE: groups[SystemGroups.MEMBERS].id}
+    )
     response = staff.post(f"/admin/realms/realm/{realm.id}/change/", form)
     assert response.status_code == 302
     assert Realm.objects.get(id=realm.id).can_create_public_channel_group_id == groups[SystemGroups.ADMINISTRATORS].id

@@ -7,7 +7,7 @@ from django.test import Client
 
 from apps.realms.models import Realm
 from apps.users.models import CustomProfileField, Role, User
-from tests.factories import BotFactory, CustomProfileFieldFactory, UserFactory
+from tests.factories import BotFactory, CustomProfileFieldFactory, UserFactory, realm_admin_form
 
 
 @pytest.mark.parametrize(
@@ -120,17 +120,7 @@ def test_realm_actions_and_edit(staff, realm):
     assert Realm.objects.get(id=realm.id).deactivated
     action(staff, "realms/realm", "reactivate", [realm.id])
     assert not Realm.objects.get(id=realm.id).deactivated
-    response = staff.post(
-        f"/admin/realms/realm/{realm.id}/change/",
-        {
-            "name": "Renamed",
-            "description": "",
-            "password_auth_enabled": "on",
-            "can_create_private_channel_group": realm.can_create_private_channel_group_id,
-            "can_create_public_channel_group": realm.can_create_public_channel_group_id,
-            "can_create_multiuse_invite_group": realm.can_create_multiuse_invite_group_id,
-        },
-    )
+    response = staff.post(f"/admin/realms/realm/{realm.id}/change/", realm_admin_form(realm, name="Renamed"))
     assert response.status_code == 302
     assert Realm.objects.get(id=realm.id).name == "Renamed"
 
