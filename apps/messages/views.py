@@ -16,6 +16,7 @@ from apps.messages.actions.muted_users import check_mute_user, do_unmute_user
 from apps.messages.actions.reactions import check_add_reaction, check_remove_reaction
 from apps.messages.actions.send import check_send_message
 from apps.messages.actions.submessages import check_add_submessage
+from apps.messages.actions.typing import check_send_direct_typing, check_send_stream_typing
 from apps.messages.narrow import Term, parse_narrow
 from apps.messages.search import add_search_fields, matches_narrow
 from apps.messages.selectors import (
@@ -43,6 +44,7 @@ from apps.messages.serializers import (
     RemoveReactionParams,
     SendMessageParams,
     SubmessageParams,
+    TypingParams,
     UpdateFlagsForNarrowParams,
     UpdateFlagsParams,
     client_name,
@@ -151,6 +153,24 @@ class MessageView(ApiView):
     def delete(self, request: Request, message_id: int):
         message, _ = access_message(request.user, message_id)
         check_delete_message(message, acting_user=request.user)
+        return json_success(request)
+
+
+class TypingView(ApiView):
+    """POST /typing: the user is composing (op "start") or stopped (op "stop")."""
+
+    def post(self, request: Request):
+        params = parse_params(TypingParams, request)
+        if params.type in ("stream", "channel"):
+            if params.stream_id is None:
+                raise JsonableError("Missing stream_id")
+            if params.topic is None:
+                raise JsonableError("Missing topic")
+            check_send_stream_typing(request.user, stream_id=params.stream_id, topic=params.topic, op=params.op)
+        else:
+            if params.to is None:
+                raise JsonableError("Missing 'to' argument")
+            check_send_direct_typing(request.user, user_ids=params.to, op=params.op)
         return json_success(request)
 
 
