@@ -12,6 +12,7 @@ from apps.events.registry import (
     on_queue_registered,
 )
 from apps.messages.actions.send import do_listen_to_public_channels
+from apps.messages.emoji import EMOJI_DATA_PATH
 from apps.messages.selectors import (
     alert_words_of,
     max_message_id,
@@ -34,6 +35,12 @@ def unread_state(context: StateContext) -> dict:
         return {}
     allow_empty_topic_name = context.options.client_capabilities.get("empty_topic_name", False)
     return {"unread_msgs": unread_messages(context.user, allow_empty_topic_name=allow_empty_topic_name)}
+
+
+@initial_state("realm")
+def emoji_data_state(context: StateContext) -> dict:
+    """Where clients read the server's emoji names (apps.messages.views.emoji_data)."""
+    return {"server_emoji_data_url": f"{context.user.realm.url}{EMOJI_DATA_PATH}"}
 
 
 @initial_state("starred_messages")

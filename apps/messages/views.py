@@ -1,5 +1,11 @@
 """Messages (/api/v1/messages...), their flags, muted users, alert words, deleting messages and topics."""
 
+import hashlib
+import json
+from functools import cache
+
+from django.http import HttpRequest, HttpResponse
+from django.views.decorators.http import require_safe
 from rest_framework.request import Request
 
 from apps.core.converters import ascii_int
@@ -17,6 +23,7 @@ from apps.messages.actions.reactions import check_add_reaction, check_remove_rea
 from apps.messages.actions.send import check_send_message
 from apps.messages.actions.submessages import check_add_submessage
 from apps.messages.actions.typing import check_send_direct_typing, check_send_stream_typing
+from apps.messages.emoji import code_to_names
 from apps.messages.narrow import Term, parse_narrow
 from apps.messages.search import add_search_fields, matches_narrow
 from apps.messages.selectors import (
@@ -154,6 +161,26 @@ class MessageView(ApiView):
         message, _ = access_message(request.user, message_id)
         check_delete_message(message, acting_user=request.user)
         return json_success(request)
+
+
+@cache
+def _emoji_data() -> tuple[bytes, str]:
+    body = json.dumps({"code_to_names": code_to_names()}, sort_keys=True).encode()
+    return body, hashlib.sha256(body).hexdigest()[:32]
+
+
+@require_safe
+def emoji_data(request: HttpRequest) -> HttpResponse:
+    """The server's Unicode emoji and their names (`server_emoji_data_url` in POST /register), as
+    Zulip serves them: no authentication, the same for every organization, cacheable."""
+    body, digest = _emoji_data()
+    if request.headers.get("If-None-Match") == f'"{digest}"':
+        response = HttpResponse(status=304)
+    else:
+        response = HttpResponse(body, content_type="application/json")
+    response["ETag"] = f'"{digest}"'
+    response["Cache-Control"] = "public, max-age=86400"
+    return response
 
 
 class TypingView(ApiView):
