@@ -224,3 +224,7 @@ class TypingParams(Params):
     to: Json[Annotated[list[Id], Field(max_length=MAX_IDS)]] | None = None
     stream_id: Json[Id] | None = None
     topic: str | None = None
+
+
+class TopicsParams(Params):
+    allow_empty_topic_name: Json[bool] = False

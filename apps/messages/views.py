@@ -51,6 +51,7 @@ from apps.messages.serializers import (
     RemoveReactionParams,
     SendMessageParams,
     SubmessageParams,
+    TopicsParams,
     TypingParams,
     UpdateFlagsForNarrowParams,
     UpdateFlagsParams,
@@ -58,6 +59,7 @@ from apps.messages.serializers import (
     flag_names,
     message_to_dict,
 )
+from apps.messages.topic_history import topic_history
 from apps.subscriptions.selectors import access_stream_by_id
 from apps.users.models import User
 from apps.users.selectors import access_user_by_id
@@ -181,6 +183,16 @@ def emoji_data(request: HttpRequest) -> HttpResponse:
     response["ETag"] = f'"{digest}"'
     response["Cache-Control"] = "public, max-age=86400"
     return response
+
+
+class ChannelTopicsView(ApiView):
+    """GET /users/me/{stream_id}/topics: the channel's topics the user may see, latest first."""
+
+    def get(self, request: Request, stream_id: int):
+        params = parse_params(TopicsParams, request)
+        stream, _ = access_stream_by_id(request.user, stream_id)
+        topics = topic_history(request.user, stream, allow_empty_topic_name=params.allow_empty_topic_name)
+        return json_success(request, {"topics": topics})
 
 
 class TypingView(ApiView):
