@@ -4,6 +4,8 @@ from django.urls import include, path
 from apps.core import views as api_views
 from apps.directory import views as directory_views
 from apps.directory.urls import is_directory_path
+from apps.messages import views as messages_views
+from apps.messages.emoji import EMOJI_DATA_PATH
 
 urlpatterns = [
     path("api/v1/", include("apps.realms.urls")),
@@ -18,6 +20,8 @@ urlpatterns = [
     path("api/v1/", include("apps.invites.urls")),
     path("api/v1/", include("apps.events.urls")),
     path("admin/", admin.site.urls),
+    # The server's emoji names (server_emoji_data_url), for clients' emoji pickers: no authentication.
+    path(EMOJI_DATA_PATH.lstrip("/"), messages_views.emoji_data),
     # HTML pages: confirming a new email address.
     path("accounts/", include("apps.users.page_urls")),
     # The sign-in pages: /join/<key>/ (an invitation link), /login/, /account/.

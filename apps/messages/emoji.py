@@ -14,6 +14,8 @@ from functools import cache
 import emoji
 
 ZULIP_EXTRA_EMOJI = "zulip"
+# Where the server's emoji names are served (config/urls.py; apps.messages.views.emoji_data).
+EMOJI_DATA_PATH = "/emoji/emoji_api.json"
 
 _NOT_IN_NAMES = re.compile(r"[^a-z0-9_+-]")
 
@@ -45,3 +47,8 @@ def unicode_emoji_code(name: str) -> str | None:
 
 def is_unicode_emoji_code(code: str) -> bool:
     return code in _tables()[1]
+
+
+def code_to_names() -> dict[str, list[str]]:
+    """Every Unicode emoji's code with its names (the first is the one the server lists first)."""
+    return _tables()[1]

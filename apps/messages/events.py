@@ -1,5 +1,6 @@
 """Messages' part of the event system: the "message", "update_message_flags", "starred_messages",
-"muted_users" and "alert_words" initial state, and how message events adapt to a queue's options."""
+"muted_users" and "alert_words" initial state, and how message and typing events adapt to a queue's
+options."""
 
 from apps.events.backends import takes_deletions_one_by_one
 from apps.events.registry import (
@@ -11,6 +12,7 @@ from apps.events.registry import (
     on_queue_registered,
 )
 from apps.messages.actions.send import do_listen_to_public_channels
+from apps.messages.emoji import EMOJI_DATA_PATH
 from apps.messages.selectors import (
     alert_words_of,
     max_message_id,
@@ -33,6 +35,12 @@ def unread_state(context: StateContext) -> dict:
         return {}
     allow_empty_topic_name = context.options.client_capabilities.get("empty_topic_name", False)
     return {"unread_msgs": unread_messages(context.user, allow_empty_topic_name=allow_empty_topic_name)}
+
+
+@initial_state("realm")
+def emoji_data_state(context: StateContext) -> dict:
+    """Where clients read the server's emoji names (apps.messages.views.emoji_data)."""
+    return {"server_emoji_data_url": f"{context.user.realm.url}{EMOJI_DATA_PATH}"}
 
 
 @initial_state("starred_messages")
@@ -123,3 +131,17 @@ def adapt_delete_message_event(event: dict, options: QueueOptions) -> dict | lis
         for offset, piece in enumerate(pieces):
             piece["id"] = first + offset
     return pieces
+
+
+@event_filter("typing")
+def typing_for_queue(event: dict, options: QueueOptions) -> bool:
+    """Typing in channels is shown to clients that declared the stream_typing_notifications capability."""
+    return event["message_type"] != "stream" or options.client_capabilities.get("stream_typing_notifications", False)
+
+
+@event_transform("typing")
+def adapt_typing_event(event: dict, options: QueueOptions) -> dict:
+    if event["message_type"] != "stream":
+        return event
+    allow_empty_topic_name = options.client_capabilities.get("empty_topic_name", False)
+    return {**event, "topic": topic_for_client(event["topic"], allow_empty_topic_name=allow_empty_topic_name)}

@@ -216,3 +216,15 @@ class SubmessageParams(Params):
     message_id: Json[Id]
     msg_type: Annotated[str, Field(max_length=SubMessage.MAX_MSG_TYPE_LENGTH)]
     content: Annotated[str, Field(max_length=SubMessage.MAX_CONTENT_LENGTH)]
+
+
+class TypingParams(Params):
+    type: Literal["direct", "private", "stream", "channel"] = "direct"
+    op: Literal["start", "stop"]
+    to: Json[Annotated[list[Id], Field(max_length=MAX_IDS)]] | None = None
+    stream_id: Json[Id] | None = None
+    topic: str | None = None
+
+
+class TopicsParams(Params):
+    allow_empty_topic_name: Json[bool] = False

@@ -10,6 +10,8 @@ urlpatterns = [
     path("messages/<id:message_id>", views.MessageView.as_view()),
     path("messages/<id:message_id>/reactions", views.ReactionsView.as_view()),
     path("submessage", views.SubmessageView.as_view()),
+    path("typing", views.TypingView.as_view()),
+    path("users/me/<id:stream_id>/topics", views.ChannelTopicsView.as_view()),
     path("mark_all_as_read", views.MarkAllAsReadView.as_view()),
     path("mark_stream_as_read", views.MarkStreamAsReadView.as_view()),
     path("mark_topic_as_read", views.MarkTopicAsReadView.as_view()),

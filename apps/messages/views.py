@@ -1,5 +1,11 @@
 """Messages (/api/v1/messages...), their flags, muted users, alert words, deleting messages and topics."""
 
+import hashlib
+import json
+from functools import cache
+
+from django.http import HttpRequest, HttpResponse
+from django.views.decorators.http import require_safe
 from rest_framework.request import Request
 
 from apps.core.converters import ascii_int
@@ -16,6 +22,8 @@ from apps.messages.actions.muted_users import check_mute_user, do_unmute_user
 from apps.messages.actions.reactions import check_add_reaction, check_remove_reaction
 from apps.messages.actions.send import check_send_message
 from apps.messages.actions.submessages import check_add_submessage
+from apps.messages.actions.typing import check_send_direct_typing, check_send_stream_typing
+from apps.messages.emoji import code_to_names
 from apps.messages.narrow import Term, parse_narrow
 from apps.messages.search import add_search_fields, matches_narrow
 from apps.messages.selectors import (
@@ -43,12 +51,15 @@ from apps.messages.serializers import (
     RemoveReactionParams,
     SendMessageParams,
     SubmessageParams,
+    TopicsParams,
+    TypingParams,
     UpdateFlagsForNarrowParams,
     UpdateFlagsParams,
     client_name,
     flag_names,
     message_to_dict,
 )
+from apps.messages.topic_history import topic_history
 from apps.subscriptions.selectors import access_stream_by_id
 from apps.users.models import User
 from apps.users.selectors import access_user_by_id
@@ -151,6 +162,54 @@ class MessageView(ApiView):
     def delete(self, request: Request, message_id: int):
         message, _ = access_message(request.user, message_id)
         check_delete_message(message, acting_user=request.user)
+        return json_success(request)
+
+
+@cache
+def _emoji_data() -> tuple[bytes, str]:
+    body = json.dumps({"code_to_names": code_to_names()}, sort_keys=True).encode()
+    return body, hashlib.sha256(body).hexdigest()[:32]
+
+
+@require_safe
+def emoji_data(request: HttpRequest) -> HttpResponse:
+    """The server's Unicode emoji and their names (`server_emoji_data_url` in POST /register), as
+    Zulip serves them: no authentication, the same for every organization, cacheable."""
+    body, digest = _emoji_data()
+    if request.headers.get("If-None-Match") == f'"{digest}"':
+        response = HttpResponse(status=304)
+    else:
+        response = HttpResponse(body, content_type="application/json")
+    response["ETag"] = f'"{digest}"'
+    response["Cache-Control"] = "public, max-age=86400"
+    return response
+
+
+class ChannelTopicsView(ApiView):
+    """GET /users/me/{stream_id}/topics: the channel's topics the user may see, latest first."""
+
+    def get(self, request: Request, stream_id: int):
+        params = parse_params(TopicsParams, request)
+        stream, _ = access_stream_by_id(request.user, stream_id)
+        topics = topic_history(request.user, stream, allow_empty_topic_name=params.allow_empty_topic_name)
+        return json_success(request, {"topics": topics})
+
+
+class TypingView(ApiView):
+    """POST /typing: the user is composing (op "start") or stopped (op "stop")."""
+
+    def post(self, request: Request):
+        params = parse_params(TypingParams, request)
+        if params.type in ("stream", "channel"):
+            if params.stream_id is None:
+                raise JsonableError("Missing stream_id")
+            if params.topic is None:
+                raise JsonableError("Missing topic")
+            check_send_stream_typing(request.user, stream_id=params.stream_id, topic=params.topic, op=params.op)
+        else:
+            if params.to is None:
+                raise JsonableError("Missing 'to' argument")
+            check_send_direct_typing(request.user, user_ids=params.to, op=params.op)
         return json_success(request)
 
 

@@ -175,3 +175,20 @@ def test_deleting_a_message_removes_its_reactions(design, send, member):
     assert_success(react(member, message_id, emoji_name="octopus"))
     assert_success(api_for(member).delete(f"/messages/{message_id}"))
     assert not Reaction.objects.exists()
+
+
+def test_the_emoji_data_clients_pick_from_is_served_without_authentication(realm, member, anonymous):
+    url = assert_success(api_for(member).post("/register", {"fetch_event_types": ["realm"]}))["server_emoji_data_url"]
+    assert url == "http://testserver/emoji/emoji_api.json"
+    response = anonymous.client.get("/emoji/emoji_api.json", HTTP_HOST="testserver")
+    assert response.status_code == 200
+    assert response["Content-Type"] == "application/json"
+    assert "public" in response["Cache-Control"]
+    names = response.json()["code_to_names"]
+    assert names["1f44d"][:3] == ["thumbs_up", "thumbsup", "+1"]
+    assert "octopus" in names["1f419"]
+    # Every name a reaction may use is there, under the code a reaction stores.
+    assert all(unicode_emoji_code(name) == code for code, listed in names.items() for name in listed)
+    again = anonymous.client.get("/emoji/emoji_api.json", HTTP_HOST="testserver", HTTP_IF_NONE_MATCH=response["ETag"])
+    assert again.status_code == 304
+    assert anonymous.client.post("/emoji/emoji_api.json", HTTP_HOST="testserver").status_code == 405

@@ -1,0 +1,73 @@
+"""Typing notifications (POST /typing): someone is composing a message to people or to a channel's
+topic. Nothing is stored: the event tells the people concerned (those who receive typing
+notifications), and clients expire it themselves if no "stop" follows."""
+
+from apps.core.errors import JsonableError
+from apps.events.publish import send_event_on_commit
+from apps.messages.selectors import access_stream_for_sending
+from apps.subscriptions.models import Stream
+from apps.subscriptions.selectors import subscriber_ids_by_stream
+from apps.subscriptions.topics import topic_from_client, truncate_topic
+from apps.users.models import User
+from apps.users.selectors import api_email
+
+
+def _sender(user: User) -> dict:
+    return {"user_id": user.id, "email": api_email(user)}
+
+
+def _receivers(realm_id: int, user_ids: set[int]) -> list[int]:
+    """Of these users, the active ones who receive typing notifications."""
+    return list(
+        User.objects.filter(
+            realm_id=realm_id, id__in=user_ids, is_active=True, receives_typing_notifications=True
+        ).values_list("id", flat=True)
+    )
+
+
+def check_send_direct_typing(sender: User, *, user_ids: list[int], op: str) -> None:
+    """Typing to people (Zulip's check_send_typing_notification): every id one of the
+    organization's users ("Invalid user ID N" refuses the whole request); the sender included.
+
+    Emits: typing {op, message_type: "direct", sender, recipients} to the active people who receive
+    typing notifications.
+    """
+    if not user_ids:
+        raise JsonableError("Empty 'to' list")
+    if not sender.send_private_typing_notifications:
+        raise JsonableError("User has disabled typing notifications for direct messages")
+    wanted = list(dict.fromkeys([*user_ids, sender.id]))
+    people = {user.id: user for user in User.objects.filter(realm_id=sender.realm_id, id__in=wanted)}
+    for user_id in wanted:
+        if user_id not in people:
+            raise JsonableError(f"Invalid user ID {user_id}")
+    event = {
+        "type": "typing",
+        "op": op,
+        "message_type": "direct",
+        "sender": _sender(sender),
+        "recipients": [_sender(people[user_id]) for user_id in sorted(wanted)],
+    }
+    send_event_on_commit(sender.realm_id, event, _receivers(sender.realm_id, set(wanted)))
+
+
+def check_send_stream_typing(sender: User, *, stream_id: int, topic: str, op: str) -> None:
+    """Typing to a channel's topic the sender may post in.
+
+    Emits: typing {op, message_type: "stream", sender, stream_id, topic} to the channel's
+    subscribers who receive typing notifications (clients without the stream_typing_notifications
+    capability do not see it: apps/messages/events.py).
+    """
+    if not sender.send_stream_typing_notifications:
+        raise JsonableError("User has disabled typing notifications for stream messages")
+    stream: Stream = access_stream_for_sending(sender, stream_id)
+    event = {
+        "type": "typing",
+        "op": op,
+        "message_type": "stream",
+        "sender": _sender(sender),
+        "stream_id": stream.id,
+        "topic": truncate_topic(topic_from_client(topic)),
+    }
+    receivers = _receivers(sender.realm_id, subscriber_ids_by_stream([stream.id])[stream.id])
+    send_event_on_commit(sender.realm_id, event, receivers)
