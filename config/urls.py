@@ -11,6 +11,7 @@ urlpatterns = [
     path("api/v1/", include("apps.groups.urls")),
     path("api/v1/", include("apps.subscriptions.urls")),
     path("api/v1/", include("apps.messages.urls")),
+    path("api/v1/", include("apps.presence.urls")),
     path("api/v1/", include("apps.drafts.urls")),
     path("api/v1/", include("apps.invites.urls")),
     path("api/v1/", include("apps.events.urls")),

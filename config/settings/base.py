@@ -43,6 +43,7 @@ INSTALLED_APPS = [
     "apps.groups",
     "apps.subscriptions",
     "apps.messages",
+    "apps.presence",
     "apps.drafts",
     "apps.invites",
     "apps.directory",
