@@ -4,7 +4,8 @@ active.
 A ping is the user's own: only their clients send it (POST /users/me/presence). A user with
 `presence_enabled` off is not recorded (they appear offline). Most pings write nothing
 (apps/presence/backends.py); an event is sent only when the user's status as others see it
-changes (offline to online, idle to active), and at most once per EVENT_MIN_INTERVAL_SECS per user.
+changes (offline to online, idle to active), at most once per EVENT_MIN_INTERVAL_SECS per user, and
+only in organizations small enough (apps/presence/limits.py).
 """
 
 import time
@@ -13,6 +14,7 @@ from django.db import transaction
 
 from apps.core import ratelimit
 from apps.events.publish import send_event_on_commit
+from apps.presence import limits
 from apps.presence.backends import Ping, store
 from apps.presence.limits import EVENT_MIN_INTERVAL_SECS, LEGACY_ACTIVE_OFFSET_SECS, OFFLINE_THRESHOLD_SECS
 from apps.presence.serializers import legacy_client_presence, modern_presence
@@ -26,16 +28,18 @@ def do_update_user_presence(user: User, *, active: bool, now: float | None = Non
     None when the user turned presence off (nothing recorded).
 
     Emits: presence to the organization's active users, when the user came online or became
-    active, and no other presence event of theirs went out in the last EVENT_MIN_INTERVAL_SECS.
+    active, no other presence event of theirs went out in the last EVENT_MIN_INTERVAL_SECS, and
+    the organization has at most MAX_USERS_FOR_PRESENCE_EVENTS active users.
     """
     if not user.presence_enabled:
         return None
     now = time.time() if now is None else now
     ping = store().ping(user.realm_id, user.id, int(now), active)
-    if _status_changed(ping) and _event_allowed(user):
-        send_event_on_commit(
-            user.realm_id, presence_event(user, ping, now), [uid for uid, _ in active_users_and_roles(user.realm_id)]
-        )
+    if not _status_changed(ping):
+        return ping
+    recipients = [uid for uid, _ in active_users_and_roles(user.realm_id)]
+    if len(recipients) <= limits.MAX_USERS_FOR_PRESENCE_EVENTS and _event_allowed(user):
+        send_event_on_commit(user.realm_id, presence_event(user, ping, now), recipients)
     return ping
 
 

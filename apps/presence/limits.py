@@ -16,3 +16,7 @@ LEGACY_ACTIVE_OFFSET_SECS = 70
 EVENT_MIN_INTERVAL_SECS = 30
 # Without history_limit_days, answers hold the users seen in the last 14 days (as Zulip's).
 DEFAULT_HISTORY_DAYS = 14
+# Organizations with more active users than this get no presence events (Zulip's
+# USER_LIMIT_FOR_SENDING_PRESENCE_UPDATE_EVENTS): users coming online would cost work growing with
+# the square of the organization; their clients learn presence from their pings' answers instead.
+MAX_USERS_FOR_PRESENCE_EVENTS = 100

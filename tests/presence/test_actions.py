@@ -6,6 +6,7 @@ import time
 
 from apps.core import ratelimit
 from apps.events.models import OutboxEvent
+from apps.presence import limits
 from apps.presence.actions import do_update_user_presence
 from apps.presence.limits import LEGACY_ACTIVE_OFFSET_SECS, OFFLINE_THRESHOLD_SECS, UPDATE_MIN_FREQ_SECS
 from apps.users.actions.activation import do_deactivate_user
@@ -117,3 +118,10 @@ def test_each_queue_gets_its_form_of_the_event(member, admin, capture_events):
     assert modern[admin.id] == [
         {"type": "presence", "presences": {str(member.id): {"active_timestamp": later, "idle_timestamp": later}}}
     ]
+
+
+def test_large_organizations_get_no_presence_events(member, admin, owner, monkeypatch):
+    monkeypatch.setattr(limits, "MAX_USERS_FOR_PRESENCE_EVENTS", 2)
+    ping = do_update_user_presence(member, active=True, now=T0)
+    assert ping.written
+    assert presence_events() == []

@@ -213,3 +213,18 @@ def test_register_has_presence_and_the_realm_keys(member, admin):
     assert state["realm_presence_disabled"] is False
     slim = assert_success(api_for(member).post("/register", {"fetch_event_types": ["presence"], "slim_presence": True}))
     assert set(slim["presences"]) == {str(admin.id)}
+
+
+def test_a_ping_costs_one_query_besides_authentication_with_redis(
+    member, admin, presence_store, django_assert_num_queries
+):
+    """The hot path: with Redis a ping reads only the authenticated user; in the database, their
+    presence row too. Answering a modern client reads the people who changed, once."""
+    api = api_for(member)
+    ping(admin, ping_only=True)
+    ping(member, ping_only=True)
+    with_redis = type(presence_store).__name__ == "RedisStore"
+    with django_assert_num_queries(1 if with_redis else 2):
+        ping(member, ping_only=True)
+    with django_assert_num_queries(2 if with_redis else 4):
+        assert_success(api.post("/users/me/presence", {"status": "active", "last_update_id": 0}))
