@@ -17,9 +17,10 @@ from apps.events.publish import send_event_on_commit
 from apps.presence import limits
 from apps.presence.backends import Ping, store
 from apps.presence.limits import EVENT_MIN_INTERVAL_SECS, LEGACY_ACTIVE_OFFSET_SECS, OFFLINE_THRESHOLD_SECS
+from apps.presence.selectors import presence_event_recipients
 from apps.presence.serializers import legacy_client_presence, modern_presence
 from apps.users.models import User
-from apps.users.selectors import active_users_and_roles, api_email
+from apps.users.selectors import api_email
 
 
 @transaction.atomic(savepoint=False)
@@ -37,8 +38,8 @@ def do_update_user_presence(user: User, *, active: bool, now: float | None = Non
     ping = store().ping(user.realm_id, user.id, int(now), active)
     if not _status_changed(ping):
         return ping
-    recipients = [uid for uid, _ in active_users_and_roles(user.realm_id)]
-    if len(recipients) <= limits.MAX_USERS_FOR_PRESENCE_EVENTS and _event_allowed(user):
+    recipients = presence_event_recipients(user.realm_id, limits.MAX_USERS_FOR_PRESENCE_EVENTS)
+    if recipients is not None and _event_allowed(user):
         send_event_on_commit(user.realm_id, presence_event(user, ping, now), recipients)
     return ping
 

@@ -85,6 +85,13 @@ def is_active_now(user: User) -> bool:
     return times is not None and times.active is not None and time.time() - times.active <= OFFLINE_THRESHOLD_SECS
 
 
+def presence_event_recipients(realm_id: int, limit: int) -> list[int] | None:
+    """The organization's active users (who receive its presence events), or None when there are
+    more than `limit`: one query reading at most limit + 1 ids, however large the organization."""
+    ids = list(User.objects.filter(realm_id=realm_id, is_active=True).values_list("id", flat=True)[: limit + 1])
+    return ids if len(ids) <= limit else None
+
+
 def _presences_of(realm, found: list[PresenceTimes], *, slim: bool) -> dict[str, dict]:
     if not found:
         return {}
