@@ -13,6 +13,7 @@ urlpatterns = [
     path("api/v1/", include("apps.messages.urls")),
     path("api/v1/", include("apps.presence.urls")),
     path("api/v1/", include("apps.drafts.urls")),
+    path("api/v1/", include("apps.push.urls")),
     path("api/v1/", include("apps.invites.urls")),
     path("api/v1/", include("apps.events.urls")),
     path("admin/", admin.site.urls),
