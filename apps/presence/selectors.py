@@ -12,7 +12,7 @@ from apps.presence.backends import MAX_UPDATE_ID, PresenceTimes, store
 from apps.presence.limits import DEFAULT_HISTORY_DAYS, OFFLINE_THRESHOLD_SECS
 from apps.presence.serializers import legacy_presence, modern_presence
 from apps.users.models import User
-from apps.users.selectors import access_user_by_email, access_user_by_id, api_email
+from apps.users.selectors import access_user_by_email, access_user_by_id, api_email_of_person
 
 # Above this many users, the organization's people are read whole rather than by id.
 _MAX_IDS_IN_QUERY = 1000
@@ -93,28 +93,33 @@ def presence_event_recipients(realm_id: int, limit: int) -> list[int] | None:
 
 
 def _presences_of(realm, found: list[PresenceTimes], *, slim: bool) -> dict[str, dict]:
+    """The presences of the people among `found` who appear. Read as plain values: an answer may
+    hold every user of a large organization (a modern client's, a minute after everyone pinged)."""
     if not found:
         return {}
     people = User.objects.filter(realm=realm, is_active=True, bot_type__isnull=True, presence_enabled=True)
     if len(found) <= _MAX_IDS_IN_QUERY:
         people = people.filter(id__in=[times.user_id for times in found])
-    shown = {}
-    for person in people.only(
-        "id", "realm_id", "delivery_email", "email_address_visibility", "bot_type", "date_joined"
-    ):
-        person.realm = realm  # the requester's organization: no query per person
-        shown[person.id] = person
-    presences: dict[str, dict] = {}
-    for times in found:
-        person = shown.get(times.user_id)
-        if person is None:
-            continue
-        joined = int(person.date_joined.timestamp())
-        if slim:
-            presences[str(person.id)] = modern_presence(times, joined)
-        else:
-            presences[api_email(person)] = legacy_presence(times, joined)
-    return presences
+    if slim:
+        keys = {user_id: str(user_id) for user_id in people.values_list("id", flat=True)}
+    else:
+        keys = {
+            user_id: api_email_of_person(user_id, email, visibility, realm)
+            for user_id, email, visibility in people.values_list("id", "delivery_email", "email_address_visibility")
+        }
+    shown = [times for times in found if times.user_id in keys]
+    # Someone never active counts as active when they joined: only they need that date.
+    never_active = [times.user_id for times in shown if times.active is None]
+    joined = (
+        {
+            user_id: int(date_joined.timestamp())
+            for user_id, date_joined in User.objects.filter(id__in=never_active).values_list("id", "date_joined")
+        }
+        if never_active
+        else {}
+    )
+    shape = modern_presence if slim else legacy_presence
+    return {keys[times.user_id]: shape(times, joined.get(times.user_id, 0)) for times in shown}
 
 
 def _clamp(value: int, low: int, high: int) -> int:

@@ -228,3 +228,12 @@ def test_a_ping_costs_one_query_besides_authentication_with_redis(
         ping(member, ping_only=True)
     with django_assert_num_queries(2 if with_redis else 4):
         assert_success(api.post("/users/me/presence", {"status": "active", "last_update_id": 0}))
+
+
+def test_someone_never_active_counts_as_active_when_they_joined(member, admin):
+    admin.date_joined = admin.date_joined - timedelta(days=2)
+    admin.save()
+    ping(admin, "idle")
+    modern = ping(member, last_update_id=-1)["presences"][str(admin.id)]
+    assert modern["active_timestamp"] == int(admin.date_joined.timestamp())
+    assert modern["idle_timestamp"] > modern["active_timestamp"]
