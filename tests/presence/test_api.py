@@ -237,3 +237,7 @@ def test_someone_never_active_counts_as_active_when_they_joined(member, admin):
     modern = ping(member, last_update_id=-1)["presences"][str(admin.id)]
     assert modern["active_timestamp"] == int(admin.date_joined.timestamp())
     assert modern["idle_timestamp"] > modern["active_timestamp"]
+
+
+def test_redis_down_is_a_503_not_a_500(member, redis_down):
+    assert_error(api_for(member).post("/users/me/presence", {"status": "active"}), 503, "SERVICE_UNAVAILABLE")
