@@ -79,12 +79,6 @@ def user_presence(target: User, named: str | int, *, slim: bool) -> dict[str, An
     return presence
 
 
-def is_active_now(user: User) -> bool:
-    """Whether the user pinged as active within OFFLINE_THRESHOLD_SECS (for push notifications)."""
-    times = store().of_user(user.realm_id, user.id)
-    return times is not None and times.active is not None and time.time() - times.active <= OFFLINE_THRESHOLD_SECS
-
-
 def presence_event_recipients(realm_id: int, limit: int) -> list[int] | None:
     """The organization's active users (who receive its presence events), or None when there are
     more than `limit`: one query reading at most limit + 1 ids, however large the organization."""
