@@ -9,10 +9,9 @@ from apps.push.serializers import device_to_dict
 from apps.users.models import User
 
 
-def access_device_by_id(user: User, device_id: int, *, for_update: bool = False) -> Device:
-    """The user's device `device_id`, else "Invalid `device_id`"."""
-    devices = Device.objects.select_for_update() if for_update else Device.objects
-    device = devices.filter(id=device_id, user=user).first() if -(2**63) <= device_id < 2**63 else None
+def access_device_by_id(user: User, device_id: int) -> Device:
+    """The user's device `device_id`, else "Invalid `device_id`" (ids outside 64 bits too)."""
+    device = Device.objects.filter(id=device_id, user=user).first() if -(2**63) <= device_id < 2**63 else None
     if device is None:
         raise InvalidDeviceIdError()
     return device

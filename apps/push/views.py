@@ -35,18 +35,12 @@ class HumanView(ApiView):
 
 
 class TokenView(HumanView):
-    """POST and DELETE of one kind of token."""
+    """DELETE of one kind of token, and adding one once its parameters are read."""
 
     kind: int
-    add_params: type[TokenParams] = TokenParams
 
-    def app_id(self, params) -> str | None:
-        return None
-
-    def post(self, request: Request):
-        params = parse_params(self.add_params, request)
-        app_id = self.app_id(params)
-        token = check_token(params.token, self.kind)
+    def add(self, request: Request, token: str, *, app_id: str | None = None):
+        token = check_token(token, self.kind)
         do_add_push_device_token(request.user, kind=self.kind, token=token, ios_app_id=app_id)
         return json_success(request)
 
@@ -61,16 +55,19 @@ class ApnsTokenView(TokenView):
     """POST and DELETE /users/me/apns_device_token (hexadecimal tokens, with their app's id)."""
 
     kind = PushDeviceToken.Kind.APNS
-    add_params = AddApnsTokenParams
 
-    def app_id(self, params: AddApnsTokenParams) -> str:
-        return check_app_id(params.appid)
+    def post(self, request: Request):
+        params = parse_params(AddApnsTokenParams, request)
+        return self.add(request, params.token, app_id=check_app_id(params.appid))
 
 
 class FcmTokenView(TokenView):
     """POST and DELETE /users/me/android_gcm_reg_id."""
 
     kind = PushDeviceToken.Kind.FCM
+
+    def post(self, request: Request):
+        return self.add(request, parse_params(TokenParams, request).token)
 
 
 class TestNotificationView(HumanView):
