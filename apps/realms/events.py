@@ -45,8 +45,6 @@ def realm_state(context: StateContext) -> dict:
         "max_channel_folder_name_length": MAX_CHANNEL_FOLDER_NAME_LENGTH,
         "max_channel_folder_description_length": MAX_CHANNEL_FOLDER_DESCRIPTION_LENGTH,
         "event_queue_longpoll_timeout_seconds": settings.EVENT_QUEUE_LONGPOLL_TIMEOUT_SECONDS,
-        "server_presence_ping_interval_seconds": 60,
-        "server_presence_offline_threshold_seconds": 200,
         "server_typing_started_expiry_period_milliseconds": 45000,
         "server_typing_stopped_wait_period_milliseconds": 12000,
         "server_typing_started_wait_period_milliseconds": 30000,

@@ -64,6 +64,11 @@ def api_email(user: User) -> str:
     return _api_email(user.id, user.delivery_email, user.email_address_visibility, user.is_bot, user.realm)
 
 
+def api_email_of_person(user_id: int, delivery_email: str, visibility: int, realm: Realm) -> str:
+    """api_email of a person (not a bot) read as plain values, for lists too long for instances."""
+    return _api_email(user_id, delivery_email, visibility, False, realm)
+
+
 def _api_email(user_id: int, delivery_email: str, visibility: int, is_bot: bool, realm: Realm) -> str:
     if is_bot or visibility == EmailVisibility.EVERYONE:
         return delivery_email

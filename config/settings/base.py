@@ -45,8 +45,10 @@ INSTALLED_APPS = [
     "apps.subscriptions",
     "apps.linkifiers",
     "apps.messages",
+    "apps.presence",
     "apps.drafts",
     "apps.bot_storage",
+    "apps.push",
     "apps.invites",
     "apps.directory",
     "apps.web",
@@ -102,6 +104,8 @@ DATABASES = {"default": cfg.database(VAR_DIR, DEPENDENCY_CONNECT_TIMEOUT)}
 DEFAULT_AUTO_FIELD = "django.db.models.BigAutoField"
 
 REDIS_URL = cfg.redis_url()
+# Where push notifications go (apps/push/backends.py): the log backend records them in the log.
+PUSH_BACKEND = env.str("PUSH_BACKEND", default="apps.push.backends.LogBackend")
 # A pooled connection that Redis closed (it restarted, or dropped idle clients) fails the next
 # command sent on it: that command is sent once more, at once, on a new connection, instead of
 # failing its request. Only for a closed connection: a command that timed out may have run, and a

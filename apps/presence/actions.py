@@ -1,0 +1,73 @@
+"""Presence: recording a user's pings and telling the organization when they come online or become
+active.
+
+A ping is the user's own: only their clients send it (POST /users/me/presence). A user with
+`presence_enabled` off is not recorded (they appear offline). Most pings write nothing
+(apps/presence/backends.py); an event is sent only when the user's status as others see it
+changes (offline to online, idle to active), at most once per EVENT_MIN_INTERVAL_SECS per user, and
+only in organizations small enough (apps/presence/limits.py).
+"""
+
+import time
+
+from django.db import transaction
+
+from apps.core import ratelimit
+from apps.events.publish import send_event_on_commit
+from apps.presence import limits
+from apps.presence.backends import Ping, store
+from apps.presence.limits import EVENT_MIN_INTERVAL_SECS, LEGACY_ACTIVE_OFFSET_SECS, OFFLINE_THRESHOLD_SECS
+from apps.presence.selectors import presence_event_recipients
+from apps.presence.serializers import legacy_client_presence, modern_presence
+from apps.users.models import User
+from apps.users.selectors import api_email
+
+
+@transaction.atomic(savepoint=False)
+def do_update_user_presence(user: User, *, active: bool, now: float | None = None) -> Ping | None:
+    """Records a ping of `user` at `now` (default: the server's time), "active" or "idle".
+    None when the user turned presence off (nothing recorded).
+
+    Emits: presence to the organization's active users, when the user came online or became
+    active, no other presence event of theirs went out in the last EVENT_MIN_INTERVAL_SECS, and
+    the organization has at most MAX_USERS_FOR_PRESENCE_EVENTS active users.
+    """
+    if not user.presence_enabled:
+        return None
+    now = time.time() if now is None else now
+    ping = store().ping(user.realm_id, user.id, int(now), active)
+    if not _status_changed(ping):
+        return ping
+    recipients = presence_event_recipients(user.realm_id, limits.MAX_USERS_FOR_PRESENCE_EVENTS)
+    if recipients is not None and _event_allowed(user):
+        send_event_on_commit(user.realm_id, presence_event(user, ping, now), recipients)
+    return ping
+
+
+def _status_changed(ping: Ping) -> bool:
+    before, after = ping.before, ping.after
+    if not ping.written:
+        return False
+    if before is None or after.connected - before.connected > OFFLINE_THRESHOLD_SECS:
+        return True  # came online
+    was_idle = before.active is None or before.active + LEGACY_ACTIVE_OFFSET_SECS < before.connected
+    return was_idle and after.active != before.active
+
+
+def _event_allowed(user: User) -> bool:
+    return not ratelimit.check(f"presence_event:{user.id}", (1, EVENT_MIN_INTERVAL_SECS)).blocked
+
+
+def presence_event(user: User, ping: Ping, now: float) -> dict:
+    """The presence event: Zulip's legacy form (user_id, email, server_timestamp, presence) and,
+    for clients with the simplified_presence_events capability, `presences` by user id (the
+    events app's transform gives each queue one of the two)."""
+    joined = int(user.date_joined.timestamp())
+    return {
+        "type": "presence",
+        "user_id": user.id,
+        "email": api_email(user),
+        "server_timestamp": now,
+        "presence": {"website": legacy_client_presence(ping.after, joined)},
+        "presences": {str(user.id): modern_presence(ping.after, joined)},
+    }

@@ -1,0 +1,34 @@
+from django.db import models
+
+from apps.realms.models import Realm
+from apps.users.models import User
+
+
+class UserPresence(models.Model):
+    """When a user was last connected (any ping) and last active (an "active" ping), in the
+    embedded mode; with Redis, presence lives there instead (apps/presence/backends.py).
+
+    `last_update_id` numbers the changes within the organization (PresenceSequence), so a client
+    asks for what changed since the last number it saw (POST /users/me/presence's last_update_id)."""
+
+    user = models.OneToOneField(User, on_delete=models.CASCADE, primary_key=True, related_name="+")
+    realm = models.ForeignKey(Realm, on_delete=models.CASCADE, related_name="+", db_index=False)
+    last_connected_time = models.DateTimeField()
+    last_active_time = models.DateTimeField(null=True, blank=True)  # null: never active, only idle
+    last_update_id = models.BigIntegerField()
+
+    class Meta:
+        indexes = [models.Index(fields=["realm", "last_update_id"], name="presence_by_realm_update")]
+
+    def __str__(self) -> str:
+        return f"presence of {self.user_id}"
+
+
+class PresenceSequence(models.Model):
+    """The last `last_update_id` given out in an organization (embedded mode)."""
+
+    realm = models.OneToOneField(Realm, on_delete=models.CASCADE, primary_key=True, related_name="+")
+    last_update_id = models.BigIntegerField(default=0)
+
+    def __str__(self) -> str:
+        return f"presence sequence of {self.realm_id}"

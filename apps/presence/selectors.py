@@ -1,0 +1,120 @@
+"""Reads of presence: an organization's users as its members see them, and one user's.
+
+Only active people (not bots) of the requester's organization appear, and only those with the
+`presence_enabled` setting on: the others appear offline, which is having no presence at all.
+Everyone in an organization may see everyone's presence (Parley has no limited guests)."""
+
+import time
+from typing import Any
+
+from apps.core.errors import JsonableError
+from apps.presence.backends import MAX_UPDATE_ID, PresenceTimes, store
+from apps.presence.limits import DEFAULT_HISTORY_DAYS, OFFLINE_THRESHOLD_SECS
+from apps.presence.serializers import legacy_presence, modern_presence
+from apps.users.models import User
+from apps.users.selectors import access_user_by_email, access_user_by_id, api_email_of_person
+
+# Above this many users, the organization's people are read whole rather than by id.
+_MAX_IDS_IN_QUERY = 1000
+_DAY = 86_400
+
+
+def presence_response(
+    requester: User, *, slim: bool, last_update_id: int | None = None, history_limit_days: int | None = None
+) -> dict[str, Any]:
+    """`presences` (by user id when `slim`, else by API email), `server_timestamp`, and
+    `presence_last_update_id`: the last change included, for the client's next `last_update_id`
+    (its own when nothing changed since, -1 when it sent none and there is nothing)."""
+    server_timestamp = time.time()
+    now = int(server_timestamp)
+    if history_limit_days == 0:
+        found = []
+    else:
+        days = DEFAULT_HISTORY_DAYS if history_limit_days is None else history_limit_days
+        # A client that already has presence only needs what changed; the first fetch goes back
+        # `days` (clamped to times a date can hold).
+        since = None if last_update_id is not None and last_update_id > 0 else _clamp(now - days * _DAY, 0, now + _DAY)
+        after = None if last_update_id is None else _clamp(last_update_id, -1, MAX_UPDATE_ID)
+        found = store().changed_since(requester.realm_id, after_update_id=after, connected_since=since)
+    presences = _presences_of(requester.realm, found, slim=slim)
+    last_id = -1 if last_update_id is None else last_update_id
+    if found:
+        last_id = max(times.update_id for times in found)
+    return {"presences": presences, "server_timestamp": server_timestamp, "presence_last_update_id": last_id}
+
+
+def access_user_for_presence(requester: User, user_id_or_email: str | int) -> User:
+    """The active person named by id or email in the requester's organization: "No such user"
+    otherwise (another organization's too), and "Presence is not supported for bot users." for a bot."""
+    try:
+        if isinstance(user_id_or_email, int):
+            target = access_user_by_id(requester, user_id_or_email, allow_bots=True, allow_deactivated=True)
+        else:
+            target = access_user_by_email(requester, user_id_or_email, allow_bots=True, allow_deactivated=True)
+    except JsonableError:
+        raise JsonableError("No such user") from None
+    if not target.is_active:
+        raise JsonableError("No such user")
+    if target.is_bot:
+        raise JsonableError("Presence is not supported for bot users.")
+    return target
+
+
+def user_presence(target: User, named: str | int, *, slim: bool) -> dict[str, Any]:
+    """GET /users/{user_id_or_email}/presence: the modern shape when `slim`, else the legacy one
+    without `client` and `pushable`, `aggregated` saying "offline" after OFFLINE_THRESHOLD_SECS.
+    "No presence data for ..." for a user never seen, or who turned presence off."""
+    times = store().of_user(target.realm_id, target.id) if target.presence_enabled else None
+    if times is None:
+        raise JsonableError(f"No presence data for {named}")
+    joined = int(target.date_joined.timestamp())
+    if slim:
+        return modern_presence(times, joined)
+    presence = legacy_presence(times, joined)
+    for value in presence.values():
+        value.pop("client", None)
+        value.pop("pushable", None)
+    if int(time.time()) - presence["aggregated"]["timestamp"] > OFFLINE_THRESHOLD_SECS:
+        presence["aggregated"]["status"] = "offline"
+    return presence
+
+
+def presence_event_recipients(realm_id: int, limit: int) -> list[int] | None:
+    """The organization's active users (who receive its presence events), or None when there are
+    more than `limit`: one query reading at most limit + 1 ids, however large the organization."""
+    ids = list(User.objects.filter(realm_id=realm_id, is_active=True).values_list("id", flat=True)[: limit + 1])
+    return ids if len(ids) <= limit else None
+
+
+def _presences_of(realm, found: list[PresenceTimes], *, slim: bool) -> dict[str, dict]:
+    """The presences of the people among `found` who appear. Read as plain values: an answer may
+    hold every user of a large organization (a modern client's, a minute after everyone pinged)."""
+    if not found:
+        return {}
+    people = User.objects.filter(realm=realm, is_active=True, bot_type__isnull=True, presence_enabled=True)
+    if len(found) <= _MAX_IDS_IN_QUERY:
+        people = people.filter(id__in=[times.user_id for times in found])
+    if slim:
+        keys = {user_id: str(user_id) for user_id in people.values_list("id", flat=True)}
+    else:
+        keys = {
+            user_id: api_email_of_person(user_id, email, visibility, realm)
+            for user_id, email, visibility in people.values_list("id", "delivery_email", "email_address_visibility")
+        }
+    shown = [times for times in found if times.user_id in keys]
+    # Someone never active counts as active when they joined: only they need that date.
+    never_active = [times.user_id for times in shown if times.active is None]
+    joined = (
+        {
+            user_id: int(date_joined.timestamp())
+            for user_id, date_joined in User.objects.filter(id__in=never_active).values_list("id", "date_joined")
+        }
+        if never_active
+        else {}
+    )
+    shape = modern_presence if slim else legacy_presence
+    return {keys[times.user_id]: shape(times, joined.get(times.user_id, 0)) for times in shown}
+
+
+def _clamp(value: int, low: int, high: int) -> int:
+    return max(low, min(value, high))

@@ -1,0 +1,153 @@
+"""Push registrations: a phone's tokens (the legacy endpoints) and its devices (Zulip's current
+registration, end-to-end encrypted notifications). Both are the user's own: changed by that user's
+requests or by the server (an operator in the admin, a token the push service refused), never by
+someone else.
+
+Emits: `device` events (add, update, remove) to the owner's queues for devices; tokens have none.
+"""
+
+from django.db import transaction
+from django.utils import timezone
+
+from apps.core.errors import JsonableError
+from apps.events.publish import send_event_on_commit
+from apps.push.models import Device, PushDeviceToken
+from apps.push.serializers import check_push_key, check_token_kind, decode_token_id, device_to_dict
+from apps.users.models import User
+
+# --- tokens (POST/DELETE /users/me/apns_device_token, /users/me/android_gcm_reg_id) ----------------
+
+
+def do_add_push_device_token(user: User, *, kind: int, token: str, ios_app_id: str | None = None) -> PushDeviceToken:
+    """Registers the (checked) token for the user, or refreshes its app id and time when they have
+    it already: one row per (user, kind, token)."""
+    now = timezone.now()
+    with transaction.atomic():
+        row, created = PushDeviceToken.objects.get_or_create(
+            user=user, kind=kind, token=token, defaults={"ios_app_id": ios_app_id, "last_updated": now}
+        )
+    if not created:
+        row.ios_app_id, row.last_updated = ios_app_id, now
+        row.save(update_fields=["ios_app_id", "last_updated"])
+    return row
+
+
+def do_remove_push_device_token(user: User, *, kind: int, token: str) -> None:
+    """Removes the user's token: "Token does not exist" when they have none such (whoever else has)."""
+    deleted, _ = PushDeviceToken.objects.filter(user=user, kind=kind, token=token).delete()
+    if not deleted:
+        raise JsonableError("Token does not exist")
+
+
+def do_remove_push_device_tokens(tokens: list[PushDeviceToken]) -> int:
+    """Removes these tokens (an operator in the admin, or tokens the push service refused)."""
+    deleted, _ = PushDeviceToken.objects.filter(id__in=[token.id for token in tokens]).delete()
+    return deleted
+
+
+# --- devices (POST /register_client_device, /mobile_push/register, /remove_client_device) ---------
+
+
+@transaction.atomic(savepoint=False)
+def do_register_client_device(user: User) -> Device:
+    """A new device of the user. Emits: device add to the user."""
+    device = Device.objects.create(user=user, date_created=timezone.now())
+    send_event_on_commit(user.realm_id, {"type": "device", "op": "add", "device_id": device.id}, [user.id])
+    return device
+
+
+@transaction.atomic(savepoint=False)
+def do_remove_client_device(device: Device) -> None:
+    """Removes the device (logged out). Emits: device remove to its user."""
+    user_id, realm_id, device_id = device.user_id, device.user.realm_id, device.id
+    device.delete()
+    send_event_on_commit(realm_id, {"type": "device", "op": "remove", "device_id": device_id}, [user_id])
+
+
+@transaction.atomic(savepoint=False)
+def do_rotate_push_key(device: Device, *, push_key: bytes, push_key_id: int) -> None:
+    """A new key for the device's notifications. Emits: device update (push_key_id) to its user."""
+    device.push_key, device.push_key_id = push_key, push_key_id
+    device.save(update_fields=["push_key", "push_key_id"])
+    _send_device_update(device, ["push_key_id"])
+
+
+@transaction.atomic(savepoint=False)
+def do_register_push_token(
+    device: Device,
+    *,
+    token_kind: str,
+    token_id: int,
+    bouncer_public_key: str,
+    encrypted_push_registration: str,
+    push_key: bytes | None = None,
+    push_key_id: int | None = None,
+) -> None:
+    """Stores the device's push token registration as its app sent it (and its key, when sent
+    along), and counts it registered: Parley keeps the registration meant for the push bouncer as
+    is. Emits: device update to its user (its key id when sent, its token ids and time, no error).
+    """
+    now = timezone.now()
+    changed = ["push_token_id", "pending_push_token_id", "push_token_last_updated_timestamp"]
+    changed.append("push_registration_error_code")
+    if push_key is not None:
+        device.push_key, device.push_key_id = push_key, push_key_id
+        changed.append("push_key_id")
+    device.push_token_kind = token_kind
+    device.push_token_id, device.pending_push_token_id = token_id, None
+    device.push_token_last_updated_timestamp = now
+    device.push_registration_error_code = None
+    device.bouncer_public_key, device.encrypted_push_registration = bouncer_public_key, encrypted_push_registration
+    device.save()
+    _send_device_update(device, changed)
+
+
+def _send_device_update(device: Device, fields: list[str]) -> None:
+    shape = device_to_dict(device)
+    event = {"type": "device", "op": "update", "device_id": device.id, **{name: shape[name] for name in fields}}
+    send_event_on_commit(device.user.realm_id, event, [device.user_id])
+
+
+def check_register_push_device(
+    device: Device,
+    *,
+    token_kind: str | None,
+    token_id: str | None,
+    bouncer_public_key: str | None,
+    encrypted_push_registration: str | None,
+    push_key: str | None,
+    push_key_id: int | None,
+) -> None:
+    """POST /mobile_push/register with Zulip's rules: all the key fields (a new key for a device
+    registered already), all the token fields (a new token for one), or both (a registration);
+    the same registration again changes nothing."""
+    key_sent = push_key is not None and push_key_id is not None
+    token_sent = None not in (token_kind, token_id, bouncer_public_key, encrypted_push_registration)
+    if not (key_sent or token_sent):
+        raise JsonableError("Missing parameters: must provide either all push key fields, all token fields, or both.")
+    key = check_push_key(push_key) if key_sent else None
+    if not token_sent:
+        if device.push_key_id is None:
+            raise JsonableError("No push registration exists to rotate key for.")
+        do_rotate_push_key(device, push_key=key, push_key_id=push_key_id)
+        return
+    if device.push_registration_error_code is None and device.pending_push_token_id is not None:
+        raise JsonableError("A registration for the device already in progress.")
+    kind, token_number = check_token_kind(token_kind), decode_token_id(token_id)
+    if not key_sent and device.push_key_id is None:
+        raise JsonableError("No push registration exists to rotate token for.")
+    unchanged = device.push_registration_error_code is None and device.push_token_id == token_number
+    if key_sent:
+        same_key = device.push_key is not None and bytes(device.push_key) == key
+        unchanged = unchanged and same_key and device.push_key_id == push_key_id and device.push_token_kind == kind
+    if unchanged:
+        return
+    do_register_push_token(
+        device,
+        token_kind=kind,
+        token_id=token_number,
+        bouncer_public_key=bouncer_public_key,
+        encrypted_push_registration=encrypted_push_registration,
+        push_key=key,
+        push_key_id=push_key_id if key_sent else None,
+    )

@@ -1,0 +1,190 @@
+"""Zulip's current device registration: POST /register_client_device, /mobile_push/register,
+/remove_client_device, the `devices` state of POST /register and `device` events; the admin."""
+
+import base64
+
+import pytest
+
+from apps.events.models import OutboxEvent
+from apps.push.models import Device
+from tests.api import api_for, assert_error, assert_success
+
+KEY = base64.b64encode(bytes([0x31]) + bytes(range(32))).decode()
+OTHER_KEY = base64.b64encode(bytes([0x31]) + bytes(range(1, 33))).decode()
+TOKEN_ID = base64.b64encode((123456789).to_bytes(8, "big", signed=True)).decode()
+OTHER_TOKEN_ID = base64.b64encode((-5).to_bytes(8, "big", signed=True)).decode()
+
+
+def registration(device_id: int, **changes) -> dict:
+    return {
+        "device_id": device_id,
+        "push_key_id": 7,
+        "push_key": KEY,
+        "token_kind": "fcm",
+        "token_id": TOKEN_ID,
+        "bouncer_public_key": "bouncer-key",
+        "encrypted_push_registration": "ciphertext",
+        **changes,
+    }
+
+
+def new_device(user) -> int:
+    return assert_success(api_for(user).post("/register_client_device"))["device_id"]
+
+
+def devices_state(user) -> dict:
+    return assert_success(api_for(user).post("/register", {"fetch_event_types": ["device"]}))["devices"]
+
+
+def device_rows() -> list[tuple]:
+    fields = ("id", "user_id", "push_key", "push_key_id", "push_token_id", "push_token_kind")
+    return [
+        tuple(bytes(v) if isinstance(v, memoryview) else v for v in row) for row in Device.objects.values_list(*fields)
+    ]
+
+
+def refused(user, path, params, msg, code="BAD_REQUEST"):
+    before = device_rows(), OutboxEvent.objects.count()
+    assert_error(api_for(user).post(path, params), 400, code, msg)
+    assert (device_rows(), OutboxEvent.objects.count()) == before
+
+
+def test_a_device_is_registered_then_removed(member, capture_events):
+    with capture_events(member) as events:
+        device_id = new_device(member)
+    assert events[member.id] == [{"type": "device", "op": "add", "device_id": device_id}]
+    assert devices_state(member) == {
+        str(device_id): {
+            "push_key_id": None,
+            "push_token_id": None,
+            "pending_push_token_id": None,
+            "push_token_last_updated_timestamp": None,
+            "push_registration_error_code": None,
+        }
+    }
+    with capture_events(member) as events:
+        assert_success(api_for(member).post("/remove_client_device", {"device_id": device_id}))
+    assert events[member.id] == [{"type": "device", "op": "remove", "device_id": device_id}]
+    assert devices_state(member) == {}
+
+
+def test_push_registration_is_stored_and_announced(member, capture_events):
+    device_id = new_device(member)
+    with capture_events(member) as events:
+        assert_success(api_for(member).post("/mobile_push/register", registration(device_id)))
+    [event] = events[member.id]
+    assert event["type"] == "device"
+    assert event["op"] == "update"
+    assert event["device_id"] == device_id
+    assert event["push_key_id"] == 7
+    assert event["push_token_id"] == TOKEN_ID
+    assert event["pending_push_token_id"] is None
+    assert event["push_registration_error_code"] is None
+    state = devices_state(member)[str(device_id)]
+    assert state["push_token_id"] == TOKEN_ID
+    assert state["push_token_last_updated_timestamp"] == event["push_token_last_updated_timestamp"]
+    device = Device.objects.get(id=device_id)
+    assert bytes(device.push_key) == base64.b64decode(KEY)
+    assert (device.push_token_kind, device.bouncer_public_key, device.encrypted_push_registration) == (
+        "fcm",
+        "bouncer-key",
+        "ciphertext",
+    )
+    # The same registration again changes nothing and says nothing.
+    with capture_events(member) as events:
+        assert_success(api_for(member).post("/mobile_push/register", registration(device_id)))
+    assert events[member.id] == []
+
+
+def test_key_and_token_rotate_separately(member, capture_events):
+    device_id = new_device(member)
+    assert_success(api_for(member).post("/mobile_push/register", registration(device_id)))
+    with capture_events(member) as events:
+        assert_success(
+            api_for(member).post(
+                "/mobile_push/register", {"device_id": device_id, "push_key": OTHER_KEY, "push_key_id": 8}
+            )
+        )
+    assert events[member.id] == [{"type": "device", "op": "update", "device_id": device_id, "push_key_id": 8}]
+    token_only = registration(device_id, token_id=OTHER_TOKEN_ID)
+    del token_only["push_key"], token_only["push_key_id"]
+    assert_success(api_for(member).post("/mobile_push/register", token_only))
+    device = Device.objects.get(id=device_id)
+    assert (device.push_key_id, device.push_token_id) == (8, -5)
+    assert bytes(device.push_key) == base64.b64decode(OTHER_KEY)
+
+
+def test_rotating_needs_a_registration(member):
+    device_id = new_device(member)
+    refused(
+        member,
+        "/mobile_push/register",
+        {"device_id": device_id, "push_key": KEY, "push_key_id": 1},
+        "No push registration exists to rotate key for.",
+    )
+    token_only = registration(device_id)
+    del token_only["push_key"], token_only["push_key_id"]
+    refused(member, "/mobile_push/register", token_only, "No push registration exists to rotate token for.")
+
+
+@pytest.mark.parametrize(
+    ("changes", "msg"),
+    [
+        (
+            {"push_key": None, "token_kind": None},
+            "Missing parameters: must provide either all push key fields, all token fields, or both.",
+        ),
+        ({"push_key": "not base64!"}, "Invalid `push_key`"),
+        ({"push_key": base64.b64encode(bytes([0x32]) + bytes(32)).decode()}, "Invalid `push_key`"),
+        ({"push_key": base64.b64encode(bytes([0x31]) + bytes(31)).decode()}, "Invalid `push_key`"),
+        ({"token_id": "###"}, "Invalid `token_id`"),
+        ({"token_id": base64.b64encode(bytes(9)).decode()}, "Invalid `token_id`"),
+        ({"token_kind": "sms"}, "Invalid token_kind"),
+    ],
+)
+def test_bad_registrations_are_refused(member, changes, msg):
+    device_id = new_device(member)
+    params = {k: v for k, v in registration(device_id, **changes).items() if v is not None}
+    refused(member, "/mobile_push/register", params, msg)
+
+
+@pytest.mark.parametrize(
+    ("push_key_id", "msg"), [(2**32, "push_key_id is too large"), (-1, "push_key_id is too small")]
+)
+def test_push_key_id_is_an_unsigned_32_bit_integer(member, push_key_id, msg):
+    device_id = new_device(member)
+    refused(
+        member,
+        "/mobile_push/register",
+        registration(device_id, push_key_id=push_key_id),
+        msg,
+        "REQUEST_VARIABLE_INVALID",
+    )
+
+
+def test_another_persons_device_is_invalid(member, admin, foreign_user):
+    theirs = new_device(admin)
+    for user in (member, foreign_user):
+        refused(user, "/remove_client_device", {"device_id": theirs}, "Invalid `device_id`")
+        refused(user, "/mobile_push/register", registration(theirs), "Invalid `device_id`")
+    for device_id in (0, -1, 2**63, 10**30):
+        refused(member, "/remove_client_device", {"device_id": device_id}, "Invalid `device_id`")
+
+
+@pytest.mark.parametrize("path", ["/register_client_device", "/remove_client_device", "/mobile_push/register"])
+def test_bots_are_refused(bot, path):
+    refused(bot, path, {"device_id": 1}, "This endpoint does not accept bot requests.")
+
+
+def test_admin_lists_and_removes_through_the_actions(staff, member, capture_events):
+    device_id = new_device(member)
+    assert_success(api_for(member).post("/users/me/android_gcm_reg_id", {"token": "fcm-token"}))
+    page = staff.get("/admin/push/device/")
+    assert page.status_code == 200
+    assert f"/admin/push/device/{device_id}/" in page.content.decode()
+    assert staff.get("/admin/push/pushdevicetoken/").status_code == 200
+    assert staff.get("/admin/push/device/add/").status_code == 403
+    with capture_events(member) as events:
+        staff.post(f"/admin/push/device/{device_id}/delete/", {"post": "yes"})
+    assert not Device.objects.filter(id=device_id).exists()
+    assert events[member.id] == [{"type": "device", "op": "remove", "device_id": device_id}]
