@@ -23,7 +23,7 @@ urlpatterns = [
     path("api/v1/", include("apps.events.urls")),
     path("admin/", admin.site.urls),
     # The server's emoji names (server_emoji_data_url), for clients' emoji pickers: no authentication.
-    path(EMOJI_DATA_PATH.lstrip("/"), messages_views.emoji_data),
+    path(EMOJI_DATA_PATH.lstrip("/"), messages_views.EmojiDataView.as_view()),
     # HTML pages: confirming a new email address.
     path("accounts/", include("apps.users.page_urls")),
     # The sign-in pages: /join/<key>/ (an invitation link), /login/, /account/.

@@ -39,7 +39,7 @@ def unread_state(context: StateContext) -> dict:
 
 @initial_state("realm")
 def emoji_data_state(context: StateContext) -> dict:
-    """Where clients read the server's emoji names (apps.messages.views.emoji_data)."""
+    """Where clients read the server's emoji names (apps.messages.views.EmojiDataView)."""
     return {"server_emoji_data_url": f"{context.user.realm.url}{EMOJI_DATA_PATH}"}
 
 

@@ -5,7 +5,7 @@ import json
 from functools import cache
 
 from django.http import HttpRequest, HttpResponse
-from django.views.decorators.http import require_safe
+from django.views import View
 from rest_framework.request import Request
 
 from apps.core.converters import ascii_int
@@ -171,18 +171,19 @@ def _emoji_data() -> tuple[bytes, str]:
     return body, hashlib.sha256(body).hexdigest()[:32]
 
 
-@require_safe
-def emoji_data(request: HttpRequest) -> HttpResponse:
+class EmojiDataView(View):
     """The server's Unicode emoji and their names (`server_emoji_data_url` in POST /register), as
     Zulip serves them: no authentication, the same for every organization, cacheable."""
-    body, digest = _emoji_data()
-    if request.headers.get("If-None-Match") == f'"{digest}"':
-        response = HttpResponse(status=304)
-    else:
-        response = HttpResponse(body, content_type="application/json")
-    response["ETag"] = f'"{digest}"'
-    response["Cache-Control"] = "public, max-age=86400"
-    return response
+
+    def get(self, request: HttpRequest) -> HttpResponse:
+        body, digest = _emoji_data()
+        if request.headers.get("If-None-Match") == f'"{digest}"':
+            response = HttpResponse(status=304)
+        else:
+            response = HttpResponse(body, content_type="application/json")
+        response["ETag"] = f'"{digest}"'
+        response["Cache-Control"] = "public, max-age=86400"
+        return response
 
 
 class ChannelTopicsView(ApiView):
