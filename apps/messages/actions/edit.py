@@ -56,6 +56,11 @@ class MessageEdit:
     propagate_mode: str
 
 
+def is_resolving(old_topic: str, new_topic: str) -> bool:
+    """Whether a move only marks the topic resolved ("✔ " added) or unresolved (removed)."""
+    return new_topic == RESOLVED_TOPIC_PREFIX + old_topic or old_topic == RESOLVED_TOPIC_PREFIX + new_topic
+
+
 def _past(message: Message, limit_seconds: int | None) -> bool:
     if limit_seconds is None:
         return False
@@ -110,8 +115,7 @@ def check_message_edit(
         content = normalize_content(content)
     if topic is not None:
         topic = normalize_topic(topic, message.stream)
-        resolving = topic == RESOLVED_TOPIC_PREFIX + message.topic or message.topic == RESOLVED_TOPIC_PREFIX + topic
-        if resolving:
+        if is_resolving(message.topic, topic):
             if not has_realm_permission(user, "can_resolve_topics_group"):
                 raise JsonableError("You don't have permission to resolve topics in this channel.")
         else:
@@ -135,7 +139,7 @@ def _messages_to_move(user: User, message: Message, edit: MessageEdit) -> list[M
         messages = messages.filter(id__gte=message.id)
     moved = list(messages.select_for_update().order_by("id"))
     limit = user.realm.move_messages_within_stream_limit_seconds
-    resolving = edit.topic in (RESOLVED_TOPIC_PREFIX + message.topic, message.topic.removeprefix(RESOLVED_TOPIC_PREFIX))
+    resolving = is_resolving(message.topic, edit.topic)
     if edit.propagate_mode == "change_all" and not user.is_moderator and not resolving and limit is not None:
         allowed = [m for m in moved if not _past(m, limit)]
         if len(allowed) < len(moved):
