@@ -125,8 +125,13 @@ def realm_admin_form(realm: Realm, **changes) -> dict:
         "description": realm.description,
         "welcome_message_custom_text": realm.welcome_message_custom_text,
         "message_content_delete_limit_seconds": realm.message_content_delete_limit_seconds or "",
+        "message_content_edit_limit_seconds": realm.message_content_edit_limit_seconds or "",
+        "move_messages_within_stream_limit_seconds": realm.move_messages_within_stream_limit_seconds or "",
+        "move_messages_between_streams_limit_seconds": realm.move_messages_between_streams_limit_seconds or "",
+        "message_edit_history_visibility_policy": realm.message_edit_history_visibility_policy,
         **{name: getattr(realm, f"{name}_id") for name in REALM_SETTINGS},
     }
-    if realm.password_auth_enabled:
-        form["password_auth_enabled"] = "on"
+    for name in ("password_auth_enabled", "allow_message_editing"):
+        if getattr(realm, name):
+            form[name] = "on"
     return {**form, **changes}

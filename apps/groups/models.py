@@ -65,6 +65,9 @@ REALM_SETTINGS = {
     "can_create_public_channel_group": GroupSetting(default=SystemGroups.MEMBERS, allow_everyone_group=False),
     "can_delete_any_message_group": GroupSetting(default=SystemGroups.ADMINISTRATORS, allow_everyone_group=False),
     "can_delete_own_message_group": GroupSetting(default=SystemGroups.EVERYONE, allow_everyone_group=True),
+    "can_move_messages_between_channels_group": GroupSetting(default=SystemGroups.MEMBERS, allow_everyone_group=False),
+    "can_move_messages_between_topics_group": GroupSetting(default=SystemGroups.EVERYONE, allow_everyone_group=True),
+    "can_resolve_topics_group": GroupSetting(default=SystemGroups.EVERYONE, allow_everyone_group=True),
 }
 
 

@@ -145,3 +145,16 @@ def adapt_typing_event(event: dict, options: QueueOptions) -> dict:
         return event
     allow_empty_topic_name = options.client_capabilities.get("empty_topic_name", False)
     return {**event, "topic": topic_for_client(event["topic"], allow_empty_topic_name=allow_empty_topic_name)}
+
+
+@event_transform("update_message")
+def adapt_update_message_event(event: dict, options: QueueOptions) -> dict:
+    """A moved topic named for the client (the empty topic's name for older clients)."""
+    if "subject" not in event:
+        return event
+    allow_empty_topic_name = options.client_capabilities.get("empty_topic_name", False)
+    return {
+        **event,
+        "orig_subject": topic_for_client(event["orig_subject"], allow_empty_topic_name=allow_empty_topic_name),
+        "subject": topic_for_client(event["subject"], allow_empty_topic_name=allow_empty_topic_name),
+    }

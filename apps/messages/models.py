@@ -57,6 +57,9 @@ class Message(models.Model):
     has_attachment = models.BooleanField(default=False)
     last_edit_time = models.DateTimeField(null=True, blank=True)
     last_moved_time = models.DateTimeField(null=True, blank=True)
+    # Zulip's edit history, newest first: for each edit {user_id, timestamp} with {prev_content,
+    # prev_rendered_content} when the content changed and {prev_topic, topic} when it moved.
+    edit_history = models.JSONField(null=True, blank=True)
 
     class Meta:
         indexes = [

@@ -19,6 +19,7 @@ from apps.core.errors import JsonableError
 from apps.groups.selectors import is_user_in_group
 from apps.linkifiers.patterns import LinkifierRules
 from apps.linkifiers.selectors import linkifier_rules
+from apps.messages.edit_history import visible_edit_history
 from apps.messages.errors import InvalidMessageError
 from apps.messages.models import (
     AlertWord,
@@ -214,6 +215,7 @@ def messages_as_dicts(
             topic_links=_topic_links(linkifiers, m, links_of_topic),
             reactions=reactions.get(m.id, ()),
             submessages=submessages.get(m.id, ()),
+            edit_history=visible_edit_history(m, user.realm.message_edit_history_visibility_policy),
         )
         for m in messages
     ]

@@ -57,6 +57,7 @@ def message_to_dict(
     topic_links: list[dict[str, str]] | None = None,
     reactions: Sequence[Reaction] = (),
     submessages: Sequence[SubMessage] = (),
+    edit_history: list[dict[str, Any]] | None = None,
 ) -> dict[str, Any]:
     """Zulip's Message object. `dm_users`: the people of a direct message (sorted by id);
     `flags` (for GET /messages) the reader's flags, left out when None (events carry them apart);
@@ -90,6 +91,8 @@ def message_to_dict(
     }
     if message.stream_id is not None:
         result["stream_id"] = message.stream_id
+    if edit_history:
+        result["edit_history"] = edit_history
     if message.last_edit_time is not None:
         result["last_edit_timestamp"] = int(message.last_edit_time.timestamp())
     if message.last_moved_time is not None:
@@ -228,3 +231,15 @@ class TypingParams(Params):
 
 class TopicsParams(Params):
     allow_empty_topic_name: Json[bool] = False
+
+
+class UpdateMessageParams(Params):
+    content: str | None = None
+    topic: str | None = None
+    subject: str | None = None  # the topic's older name
+    stream_id: Json[Id] | None = None
+    propagate_mode: Literal["change_one", "change_later", "change_all"] = "change_one"
+    # Notices of moves in the old and new topics are not sent yet: taken, not used.
+    send_notification_to_old_thread: Json[bool] = False
+    send_notification_to_new_thread: Json[bool] = True
+    prev_content_sha256: str | None = None

@@ -17,12 +17,14 @@ from apps.core.views import ApiView
 from apps.messages.actions.alert_words import check_add_alert_words, do_remove_alert_words
 from apps.messages.actions.delete import check_delete_message
 from apps.messages.actions.delete_topic import check_delete_topic
+from apps.messages.actions.edit import check_update_message
 from apps.messages.actions.flags import check_flag, check_update_message_flags, do_mark_messages_read
 from apps.messages.actions.muted_users import check_mute_user, do_unmute_user
 from apps.messages.actions.reactions import check_add_reaction, check_remove_reaction
 from apps.messages.actions.send import check_send_message
 from apps.messages.actions.submessages import check_add_submessage
 from apps.messages.actions.typing import check_send_direct_typing, check_send_stream_typing
+from apps.messages.edit_history import message_history, visible_edit_history
 from apps.messages.emoji import code_to_names
 from apps.messages.narrow import Term, parse_narrow
 from apps.messages.search import add_search_fields, matches_narrow
@@ -55,6 +57,7 @@ from apps.messages.serializers import (
     TypingParams,
     UpdateFlagsForNarrowParams,
     UpdateFlagsParams,
+    UpdateMessageParams,
     client_name,
     flag_names,
     message_to_dict,
@@ -141,7 +144,7 @@ class MessagesView(ApiView):
 
 
 class MessageView(ApiView):
-    """GET and DELETE /messages/{message_id}."""
+    """GET, PATCH (edit, move) and DELETE /messages/{message_id}."""
 
     def get(self, request: Request, message_id: int):
         params = parse_params(GetMessageParams, request)
@@ -156,13 +159,38 @@ class MessageView(ApiView):
             topic_links=topic_links_of(message),
             reactions=reactions_by_message([message.id]).get(message.id, ()),
             submessages=submessages_by_message([message.id]).get(message.id, ()),
+            edit_history=visible_edit_history(message, request.user.realm.message_edit_history_visibility_policy),
         )
         return json_success(request, {"raw_content": message.content, "message": shape})
+
+    def patch(self, request: Request, message_id: int):
+        params = parse_params(UpdateMessageParams, request)
+        message, _ = access_message(request.user, message_id)
+        check_update_message(
+            message,
+            content=params.content,
+            topic=params.topic if params.topic is not None else params.subject,
+            stream_id=params.stream_id,
+            propagate_mode=params.propagate_mode,
+            prev_content_sha256=params.prev_content_sha256,
+            acting_user=request.user,
+        )
+        return json_success(request, {"detached_uploads": []})
 
     def delete(self, request: Request, message_id: int):
         message, _ = access_message(request.user, message_id)
         check_delete_message(message, acting_user=request.user)
         return json_success(request)
+
+
+class MessageHistoryView(ApiView):
+    """GET /messages/{message_id}/history: the message's versions, oldest first."""
+
+    def get(self, request: Request, message_id: int):
+        params = parse_params(GetMessageParams, request)
+        message, _ = access_message(request.user, message_id)
+        history = message_history(message, allow_empty_topic_name=params.allow_empty_topic_name)
+        return json_success(request, {"message_history": history})
 
 
 @cache

@@ -77,7 +77,20 @@ def do_set_realm_deactivated(realm: Realm, deactivated: bool, *, acting_user: "U
 
 
 # The settings do_change_realm_settings changes.
-CHANGEABLE_SETTINGS = frozenset({"name", "description", "password_auth_enabled", "welcome_message_custom_text"})
+CHANGEABLE_SETTINGS = frozenset(
+    {
+        "name",
+        "description",
+        "password_auth_enabled",
+        "welcome_message_custom_text",
+        "message_content_delete_limit_seconds",
+        "allow_message_editing",
+        "message_content_edit_limit_seconds",
+        "move_messages_within_stream_limit_seconds",
+        "move_messages_between_streams_limit_seconds",
+        "message_edit_history_visibility_policy",
+    }
+)
 
 
 def do_change_realm_settings(realm: Realm, changes: dict, *, acting_user: "User | None") -> None:

@@ -13,6 +13,11 @@ EDITABLE = (
     "password_auth_enabled",
     "welcome_message_custom_text",
     "message_content_delete_limit_seconds",
+    "allow_message_editing",
+    "message_content_edit_limit_seconds",
+    "move_messages_within_stream_limit_seconds",
+    "move_messages_between_streams_limit_seconds",
+    "message_edit_history_visibility_policy",
 )
 
 

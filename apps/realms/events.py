@@ -13,6 +13,7 @@ from apps.realms.limits import (
     MAX_STREAM_NAME_LENGTH,
     MAX_TOPIC_LENGTH,
 )
+from apps.realms.models import Realm
 from apps.realms.selectors import realm_icon_url
 
 
@@ -33,9 +34,12 @@ def realm_state(context: StateContext) -> dict:
         "realm_push_notifications_enabled": False,
         "realm_is_zephyr_mirror_realm": False,
         "realm_message_retention_days": -1,
-        "realm_allow_message_editing": True,
-        "realm_message_content_edit_limit_seconds": 600,
-        "realm_allow_edit_history": True,
+        "realm_allow_message_editing": realm.allow_message_editing,
+        "realm_message_content_edit_limit_seconds": realm.message_content_edit_limit_seconds,
+        "realm_move_messages_within_stream_limit_seconds": realm.move_messages_within_stream_limit_seconds,
+        "realm_move_messages_between_streams_limit_seconds": realm.move_messages_between_streams_limit_seconds,
+        "realm_message_edit_history_visibility_policy": realm.message_edit_history_visibility_policy,
+        "realm_allow_edit_history": realm.message_edit_history_visibility_policy != Realm.EditHistoryVisibility.NONE,
         "realm_message_content_delete_limit_seconds": realm.message_content_delete_limit_seconds,
         "realm_empty_topic_display_name": EMPTY_TOPIC_DISPLAY_NAME,
         "max_topic_length": MAX_TOPIC_LENGTH,

@@ -21,6 +21,11 @@ def group_setting(help_text: str) -> models.ForeignKey:
     )
 
 
+def seconds_limit(default: int, help_text: str) -> models.PositiveIntegerField:
+    """A time limit of the organization's, in seconds; NULL: none."""
+    return models.PositiveIntegerField(null=True, blank=True, default=default, db_default=default, help_text=help_text)
+
+
 class Realm(models.Model):
     """An organization. Everything else belongs to exactly one; none sees another's objects."""
 
@@ -60,13 +65,38 @@ class Realm(models.Model):
     can_delete_own_message_group = group_setting(
         "Who may delete their own messages (and their bots'), within the time limit below."
     )
-    # Zulip's message_content_delete_limit_seconds: None is no limit.
-    message_content_delete_limit_seconds = models.PositiveIntegerField(
-        null=True,
-        blank=True,
-        default=600,
-        db_default=600,
-        help_text="How long after sending people may delete their own messages, in seconds; empty: any time.",
+    can_move_messages_between_topics_group = group_setting("Who may move messages to another topic.")
+    can_move_messages_between_channels_group = group_setting("Who may move messages to another channel.")
+    can_resolve_topics_group = group_setting("Who may mark topics resolved (and unresolved).")
+    # Zulip's *_limit_seconds: None is no limit.
+    message_content_delete_limit_seconds = seconds_limit(
+        600, "How long after sending people may delete their own messages, in seconds; empty: any time."
+    )
+    allow_message_editing = models.BooleanField(
+        default=True, db_default=True, help_text="Whether people may edit the content of their messages."
+    )
+    message_content_edit_limit_seconds = seconds_limit(
+        600, "How long after sending people may edit their messages' content, in seconds; empty: any time."
+    )
+    move_messages_within_stream_limit_seconds = seconds_limit(
+        604800, "How long after sending messages may be moved to another topic (moderators: any time); empty: any time."
+    )
+    move_messages_between_streams_limit_seconds = seconds_limit(
+        604800,
+        "How long after sending messages may be moved to another channel (moderators: any time); empty: any time.",
+    )
+
+    class EditHistoryVisibility(models.TextChoices):
+        ALL = "all", "Show edits and moves"
+        MOVES = "moves", "Show moves only"
+        NONE = "none", "Show neither"
+
+    message_edit_history_visibility_policy = models.CharField(
+        max_length=10,
+        choices=EditHistoryVisibility.choices,
+        default=EditHistoryVisibility.ALL,
+        db_default=EditHistoryVisibility.ALL,
+        help_text="What of a message's edit history people are shown.",
     )
 
     class Meta:

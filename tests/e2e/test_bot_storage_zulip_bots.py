@@ -2,9 +2,8 @@
 with `zulip-run-bot` in a process of its own against a real server, and a person talks to it with the
 official `zulip` client.
 
-- `incrementor` counts the messages it gets: 1, 2, 3, its count and the id of its last answer in the
-  server's storage. (It edits its answer when the server can; Parley has no message editing yet, so
-  it answers each time with a new message, as its code does when an edit fails.)
+- `incrementor` counts the messages it gets: 1, 2, 3, in one answer it edits each time (PATCH
+  /messages/{id}), its count and the id of that answer in the server's storage.
 - `incident` numbers its tickets from its storage (`StateHandler.get`, then `put`): TICKET0001,
   TICKET0002, then, after the bot's process is stopped and started again, TICKET0003. (The
   incrementor cannot show a restart: its `initialize` asks `StateHandler.contains`, which in
@@ -127,7 +126,9 @@ def test_incrementor_counts_across_messages(run_bot, people, parley_server):
             return replies if replies and replies[-1]["content"] == f"<p>{count}</p>" else []
 
         replies = wait_for(counted, f"the count {count}", log=process.log)
-    assert [reply["content"] for reply in replies] == ["<p>1</p>", "<p>2</p>", "<p>3</p>"]
+    [reply] = replies  # one answer, edited from 1 to 3
+    assert reply["content"] == "<p>3</p>"
+    assert "last_edit_timestamp" in reply
     storage = bot_client.get_storage()
     assert storage == {
         "result": "success",

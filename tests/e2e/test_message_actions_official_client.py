@@ -94,3 +94,34 @@ def test_client_votes_in_a_poll(parley_server, people):
     assert (voted["sender_id"], json.loads(voted["content"])) == (member.id, vote)
     [event] = theirs.get_events(queue_id=queue["queue_id"], last_event_id=-1, dont_block=True)["events"]
     assert (event["type"], event["submessage_id"], event["sender_id"]) == ("submessage", voted["id"], member.id)
+
+
+def test_client_edits_and_moves_a_message(parley_server, people):
+    _, owner, member = people
+    mine, theirs = (
+        zulip.Client(email=u.delivery_email, api_key=u.api_key, site=parley_server.url) for u in (member, owner)
+    )
+    assert theirs.add_subscriptions(streams=[{"name": "dev"}], principals=[owner.id, member.id])["result"] == "success"
+    queue = theirs.register(event_types=["update_message"])
+    message_id = mine.send_message({"type": "stream", "to": "dev", "topic": "lunch", "content": "Lunch at noon"})["id"]
+    # The client repeats message_id in the body: Zulip reports it as ignored (it is the URL's).
+    edited = mine.update_message({"message_id": message_id, "content": "Lunch at one"})
+    assert (edited["result"], edited["detached_uploads"]) == ("success", [])
+    refused = theirs.update_message({"message_id": message_id, "content": "Lunch at two"})
+    assert (refused["result"], refused["msg"]) == ("error", "You don't have permission to edit this message")
+    moved = theirs.update_message({"message_id": message_id, "topic": "food", "propagate_mode": "change_all"})
+    assert moved["result"] == "success", moved
+
+    [message] = theirs.get_messages({"anchor": message_id, "num_before": 0, "num_after": 0})["messages"]
+    assert (message["content"], message["subject"]) == ("<p>Lunch at one</p>", "food")
+    history = theirs.get_message_history(message_id)["message_history"]
+    assert [(v["content"], v["topic"]) for v in history] == [
+        ("Lunch at noon", "lunch"),
+        ("Lunch at one", "lunch"),
+        ("Lunch at one", "food"),
+    ]
+    events = theirs.get_events(queue_id=queue["queue_id"], last_event_id=-1, dont_block=True)["events"]
+    assert [(e["type"], e.get("content"), e.get("subject")) for e in events] == [
+        ("update_message", "Lunch at one", None),
+        ("update_message", None, "food"),
+    ]

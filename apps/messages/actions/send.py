@@ -217,6 +217,20 @@ def _initial_flags(
     sender: User, stream: Stream | None, topic: str, receivers: set[int], rendered: Rendered, read_by_sender: bool
 ) -> dict[int, int]:
     muted_by = muting_user_ids(sender, receivers)
+    flags = mention_flags(sender, stream, topic, receivers, rendered)
+    for uid in receivers:
+        if uid in muted_by or (uid == sender.id and read_by_sender):
+            flags[uid] |= UserMessage.READ
+    return flags
+
+
+MENTION_BITS = UserMessage.MENTIONED | UserMessage.STREAM_WILDCARD_MENTIONED | UserMessage.TOPIC_WILDCARD_MENTIONED
+
+
+def mention_flags(
+    sender: User, stream: Stream | None, topic: str, receivers: set[int], rendered: Rendered
+) -> dict[int, int]:
+    """Each receiver's mention bits (MENTION_BITS) for the rendered content."""
     topic_participants: set[int] = set()
     if rendered.topic_wildcard and stream is not None:
         # The sender too: this message makes them one.
@@ -234,8 +248,6 @@ def _initial_flags(
             bits |= UserMessage.STREAM_WILDCARD_MENTIONED
         if rendered.topic_wildcard and uid in topic_participants and uid not in wildcards_off:
             bits |= UserMessage.TOPIC_WILDCARD_MENTIONED
-        if uid in muted_by or (uid == sender.id and read_by_sender):
-            bits |= UserMessage.READ
         flags[uid] = bits
     return flags
 

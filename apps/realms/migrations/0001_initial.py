@@ -5,27 +5,51 @@ from django.db import migrations, models
 
 
 class Migration(migrations.Migration):
-
     initial = True
 
-    dependencies = [
-    ]
+    dependencies = []
 
     operations = [
         migrations.CreateModel(
-            name='Realm',
+            name="Realm",
             fields=[
-                ('id', models.BigAutoField(auto_created=True, primary_key=True, serialize=False, verbose_name='ID')),
-                ('string_id', models.CharField(blank=True, help_text='Subdomain under EXTERNAL_HOST; empty for the default organization.', max_length=40, unique=True)),
-                ('name', models.CharField(max_length=40)),
-                ('description', models.TextField(blank=True, default='')),
-                ('date_created', models.DateTimeField(default=django.utils.timezone.now)),
-                ('deactivated', models.BooleanField(default=False)),
-                ('default_email_address_visibility', models.PositiveSmallIntegerField(choices=[(1, 'Everyone'), (2, 'Members only'), (3, 'Administrators only'), (4, 'Nobody'), (5, 'Moderators and administrators')], default=3, help_text="Email visibility given to new users (Zulip's default for new organizations).")),
-                ('password_auth_enabled', models.BooleanField(default=True, help_text='Whether users may trade email and password for an API key.')),
+                ("id", models.BigAutoField(auto_created=True, primary_key=True, serialize=False, verbose_name="ID")),
+                (
+                    "string_id",
+                    models.CharField(
+                        blank=True,
+                        help_text="Subdomain under EXTERNAL_HOST; empty for the default organization.",
+                        max_length=40,
+                        unique=True,
+                    ),
+                ),
+                ("name", models.CharField(max_length=40)),
+                ("description", models.TextField(blank=True, default="")),
+                ("date_created", models.DateTimeField(default=django.utils.timezone.now)),
+                ("deactivated", models.BooleanField(default=False)),
+                (
+                    "default_email_address_visibility",
+                    models.PositiveSmallIntegerField(
+                        choices=[
+                            (1, "Everyone"),
+                            (2, "Members only"),
+                            (3, "Administrators only"),
+                            (4, "Nobody"),
+                            (5, "Moderators and administrators"),
+                        ],
+                        default=3,
+                        help_text="Email visibility given to new users (Zulip's default for new organizations).",
+                    ),
+                ),
+                (
+                    "password_auth_enabled",
+                    models.BooleanField(
+                        default=True, help_text="Whether users may trade email and password for an API key."
+                    ),
+                ),
             ],
             options={
-                'verbose_name': 'organization',
+                "verbose_name": "organization",
             },
         ),
     ]

@@ -7,32 +7,115 @@ from django.db import migrations, models
 
 
 class Migration(migrations.Migration):
-
     dependencies = [
-        ('groups', '0002_system_groups_of_existing_realms'),
-        ('realms', '0002_channel_creation_policy'),
-        ('subscriptions', '0001_initial'),
+        ("groups", "0002_system_groups_of_existing_realms"),
+        ("realms", "0002_channel_creation_policy"),
+        ("subscriptions", "0001_initial"),
         migrations.swappable_dependency(settings.AUTH_USER_MODEL),
     ]
 
     operations = [
         migrations.CreateModel(
-            name='RealmAuditLog',
+            name="RealmAuditLog",
             fields=[
-                ('id', models.BigAutoField(auto_created=True, primary_key=True, serialize=False, verbose_name='ID')),
-                ('event_type', models.PositiveSmallIntegerField(choices=[(101, 'user created'), (103, 'user deactivated'), (104, 'user reactivated'), (105, 'role changed'), (124, 'name changed'), (125, 'email changed'), (127, 'API key rotated'), (128, 'bot owner changed'), (134, 'special permission changed'), (201, 'organization deactivated'), (202, 'organization reactivated'), (207, 'organization setting changed'), (215, 'organization created'), (223, 'linkifier added'), (224, 'linkifier changed'), (225, 'linkifier removed'), (228, 'linkifiers reordered'), (240, 'profile field created'), (241, 'profile field changed'), (242, 'profile field removed'), (243, 'profile fields reordered'), (250, 'invitation created'), (251, 'invitation revoked'), (601, 'channel created'), (602, 'channel archived'), (603, 'channel renamed'), (607, 'channel setting changed'), (608, 'channel permission changed'), (620, 'topic deleted'), (701, 'group created'), (703, 'group member added'), (704, 'group member removed'), (705, 'subgroup added'), (706, 'subgroup removed'), (720, 'group renamed'), (721, 'group description changed'), (722, 'group permission changed'), (730, 'group deactivated'), (731, 'group reactivated')])),
-                ('event_time', models.DateTimeField(default=django.utils.timezone.now)),
-                ('extra_data', models.JSONField(blank=True, default=dict)),
-                ('acting_user', models.ForeignKey(blank=True, null=True, on_delete=django.db.models.deletion.PROTECT, related_name='+', to=settings.AUTH_USER_MODEL)),
-                ('modified_stream', models.ForeignKey(blank=True, null=True, on_delete=django.db.models.deletion.PROTECT, related_name='+', to='subscriptions.stream')),
-                ('modified_user', models.ForeignKey(blank=True, null=True, on_delete=django.db.models.deletion.PROTECT, related_name='+', to=settings.AUTH_USER_MODEL)),
-                ('modified_user_group', models.ForeignKey(blank=True, null=True, on_delete=django.db.models.deletion.PROTECT, related_name='+', to='groups.usergroup')),
-                ('realm', models.ForeignKey(on_delete=django.db.models.deletion.PROTECT, related_name='+', to='realms.realm')),
+                ("id", models.BigAutoField(auto_created=True, primary_key=True, serialize=False, verbose_name="ID")),
+                (
+                    "event_type",
+                    models.PositiveSmallIntegerField(
+                        choices=[
+                            (101, "user created"),
+                            (103, "user deactivated"),
+                            (104, "user reactivated"),
+                            (105, "role changed"),
+                            (124, "name changed"),
+                            (125, "email changed"),
+                            (127, "API key rotated"),
+                            (128, "bot owner changed"),
+                            (134, "special permission changed"),
+                            (201, "organization deactivated"),
+                            (202, "organization reactivated"),
+                            (207, "organization setting changed"),
+                            (215, "organization created"),
+                            (223, "linkifier added"),
+                            (224, "linkifier changed"),
+                            (225, "linkifier removed"),
+                            (228, "linkifiers reordered"),
+                            (240, "profile field created"),
+                            (241, "profile field changed"),
+                            (242, "profile field removed"),
+                            (243, "profile fields reordered"),
+                            (250, "invitation created"),
+                            (251, "invitation revoked"),
+                            (601, "channel created"),
+                            (602, "channel archived"),
+                            (603, "channel renamed"),
+                            (607, "channel setting changed"),
+                            (608, "channel permission changed"),
+                            (620, "topic deleted"),
+                            (701, "group created"),
+                            (703, "group member added"),
+                            (704, "group member removed"),
+                            (705, "subgroup added"),
+                            (706, "subgroup removed"),
+                            (720, "group renamed"),
+                            (721, "group description changed"),
+                            (722, "group permission changed"),
+                            (730, "group deactivated"),
+                            (731, "group reactivated"),
+                        ]
+                    ),
+                ),
+                ("event_time", models.DateTimeField(default=django.utils.timezone.now)),
+                ("extra_data", models.JSONField(blank=True, default=dict)),
+                (
+                    "acting_user",
+                    models.ForeignKey(
+                        blank=True,
+                        null=True,
+                        on_delete=django.db.models.deletion.PROTECT,
+                        related_name="+",
+                        to=settings.AUTH_USER_MODEL,
+                    ),
+                ),
+                (
+                    "modified_stream",
+                    models.ForeignKey(
+                        blank=True,
+                        null=True,
+                        on_delete=django.db.models.deletion.PROTECT,
+                        related_name="+",
+                        to="subscriptions.stream",
+                    ),
+                ),
+                (
+                    "modified_user",
+                    models.ForeignKey(
+                        blank=True,
+                        null=True,
+                        on_delete=django.db.models.deletion.PROTECT,
+                        related_name="+",
+                        to=settings.AUTH_USER_MODEL,
+                    ),
+                ),
+                (
+                    "modified_user_group",
+                    models.ForeignKey(
+                        blank=True,
+                        null=True,
+                        on_delete=django.db.models.deletion.PROTECT,
+                        related_name="+",
+                        to="groups.usergroup",
+                    ),
+                ),
+                (
+                    "realm",
+                    models.ForeignKey(on_delete=django.db.models.deletion.PROTECT, related_name="+", to="realms.realm"),
+                ),
             ],
             options={
-                'verbose_name': 'audit log entry',
-                'verbose_name_plural': 'audit log',
-                'indexes': [models.Index(fields=['realm', 'event_time'], name='realms_auditlog_realm_time')],
+                "verbose_name": "audit log entry",
+                "verbose_name_plural": "audit log",
+                "indexes": [models.Index(fields=["realm", "event_time"], name="realms_auditlog_realm_time")],
             },
         ),
     ]

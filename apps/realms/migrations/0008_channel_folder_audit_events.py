@@ -4,15 +4,65 @@ from django.db import migrations, models
 
 
 class Migration(migrations.Migration):
-
     dependencies = [
-        ('realms', '0007_welcome_message_custom_text'),
+        ("realms", "0007_welcome_message_custom_text"),
     ]
 
     operations = [
         migrations.AlterField(
-            model_name='realmauditlog',
-            name='event_type',
-            field=models.PositiveSmallIntegerField(choices=[(101, 'user created'), (103, 'user deactivated'), (104, 'user reactivated'), (105, 'role changed'), (122, 'password changed'), (124, 'name changed'), (125, 'email changed'), (127, 'API key rotated'), (128, 'bot owner changed'), (132, 'setting changed'), (134, 'special permission changed'), (201, 'organization deactivated'), (202, 'organization reactivated'), (207, 'organization setting changed'), (215, 'organization created'), (216, 'default for new users changed'), (223, 'linkifier added'), (224, 'linkifier changed'), (225, 'linkifier removed'), (228, 'linkifiers reordered'), (240, 'profile field created'), (241, 'profile field changed'), (242, 'profile field removed'), (243, 'profile fields reordered'), (250, 'invitation created'), (251, 'invitation revoked'), (601, 'channel created'), (602, 'channel archived'), (603, 'channel renamed'), (607, 'channel setting changed'), (608, 'channel permission changed'), (620, 'topic deleted'), (701, 'group created'), (703, 'group member added'), (704, 'group member removed'), (705, 'subgroup added'), (706, 'subgroup removed'), (720, 'group renamed'), (721, 'group description changed'), (722, 'group permission changed'), (730, 'group deactivated'), (731, 'group reactivated'), (901, 'channel folder created'), (902, 'channel folder renamed'), (903, 'channel folder description changed'), (904, 'channel folder archived'), (905, 'channel folder unarchived'), (920, 'channel folders reordered')]),
+            model_name="realmauditlog",
+            name="event_type",
+            field=models.PositiveSmallIntegerField(
+                choices=[
+                    (101, "user created"),
+                    (103, "user deactivated"),
+                    (104, "user reactivated"),
+                    (105, "role changed"),
+                    (122, "password changed"),
+                    (124, "name changed"),
+                    (125, "email changed"),
+                    (127, "API key rotated"),
+                    (128, "bot owner changed"),
+                    (132, "setting changed"),
+                    (134, "special permission changed"),
+                    (201, "organization deactivated"),
+                    (202, "organization reactivated"),
+                    (207, "organization setting changed"),
+                    (215, "organization created"),
+                    (216, "default for new users changed"),
+                    (223, "linkifier added"),
+                    (224, "linkifier changed"),
+                    (225, "linkifier removed"),
+                    (228, "linkifiers reordered"),
+                    (240, "profile field created"),
+                    (241, "profile field changed"),
+                    (242, "profile field removed"),
+                    (243, "profile fields reordered"),
+                    (250, "invitation created"),
+                    (251, "invitation revoked"),
+                    (601, "channel created"),
+                    (602, "channel archived"),
+                    (603, "channel renamed"),
+                    (607, "channel setting changed"),
+                    (608, "channel permission changed"),
+                    (620, "topic deleted"),
+                    (701, "group created"),
+                    (703, "group member added"),
+                    (704, "group member removed"),
+                    (705, "subgroup added"),
+                    (706, "subgroup removed"),
+                    (720, "group renamed"),
+                    (721, "group description changed"),
+                    (722, "group permission changed"),
+                    (730, "group deactivated"),
+                    (731, "group reactivated"),
+                    (901, "channel folder created"),
+                    (902, "channel folder renamed"),
+                    (903, "channel folder description changed"),
+                    (904, "channel folder archived"),
+                    (905, "channel folder unarchived"),
+                    (920, "channel folders reordered"),
+                ]
+            ),
         ),
     ]

@@ -1,0 +1,264 @@
+"""Editing messages (PATCH /messages/{id}): their content, by the sender, and their topic (one
+message, it and the later ones, or the whole topic), with Zulip's rules, edit history and
+update_message events. Moving messages to another channel is not built yet: it is refused clearly.
+
+The content is rendered again (mentions, alert words and linkifiers re-evaluated: the recipients'
+mention and alert-word flags follow the new content); a move changes the topic of the messages the
+mover may see, records the move in each one's edit history, and tells everyone who has them.
+"""
+
+import hashlib
+from collections import defaultdict
+from dataclasses import dataclass
+from datetime import timedelta
+
+from django.db import transaction
+from django.utils import timezone
+
+from apps.core.errors import ErrorCode, JsonableError
+from apps.events.publish import send_event_on_commit
+from apps.groups.selectors import has_realm_permission
+from apps.linkifiers.selectors import linkifier_rules
+from apps.messages.actions.send import MENTION_BITS, mention_flags, normalize_content, normalize_topic, render_content
+from apps.messages.alert_words import alerted_user_ids
+from apps.messages.errors import InvalidMessageError
+from apps.messages.models import Message, SubMessage, UserMessage
+from apps.messages.selectors import alert_word_users, users_told_of
+from apps.subscriptions.topics import same_topic, topic_from_client
+from apps.users.models import User
+
+# Zulip's grace past the time limits (clients let people start an edit just before one).
+EDIT_LIMIT_BUFFER_SECONDS = 20
+RESOLVED_TOPIC_PREFIX = "✔ "
+PROPAGATE_MODES = ("change_one", "change_later", "change_all")
+
+
+class MessageMoveError(JsonableError):
+    """Zulip's MOVE_MESSAGES_TIME_LIMIT_EXCEEDED: only the newer messages of the topic may move."""
+
+    code = ErrorCode.MOVE_MESSAGES_TIME_LIMIT_EXCEEDED
+
+    def __init__(self, first_allowed: int, total: int, allowed: int) -> None:
+        super().__init__(
+            f"You only have permission to move the {allowed}/{total} most recent messages in this topic.",
+            first_message_id_allowed_to_move=first_allowed,
+            total_messages_in_topic=total,
+            total_messages_allowed_to_move=allowed,
+        )
+
+
+@dataclass(frozen=True)
+class MessageEdit:
+    """A checked edit: the new content (None: unchanged) and topic (None: unchanged)."""
+
+    content: str | None
+    topic: str | None
+    propagate_mode: str
+
+
+def is_resolving(old_topic: str, new_topic: str) -> bool:
+    """Whether a move only marks the topic resolved ("✔ " added) or unresolved (removed)."""
+    return new_topic == RESOLVED_TOPIC_PREFIX + old_topic or old_topic == RESOLVED_TOPIC_PREFIX + new_topic
+
+
+def _past(message: Message, limit_seconds: int | None) -> bool:
+    if limit_seconds is None:
+        return False
+    return timezone.now() - message.date_sent > timedelta(seconds=limit_seconds + EDIT_LIMIT_BUFFER_SECONDS)
+
+
+def check_message_edit(
+    user: User,
+    message: Message,
+    *,
+    content: str | None,
+    topic: str | None,
+    stream_id: int | None,
+    propagate_mode: str,
+    prev_content_sha256: str | None,
+) -> MessageEdit:
+    """Zulip's checks, in its order: what the request asks, then whether the user may."""
+    realm = user.realm
+    if topic is not None:
+        topic = topic_from_client(topic)
+        if topic == message.topic:
+            topic = None
+    if stream_id is not None and stream_id == message.stream_id:
+        stream_id = None
+    if content is None and topic is None and stream_id is None:
+        raise JsonableError("Nothing to change")
+    if message.stream_id is None:
+        if stream_id is not None:
+            raise JsonableError("Direct messages cannot be moved to channels.")
+        if topic is not None:
+            raise JsonableError("Direct messages cannot have topics.")
+    if propagate_mode != "change_one" and topic is None and stream_id is None:
+        raise JsonableError("Invalid propagate_mode without topic edit")
+    if stream_id is not None:
+        if content is not None:
+            raise JsonableError("Cannot change message content while changing channel")
+        raise JsonableError("Moving messages to another channel is not supported yet.")
+    if content is not None:
+        if SubMessage.objects.filter(message=message).exists():
+            raise JsonableError("Widgets cannot be edited.")
+        if (
+            prev_content_sha256 is not None
+            and hashlib.sha256(message.content.encode()).hexdigest() != prev_content_sha256
+        ):
+            raise JsonableError("'prev_content_sha256' value does not match the expected value.")
+        if message.sender_id != user.id:
+            raise JsonableError("You don't have permission to edit this message")
+        if not realm.allow_message_editing:
+            raise JsonableError("Your organization has turned off message editing")
+        if _past(message, realm.message_content_edit_limit_seconds):
+            raise JsonableError("The time limit for editing this message has passed")
+        content = normalize_content(content)
+    if topic is not None:
+        topic = normalize_topic(topic, message.stream)
+        if is_resolving(message.topic, topic):
+            if not has_realm_permission(user, "can_resolve_topics_group"):
+                raise JsonableError("You don't have permission to resolve topics in this channel.")
+        else:
+            if not has_realm_permission(user, "can_move_messages_between_topics_group"):
+                raise JsonableError("You don't have permission to edit this message")
+            if not user.is_moderator and _past(message, realm.move_messages_within_stream_limit_seconds):
+                raise JsonableError("The time limit for editing this message's topic has passed.")
+    return MessageEdit(content=content, topic=topic, propagate_mode=propagate_mode)
+
+
+def _messages_to_move(user: User, message: Message, edit: MessageEdit) -> list[Message]:
+    """The messages a topic edit moves, in id order: the one, or it and the later ones, or the
+    topic's, of those the user may see (where history is protected, those they received). A
+    non-moderator moving a whole topic may move only messages within the organization's limit."""
+    if edit.propagate_mode == "change_one":
+        return [message]
+    messages = Message.objects.filter(same_topic("topic", message.topic), stream_id=message.stream_id)
+    if not message.stream.history_public_to_subscribers:
+        messages = messages.filter(id__in=UserMessage.objects.filter(user=user).values("message_id"))
+    if edit.propagate_mode == "change_later":
+        messages = messages.filter(id__gte=message.id)
+    moved = list(messages.select_for_update().order_by("id"))
+    limit = user.realm.move_messages_within_stream_limit_seconds
+    resolving = is_resolving(message.topic, edit.topic)
+    if edit.propagate_mode == "change_all" and not user.is_moderator and not resolving and limit is not None:
+        allowed = [m for m in moved if not _past(m, limit)]
+        if len(allowed) < len(moved):
+            raise MessageMoveError(allowed[0].id if allowed else 0, len(moved), len(allowed))
+    return moved
+
+
+@transaction.atomic
+def check_update_message(
+    message: Message,
+    *,
+    content: str | None,
+    topic: str | None,
+    stream_id: int | None,
+    propagate_mode: str,
+    prev_content_sha256: str | None,
+    acting_user: User,
+) -> int:
+    """PATCH /messages/{id}, on a message `acting_user` can see: the edit checked, then made.
+    Returns how many messages changed. The message's row is locked first, so that two edits of it
+    are made one after the other (each recorded in its history).
+
+    Emits: update_message to everyone who has the messages (users_told_of), each with their flags.
+    """
+    locked = Message.objects.select_for_update(of=("self",)).select_related("stream", "sender", "realm")
+    locked = locked.filter(id=message.id)
+    message = locked.first()
+    if message is None:
+        raise InvalidMessageError()
+    edit = check_message_edit(
+        acting_user,
+        message,
+        content=content,
+        topic=topic,
+        stream_id=stream_id,
+        propagate_mode=propagate_mode,
+        prev_content_sha256=prev_content_sha256,
+    )
+    now = timezone.now()
+    entry = {"user_id": acting_user.id, "timestamp": int(now.timestamp())}
+    event = {"type": "update_message", "user_id": acting_user.id, "edit_timestamp": entry["timestamp"],
+             "message_id": message.id, "rendering_only": False}  # fmt: skip
+    if message.stream_id is not None:
+        event.update(stream_id=message.stream_id, stream_name=message.stream.name)
+    moved = [message]
+    if edit.content is not None:
+        event.update(_edit_content(message, edit.content, entry, now))
+    if edit.topic is not None:
+        moved = _messages_to_move(acting_user, message, edit)
+        event.update(_move(moved, message, edit, entry, now))
+    else:
+        message.edit_history = [entry, *(message.edit_history or [])]
+    Message.objects.bulk_update(
+        moved, ["content", "rendered_content", "has_link", "has_image", "last_edit_time", "topic",
+                "last_moved_time", "edit_history"]
+    )  # fmt: skip
+    event["message_ids"] = sorted(m.id for m in moved)
+    _send_events(message, moved, event)
+    return len(moved)
+
+
+def _edit_content(message: Message, content: str, entry: dict, now) -> dict:
+    """The new content rendered and stored on `message` (unsaved; `entry`, its history entry, gets
+    the previous content), the recipients' mention and alert-word flags recomputed; the event's
+    content fields."""
+    linkifiers = linkifier_rules(message.realm_id)
+    rendered = render_content(message.realm_id, content, linkifiers)
+    changes = {
+        "orig_content": message.content,
+        "orig_rendered_content": message.rendered_content,
+        "content": content,
+        "rendered_content": rendered.html,
+        "is_me_message": content.startswith("/me ") and "\n" not in content,
+    }
+    entry.update(prev_content=message.content, prev_rendered_content=message.rendered_content)
+    message.content, message.rendered_content = content, rendered.html
+    message.has_link, message.has_image = rendered.has_link, rendered.has_image
+    message.last_edit_time = now
+    rows = list(UserMessage.objects.filter(message=message))
+    receivers = {row.user_id for row in rows}
+    mentions = mention_flags(message.sender, message.stream, message.topic, receivers, rendered)
+    others = receivers - {message.sender_id}
+    alerted = alerted_user_ids(content, alert_word_users(others) if others else {})
+    changed = []
+    for row in rows:
+        bits = (row.flags & ~MENTION_BITS & ~UserMessage.HAS_ALERT_WORD) | mentions[row.user_id]
+        if row.user_id in alerted:
+            bits |= UserMessage.HAS_ALERT_WORD
+        if bits != row.flags:
+            row.flags = bits
+            changed.append(row)
+    UserMessage.objects.bulk_update(changed, ["flags"], batch_size=5000)
+    return changes
+
+
+def _move(moved: list[Message], message: Message, edit: MessageEdit, entry: dict, now) -> dict:
+    """The messages' new topic (unsaved), each move in its history; the event's topic fields."""
+    old_topic = message.topic
+    for each in moved:
+        # The edited message's entry also holds its content edit, if any.
+        record = entry if each.id == message.id else {"user_id": entry["user_id"], "timestamp": entry["timestamp"]}
+        each.edit_history = [{**record, "prev_topic": each.topic, "topic": edit.topic}, *(each.edit_history or [])]
+        each.topic = edit.topic
+        each.last_moved_time = now
+    return {
+        "orig_subject": old_topic,
+        "subject": edit.topic,
+        "topic_links": linkifier_rules(message.realm_id).topic_links(edit.topic),
+        "propagate_mode": edit.propagate_mode,
+    }
+
+
+def _send_events(message: Message, moved: list[Message], event: dict) -> None:
+    """One event to everyone who has the messages; those who have the edited message get their
+    flags for it (the others none), as Zulip sends them."""
+    recipients = users_told_of(message.stream, [m.id for m in moved])
+    flags = dict(UserMessage.objects.filter(message=message).values_list("user_id", "flags"))
+    by_flags: dict[int, list[int]] = defaultdict(list)
+    for user_id in recipients:
+        by_flags[flags.get(user_id, 0)].append(user_id)
+    for bits, user_ids in by_flags.items():
+        send_event_on_commit(message.realm_id, {**event, "flags": UserMessage.flag_names(bits)}, user_ids)

@@ -1,0 +1,62 @@
+"""A message's edit history as people are shown it, by the organization's
+message_edit_history_visibility_policy: everything ("all"), only moves ("moves"), or nothing."""
+
+from typing import Any
+
+from apps.core.errors import JsonableError
+from apps.messages.models import Message
+from apps.realms.models import Realm
+from apps.subscriptions.topics import topic_for_client
+
+MOVE_KEYS = ("prev_topic", "topic", "prev_stream", "stream")
+CONTENT_KEYS = ("prev_content", "prev_rendered_content")
+
+
+def visible_edit_history(message: Message, policy: str) -> list[dict[str, Any]] | None:
+    """The `edit_history` of a Message object (newest first), or None when it has none to show."""
+    entries = message.edit_history or []
+    if policy == Realm.EditHistoryVisibility.NONE or not entries:
+        return None
+    if policy == Realm.EditHistoryVisibility.MOVES:
+        entries = [_without(entry, CONTENT_KEYS) for entry in entries if "prev_topic" in entry]
+    return entries or None
+
+
+def message_history(message: Message, *, allow_empty_topic_name: bool) -> list[dict[str, Any]]:
+    """GET /messages/{id}/history: each version of the message, oldest first (Zulip's
+    fill_edit_history_entries): its topic, content and rendered content as they were, who made it
+    and when, with `prev_*` fields naming what the edit changed."""
+    policy = message.realm.message_edit_history_visibility_policy
+    if policy == Realm.EditHistoryVisibility.NONE:
+        raise JsonableError("Message edit history is disabled in this organization")
+    shows_content = policy == Realm.EditHistoryVisibility.ALL
+    topic, content, rendered = message.topic, message.content, message.rendered_content
+    versions = []
+    for entry in message.edit_history or []:  # newest first: walk back from today's message
+        if not shows_content and "prev_topic" not in entry:
+            continue
+        version = {**(entry if shows_content else _without(entry, CONTENT_KEYS)), "topic": topic}
+        version.update(content=content, rendered_content=rendered)
+        if "prev_topic" in entry:
+            topic = entry["prev_topic"]
+        if shows_content and "prev_content" in entry:
+            content, rendered = entry["prev_content"], entry["prev_rendered_content"]
+        versions.append(version)
+    versions.append(
+        {
+            "topic": topic,
+            "content": content,
+            "rendered_content": rendered,
+            "timestamp": int(message.date_sent.timestamp()),
+            "user_id": message.sender_id,
+        }
+    )
+    for version in versions:
+        for key in ("topic", "prev_topic"):
+            if key in version and message.stream_id is not None:
+                version[key] = topic_for_client(version[key], allow_empty_topic_name=allow_empty_topic_name)
+    return versions[::-1]
+
+
+def _without(entry: dict[str, Any], keys: tuple[str, ...]) -> dict[str, Any]:
+    return {key: value for key, value in entry.items() if key not in keys}
