@@ -17,6 +17,7 @@ urlpatterns = [
     path("api/v1/", include("apps.messages.urls")),
     path("api/v1/", include("apps.presence.urls")),
     path("api/v1/", include("apps.drafts.urls")),
+    path("api/v1/", include("apps.snippets.urls")),
     path("api/v1/", include("apps.bot_storage.urls")),
     path("api/v1/", include("apps.push.urls")),
     path("api/v1/", include("apps.invites.urls")),
