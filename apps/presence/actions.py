@@ -13,14 +13,18 @@ import time
 from django.db import transaction
 
 from apps.core import ratelimit
+from apps.core.errors import JsonableError
 from apps.events.publish import send_event_on_commit
+from apps.messages.actions.reactions import check_emoji, emoji_by_name
+from apps.messages.models import Reaction
 from apps.presence import limits
 from apps.presence.backends import Ping, store
 from apps.presence.limits import EVENT_MIN_INTERVAL_SECS, LEGACY_ACTIVE_OFFSET_SECS, OFFLINE_THRESHOLD_SECS
+from apps.presence.models import UserStatus
 from apps.presence.selectors import presence_event_recipients
 from apps.presence.serializers import legacy_client_presence, modern_presence
 from apps.users.models import User
-from apps.users.selectors import api_email
+from apps.users.selectors import active_users_and_roles, api_email
 
 
 @transaction.atomic(savepoint=False)
@@ -71,3 +75,45 @@ def presence_event(user: User, ping: Ping, now: float) -> dict:
         "presence": {"website": legacy_client_presence(ping.after, joined)},
         "presences": {str(user.id): modern_presence(ping.after, joined)},
     }
+
+
+def check_update_user_status(
+    user: User,
+    *,
+    away: bool | None,
+    status_text: str | None,
+    emoji_name: str | None,
+    emoji_code: str | None,
+    reaction_type: str | None,
+) -> None:
+    """POST /users/me/status with Zulip's rules: something to change; an emoji named, found from
+    its name when its code is left out, and checked as reactions' are ("" clears it)."""
+    if status_text is not None:
+        status_text = status_text.strip()
+    if away is None and status_text is None and emoji_name is None:
+        raise JsonableError("Client did not pass any new values.")
+    if emoji_name is None and (emoji_code is not None or reaction_type is not None):
+        raise JsonableError("Client must pass emoji_name if they pass either emoji_code or reaction_type.")
+    if emoji_name == "":
+        emoji_code, reaction_type = "", Reaction.Type.UNICODE_EMOJI
+    elif emoji_name is not None:
+        if emoji_code is None:
+            emoji_code, found_type = emoji_by_name(emoji_name)
+            reaction_type = reaction_type or found_type
+        reaction_type = reaction_type or Reaction.Type.UNICODE_EMOJI
+        check_emoji(emoji_name, emoji_code, reaction_type)
+    changes = {"away": away, "status_text": status_text}
+    if emoji_name is not None:
+        changes.update(emoji_name=emoji_name, emoji_code=emoji_code, reaction_type=reaction_type)
+    do_update_user_status(user, {name: value for name, value in changes.items() if value is not None})
+
+
+@transaction.atomic(savepoint=False)
+def do_update_user_status(user: User, changes: dict) -> None:
+    """Emits: user_status {user_id, and what changed} to the organization's active users."""
+    status, _ = UserStatus.objects.get_or_create(user=user, defaults={"realm_id": user.realm_id})
+    for name, value in changes.items():
+        setattr(status, name, value)
+    status.save()
+    event = {"type": "user_status", "user_id": user.id, **changes}
+    send_event_on_commit(user.realm_id, event, [uid for uid, _ in active_users_and_roles(user.realm_id)])

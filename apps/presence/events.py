@@ -3,7 +3,7 @@
 
 from apps.events.registry import QueueOptions, StateContext, event_transform, initial_state
 from apps.presence.limits import OFFLINE_THRESHOLD_SECS, PING_INTERVAL_SECS
-from apps.presence.selectors import presence_response
+from apps.presence.selectors import presence_response, user_statuses
 
 
 @initial_state("presence")
@@ -30,3 +30,8 @@ def presence_for_queue(event: dict, options: QueueOptions) -> dict:
     if options.client_capabilities.get("simplified_presence_events"):
         return {"type": "presence", "presences": event["presences"]}
     return {key: value for key, value in event.items() if key != "presences"}
+
+
+@initial_state("user_status")
+def user_status_state(context: StateContext) -> dict:
+    return {"user_status": user_statuses(context.user.realm_id)}

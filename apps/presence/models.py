@@ -32,3 +32,22 @@ class PresenceSequence(models.Model):
 
     def __str__(self) -> str:
         return f"presence sequence of {self.realm_id}"
+
+
+class UserStatus(models.Model):
+    """What a person says of themselves beside their name (Zulip's UserStatus): a short text, an
+    emoji (as reactions name them), and the deprecated "away"."""
+
+    MAX_TEXT_LENGTH = 60  # Zulip's
+
+    user = models.OneToOneField(User, on_delete=models.CASCADE, primary_key=True, related_name="+")
+    realm = models.ForeignKey(Realm, on_delete=models.CASCADE, related_name="+")
+    status_text = models.CharField(max_length=MAX_TEXT_LENGTH, blank=True, default="")
+    emoji_name = models.CharField(max_length=60, blank=True, default="")
+    emoji_code = models.CharField(max_length=60, blank=True, default="")
+    reaction_type = models.CharField(max_length=30, default="unicode_emoji")
+    away = models.BooleanField(default=False)
+    timestamp = models.DateTimeField(auto_now=True)
+
+    def __str__(self) -> str:
+        return f"{self.user_id}: {self.status_text}"

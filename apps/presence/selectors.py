@@ -10,6 +10,7 @@ from typing import Any
 from apps.core.errors import JsonableError
 from apps.presence.backends import MAX_UPDATE_ID, PresenceTimes, store
 from apps.presence.limits import DEFAULT_HISTORY_DAYS, OFFLINE_THRESHOLD_SECS
+from apps.presence.models import UserStatus
 from apps.presence.serializers import legacy_presence, modern_presence
 from apps.users.models import User
 from apps.users.selectors import access_user_by_email, access_user_by_id, api_email_of_person
@@ -118,3 +119,27 @@ def _presences_of(realm, found: list[PresenceTimes], *, slim: bool) -> dict[str,
 
 def _clamp(value: int, low: int, high: int) -> int:
     return max(low, min(value, high))
+
+
+def status_to_dict(status: UserStatus | None) -> dict:
+    """Zulip's user status: only what is set (away when true, a text, an emoji)."""
+    if status is None:
+        return {}
+    result: dict = {}
+    if status.away:
+        result["away"] = True
+    if status.status_text:
+        result["status_text"] = status.status_text
+    if status.emoji_name:
+        result.update(emoji_name=status.emoji_name, emoji_code=status.emoji_code, reaction_type=status.reaction_type)
+    return result
+
+
+def user_statuses(realm_id: int) -> dict[str, dict]:
+    """POST /register's `user_status`: {user id: status} of the organization's active users who set one."""
+    statuses = UserStatus.objects.filter(realm_id=realm_id, user__is_active=True)
+    return {str(status.user_id): shown for status in statuses if (shown := status_to_dict(status))}
+
+
+def user_status_of(user: User) -> dict:
+    return status_to_dict(UserStatus.objects.filter(user=user).first())

@@ -1,11 +1,14 @@
 """Request parameter classes of presence, and its two wire shapes: Zulip's modern one (by user id:
 active_timestamp, idle_timestamp) and the legacy one (by email: website and aggregated)."""
 
-from typing import Any
+from typing import Annotated, Any
+
+from pydantic import Field
 
 from apps.core.params import Json, Params
 from apps.presence.backends import PresenceTimes
 from apps.presence.limits import LEGACY_ACTIVE_OFFSET_SECS
+from apps.presence.models import UserStatus
 
 
 class UpdatePresenceParams(Params):
@@ -46,3 +49,11 @@ def legacy_presence(times: PresenceTimes, date_joined: int) -> dict[str, dict[st
     website = legacy_client_presence(times, date_joined)
     aggregated = {key: website[key] for key in ("client", "status", "timestamp")}
     return {"website": website, "aggregated": aggregated}
+
+
+class UpdateStatusParams(Params):
+    away: Json[bool] | None = None
+    status_text: Annotated[str, Field(max_length=UserStatus.MAX_TEXT_LENGTH)] | None = None
+    emoji_name: Annotated[str, Field(max_length=60)] | None = None
+    emoji_code: Annotated[str, Field(max_length=60)] | None = None
+    reaction_type: Annotated[str, Field(max_length=30)] | None = None

@@ -7,9 +7,10 @@ from apps.core.params import parse_params
 from apps.core.permissions import IsAuthenticatedUser, IsHuman
 from apps.core.responses import json_success
 from apps.core.views import ApiView
-from apps.presence.actions import do_update_user_presence
-from apps.presence.selectors import access_user_for_presence, presence_response, user_presence
-from apps.presence.serializers import GetUserPresenceParams, UpdatePresenceParams
+from apps.presence.actions import check_update_user_status, do_update_user_presence
+from apps.presence.selectors import access_user_for_presence, presence_response, user_presence, user_status_of
+from apps.presence.serializers import GetUserPresenceParams, UpdatePresenceParams, UpdateStatusParams
+from apps.users.selectors import access_user_by_id
 
 STATUSES = {"active": True, "idle": False}
 
@@ -55,3 +56,27 @@ class UserPresenceView(ApiView):
         named = user_id if user_id is not None else email
         target = access_user_for_presence(request.user, named)
         return json_success(request, {"presence": user_presence(target, named, slim=params.slim_presence)})
+
+
+class OwnStatusView(ApiView):
+    """POST /users/me/status: the user's status text and emoji (and the deprecated away)."""
+
+    def post(self, request: Request):
+        params = parse_params(UpdateStatusParams, request)
+        check_update_user_status(
+            request.user,
+            away=params.away,
+            status_text=params.status_text,
+            emoji_name=params.emoji_name,
+            emoji_code=params.emoji_code,
+            reaction_type=params.reaction_type,
+        )
+        return json_success(request)
+
+
+class UserStatusView(ApiView):
+    """GET /users/{user_id}/status."""
+
+    def get(self, request: Request, user_id: int):
+        user = access_user_by_id(request.user, user_id, allow_deactivated=True, allow_bots=True)
+        return json_success(request, {"status": user_status_of(user)})

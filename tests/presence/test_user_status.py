@@ -1,0 +1,59 @@
+"""POST /users/me/status and GET /users/{id}/status: a status text and emoji (checked as reactions'
+are), Zulip's errors, user_status events to the organization and the `user_status` state."""
+
+import pytest
+
+from apps.presence.models import UserStatus
+from tests.api import api_for, assert_error, assert_success
+
+
+def set_status(user, **params):
+    return api_for(user).post("/users/me/status", params)
+
+
+def state_of(user) -> dict:
+    return assert_success(api_for(user).post("/register", {"fetch_event_types": ["user_status"]}))["user_status"]
+
+
+def test_a_status_text_and_emoji_reach_everyone(member, admin, capture_events):
+    with capture_events(admin) as received:
+        assert_success(set_status(member, status_text=" In a meeting ", emoji_name="calendar"))
+    expected = {"status_text": "In a meeting", "emoji_name": "calendar", "emoji_code": "1f4c5",
+                "reaction_type": "unicode_emoji"}  # fmt: skip
+    assert received[admin.id] == [{"type": "user_status", "user_id": member.id, **expected}]
+    assert state_of(admin) == {str(member.id): expected}
+    assert assert_success(api_for(admin).get(f"/users/{member.id}/status"))["status"] == expected
+
+
+def test_clearing_the_text_and_the_emoji(member, admin):
+    assert_success(set_status(member, status_text="Busy", emoji_name="octopus"))
+    assert_success(set_status(member, status_text="", emoji_name=""))
+    assert state_of(admin) == {}
+    assert assert_success(api_for(admin).get(f"/users/{member.id}/status"))["status"] == {}
+
+
+@pytest.mark.parametrize(
+    ("params", "msg"),
+    [
+        ({}, "Client did not pass any new values."),
+        ({"emoji_code": "1f419"}, "Client did not pass any new values."),
+        (
+            {"status_text": "x", "emoji_code": "1f419"},
+            "Client must pass emoji_name if they pass either emoji_code or reaction_type.",
+        ),
+        ({"emoji_name": "no_such_emoji"}, "Emoji 'no_such_emoji' does not exist"),
+        ({"emoji_name": "octopus", "emoji_code": "1f600"}, "Invalid emoji name."),
+        ({"status_text": "x" * 61}, None),
+    ],
+)
+def test_bad_statuses_are_refused(member, params, msg):
+    response = set_status(member, **params)
+    body = response.json()
+    assert response.status_code == 400, body
+    if msg is not None:
+        assert body["msg"] == msg
+    assert not UserStatus.objects.exists()
+
+
+def test_another_organizations_user_has_no_status_here(member, foreign_user):
+    assert_error(api_for(member).get(f"/users/{foreign_user.id}/status"), 400, "BAD_REQUEST", "No such user")
