@@ -57,3 +57,9 @@ def test_bad_statuses_are_refused(member, params, msg):
 
 def test_another_organizations_user_has_no_status_here(member, foreign_user):
     assert_error(api_for(member).get(f"/users/{foreign_user.id}/status"), 400, "BAD_REQUEST", "No such user")
+
+
+def test_staff_see_statuses_read_only(staff, member):
+    assert_success(set_status(member, status_text="Findable"))
+    assert "Findable" in staff.get("/admin/presence/userstatus/?q=Findable").content.decode()
+    assert staff.get("/admin/presence/userstatus/add/").status_code == 403
