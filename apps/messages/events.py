@@ -13,6 +13,7 @@ from apps.events.registry import (
 )
 from apps.messages.actions.send import do_listen_to_public_channels
 from apps.messages.emoji import EMOJI_DATA_PATH
+from apps.messages.recent_conversations import recent_private_conversations
 from apps.messages.selectors import (
     alert_words_of,
     max_message_id,
@@ -41,6 +42,17 @@ def unread_state(context: StateContext) -> dict:
 def emoji_data_state(context: StateContext) -> dict:
     """Where clients read the server's emoji names (apps.messages.views.EmojiDataView)."""
     return {"server_emoji_data_url": f"{context.user.realm.url}{EMOJI_DATA_PATH}"}
+
+
+@initial_state("recent_private_conversations")
+def recent_conversations_state(context: StateContext) -> dict:
+    return {"recent_private_conversations": recent_private_conversations(context.user)}
+
+
+@initial_state("realm_emoji")
+def realm_emoji_state(context: StateContext) -> dict:
+    """The organization's custom emoji: none yet (organizations cannot add any)."""
+    return {"realm_emoji": {}}
 
 
 @initial_state("starred_messages")

@@ -1,0 +1,31 @@
+"""POST /register's `recent_private_conversations` (Zulip's): the direct-message conversations
+among the user's most recent direct messages, latest first, each with its latest message id and
+the other people in it (none for a conversation with oneself)."""
+
+from typing import Any
+
+from apps.messages.models import DirectMessageGroup, Recipient, UserMessage
+from apps.users.models import User
+
+# Zulip's RECENT_CONVERSATIONS_LIMIT: how many of the latest direct messages are looked at.
+RECENT_MESSAGES_LIMIT = 1000
+
+
+def recent_private_conversations(user: User) -> list[dict[str, Any]]:
+    """Three queries, whatever the number of conversations (the last finds nothing without groups)."""
+    rows = list(
+        UserMessage.objects.filter(user=user, message__stream__isnull=True)
+        .order_by("-message_id")
+        .values_list("message_id", "message__recipient_id", "message__sender_id")[:RECENT_MESSAGES_LIMIT]
+    )
+    recipient_rows = Recipient.objects.filter(id__in={row[1] for row in rows}).values_list("id", "type", "type_id")
+    recipients = {r_id: (r_type, type_id) for r_id, r_type, type_id in recipient_rows}
+    group_ids = [type_id for r_type, type_id in recipients.values() if r_type == Recipient.Type.DIRECT_MESSAGE_GROUP]
+    groups = dict(DirectMessageGroup.objects.filter(id__in=group_ids).values_list("id", "user_ids"))
+    latest: dict[frozenset[int], int] = {}  # the other people -> the conversation's latest message
+    for message_id, recipient_id, sender_id in rows:
+        r_type, type_id = recipients[recipient_id]
+        # A one-to-one message's recipient is its receiver: the two people are it and the sender.
+        people = {type_id, sender_id} if r_type == Recipient.Type.PERSONAL else set(groups[type_id])
+        latest.setdefault(frozenset(people - {user.id}), message_id)
+    return [{"max_message_id": message_id, "user_ids": sorted(others)} for others, message_id in latest.items()]
