@@ -243,3 +243,8 @@ class UpdateMessageParams(Params):
     send_notification_to_old_thread: Json[bool] = False
     send_notification_to_new_thread: Json[bool] = True
     prev_content_sha256: str | None = None
+
+
+class ReportMessageParams(Params):
+    report_type: Literal["spam", "harassment", "inappropriate", "norms", "other"]
+    description: Annotated[str, Field(max_length=1000)] = ""

@@ -51,6 +51,7 @@ from apps.messages.serializers import (
     MatchesNarrowParams,
     RemoveAlertWordsParams,
     RemoveReactionParams,
+    ReportMessageParams,
     SendMessageParams,
     SubmessageParams,
     TopicsParams,
@@ -181,6 +182,25 @@ class MessageView(ApiView):
         message, _ = access_message(request.user, message_id)
         check_delete_message(message, acting_user=request.user)
         return json_success(request)
+
+
+class ReadReceiptsView(ApiView):
+    """GET /messages/{message_id}/read_receipts: organizations here do not collect read receipts
+    (realm_enable_read_receipts is false), so the answer is Zulip's for such an organization."""
+
+    def get(self, request: Request, message_id: int):
+        access_message(request.user, message_id)
+        raise JsonableError("Read receipts are disabled in this organization.")
+
+
+class ReportMessageView(ApiView):
+    """POST /messages/{message_id}/report: organizations here have no moderation request channel
+    (realm_moderation_request_channel_id is absent), so a valid report is refused as Zulip refuses
+    it there (before it looks at the message)."""
+
+    def post(self, request: Request, message_id: int):
+        parse_params(ReportMessageParams, request)
+        raise JsonableError("Moderation request channel must be specified to enable message reporting.")
 
 
 class MessageHistoryView(ApiView):
