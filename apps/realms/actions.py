@@ -76,20 +76,18 @@ def do_set_realm_deactivated(realm: Realm, deactivated: bool, *, acting_user: "U
     forget_credentials_on_commit(realm_ids=[realm.id])
 
 
-# The settings do_change_realm_settings changes.
-CHANGEABLE_SETTINGS = frozenset(
-    {
-        "name",
-        "description",
-        "password_auth_enabled",
-        "welcome_message_custom_text",
-        "message_content_delete_limit_seconds",
-        "allow_message_editing",
-        "message_content_edit_limit_seconds",
-        "move_messages_within_stream_limit_seconds",
-        "move_messages_between_streams_limit_seconds",
-        "message_edit_history_visibility_policy",
-    }
+# The settings do_change_realm_settings changes, in the order the admin shows them.
+CHANGEABLE_SETTINGS = (
+    "name",
+    "description",
+    "password_auth_enabled",
+    "welcome_message_custom_text",
+    "message_content_delete_limit_seconds",
+    "allow_message_editing",
+    "message_content_edit_limit_seconds",
+    "move_messages_within_stream_limit_seconds",
+    "move_messages_between_streams_limit_seconds",
+    "message_edit_history_visibility_policy",
 )
 
 
@@ -98,7 +96,7 @@ def do_change_realm_settings(realm: Realm, changes: dict, *, acting_user: "User 
     before the transaction, and ValueError for what is not a setting.
 
     Audit: REALM_PROPERTY_CHANGED for each value that changes."""
-    unknown = set(changes) - CHANGEABLE_SETTINGS
+    unknown = set(changes) - set(CHANGEABLE_SETTINGS)
     if unknown:
         raise ValueError(f"not organization settings: {sorted(unknown)}")
     if "name" in changes:

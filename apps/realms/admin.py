@@ -4,21 +4,16 @@ from django.db.models import Count, Q
 
 from apps.core.admin import ReadOnlyAdmin
 from apps.core.errors import JsonableError
-from apps.realms.actions import check_realm_name, do_change_realm_settings, do_set_realm_deactivated
+from apps.realms.actions import (
+    CHANGEABLE_SETTINGS,
+    check_realm_name,
+    do_change_realm_settings,
+    do_set_realm_deactivated,
+)
 from apps.realms.models import Realm, RealmAuditLog
 
-EDITABLE = (
-    "name",
-    "description",
-    "password_auth_enabled",
-    "welcome_message_custom_text",
-    "message_content_delete_limit_seconds",
-    "allow_message_editing",
-    "message_content_edit_limit_seconds",
-    "move_messages_within_stream_limit_seconds",
-    "move_messages_between_streams_limit_seconds",
-    "message_edit_history_visibility_policy",
-)
+# What staff edit here: every setting the action changes.
+EDITABLE = CHANGEABLE_SETTINGS
 
 
 class RealmForm(forms.ModelForm):
