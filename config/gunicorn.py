@@ -13,6 +13,7 @@ BASE_DIR = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(BASE_DIR))
 
 from apps.core.version import PARLEY_VERSION  # noqa: E402
+from config.task_worker import TaskWorkerProcess  # noqa: E402
 
 # The same `.env` the Django settings read, so REDIS_URL there counts here too.
 environ.Env.read_env(BASE_DIR / ".env")
@@ -38,6 +39,22 @@ errorlog = "-"
 loglevel = os.environ.get("LOG_LEVEL", "info").lower()
 
 
+# The background task worker runs beside the server unless TASK_WORKER=0 (config/task_worker.py).
+TASK_WORKER = environ.Env().bool("TASK_WORKER", default=True)
+_task_worker: TaskWorkerProcess | None = None
+
+
 def when_ready(server) -> None:
+    global _task_worker
     mode = "with Redis" if HAS_REDIS else "embedded mode (no REDIS_URL): state lives in this single process"
     server.log.info("Parley %s serving on http://%s with %d worker(s), %s", PARLEY_VERSION, bind, workers, mode)
+    if TASK_WORKER:
+        _task_worker = TaskWorkerProcess(BASE_DIR, server.log)
+        _task_worker.start()
+    else:
+        server.log.info("No task worker (TASK_WORKER=0): run `manage.py run_tasks` apart")
+
+
+def on_exit(server) -> None:
+    if _task_worker is not None:
+        _task_worker.stop(timeout=graceful_timeout)

@@ -69,6 +69,8 @@ def start_server(tmp_path: Path, **env_overrides: str) -> ServerProcess:
         "SECRET_KEY": secrets.token_urlsafe(50),
         "LOG_LEVEL": "INFO",
         "WEB_CONCURRENCY": "1",
+        # Most tests need no background tasks; a test of them passes TASK_WORKER="1".
+        "TASK_WORKER": "0",
         **env_overrides,
     }
     log_path = tmp_path / f"server-{port}.log"

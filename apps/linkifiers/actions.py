@@ -5,13 +5,12 @@ log, tells every user's queues (realm_linkifiers to clients that take URL templa
 realm_filters to the others) and drops the organization's cached linkifiers when it commits.
 """
 
-import logging
 from collections.abc import Sequence
 
-from django.core.cache import cache
 from django.db import IntegrityError, transaction
 from django.db.models import Max
 
+from apps.core.cache import forget
 from apps.core.errors import JsonableError
 from apps.events.publish import send_event_on_commit
 from apps.linkifiers.errors import LinkifierValidationError
@@ -22,8 +21,6 @@ from apps.realms.audit import audit
 from apps.realms.models import AuditLogEventType, Realm
 from apps.users.models import User
 from apps.users.selectors import active_users_and_roles
-
-logger = logging.getLogger(__name__)
 
 # Django's message for the unique constraint, as Zulip words it (its model is "realm filter").
 DUPLICATE_PATTERN = "Realm filter with this Realm and Pattern already exists."
@@ -145,12 +142,5 @@ def _changed(realm: Realm, event_type: AuditLogEventType, acting_user: User | No
     send_event_on_commit(realm, {"type": "realm_linkifiers", "realm_linkifiers": linkifiers}, user_ids)
     send_event_on_commit(realm, {"type": "realm_filters", "realm_filters": legacy_tuples(linkifiers)}, user_ids)
     # Dropped at once too, for this process's next read (a rollback only costs a refill).
-    _forget(realm.id)
-    transaction.on_commit(lambda: _forget(realm.id))
-
-
-def _forget(realm_id: int) -> None:
-    try:
-        cache.delete(cache_key(realm_id))
-    except Exception as exc:  # the entry expires by itself (LINKIFIER_CACHE_SECONDS)
-        logger.warning("cached linkifiers of organization %s not dropped: %s", realm_id, exc)
+    forget(cache_key(realm.id))
+    transaction.on_commit(lambda: forget(cache_key(realm.id)))

@@ -9,19 +9,16 @@ beside the server) renders with the old ones. When the cache cannot be reached, 
 answers.
 """
 
-import logging
 from functools import lru_cache
 from typing import Any
 
 from django.conf import settings
-from django.core.cache import cache
 
+from apps.core.cache import cached
 from apps.linkifiers.errors import LinkifierNotFoundError
 from apps.linkifiers.models import Linkifier
 from apps.linkifiers.patterns import CompiledLinkifier, LinkifierRules
 from apps.realms.models import Realm
-
-logger = logging.getLogger(__name__)
 
 
 def linkifier_to_dict(linkifier: Linkifier) -> dict[str, Any]:
@@ -56,20 +53,7 @@ def cache_key(realm_id: int) -> str:
 
 def linkifiers_for_realm(realm_id: int) -> list[dict[str, Any]]:
     """The organization's linkifiers, in their order (GET /realm/linkifiers), through the cache."""
-    key = cache_key(realm_id)
-    try:
-        cached = cache.get(key)
-    except Exception as exc:
-        logger.warning("linkifiers of organization %s read from the database: the cache failed: %s", realm_id, exc)
-        return linkifier_dicts(realm_id)
-    if cached is not None:
-        return cached
-    linkifiers = linkifier_dicts(realm_id)
-    try:
-        cache.set(key, linkifiers, settings.LINKIFIER_CACHE_SECONDS)
-    except Exception as exc:
-        logger.warning("linkifiers of organization %s not cached: %s", realm_id, exc)
-    return linkifiers
+    return cached(cache_key(realm_id), lambda: linkifier_dicts(realm_id), settings.LINKIFIER_CACHE_SECONDS)
 
 
 def linkifier_rules(realm_id: int) -> LinkifierRules:

@@ -9,10 +9,14 @@ Emits: `device` events (add, update, remove) to the owner's queues for devices; 
 from django.db import transaction
 from django.utils import timezone
 
+from apps.core.cache import forget
 from apps.core.errors import JsonableError
 from apps.events.publish import send_event_on_commit
+from apps.push.backends import push_backend
 from apps.push.models import Device, PushDeviceToken
+from apps.push.selectors import has_devices_cache_key
 from apps.push.serializers import check_push_key, check_token_kind, decode_token_id, device_to_dict
+from apps.push.tasks import register_token_with_service, unregister_token_with_service
 from apps.users.models import User
 
 # --- tokens (POST/DELETE /users/me/apns_device_token, /users/me/android_gcm_reg_id) ----------------
@@ -29,6 +33,9 @@ def do_add_push_device_token(user: User, *, kind: int, token: str, ios_app_id: s
     if not created:
         row.ios_app_id, row.last_updated = ios_app_id, now
         row.save(update_fields=["ios_app_id", "last_updated"])
+    _registrations_changed(user.realm_id)
+    if push_backend().registers_tokens:
+        register_token_with_service.enqueue(user.id, kind, token, ios_app_id)
     return row
 
 
@@ -37,12 +44,24 @@ def do_remove_push_device_token(user: User, *, kind: int, token: str) -> None:
     deleted, _ = PushDeviceToken.objects.filter(user=user, kind=kind, token=token).delete()
     if not deleted:
         raise JsonableError("Token does not exist")
+    _registrations_changed(user.realm_id)
+    if push_backend().registers_tokens:
+        unregister_token_with_service.enqueue(user.id, kind, token)
 
 
 def do_remove_push_device_tokens(tokens: list[PushDeviceToken]) -> int:
-    """Removes these tokens (an operator in the admin, or tokens the push service refused)."""
+    """Removes these tokens (an operator in the admin, or tokens the push service refused: it knows
+    them no more, so it is not told)."""
     deleted, _ = PushDeviceToken.objects.filter(id__in=[token.id for token in tokens]).delete()
+    for realm_id in set(User.objects.filter(id__in={t.user_id for t in tokens}).values_list("realm_id", flat=True)):
+        _registrations_changed(realm_id)
     return deleted
+
+
+def _registrations_changed(realm_id: int) -> None:
+    """Whether the organization has phones registered may have changed: its cached answer goes."""
+    forget(has_devices_cache_key(realm_id))
+    transaction.on_commit(lambda: forget(has_devices_cache_key(realm_id)))
 
 
 # --- devices (POST /register_client_device, /mobile_push/register, /remove_client_device) ---------
@@ -99,6 +118,7 @@ def do_register_push_token(
     device.push_registration_error_code = None
     device.bouncer_public_key, device.encrypted_push_registration = bouncer_public_key, encrypted_push_registration
     device.save()
+    _registrations_changed(device.user.realm_id)
     _send_device_update(device, changed)
 
 

@@ -1,6 +1,7 @@
 from django.db import models
 from django.db.models import Q
 
+from apps.messages.models import Message
 from apps.users.models import User
 
 # The longest token a client may register (Zulip's limit).
@@ -60,3 +61,17 @@ class Device(models.Model):
 
     def __str__(self) -> str:
         return f"device {self.id} of {self.user_id}"
+
+
+class ActivePushNotification(models.Model):
+    """A message whose notification is on the user's phones (Zulip's active_mobile_push_notification
+    flag): reading or deleting the message sends a `remove` notification, and deletes the row."""
+
+    user = models.ForeignKey(User, on_delete=models.CASCADE, related_name="+", db_index=False)
+    message = models.ForeignKey(Message, on_delete=models.CASCADE, related_name="+")
+
+    class Meta:
+        constraints = [models.UniqueConstraint(fields=["user", "message"], name="push_notified_once_per_message")]
+
+    def __str__(self) -> str:
+        return f"notification of message {self.message_id} to {self.user_id}"

@@ -1,30 +1,28 @@
-"""Sending push notifications through the configured backend (apps/push/backends.py)."""
+"""Test notifications, sent at once (a user asking for one waits for the answer); every other
+notification is sent by the task worker (apps/push/notifications.py)."""
 
 import time
 
+from apps.core.errors import JsonableError
+from apps.core.tasks import TemporaryFailure
 from apps.push.actions import do_remove_push_device_tokens
-from apps.push.backends import push_backend
-from apps.push.models import PushDeviceToken
+from apps.push.backends import BouncerError, push_backend
+from apps.push.models import Device, PushDeviceToken
+from apps.push.payloads import test_notification
 from apps.users.models import User
 
 
-def test_notification_payload(user: User) -> dict:
-    """What a test notification carries (Zulip's `test` event): who it is for, on which server."""
-    realm = user.realm
-    return {
-        "event": "test",
-        "realm_id": realm.id,
-        "realm_url": realm.url,
-        "realm_name": realm.name,
-        "user_id": user.id,
-        "time": int(time.time()),
-    }
+class PushServiceError(JsonableError):
+    http_status_code = 502
 
 
-def send_test_notification(user: User, tokens: list[PushDeviceToken]) -> int:
-    """Sends the user's test notification to these tokens of theirs; tokens the push service
-    refuses are removed. Returns how many it reached."""
-    result = push_backend().send(tokens, test_notification_payload(user))
+def send_test_notification(user: User, tokens: list[PushDeviceToken], devices: list[Device] = ()) -> int:
+    """Sends the user's test notification to these tokens and devices of theirs; tokens the push
+    service refuses are removed. Returns how many it reached."""
+    try:
+        result = push_backend().send(user, tokens, list(devices), test_notification(user, int(time.time())))
+    except (TemporaryFailure, BouncerError) as exc:
+        raise PushServiceError(f"The push notification service could not be reached: {exc}") from exc
     if result.refused:
         do_remove_push_device_tokens(result.refused)
     return result.sent

@@ -62,6 +62,8 @@ INSTALLED_APPS = [
     "django.contrib.staticfiles",
     "rest_framework",
     "django_filters",
+    "django_tasks",
+    "django_tasks_db",
 ]
 
 MIDDLEWARE = [
@@ -105,8 +107,31 @@ DATABASES = {"default": cfg.database(VAR_DIR, DEPENDENCY_CONNECT_TIMEOUT)}
 DEFAULT_AUTO_FIELD = "django.db.models.BigAutoField"
 
 REDIS_URL = cfg.redis_url()
-# Where push notifications go (apps/push/backends.py): the log backend records them in the log.
+
+# Background work (push notifications, outgoing webhooks): Django's tasks API, its tasks stored in
+# the database in the transaction of the change that queues them, and run by `manage.py run_tasks`
+# (apps/core/tasks.py). The server starts one worker beside itself (config/gunicorn.py) unless
+# TASK_WORKER=0, for operators who run their workers apart (README "Background tasks").
+TASKS = {"default": {"BACKEND": "django_tasks_db.DatabaseBackend", "QUEUES": ["default"]}}
+TASK_WORKER = env.bool("TASK_WORKER", default=True)
+# How often an idle worker looks for new tasks.
+TASK_POLL_SECONDS = float(env.str("TASK_POLL_SECONDS", default="0.5"))
+# A task still running after this long was abandoned (its worker was killed): it runs again.
+TASK_ABANDONED_AFTER_SECONDS = cfg.positive_int("TASK_ABANDONED_AFTER_SECONDS", 600)
+# Finished tasks are kept this long (failed ones, for the operator to read in the admin, 30 days).
+TASK_KEEP_SUCCEEDED_SECONDS = cfg.positive_int("TASK_KEEP_SUCCEEDED_SECONDS", 86400)
+TASK_KEEP_FAILED_SECONDS = cfg.positive_int("TASK_KEEP_FAILED_SECONDS", 30 * 86400)
+
+# Where push notifications go (apps/push/backends.py): the log backend records them in the log;
+# the bouncer backend sends them through a Zulip-compatible push bouncer (PUSH_BOUNCER_URL, with
+# this server's registration ZULIP_ORG_ID and ZULIP_ORG_KEY), which reaches the official apps.
 PUSH_BACKEND = env.str("PUSH_BACKEND", default="apps.push.backends.LogBackend")
+PUSH_BOUNCER_URL = env.str("PUSH_BOUNCER_URL", default="https://push.zulipchat.com")
+ZULIP_ORG_ID = env.str("ZULIP_ORG_ID", default="")
+ZULIP_ORG_KEY = env.str("ZULIP_ORG_KEY", default="")
+PUSH_BOUNCER_TIMEOUT_SECONDS = cfg.positive_int("PUSH_BOUNCER_TIMEOUT_SECONDS", 30)
+# Zulip's PUSH_NOTIFICATION_REDACT_CONTENT: notifications say "New message" instead of the text.
+PUSH_NOTIFICATION_REDACT_CONTENT = env.bool("PUSH_NOTIFICATION_REDACT_CONTENT", default=False)
 # A pooled connection that Redis closed (it restarted, or dropped idle clients) fails the next
 # command sent on it: that command is sent once more, at once, on a new connection, instead of
 # failing its request. Only for a closed connection: a command that timed out may have run, and a
@@ -268,5 +293,7 @@ LOGGING = {
         "uvicorn.access": {"level": "WARNING"},
         "django.request": {"level": "ERROR"},
         "django.server": {"level": "WARNING"},
+        # The task worker's own lines ("starting", "no more tasks") every time it looks for work.
+        "django_tasks_db": {"level": "WARNING"},
     },
 }

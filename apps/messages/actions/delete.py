@@ -13,6 +13,7 @@ from apps.events.publish import send_event_on_commit
 from apps.groups.selectors import has_realm_permission
 from apps.messages.actions.delete_topic import do_delete_messages
 from apps.messages.errors import InvalidMessageError
+from apps.messages.hooks import messages_deleting
 from apps.messages.models import Message, UserMessage
 from apps.messages.selectors import users_told_of
 from apps.users.models import User
@@ -54,6 +55,7 @@ def do_delete_message(message: Message, *, acting_user: User | None) -> None:
     recipients = users_told_of(None, [message.id])
     if acting_user is not None:
         recipients.add(acting_user.id)
+    messages_deleting.call([message.id])
     UserMessage.objects.filter(message_id=message.id).delete()
     Message.objects.filter(id=message.id).delete()
     event = {"type": "delete_message", "message_type": "private", "message_ids": [message.id]}

@@ -8,6 +8,7 @@ from django.db import transaction
 from django.db.models import Min
 
 from apps.events.publish import send_event_on_commit
+from apps.messages.hooks import messages_deleting
 from apps.messages.models import Message, UserMessage
 from apps.messages.selectors import users_told_of
 from apps.realms.audit import audit
@@ -92,6 +93,7 @@ def do_delete_messages(stream: Stream, topic: str, message_ids: list[int], *, ac
     recipients = users_told_of(stream, message_ids)
     if acting_user is not None:
         recipients.add(acting_user.id)
+    messages_deleting.call(message_ids)
     UserMessage.objects.filter(message_id__in=message_ids).delete()
     Message.objects.filter(id__in=message_ids).delete()
     event = {"type": "delete_message", "message_type": "stream", "stream_id": stream.id, "topic": topic,

@@ -10,6 +10,7 @@ from apps.core.errors import JsonableError
 from apps.events.publish import send_event_on_commit
 from apps.messages.actions.acting import check_acting_for
 from apps.messages.errors import InvalidMessageError
+from apps.messages.hooks import messages_read
 from apps.messages.models import Message, UserMessage
 from apps.messages.narrow import with_flag_columns
 from apps.messages.selectors import dm_users_by_recipient, muted_conversation_checker, visible_message_flags
@@ -80,6 +81,8 @@ def do_update_message_flags(
         )  # fmt: skip
         changed = sorted([*changed, *historical])
     _send_flags_event(user, op, flag, changed)
+    if bit == UserMessage.READ and op == "add" and changed:
+        messages_read.call(user, changed)
     return changed
 
 
@@ -168,4 +171,5 @@ def _mark_read(user: User, rows: QuerySet, *, everything: bool) -> int:
     count = UserMessage.objects.filter(pk__in=rows.values("pk")).update(flags=F("flags").bitor(UserMessage.READ))
     if count:
         _send_flags_event(user, "add", "read", ids, everything=everything)
+        messages_read.call(user, None if everything else ids)
     return count

@@ -17,6 +17,7 @@ from apps.linkifiers.selectors import linkifier_rules
 from apps.messages.actions.acting import check_acting_for
 from apps.messages.actions.submessages import add_widget
 from apps.messages.alert_words import alerted_user_ids
+from apps.messages.hooks import message_sent
 from apps.messages.models import Message, PublicChannelListener, Recipient, SubMessage, UserMessage
 from apps.messages.recipients import direct_message_recipient, get_recipient
 from apps.messages.rendering import Rendered, render_message
@@ -210,6 +211,7 @@ def _store_message(
         send_stream_update(stream, "first_message_id", message.id)
     submessages = add_widget(message)
     _send_message_events(message, flags, local_id, people, listeners, topic_links, submessages)
+    message_sent.call(message, flags)
     return message
 
 

@@ -1,0 +1,85 @@
+"""`manage.py run_tasks`: the background task worker (apps/core/tasks.py).
+
+It runs every ready task of every queue, then waits TASK_POLL_SECONDS and looks again; once a minute
+it makes tasks abandoned by a dead worker ready again, and once an hour it deletes finished tasks
+kept long enough. Several workers (on one machine or several) share the work: each claims a task
+under a row lock. The database going away is one log line and a retry with backoff, never an exit:
+the worker carries on when it is back. SIGTERM or SIGINT stops it after the task it is running.
+
+The server starts one beside itself (config/gunicorn.py); `--batch` runs what is ready and exits.
+"""
+
+import logging
+import os
+import time
+from typing import Any
+
+from django.conf import settings
+from django.db import close_old_connections, connections
+from django.utils.crypto import get_random_string
+from django_tasks_db.management.commands.db_worker import Worker
+
+from apps.core.commands import OperatorCommand
+from apps.core.errors import dependency_error
+from apps.core.tasks import batch_worker, prune_finished, requeue_abandoned
+
+logger = logging.getLogger("apps.core.tasks")
+
+REQUEUE_EVERY_SECONDS = 60
+PRUNE_EVERY_SECONDS = 3600
+# Waits after a failure to reach the database: doubling from the first to the last.
+OUTAGE_FIRST_WAIT_SECONDS = 1
+OUTAGE_MAX_WAIT_SECONDS = 30
+
+
+class Command(OperatorCommand):
+    help = "Run background tasks (push notifications, outgoing webhooks) as they are queued."
+
+    def add_arguments(self, parser: Any) -> None:
+        parser.add_argument("--batch", action="store_true", help="Run the tasks that are ready, then exit.")
+        parser.add_argument("--worker-id", default=None, help="A name unique among the workers (default: random).")
+        parser.add_argument(
+            "--parent-pid", type=int, default=None, help="Stop when this process (the server that started it) is gone."
+        )
+
+    def handle(self, *args: Any, batch: bool, worker_id: str | None, parent_pid: int | None, **options: Any) -> None:
+        worker = batch_worker(worker_id or get_random_string(32))
+        if batch:
+            worker.run()
+            return
+        worker.configure_signals()
+        logger.info("Task worker %s started", worker.worker_id)
+        run_forever(worker, parent_pid)
+
+
+def run_forever(worker: Worker, parent_pid: int | None) -> None:
+    next_requeue = next_prune = 0.0
+    outage_wait = 0.0
+    while worker.running:
+        if parent_pid is not None and os.getppid() != parent_pid:
+            logger.warning("Task worker: the server that started it is gone; stopping")
+            return
+        try:
+            now = time.monotonic()
+            if now >= next_requeue:
+                requeue_abandoned()
+                next_requeue = now + REQUEUE_EVERY_SECONDS
+            if now >= next_prune:
+                prune_finished()
+                next_prune = now + PRUNE_EVERY_SECONDS
+            worker.run()  # every ready task, then back here
+            if outage_wait:
+                logger.warning("Task worker: the database is back")
+            outage_wait = 0.0
+        except Exception as exc:
+            if dependency_error(exc) is None:
+                raise
+            outage_wait = min(max(outage_wait * 2, OUTAGE_FIRST_WAIT_SECONDS), OUTAGE_MAX_WAIT_SECONDS)
+            logger.warning("Task worker: the database cannot be reached (%s); trying again in %.0f s", exc, outage_wait)
+            for connection in connections.all():
+                connection.close_if_unusable_or_obsolete()
+            time.sleep(outage_wait)
+            continue
+        close_old_connections()
+        if worker.running:
+            time.sleep(settings.TASK_POLL_SECONDS)

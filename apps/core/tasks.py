@@ -1,0 +1,110 @@
+"""Background tasks: Django's tasks API (the `django-tasks` backport) with the database backend of
+`django-tasks-db`, run by `manage.py run_tasks`.
+
+A task is queued inside the transaction of the change it follows (`some_task.enqueue(...)` in the
+action): its row commits with the change or not at all, so nothing is queued for a change that
+rolled back, nothing queued is lost when a process dies after the commit, and no worker runs it
+before the commit. Tasks run at least once: a worker killed in the middle of one leaves it
+"running", and after TASK_ABANDONED_AFTER_SECONDS any worker runs it again (requeue_abandoned), so a
+task must be safe to run twice.
+
+A task made with `retried_task` that raises TemporaryFailure (a service down or slow, a 5xx) is
+queued again to run later, with exponential backoff, up to its number of attempts; any other
+exception fails it, and the failure is logged and kept for TASK_KEEP_FAILED_SECONDS (the Django
+admin lists tasks and their tracebacks).
+"""
+
+import logging
+import random
+from collections.abc import Callable
+from datetime import timedelta
+from functools import wraps
+from typing import Any
+
+from django.conf import settings
+from django.utils import timezone
+from django_tasks import task
+from django_tasks.base import TaskResultStatus
+from django_tasks_db.management.commands.db_worker import Worker
+from django_tasks_db.models import DBTaskResult
+
+logger = logging.getLogger("apps.core.tasks")
+
+# The first retry waits about this long; each next one twice as long, at most RETRY_MAX_SECONDS.
+RETRY_FIRST_SECONDS = 10
+RETRY_MAX_SECONDS = 3600
+
+
+class TemporaryFailure(Exception):
+    """A failure worth trying again later: a service that is down, slow or answering 5xx."""
+
+
+def retry_delay_seconds(attempt: int) -> float:
+    """How long to wait after the `attempt`-th failure (1 for the first), give or take a fifth so
+    that tasks failing together do not all come back at once."""
+    base = min(RETRY_FIRST_SECONDS * 2 ** (attempt - 1), RETRY_MAX_SECONDS)
+    return base * random.uniform(0.8, 1.2)  # noqa: S311 (spreading load, not a secret)
+
+
+def retried_task(*, max_attempts: int, **options: Any) -> Callable[[Callable[..., Any]], Any]:
+    """`@task`, plus: when the function raises TemporaryFailure, the task is queued again with the
+    same arguments to run after retry_delay_seconds, until it has run `max_attempts` times (then the
+    failure is the task's). The function must be a module-level name (the worker finds it by it)."""
+
+    def decorate(function: Callable[..., Any]) -> Any:
+        @wraps(function)
+        def run(*args: Any, attempt: int = 1, **kwargs: Any) -> Any:
+            try:
+                return function(*args, **kwargs)
+            except TemporaryFailure as exc:
+                if attempt >= max_attempts:
+                    logger.error("%s failed %d times, giving up: %s", function.__qualname__, attempt, exc)
+                    raise
+                delay = retry_delay_seconds(attempt)
+                logger.warning(
+                    "%s failed (attempt %d of %d), trying again in %.0f s: %s",
+                    function.__qualname__, attempt, max_attempts, delay, exc,
+                )  # fmt: skip
+                later = the_task.using(run_after=timezone.now() + timedelta(seconds=delay))
+                later.enqueue(*args, attempt=attempt + 1, **kwargs)
+                return {"retry": attempt + 1}
+
+        the_task = task(**options)(run)
+        return the_task
+
+    return decorate
+
+
+def batch_worker(worker_id: str) -> Worker:
+    """django-tasks-db's worker, set to run every ready task of every queue and return."""
+    return Worker(
+        queue_names=["*"],
+        interval=0,
+        batch=True,
+        backend_name="default",
+        startup_delay=False,
+        max_tasks=None,
+        worker_id=worker_id,
+        excluded_queue_names=[],
+    )
+
+
+def requeue_abandoned() -> int:
+    """Tasks left "running" by a worker that died: ready to run again. Returns how many."""
+    cutoff = timezone.now() - timedelta(seconds=settings.TASK_ABANDONED_AFTER_SECONDS)
+    count = DBTaskResult.objects.filter(status=TaskResultStatus.RUNNING, started_at__lt=cutoff).update(
+        status=TaskResultStatus.READY, started_at=None
+    )
+    if count:
+        logger.warning("%d task(s) abandoned by a worker that stopped will run again", count)
+    return count
+
+
+def prune_finished() -> int:
+    """Deletes finished tasks kept long enough. Returns how many."""
+    now = timezone.now()
+    keep_succeeded = timedelta(seconds=settings.TASK_KEEP_SUCCEEDED_SECONDS)
+    keep_failed = timedelta(seconds=settings.TASK_KEEP_FAILED_SECONDS)
+    succeeded = DBTaskResult.objects.filter(status=TaskResultStatus.SUCCESSFUL, finished_at__lt=now - keep_succeeded)
+    failed = DBTaskResult.objects.filter(status=TaskResultStatus.FAILED, finished_at__lt=now - keep_failed)
+    return succeeded.delete()[0] + failed.delete()[0]

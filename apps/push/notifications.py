@@ -1,0 +1,202 @@
+"""Push notifications of messages, sent by the task worker (apps/core/tasks.py).
+
+When a message is sent in an organization where someone has a phone registered, one task is queued
+in the message's transaction (queue_message_notifications); the worker works out who is notified
+and why (who_to_notify, Zulip's rules below), and queues one task per person, which sends to their
+tokens and devices through the push backend and remembers the notification (ActivePushNotification).
+When that person reads the message, or it is deleted, a `remove` notification takes it off their
+phones. Sending never happens in a request, and a push service that is down is tried again later.
+
+Who is notified, for a message they have not read (a muted sender's arrives read) and did not send,
+when they are a person (not a bot) with a registered token or device:
+- a direct message, a personal or group mention: when `enable_offline_push_notifications` is on;
+- a wildcard mention (@**all**, @**topic**): the same, and `wildcard_mentions_notify` (the
+  channel's setting, else theirs), unless the conversation is muted for them;
+- a followed topic: `enable_followed_topic_push_notifications`;
+- any other message of a channel: the channel's `push_notifications` (else their
+  `enable_stream_push_notifications`), unless the conversation is muted for them.
+Someone active (a presence ping saying so in the last OFFLINE_THRESHOLD_SECS) is notified only with
+`enable_online_push_notifications` on (on by default, as in Zulip).
+"""
+
+import logging
+import time
+from collections import defaultdict
+from typing import Any
+
+from apps.core.tasks import retried_task
+from apps.messages.hooks import message_sent, messages_deleting, messages_read
+from apps.messages.models import Message, UserMessage
+from apps.messages.selectors import muted_conversation_checker
+from apps.presence.backends import store as presence_store
+from apps.presence.limits import OFFLINE_THRESHOLD_SECS
+from apps.push import payloads
+from apps.push.actions import do_remove_push_device_tokens
+from apps.push.backends import push_backend
+from apps.push.models import ActivePushNotification, Device, PushDeviceToken
+from apps.push.selectors import push_targets, realm_has_push_devices
+from apps.subscriptions.models import Subscription, UserTopic
+from apps.subscriptions.topics import same_topic
+from apps.users.models import User
+
+logger = logging.getLogger("apps.push")
+
+# Attempts of a notification while the push service is down (the waits add up to about 10 minutes:
+# a later notification is of little use).
+MAX_ATTEMPTS = 6
+
+
+# --- in the request (the hooks of apps.messages) ---------------------------------------------------
+
+
+@message_sent.register
+def queue_message_notifications(message: Message, flags: dict[int, int]) -> None:
+    unread_by_others = any(uid != message.sender_id and not bits & UserMessage.READ for uid, bits in flags.items())
+    if unread_by_others and realm_has_push_devices(message.realm_id):
+        send_message_notifications.enqueue(message.id)
+
+
+@messages_read.register
+def queue_removals_of_read(user: User, message_ids: list[int] | None) -> None:
+    rows = ActivePushNotification.objects.filter(user=user)
+    if message_ids is not None:
+        rows = rows.filter(message_id__in=message_ids)
+    notified = list(rows.values_list("message_id", flat=True))
+    if notified:
+        ActivePushNotification.objects.filter(user=user, message_id__in=notified).delete()
+        send_removal_notification.enqueue(user.id, notified)
+
+
+@messages_deleting.register
+def queue_removals_of_deleted(message_ids: list[int]) -> None:
+    by_user: dict[int, list[int]] = defaultdict(list)
+    rows = ActivePushNotification.objects.filter(message_id__in=message_ids)
+    for user_id, message_id in rows.values_list("user_id", "message_id"):
+        by_user[user_id].append(message_id)
+    rows.delete()
+    for user_id, notified in by_user.items():
+        send_removal_notification.enqueue(user_id, notified)
+
+
+# --- in the task worker -----------------------------------------------------------------------------
+
+
+@retried_task(max_attempts=MAX_ATTEMPTS)
+def send_message_notifications(message_id: int) -> dict[str, Any]:
+    """Works out who is notified of the message, and queues a notification for each."""
+    message = Message.objects.select_related("sender", "stream", "realm").filter(id=message_id).first()
+    if message is None:
+        return {"notified": 0}  # deleted meanwhile
+    triggers = who_to_notify(message)
+    for user_id, trigger in triggers.items():
+        send_message_notification.enqueue(user_id, message_id, trigger)
+    return {"notified": len(triggers)}
+
+
+def who_to_notify(message: Message) -> dict[int, str]:
+    """{user id: why they are notified} (see the module's docstring)."""
+    with_devices = PushDeviceToken.objects.values("user_id").union(
+        Device.objects.filter(push_token_id__isnull=False).values("user_id")
+    )
+    rows = (
+        UserMessage.objects.filter(message=message, user_id__in=with_devices)
+        .exclude(user_id=message.sender_id)
+        .values_list("user_id", "flags")
+    )
+    flags = {uid: bits for uid, bits in rows if not bits & UserMessage.READ}
+    if not flags:
+        return {}
+    users = {
+        u.id: u
+        for u in User.objects.filter(id__in=flags, is_active=True, bot_type__isnull=True).select_related("realm")
+    }
+    subscriptions, policies = {}, {}
+    if message.stream_id is not None:
+        subs = Subscription.objects.filter(stream_id=message.stream_id, user_id__in=users, active=True)
+        subscriptions = {sub.user_id: sub for sub in subs}
+        topic_policies = UserTopic.objects.filter(
+            same_topic("topic_name", message.topic), stream_id=message.stream_id, user_id__in=users
+        )
+        policies = dict(topic_policies.values_list("user_id", "visibility_policy"))
+    triggers = {}
+    for uid, user in users.items():
+        trigger = _trigger(user, message, flags[uid], subscriptions.get(uid), policies.get(uid))
+        if trigger is not None and (user.enable_online_push_notifications or not _is_active(user)):
+            triggers[uid] = trigger
+    return triggers
+
+
+def _trigger(user: User, message: Message, bits: int, sub: Subscription | None, policy: int | None) -> str | None:
+    offline_push = user.enable_offline_push_notifications
+    if message.stream_id is None:
+        return payloads.DIRECT_MESSAGE if offline_push else None
+    if bits & UserMessage.MENTIONED:
+        return payloads.MENTION if offline_push else None
+    muted = muted_conversation_checker(user)(message.stream_id, message.topic)
+    followed = policy == UserTopic.VisibilityPolicy.FOLLOWED
+    wildcards_notify = sub.wildcard_mentions_notify if sub and sub.wildcard_mentions_notify is not None else None
+    if wildcards_notify is None:
+        wildcards_notify = user.wildcard_mentions_notify
+    if offline_push and not muted and (wildcards_notify or followed):
+        if bits & UserMessage.TOPIC_WILDCARD_MENTIONED:
+            return payloads.TOPIC_WILDCARD_MENTION
+        if bits & UserMessage.STREAM_WILDCARD_MENTIONED:
+            return payloads.STREAM_WILDCARD_MENTION
+    if followed and user.enable_followed_topic_push_notifications:
+        return payloads.FOLLOWED_TOPIC
+    channel_push = sub.push_notifications if sub and sub.push_notifications is not None else None
+    if channel_push is None:
+        channel_push = user.enable_stream_push_notifications
+    if channel_push and sub is not None and not muted:
+        return payloads.STREAM_PUSH
+    return None
+
+
+def _is_active(user: User) -> bool:
+    times = presence_store().of_user(user.realm_id, user.id)
+    return times is not None and times.active is not None and time.time() - times.active < OFFLINE_THRESHOLD_SECS
+
+
+@retried_task(max_attempts=MAX_ATTEMPTS)
+def send_message_notification(user_id: int, message_id: int, trigger: str) -> dict[str, Any]:
+    """Sends one person the notification of one message, once: not if they read it meanwhile."""
+    user = User.objects.select_related("realm").filter(id=user_id, is_active=True).first()
+    message = Message.objects.select_related("sender", "stream", "realm").filter(id=message_id).first()
+    if user is None or message is None:
+        return {"sent": 0}
+    tokens, devices = push_targets(user)
+    if not (tokens or devices) or not _still_unread(user_id, message_id):
+        return {"sent": 0}
+    # Remembered first, so that a second run of this task (a worker killed after sending) sends
+    # nothing; forgotten again if sending fails, so that the retry sends it.
+    _, created = ActivePushNotification.objects.get_or_create(user_id=user_id, message_id=message_id)
+    if not created:
+        return {"sent": 0}
+    try:
+        result = push_backend().send(user, tokens, devices, payloads.message_notification(user, message, trigger))
+    except BaseException:
+        ActivePushNotification.objects.filter(user_id=user_id, message_id=message_id).delete()
+        raise
+    if result.refused:
+        do_remove_push_device_tokens(result.refused)
+    return {"sent": result.sent}
+
+
+def _still_unread(user_id: int, message_id: int) -> bool:
+    bits = UserMessage.objects.filter(user_id=user_id, message_id=message_id).values_list("flags", flat=True).first()
+    return bits is not None and not bits & UserMessage.READ
+
+
+@retried_task(max_attempts=MAX_ATTEMPTS)
+def send_removal_notification(user_id: int, message_ids: list[int]) -> dict[str, Any]:
+    """Takes the notifications of these messages off the person's phones."""
+    user = User.objects.select_related("realm").filter(id=user_id, is_active=True).first()
+    if user is None:
+        return {"sent": 0}
+    tokens, devices = push_targets(user)
+    if not (tokens or devices):
+        return {"sent": 0}
+    result = push_backend().send(user, tokens, devices, payloads.removal_notification(user, message_ids))
+    if result.refused:
+        do_remove_push_device_tokens(result.refused)
+    return {"sent": result.sent}

@@ -1,0 +1,60 @@
+"""The background task worker (`manage.py run_tasks`) as a child of the gunicorn master, so that the
+one command that starts the server starts its worker too (config/gunicorn.py): started when the
+server is ready, started again if it exits (after a pause that grows while it keeps exiting), and
+stopped with the server. It stops by itself if the master is killed outright.
+
+Operators who run workers apart (several machines, a supervisor of their own) set TASK_WORKER=0
+and run `manage.py run_tasks` as a service of its own; any number of workers share the work.
+"""
+
+import os
+import subprocess
+import sys
+import threading
+import time
+from pathlib import Path
+
+# A worker that ran this long before exiting was not crash-looping: the pause starts over.
+HEALTHY_AFTER_SECONDS = 60
+MAX_PAUSE_SECONDS = 60
+
+
+class TaskWorkerProcess:
+    def __init__(self, base_dir: Path, log) -> None:
+        self.base_dir = base_dir
+        self.log = log
+        self.process: subprocess.Popen | None = None
+        self._stopping = threading.Event()
+        self._thread = threading.Thread(target=self._supervise, name="task-worker", daemon=True)
+
+    def start(self) -> None:
+        self._thread.start()
+
+    def _supervise(self) -> None:
+        pause = 1.0
+        command = [sys.executable, "manage.py", "run_tasks", "--parent-pid", str(os.getpid())]
+        while not self._stopping.is_set():
+            started = time.monotonic()
+            self.process = subprocess.Popen(command, cwd=self.base_dir)  # noqa: S603 (our own command)
+            self.log.info("Task worker started (pid %d)", self.process.pid)
+            code = self.process.wait()
+            if self._stopping.is_set():
+                return
+            if time.monotonic() - started > HEALTHY_AFTER_SECONDS:
+                pause = 1.0
+            self.log.error("Task worker exited (status %s); starting it again in %.0f s", code, pause)
+            self._stopping.wait(pause)
+            pause = min(pause * 2, MAX_PAUSE_SECONDS)
+
+    def stop(self, timeout: float) -> None:
+        """Stops the worker: it finishes the task it is running, for at most `timeout` seconds."""
+        self._stopping.set()
+        process = self.process
+        if process is None or process.poll() is not None:
+            return
+        process.terminate()
+        try:
+            process.wait(timeout)
+        except subprocess.TimeoutExpired:
+            process.kill()
+            process.wait()

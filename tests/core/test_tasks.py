@@ -1,0 +1,115 @@
+"""Background tasks (apps/core/tasks.py and `manage.py run_tasks`): retries with backoff, tasks a
+dead worker abandoned, pruning, and the worker command running what is queued."""
+
+from datetime import timedelta
+
+import pytest
+from django.core.management import call_command
+from django.db import transaction
+from django.utils import timezone
+from django_tasks_db.models import DBTaskResult
+
+from apps.core.tasks import TemporaryFailure, prune_finished, requeue_abandoned, retried_task, retry_delay_seconds
+from tests.tasks import run_ready_tasks
+
+CALLS: list[tuple] = []
+
+
+@retried_task(max_attempts=3)
+def flaky(name: str, failures: int) -> str:
+    CALLS.append((name, failures))
+    if sum(1 for call in CALLS if call[0] == name) <= failures:
+        raise TemporaryFailure(f"{name} is down")
+    return name
+
+
+@retried_task(max_attempts=3)
+def broken() -> None:
+    raise ValueError("a bug")
+
+
+@pytest.fixture(autouse=True)
+def _no_calls():
+    CALLS.clear()
+
+
+def make_due() -> None:
+    DBTaskResult.objects.filter(status="READY").update(run_after=timezone.now())
+
+
+def test_a_temporary_failure_runs_again_later_with_the_same_arguments(db):
+    flaky.enqueue("svc", 2)
+    run_ready_tasks()
+    [retry] = DBTaskResult.objects.filter(status="READY")
+    assert retry.args_kwargs == {"args": ["svc", 2], "kwargs": {"attempt": 2}}
+    assert retry.run_after > timezone.now() + timedelta(seconds=7)
+    assert run_ready_tasks() == 0  # not yet
+    make_due()
+    run_ready_tasks()
+    make_due()
+    run_ready_tasks()
+    assert CALLS == [("svc", 2)] * 3
+    assert DBTaskResult.objects.filter(status="SUCCESSFUL").count() == 3
+    assert DBTaskResult.objects.order_by("-enqueued_at").first().return_value == "svc"
+
+
+def test_after_the_last_attempt_the_task_fails(db):
+    flaky.enqueue("svc", 5)
+    for _ in range(3):
+        make_due()
+        run_ready_tasks()
+    assert len(CALLS) == 3
+    assert not DBTaskResult.objects.filter(status="READY").exists()
+    assert "svc is down" in DBTaskResult.objects.get(status="FAILED").traceback
+
+
+def test_other_exceptions_fail_at_once(db):
+    broken.enqueue()
+    run_ready_tasks()
+    assert DBTaskResult.objects.get().status == "FAILED"
+
+
+def test_backoff_doubles_up_to_an_hour():
+    assert 8 <= retry_delay_seconds(1) <= 12
+    assert 16 <= retry_delay_seconds(2) <= 24
+    assert 2880 <= retry_delay_seconds(20) <= 4320
+
+
+def test_tasks_abandoned_by_a_dead_worker_run_again(db, settings):
+    flaky.enqueue("svc", 0)
+    row = DBTaskResult.objects.get()
+    row.claim("a-worker-that-died")
+    assert requeue_abandoned() == 0  # it may still be running
+    DBTaskResult.objects.update(
+        started_at=timezone.now() - timedelta(seconds=settings.TASK_ABANDONED_AFTER_SECONDS + 1)
+    )
+    assert requeue_abandoned() == 1
+    assert run_ready_tasks() == 1
+    assert CALLS == [("svc", 0)]
+
+
+def test_finished_tasks_are_pruned_after_their_time(db, settings):
+    flaky.enqueue("svc", 0)
+    broken.enqueue()
+    run_ready_tasks()
+    assert prune_finished() == 0
+    DBTaskResult.objects.update(
+        finished_at=timezone.now() - timedelta(seconds=settings.TASK_KEEP_SUCCEEDED_SECONDS + 1)
+    )
+    assert prune_finished() == 1  # the successful one; the failure is kept longer
+    assert DBTaskResult.objects.get().status == "FAILED"
+
+
+@pytest.mark.django_db(transaction=True)
+def test_the_worker_command_runs_what_was_committed():
+    with transaction.atomic():
+        flaky.enqueue("committed", 0)
+    try:
+        with transaction.atomic():
+            flaky.enqueue("rolled back", 0)
+            raise RuntimeError
+    except RuntimeError:
+        pass
+    call_command("run_tasks", "--batch")
+    assert CALLS == [("committed", 0)]
+    assert DBTaskResult.objects.get().status == "SUCCESSFUL"

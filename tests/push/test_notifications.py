@@ -1,0 +1,211 @@
+"""Push notifications of messages (apps/push/notifications.py): who gets one and why, sent by the
+background task worker through the push backend (the log backend here, a fake bouncer on 127.0.0.1
+in test_bouncer.py), once; and the `remove` notification when the message is read or deleted."""
+
+import logging
+
+import pytest
+from django_tasks_db.models import DBTaskResult
+
+from apps.push.models import ActivePushNotification
+from tests.api import api_for, assert_success
+from tests.tasks import run_ready_tasks
+
+FCM = "/users/me/android_gcm_reg_id"
+APNS = "/users/me/apns_device_token"
+
+
+@pytest.fixture
+def pushes(caplog):
+    """Runs the queued tasks and returns what the log backend sent: [(user id, to, payload)]."""
+
+    def run() -> list[tuple[int, str, dict]]:
+        caplog.clear()
+        with caplog.at_level(logging.INFO, logger="apps.push"):
+            run_ready_tasks()
+        return [(r.push_user_id, r.push_to, r.push_payload) for r in caplog.records if hasattr(r, "push_payload")]
+
+    return run
+
+
+def with_phone(user):
+    token = f"fcm-token-{user.id}"
+    assert_success(api_for(user).post(FCM, {"token": token}))
+    return token
+
+
+def send_dm(sender, *to, content="hello there"):
+    response = api_for(sender).post("/messages", {"type": "direct", "to": [u.id for u in to], "content": content})
+    return assert_success(response)["id"]
+
+
+def send_to_channel(sender, stream, content, topic="lunch"):
+    response = api_for(sender).post(
+        "/messages", {"type": "stream", "to": stream.id, "topic": topic, "content": content}
+    )
+    return assert_success(response)["id"]
+
+
+def test_a_direct_message_notifies_the_recipients_phone_once(member, admin, pushes):
+    token = with_phone(member)
+    message_id = send_dm(admin, member, content="Are you **there**?")
+    [(user_id, to, payload)] = pushes()
+    assert (user_id, to) == (member.id, token)
+    assert payload["event"] == "message"
+    assert payload["zulip_message_id"] == message_id
+    assert payload["recipient_type"] == "private"
+    assert payload["content"] == "Are you there?"
+    assert payload["content_truncated"] is False
+    assert payload["sender_id"] == admin.id
+    assert payload["sender_full_name"] == admin.full_name
+    assert payload["realm_url"] == member.realm.url
+    assert payload["user_id"] == member.id
+    assert ActivePushNotification.objects.filter(user=member, message_id=message_id).exists()
+    # The task running again (a worker killed after sending) sends nothing more.
+    from apps.push.notifications import send_message_notifications
+
+    send_message_notifications.enqueue(message_id)
+    assert pushes() == []
+
+
+def test_apns_tokens_get_the_apns_payload(member, admin, guest, pushes):
+    assert_success(api_for(member).post(APNS, {"token": "ab" * 32, "appid": "org.zulip.Zulip"}))
+    group = send_dm(admin, member, guest)
+    [(_, _, payload)] = pushes()
+    assert payload["alert"]["body"] == "hello there"
+    assert payload["alert"]["subtitle"] == f"{admin.full_name}:"
+    zulip = payload["custom"]["zulip"]
+    assert zulip["message_ids"] == [group]
+    assert zulip["recipient_type"] == "private"
+    assert zulip["pm_users"] == ",".join(str(uid) for uid in sorted([admin.id, member.id, guest.id]))
+
+
+def test_nothing_is_queued_in_an_organization_without_phones(member, admin):
+    send_dm(admin, member)
+    assert DBTaskResult.objects.count() == 0
+
+
+def test_no_notification_to_the_sender_to_muted_senders_or_without_a_phone(member, admin, moderator, pushes):
+    with_phone(member)
+    with_phone(admin)
+    send_dm(member, admin, moderator)  # admin is notified, moderator has no phone, member sent it
+    assert [user_id for user_id, _, _ in pushes()] == [admin.id]
+    assert_success(api_for(member).post(f"/users/me/muted_users/{moderator.id}"))
+    send_dm(moderator, member)  # arrives read: muted
+    assert pushes() == []
+
+
+def test_offline_push_setting_off_means_no_direct_message_notifications(member, admin, pushes):
+    with_phone(member)
+    assert_success(api_for(member).patch("/settings", {"enable_offline_push_notifications": False}))
+    send_dm(admin, member)
+    assert pushes() == []
+
+
+def test_someone_active_is_notified_only_with_online_push_on(member, admin, pushes):
+    with_phone(member)
+    assert_success(api_for(member).post("/users/me/presence", {"status": "active"}))
+    send_dm(admin, member)
+    assert len(pushes()) == 1  # enable_online_push_notifications is on by default, as in Zulip
+    assert_success(api_for(member).patch("/settings", {"enable_online_push_notifications": False}))
+    send_dm(admin, member)
+    assert pushes() == []
+    assert_success(api_for(member).post("/users/me/presence", {"status": "idle"}))
+    # Idle pings do not make someone active: still active from the first ping, within 140 s.
+    send_dm(admin, member)
+    assert pushes() == []
+
+
+def test_channel_messages_notify_mentions_wildcards_and_channel_push(member, admin, moderator, make_stream, pushes):
+    stream = make_stream("kitchen", member, admin, moderator)
+    with_phone(member)
+    send_to_channel(admin, stream, "nothing for anyone")
+    assert pushes() == []
+    mention = send_to_channel(admin, stream, f"hi @**{member.full_name}**")
+    [(_, _, payload)] = pushes()
+    assert (payload["zulip_message_id"], payload["recipient_type"]) == (mention, "stream")
+    assert (payload["stream"], payload["stream_id"], payload["topic"]) == ("kitchen", stream.id, "lunch")
+    send_to_channel(admin, stream, "@**all** lunch is here")
+    assert len(pushes()) == 1
+    assert_success(api_for(member).patch("/settings", {"wildcard_mentions_notify": False}))
+    send_to_channel(admin, stream, "@**all** lunch is still here")
+    assert pushes() == []
+    properties = [{"stream_id": stream.id, "property": "push_notifications", "value": True}]
+    assert_success(api_for(member).post("/users/me/subscriptions/properties", {"subscription_data": properties}))
+    send_to_channel(admin, stream, "for the channel")
+    assert len(pushes()) == 1
+    muted = [{"stream_id": stream.id, "property": "is_muted", "value": True}]
+    assert_success(api_for(member).post("/users/me/subscriptions/properties", {"subscription_data": muted}))
+    send_to_channel(admin, stream, "muted channel now")
+    assert pushes() == []
+    send_to_channel(admin, stream, f"but @**{member.full_name}** is mentioned")
+    assert len(pushes()) == 1
+
+
+def test_followed_topics_notify(member, admin, make_stream, pushes):
+    stream = make_stream("garden", member, admin)
+    with_phone(member)
+    policy = {"stream_id": stream.id, "topic": "Roses", "visibility_policy": 3}
+    assert_success(api_for(member).post("/user_topics", policy))
+    send_to_channel(admin, stream, "they bloomed", topic="roses")
+    send_to_channel(admin, stream, "other topic", topic="tulips")
+    [(_, _, payload)] = pushes()
+    assert payload["topic"] == "roses"
+
+
+def test_reading_the_message_removes_its_notification(member, admin, pushes):
+    token = with_phone(member)
+    first, second = send_dm(admin, member), send_dm(admin, member)
+    assert len(pushes()) == 2
+    assert_success(api_for(member).post("/messages/flags", {"messages": [first], "op": "add", "flag": "read"}))
+    [(user_id, to, payload)] = pushes()
+    assert (user_id, to) == (member.id, token)
+    assert (payload["event"], payload["zulip_message_ids"]) == ("remove", str(first))
+    assert_success(api_for(member).post("/mark_all_as_read"))
+    [(_, _, payload)] = pushes()
+    assert payload["zulip_message_ids"] == str(second)
+    assert not ActivePushNotification.objects.exists()
+    assert_success(api_for(member).post("/mark_all_as_read"))
+    assert pushes() == []
+
+
+def test_a_message_read_before_the_worker_runs_is_not_notified(member, admin, pushes):
+    with_phone(member)
+    message_id = send_dm(admin, member)
+    assert_success(api_for(member).post("/messages/flags", {"messages": [message_id], "op": "add", "flag": "read"}))
+    assert pushes() == []
+
+
+def test_deleting_a_notified_message_removes_its_notification(member, admin, pushes):
+    with_phone(member)
+    message_id = send_dm(admin, member)
+    assert len(pushes()) == 1
+    assert_success(api_for(admin).delete(f"/messages/{message_id}"))
+    [(user_id, _, payload)] = pushes()
+    assert (user_id, payload["event"], payload["zulip_message_ids"]) == (member.id, "remove", str(message_id))
+
+
+def test_encrypted_devices_get_the_apps_payload(member, admin, pushes):
+    api = api_for(member)
+    device_id = assert_success(api.post("/register_client_device"))["device_id"]
+    assert_success(
+        api.post(
+            "/mobile_push/register",
+            {
+                "device_id": device_id,
+                "push_key": "MQ" + "A" * 42 + "=",
+                "push_key_id": 7,
+                "token_kind": "fcm",
+                "token_id": "AAAAAAAAAAE=",
+                "bouncer_public_key": "bouncer-key",
+                "encrypted_push_registration": "opaque",
+            },
+        )
+    )
+    message_id = send_dm(admin, member, content="x" * 300)
+    [(user_id, to, payload)] = pushes()
+    assert (user_id, to) == (member.id, f"device {device_id}")
+    assert payload["type"] == "message"
+    assert payload["message_id"] == message_id
+    assert payload["recipient_user_ids"] == sorted([admin.id, member.id])
+    assert payload["content"] == "x" * 200 + "…"
