@@ -3,6 +3,7 @@
 Uvicorn workers run Django under ASGI, so a waiting long-poll holds no thread.
 """
 
+import ipaddress
 import os
 import sys
 from pathlib import Path
@@ -48,6 +49,13 @@ def when_ready(server) -> None:
     global _task_worker
     mode = "with Redis" if HAS_REDIS else "embedded mode (no REDIS_URL): state lives in this single process"
     server.log.info("Parley %s serving on http://%s with %d worker(s), %s", PARLEY_VERSION, bind, workers, mode)
+    if is_loopback(bind.rsplit(":", 1)[0]):
+        server.log.info(
+            "Only this machine can connect (BIND_ADDRESS %s). For a phone or another computer, serve on "
+            "the network and name this machine as they reach it: BIND_ADDRESS=0.0.0.0 "
+            "EXTERNAL_HOST=<this machine's address>:%s (README: Connecting a phone)",
+            bind.rsplit(":", 1)[0], os.environ.get("PORT", "8000"),
+        )  # fmt: skip
     if TASK_WORKER:
         _task_worker = TaskWorkerProcess(BASE_DIR, server.log)
         _task_worker.start()
@@ -58,3 +66,10 @@ def when_ready(server) -> None:
 def on_exit(server) -> None:
     if _task_worker is not None:
         _task_worker.stop(timeout=graceful_timeout)
+
+
+def is_loopback(address: str) -> bool:
+    try:
+        return ipaddress.ip_address(address.strip("[]")).is_loopback
+    except ValueError:
+        return address == "localhost"

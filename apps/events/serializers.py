@@ -1,9 +1,12 @@
 """Parameters of POST /register, GET /events and DELETE /events."""
 
+import json
 from typing import Annotated, Any
 
+from django.conf import settings
 from pydantic import BeforeValidator, Field, field_validator
 
+from apps.core.errors import JsonableError
 from apps.core.params import Json, ParamError, Params
 from apps.events.models import OutboxEvent
 
@@ -91,6 +94,26 @@ class QueueParams(Params):
         default_factory=dict
     )
     queue_lifespan_secs: Json[Annotated[int, Field(ge=0, le=MAX_QUEUE_LIFESPAN_SECS)]] = 0
+    # How long the queue lives without being polled: "mobile" (a phone's app, which polls only while
+    # it is open) or a number of seconds; takes precedence over queue_lifespan_secs.
+    idle_queue_timeout: str | None = None
+
+    def requested_lifespan_secs(self) -> int:
+        """The queue's lifespan the client asked for; 0: the server's default."""
+        raw = self.idle_queue_timeout
+        if raw is None:
+            return self.queue_lifespan_secs
+        if raw == "mobile":
+            return settings.EVENT_QUEUE_MOBILE_LIFESPAN_SECONDS
+        try:
+            value = json.loads(raw)
+        except ValueError:
+            value = None
+        if value == "mobile":
+            return settings.EVENT_QUEUE_MOBILE_LIFESPAN_SECONDS
+        if not isinstance(value, int) or isinstance(value, bool) or not 1 <= value <= MAX_QUEUE_LIFESPAN_SECS:
+            raise JsonableError("Invalid idle_queue_timeout")
+        return value
 
 
 class RegisterParams(QueueParams):

@@ -20,7 +20,7 @@ from apps.events.serializers import RegisterParams
 class RegisterView(ApiView):
     def post(self, request: Request):
         params = parse_params(RegisterParams, request)
-        options = queue_options(params, lifespan_secs=params.queue_lifespan_secs)
+        options = queue_options(params, lifespan_secs=params.requested_lifespan_secs())
         # fetch_event_types defaults to event_types; sent as null it means everything.
         fetch_types = params.fetch_event_types if "fetch_event_types" in params.model_fields_set else params.event_types
         queue_id, state = do_register_queue(request.user, options, fetch_types)
@@ -30,6 +30,7 @@ class RegisterView(ApiView):
                 "queue_id": queue_id,
                 # Events already in the state are kept out of the queue, so the client starts at -1.
                 "last_event_id": -1,
+                "idle_queue_timeout_secs": options.lifespan_secs,
                 "zulip_feature_level": settings.API_FEATURE_LEVEL,
                 "zulip_version": PARLEY_VERSION,
                 "zulip_merge_base": PARLEY_VERSION,

@@ -1,13 +1,16 @@
 """Request parameter classes of /user_groups and the wire shape of a user group."""
 
+import json
 from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Annotated, Any
 
 from pydantic import Field, ValidationInfo, field_validator
 
-from apps.core.params import Id, Json, ParamError, Params
-from apps.groups.models import UserGroup
+from apps.core.errors import JsonableError
+from apps.core.params import Id, Json, ParamError, Params, one_of
+from apps.groups.models import REALM_SETTINGS, UserGroup
+from apps.realms.models import Realm
 
 # One request's lists are bounded: enough for any organization, small enough to stay cheap.
 MAX_IDS = 10_000
@@ -156,3 +159,72 @@ class GetMembersParams(Params):
 
 class GetSubgroupsParams(Params):
     direct_subgroup_only: Json[bool] = False
+
+
+# --- PATCH /realm (here, because it changes the organization's group-valued settings too) ----------
+
+# Zulip's value for "no limit" of the *_limit_seconds settings.
+UNLIMITED = "unlimited"
+MAX_LIMIT_SECONDS = 2**31 - 1
+PLAIN_REALM_SETTINGS = (
+    "name",
+    "description",
+    "welcome_message_custom_text",
+    "allow_message_editing",
+    "message_edit_history_visibility_policy",
+)
+TIME_LIMIT_SETTINGS = (
+    "message_content_edit_limit_seconds",
+    "message_content_delete_limit_seconds",
+    "move_messages_within_stream_limit_seconds",
+    "move_messages_between_streams_limit_seconds",
+)
+
+
+def parse_time_limit(raw: str, name: str) -> int | None:
+    """Zulip's parse_message_time_limit_setting: a positive number of seconds, or "unlimited" (None),
+    JSON-encoded as Zulip's web app sends it, or "unlimited" as it is (the Python client's way)."""
+    try:
+        value = json.loads(raw)
+    except ValueError:
+        value = raw
+    if value == UNLIMITED:
+        return None
+    if isinstance(value, int) and not isinstance(value, bool) and 0 < value <= MAX_LIMIT_SECONDS:
+        return value
+    raise JsonableError(f"Bad value for '{name}': {value}")
+
+
+class UpdateRealmParams(Params):
+    """The organization settings Parley keeps; those left out stay as they are."""
+
+    name: str | None = None
+    description: str | None = None
+    welcome_message_custom_text: str | None = None
+    allow_message_editing: Json[bool] | None = None
+    message_edit_history_visibility_policy: one_of(*Realm.EditHistoryVisibility.values) | None = None
+    message_content_edit_limit_seconds: str | None = None
+    message_content_delete_limit_seconds: str | None = None
+    move_messages_within_stream_limit_seconds: str | None = None
+    move_messages_between_streams_limit_seconds: str | None = None
+    can_create_multiuse_invite_group: Json[Any] = None
+    can_create_private_channel_group: Json[Any] = None
+    can_create_public_channel_group: Json[Any] = None
+    can_delete_any_message_group: Json[Any] = None
+    can_delete_own_message_group: Json[Any] = None
+    can_move_messages_between_channels_group: Json[Any] = None
+    can_move_messages_between_topics_group: Json[Any] = None
+    can_resolve_topics_group: Json[Any] = None
+
+    _groups = field_validator(*REALM_SETTINGS)(parse_setting_change_field)
+
+    def settings(self) -> dict[str, Any]:
+        """The organization's own settings the request gave, by name, checked ("unlimited": None)."""
+        given = {name: getattr(self, name) for name in PLAIN_REALM_SETTINGS if getattr(self, name) is not None}
+        for name in TIME_LIMIT_SETTINGS:
+            if getattr(self, name) is not None:
+                given[name] = parse_time_limit(getattr(self, name), name)
+        return given
+
+    def group_settings(self) -> dict[str, GroupSettingChange]:
+        return {name: getattr(self, name) for name in REALM_SETTINGS if getattr(self, name) is not None}

@@ -8,7 +8,7 @@ from django.db import transaction
 from apps.core.errors import JsonableError
 from apps.events.publish import forget_credentials_on_commit
 from apps.realms.audit import audit, changed
-from apps.realms.hooks import realm_created
+from apps.realms.hooks import realm_created, realm_settings_changed
 from apps.realms.models import AuditLogEventType, Realm
 from apps.realms.selectors import realm_string_id_in_use
 
@@ -95,7 +95,8 @@ def do_change_realm_settings(realm: Realm, changes: dict, *, acting_user: "User 
     """Change organization settings (CHANGEABLE_SETTINGS); raises for an invalid name or description,
     before the transaction, and ValueError for what is not a setting.
 
-    Audit: REALM_PROPERTY_CHANGED for each value that changes."""
+    Audit: REALM_PROPERTY_CHANGED for each value that changes. Emits (apps.users, through the
+    realm_settings_changed hook): realm/update or realm/update_dict for each, as Zulip does."""
     unknown = set(changes) - set(CHANGEABLE_SETTINGS)
     if unknown:
         raise ValueError(f"not organization settings: {sorted(unknown)}")
@@ -120,4 +121,5 @@ def do_change_realm_settings(realm: Realm, changes: dict, *, acting_user: "User 
                 extra_data=changed(name, old[name], value),
                 acting_user=acting_user,
             )
+        realm_settings_changed.call(realm, changes)
         forget_credentials_on_commit(realm_ids=[realm.id])

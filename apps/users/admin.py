@@ -22,6 +22,7 @@ from apps.users.actions.user_settings import (
     do_change_full_name,
     do_regenerate_api_key,
     do_set_can_change_user_emails,
+    do_set_can_create_users,
     do_set_user_staff,
 )
 from apps.users.errors import LastOwnerRoleError
@@ -38,7 +39,7 @@ def as_validation_error(exc: JsonableError) -> forms.ValidationError:
 class UserForm(forms.ModelForm):
     class Meta:
         model = User
-        fields = ("full_name", "role", "can_change_user_emails", "is_staff")
+        fields = ("full_name", "role", "can_change_user_emails", "can_create_users", "is_staff")
 
     def clean_full_name(self):
         try:
@@ -90,6 +91,8 @@ class AccountAdmin(admin.ModelAdmin):
             do_change_user_role(user, data["role"], acting_user=request.user)
         if "can_change_user_emails" in form.changed_data:
             do_set_can_change_user_emails(user, data["can_change_user_emails"], acting_user=request.user)
+        if "can_create_users" in form.changed_data:
+            do_set_can_create_users(user, data["can_create_users"], acting_user=request.user)
         if "is_staff" in form.changed_data:
             do_set_user_staff(user, data["is_staff"], acting_user=request.user)
 
@@ -126,7 +129,9 @@ class AccountAdmin(admin.ModelAdmin):
 class UserAdmin(AccountAdmin):
     list_display = ("full_name", "delivery_email", "realm", "role", "is_active", "is_staff", "date_joined")
     list_filter = ("realm", "role", "is_active", "is_staff")
-    fields = (*AccountAdmin.readonly_fields, "full_name", "role", "can_change_user_emails", "is_staff")
+    fields = (
+        *AccountAdmin.readonly_fields, "full_name", "role", "can_change_user_emails", "can_create_users", "is_staff"
+    )  # fmt: skip
 
     def get_queryset(self, request):
         return super().get_queryset(request).filter(bot_type__isnull=True)

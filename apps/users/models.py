@@ -65,6 +65,9 @@ class User(AbstractBaseUser, PermissionsMixin, UserBaseSettings):
     is_imported_stub = models.BooleanField(default=False)
     # Special permission, granted by an operator (change_user_role), to change others' emails.
     can_change_user_emails = models.BooleanField(default=False)
+    # Special permission, granted by an operator (change_user_role), to create accounts with
+    # POST /users (administrators only, as in Zulip).
+    can_create_users = models.BooleanField(default=False)
     # May sign in to the Django admin (server operators).
     is_staff = models.BooleanField(default=False)
 

@@ -90,6 +90,12 @@ class GetUsersParams(Params):
     include_custom_profile_fields: Json[bool] = False
 
 
+class CreateUserParams(Params):
+    email: str
+    password: str
+    full_name: str
+
+
 class UpdateUserParams(Params):
     full_name: str | None = None
     role: Json[RoleValue] | None = None

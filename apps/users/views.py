@@ -8,6 +8,7 @@ from apps.core.permissions import IsAuthenticatedUser, IsHuman, IsOrganizationAd
 from apps.core.responses import json_success
 from apps.core.views import ApiView
 from apps.users.actions.activation import check_deactivate_user, do_reactivate_user
+from apps.users.actions.create_user import check_create_user_by_admin
 from apps.users.actions.profile_data import check_remove_user_custom_profile_data, check_update_user_custom_profile_data
 from apps.users.actions.profile_fields import (
     check_add_realm_custom_profile_field,
@@ -31,6 +32,7 @@ from apps.users.selectors import (
 )
 from apps.users.serializers import (
     CreateCustomProfileFieldParams,
+    CreateUserParams,
     FetchApiKeyParams,
     GetUsersParams,
     RealmUserDefaultsParams,
@@ -61,6 +63,18 @@ class OwnUserView(ApiView):
 
 
 class UsersView(ApiView):
+    """GET /users; POST /users: an administrator with the can_create_users permission creates an
+    account (Zulip's endpoint for provisioning tools)."""
+
+    method_permission_classes = {"post": [IsOrganizationAdministrator]}
+
+    def post(self, request: Request):
+        params = parse_params(CreateUserParams, request)
+        user = check_create_user_by_admin(
+            request.user, email=params.email, password=params.password, full_name=params.full_name
+        )
+        return json_success(request, {"user_id": user.id})
+
     def get(self, request: Request):
         params = parse_params(GetUsersParams, request)
         users = users_in_realm(request.user.realm)

@@ -224,6 +224,9 @@ DELETE_TOPIC_TIME_BUDGET_SECONDS = float(cfg.positive_int("DELETE_TOPIC_TIME_BUD
 # otherwise (queue_lifespan_secs, up to 7 days); caps bound memory (an evicted queue answers
 # BAD_EVENT_QUEUE_ID and its client registers again).
 EVENT_QUEUE_LIFESPAN_SECONDS = cfg.positive_int("EVENT_QUEUE_LIFESPAN_SECONDS", 600)
+# The lifespan of a queue registered with idle_queue_timeout="mobile" (the Zulip mobile app's): its
+# app polls only while it is open, and finds its queue again when reopened within this time.
+EVENT_QUEUE_MOBILE_LIFESPAN_SECONDS = cfg.positive_int("EVENT_QUEUE_MOBILE_LIFESPAN_SECONDS", 12 * 3600)
 EVENT_QUEUE_MAX_EVENTS = cfg.positive_int("EVENT_QUEUE_MAX_EVENTS", 10000)
 EVENT_QUEUE_MAX_PER_USER = cfg.positive_int("EVENT_QUEUE_MAX_PER_USER", 50)
 EVENT_QUEUE_SWEEP_SECONDS = cfg.positive_int("EVENT_QUEUE_SWEEP_SECONDS", 60)

@@ -584,3 +584,29 @@ def test_cached_poll_credentials_are_dropped_when_they_change(queue_of, owner, m
     change(member, realm)
     response = api.get("/events", {"queue_id": queue, "last_event_id": -1, "dont_block": True})
     assert_error(response, 401, "UNAUTHORIZED", msg)
+
+
+def test_idle_queue_timeout_sets_the_queues_lifespan(event_backend, member, settings):
+    api = ApiClient(member)
+    default = register(api)
+    assert default["idle_queue_timeout_secs"] == settings.EVENT_QUEUE_LIFESPAN_SECONDS
+    mobile = register(api, idle_queue_timeout="mobile")
+    assert mobile["idle_queue_timeout_secs"] == settings.EVENT_QUEUE_MOBILE_LIFESPAN_SECONDS
+    options = event_backend.get_events(mobile["queue_id"], member.id, -1).options
+    assert options.lifespan_secs == settings.EVENT_QUEUE_MOBILE_LIFESPAN_SECONDS
+    assert register(api, idle_queue_timeout=json.dumps("mobile"))["idle_queue_timeout_secs"] == (
+        settings.EVENT_QUEUE_MOBILE_LIFESPAN_SECONDS
+    )
+    # It wins over the older queue_lifespan_secs.
+    assert register(api, idle_queue_timeout=3600, queue_lifespan_secs=60)["idle_queue_timeout_secs"] == 3600
+    for bad in (0, -5, 8 * 24 * 3600, "desktop", True, 1.5):
+        assert_error(api.post("/register", {"idle_queue_timeout": bad}), 400, "BAD_REQUEST", "Invalid idle_queue_timeout")
+
+
+def test_a_queue_with_a_short_idle_timeout_is_swept(event_backend, member):
+    expired = register(ApiClient(member), idle_queue_timeout=1)["queue_id"]
+    kept = register(ApiClient(member), idle_queue_timeout="mobile")["queue_id"]
+    time.sleep(1.1)
+    do_sweep_event_queues(exclusive=False)
+    assert event_backend.queue_ids_of_user(member.id) == [kept]
+    assert expired != kept

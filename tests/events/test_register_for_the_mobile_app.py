@@ -13,12 +13,16 @@ APP = json.loads((Path(__file__).parent / "data" / "zulip_flutter_initial_snapsh
 
 
 def test_register_answers_every_key_the_app_requires(member):
-    state = assert_success(api_for(member).post("/register", {"client_capabilities": APP["client_capabilities"]}))
+    # As the app registers (lib/api/route/events.dart): its capabilities, slim presence, and a
+    # queue that outlives the app's time in the background.
+    params = {"client_capabilities": APP["client_capabilities"], "slim_presence": True, "apply_markdown": True}
+    state = assert_success(api_for(member).post("/register", {**params, "idle_queue_timeout": "mobile"}))
     missing = [key for key in APP["required_keys"] + APP["nullable_keys_read"] if key not in state]
     assert missing == []
     assert isinstance(state["realm_emoji"], dict)
     assert state["realm_topics_policy"] in ("allow_empty_topic", "disable_empty_topic")
     assert isinstance(state["max_file_upload_size_mib"], int)
+    assert state["idle_queue_timeout_secs"] > 600
 
 
 def test_recent_private_conversations(member, admin, owner, guest):

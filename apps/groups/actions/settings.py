@@ -5,6 +5,8 @@ A value is a named group's id or `{direct_members, direct_subgroups}`, stored as
 that belongs to its one setting: reused when the setting changes again, deleted when it is left.
 """
 
+from typing import Any
+
 from django.db import transaction
 
 from apps.core.errors import ErrorCode, JsonableError
@@ -143,27 +145,50 @@ def do_change_user_group_setting(
 # --- the organization's group settings ------------------------------------------------------------
 
 
+def check_realm_group_setting_change(realm: Realm, setting_name: str, change: GroupSettingChange) -> Any:
+    """PATCH /realm's `{"new", "old"}` for a group-valued organization setting, checked: what to give
+    do_change_realm_permission_group_setting, or None when the setting has that value already.
+    Raises EXPECTATION_MISMATCH for an `old` that is not the current value, and Zulip's errors for
+    a value the setting refuses (role:everyone, role:internet, an unknown group or user)."""
+    current = UserGroup.objects.get(id=getattr(realm, f"{setting_name}_id"))
+    new = check_group_setting_change(change, current=current)
+    if new is None:
+        return None
+    return access_group_setting_value(realm, setting_name, new, setting=REALM_SETTINGS[setting_name])
+
+
 @transaction.atomic
 def do_change_realm_permission_group_setting(
-    realm: Realm, setting_name: str, group_id: int, *, acting_user: User | None
+    realm: Realm, setting_name: str, value: int | UserGroup | AnonymousGroupMembers, *, acting_user: User | None
 ) -> None:
-    """Point a group-valued organization setting (REALM_SETTINGS, e.g. who may create public
-    channels) at the named group `group_id`. Raises "Invalid user group" and Zulip's error for a
-    group the setting refuses (role:everyone, role:internet), before any change.
+    """Set a group-valued organization setting (REALM_SETTINGS, e.g. who may create public channels)
+    to a checked value (access_group_setting_value): a named group, or the members and subgroups of
+    an anonymous group (which replaces the previous anonymous group's in place); or to the named
+    group of this id, checked here ("Invalid user group" and Zulip's error for a group the setting
+    refuses, before any change).
 
-    Emits: realm/update_dict {property: "default", data: {setting_name: group_id}} to the
-    organization's active users (Zulip's event for these settings). Audit: REALM_PROPERTY_CHANGED.
+    Emits: realm/update_dict {property: "default", data: {setting_name: the value as the API shows
+    it}} to the organization's active users (Zulip's event for these settings).
+    Audit: REALM_PROPERTY_CHANGED with the old and new API values.
     """
     current_id = (
         Realm.objects.select_for_update().filter(id=realm.id).values_list(f"{setting_name}_id", flat=True).get()
     )
-    group = access_group_setting_value(realm, setting_name, group_id, setting=REALM_SETTINGS[setting_name])
-    if group.id == current_id:
+    if isinstance(value, int):
+        value = access_group_setting_value(realm, setting_name, value, setting=REALM_SETTINGS[setting_name])
+    if isinstance(value, UserGroup) and value.id == current_id:
         return
-    Realm.objects.filter(id=realm.id).update(**{setting_name: group})
-    setattr(realm, setting_name, group)
-    extra_data = changed(setting_name, current_id, group.id)
+    current = UserGroup.objects.get(id=current_id)
+    old_value = setting_values_for_api(realm.id, [current_id])[current_id]  # before `current` is reused
+    new = store_group_setting_value(realm, value, current=current)
+    Realm.objects.filter(id=realm.id).update(**{setting_name: new})
+    setattr(realm, setting_name, new)
+    delete_unused_setting_group(current, new)
+    new_value = setting_values_for_api(realm.id, [new.id])[new.id]
+    if new_value == old_value:
+        return
+    extra_data = changed(setting_name, old_value, new_value)
     audit(realm, AuditLogEventType.REALM_PROPERTY_CHANGED, extra_data=extra_data, acting_user=acting_user)
     forget_credentials_on_commit(realm_ids=[realm.id])  # the organization cached with the old value
-    event = {"type": "realm", "op": "update_dict", "property": "default", "data": {setting_name: group.id}}
+    event = {"type": "realm", "op": "update_dict", "property": "default", "data": {setting_name: new_value}}
     send_event_on_commit(realm, event, active_user_ids(realm.id))

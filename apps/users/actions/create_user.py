@@ -163,3 +163,13 @@ def do_create_user(
         if bot_type is None:
             person_created.call(user, welcome_message_custom_text)
     return user
+
+
+def check_create_user_by_admin(admin: User, *, email: str, password: str, full_name: str) -> User:
+    """POST /users: an administrator with the can_create_users permission (granted by an operator)
+    creates a member account with a password, as Zulip's create_user_backend does."""
+    if not admin.can_create_users:
+        raise JsonableError("User not authorized to create users")
+    if not password:
+        raise JsonableError("The password is too weak.")
+    return do_create_user(admin.realm, email, full_name, password=password, acting_user=admin)

@@ -107,3 +107,24 @@ def send_custom_profile_fields(realm: Realm) -> None:
     send_event_on_commit(
         realm, {"type": "custom_profile_fields", "fields": fields}, [uid for uid, _ in active_users_and_roles(realm.id)]
     )
+
+
+# Zulip sends these organization settings as realm/update_dict {property: "default", data} (their
+# history), the others as realm/update {property, value}.
+UPDATE_DICT_SETTINGS = ("allow_message_editing", "message_content_edit_limit_seconds")
+# Settings clients do not know as such (Zulip has none of these names): no event.
+SETTINGS_WITHOUT_EVENTS = ("password_auth_enabled",)
+
+
+def send_realm_update_events(realm: Realm, changes: dict[str, Any]) -> None:
+    """Emits: realm/update (or update_dict, as Zulip) for each changed organization setting, to the
+    organization's active users."""
+    user_ids = [user_id for user_id, _ in active_users_and_roles(realm.id)]
+    for name, value in changes.items():
+        if name in SETTINGS_WITHOUT_EVENTS:
+            continue
+        if name in UPDATE_DICT_SETTINGS:
+            event = {"type": "realm", "op": "update_dict", "property": "default", "data": {name: value}}
+        else:
+            event = {"type": "realm", "op": "update", "property": name, "value": value}
+        send_event_on_commit(realm, event, user_ids)

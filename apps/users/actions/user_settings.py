@@ -154,6 +154,15 @@ def do_set_can_change_user_emails(user: User, value: bool, *, acting_user: User 
     _set_special_permission(user, "can_change_user_emails", value, acting_user=acting_user)
 
 
+@transaction.atomic(savepoint=False)
+def do_set_can_create_users(user: User, value: bool, *, acting_user: User | None) -> None:
+    """Grant or revoke the permission to create accounts with POST /users (administrators use it;
+    operators grant it).
+
+    Audit: USER_SPECIAL_PERMISSION_CHANGED {can_create_users} (nothing when it already is)."""
+    _set_special_permission(user, "can_create_users", value, acting_user=acting_user)
+
+
 def _set_special_permission(
     user: User, name: str, value: bool, *, also: tuple[str, ...] = (), acting_user: User | None
 ) -> None:

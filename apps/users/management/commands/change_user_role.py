@@ -3,14 +3,19 @@ from django.core.management.base import CommandError
 from apps.core.commands import OperatorCommand
 from apps.core.errors import JsonableError
 from apps.users.actions.roles import do_change_user_role
-from apps.users.actions.user_settings import do_set_can_change_user_emails
+from apps.users.actions.user_settings import do_set_can_change_user_emails, do_set_can_create_users
 from apps.users.management.utils import ROLE_LABELS, ROLE_NAMES, add_realm_argument, get_user
 
-PERMISSIONS = ("can_change_user_emails",)
+# Special permissions and what grants them.
+PERMISSIONS = {"can_change_user_emails": do_set_can_change_user_emails, "can_create_users": do_set_can_create_users}
 
 
 class Command(OperatorCommand):
-    help = "Change a user's role, or grant (--revoke: remove) the can_change_user_emails permission."
+    help = (
+        "Change a user's role, or grant (--revoke: remove) a special permission: can_change_user_emails "
+        "(owners may change others' emails), can_create_users (administrators may create accounts with "
+        "POST /users)."
+    )
 
     def add_arguments(self, parser):
         parser.add_argument("email")
@@ -23,9 +28,9 @@ class Command(OperatorCommand):
         new_role = options["new_role"]
         if new_role in PERMISSIONS:
             grant = not options["revoke"]
-            if user.can_change_user_emails == grant:
+            if getattr(user, new_role) == grant:
                 raise CommandError(f"User already {'has' if grant else 'lacks'} this permission.")
-            do_set_can_change_user_emails(user, grant, acting_user=None)
+            PERMISSIONS[new_role](user, grant, acting_user=None)
             self.stdout.write(f"{'Granted' if grant else 'Revoked'} {new_role} for {user.delivery_email}.")
             return
         if options["revoke"]:

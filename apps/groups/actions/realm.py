@@ -1,0 +1,33 @@
+"""PATCH /realm: the organization's own settings (apps.realms) and its group-valued settings
+(here), changed together or not at all."""
+
+from typing import Any
+
+from django.db import transaction
+
+from apps.groups.actions.settings import check_realm_group_setting_change, do_change_realm_permission_group_setting
+from apps.groups.selectors import setting_values_for_api
+from apps.groups.serializers import GroupSettingChange
+from apps.realms.actions import do_change_realm_settings
+from apps.realms.models import Realm
+from apps.users.models import User
+
+
+@transaction.atomic
+def check_update_realm(
+    realm: Realm, settings: dict[str, Any], group_changes: dict[str, GroupSettingChange], *, acting_user: User
+) -> dict[str, Any]:
+    """Change these settings (checked first: nothing changes when one is refused); returns those
+    whose value changed, with their new value as the API shows it (Zulip's answer to PATCH /realm).
+    Emits and audits what do_change_realm_settings and do_change_realm_permission_group_setting do."""
+    checked = {name: check_realm_group_setting_change(realm, name, change) for name, change in group_changes.items()}
+    before = {name: getattr(realm, name) for name in settings}
+    do_change_realm_settings(realm, settings, acting_user=acting_user)
+    answer = {name: getattr(realm, name) for name in settings if getattr(realm, name) != before[name]}
+    for name, value in checked.items():
+        if value is None:
+            continue
+        do_change_realm_permission_group_setting(realm, name, value, acting_user=acting_user)
+        group_id = getattr(realm, f"{name}_id")
+        answer[name] = setting_values_for_api(realm.id, [group_id])[group_id]
+    return answer

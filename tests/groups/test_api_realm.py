@@ -1,0 +1,141 @@
+"""PATCH /realm: the organization's settings (its own and its group-valued ones), by administrators,
+with Zulip's checks, answer and events (realm/update, realm/update_dict)."""
+
+import pytest
+
+from apps.groups.models import SystemGroups
+from apps.groups.selectors import get_system_group
+from apps.realms.models import AuditLogEventType, Realm, RealmAuditLog
+from tests.api import api_for, assert_error, assert_success
+
+
+def fresh(realm):
+    return Realm.objects.get(id=realm.id)
+
+
+def test_administrators_change_settings_and_everyone_is_told(realm, admin, member, capture_events):
+    with capture_events(member) as received:
+        answer = assert_success(
+            api_for(admin).patch(
+                "/realm",
+                {
+                    "name": "Renamed",
+                    "message_content_edit_limit_seconds": 3600,
+                    "move_messages_within_stream_limit_seconds": "unlimited",
+                    "message_edit_history_visibility_policy": "moves",
+                    "allow_message_editing": False,
+                },
+            )
+        )
+    assert answer["name"] == "Renamed"
+    assert answer["message_content_edit_limit_seconds"] == 3600
+    realm = fresh(realm)
+    assert realm.name == "Renamed"
+    assert realm.message_content_edit_limit_seconds == 3600
+    assert realm.move_messages_within_stream_limit_seconds is None
+    assert realm.message_edit_history_visibility_policy == "moves"
+    assert realm.allow_message_editing is False
+    assert {"type": "realm", "op": "update", "property": "name", "value": "Renamed"} in received[member.id]
+    assert {
+        "type": "realm",
+        "op": "update_dict",
+        "property": "default",
+        "data": {"message_content_edit_limit_seconds": 3600},
+    } in received[member.id]
+    assert {
+        "type": "realm",
+        "op": "update_dict",
+        "property": "default",
+        "data": {"allow_message_editing": False},
+    } in received[member.id]
+    assert {
+        "type": "realm",
+        "op": "update",
+        "property": "move_messages_within_stream_limit_seconds",
+        "value": None,
+    } in received[member.id]
+    assert RealmAuditLog.objects.filter(realm=realm, event_type=AuditLogEventType.REALM_PROPERTY_CHANGED).count() == 5
+
+
+def test_register_shows_the_new_values(realm, admin, member):
+    assert_success(api_for(admin).patch("/realm", {"message_content_delete_limit_seconds": 60}))
+    state = assert_success(api_for(member).post("/register", {"fetch_event_types": ["realm"]}))
+    assert state["realm_message_content_delete_limit_seconds"] == 60
+
+
+def test_group_settings_take_a_group_or_members(realm, admin, member, moderator, capture_events):
+    moderators = get_system_group(realm.id, SystemGroups.MODERATORS)
+    with capture_events(member) as received:
+        answer = assert_success(
+            api_for(admin).patch("/realm", {"can_create_public_channel_group": {"new": moderators.id}})
+        )
+    assert answer["can_create_public_channel_group"] == moderators.id
+    assert fresh(realm).can_create_public_channel_group_id == moderators.id
+    assert received[member.id] == [
+        {"type": "realm", "op": "update_dict", "property": "default",
+         "data": {"can_create_public_channel_group": moderators.id}}
+    ]  # fmt: skip
+    value = {"direct_members": [member.id], "direct_subgroups": [moderators.id]}
+    answer = assert_success(api_for(admin).patch("/realm", {"can_resolve_topics_group": {"new": value}}))
+    assert answer["can_resolve_topics_group"] == value
+    state = assert_success(api_for(member).post("/register", {"fetch_event_types": ["realm"]}))
+    assert state["realm_can_resolve_topics_group"] == value
+    # The same value again changes nothing.
+    assert "can_resolve_topics_group" not in assert_success(
+        api_for(admin).patch("/realm", {"can_resolve_topics_group": {"new": value}})
+    )
+
+
+def test_old_must_be_the_current_value(realm, admin):
+    admins = get_system_group(realm.id, SystemGroups.ADMINISTRATORS)
+    members = get_system_group(realm.id, SystemGroups.MEMBERS)
+    change = {"new": admins.id, "old": admins.id}
+    response = api_for(admin).patch("/realm", {"can_create_public_channel_group": change, "name": "Not this"})
+    assert_error(response, 400, "EXPECTATION_MISMATCH", "'old' value does not match the expected value.")
+    assert fresh(realm).name != "Not this"
+    change = {"new": admins.id, "old": members.id}
+    assert_success(api_for(admin).patch("/realm", {"can_create_public_channel_group": change}))
+
+
+INVALID = "REQUEST_VARIABLE_INVALID"
+BAD = "BAD_REQUEST"
+
+
+@pytest.mark.parametrize(
+    ("params", "code", "msg"),
+    [
+        ({"message_content_edit_limit_seconds": 0}, BAD, "Bad value for 'message_content_edit_limit_seconds': 0"),
+        ({"message_content_delete_limit_seconds": -5}, BAD, "Bad value for 'message_content_delete_limit_seconds': -5"),
+        ({"move_messages_between_streams_limit_seconds": "forever"}, BAD,
+         "Bad value for 'move_messages_between_streams_limit_seconds': forever"),
+        ({"message_content_edit_limit_seconds": '"1"'}, BAD, "Bad value for 'message_content_edit_limit_seconds': 1"),
+        ({"message_edit_history_visibility_policy": "some"}, INVALID, "Invalid message_edit_history_visibility_policy"),
+        ({"allow_message_editing": "maybe"}, INVALID, "allow_message_editing is not valid JSON"),
+        ({"name": ""}, "BAD_REQUEST", None),
+        ({"can_create_public_channel_group": {"new": "admins"}}, INVALID,
+         "can_create_public_channel_group does not have the expected format"),
+        ({"can_create_public_channel_group": {"new": 10**9}}, "BAD_REQUEST", "Invalid user group"),
+    ],
+)  # fmt: skip
+def test_bad_values_change_nothing(realm, admin, params, code, msg):
+    before = Realm.objects.filter(id=realm.id).values().get()
+    assert_error(api_for(admin).patch("/realm", {**params, "description": "changed?"}), 400, code, msg)
+    assert Realm.objects.filter(id=realm.id).values().get() == before
+
+
+def test_settings_refusing_everyone(realm, admin):
+    everyone = get_system_group(realm.id, SystemGroups.EVERYONE)
+    response = api_for(admin).patch("/realm", {"can_delete_any_message_group": {"new": everyone.id}})
+    msg = "'can_delete_any_message_group' setting cannot be set to 'role:everyone' group."
+    assert_error(response, 400, "BAD_REQUEST", msg)
+
+
+def test_another_organizations_group_is_invalid(realm, admin, other_realm):
+    foreign = get_system_group(other_realm.id, SystemGroups.MEMBERS)
+    response = api_for(admin).patch("/realm", {"can_resolve_topics_group": {"new": foreign.id}})
+    assert_error(response, 400, "BAD_REQUEST", "Invalid user group")
+
+
+def test_only_administrators(member, moderator, guest):
+    for user in (member, moderator, guest):
+        assert_error(api_for(user).patch("/realm", {"name": "Mine"}), 400, "UNAUTHORIZED_PRINCIPAL", None)

@@ -1,0 +1,79 @@
+"""POST /users: administrators with the can_create_users permission (granted by an operator) create
+accounts, as in Zulip; everyone else is refused, and bad input creates nothing."""
+
+import pytest
+from django.core.management import call_command
+
+from apps.users.models import User
+from tests.api import api_for, assert_error, assert_success
+
+PASSWORD = "correct horse battery staple"
+
+
+@pytest.fixture
+def provisioner(admin):
+    call_command("change_user_role", admin.delivery_email, "can_create_users")
+    admin.refresh_from_db()
+    return admin
+
+
+def test_an_administrator_with_the_permission_creates_an_account(realm, provisioner, member, capture_events):
+    with capture_events(member) as received:
+        answer = assert_success(
+            api_for(provisioner).post(
+                "/users", {"email": "new@example.com", "password": PASSWORD, "full_name": "New Person"}
+            )
+        )
+    user = User.objects.get(id=answer["user_id"])
+    assert (user.realm_id, user.delivery_email, user.full_name, user.is_bot) == (
+        realm.id,
+        "new@example.com",
+        "New Person",
+        False,
+    )
+    assert user.check_password(PASSWORD)
+    assert [e["op"] for e in received[member.id] if e["type"] == "realm_user"] == ["add"]
+    # The new account can use the API at once.
+    profile = assert_success(api_for(user).get("/users/me"))
+    assert profile["user_id"] == user.id
+
+
+def test_without_the_permission(admin, member):
+    response = api_for(admin).post("/users", {"email": "new@example.com", "password": PASSWORD, "full_name": "N"})
+    assert_error(response, 400, "BAD_REQUEST", "User not authorized to create users")
+    assert_error(
+        api_for(member).post("/users", {"email": "new@example.com", "password": PASSWORD, "full_name": "N"}),
+        400, "UNAUTHORIZED_PRINCIPAL", None,
+    )  # fmt: skip
+    assert not User.objects.filter(delivery_email="new@example.com").exists()
+
+
+@pytest.mark.parametrize(
+    ("params", "msg"),
+    [
+        ({"email": "member-taken", "password": PASSWORD, "full_name": "X"}, None),
+        ({"email": "not an email", "password": PASSWORD, "full_name": "X"}, "Invalid address."),
+        ({"email": "a@example.com", "password": "", "full_name": "X"}, "The password is too weak."),
+        ({"email": "a@example.com", "password": PASSWORD, "full_name": "  "}, "Name must not be empty!"),
+        ({"email": "a@example.com", "password": PASSWORD}, "Missing 'full_name' argument"),
+    ],
+)
+def test_bad_input_creates_nothing(provisioner, member, params, msg):
+    if params["email"] == "member-taken":
+        params = {**params, "email": member.delivery_email.upper()}
+        msg = f"Email '{params['email']}' already in use"
+    count = User.objects.count()
+    body = assert_error(
+        api_for(provisioner).post("/users", params),
+        400,
+        "BAD_REQUEST" if "Missing" not in (msg or "") else "REQUEST_VARIABLE_MISSING",
+        msg,
+    )
+    assert body["msg"]
+    assert User.objects.count() == count
+
+
+def test_the_permission_can_be_revoked(provisioner):
+    call_command("change_user_role", provisioner.delivery_email, "can_create_users", "--revoke")
+    response = api_for(provisioner).post("/users", {"email": "n@example.com", "password": PASSWORD, "full_name": "N"})
+    assert_error(response, 400, "BAD_REQUEST", "User not authorized to create users")
