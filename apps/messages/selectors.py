@@ -465,8 +465,9 @@ def mention_targets(realm_id: int, content: str) -> tuple[dict[str, list[tuple[i
 
 
 def muting_user_ids(sender: User, among: Iterable[int]) -> set[int]:
-    """Those of these users who muted the sender (one query)."""
-    return set(MutedUser.objects.filter(muted_user=sender, user_id__in=among).values_list("user_id", flat=True))
+    """Those of these users who muted the sender: one query by the sender (few rows, on an index),
+    never with the list of recipients, which for a big channel is every subscriber."""
+    return set(MutedUser.objects.filter(muted_user=sender).values_list("user_id", flat=True)).intersection(among)
 
 
 def topic_participant_ids(stream_id: int, topic: str) -> set[int]:
