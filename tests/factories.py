@@ -131,7 +131,7 @@ def realm_admin_form(realm: Realm, **changes) -> dict:
         "message_edit_history_visibility_policy": realm.message_edit_history_visibility_policy,
         **{name: getattr(realm, f"{name}_id") for name in REALM_SETTINGS},
     }
-    for name in ("password_auth_enabled", "allow_message_editing"):
+    for name in ("password_auth_enabled", "allow_message_editing", "enable_read_receipts"):
         if getattr(realm, name):
             form[name] = "on"
     return {**form, **changes}

@@ -172,6 +172,7 @@ PLAIN_REALM_SETTINGS = (
     "welcome_message_custom_text",
     "allow_message_editing",
     "message_edit_history_visibility_policy",
+    "enable_read_receipts",
 )
 TIME_LIMIT_SETTINGS = (
     "message_content_edit_limit_seconds",
@@ -203,6 +204,7 @@ class UpdateRealmParams(Params):
     welcome_message_custom_text: str | None = None
     allow_message_editing: Json[bool] | None = None
     message_edit_history_visibility_policy: one_of(*Realm.EditHistoryVisibility.values) | None = None
+    enable_read_receipts: Json[bool] | None = None
     message_content_edit_limit_seconds: str | None = None
     message_content_delete_limit_seconds: str | None = None
     move_messages_within_stream_limit_seconds: str | None = None

@@ -79,6 +79,8 @@ def parse_narrow(raw: Any) -> list[Term]:
             raise JsonableError("Invalid narrow element")
         if operator.startswith("-"):  # the web app's spelling of negation
             operator, negated = operator[1:], True
+        # Zulip spells operators with either dashes or underscores (zulip-terminal sends "pm_with").
+        operator = operator.replace("_", "-")
         operator = OPERATOR_ALIASES.get(operator, operator)
         if operator not in OPERATORS:
             raise BadNarrowError("unknown operator")
@@ -222,8 +224,11 @@ class NarrowBuilder:
         }[operand]
         if not self.on_user_messages:
             raise AssertionError("flag terms need UserMessage rows")  # see needs_user_messages()
-        flagged = Q(**{f"flag_{bits}__gt": 0})
-        return ~flagged if operand == "unread" else flagged
+        if operand == "unread":
+            # `(flags & 1) = 0`, the predicate of the partial unread index (migration 0004), not
+            # NOT (flags & 1 > 0), which the planner cannot match to it (benchmarks/messages).
+            return Q(**{f"flag_{bits}": 0})
+        return Q(**{f"flag_{bits}__gt": 0})
 
     def by_has(self, operand: str) -> Q:
         if operand not in HAS_OPERANDS:

@@ -465,8 +465,9 @@ def mention_targets(realm_id: int, content: str) -> tuple[dict[str, list[tuple[i
 
 
 def muting_user_ids(sender: User, among: Iterable[int]) -> set[int]:
-    """Those of these users who muted the sender (one query)."""
-    return set(MutedUser.objects.filter(muted_user=sender, user_id__in=among).values_list("user_id", flat=True))
+    """Those of these users who muted the sender: one query by the sender (few rows, on an index),
+    never with the list of recipients, which for a big channel is every subscriber."""
+    return set(MutedUser.objects.filter(muted_user=sender).values_list("user_id", flat=True)).intersection(among)
 
 
 def topic_participant_ids(stream_id: int, topic: str) -> set[int]:
@@ -480,3 +481,19 @@ def wildcard_mentions_off_ids(stream_id: int) -> set[int]:
     """The channel's subscribers who turned its wildcard mentions off (one query)."""
     rows = Subscription.objects.filter(stream_id=stream_id, active=True, wildcard_mentions_notify=False)
     return set(rows.values_list("user_id", flat=True))
+
+
+def read_receipt_user_ids(requester: User, message: Message) -> list[int]:
+    """Who has read the message, as Zulip tells it: active users (bots too) who let others see
+    what they read (`send_read_receipts`), never its sender, nor anyone who muted the requester or
+    whom the requester muted. One query."""
+    rows = (
+        with_flag_columns(
+            UserMessage.objects.filter(message=message, user__is_active=True, user__send_read_receipts=True)
+        )
+        .filter(**{f"flag_{UserMessage.READ}__gt": 0})
+        .exclude(user_id=message.sender_id)
+        .exclude(user_id__in=MutedUser.objects.filter(muted_user=requester).values("user_id"))
+        .exclude(user_id__in=MutedUser.objects.filter(user=requester).values("muted_user_id"))
+    )
+    return sorted(rows.values_list("user_id", flat=True))

@@ -36,6 +36,7 @@ from apps.messages.selectors import (
     messages_around,
     messages_as_dicts,
     reactions_by_message,
+    read_receipt_user_ids,
     submessages_by_message,
     topic_links_of,
 )
@@ -185,12 +186,14 @@ class MessageView(ApiView):
 
 
 class ReadReceiptsView(ApiView):
-    """GET /messages/{message_id}/read_receipts: organizations here do not collect read receipts
-    (realm_enable_read_receipts is false), so the answer is Zulip's for such an organization."""
+    """GET /messages/{message_id}/read_receipts: who has read a message the user may see, where the
+    organization enables read receipts (selectors.read_receipt_user_ids)."""
 
     def get(self, request: Request, message_id: int):
-        access_message(request.user, message_id)
-        raise JsonableError("Read receipts are disabled in this organization.")
+        message, _ = access_message(request.user, message_id)
+        if not request.user.realm.enable_read_receipts:
+            raise JsonableError("Read receipts are disabled in this organization.")
+        return json_success(request, {"user_ids": read_receipt_user_ids(request.user, message)})
 
 
 class ReportMessageView(ApiView):

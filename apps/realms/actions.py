@@ -88,6 +88,7 @@ CHANGEABLE_SETTINGS = (
     "move_messages_within_stream_limit_seconds",
     "move_messages_between_streams_limit_seconds",
     "message_edit_history_visibility_policy",
+    "enable_read_receipts",
 )
 
 

@@ -86,6 +86,11 @@ class Realm(models.Model):
         "How long after sending messages may be moved to another channel (moderators: any time); empty: any time.",
     )
 
+    enable_read_receipts = models.BooleanField(
+        default=True,
+        help_text="Whether people may see who read a message (each may still keep their own reads to themselves).",
+    )
+
     class EditHistoryVisibility(models.TextChoices):
         ALL = "all", "Show edits and moves"
         MOVES = "moves", "Show moves only"

@@ -28,7 +28,7 @@ def main() -> None:
     from django.db import connection
 
     from apps.messages.models import UserMessage
-    from apps.messages.narrow import with_flag_columns
+    from apps.messages.narrow import NarrowBuilder, with_flag_columns
 
     call_command("migrate", verbosity=0)
     with connection.cursor() as cursor:
@@ -42,8 +42,17 @@ def main() -> None:
     unread = with_flag_columns(UserMessage.objects.filter(user_id=1)).filter(**{f"flag_{UserMessage.READ}": 0})
     first = unread.order_by("message_id").values_list("message_id", flat=True)[:1]
     every = unread.values_list("message_id", "flags")
+    # The `is:unread` narrow term as GET /messages builds it (apps/messages/narrow.py), and the form
+    # it had before 2026-11-26 (NOT (flags & 1 > 0)), which the partial index cannot serve.
+    term = NarrowBuilder(None, on_user_messages=True).by_is("unread")  # no user needed for flag terms
+    narrow = with_flag_columns(UserMessage.objects.filter(user_id=1)).filter(term)
+    narrow_first = narrow.order_by("-message_id").values_list("message_id", flat=True)[:100]
+    old_form = with_flag_columns(UserMessage.objects.filter(user_id=1)).exclude(**{f"flag_{UserMessage.READ}__gt": 0})
+    old_first = old_form.order_by("-message_id").values_list("message_id", flat=True)[:100]
     for label in ("with the partial index (migration 0004)", "without it (the same run, index dropped)"):
         print(f"== {label}\nfirst unread:\n{first.explain(analyze=True)}\nall unread:\n{every.explain(analyze=True)}\n")
+        print(f"is:unread narrow, newest 100:\n{narrow_first.explain(analyze=True)}\n")
+        print(f"is:unread narrow as written before, newest 100:\n{old_first.explain(analyze=True)}\n")
         with connection.cursor() as cursor:
             cursor.execute("DROP INDEX IF EXISTS chat_messages_usermessage_unread")
 

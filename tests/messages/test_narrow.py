@@ -113,6 +113,8 @@ def test_dm_with_one_user_selects_both_directions(scene, send, admin, member):
     expected = {scene.dm, reply}
     assert matching(admin, as_dict("dm", [member.id])) == expected
     assert matching(admin, ["pm-with", member.delivery_email]) == expected
+    # Operators may be spelled with underscores, as zulip-terminal spells them.
+    assert matching(admin, ["pm_with", member.delivery_email]) == expected
     assert matching(admin, as_dict("dm", member.id)) == expected
     # Naming oneself too changes nothing.
     assert matching(admin, as_dict("dm", [member.id, admin.id])) == expected
@@ -136,6 +138,7 @@ def test_dm_including_a_user_selects_their_conversations(scene, admin, member, o
     check_operator(admin, scene, "dm-including", member.id, {scene.dm, scene.group})
     check_operator(admin, scene, "dm-including", owner.delivery_email, {scene.group})
     assert matching(admin, ["group-pm-with", owner.delivery_email]) == {scene.group}
+    assert matching(admin, ["group_pm_with", owner.delivery_email]) == {scene.group}
     # Oneself: every direct message.
     assert matching(admin, as_dict("dm-including", admin.id)) == {scene.dm, scene.group, scene.note}
 
