@@ -18,7 +18,12 @@ from apps.messages.actions.alert_words import check_add_alert_words, do_remove_a
 from apps.messages.actions.delete import check_delete_message
 from apps.messages.actions.delete_topic import check_delete_topic
 from apps.messages.actions.edit import check_update_message
-from apps.messages.actions.flags import check_flag, check_update_message_flags, do_mark_messages_read
+from apps.messages.actions.flags import (
+    check_flag,
+    check_mark_all_as_read,
+    check_update_message_flags,
+    do_mark_messages_read,
+)
 from apps.messages.actions.muted_users import check_mute_user, do_unmute_user
 from apps.messages.actions.reactions import check_add_reaction, check_remove_reaction
 from apps.messages.actions.send import check_send_message
@@ -337,8 +342,8 @@ class MessageFlagsForNarrowView(ApiView):
 
 class MarkAllAsReadView(ApiView):
     def post(self, request: Request):
-        do_mark_messages_read(request.user, acting_user=request.user)
-        return json_success(request, {"complete": True})
+        complete = check_mark_all_as_read(request.user, acting_user=request.user)
+        return json_success(request, {"complete": complete})
 
 
 class MarkStreamAsReadView(ApiView):

@@ -219,6 +219,10 @@ RATE_LIMIT_CHANNEL_CREATION = (cfg.positive_int("RATE_LIMIT_CHANNEL_CREATION", 1
 # answers `complete: false` (the client repeats) once this much time has passed.
 DELETE_TOPIC_BATCH_SIZE = cfg.positive_int("DELETE_TOPIC_BATCH_SIZE", 500)
 DELETE_TOPIC_TIME_BUDGET_SECONDS = float(cfg.positive_int("DELETE_TOPIC_TIME_BUDGET_SECONDS", 50))
+# POST /mark_all_as_read marks this many messages read per transaction and answers `complete: false`
+# (the client repeats) after this long, as Zulip does.
+MARK_READ_BATCH_SIZE = cfg.positive_int("MARK_READ_BATCH_SIZE", 2000)
+MARK_READ_TIME_BUDGET_SECONDS = float(cfg.positive_int("MARK_READ_TIME_BUDGET_SECONDS", 50))
 
 # Event queues (apps/events). A queue lives this long after its last poll unless the client asks
 # otherwise (queue_lifespan_secs, up to 7 days); caps bound memory (an evicted queue answers

@@ -757,6 +757,20 @@ def test_mark_all_as_read(history, send, member, admin):
     assert {flags_of(admin, m) for m in [*history, dm]} == {READ}
 
 
+def test_mark_all_as_read_in_batches_within_a_time_budget(history, send, member, admin, settings):
+    """As Zulip: batches of MARK_READ_BATCH_SIZE; past the time budget, `complete: false`, what was
+    marked stays marked, and the client's next call goes on."""
+    extra = [send(member, [admin]) for _ in range(4)]
+    settings.MARK_READ_BATCH_SIZE = 2
+    settings.MARK_READ_TIME_BUDGET_SECONDS = 0
+    body = assert_success(ApiClient(admin).post("/mark_all_as_read"))
+    assert body["complete"] is False
+    assert {flags_of(admin, m) for m in [*history, *extra]} == {0}  # the budget was spent at once
+    settings.MARK_READ_TIME_BUDGET_SECONDS = 50
+    assert assert_success(ApiClient(admin).post("/mark_all_as_read"))["complete"] is True
+    assert {flags_of(admin, m) for m in [*history, *extra]} == {READ}
+
+
 def test_mark_stream_as_read_marks_only_that_channel(history, design, make_stream, send, member, admin):
     other = make_stream("other", member, admin)
     elsewhere = send(member, other)

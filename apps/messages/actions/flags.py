@@ -1,8 +1,10 @@
 """A user's flags on messages (read, starred, collapsed), one by one or all that are unread."""
 
+import time
 from collections.abc import Sequence
 from typing import Any
 
+from django.conf import settings
 from django.db import transaction
 from django.db.models import F, QuerySet
 
@@ -163,6 +165,39 @@ def do_mark_messages_read(
     if sender is not None:
         rows = rows.filter(message__sender_id=sender.id)
     return _mark_read(user, rows, everything=stream is None and topic_name is None and sender is None)
+
+
+def check_mark_all_as_read(user: User, *, acting_user: User | None) -> bool:
+    """POST /mark_all_as_read, as Zulip does it: the notifications on the user's phones come off
+    first, then their unread messages are marked read in batches of MARK_READ_BATCH_SIZE, each its
+    own transaction, until none is left or MARK_READ_TIME_BUDGET_SECONDS pass; returns whether it
+    finished (`complete`: the client asks again if not, and what was marked stays marked).
+
+    Emits: update_message_flags {op: add, flag: read, messages: [], all: true} once all are read.
+    """
+    check_acting_for(user, acting_user)
+    with transaction.atomic():
+        messages_read.call(user, None)
+    deadline = time.monotonic() + settings.MARK_READ_TIME_BUDGET_SECONDS
+    batch = settings.MARK_READ_BATCH_SIZE
+    marked = 0
+    while True:
+        if time.monotonic() >= deadline:
+            return False
+        count = _mark_read_batch(user, batch)
+        marked += count
+        if count < batch:
+            break
+    if marked:
+        _send_flags_event(user, "add", "read", [], everything=True)
+    return True
+
+
+@transaction.atomic
+def _mark_read_batch(user: User, size: int) -> int:
+    unread = with_flag_columns(UserMessage.objects.filter(user=user)).filter(**{f"flag_{UserMessage.READ}": 0})
+    batch = UserMessage.objects.filter(pk__in=unread.values("pk")[:size])
+    return batch.update(flags=F("flags").bitor(UserMessage.READ))
 
 
 @transaction.atomic(savepoint=False)
