@@ -31,7 +31,7 @@ def realm_state(context: StateContext) -> dict:
         "realm_password_auth_enabled": realm.password_auth_enabled,
         "realm_welcome_message_custom_text": realm.welcome_message_custom_text,
         "realm_web_public_access_enabled": False,
-        "realm_push_notifications_enabled": False,
+        "realm_push_notifications_enabled": settings.PUSH_NOTIFICATIONS_ENABLED,
         "realm_is_zephyr_mirror_realm": False,
         "realm_message_retention_days": -1,
         "realm_allow_message_editing": realm.allow_message_editing,

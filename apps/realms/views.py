@@ -50,7 +50,7 @@ class ServerSettingsView(ApiView):
                 "zulip_feature_level": settings.API_FEATURE_LEVEL,
                 "zulip_version": PARLEY_VERSION,
                 "zulip_merge_base": PARLEY_VERSION,
-                "push_notifications_enabled": False,
+                "push_notifications_enabled": settings.PUSH_NOTIFICATIONS_ENABLED,
                 "is_incompatible": user_agent.startswith("ZulipInvalid"),
                 "email_auth_enabled": password,
                 "require_email_format_usernames": True,
