@@ -134,7 +134,9 @@ PUSH_BOUNCER_TIMEOUT_SECONDS = cfg.positive_int("PUSH_BOUNCER_TIMEOUT_SECONDS", 
 PUSH_NOTIFICATION_REDACT_CONTENT = env.bool("PUSH_NOTIFICATION_REDACT_CONTENT", default=False)
 # What clients are told (`push_notifications_enabled`, `realm_push_notifications_enabled`): whether
 # notifications can reach the official apps, i.e. the bouncer backend with this server's registration.
-PUSH_NOTIFICATIONS_ENABLED = PUSH_BACKEND == "apps.push.backends.BouncerBackend" and bool(ZULIP_ORG_ID and ZULIP_ORG_KEY)
+PUSH_NOTIFICATIONS_ENABLED = PUSH_BACKEND == "apps.push.backends.BouncerBackend" and bool(
+    ZULIP_ORG_ID and ZULIP_ORG_KEY
+)
 # A pooled connection that Redis closed (it restarted, or dropped idle clients) fails the next
 # command sent on it: that command is sent once more, at once, on a new connection, instead of
 # failing its request. Only for a closed connection: a command that timed out may have run, and a
