@@ -129,12 +129,15 @@ def test_incrementor_counts_across_messages(run_bot, people, parley_server):
     [reply] = replies  # one answer, edited from 1 to 3
     assert reply["content"] == "<p>3</p>"
     assert "last_edit_timestamp" in reply
-    storage = bot_client.get_storage()
-    assert storage == {
-        "result": "success",
-        "msg": "",
-        "storage": {"number": "3", "message_id": str(replies[-1]["id"])},
-    }
+    # zulip_bots writes its storage when the handler returns, after it edited the message: wait.
+    expected = {"number": "3", "message_id": str(replies[-1]["id"])}
+
+    def stored() -> dict | None:
+        storage = bot_client.get_storage()
+        assert storage["result"] == "success", storage
+        return storage if storage["storage"] == expected else None
+
+    wait_for(stored, "the bot's storage to hold 3", log=process.log, timeout=10)
 
 
 def test_incident_keeps_its_ticket_count_across_a_restart(run_bot, people, parley_server):
