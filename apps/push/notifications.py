@@ -24,6 +24,8 @@ import time
 from collections import defaultdict
 from typing import Any
 
+from django.db import transaction
+
 from apps.core.tasks import retried_task
 from apps.messages.hooks import message_sent, messages_deleting, messages_read
 from apps.messages.models import Message, UserMessage
@@ -165,12 +167,7 @@ def send_message_notification(user_id: int, message_id: int, trigger: str) -> di
     if user is None or message is None:
         return {"sent": 0}
     tokens, devices = push_targets(user)
-    if not (tokens or devices) or not _still_unread(user_id, message_id):
-        return {"sent": 0}
-    # Remembered first, so that a second run of this task (a worker killed after sending) sends
-    # nothing; forgotten again if sending fails, so that the retry sends it.
-    _, created = ActivePushNotification.objects.get_or_create(user_id=user_id, message_id=message_id)
-    if not created:
+    if not (tokens or devices) or not _remember_unread_notification(user_id, message_id):
         return {"sent": 0}
     try:
         result = push_backend().send(user, tokens, devices, payloads.message_notification(user, message, trigger))
@@ -182,9 +179,19 @@ def send_message_notification(user_id: int, message_id: int, trigger: str) -> di
     return {"sent": result.sent}
 
 
-def _still_unread(user_id: int, message_id: int) -> bool:
-    bits = UserMessage.objects.filter(user_id=user_id, message_id=message_id).values_list("flags", flat=True).first()
-    return bits is not None and not bits & UserMessage.READ
+@transaction.atomic
+def _remember_unread_notification(user_id: int, message_id: int) -> bool:
+    """Whether to send the notification: the message is still unread and was not notified yet (a
+    second run of the task, after a worker was killed having sent it, sends nothing); if so, it is
+    remembered, before sending (forgotten again if sending fails, so that the retry sends it).
+    The user's row of the message is locked meanwhile, so that reading it either happens first (no
+    notification) or finds the notification to remove."""
+    rows = UserMessage.objects.select_for_update().filter(user_id=user_id, message_id=message_id)
+    bits = rows.values_list("flags", flat=True).first()
+    if bits is None or bits & UserMessage.READ:
+        return False
+    _, created = ActivePushNotification.objects.get_or_create(user_id=user_id, message_id=message_id)
+    return created
 
 
 @retried_task(max_attempts=MAX_ATTEMPTS)
