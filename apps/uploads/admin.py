@@ -26,16 +26,6 @@ class AttachmentAdmin(ReadOnlyAdmin):
             count += 1
         self.message_user(request, f"{count} file(s) deleted.", messages.SUCCESS)
 
-    def has_delete_permission(self, request, obj=None) -> bool:
-        # Django's bulk delete would skip the event and the stored file: the action above does both.
-        return False
-
-    def get_actions(self, request):
-        actions = super().get_actions(request)
-        if not request.user.is_staff:
-            actions.pop("delete_files", None)
-        return actions
-
 
 @admin.register(RealmEmoji)
 class RealmEmojiAdmin(ReadOnlyAdmin):

@@ -69,6 +69,12 @@ def attachment_by_path_id(realm: Realm, path_id: str) -> Attachment | None:
     return Attachment.objects.filter(realm=realm, path_id=path_id).first()
 
 
+def old_unclaimed_attachments(older_than) -> list[Attachment]:
+    """Files no message links, uploaded before `older_than`, oldest first."""
+    unclaimed = Attachment.objects.filter(messages__isnull=True, create_time__lt=older_than)
+    return list(unclaimed.select_related("owner").order_by("id"))
+
+
 def can_see_attachment(user: User, attachment: Attachment) -> bool:
     """Zulip's validate_attachment_request: the uploader, and whoever may see a message that links
     the file (received it, or reads the channel's public history)."""
