@@ -1,6 +1,6 @@
 """Serving uploaded files and custom emoji images, outside /api/v1 (mounted by config/urls.py):
 
-- GET /user_uploads/{realm_id}/{path}: to the uploader and whoever may see a message linking the
+- GET /user_uploads/{realm_id}/{random}/{name}: to the uploader and whoever may see a message linking the
   file, with a browser session or HTTP Basic API credentials (as Zulip);
   /user_uploads/download/... always as a download;
 - GET /user_uploads/temporary/{token}/{name}: without credentials, for a minute after
@@ -72,11 +72,11 @@ class _FileView(View):
 
 
 class ServeFileView(_FileView):
-    """GET /user_uploads/{realm_id}/{path} (and /user_uploads/download/...)."""
+    """GET /user_uploads/{realm_id}/{random}/{name} (and /user_uploads/download/...)."""
 
     download = False
 
-    def get(self, request: HttpRequest, realm_id: int, path: str) -> HttpResponse:
+    def get(self, request: HttpRequest, realm_id: int, random: str, name: str) -> HttpResponse:
         realm = realm_for_request(request)
         header = request.META.get("HTTP_AUTHORIZATION", "")
         if header:
@@ -87,7 +87,7 @@ class ServeFileView(_FileView):
                 raise UnauthorizedError()
         if realm_id != realm.id:
             raise UploadNotFoundError()
-        attachment = access_attachment_for_download(user, realm, f"{realm_id}/{path}")
+        attachment = access_attachment_for_download(user, realm, f"{realm_id}/{random}/{name}")
         return file_response(attachment, download=self.download)
 
 

@@ -8,7 +8,7 @@ router.register("attachments", views.AttachmentViewSet, basename="attachment")
 
 urlpatterns = [
     path("user_uploads", views.UploadFileView.as_view()),
-    path("user_uploads/<int:realm_id>/<path:path>", views.FileTemporaryUrlView.as_view()),
+    path("user_uploads/<id:realm_id>/<str:random>/<str:name>", views.FileTemporaryUrlView.as_view()),
     path("realm/emoji", views.RealmEmojiListView.as_view()),
     path("realm/emoji/<str:emoji_name>", views.RealmEmojiView.as_view()),
     *router.urls,

@@ -1,5 +1,5 @@
 """Uploads and custom emoji under /api/v1: POST /user_uploads, the temporary URL of a file
-(GET /user_uploads/{realm_id}/{path}), /attachments, and /realm/emoji."""
+(GET /user_uploads/{realm_id}/{random}/{name}), /attachments, and /realm/emoji."""
 
 from django.core.files.uploadedfile import UploadedFile
 from rest_framework.request import Request
@@ -44,13 +44,14 @@ class UploadFileView(ApiView):
 
 
 class FileTemporaryUrlView(ApiView):
-    """GET /user_uploads/{realm_id}/{path}: a URL of the file that works without credentials for a
+    """GET /user_uploads/{realm_id}/{random}/{name}: a URL of the file that works without credentials for a
     minute (for clients that download with another HTTP stack, like the mobile app)."""
 
-    def get(self, request: Request, realm_id: int, path: str):
+    def get(self, request: Request, realm_id: int, random: str, name: str):
         if realm_id != request.user.realm_id:
             raise UploadNotFoundError()
-        attachment = access_attachment_for_download(request.user, request.user.realm, f"{realm_id}/{path}")
+        path_id = f"{realm_id}/{random}/{name}"
+        attachment = access_attachment_for_download(request.user, request.user.realm, path_id)
         return json_success(request, {"url": temporary_url(attachment.path_id)})
 
 
