@@ -179,3 +179,13 @@ def test_sending_without_links_adds_no_query(member, design):
         send(member, design, "more plain text")
     assert len(first) == len(second)
     assert not any("uploads_attachment" in q["sql"] for q in second.captured_queries)
+
+
+def test_deleting_a_message_releases_its_files(member, admin, design):
+    url = uploaded(member)
+    message_id = send(member, design, f"[a]({url})")
+    assert_success(api_for(member).delete(f"/messages/{message_id}"))
+    attachment = Attachment.objects.get()
+    assert not attachment.messages.exists()
+    assert download(member, url).status_code == 200
+    assert download(admin, url).status_code == 403
