@@ -231,7 +231,9 @@ def do_add_realm_emoji(
 
 def check_remove_realm_emoji(name: str, *, acting_user: User) -> None:
     """DELETE /realm/emoji/{name}: by administrators and the emoji's author."""
-    emoji = RealmEmoji.objects.filter(realm_id=acting_user.realm_id, name=name, deactivated=False).first()
+    emoji = None
+    if _EMOJI_NAME_RE.fullmatch(name):  # no query for a name no emoji can have (NUL: PostgreSQL refuses it)
+        emoji = RealmEmoji.objects.filter(realm_id=acting_user.realm_id, name=name, deactivated=False).first()
     if emoji is None:
         raise JsonableError(f"Emoji '{name}' does not exist")
     if not acting_user.is_admin and emoji.author_id != acting_user.id:

@@ -234,3 +234,10 @@ def test_custom_emoji_reactions_are_checked(member, admin, foreign_user, message
         "BAD_REQUEST",
         "Emoji 'partyparrot' does not exist",
     )
+
+
+def test_names_no_emoji_can_have_do_not_exist(member):
+    for name in ("a%00b", "%ED%A0%80", "Big"):
+        response = api_for(member).delete(f"/realm/emoji/{name}")
+        assert response.status_code == 400
+        assert response.json()["msg"].startswith("Emoji '")
