@@ -64,7 +64,7 @@ def access_attachment_by_id(user: User, attachment_id: int) -> Attachment:
 
 
 def attachment_by_path_id(realm: Realm, path_id: str) -> Attachment | None:
-    if not path_id.startswith(f"{realm.id}/"):
+    if not path_id.startswith(f"{realm.id}/") or "\x00" in path_id:  # PostgreSQL refuses NUL
         return None
     return Attachment.objects.filter(realm=realm, path_id=path_id).first()
 

@@ -263,3 +263,9 @@ def test_a_temporary_url_needs_access(member, admin, foreign_user):
     url = uploaded(member)
     assert_error(download(admin, "/api/v1" + url), 403, "BAD_REQUEST")
     assert_error(download(foreign_user, "/api/v1" + url), 404, "BAD_REQUEST")
+
+
+def test_a_path_no_file_can_have_is_not_found(member, realm):
+    for path in (f"/user_uploads/{realm.id}/abc%00/x.txt", f"/user_uploads/{realm.id}/abc/x%00.txt"):
+        assert_error(download(member, path), 404, "BAD_REQUEST", "File not found.")
+        assert_error(download(member, "/api/v1" + path), 404, "BAD_REQUEST", "File not found.")
