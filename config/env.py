@@ -51,6 +51,17 @@ def positive_int(variable: str, default: int) -> int:
     return value
 
 
+def non_negative_int(variable: str, default: int) -> int:
+    """An integer, 0 or more (0 turning something off)."""
+    try:
+        value = env.int(variable, default=default)
+    except ValueError:
+        fail(variable, f"must be an integer, got {env.str(variable)!r}")
+    if value < 0:
+        fail(variable, f"must be at least 0, got {value}")
+    return value
+
+
 def seconds_range(variable: str, default: tuple[float, float]) -> tuple[float, float]:
     """Two numbers "low,high" with 0 < low <= high."""
     raw = env.str(variable, default="")

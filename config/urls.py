@@ -20,11 +20,14 @@ urlpatterns = [
     path("api/v1/", include("apps.snippets.urls")),
     path("api/v1/", include("apps.bot_storage.urls")),
     path("api/v1/", include("apps.push.urls")),
+    path("api/v1/", include("apps.uploads.urls")),
     path("api/v1/", include("apps.invites.urls")),
     path("api/v1/", include("apps.events.urls")),
     path("admin/", admin.site.urls),
     # The server's emoji names (server_emoji_data_url), for clients' emoji pickers: no authentication.
     path(EMOJI_DATA_PATH.lstrip("/"), messages_views.EmojiDataView.as_view()),
+    # Uploaded files (/user_uploads/...) and custom emoji images (/user_avatars/...).
+    path("", include("apps.uploads.page_urls")),
     # HTML pages: confirming a new email address.
     path("accounts/", include("apps.users.page_urls")),
     # The sign-in pages: /join/<key>/ (an invitation link), /login/, /account/.

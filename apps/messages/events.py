@@ -49,12 +49,6 @@ def recent_conversations_state(context: StateContext) -> dict:
     return {"recent_private_conversations": recent_private_conversations(context.user)}
 
 
-@initial_state("realm_emoji")
-def realm_emoji_state(context: StateContext) -> dict:
-    """The organization's custom emoji: none yet (organizations cannot add any)."""
-    return {"realm_emoji": {}}
-
-
 @initial_state("starred_messages")
 def starred_state(context: StateContext) -> dict:
     return {"starred_messages": starred_message_ids(context.user)}

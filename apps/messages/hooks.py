@@ -1,9 +1,19 @@
 """Hooks the messages app calls (see apps/core/hooks.py); higher apps register with them.
 
-Each runs inside the action's transaction.
+Each runs inside the caller's transaction.
 """
 
 from apps.core.hooks import Hooks
+
+# message_content_saved(message) -> dict: `message` was stored with new content (sent, or its
+# content edited; for an edit the row itself is written after the call). What the functions return
+# is merged; `has_attachment` and `has_image` true set the message's fields (apps.uploads: the
+# uploaded files its content links are claimed, those it no longer links released).
+message_content_saved = Hooks("message_content_saved")
+
+# custom_emoji(realm_id) -> dict: the organization's custom emoji, active or not, by emoji code:
+# {code: {"name": str, "deactivated": bool}}, merged (apps.uploads: the organization's emoji).
+custom_emoji = Hooks("custom_emoji")
 
 # message_sent(message, flags): a message was stored; `flags` maps each of its recipients' user ids
 # (the sender's included) to their UserMessage flags (apps.push: notifications to phones).

@@ -44,13 +44,12 @@ def realm_state(context: StateContext) -> dict:
         "realm_empty_topic_display_name": EMPTY_TOPIC_DISPLAY_NAME,
         # Fixed policies, as Parley applies them: channels take the empty topic unless they refuse
         # it themselves; everyone may use wildcard mentions; new members are full members at once;
-        # no uploads yet (a file of any size is too large).
+        # (max_file_upload_size_mib: apps.uploads.)
         "realm_topics_policy": "allow_empty_topic",
         "realm_mandatory_topics": False,
         "realm_wildcard_mention_policy": 1,
         "realm_waiting_period_threshold": 0,
         "realm_enable_read_receipts": realm.enable_read_receipts,
-        "max_file_upload_size_mib": 0,
         "max_topic_length": MAX_TOPIC_LENGTH,
         "max_message_length": MAX_MESSAGE_LENGTH,
         "max_stream_name_length": MAX_STREAM_NAME_LENGTH,

@@ -50,6 +50,7 @@ INSTALLED_APPS = [
     "apps.snippets",
     "apps.bot_storage",
     "apps.push",
+    "apps.uploads",
     "apps.invites",
     "apps.directory",
     "apps.web",
@@ -190,6 +191,11 @@ STATIC_ROOT = VAR_DIR / "static"
 STATIC_ROOT.mkdir(parents=True, exist_ok=True)
 STORAGES = {
     "default": {"BACKEND": "django.core.files.storage.FileSystemStorage"},
+    # Uploaded files and custom emoji (apps/uploads/storage.py): any Django storage backend will do.
+    "uploads": {
+        "BACKEND": "django.core.files.storage.FileSystemStorage",
+        "OPTIONS": {"location": env.str("UPLOADS_DIR", default=str(VAR_DIR / "uploads"))},
+    },
     "staticfiles": {"BACKEND": "whitenoise.storage.CompressedManifestStaticFilesStorage"},
 }
 
@@ -228,6 +234,11 @@ DELETE_TOPIC_TIME_BUDGET_SECONDS = float(cfg.positive_int("DELETE_TOPIC_TIME_BUD
 # (the client repeats) after this long, as Zulip does.
 MARK_READ_BATCH_SIZE = cfg.positive_int("MARK_READ_BATCH_SIZE", 2000)
 MARK_READ_TIME_BUDGET_SECONDS = float(cfg.positive_int("MARK_READ_TIME_BUDGET_SECONDS", 50))
+
+# Uploads (apps/uploads): the largest file POST /user_uploads takes (0: uploads are off), and the
+# space an organization's files may take altogether (0: no quota).
+MAX_FILE_UPLOAD_SIZE_MIB = cfg.non_negative_int("MAX_FILE_UPLOAD_SIZE_MIB", 25)
+UPLOAD_QUOTA_MIB_PER_REALM = cfg.non_negative_int("UPLOAD_QUOTA_MIB_PER_REALM", 0)
 
 # Event queues (apps/events). A queue lives this long after its last poll unless the client asks
 # otherwise (queue_lifespan_secs, up to 7 days); caps bound memory (an evicted queue answers

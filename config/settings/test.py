@@ -25,3 +25,8 @@ if "KEY_PREFIX" in CACHES["default"]:  # noqa: F405
 LOGGING["root"]["level"] = "WARNING"  # noqa: F405
 # The manifest storage needs `collectstatic` first, which the test suite does not run.
 STORAGES = {**STORAGES, "staticfiles": {"BACKEND": "django.contrib.staticfiles.storage.StaticFilesStorage"}}  # noqa: F405
+# Uploaded files of each worker (and of the servers its tests start) in a folder of their own.
+STORAGES["uploads"] = {
+    "BACKEND": "django.core.files.storage.FileSystemStorage",
+    "OPTIONS": {"location": str(VAR_DIR / "test" / f"uploads-{_worker}")},
+}

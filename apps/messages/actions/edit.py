@@ -22,6 +22,7 @@ from apps.linkifiers.selectors import linkifier_rules
 from apps.messages.actions.send import MENTION_BITS, mention_flags, normalize_content, normalize_topic, render_content
 from apps.messages.alert_words import alerted_user_ids
 from apps.messages.errors import InvalidMessageError
+from apps.messages.hooks import message_content_saved
 from apps.messages.models import Message, SubMessage, UserMessage
 from apps.messages.selectors import alert_word_users, users_told_of
 from apps.subscriptions.topics import same_topic, topic_from_client
@@ -193,7 +194,7 @@ def check_update_message(
     else:
         message.edit_history = [entry, *(message.edit_history or [])]
     Message.objects.bulk_update(
-        moved, ["content", "rendered_content", "has_link", "has_image", "last_edit_time", "topic",
+        moved, ["content", "rendered_content", "has_link", "has_image", "has_attachment", "last_edit_time", "topic",
                 "last_moved_time", "edit_history"]
     )  # fmt: skip
     event["message_ids"] = sorted(m.id for m in moved)
@@ -217,6 +218,9 @@ def _edit_content(message: Message, content: str, entry: dict, now) -> dict:
     entry.update(prev_content=message.content, prev_rendered_content=message.rendered_content)
     message.content, message.rendered_content = content, rendered.html
     message.has_link, message.has_image = rendered.has_link, rendered.has_image
+    files = message_content_saved.call_merged(message)  # the uploaded files it links now
+    message.has_attachment = bool(files.get("has_attachment"))
+    message.has_image = message.has_image or bool(files.get("has_image"))
     message.last_edit_time = now
     rows = list(UserMessage.objects.filter(message=message))
     receivers = {row.user_id for row in rows}

@@ -7,15 +7,24 @@ from django.db import IntegrityError, transaction
 from apps.core.errors import JsonableError
 from apps.events.publish import send_event_on_commit
 from apps.messages.emoji import ZULIP_EXTRA_EMOJI, is_unicode_emoji_code, unicode_emoji_code
+from apps.messages.hooks import custom_emoji
 from apps.messages.models import Message, Reaction
 from apps.messages.selectors import users_told_of
 from apps.messages.serializers import reaction_event_user
 from apps.users.models import User
 
 
-def emoji_by_name(name: str) -> tuple[str, str]:
-    """(emoji_code, reaction_type) of the emoji with this name (the organization has no custom
-    emoji yet): Zulip's extra emoji, then Unicode's."""
+def custom_emoji_of(realm_id: int | None) -> dict[str, dict]:
+    return {} if realm_id is None else custom_emoji.call_merged(realm_id)
+
+
+def emoji_by_name(name: str, realm_id: int | None = None) -> tuple[str, str]:
+    """(emoji_code, reaction_type) of the emoji with this name, as Zulip's get_emoji_data: the
+    organization's active custom emoji first (none without `realm_id`), then Zulip's extra emoji,
+    then Unicode's."""
+    for code, emoji in custom_emoji_of(realm_id).items():
+        if emoji["name"] == name and not emoji["deactivated"]:
+            return code, Reaction.Type.REALM_EMOJI
     if name == ZULIP_EXTRA_EMOJI:
         return ZULIP_EXTRA_EMOJI, Reaction.Type.ZULIP_EXTRA_EMOJI
     code = unicode_emoji_code(name)
@@ -24,10 +33,18 @@ def emoji_by_name(name: str) -> tuple[str, str]:
     return code, Reaction.Type.UNICODE_EMOJI
 
 
-def check_emoji(name: str, code: str, reaction_type: str) -> None:
-    """Zulip's check_emoji_request: the code names an emoji of the type, and the name is its."""
+def check_emoji(name: str, code: str, reaction_type: str, realm_id: int | None = None) -> None:
+    """Zulip's check_emoji_request: the code names an emoji of the type (an active custom emoji of the
+    organization of `realm_id`, for realm_emoji), and the name is its."""
     if reaction_type == Reaction.Type.REALM_EMOJI:
-        raise JsonableError("Invalid custom emoji.")  # organizations have no custom emoji yet
+        emoji = custom_emoji_of(realm_id).get(code)
+        if emoji is None:
+            raise JsonableError("Invalid custom emoji.")
+        if emoji["name"] != name:
+            raise JsonableError("Invalid custom emoji name.")
+        if emoji["deactivated"]:
+            raise JsonableError("This custom emoji has been deactivated.")
+        return
     if reaction_type == Reaction.Type.ZULIP_EXTRA_EMOJI:
         if code != ZULIP_EXTRA_EMOJI:
             raise JsonableError("Invalid emoji code.")
@@ -47,9 +64,9 @@ def check_add_reaction(
 ) -> None:
     """POST /messages/{id}/reactions, on a message `acting_user` can see."""
     if emoji_code is None:
-        emoji_code, found_type = emoji_by_name(emoji_name)
+        emoji_code, found_type = emoji_by_name(emoji_name, message.realm_id)
         reaction_type = reaction_type or found_type
-    check_emoji(emoji_name, emoji_code, reaction_type or Reaction.Type.UNICODE_EMOJI)
+    check_emoji(emoji_name, emoji_code, reaction_type or Reaction.Type.UNICODE_EMOJI, message.realm_id)
     reaction = Reaction(
         user=acting_user,
         message=message,
@@ -88,7 +105,7 @@ def check_remove_reaction(
     if emoji_code is None:
         if emoji_name is None:
             raise JsonableError("At least one of the following arguments must be present: emoji_name, emoji_code")
-        emoji_code, found_type = emoji_by_name(emoji_name)
+        emoji_code, found_type = emoji_by_name(emoji_name, message.realm_id)
         reaction_type = reaction_type or found_type
     do_remove_reaction(
         message,

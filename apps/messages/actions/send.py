@@ -17,7 +17,7 @@ from apps.linkifiers.selectors import linkifier_rules
 from apps.messages.actions.acting import check_acting_for
 from apps.messages.actions.submessages import add_widget
 from apps.messages.alert_words import alerted_user_ids
-from apps.messages.hooks import message_sent
+from apps.messages.hooks import message_content_saved, message_sent
 from apps.messages.models import Message, PublicChannelListener, Recipient, SubMessage, UserMessage
 from apps.messages.recipients import direct_message_recipient, get_recipient
 from apps.messages.rendering import Rendered, render_message
@@ -198,6 +198,7 @@ def _store_message(
     else:
         message.recipient = direct_message_recipient(message.realm, message.sender_id, [user.id for user in people])
     message.save(force_insert=True)
+    _files_linked(message)
     UserMessage.objects.bulk_create(
         [UserMessage(user_id=uid, message=message, flags=bits) for uid, bits in flags.items()], batch_size=5000
     )
@@ -213,6 +214,17 @@ def _store_message(
     _send_message_events(message, flags, local_id, people, listeners, topic_links, submessages)
     message_sent.call(message, flags)
     return message
+
+
+def _files_linked(message: Message) -> None:
+    """The uploaded files the new message links (message_content_saved): its has_attachment and
+    has_image (an image file shows as one) fields."""
+    found = message_content_saved.call_merged(message)
+    has_attachment = bool(found.get("has_attachment"))
+    has_image = message.has_image or bool(found.get("has_image"))
+    if (has_attachment, has_image) != (message.has_attachment, message.has_image):
+        message.has_attachment, message.has_image = has_attachment, has_image
+        message.save(update_fields=["has_attachment", "has_image"])
 
 
 def _initial_flags(

@@ -1,0 +1,20 @@
+"""Uploads' part of the event system: the organization's custom emoji (`realm_emoji`) and the
+upload limit in the "realm" state. `attachment` and `realm_emoji` events go to queues as they are."""
+
+from django.conf import settings
+
+from apps.events.registry import StateContext, initial_state
+from apps.uploads.selectors import can_add_custom_emoji_group_id, realm_emoji_dicts
+
+
+@initial_state("realm_emoji")
+def realm_emoji_state(context: StateContext) -> dict:
+    return {"realm_emoji": realm_emoji_dicts(context.user.realm_id)}
+
+
+@initial_state("realm")
+def upload_limits_state(context: StateContext) -> dict:
+    return {
+        "max_file_upload_size_mib": settings.MAX_FILE_UPLOAD_SIZE_MIB,
+        "realm_can_add_custom_emoji_group": can_add_custom_emoji_group_id(context.user.realm_id),
+    }

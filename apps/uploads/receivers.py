@@ -1,0 +1,19 @@
+"""What the uploads app does for the apps below it (registered in UploadsConfig.ready)."""
+
+from apps.messages.hooks import custom_emoji, message_content_saved
+from apps.messages.models import Message
+from apps.uploads.actions import do_sync_message_attachments
+from apps.uploads.models import RealmEmoji
+
+
+@message_content_saved.register
+def claim_linked_files(message: Message) -> dict[str, bool]:
+    """A message sent or edited claims the uploaded files it links (and releases the others)."""
+    return do_sync_message_attachments(message)
+
+
+@custom_emoji.register
+def organization_emoji(realm_id: int) -> dict[str, dict]:
+    """Reactions name custom emoji by id (emoji_code) and name."""
+    rows = RealmEmoji.objects.filter(realm_id=realm_id).exclude(file_name="").values_list("id", "name", "deactivated")
+    return {str(emoji_id): {"name": name, "deactivated": deactivated} for emoji_id, name, deactivated in rows}
