@@ -9,7 +9,7 @@ from apps.messages.models import Message, NotificationBot, UserMessage
 from apps.subscriptions.actions.channels import do_deactivate_stream
 from apps.subscriptions.actions.user_topics import do_set_user_topic_visibility_policy
 from apps.subscriptions.models import Stream, UserTopic
-from tests.api import assert_success
+from tests.api import api_for, assert_success
 from tests.messages.test_edit_message import edit, refused, sent_ago, set_group, shown, topic_ids
 
 BULK = '{"bulk_message_deletion": true}'
@@ -248,3 +248,43 @@ def test_a_stream_the_move_empties_gets_no_first_message(design, kitchen, send, 
     kitchen.refresh_from_db()
     assert (design.first_message_id, kitchen.first_message_id) == (None, message_id)
     assert Stream.objects.get(id=design.id).first_message_id is None
+
+
+def test_a_move_from_the_empty_topic_names_it_for_older_clients(design, kitchen, send, member, admin, capture_events):
+    message_id = send(member, design, topic="")
+    with capture_events(member) as received:
+        assert_success(edit(admin, message_id, stream_id=kitchen.id, send_notification_to_new_thread="false"))
+    [event] = update_events(received[member.id])
+    assert event["orig_subject"] == "general chat"
+    assert "subject" not in event
+
+
+def test_a_move_between_channels_is_shown_where_only_moves_are(realm, design, kitchen, send, member, admin):
+    message_id = send(member, design, topic="lunch")
+    realm.message_edit_history_visibility_policy = "moves"
+    realm.save()
+    assert_success(edit(admin, message_id, stream_id=kitchen.id, send_notification_to_new_thread="false"))
+    [entry] = shown(member, message_id)["edit_history"]
+    assert (entry["prev_stream"], entry["stream"]) == (design.id, kitchen.id)
+    history = assert_success(api_for(member).get(f"/messages/{message_id}/history"))["message_history"]
+    assert [(v.get("prev_stream"), v["topic"]) for v in history] == [(None, "lunch"), (design.id, "lunch")]
+
+
+def test_content_and_topic_edited_together_for_later_messages(design, send, member):
+    first, second = send(member, design, "hello", topic="lunch"), send(member, design, "later", topic="lunch")
+    assert_success(edit(member, first, content="hello!", topic="food", propagate_mode="change_later"))
+    assert [(m.content, m.topic) for m in Message.objects.filter(id__in=[first, second]).order_by("id")] == [
+        ("hello!", "food"), ("later", "food")]  # fmt: skip
+
+
+@pytest.mark.parametrize("groups", [20, 0])  # one UPDATE per distinct history; bulk_update past the cap
+def test_each_moved_message_keeps_its_own_history(monkeypatch, design, kitchen, send, member, admin, groups):
+    monkeypatch.setattr("apps.messages.actions.move.MAX_HISTORY_GROUPS", groups)
+    ids = [send(member, design, f"m{n}", topic="lunch") for n in range(3)]
+    assert_success(edit(member, ids[0], content="edited"))
+    assert_success(edit(admin, ids[2], stream_id=kitchen.id, propagate_mode="change_all"))
+    histories = {i: Message.objects.get(id=i).edit_history for i in ids}
+    assert [len(histories[i]) for i in ids] == [2, 1, 1]
+    assert histories[ids[0]][1]["prev_content"] == "m0"
+    assert all(histories[i][0]["stream"] == kitchen.id for i in ids)
+    assert set(Message.objects.filter(id__in=ids).values_list("stream_id", "topic")) == {(kitchen.id, "lunch")}

@@ -29,6 +29,7 @@ from apps.messages.actions.move import (
     move_user_topics,
     moved_all_visible_messages,
     past_limit,
+    save_moved_messages,
     send_channel_move_events,
     send_move_notices,
     update_first_message_ids,
@@ -150,7 +151,8 @@ def _messages_to_move(user: User, message: Message, edit: MessageEdit) -> list[M
         messages = messages.filter(id__in=UserMessage.objects.filter(user=user).values("message_id"))
     if edit.propagate_mode == "change_later":
         messages = messages.filter(id__gte=message.id)
-    moved = list(messages.select_for_update().order_by("id"))
+    # The edited message is the caller's object (its content edit, if any, is made on it).
+    moved = [message if each.id == message.id else each for each in messages.select_for_update().order_by("id")]
     resolving = edit.topic is not None and is_resolving(message.topic, edit.topic)
     limit = move_deadline_seconds(user, topic_changed=edit.topic is not None, channel_changed=edit.stream is not None)
     if edit.propagate_mode == "change_all" and not user.is_moderator and not resolving and limit is not None:
@@ -220,10 +222,9 @@ def check_update_message(
     if change is not None:
         holders = _holders(message, ids)
         move_rows(change, ids)
-    Message.objects.bulk_update(
-        moved, ["content", "rendered_content", "has_link", "has_image", "last_edit_time", "topic",
-                "last_moved_time", "edit_history", "stream", "recipient"], batch_size=5000
-    )  # fmt: skip
+    message.save(update_fields=["content", "rendered_content", "has_link", "has_image", "last_edit_time", "topic",
+                                 "last_moved_time", "edit_history", "stream", "recipient"])  # fmt: skip
+    save_moved_messages(message, moved)
     if change is not None:
         send_channel_move_events(change, event, holders, old_topic, ids)
         update_first_message_ids(change, ids)

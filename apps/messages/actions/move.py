@@ -6,13 +6,14 @@ whole topic, and the Notification Bot's notices in the old and new topics.
 apps.messages.actions.edit decides what moves and calls these, inside its transaction.
 """
 
+import json
 from collections import defaultdict
 from dataclasses import dataclass
 from datetime import timedelta
 from urllib.parse import quote
 
 from django.db import transaction
-from django.db.models import Min
+from django.db.models import Count, Min
 from django.utils import timezone
 
 from apps.core.errors import JsonableError
@@ -33,6 +34,10 @@ from apps.users.selectors import delivery_email_in_use, fake_email_domain
 # Zulip's grace past the time limits (clients let people start an edit just before one).
 EDIT_LIMIT_BUFFER_SECONDS = 20
 INHERIT = UserTopic.VisibilityPolicy.INHERIT
+# Ids per UPDATE ... WHERE id IN (...) (SQLite allows 32,766 parameters), and the distinct edit
+# histories of a move written one UPDATE each.
+ID_BATCH = 10_000
+MAX_HISTORY_GROUPS = 20
 
 
 def past_limit(message: Message, limit_seconds: int | None) -> bool:
@@ -71,6 +76,35 @@ def move_deadline_seconds(user: User, *, topic_changed: bool, channel_changed: b
     return min(limits, default=None)
 
 
+def save_moved_messages(message: Message, moved: list[Message]) -> None:
+    """Store the move of the messages other than the edited one (saved by the caller), which all
+    went where it went. Not Django's bulk_update: its CASE over every id in each column costs the
+    database time in the square of the messages (minutes for a 10,000-message topic). One UPDATE
+    for each distinct edit history (messages that moved together before share theirs), with the
+    place and time; past MAX_HISTORY_GROUPS of them, one for the place and time, then bulk_update
+    of the histories in small batches.
+    """
+    others = [each for each in moved if each.id != message.id]
+    if not others:
+        return
+    place = {"topic": message.topic, "stream": message.stream, "recipient": message.recipient,
+             "last_moved_time": message.last_moved_time}  # fmt: skip
+    by_history: dict[str, list[int]] = defaultdict(list)
+    for each in others:
+        by_history[json.dumps(each.edit_history, sort_keys=True)].append(each.id)
+    if len(by_history) > MAX_HISTORY_GROUPS:
+        _update_in_batches([each.id for each in others], place)
+        Message.objects.bulk_update(others, ["edit_history"], batch_size=100)
+        return
+    for history, ids in by_history.items():
+        _update_in_batches(ids, {**place, "edit_history": json.loads(history)})
+
+
+def _update_in_batches(ids: list[int], changes: dict) -> None:
+    for start in range(0, len(ids), ID_BATCH):
+        Message.objects.filter(id__in=ids[start : start + ID_BATCH]).update(**changes)
+
+
 # --- a move to another channel ------------------------------------------------------------------
 
 
@@ -103,12 +137,22 @@ def move_rows(change: ChannelChange, message_ids: list[int]) -> None:
     a row are the original rendering's, as in Zulip: the content is not rendered again."""
     if change.losing_rows:
         UserMessage.objects.filter(user_id__in=change.losing_rows, message_id__in=message_ids).delete()
-    if change.gaining_rows:
-        rows = [
-            UserMessage(user_id=user_id, message_id=message_id, flags=UserMessage.READ)
-            for user_id in sorted(change.gaining_rows)
-            for message_id in message_ids
-        ]
+    if not change.gaining_rows:
+        return
+    # Most of them have every row already (they were subscribed when the messages were sent): one
+    # count tells who lacks some, and only their missing rows are written.
+    counts = (
+        UserMessage.objects.filter(user_id__in=change.gaining_rows, message_id__in=message_ids)
+        .values("user_id")
+        .annotate(rows=Count("id"))
+        .values_list("user_id", "rows")
+    )
+    complete = {user_id for user_id, rows in counts if rows == len(message_ids)}
+    for user_id in sorted(change.gaining_rows - complete):
+        has = set(
+            UserMessage.objects.filter(user_id=user_id, message_id__in=message_ids).values_list("message_id", flat=True)
+        )
+        rows = [UserMessage(user_id=user_id, message_id=m, flags=UserMessage.READ) for m in message_ids if m not in has]
         UserMessage.objects.bulk_create(rows, batch_size=5000, ignore_conflicts=True)
 
 
