@@ -14,9 +14,11 @@ The measurements are in benchmarks/events/README.md.
 """
 
 import contextlib
-from collections.abc import AsyncIterator
+import functools
+from collections.abc import AsyncIterator, Callable
 from concurrent.futures import ThreadPoolExecutor
 from functools import cache
+from typing import ParamSpec, TypeVar
 
 from asgiref.sync import ThreadSensitiveContext, iscoroutinefunction, sync_to_async
 from django.conf import settings
@@ -24,6 +26,7 @@ from django.core import signals
 from django.core.exceptions import RequestAborted
 from django.core.handlers.asgi import ASGIHandler, get_script_prefix
 from django.core.handlers.base import BaseHandler
+from django.db import connections
 from django.http import HttpRequest, HttpResponse
 from django.urls import Resolver404, get_resolver, set_script_prefix
 
@@ -52,6 +55,40 @@ class ExecutorPool:
 def executor_pool() -> ExecutorPool:
     """The process's pool (ASGI_THREADS threads) for all synchronous work of requests."""
     return ExecutorPool(settings.ASGI_THREADS)
+
+
+P = ParamSpec("P")
+R = TypeVar("R")
+
+
+def outside_request(function: Callable[P, R]) -> Callable[P, R]:
+    """`function`, for database work on a pool thread outside any Django request (the long-poll's
+    authentication and queue registration): its connections are looked after as a request's are.
+
+    The threads are shared with requests and keep their connections between uses. Before a
+    request, Django's request_started marks each connection for a health check at its next
+    query; a use outside requests must do the same, or its first query after the database came
+    back would run on a connection the restart killed, and fail (a 503) although the database
+    answers. After it, the connection is closed if it broke or is past CONN_MAX_AGE, as after a
+    request. A connection inside a transaction (a caller's; a test's) is left alone.
+    """
+
+    @functools.wraps(function)
+    def run(*args: P.args, **kwargs: P.kwargs) -> R:
+        _tidy_connections()
+        try:
+            return function(*args, **kwargs)
+        finally:
+            _tidy_connections()
+
+    return run
+
+
+def _tidy_connections() -> None:
+    """What django.db.close_old_connections does, for the connections not in a transaction."""
+    for connection in connections.all(initialized_only=True):
+        if not connection.in_atomic_block:
+            connection.close_if_unusable_or_obsolete()
 
 
 class PooledASGIHandler(ASGIHandler):

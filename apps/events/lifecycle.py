@@ -8,6 +8,7 @@ import logging
 from asgiref.sync import sync_to_async
 from django.conf import settings
 
+from apps.core.asgi import outside_request
 from apps.events.actions import do_sweep_event_queues
 from apps.events.backends import get_backend
 
@@ -59,7 +60,7 @@ class BackgroundTasks:
         while True:
             await asyncio.sleep(settings.EVENT_QUEUE_SWEEP_SECONDS)
             try:
-                await sync_to_async(do_sweep_event_queues, thread_sensitive=False)()
+                await sync_to_async(outside_request(do_sweep_event_queues), thread_sensitive=False)()
             except Exception as exc:
                 logger.warning("event queue sweep failed: %s", exc)
 

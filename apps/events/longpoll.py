@@ -19,12 +19,11 @@ from asgiref.sync import sync_to_async
 from django.conf import settings
 from django.contrib.auth import get_user_model
 from django.core.exceptions import DisallowedHost, TooManyFieldsSent
-from django.db import close_old_connections
 from django.http import HttpRequest, HttpResponse, JsonResponse, QueryDict
 from django.http.request import split_domain_port, validate_host
 
 from apps.core.api import begin_api_request, serve_async_api
-from apps.core.asgi import executor_pool
+from apps.core.asgi import executor_pool, outside_request
 from apps.core.auth import accounts, parse_basic_header, realm_for_request
 from apps.core.errors import (
     REDIS_UNAVAILABLE,
@@ -212,29 +211,27 @@ def _database_slots() -> asyncio.Semaphore:
     return _slots[loop]
 
 
+@outside_request
 def _authenticate_from_database(poll: PollRequest) -> Identity:
     """One light query when the credentials are good; Django's full checks (and their precise
     errors, and the per-address limit on failures) otherwise."""
     request = poll.as_django_request()
+    realm = realm_for_request(request)
     try:
-        realm = realm_for_request(request)
-        try:
-            email, api_key = parse_basic_header(poll.authorization)
-        except JsonableError:
-            email = api_key = ""
-        user_id = accounts().active_user_id_by_api_key(realm, email, api_key) if api_key else None
-        if user_id is not None:
-            return Identity(user_id=user_id, realm_id=realm.id)
-        try:
-            user = begin_api_request(request)
-        finally:
-            poll.notes.rate_limit = request_notes(request).rate_limit
-        return Identity(user_id=user.id, realm_id=user.realm_id)
+        email, api_key = parse_basic_header(poll.authorization)
+    except JsonableError:
+        email = api_key = ""
+    user_id = accounts().active_user_id_by_api_key(realm, email, api_key) if api_key else None
+    if user_id is not None:
+        return Identity(user_id=user_id, realm_id=realm.id)
+    try:
+        user = begin_api_request(request)
     finally:
-        # This runs on a pool thread outside any request: give the connection back now.
-        close_old_connections()
+        poll.notes.rate_limit = request_notes(request).rate_limit
+    return Identity(user_id=user.id, realm_id=user.realm_id)
 
 
+@outside_request
 def _register_queue(user_id: int, options: QueueOptions) -> str:
     user = get_user_model().objects.select_related("realm").get(id=user_id)
     return do_register_queue_only(user, options)

@@ -1,10 +1,13 @@
 """Admin pages for messages, reactions, muted users and alert words: read-only (changes go through the API, which tells
 clients; a row changed here would leave them out of date)."""
 
+from datetime import UTC, datetime
+
 from django.contrib import admin
+from django.utils.html import format_html, format_html_join
 
 from apps.core.admin import ReadOnlyAdmin
-from apps.messages.models import AlertWord, Message, MutedUser, Reaction
+from apps.messages.models import AlertWord, Message, MutedUser, NotificationBot, Reaction
 
 
 @admin.register(Message)
@@ -15,6 +18,36 @@ class MessageAdmin(ReadOnlyAdmin):
     list_select_related = ("sender", "stream")
     date_hierarchy = "date_sent"
     ordering = ("-id",)
+    exclude = ("edit_history",)
+    readonly_fields = ("edits",)
+
+    @admin.display(description="edit history")
+    def edits(self, message: Message) -> str:
+        """Each edit, newest first: when, by whom (user id), and what changed."""
+        rows = [
+            (datetime.fromtimestamp(entry["timestamp"], UTC).isoformat(), entry["user_id"], _changes(entry))
+            for entry in message.edit_history or []
+        ]
+        if not rows:
+            return "-"
+        return format_html("<ul>{}</ul>", format_html_join("", "<li>{} by user {}: {}</li>", rows))
+
+
+def _changes(entry: dict) -> str:
+    changes = []
+    if "prev_content" in entry:
+        changes.append("content edited")
+    if "prev_topic" in entry:
+        changes.append(f"topic {entry['prev_topic']!r} → {entry['topic']!r}")
+    if "prev_stream" in entry:
+        changes.append(f"channel {entry['prev_stream']} → {entry['stream']}")
+    return ", ".join(changes)
+
+
+@admin.register(NotificationBot)
+class NotificationBotAdmin(ReadOnlyAdmin):
+    list_display = ("realm", "bot")
+    list_select_related = ("realm", "bot")
 
 
 @admin.register(MutedUser)

@@ -18,7 +18,7 @@ def visible_edit_history(message: Message, policy: str) -> list[dict[str, Any]] 
     if policy == Realm.EditHistoryVisibility.NONE or not entries:
         return None
     if policy == Realm.EditHistoryVisibility.MOVES:
-        entries = [_without(entry, CONTENT_KEYS) for entry in entries if "prev_topic" in entry]
+        entries = [_without(entry, CONTENT_KEYS) for entry in entries if _is_move(entry)]
     return entries or None
 
 
@@ -33,7 +33,7 @@ def message_history(message: Message, *, allow_empty_topic_name: bool) -> list[d
     topic, content, rendered = message.topic, message.content, message.rendered_content
     versions = []
     for entry in message.edit_history or []:  # newest first: walk back from today's message
-        if not shows_content and "prev_topic" not in entry:
+        if not shows_content and not _is_move(entry):
             continue
         version = {**(entry if shows_content else _without(entry, CONTENT_KEYS)), "topic": topic}
         version.update(content=content, rendered_content=rendered)
@@ -56,6 +56,11 @@ def message_history(message: Message, *, allow_empty_topic_name: bool) -> list[d
             if key in version and message.stream_id is not None:
                 version[key] = topic_for_client(version[key], allow_empty_topic_name=allow_empty_topic_name)
     return versions[::-1]
+
+
+def _is_move(entry: dict[str, Any]) -> bool:
+    """Whether the edit moved the message (to another topic or channel)."""
+    return "prev_topic" in entry or "prev_stream" in entry
 
 
 def _without(entry: dict[str, Any], keys: tuple[str, ...]) -> dict[str, Any]:

@@ -155,12 +155,11 @@ def adapt_typing_event(event: dict, options: QueueOptions) -> dict:
 
 @event_transform("update_message")
 def adapt_update_message_event(event: dict, options: QueueOptions) -> dict:
-    """A moved topic named for the client (the empty topic's name for older clients)."""
-    if "subject" not in event:
+    """A moved topic named for the client (the empty topic's name for older clients); a move to
+    another channel alone has orig_subject and no subject."""
+    if "orig_subject" not in event:
         return event
     allow_empty_topic_name = options.client_capabilities.get("empty_topic_name", False)
-    return {
-        **event,
-        "orig_subject": topic_for_client(event["orig_subject"], allow_empty_topic_name=allow_empty_topic_name),
-        "subject": topic_for_client(event["subject"], allow_empty_topic_name=allow_empty_topic_name),
-    }
+    names = {key: event[key] for key in ("orig_subject", "subject") if key in event}
+    return {**event, **{key: topic_for_client(name, allow_empty_topic_name=allow_empty_topic_name)
+                        for key, name in names.items()}}  # fmt: skip

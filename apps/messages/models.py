@@ -218,3 +218,18 @@ class SubMessage(models.Model):
 
     def __str__(self) -> str:
         return f"{self.msg_type} of {self.message_id} from {self.sender_id}"
+
+
+class NotificationBot(models.Model):
+    """The organization's Notification Bot (Zulip's notification-bot, here one per organization): a
+    system bot, owned by nobody, that posts the notices of moved messages. Created the first time
+    it has something to say."""
+
+    FULL_NAME = "Notification Bot"
+    EMAIL_LOCAL_PART = "notification-bot"
+
+    realm = models.OneToOneField(Realm, on_delete=models.CASCADE, related_name="+")
+    bot = models.OneToOneField(User, on_delete=models.PROTECT, related_name="+")
+
+    def __str__(self) -> str:
+        return f"{self.FULL_NAME} of {self.realm}"

@@ -239,7 +239,6 @@ class UpdateMessageParams(Params):
     subject: str | None = None  # the topic's older name
     stream_id: Json[Id] | None = None
     propagate_mode: Literal["change_one", "change_later", "change_all"] = "change_one"
-    # Notices of moves in the old and new topics are not sent yet: taken, not used.
     send_notification_to_old_thread: Json[bool] = False
     send_notification_to_new_thread: Json[bool] = True
     prev_content_sha256: str | None = None

@@ -180,6 +180,8 @@ class MessageView(ApiView):
             stream_id=params.stream_id,
             propagate_mode=params.propagate_mode,
             prev_content_sha256=params.prev_content_sha256,
+            send_notification_to_old_thread=params.send_notification_to_old_thread,
+            send_notification_to_new_thread=params.send_notification_to_new_thread,
             acting_user=request.user,
         )
         return json_success(request, {"detached_uploads": []})

@@ -39,3 +39,15 @@ def test_reactions_are_listed_read_only(staff, member, admin):
     page = staff.get("/admin/chat_messages/reaction/?q=octopus").content.decode()
     assert "1f419" in page
     assert staff.get("/admin/chat_messages/reaction/add/").status_code == 403
+
+
+def test_message_admin_shows_the_edit_history(staff, make_stream, member, admin):
+    design, kitchen = make_stream("design", member, admin), make_stream("kitchen", member, admin)
+    message = do_send_message(member, stream=design, topic="lunch", content="hello", acting_user=member)
+    params = {"stream_id": kitchen.id, "topic": "food", "send_notification_to_new_thread": "false"}
+    assert_success(api_for(admin).patch(f"/messages/{message.id}", params))
+    detail = staff.get(f"/admin/chat_messages/message/{message.id}/change/").content.decode()
+    assert (
+        f"by user {admin.id}: topic &#x27;lunch&#x27; → &#x27;food&#x27;, channel {design.id} → {kitchen.id}" in detail
+    )
+    assert staff.get("/admin/chat_messages/notificationbot/").status_code == 200

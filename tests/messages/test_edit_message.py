@@ -111,7 +111,7 @@ def test_only_the_sender_edits_content_within_the_limit(realm, design, send, mem
             "'prev_content_sha256' value does not match the expected value.",
         ),
         ({"stream_id": 99999, "content": "x"}, "Cannot change message content while changing channel"),
-        ({"stream_id": 99999}, "Moving messages to another channel is not supported yet."),
+        ({"stream_id": 99999}, "Invalid channel ID"),
     ],
 )
 def test_malformed_edits_are_refused(design, send, member, params, msg):
@@ -146,7 +146,7 @@ def test_moving_one_later_or_all_messages_of_a_topic(design, send, member, admin
     ids = [send(member, design, f"m{n}", topic="lunch") for n in range(3)]
     other = send(member, design, "elsewhere", topic="other")
     with capture_events(admin) as received:
-        assert_success(edit(admin, ids[1], topic="food", propagate_mode=mode))
+        assert_success(edit(admin, ids[1], topic="food", propagate_mode=mode, send_notification_to_new_thread="false"))
     assert topic_ids(design, "food") == [ids[n] for n in moved]
     assert topic_ids(design, "other") == [other]
     [event] = received[admin.id]

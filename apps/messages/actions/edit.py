@@ -1,16 +1,16 @@
-"""Editing messages (PATCH /messages/{id}): their content, by the sender, and their topic (one
-message, it and the later ones, or the whole topic), with Zulip's rules, edit history and
-update_message events. Moving messages to another channel is not built yet: it is refused clearly.
+"""Editing messages (PATCH /messages/{id}): their content, by the sender, and their topic and
+channel (one message, it and the later ones, or the whole topic), with Zulip's rules, edit history
+and update_message events.
 
 The content is rendered again (mentions, alert words and linkifiers re-evaluated: the recipients'
-mention and alert-word flags follow the new content); a move changes the topic of the messages the
-mover may see, records the move in each one's edit history, and tells everyone who has them.
+mention and alert-word flags follow the new content); a move changes the topic and channel of the
+messages the mover may see, records the move in each one's edit history, and tells everyone who has
+them (what a move brings along, and a move between channels: apps.messages.actions.move).
 """
 
 import hashlib
 from collections import defaultdict
 from dataclasses import dataclass
-from datetime import timedelta
 
 from django.db import transaction
 from django.utils import timezone
@@ -19,17 +19,32 @@ from apps.core.errors import ErrorCode, JsonableError
 from apps.events.publish import send_event_on_commit
 from apps.groups.selectors import has_realm_permission
 from apps.linkifiers.selectors import linkifier_rules
+from apps.messages.actions.move import (
+    Move,
+    access_destination_channel,
+    channel_change,
+    check_channel_move,
+    move_deadline_seconds,
+    move_rows,
+    move_user_topics,
+    moved_all_visible_messages,
+    past_limit,
+    save_moved_messages,
+    send_channel_move_events,
+    send_move_notices,
+    update_first_message_ids,
+)
 from apps.messages.actions.send import MENTION_BITS, mention_flags, normalize_content, normalize_topic, render_content
 from apps.messages.alert_words import alerted_user_ids
 from apps.messages.errors import InvalidMessageError
 from apps.messages.hooks import message_content_saved
-from apps.messages.models import Message, SubMessage, UserMessage
+from apps.messages.models import Message, Recipient, SubMessage, UserMessage
+from apps.messages.recipients import get_recipient
 from apps.messages.selectors import alert_word_users, users_told_of
+from apps.subscriptions.models import Stream
 from apps.subscriptions.topics import same_topic, topic_from_client
 from apps.users.models import User
 
-# Zulip's grace past the time limits (clients let people start an edit just before one).
-EDIT_LIMIT_BUFFER_SECONDS = 20
 RESOLVED_TOPIC_PREFIX = "✔ "
 PROPAGATE_MODES = ("change_one", "change_later", "change_all")
 
@@ -50,22 +65,17 @@ class MessageMoveError(JsonableError):
 
 @dataclass(frozen=True)
 class MessageEdit:
-    """A checked edit: the new content (None: unchanged) and topic (None: unchanged)."""
+    """A checked edit: the new content, topic and channel (each None: unchanged)."""
 
     content: str | None
     topic: str | None
+    stream: Stream | None
     propagate_mode: str
 
 
 def is_resolving(old_topic: str, new_topic: str) -> bool:
     """Whether a move only marks the topic resolved ("✔ " added) or unresolved (removed)."""
     return new_topic == RESOLVED_TOPIC_PREFIX + old_topic or old_topic == RESOLVED_TOPIC_PREFIX + new_topic
-
-
-def _past(message: Message, limit_seconds: int | None) -> bool:
-    if limit_seconds is None:
-        return False
-    return timezone.now() - message.date_sent > timedelta(seconds=limit_seconds + EDIT_LIMIT_BUFFER_SECONDS)
 
 
 def check_message_edit(
@@ -95,10 +105,11 @@ def check_message_edit(
             raise JsonableError("Direct messages cannot have topics.")
     if propagate_mode != "change_one" and topic is None and stream_id is None:
         raise JsonableError("Invalid propagate_mode without topic edit")
+    destination = None
     if stream_id is not None:
         if content is not None:
             raise JsonableError("Cannot change message content while changing channel")
-        raise JsonableError("Moving messages to another channel is not supported yet.")
+        destination = access_destination_channel(user, stream_id)
     if content is not None:
         if SubMessage.objects.filter(message=message).exists():
             raise JsonableError("Widgets cannot be edited.")
@@ -111,26 +122,29 @@ def check_message_edit(
             raise JsonableError("You don't have permission to edit this message")
         if not realm.allow_message_editing:
             raise JsonableError("Your organization has turned off message editing")
-        if _past(message, realm.message_content_edit_limit_seconds):
+        if past_limit(message, realm.message_content_edit_limit_seconds):
             raise JsonableError("The time limit for editing this message has passed")
         content = normalize_content(content)
     if topic is not None:
-        topic = normalize_topic(topic, message.stream)
+        topic = normalize_topic(topic, destination or message.stream)
         if is_resolving(message.topic, topic):
             if not has_realm_permission(user, "can_resolve_topics_group"):
                 raise JsonableError("You don't have permission to resolve topics in this channel.")
         else:
             if not has_realm_permission(user, "can_move_messages_between_topics_group"):
                 raise JsonableError("You don't have permission to edit this message")
-            if not user.is_moderator and _past(message, realm.move_messages_within_stream_limit_seconds):
+            if not user.is_moderator and past_limit(message, realm.move_messages_within_stream_limit_seconds):
                 raise JsonableError("The time limit for editing this message's topic has passed.")
-    return MessageEdit(content=content, topic=topic, propagate_mode=propagate_mode)
+    if destination is not None:
+        check_channel_move(user, message, destination, message.topic if topic is None else topic)
+    return MessageEdit(content=content, topic=topic, stream=destination, propagate_mode=propagate_mode)
 
 
 def _messages_to_move(user: User, message: Message, edit: MessageEdit) -> list[Message]:
-    """The messages a topic edit moves, in id order: the one, or it and the later ones, or the
-    topic's, of those the user may see (where history is protected, those they received). A
-    non-moderator moving a whole topic may move only messages within the organization's limit."""
+    """The messages a move takes, in id order: the one, or it and the later ones, or the topic's, of
+    those the user may see (where history is protected, those they received). A non-moderator
+    moving a whole topic may move only messages within the organization's limits (the stricter of
+    the topic's and the channel's when both change)."""
     if edit.propagate_mode == "change_one":
         return [message]
     messages = Message.objects.filter(same_topic("topic", message.topic), stream_id=message.stream_id)
@@ -138,11 +152,12 @@ def _messages_to_move(user: User, message: Message, edit: MessageEdit) -> list[M
         messages = messages.filter(id__in=UserMessage.objects.filter(user=user).values("message_id"))
     if edit.propagate_mode == "change_later":
         messages = messages.filter(id__gte=message.id)
-    moved = list(messages.select_for_update().order_by("id"))
-    limit = user.realm.move_messages_within_stream_limit_seconds
-    resolving = is_resolving(message.topic, edit.topic)
+    # The edited message is the caller's object (its content edit, if any, is made on it).
+    moved = [message if each.id == message.id else each for each in messages.select_for_update().order_by("id")]
+    resolving = edit.topic is not None and is_resolving(message.topic, edit.topic)
+    limit = move_deadline_seconds(user, topic_changed=edit.topic is not None, channel_changed=edit.stream is not None)
     if edit.propagate_mode == "change_all" and not user.is_moderator and not resolving and limit is not None:
-        allowed = [m for m in moved if not _past(m, limit)]
+        allowed = [m for m in moved if not past_limit(m, limit)]
         if len(allowed) < len(moved):
             raise MessageMoveError(allowed[0].id if allowed else 0, len(moved), len(allowed))
     return moved
@@ -157,13 +172,17 @@ def check_update_message(
     stream_id: int | None,
     propagate_mode: str,
     prev_content_sha256: str | None,
+    send_notification_to_old_thread: bool = False,
+    send_notification_to_new_thread: bool = True,
     acting_user: User,
 ) -> int:
     """PATCH /messages/{id}, on a message `acting_user` can see: the edit checked, then made.
     Returns how many messages changed. The message's row is locked first, so that two edits of it
     are made one after the other (each recorded in its history).
 
-    Emits: update_message to everyone who has the messages (users_told_of), each with their flags.
+    Emits: update_message to everyone who has the messages (users_told_of), each with their flags;
+    for a move between channels, see send_channel_move_events; user_topic for the policies that
+    follow a whole topic; the Notification Bot's notices (send_move_notices).
     """
     locked = Message.objects.select_for_update(of=("self",)).select_related("stream", "sender", "realm")
     locked = locked.filter(id=message.id)
@@ -186,20 +205,60 @@ def check_update_message(
     if message.stream_id is not None:
         event.update(stream_id=message.stream_id, stream_name=message.stream.name)
     moved = [message]
+    old_stream, old_topic = message.stream, message.topic
     if edit.content is not None:
         event.update(_edit_content(message, edit.content, entry, now))
-    if edit.topic is not None:
+    is_move = edit.topic is not None or edit.stream is not None
+    if is_move:
         moved = _messages_to_move(acting_user, message, edit)
+        new_stream = edit.stream or old_stream
+        new_topic = old_topic if edit.topic is None else edit.topic
+        target_had_messages = Message.objects.filter(same_topic("topic", new_topic), stream=new_stream).exists()
         event.update(_move(moved, message, edit, entry, now))
     else:
         message.edit_history = [entry, *(message.edit_history or [])]
-    Message.objects.bulk_update(
-        moved, ["content", "rendered_content", "has_link", "has_image", "has_attachment", "last_edit_time", "topic",
-                "last_moved_time", "edit_history"]
-    )  # fmt: skip
-    event["message_ids"] = sorted(m.id for m in moved)
-    _send_events(message, moved, event)
+    ids = sorted(m.id for m in moved)
+    event["message_ids"] = ids
+    change = channel_change(old_stream, edit.stream) if edit.stream is not None else None
+    if change is not None:
+        holders = _holders(message, ids)
+        move_rows(change, ids)
+    message.save(update_fields=["content", "rendered_content", "has_link", "has_image", "has_attachment",
+                                 "last_edit_time", "topic", "last_moved_time", "edit_history", "stream",
+                                 "recipient"])  # fmt: skip
+    save_moved_messages(message, moved)
+    if change is not None:
+        send_channel_move_events(change, event, holders, old_topic, ids)
+        update_first_message_ids(change, ids)
+    else:
+        _send_events(message, moved, event)
+    if is_move:
+        moved_all = moved_all_visible_messages(acting_user, old_stream, old_topic, edit.propagate_mode)
+        if moved_all:
+            move_user_topics(
+                old_stream,
+                old_topic,
+                new_stream,
+                new_topic,
+                losing_access=change.losing_access if change is not None else set(),
+                target_had_messages=target_had_messages,
+            )
+        resolving = edit.topic is not None and is_resolving(old_topic, edit.topic)
+        send_move_notices(
+            Move(message, old_stream, old_topic, new_stream, new_topic, ids, moved_all, resolving),
+            to_old_thread=send_notification_to_old_thread,
+            to_new_thread=send_notification_to_new_thread,
+            acting_user=acting_user,
+        )
     return len(moved)
+
+
+def _holders(message: Message, message_ids: list[int]) -> dict[int, int]:
+    """{user id: their flags for `message` (0 without a row)} for everyone with a row for any of the
+    messages."""
+    flags = dict(UserMessage.objects.filter(message=message).values_list("user_id", "flags"))
+    user_ids = UserMessage.objects.filter(message_id__in=message_ids).values_list("user_id", flat=True).distinct()
+    return {user_id: flags.get(user_id, 0) for user_id in user_ids}
 
 
 def _edit_content(message: Message, content: str, entry: dict, now) -> dict:
@@ -240,20 +299,28 @@ def _edit_content(message: Message, content: str, entry: dict, now) -> dict:
 
 
 def _move(moved: list[Message], message: Message, edit: MessageEdit, entry: dict, now) -> dict:
-    """The messages' new topic (unsaved), each move in its history; the event's topic fields."""
+    """The messages' new topic and channel (unsaved), each move in its history (Zulip's prev_topic
+    and topic, prev_stream and stream); the event's fields of the move."""
     old_topic = message.topic
+    recipient = get_recipient(Recipient.Type.STREAM, edit.stream.id) if edit.stream is not None else None
+    changes = {"orig_subject": old_topic, "propagate_mode": edit.propagate_mode}
+    if edit.topic is not None:
+        changes.update(subject=edit.topic, topic_links=linkifier_rules(message.realm_id).topic_links(edit.topic))
+    if edit.stream is not None:
+        changes["new_stream_id"] = edit.stream.id
     for each in moved:
         # The edited message's entry also holds its content edit, if any.
         record = entry if each.id == message.id else {"user_id": entry["user_id"], "timestamp": entry["timestamp"]}
-        each.edit_history = [{**record, "prev_topic": each.topic, "topic": edit.topic}, *(each.edit_history or [])]
-        each.topic = edit.topic
+        record = dict(record)
+        if edit.topic is not None:
+            record.update(prev_topic=each.topic, topic=edit.topic)
+            each.topic = edit.topic
+        if edit.stream is not None:
+            record.update(prev_stream=each.stream_id, stream=edit.stream.id)
+            each.stream, each.recipient = edit.stream, recipient
+        each.edit_history = [record, *(each.edit_history or [])]
         each.last_moved_time = now
-    return {
-        "orig_subject": old_topic,
-        "subject": edit.topic,
-        "topic_links": linkifier_rules(message.realm_id).topic_links(edit.topic),
-        "propagate_mode": edit.propagate_mode,
-    }
+    return changes
 
 
 def _send_events(message: Message, moved: list[Message], event: dict) -> None:

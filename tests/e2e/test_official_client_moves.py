@@ -1,0 +1,49 @@
+"""The official `zulip` client moves a topic to another channel (issue 20), against a real server
+process: the messages are found in the new channel, the old topic keeps the Notification Bot's
+notice, and a reader's queue hears of the move."""
+
+import pytest
+import zulip
+
+pytestmark = pytest.mark.e2e
+
+
+def client_of(user, server):
+    return zulip.Client(email=user.delivery_email, api_key=user.api_key, site=server.url)
+
+
+def topic_messages(client, channel: str, topic: str) -> list[dict]:
+    narrow = [{"operator": "channel", "operand": channel}, {"operator": "topic", "operand": topic}]
+    found = client.get_messages({"anchor": "newest", "num_before": 20, "num_after": 0, "narrow": narrow})
+    assert found["result"] == "success", found
+    return found["messages"]
+
+
+def test_a_topic_moves_to_another_channel(parley_server, people):
+    _, owner, member = people
+    mover, reader = client_of(owner, parley_server), client_of(member, parley_server)
+    for name in ("design", "kitchen"):
+        result = mover.add_subscriptions(streams=[{"name": name}], principals=[owner.id, member.id])
+        assert result["result"] == "success", result
+    kitchen_id = mover.get_stream_id("kitchen")["stream_id"]
+    ids = [
+        mover.send_message({"type": "stream", "to": "design", "topic": "lunch", "content": f"m{n}"})["id"]
+        for n in range(3)
+    ]
+    queue = reader.register(event_types=["update_message"])
+
+    result = mover.update_message(
+        {"message_id": ids[1], "stream_id": kitchen_id, "propagate_mode": "change_all",
+         "send_notification_to_old_thread": True}
+    )  # fmt: skip
+    assert result["result"] == "success", result
+
+    moved = topic_messages(reader, "kitchen", "lunch")
+    assert [m["id"] for m in moved[:3]] == ids
+    assert moved[-1]["sender_full_name"] == "Notification Bot"
+    assert moved[-1]["content"].startswith("<p>This topic was moved here from")
+    [left] = topic_messages(reader, "design", "lunch")
+    assert left["sender_full_name"] == "Notification Bot"
+    events = reader.get_events(queue_id=queue["queue_id"], last_event_id=queue["last_event_id"], dont_block=True)
+    [event] = [e for e in events["events"] if e["type"] == "update_message"]
+    assert (event["new_stream_id"], event["message_ids"], event["propagate_mode"]) == (kitchen_id, ids, "change_all")
