@@ -6,7 +6,8 @@ Each runs inside the action's transaction.
 from apps.core.hooks import Hooks
 
 # message_sent(message, flags): a message was stored; `flags` maps each of its recipients' user ids
-# (the sender's included) to their UserMessage flags (apps.push: notifications to phones).
+# (the sender's included) to their UserMessage flags (apps.push: notifications to phones;
+# apps.webhooks: deliveries to the outgoing-webhook bots it triggers).
 message_sent = Hooks("message_sent")
 
 # messages_read(user, message_ids): the user marked these messages read; None: all of their

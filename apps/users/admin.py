@@ -134,6 +134,8 @@ class UserAdmin(AccountAdmin):
 
 
 class BotServiceForm(forms.ModelForm):
+    base_url = forms.URLField(max_length=2000, assume_scheme="https")
+
     class Meta:
         model = BotService
         fields = ("base_url", "interface")
