@@ -1,19 +1,29 @@
 """Reads of outgoing webhooks."""
 
-from collections.abc import Iterable
-
+from apps.core.cache import cached
 from apps.users.models import BotService, BotType, User
 
+# Which bots of an organization have a webhook is asked for every direct message and mention, inside
+# the message's transaction: cached, dropped when such a bot is created, deactivated or reactivated
+# (receivers.py), and kept no longer than this (where the drop does not reach: another process with
+# the cache in its own memory, no Redis).
+WEBHOOK_BOTS_CACHE_SECONDS = 60
 
-def triggered_bot_ids(realm_id: int, user_ids: Iterable[int]) -> list[int]:
-    """The active outgoing-webhook bots with a service among these users, by id."""
-    ids = set(user_ids)
-    if not ids:
-        return []
-    bots = User.objects.filter(
-        realm_id=realm_id, id__in=ids, is_active=True, bot_type=BotType.OUTGOING_WEBHOOK, services__isnull=False
-    )
-    return sorted(set(bots.values_list("id", flat=True)))
+
+def webhook_bots_cache_key(realm_id: int) -> str:
+    return f"webhooks:bots:{realm_id}"
+
+
+def realm_webhook_bot_ids(realm_id: int) -> list[int]:
+    """The organization's active outgoing-webhook bots with a service, by id."""
+
+    def compute() -> list[int]:
+        bots = User.objects.filter(
+            realm_id=realm_id, is_active=True, bot_type=BotType.OUTGOING_WEBHOOK, services__isnull=False
+        )
+        return sorted(set(bots.values_list("id", flat=True)))
+
+    return cached(webhook_bots_cache_key(realm_id), compute, WEBHOOK_BOTS_CACHE_SECONDS)
 
 
 def bot_service(bot: User) -> BotService | None:

@@ -10,7 +10,7 @@ from django_tasks_db.models import DBTaskResult
 
 from apps.core.version import PARLEY_VERSION
 from apps.messages.models import Message, UserMessage
-from apps.users.actions.activation import do_deactivate_user
+from apps.users.actions.activation import do_deactivate_user, do_reactivate_user
 from apps.users.actions.bot_services import do_update_bot_service
 from apps.users.models import BotType
 from apps.users.selectors import api_email
@@ -206,3 +206,19 @@ def test_an_answer_too_large_or_malformed_is_refused(hook_bot, service, member, 
     run_ready_tasks()
     assert [m.content for m in latest(third)] == ["Failure! Invalid response format"]
     assert FailedDelivery.objects.filter(outcome="answer").count() == 3
+
+
+def test_the_cached_list_of_webhook_bots_follows_creation_and_reactivation(
+    make_hook_bot, service, member, admin, django_capture_on_commit_callbacks
+):
+    send_dm(member, admin)  # the organization's webhook bots, none, are cached
+    with django_capture_on_commit_callbacks(execute=True):
+        bot = make_hook_bot(service.url)
+    send_dm(member, bot)
+    assert run_ready_tasks() == 1
+    with django_capture_on_commit_callbacks(execute=True):
+        do_deactivate_user(bot, acting_user=None)
+        do_reactivate_user(bot, acting_user=None)
+    send_dm(member, bot)
+    assert run_ready_tasks() == 1
+    assert len(service.received) == 2
