@@ -16,7 +16,7 @@ enforces the same rule in its own process:
   OUTGOING_WEBHOOK_MAX_RESPONSE_BYTES and no further.
 
 No library we found does this and is well kept (`advocate`, for requests, was last released in
-2021), and urllib3 (already used by requests) gives what is needed: a connection pool to one IP with
+July 2020), and urllib3 (already used by requests) gives what is needed: a connection pool to one IP with
 its own `server_hostname`.
 """
 

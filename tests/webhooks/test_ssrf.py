@@ -4,13 +4,16 @@ that was checked."""
 
 import ipaddress
 import logging
+import shutil
 import socket
+import ssl
+import subprocess
 
 import pytest
 
 from apps.messages.models import Message
 from apps.webhooks.models import FailedDelivery
-from apps.webhooks.outgoing import Refused, post_json, refusal
+from apps.webhooks.outgoing import Failed, Refused, post_json, refusal
 from tests.api import api_for, assert_success
 from tests.tasks import run_ready_tasks
 from tests.webhooks.fake_service import start_fake_service
@@ -119,3 +122,38 @@ def test_the_answer_body_is_capped(service):
     assert (answer.too_large, len(answer.body)) == (True, 100)
     answer = post_json(service.url, b"{}", max_bytes=10_000)
     assert (answer.too_large, len(answer.body)) == (False, 10_000)
+
+
+@pytest.fixture
+def tls_service(tmp_path):
+    """An https service on 127.0.0.1 with a self-signed certificate for `localhost` (openssl)."""
+    if shutil.which("openssl") is None:
+        pytest.skip("needs openssl")
+    key, cert = tmp_path / "key.pem", tmp_path / "cert.pem"
+    subprocess.run(
+        ["openssl", "req", "-x509", "-newkey", "rsa:2048", "-nodes", "-keyout", str(key), "-out", str(cert),
+         "-days", "1", "-subj", "/CN=localhost", "-addext", "subjectAltName=DNS:localhost"],
+        check=True, capture_output=True,
+    )  # fmt: skip
+    fake = start_fake_service()
+    context = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
+    context.load_cert_chain(cert, key)
+    fake.server.socket = context.wrap_socket(fake.server.socket, server_side=True)
+    yield fake, cert
+    fake.stop()
+
+
+def test_https_is_pinned_to_the_checked_address_and_checks_the_certificate_for_the_name(
+    settings, tls_service, monkeypatch
+):
+    settings.OUTGOING_WEBHOOK_ALLOWED_NETWORKS = ["127.0.0.1/32"]
+    fake, cert = tls_service
+    fake.body = {"content": "secure"}
+    with pytest.raises(Failed, match="CERTIFICATE_VERIFY_FAILED"):  # not a certificate the server trusts
+        post_json(f"https://localhost:{fake.port}/", b"{}")
+    monkeypatch.setenv("SSL_CERT_FILE", str(cert))
+    answer = post_json(f"https://localhost:{fake.port}/", b"{}")
+    assert (answer.status, answer.address) == (200, "127.0.0.1")
+    assert fake.received[-1].headers["Host"] == f"localhost:{fake.port}"
+    with pytest.raises(Failed, match=r"CERTIFICATE_VERIFY_FAILED|match"):  # the certificate is not 127.0.0.1's
+        post_json(f"https://127.0.0.1:{fake.port}/", b"{}")
