@@ -8,7 +8,6 @@ import os
 import signal
 import subprocess
 import sys
-import time
 from pathlib import Path
 
 import pytest
@@ -18,20 +17,11 @@ import zulip
 from apps.users.actions.create_user import do_create_user
 from apps.users.models import BotType
 from tests.factories import create_stream
-from tests.server import free_port
+from tests.server import free_port, wait_for
 
 pytestmark = pytest.mark.e2e
 
 BOTSERVER = Path(sys.executable).parent / "zulip-botserver"
-
-
-def wait_for(condition, what: str, *, log, timeout: float = 30):
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        if result := condition():
-            return result
-        time.sleep(0.2)
-    raise AssertionError(f"timed out waiting for {what}\n{log()}")
 
 
 @pytest.fixture
