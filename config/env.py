@@ -76,6 +76,19 @@ def seconds_range(variable: str, default: tuple[float, float]) -> tuple[float, f
     return low, high
 
 
+def networks(variable: str) -> list[str]:
+    """Comma-separated CIDRs ("127.0.0.1/32,10.1.0.0/16"; an address alone is its /32 or /128),
+    empty by default; each as ipaddress writes it."""
+    result = []
+    for part in env.str(variable, default="").split(","):
+        if part.strip():
+            try:
+                result.append(str(ipaddress.ip_network(part.strip(), strict=False)))
+            except ValueError:
+                fail(variable, f"must be comma-separated networks (CIDR), got {part.strip()!r}")
+    return result
+
+
 def choice(variable: str, default: str, choices: tuple[str, ...]) -> str:
     value = env.str(variable, default=default)
     if value not in choices:

@@ -8,6 +8,7 @@ import socket
 import subprocess
 import sys
 import time
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -150,3 +151,13 @@ def start_redis_server(directory: Path) -> RedisServer:
     server = RedisServer(free_port(), directory)
     server.start()
     return server
+
+
+def wait_for(condition: Callable[[], object], what: str, *, log: Callable[[], str], timeout: float = 30) -> object:
+    """condition()'s first true value, asked every 0.2 s; after `timeout`, fails with `log()`."""
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        if result := condition():
+            return result
+        time.sleep(0.2)
+    raise AssertionError(f"timed out waiting for {what}\n{log()}")

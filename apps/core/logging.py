@@ -31,6 +31,8 @@ class JsonFormatter(logging.Formatter):
             "request_id": getattr(record, "request_id", current_request_id.get()),
             "message": record.getMessage(),
         }
+        if isinstance(data := getattr(record, "data", None), dict):
+            entry["data"] = data  # a record's fields: logger.info(..., extra={"data": {...}})
         if record.exc_info:
             entry["exc_info"] = self.formatException(record.exc_info)
         return json.dumps(entry, default=str)

@@ -46,15 +46,21 @@ def retry_delay_seconds(attempt: int) -> float:
     return base * random.uniform(0.8, 1.2)  # noqa: S311 (spreading load, not a secret)
 
 
-def retried_task(*, max_attempts: int, **options: Any) -> Callable[[Callable[..., Any]], Any]:
+def retried_task(
+    *, max_attempts: int, pass_attempt: bool = False, **options: Any
+) -> Callable[[Callable[..., Any]], Any]:
     """`@task`, plus: when the function raises TemporaryFailure, the task is queued again with the
     same arguments to run after retry_delay_seconds, until it has run `max_attempts` times (then the
-    failure is the task's). The function must be a module-level name (the worker finds it by it)."""
+    failure is the task's). The function must be a module-level name (the worker finds it by it).
+    With `pass_attempt`, the function is called with `attempt=` (1 for the first run), so that its
+    last attempt can do something else than fail (apps.webhooks: tell the conversation)."""
 
     def decorate(function: Callable[..., Any]) -> Any:
         @wraps(function)
         def run(*args: Any, attempt: int = 1, **kwargs: Any) -> Any:
             try:
+                if pass_attempt:
+                    return function(*args, attempt=attempt, **kwargs)
                 return function(*args, **kwargs)
             except TemporaryFailure as exc:
                 if attempt >= max_attempts:

@@ -16,7 +16,8 @@ message_content_saved = Hooks("message_content_saved")
 custom_emoji = Hooks("custom_emoji")
 
 # message_sent(message, flags): a message was stored; `flags` maps each of its recipients' user ids
-# (the sender's included) to their UserMessage flags (apps.push: notifications to phones).
+# (the sender's included) to their UserMessage flags (apps.push: notifications to phones;
+# apps.webhooks: deliveries to the outgoing-webhook bots it triggers).
 message_sent = Hooks("message_sent")
 
 # messages_read(user, message_ids): the user marked these messages read; None: all of their

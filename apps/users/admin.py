@@ -9,7 +9,8 @@ from django.contrib import admin, messages
 from apps.core.admin import ReadOnlyAdmin
 from apps.core.errors import JsonableError
 from apps.users.actions.activation import do_deactivate_user, do_reactivate_user
-from apps.users.actions.create_user import check_full_name
+from apps.users.actions.bot_services import do_regenerate_service_token, do_update_bot_service
+from apps.users.actions.create_user import check_full_name, check_service_url
 from apps.users.actions.profile_fields import (
     check_add_realm_custom_profile_field,
     check_profile_field_definition,
@@ -137,10 +138,28 @@ class UserAdmin(AccountAdmin):
         return super().get_queryset(request).filter(bot_type__isnull=True)
 
 
+class BotServiceForm(forms.ModelForm):
+    base_url = forms.URLField(max_length=2000, assume_scheme="https")
+
+    class Meta:
+        model = BotService
+        fields = ("base_url", "interface")
+
+    def clean_base_url(self):
+        try:
+            return check_service_url(self.cleaned_data["base_url"])
+        except JsonableError as exc:
+            raise as_validation_error(exc) from None
+
+
 class BotServiceInline(admin.TabularInline):
+    """An outgoing-webhook bot's service: its URL and interface are edited here (saved through
+    do_update_bot_service); its token is shown, and rotated with the page's action."""
+
     model = BotService
-    fields = ("name", "base_url", "interface")
-    readonly_fields = fields
+    form = BotServiceForm
+    fields = ("name", "base_url", "interface", "token")
+    readonly_fields = ("name", "token")
     extra = 0
     can_delete = False
 
@@ -161,9 +180,36 @@ class BotAdmin(AccountAdmin):
     fields = (*AccountAdmin.readonly_fields, "bot_type", "bot_owner", "full_name", "role")
     readonly_fields = (*AccountAdmin.readonly_fields, "bot_type", "bot_owner")
     inlines = (BotServiceInline,)
+    actions = (*AccountAdmin.actions, "rotate_service_token")
 
     def get_queryset(self, request):
         return super().get_queryset(request).filter(bot_type__isnull=False)
+
+    def save_formset(self, request, form, formset, change: bool) -> None:
+        if formset.model is not BotService:
+            return super().save_formset(request, form, formset, change)
+        # What the admin's change message reads (the formset's own save would set them).
+        formset.new_objects, formset.changed_objects, formset.deleted_objects = [], [], []
+        for service_form in formset.forms:
+            if service_form.instance.pk and service_form.has_changed():
+                data = service_form.cleaned_data
+                service = BotService.objects.get(id=service_form.instance.pk)
+                do_update_bot_service(
+                    service, base_url=data["base_url"], interface=data["interface"], acting_user=request.user
+                )
+                formset.changed_objects.append((service, service_form.changed_data))
+        return None
+
+    @admin.action(description="Rotate the outgoing-webhook tokens of the selected bots")
+    def rotate_service_token(self, request, queryset):
+        services = list(BotService.objects.filter(bot__in=queryset))
+        for service in services:
+            do_regenerate_service_token(service, acting_user=request.user)
+        self.message_user(
+            request,
+            f"New tokens for {len(services)} service(s); give each to its service (zulip-botserver's token).",
+            messages.SUCCESS,
+        )
 
 
 class CustomProfileFieldForm(forms.ModelForm):

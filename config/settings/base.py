@@ -51,6 +51,7 @@ INSTALLED_APPS = [
     "apps.bot_storage",
     "apps.push",
     "apps.uploads",
+    "apps.webhooks",
     "apps.invites",
     "apps.directory",
     "apps.web",
@@ -122,6 +123,14 @@ TASK_ABANDONED_AFTER_SECONDS = cfg.positive_int("TASK_ABANDONED_AFTER_SECONDS", 
 # Finished tasks are kept this long (failed ones, for the operator to read in the admin, 30 days).
 TASK_KEEP_SUCCEEDED_SECONDS = cfg.positive_int("TASK_KEEP_SUCCEEDED_SECONDS", 86400)
 TASK_KEEP_FAILED_SECONDS = cfg.positive_int("TASK_KEEP_FAILED_SECONDS", 30 * 86400)
+
+# Outgoing webhooks (apps/webhooks): the time one delivery may take (Zulip's 10 s), the largest
+# answer read from a bot's service, and the networks it may be in besides the public internet
+# (comma-separated CIDRs: loopback, private, link-local, multicast, reserved and cloud-metadata
+# addresses are refused unless listed here).
+OUTGOING_WEBHOOK_TIMEOUT_SECONDS = env.float("OUTGOING_WEBHOOK_TIMEOUT_SECONDS", default=10.0)
+OUTGOING_WEBHOOK_MAX_RESPONSE_BYTES = cfg.positive_int("OUTGOING_WEBHOOK_MAX_RESPONSE_BYTES", 256 * 1024)
+OUTGOING_WEBHOOK_ALLOWED_NETWORKS = cfg.networks("OUTGOING_WEBHOOK_ALLOWED_NETWORKS")
 
 # Where push notifications go (apps/push/backends.py): the log backend records them in the log;
 # the bouncer backend sends them through a Zulip-compatible push bouncer (PUSH_BOUNCER_URL, with

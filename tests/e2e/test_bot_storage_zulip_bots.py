@@ -15,14 +15,13 @@ import os
 import signal
 import subprocess
 import sys
-import time
-from collections.abc import Callable
 from pathlib import Path
 
 import pytest
 import zulip
 
 from tests.factories import BotFactory
+from tests.server import wait_for
 
 pytestmark = pytest.mark.e2e
 
@@ -56,15 +55,6 @@ class BotProcess:
 
     def log(self) -> str:
         return self.log_path.read_text(errors="replace")
-
-
-def wait_for(condition: Callable[[], object], what: str, *, log: Callable[[], str], timeout: float = 30) -> object:
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        if result := condition():
-            return result
-        time.sleep(0.2)
-    raise AssertionError(f"timed out waiting for {what}\n{log()}")
 
 
 @pytest.fixture

@@ -1,6 +1,7 @@
 """Operator commands: their contract for scripts (--json) and their refusals."""
 
 import json
+import re
 from io import StringIO
 
 import pytest
@@ -111,6 +112,8 @@ def test_create_bot_with_service(realm, member):
     service = BotService.objects.get(bot=bot)
     assert service.base_url == "https://bots.example.com/hook"
     assert out["service_token"] == service.token
+    assert out["service_url"] == "https://bots.example.com/hook"
+    assert re.fullmatch(r"[A-Za-z0-9]{32}", service.token)  # about 190 bits
 
 
 @pytest.mark.parametrize(

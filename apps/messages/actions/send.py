@@ -38,7 +38,7 @@ from apps.subscriptions.models import Stream
 from apps.subscriptions.selectors import subscriber_ids_by_stream
 from apps.subscriptions.topics import check_topics_policy, topic_from_client, truncate_topic
 from apps.users.models import Role, User
-from apps.users.selectors import avatar_url_for_client
+from apps.users.selectors import active_service_bot_ids, avatar_url_for_client
 
 TRUNCATED = "\n[message truncated]"
 
@@ -150,6 +150,9 @@ def do_send_message(
     if stream is not None:
         people = None
         receivers = subscriber_ids_by_stream([stream.id])[stream.id]
+        # A service bot mentioned in a channel it is not subscribed to receives the message too, as
+        # in Zulip (which is how its outgoing webhook is triggered: apps.webhooks).
+        receivers |= active_service_bot_ids(sender.realm_id, rendered.mentioned_user_ids - receivers)
     else:
         people = sorted({sender, *dm_with}, key=lambda user: user.id)
         receivers = {user.id for user in people}

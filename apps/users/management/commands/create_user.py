@@ -61,6 +61,7 @@ class Command(OperatorCommand):
         summary = user_summary(user)
         service = user.services.first()
         if service is not None:
+            summary["service_url"] = service.base_url
             summary["service_token"] = service.token
         if options["json"]:
             print_json(self, summary)

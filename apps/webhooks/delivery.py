@@ -1,0 +1,206 @@
+"""Delivering a message to an outgoing-webhook bot's service, in the task worker (never in the request
+that sent the message), and posting its answer; Zulip's zerver/lib/outgoing_webhook.py and
+zerver/worker/outgoing_webhooks.py are the reference.
+
+- The payload is Zulip's generic interface: bot_email, bot_full_name, data (the message's Markdown),
+  trigger, token (the service's), message (the Message object, its content in Markdown, with
+  rendered_content), as JSON, with a User-Agent naming Parley and its version
+  (apps/webhooks/outgoing.py, which also keeps the server from reaching refused addresses).
+- No answer (a connection error, a timeout): tried again with backoff (apps.core.tasks), up to 3
+  times; then "Failure! Bot is unavailable" in the conversation.
+- An address refused by the SSRF guard: "Failure! Bot is unavailable" at once, and a warning for
+  the operator.
+- A non-2xx answer: "Failure! Third party responded with N" in the conversation, not retried (a 3xx
+  too: redirects are not followed).
+- A 2xx answer: its `content` (or Zulip's legacy `response_string`) is posted by the bot in the same
+  conversation (same channel and topic, or a direct message to the same people); nothing for
+  `response_not_required: true`, an empty body, a JSON "" or blank content; an answer that is not
+  a JSON object, whose content is not a string, or longer than OUTGOING_WEBHOOK_MAX_RESPONSE_BYTES,
+  is refused with a "Failure! ..." message. (Zulip's `widget_content` is not supported: ignored.)
+Each delivery is logged (logger apps.webhooks: bot, message, status, duration, attempt, outcome);
+failures are kept for the operator too (FailedDelivery, in the Django admin).
+
+The task may run twice (apps/core/tasks.py): a service can get a message twice, as with Zulip.
+"""
+
+import json
+import logging
+import time
+from typing import Any
+
+from apps.core.errors import JsonableError
+from apps.core.tasks import TemporaryFailure, retried_task
+from apps.messages.actions.send import do_send_message, normalize_content
+from apps.messages.models import Message
+from apps.messages.selectors import dm_users_by_recipient, reactions_by_message, submessages_by_message, topic_links_of
+from apps.messages.serializers import message_to_dict
+from apps.users.models import BotService, User
+from apps.users.selectors import api_email
+from apps.webhooks.models import FailedDelivery
+from apps.webhooks.outgoing import Failed, Refused, Unreachable, post_json
+from apps.webhooks.selectors import bot_service
+
+logger = logging.getLogger("apps.webhooks")
+
+# The first try and up to 3 more on connection errors and timeouts (Zulip's MAX_REQUEST_RETRIES).
+MAX_ATTEMPTS = 4
+# The client name of the bot's answers (Zulip's).
+ANSWER_CLIENT = "OutgoingWebhookResponse"
+UNAVAILABLE = "Bot is unavailable"
+
+
+class BadAnswer(Exception):
+    """A 2xx answer the server cannot use; its text is what the conversation is told."""
+
+
+@retried_task(max_attempts=MAX_ATTEMPTS, pass_attempt=True)
+def deliver_message(bot_id: int, message_id: int, trigger: str, *, attempt: int = 1) -> None:
+    bot = User.objects.select_related("realm").filter(id=bot_id, is_active=True).first()
+    message = Message.objects.select_related("realm", "sender", "stream").filter(id=message_id).first()
+    service = bot_service(bot) if bot is not None else None
+    if bot is None or message is None or service is None:
+        return  # deactivated, or its service removed, or the message deleted, since it was queued
+    delivery = Delivery(bot, service, message, trigger, attempt)
+    delivery.run()
+
+
+class Delivery:
+    """One attempt at delivering one message to one bot's service."""
+
+    def __init__(self, bot: User, service: BotService, message: Message, trigger: str, attempt: int) -> None:
+        self.bot, self.service, self.message, self.trigger, self.attempt = bot, service, message, trigger, attempt
+        self.people = (
+            dm_users_by_recipient([message]).get((message.recipient_id, message.sender_id))
+            if message.stream_id is None
+            else None
+        )
+
+    def run(self) -> None:
+        body = json.dumps(self.payload()).encode()
+        started = time.monotonic()
+        try:
+            answer = post_json(self.service.base_url, body)
+        except Unreachable as exc:
+            self.log(logging.INFO, "unreachable", started, detail=str(exc))
+            if self.attempt < MAX_ATTEMPTS:
+                raise TemporaryFailure(str(exc)) from None
+            logger.warning("outgoing webhook of bot %d: no answer after %d attempts", self.bot.id, self.attempt)
+            self.fail(UNAVAILABLE, FailedDelivery.Outcome.UNAVAILABLE, detail=str(exc))
+            return
+        except Refused as exc:
+            self.log(logging.WARNING, "refused", started, detail=str(exc))
+            self.fail(UNAVAILABLE, FailedDelivery.Outcome.REFUSED, detail=str(exc))
+            return
+        except Failed as exc:
+            self.log(logging.WARNING, "failed", started, detail=str(exc))
+            self.fail("An error occurred while reaching the bot's service.", FailedDelivery.Outcome.ERROR, str(exc))
+            return
+        outcome = "answered" if 200 <= answer.status < 300 else "status"
+        self.log(logging.INFO, outcome, started, status=answer.status, address=answer.address)
+        if outcome == "status":
+            detail = answer.body[:1000].decode(errors="replace")
+            self.fail(
+                f"Third party responded with {answer.status}", FailedDelivery.Outcome.HTTP_STATUS, detail, answer.status
+            )
+            return
+        try:
+            if answer.too_large:
+                raise BadAnswer("The bot's answer is too large.")
+            content = answer_content(answer.body)
+            if content is not None:
+                self.post(content)
+        except (BadAnswer, JsonableError) as exc:
+            text = exc.msg if isinstance(exc, JsonableError) else str(exc)
+            logger.warning("outgoing webhook of bot %d: unusable answer: %s", self.bot.id, text)
+            self.fail(
+                text, FailedDelivery.Outcome.BAD_ANSWER, answer.body[:1000].decode(errors="replace"), answer.status
+            )
+
+    def payload(self) -> dict[str, Any]:
+        message = self.message
+        shape = message_to_dict(
+            message,
+            flags=None,
+            dm_users=self.people,
+            apply_markdown=False,
+            client_gravatar=False,
+            topic_links=topic_links_of(message) if message.stream_id is not None else None,
+            reactions=reactions_by_message([message.id]).get(message.id, ()),
+            submessages=submessages_by_message([message.id]).get(message.id, ()),
+        )
+        shape["rendered_content"] = message.rendered_content
+        return {
+            "bot_email": api_email(self.bot),
+            "bot_full_name": self.bot.full_name,
+            "data": message.content,
+            "trigger": self.trigger,
+            "token": self.service.token,
+            "message": shape,
+        }
+
+    def post(self, content: str) -> None:
+        """The bot says `content` where the message was (where it is now, if it was moved)."""
+        content = normalize_content(content)
+        if self.message.stream_id is not None:
+            do_send_message(
+                self.bot, stream=self.message.stream, topic=self.message.topic, content=content,
+                client=ANSWER_CLIENT, acting_user=None,
+            )  # fmt: skip
+        else:
+            others = [user for user in self.people or () if user.id != self.bot.id]
+            do_send_message(self.bot, dm_with=others, content=content, client=ANSWER_CLIENT, acting_user=None)
+
+    def fail(self, text: str, outcome: str, detail: str = "", status: int | None = None) -> None:
+        """Tell the conversation ("Failure! ...", as Zulip) and keep the failure for the operator."""
+        FailedDelivery.objects.create(
+            bot=self.bot, message_id=self.message.id, trigger=self.trigger, url=self.service.base_url[:2000],
+            outcome=outcome, status=status, detail=detail, attempts=self.attempt,
+        )  # fmt: skip
+        try:
+            self.post(f"Failure! {text}")
+        except JsonableError as exc:
+            logger.warning("outgoing webhook of bot %d: cannot post its failure: %s", self.bot.id, exc.msg)
+
+    def log(self, level: int, outcome: str, started: float, **fields: Any) -> None:
+        data = {
+            "bot_id": self.bot.id,
+            "bot": self.bot.delivery_email,
+            "message_id": self.message.id,
+            "trigger": self.trigger,
+            "attempt": self.attempt,
+            "outcome": outcome,
+            "duration_ms": round((time.monotonic() - started) * 1000),
+            **fields,
+        }
+        text = " ".join(f"{key}={value}" for key, value in data.items())
+        logger.log(level, "outgoing webhook delivery %s", text, extra={"data": data})
+
+
+def excerpt(body: bytes) -> str:
+    return body[:1000].decode(errors="replace")
+
+
+def answer_content(body: bytes) -> str | None:
+    """What the bot says, from its service's 2xx answer; None: nothing to say. Raises BadAnswer."""
+    if not body.strip():
+        return None
+    try:
+        answer = json.loads(body)
+    except ValueError:
+        raise BadAnswer("Invalid JSON in response") from None
+    if answer == "":
+        return None  # zulip-botserver before 2021 answered a JSON "" for nothing to say
+    if not isinstance(answer, dict):
+        raise BadAnswer("Invalid response format")
+    if answer.get("response_not_required"):
+        return None
+    if "content" not in answer and "response_string" in answer:
+        content = answer["response_string"]
+        content = content if content is None or isinstance(content, str) else json.dumps(content)
+    else:
+        content = answer.get("content")
+    if content is None:
+        return None
+    if not isinstance(content, str):
+        raise BadAnswer("Invalid response format")
+    return content if content.strip() else None

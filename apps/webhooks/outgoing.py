@@ -1,0 +1,161 @@
+"""Posting to the service of an outgoing-webhook bot, whose URL a member of the organization chose,
+so that nobody can use the server to reach what the operator did not allow (SSRF).
+
+Zulip sends these requests through Smokescreen, a proxy that refuses every non-public address; Parley
+enforces the same rule in its own process:
+- only http and https URLs;
+- the host is resolved once, here, and each address checked: loopback, private, shared (100.64/10),
+  link-local (169.254/16, where the clouds' metadata services are), multicast, reserved and
+  unspecified addresses are refused, IPv4-mapped IPv6 addresses as their IPv4 address, unless
+  they are in OUTGOING_WEBHOOK_ALLOWED_NETWORKS;
+- the connection is made to the address that was checked (urllib3 connects to that IP, with the
+  URL's host in the Host header and, for https, as the TLS server name, certificate checked for
+  it): a name that resolves to another address a moment later (DNS rebinding) changes nothing;
+- redirects are not followed (a 3xx is an answer like any other), no transport retries;
+- the whole exchange has OUTGOING_WEBHOOK_TIMEOUT_SECONDS; the answer's body is read up to
+  OUTGOING_WEBHOOK_MAX_RESPONSE_BYTES and no further.
+
+No library we found does this and is well kept (`advocate`, for requests, was last released in
+July 2020), and urllib3 (already used by requests) gives what is needed: a connection pool to one IP with
+its own `server_hostname`.
+"""
+
+import ipaddress
+import socket
+import time
+from dataclasses import dataclass
+from functools import lru_cache
+from urllib.parse import urlsplit
+
+import urllib3
+from django.conf import settings
+
+from apps.core.version import PARLEY_VERSION
+
+USER_AGENT = f"ParleyOutgoingWebhook/{PARLEY_VERSION}"
+
+IPAddress = ipaddress.IPv4Address | ipaddress.IPv6Address
+
+# Cloud metadata services (all also in the refused ranges: named here for the log and the tests).
+METADATA_ADDRESSES = {
+    ipaddress.ip_address("169.254.169.254"),  # AWS, GCP, Azure, DigitalOcean, OpenStack
+    ipaddress.ip_address("fd00:ec2::254"),  # AWS over IPv6
+    ipaddress.ip_address("100.100.100.200"),  # Alibaba Cloud
+}
+
+
+class Refused(Exception):
+    """The URL, or every address its host has, is not one the server may post to."""
+
+
+class Unreachable(Exception):
+    """No answer: the name did not resolve, the connection failed or was cut, or it timed out."""
+
+
+class Failed(Exception):
+    """The exchange failed in a way another try would not fix (a TLS certificate that does not fit)."""
+
+
+@dataclass
+class Answer:
+    status: int
+    body: bytes
+    # The body was longer than the cap (`body` holds the start of it).
+    too_large: bool
+    address: str
+
+
+@lru_cache(maxsize=8)
+def _allowed(networks: tuple[str, ...]) -> tuple[ipaddress.IPv4Network | ipaddress.IPv6Network, ...]:
+    return tuple(ipaddress.ip_network(network) for network in networks)
+
+
+def refusal(address: IPAddress) -> str | None:
+    """Why the server may not connect to `address`, or None when it may."""
+    if isinstance(address, ipaddress.IPv6Address) and address.ipv4_mapped is not None:
+        address = address.ipv4_mapped
+    if any(address in network for network in _allowed(tuple(settings.OUTGOING_WEBHOOK_ALLOWED_NETWORKS))):
+        return None
+    if address in METADATA_ADDRESSES:
+        return "a cloud metadata address"
+    for kind in ("loopback", "link_local", "multicast", "private", "reserved", "unspecified"):
+        if getattr(address, f"is_{kind}"):
+            return f"a {kind.replace('_', '-')} address"
+    if not address.is_global:
+        return "not a public address"
+    return None
+
+
+def pick_address(host: str, port: int) -> IPAddress:
+    """The first address of `host` (a name or an IP literal) that the server may connect to."""
+    try:
+        infos = socket.getaddrinfo(host, port, type=socket.SOCK_STREAM)
+    except (socket.gaierror, UnicodeError) as exc:
+        raise Unreachable(f"cannot resolve {host}: {exc}") from None
+    reasons = []
+    for info in infos:
+        address = ipaddress.ip_address(info[4][0].split("%")[0])
+        reason = refusal(address)
+        if reason is None:
+            return address
+        reasons.append(f"{address} is {reason}")
+    raise Refused(f"{host} is not an allowed address ({'; '.join(reasons)})")
+
+
+def post_json(url: str, body: bytes, *, timeout: float | None = None, max_bytes: int | None = None) -> Answer:
+    """POST `body` (JSON) to `url` under the rules above. Raises Refused, Unreachable or Failed."""
+    timeout = settings.OUTGOING_WEBHOOK_TIMEOUT_SECONDS if timeout is None else timeout
+    max_bytes = settings.OUTGOING_WEBHOOK_MAX_RESPONSE_BYTES if max_bytes is None else max_bytes
+    try:
+        parts = urlsplit(url)
+        port = parts.port or (443 if parts.scheme == "https" else 80)
+    except ValueError:
+        raise Refused("an invalid URL") from None
+    if parts.scheme not in ("http", "https") or not parts.hostname:
+        raise Refused("not an http(s) URL")
+    host = parts.hostname
+    address = pick_address(host, port)
+    host_header = f"[{host}]" if ":" in host else host
+    if parts.port:
+        host_header += f":{parts.port}"
+    path = (parts.path or "/") + (f"?{parts.query}" if parts.query else "")
+    deadline = time.monotonic() + timeout
+    pool_options = {"timeout": urllib3.Timeout(total=timeout), "retries": False, "maxsize": 1}
+    if parts.scheme == "https":
+        pool = urllib3.HTTPSConnectionPool(
+            str(address), port, server_hostname=host, assert_hostname=host, **pool_options
+        )  # fmt: skip
+    else:
+        pool = urllib3.HTTPConnectionPool(str(address), port, **pool_options)
+    headers = {"Host": host_header, "User-Agent": USER_AGENT, "Content-Type": "application/json"}
+    try:
+        response = pool.urlopen(
+            "POST", path, body=body, headers=headers, redirect=False, retries=False, preload_content=False,
+            assert_same_host=False,
+        )  # fmt: skip
+        try:
+            data = _read_capped(response, max_bytes, deadline)
+        finally:
+            response.release_conn()
+    except urllib3.exceptions.SSLError as exc:
+        raise Failed(f"TLS: {exc}") from None
+    except (urllib3.exceptions.HTTPError, OSError) as exc:
+        raise Unreachable(f"{type(exc).__name__}: {exc}") from None
+    finally:
+        pool.close()
+    return Answer(response.status, data[:max_bytes], len(data) > max_bytes, str(address))
+
+
+def _read_capped(response: urllib3.BaseHTTPResponse, max_bytes: int, deadline: float) -> bytes:
+    """At most max_bytes + 1 bytes of the body (one more says it was longer), within the deadline."""
+    chunks: list[bytes] = []
+    size = 0
+    while size <= max_bytes:
+        if time.monotonic() > deadline:
+            raise urllib3.exceptions.ReadTimeoutError(None, "", "the answer took too long")  # type: ignore[arg-type]
+        chunk = response.read(min(65536, max_bytes + 1 - size))
+        if not chunk:
+            break
+        chunks.append(chunk)
+        size += len(chunk)
+    return b"".join(chunks)

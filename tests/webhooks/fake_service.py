@@ -1,0 +1,68 @@
+"""A bot's service for the tests: a real HTTP server on a loopback address (127.0.0.1, or another
+of 127/8), in a thread, that records what it is sent and answers as told."""
+
+import json
+import threading
+import time
+from dataclasses import dataclass, field
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from typing import Any
+
+
+@dataclass
+class Received:
+    path: str
+    headers: dict[str, str]
+    body: Any
+
+
+@dataclass
+class FakeService:
+    url: str = ""
+    port: int = 0
+    received: list[Received] = field(default_factory=list)
+    # What it answers: status, body (bytes, or JSON-encoded), extra headers, and a wait before it.
+    status: int = 200
+    body: Any = b""
+    headers: dict[str, str] = field(default_factory=dict)
+    delay: float = 0.0
+    server: ThreadingHTTPServer | None = None
+
+    def stop(self) -> None:
+        if self.server is not None:
+            self.server.shutdown()
+            self.server.server_close()
+
+
+def start_fake_service(host: str = "127.0.0.1") -> FakeService:
+    service = FakeService()
+
+    class Handler(BaseHTTPRequestHandler):
+        def do_POST(self) -> None:
+            length = int(self.headers.get("Content-Length") or 0)
+            raw = self.rfile.read(length)
+            service.received.append(Received(self.path, dict(self.headers), json.loads(raw or b"null")))
+            if service.delay:
+                time.sleep(service.delay)
+            data = service.body if isinstance(service.body, bytes) else json.dumps(service.body).encode()
+            try:
+                self.send_response(service.status)
+                for name, value in service.headers.items():
+                    self.send_header(name, value)
+                self.send_header("Content-Type", "application/json")
+                self.send_header("Content-Length", str(len(data)))
+                self.end_headers()
+                self.wfile.write(data)
+            except OSError:
+                pass  # the server stopped waiting
+
+        def log_message(self, *args: Any) -> None:
+            pass
+
+    server = ThreadingHTTPServer((host, 0), Handler)
+    server.daemon_threads = True
+    service.server = server
+    service.port = server.server_address[1]
+    service.url = f"http://{host}:{service.port}/"
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    return service

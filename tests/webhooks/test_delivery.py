@@ -1,0 +1,224 @@
+"""Outgoing webhooks (apps/webhooks): what triggers a bot, the payload its service gets, what becomes
+of the answer, and the failures (a 500, timeouts and their retries), against a real HTTP listener
+on 127.0.0.1 run by the task code as the worker runs it."""
+
+import logging
+import socket
+
+import pytest
+from django_tasks_db.models import DBTaskResult
+
+from apps.core.version import PARLEY_VERSION
+from apps.messages.models import Message, UserMessage
+from apps.users.actions.activation import do_deactivate_user, do_reactivate_user
+from apps.users.actions.bot_services import do_update_bot_service
+from apps.users.models import BotType
+from apps.users.selectors import api_email
+from apps.webhooks.models import FailedDelivery
+from tests.api import api_for, assert_success
+from tests.factories import BotFactory
+from tests.tasks import run_ready_tasks
+from tests.webhooks.conftest import run_tasks_and_retries
+
+MESSAGE_KEYS = {
+    "id", "type", "sender_id", "sender_email", "sender_full_name", "sender_realm_str", "avatar_url", "client",
+    "content", "content_type", "rendered_content", "display_recipient", "recipient_id", "subject", "is_me_message",
+    "timestamp", "reactions", "submessages", "topic_links",
+}  # fmt: skip
+
+
+def send_to_channel(sender, stream, content, topic="lunch"):
+    params = {"type": "stream", "to": stream.id, "topic": topic, "content": content}
+    return assert_success(api_for(sender).post("/messages", params))["id"]
+
+
+def send_dm(sender, *to, content="hello"):
+    response = api_for(sender).post("/messages", {"type": "direct", "to": [u.id for u in to], "content": content})
+    return assert_success(response)["id"]
+
+
+def latest(after_id):
+    return list(Message.objects.filter(id__gt=after_id).order_by("id"))
+
+
+def test_a_mention_posts_the_payload_and_the_answer_appears_in_the_topic(hook_bot, service, owner, member, make_stream):
+    stream = make_stream("general", owner, member, hook_bot)
+    service.body = {"content": "beep boop"}
+    message_id = send_to_channel(member, stream, "@**Hook Bot** hello *there*")
+    assert service.received == []  # nothing is posted in the request: the worker does it
+    assert run_ready_tasks() == 1
+
+    (received,) = service.received
+    assert received.headers["User-Agent"] == f"ParleyOutgoingWebhook/{PARLEY_VERSION}"
+    assert received.headers["Content-Type"] == "application/json"
+    payload = received.body
+    token = hook_bot.services.get().token
+    assert set(payload) == {"bot_email", "bot_full_name", "data", "trigger", "token", "message"}
+    assert payload["bot_email"] == hook_bot.delivery_email
+    assert payload["bot_full_name"] == "Hook Bot"
+    assert payload["data"] == "@**Hook Bot** hello *there*"
+    assert (payload["trigger"], payload["token"]) == ("mention", token)
+    message = payload["message"]
+    assert MESSAGE_KEYS | {"stream_id"} == set(message)
+    assert message["id"] == message_id
+    assert (message["type"], message["display_recipient"], message["subject"]) == ("stream", "general", "lunch")
+    assert (message["stream_id"], message["sender_id"], message["sender_email"]) == (
+        stream.id,
+        member.id,
+        api_email(member),
+    )
+    assert (message["content"], message["content_type"]) == ("@**Hook Bot** hello *there*", "text/x-markdown")
+    assert "<em>there</em>" in message["rendered_content"]
+    assert message["sender_realm_str"] == member.realm.string_id
+
+    (answer,) = latest(message_id)
+    assert (answer.sender_id, answer.stream_id, answer.topic) == (hook_bot.id, stream.id, "lunch")
+    assert (answer.content, answer.sending_client) == ("beep boop", "OutgoingWebhookResponse")
+    # The bot's answer triggers nothing, so the conversation does not loop.
+    assert run_ready_tasks() == 0
+    assert len(service.received) == 1
+
+
+def test_a_mentioned_bot_not_subscribed_still_gets_the_message(hook_bot, service, owner, member, make_stream):
+    stream = make_stream("general", owner, member)
+    service.body = {"content": "here"}
+    message_id = send_to_channel(member, stream, "hi @**Hook Bot**")
+    assert UserMessage.objects.filter(user=hook_bot, message_id=message_id).exists()
+    run_ready_tasks()
+    assert len(service.received) == 1
+    assert [m.content for m in latest(message_id)] == ["here"]
+
+
+def test_a_direct_message_triggers_and_the_answer_goes_to_the_same_people(hook_bot, service, member, owner):
+    service.body = {"response_string": "legacy answer"}
+    message_id = send_dm(member, hook_bot, owner, content="group hello")
+    run_ready_tasks()
+    (received,) = service.received
+    assert received.body["trigger"] == "direct_message"
+    message = received.body["message"]
+    assert set(message) == MESSAGE_KEYS
+    assert message["display_recipient"] == [
+        {"id": u.id, "email": api_email(u), "full_name": u.full_name, "is_mirror_dummy": False}
+        for u in sorted([member, hook_bot, owner], key=lambda u: u.id)
+    ]
+    assert message["subject"] == ""
+    (answer,) = latest(message_id)
+    assert answer.sender_id == hook_bot.id
+    assert answer.recipient_id == Message.objects.get(id=message_id).recipient_id
+    assert answer.content == "legacy answer"
+
+
+@pytest.mark.parametrize("body", [{"response_not_required": True}, b"", {"content": "  "}, "", {}])
+def test_nothing_to_say_posts_nothing(hook_bot, service, member, body):
+    service.body = body
+    message_id = send_dm(member, hook_bot)
+    run_ready_tasks()
+    assert len(service.received) == 1
+    assert latest(message_id) == []
+    assert not FailedDelivery.objects.exists()
+
+
+def test_what_does_not_trigger(hook_bot, service, owner, member, realm, make_stream):
+    stream = make_stream("general", owner, member, hook_bot)
+    other_bot = BotFactory(realm=realm, bot_owner=owner)
+    send_to_channel(member, stream, "no mention of the bot")
+    send_to_channel(member, stream, "silent @_**Hook Bot**")
+    send_to_channel(other_bot, stream, "@**Hook Bot** from a bot")
+    send_dm(other_bot, hook_bot)
+    send_dm(hook_bot, member)
+    do_deactivate_user(hook_bot, acting_user=None)
+    send_to_channel(member, stream, "@**Hook Bot** after its deactivation")
+    assert run_ready_tasks() == 0
+    assert service.received == []
+
+
+def test_a_generic_bot_mentioned_has_no_webhook(service, owner, member, realm, make_stream):
+    bot = BotFactory(realm=realm, bot_owner=owner, full_name="Plain Bot", bot_type=BotType.GENERIC)
+    stream = make_stream("general", owner, member, bot)
+    send_to_channel(member, stream, "@**Plain Bot** hi")
+    assert run_ready_tasks() == 0
+
+
+def test_a_500_is_reported_in_the_conversation_and_not_retried(hook_bot, service, member):
+    service.status, service.body = 500, {"error": "boom"}
+    message_id = send_dm(member, hook_bot)
+    assert run_tasks_and_retries() == 1
+    assert len(service.received) == 1
+    assert [m.content for m in latest(message_id)] == ["Failure! Third party responded with 500"]
+    failure = FailedDelivery.objects.get()
+    assert (failure.outcome, failure.status, failure.attempts, failure.message_id) == ("status", 500, 1, message_id)
+    assert "boom" in failure.detail
+
+
+def test_a_redirect_is_not_followed(hook_bot, service, member):
+    service.status, service.headers = 302, {"Location": service.url + "elsewhere"}
+    message_id = send_dm(member, hook_bot)
+    run_tasks_and_retries()
+    assert [r.path for r in service.received] == ["/"]
+    assert [m.content for m in latest(message_id)] == ["Failure! Third party responded with 302"]
+
+
+def test_a_timeout_is_retried_three_times_then_the_bot_is_unavailable(hook_bot, service, member, settings, caplog):
+    settings.OUTGOING_WEBHOOK_TIMEOUT_SECONDS = 0.3
+    service.delay, service.body = 1.0, {"content": "too late"}
+    message_id = send_dm(member, hook_bot)
+    with caplog.at_level(logging.INFO, logger="apps.webhooks"):
+        assert run_tasks_and_retries() == 4
+    assert len(service.received) == 4
+    assert [m.content for m in latest(message_id)] == ["Failure! Bot is unavailable"]
+    failure = FailedDelivery.objects.get()
+    assert (failure.outcome, failure.attempts) == ("unavailable", 4)
+    deliveries = [r.data for r in caplog.records if getattr(r, "data", None)]
+    assert [(d["attempt"], d["outcome"]) for d in deliveries] == [(n, "unreachable") for n in (1, 2, 3, 4)]
+    assert all(d["bot_id"] == hook_bot.id and d["duration_ms"] >= 250 for d in deliveries)
+
+
+def test_a_service_down_is_retried_and_a_later_answer_counts(make_hook_bot, service, member):
+    closed = socket.socket()
+    closed.bind(("127.0.0.1", 0))
+    bot = make_hook_bot(f"http://127.0.0.1:{closed.getsockname()[1]}/")
+    closed.close()  # nothing listens there: connection refused
+    message_id = send_dm(member, bot)
+    assert run_ready_tasks() == 1
+    assert latest(message_id) == []
+    retry = DBTaskResult.objects.get(status="READY")
+    assert retry.args_kwargs["kwargs"] == {"attempt": 2}
+    # The service is back (at its new address) before the retry.
+    do_update_bot_service(bot.services.get(), base_url=service.url, acting_user=None)
+    service.body = {"content": "back"}
+    run_tasks_and_retries()
+    assert [m.content for m in latest(message_id)] == ["back"]
+    assert not FailedDelivery.objects.exists()
+
+
+def test_an_answer_too_large_or_malformed_is_refused(hook_bot, service, member, settings):
+    settings.OUTGOING_WEBHOOK_MAX_RESPONSE_BYTES = 100
+    service.body = {"content": "x" * 200}
+    first = send_dm(member, hook_bot)
+    run_ready_tasks()
+    assert [m.content for m in latest(first)] == ["Failure! The bot's answer is too large."]
+    service.body = b"not json"
+    second = send_dm(member, hook_bot)
+    run_ready_tasks()
+    assert [m.content for m in latest(second)] == ["Failure! Invalid JSON in response"]
+    service.body = {"content": ["a", "list"]}
+    third = send_dm(member, hook_bot)
+    run_ready_tasks()
+    assert [m.content for m in latest(third)] == ["Failure! Invalid response format"]
+    assert FailedDelivery.objects.filter(outcome="answer").count() == 3
+
+
+def test_the_cached_list_of_webhook_bots_follows_creation_and_reactivation(
+    make_hook_bot, service, member, admin, django_capture_on_commit_callbacks
+):
+    send_dm(member, admin)  # the organization's webhook bots, none, are cached
+    with django_capture_on_commit_callbacks(execute=True):
+        bot = make_hook_bot(service.url)
+    send_dm(member, bot)
+    assert run_ready_tasks() == 1
+    with django_capture_on_commit_callbacks(execute=True):
+        do_deactivate_user(bot, acting_user=None)
+        do_reactivate_user(bot, acting_user=None)
+    send_dm(member, bot)
+    assert run_ready_tasks() == 1
+    assert len(service.received) == 2
