@@ -42,11 +42,12 @@ loglevel = os.environ.get("LOG_LEVEL", "info").lower()
 
 # The background task worker runs beside the server unless TASK_WORKER=0 (config/task_worker.py).
 TASK_WORKER = environ.Env().bool("TASK_WORKER", default=True)
-_task_worker: TaskWorkerProcess | None = None
+# Two workers: outgoing webhooks (which wait on other people's services) on their own, the rest
+# (push notifications) on the other, so that a slow bot service never delays a notification.
+_task_workers: list[TaskWorkerProcess] = []
 
 
 def when_ready(server) -> None:
-    global _task_worker
     mode = "with Redis" if HAS_REDIS else "embedded mode (no REDIS_URL): state lives in this single process"
     server.log.info("Parley %s serving on http://%s with %d worker(s), %s", PARLEY_VERSION, bind, workers, mode)
     if is_loopback(bind.rsplit(":", 1)[0]):
@@ -57,15 +58,19 @@ def when_ready(server) -> None:
             bind.rsplit(":", 1)[0], os.environ.get("PORT", "8000"),
         )  # fmt: skip
     if TASK_WORKER:
-        _task_worker = TaskWorkerProcess(BASE_DIR, server.log)
-        _task_worker.start()
+        _task_workers.extend([
+            TaskWorkerProcess(BASE_DIR, server.log, "webhooks", ["--queue", "webhooks"]),
+            TaskWorkerProcess(BASE_DIR, server.log, "the other tasks", ["--exclude-queue", "webhooks"]),
+        ])  # fmt: skip
+        for worker in _task_workers:
+            worker.start()
     else:
         server.log.info("No task worker (TASK_WORKER=0): run `manage.py run_tasks` apart")
 
 
 def on_exit(server) -> None:
-    if _task_worker is not None:
-        _task_worker.stop(timeout=graceful_timeout)
+    for worker in _task_workers:
+        worker.stop(timeout=graceful_timeout)
 
 
 def is_loopback(address: str) -> bool:

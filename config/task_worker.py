@@ -20,9 +20,13 @@ MAX_PAUSE_SECONDS = 60
 
 
 class TaskWorkerProcess:
-    def __init__(self, base_dir: Path, log) -> None:
+    """One `manage.py run_tasks` with these arguments (which queues), supervised."""
+
+    def __init__(self, base_dir: Path, log, name: str, arguments: list[str]) -> None:
         self.base_dir = base_dir
         self.log = log
+        self.name = name
+        self.arguments = arguments
         self.process: subprocess.Popen | None = None
         self._stopping = threading.Event()
         self._thread = threading.Thread(target=self._supervise, name="task-worker", daemon=True)
@@ -32,17 +36,17 @@ class TaskWorkerProcess:
 
     def _supervise(self) -> None:
         pause = 1.0
-        command = [sys.executable, "manage.py", "run_tasks", "--parent-pid", str(os.getpid())]
+        command = [sys.executable, "manage.py", "run_tasks", "--parent-pid", str(os.getpid()), *self.arguments]
         while not self._stopping.is_set():
             started = time.monotonic()
             self.process = subprocess.Popen(command, cwd=self.base_dir)  # noqa: S603 (our own command)
-            self.log.info("Task worker started (pid %d)", self.process.pid)
+            self.log.info("Task worker (%s) started (pid %d)", self.name, self.process.pid)
             code = self.process.wait()
             if self._stopping.is_set():
                 return
             if time.monotonic() - started > HEALTHY_AFTER_SECONDS:
                 pause = 1.0
-            self.log.error("Task worker exited (status %s); starting it again in %.0f s", code, pause)
+            self.log.error("Task worker (%s) exited (status %s); starting it again in %.0f s", self.name, code, pause)
             self._stopping.wait(pause)
             pause = min(pause * 2, MAX_PAUSE_SECONDS)
 

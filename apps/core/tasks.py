@@ -81,17 +81,24 @@ def retried_task(
     return decorate
 
 
-def batch_worker(worker_id: str) -> Worker:
-    """django-tasks-db's worker, set to run every ready task of every queue and return."""
+# Queues: outgoing webhooks wait on services of other people's, up to their timeout each, so they
+# have a queue (and, by default, a worker: config/gunicorn.py) of their own, as in Zulip; everything
+# else (push notifications) is on the default one.
+WEBHOOKS_QUEUE = "webhooks"
+
+
+def batch_worker(worker_id: str, *, queues: list[str] | None = None, exclude: list[str] | None = None) -> Worker:
+    """django-tasks-db's worker, set to run every ready task of these queues (all by default, but
+    those excluded) and return."""
     return Worker(
-        queue_names=["*"],
+        queue_names=queues or ["*"],
         interval=0,
         batch=True,
         backend_name="default",
         startup_delay=False,
         max_tasks=None,
         worker_id=worker_id,
-        excluded_queue_names=[],
+        excluded_queue_names=[] if queues else (exclude or []),
     )
 
 

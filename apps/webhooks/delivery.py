@@ -29,7 +29,7 @@ import time
 from typing import Any
 
 from apps.core.errors import JsonableError
-from apps.core.tasks import TemporaryFailure, retried_task
+from apps.core.tasks import WEBHOOKS_QUEUE, TemporaryFailure, retried_task
 from apps.messages.actions.send import do_send_message, normalize_content
 from apps.messages.models import Message
 from apps.messages.selectors import dm_users_by_recipient, reactions_by_message, submessages_by_message, topic_links_of
@@ -53,7 +53,7 @@ class BadAnswer(Exception):
     """A 2xx answer the server cannot use; its text is what the conversation is told."""
 
 
-@retried_task(max_attempts=MAX_ATTEMPTS, pass_attempt=True)
+@retried_task(max_attempts=MAX_ATTEMPTS, pass_attempt=True, queue_name=WEBHOOKS_QUEUE)
 def deliver_message(bot_id: int, message_id: int, trigger: str, *, attempt: int = 1) -> None:
     bot = User.objects.select_related("realm").filter(id=bot_id, is_active=True).first()
     message = Message.objects.select_related("realm", "sender", "stream").filter(id=message_id).first()

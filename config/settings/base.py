@@ -114,7 +114,7 @@ REDIS_URL = cfg.redis_url()
 # the database in the transaction of the change that queues them, and run by `manage.py run_tasks`
 # (apps/core/tasks.py). The server starts one worker beside itself (config/gunicorn.py) unless
 # TASK_WORKER=0, for operators who run their workers apart (README "Background tasks").
-TASKS = {"default": {"BACKEND": "django_tasks_db.DatabaseBackend", "QUEUES": ["default"]}}
+TASKS = {"default": {"BACKEND": "django_tasks_db.DatabaseBackend", "QUEUES": ["default", "webhooks"]}}
 TASK_WORKER = env.bool("TASK_WORKER", default=True)
 # How often an idle worker looks for new tasks.
 TASK_POLL_SECONDS = float(env.str("TASK_POLL_SECONDS", default="0.5"))

@@ -113,3 +113,20 @@ def test_the_worker_command_runs_what_was_committed():
     call_command("run_tasks", "--batch")
     assert CALLS == [("committed", 0)]
     assert DBTaskResult.objects.get().status == "SUCCESSFUL"
+
+
+@retried_task(max_attempts=1, queue_name="webhooks")
+def on_the_webhooks_queue(name: str) -> str:
+    CALLS.append((name, 0))
+    return name
+
+
+@pytest.mark.django_db(transaction=True)
+def test_workers_take_their_own_queues():
+    """The server runs one worker for outgoing webhooks and one for the rest (config/gunicorn.py)."""
+    flaky.enqueue("default queue", 0)
+    on_the_webhooks_queue.enqueue("webhooks queue")
+    call_command("run_tasks", "--batch", "--exclude-queue", "webhooks")
+    assert CALLS == [("default queue", 0)]
+    call_command("run_tasks", "--batch", "--queue", "webhooks")
+    assert CALLS == [("default queue", 0), ("webhooks queue", 0)]

@@ -15,6 +15,7 @@ import time
 from typing import Any
 
 from django.conf import settings
+from django.core.management.base import CommandError
 from django.db import close_old_connections, connections
 from django.utils.crypto import get_random_string
 from django_tasks_db.management.commands.db_worker import Worker
@@ -39,11 +40,28 @@ class Command(OperatorCommand):
         parser.add_argument("--batch", action="store_true", help="Run the tasks that are ready, then exit.")
         parser.add_argument("--worker-id", default=None, help="A name unique among the workers (default: random).")
         parser.add_argument(
+            "--queue", action="append", dest="queues", help="Run only this queue's tasks (repeatable; default: all)."
+        )
+        parser.add_argument(
+            "--exclude-queue", action="append", dest="exclude", help="Run every queue's tasks but this one's."
+        )
+        parser.add_argument(
             "--parent-pid", type=int, default=None, help="Stop when this process (the server that started it) is gone."
         )
 
-    def handle(self, *args: Any, batch: bool, worker_id: str | None, parent_pid: int | None, **options: Any) -> None:
-        worker = batch_worker(worker_id or get_random_string(32))
+    def handle(
+        self,
+        *args: Any,
+        batch: bool,
+        worker_id: str | None,
+        parent_pid: int | None,
+        queues: list[str] | None,
+        exclude: list[str] | None,
+        **options: Any,
+    ) -> None:
+        if queues and exclude:
+            raise CommandError("--queue and --exclude-queue do not go together")
+        worker = batch_worker(worker_id or get_random_string(32), queues=queues, exclude=exclude)
         if batch:
             worker.run()
             return
