@@ -288,3 +288,14 @@ def test_each_moved_message_keeps_its_own_history(monkeypatch, design, kitchen, 
     assert histories[ids[0]][1]["prev_content"] == "m0"
     assert all(histories[i][0]["stream"] == kitchen.id for i in ids)
     assert set(Message.objects.filter(id__in=ids).values_list("stream_id", "topic")) == {(kitchen.id, "lunch")}
+
+
+def test_notices_arrive_read_for_the_mover_only(design, kitchen, send, member, admin):
+    from apps.messages.models import Message, UserMessage
+
+    ids = [send(member, design, "m", topic="lunch")]
+    assert_success(edit(admin, ids[0], stream_id=kitchen.id, propagate_mode="change_all"))
+    notice = Message.objects.filter(stream=kitchen, topic="lunch").exclude(id__in=ids).get()
+    flags = dict(UserMessage.objects.filter(message=notice).values_list("user_id", "flags"))
+    assert flags[admin.id] & UserMessage.READ
+    assert not flags[member.id] & UserMessage.READ

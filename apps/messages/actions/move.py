@@ -344,7 +344,7 @@ def send_move_notices(move: Move, *, to_old_thread: bool, to_new_thread: bool, a
             text = f"[A message]({link}) was moved here from {old_location} by {user}."
         else:
             text = f"{count} messages were moved here from {old_location} by {user}."
-        _notice(bot, move.new, move.new_topic, text)
+        _notice(bot, move.new, move.new_topic, text, acting_user)
     if to_old_thread:
         if move.moved_all:
             text = f"This topic was moved to {new_location} by {user}."
@@ -352,8 +352,11 @@ def send_move_notices(move: Move, *, to_old_thread: bool, to_new_thread: bool, a
             text = f"A message was moved from this topic to {new_location} by {user}."
         else:
             text = f"{count} messages were moved from this topic to {new_location} by {user}."
-        _notice(bot, move.old, move.old_topic, text)
+        _notice(bot, move.old, move.old_topic, text, acting_user)
 
 
-def _notice(bot: User, stream: Stream, topic: str, text: str) -> None:
-    do_send_message(bot, stream=stream, topic=topic, content=text, client="Internal", acting_user=None)
+def _notice(bot: User, stream: Stream, topic: str, text: str, mover: User) -> None:
+    """A notice, read already for whoever moved the messages (as Zulip: they know)."""
+    do_send_message(
+        bot, stream=stream, topic=topic, content=text, client="Internal", read_by={mover.id}, acting_user=None
+    )

@@ -2,7 +2,7 @@
 then one transaction stores the message and a row for each recipient, and announces it."""
 
 from collections import defaultdict
-from collections.abc import Sequence
+from collections.abc import Collection, Sequence
 from datetime import timedelta
 from typing import Any
 
@@ -128,6 +128,7 @@ def do_send_message(
     dm_with: Sequence[User] = (),
     client: str = "API",
     read_by_sender: bool | None = None,
+    read_by: Collection[int] = (),
     local_id: tuple[str, str] | None = None,
     acting_user: User | None,
 ) -> Message:
@@ -160,6 +161,8 @@ def do_send_message(
     if read_by_sender is None:
         read_by_sender = default_read_by_sender(client)
     flags = _initial_flags(sender, stream, topic, receivers, rendered, read_by_sender)
+    for uid in receivers.intersection(read_by):  # recipients for whom the server marks it read
+        flags[uid] |= UserMessage.READ
     others = receivers - {sender.id}
     for uid in alerted_user_ids(content, alert_word_users(others) if others else {}):
         flags[uid] |= UserMessage.HAS_ALERT_WORD
