@@ -217,6 +217,7 @@ class UpdateRealmParams(Params):
     can_move_messages_between_channels_group: Json[Any] = None
     can_move_messages_between_topics_group: Json[Any] = None
     can_resolve_topics_group: Json[Any] = None
+    can_add_custom_emoji_group: Json[Any] = None
 
     _groups = field_validator(*REALM_SETTINGS)(parse_setting_change_field)
 

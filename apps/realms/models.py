@@ -68,6 +68,7 @@ class Realm(models.Model):
     can_move_messages_between_topics_group = group_setting("Who may move messages to another topic.")
     can_move_messages_between_channels_group = group_setting("Who may move messages to another channel.")
     can_resolve_topics_group = group_setting("Who may mark topics resolved (and unresolved).")
+    can_add_custom_emoji_group = group_setting("Who may add custom emoji.")
     # Zulip's *_limit_seconds: None is no limit.
     message_content_delete_limit_seconds = seconds_limit(
         600, "How long after sending people may delete their own messages, in seconds; empty: any time."

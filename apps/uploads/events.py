@@ -4,7 +4,7 @@ upload limit in the "realm" state. `attachment` and `realm_emoji` events go to q
 from django.conf import settings
 
 from apps.events.registry import StateContext, initial_state
-from apps.uploads.selectors import can_add_custom_emoji_group_id, realm_emoji_dicts
+from apps.uploads.selectors import realm_emoji_dicts
 
 
 @initial_state("realm_emoji")
@@ -14,7 +14,5 @@ def realm_emoji_state(context: StateContext) -> dict:
 
 @initial_state("realm")
 def upload_limits_state(context: StateContext) -> dict:
-    return {
-        "max_file_upload_size_mib": settings.MAX_FILE_UPLOAD_SIZE_MIB,
-        "realm_can_add_custom_emoji_group": can_add_custom_emoji_group_id(context.user.realm_id),
-    }
+    # (realm_can_add_custom_emoji_group is among the organization's group settings: apps.groups.)
+    return {"max_file_upload_size_mib": settings.MAX_FILE_UPLOAD_SIZE_MIB}

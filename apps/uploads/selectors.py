@@ -8,20 +8,18 @@ from urllib.parse import unquote
 
 from django.db.models import Sum
 
-from apps.groups.selectors import get_system_group
+from apps.groups.selectors import has_realm_permission
 from apps.messages.selectors import visible_message_flags
 from apps.realms.models import Realm
 from apps.uploads.errors import InvalidAttachmentError, UploadForbiddenError, UploadNotFoundError
 from apps.uploads.models import Attachment, RealmEmoji
-from apps.users.models import Role, User
+from apps.users.models import User
 
 # A link to an uploaded file in a message's Markdown: /user_uploads/{realm id}/{random}/{name},
 # relative or on any host (the path id is then looked up; text that only looks like one is ignored).
 UPLOAD_LINK_RE = re.compile(r"/user_uploads/(\d+/[A-Za-z0-9_-]+/[^\s)\]>\"'`]+)")
 # A message linking more files than this has only its first ones claimed.
 MAX_LINKED_FILES = 100
-# The system group whose members may add custom emoji (Zulip's default can_add_custom_emoji_group).
-CAN_ADD_CUSTOM_EMOJI_GROUP = "role:members"
 
 
 def _millis(moment) -> int:
@@ -145,10 +143,6 @@ def emoji_file_exists(realm_id: int, file_name: str) -> bool:
 
 
 def can_add_custom_emoji(user: User) -> bool:
-    """Members and above (not guests), bots included: Zulip's default can_add_custom_emoji_group
-    (role:members). Parley has no setting to change it yet."""
-    return user.role <= Role.MEMBER
-
-
-def can_add_custom_emoji_group_id(realm_id: int) -> int:
-    return get_system_group(realm_id, CAN_ADD_CUSTOM_EMOJI_GROUP).id
+    """The organization's can_add_custom_emoji_group (members by default, as in Zulip; PATCH /realm,
+    the Django admin)."""
+    return has_realm_permission(user, "can_add_custom_emoji_group")

@@ -95,6 +95,26 @@ def test_members_bots_and_admins_may(member, bot, admin):
         assert_success(add_emoji(user, f"e{index}"))
 
 
+def test_the_organization_decides_who_may(realm, member, moderator, admin, guest):
+    from apps.groups.models import SystemGroups
+    from apps.groups.selectors import get_system_group
+
+    moderators = get_system_group(realm.id, SystemGroups.MODERATORS)
+    assert_success(api_for(admin).patch("/realm", {"can_add_custom_emoji_group": {"new": moderators.id}}))
+    refused(add_emoji(member, "nope"), "Insufficient permission")
+    assert_success(add_emoji(moderator, "yes"))
+    state = assert_success(api_for(member).post("/register", {"fetch_event_types": ["realm"]}))
+    assert state["realm_can_add_custom_emoji_group"] == moderators.id
+    # Never role:everyone, and never guests even when named (as in Zulip, for this setting).
+    everyone = get_system_group(realm.id, SystemGroups.EVERYONE)
+    response = api_for(admin).patch("/realm", {"can_add_custom_emoji_group": {"new": everyone.id}})
+    msg = "'can_add_custom_emoji_group' setting cannot be set to 'role:everyone' group."
+    assert_error(response, 400, "BAD_REQUEST", msg)
+    value = {"direct_members": [guest.id], "direct_subgroups": []}
+    assert_success(api_for(admin).patch("/realm", {"can_add_custom_emoji_group": {"new": value}}))
+    refused(add_emoji(guest, "guest_one"), "Insufficient permission")  # guests only through allow_everyone_group
+
+
 def test_an_active_name_is_taken(member, admin):
     assert_success(add_emoji(member, "dup"))
     refused(add_emoji(admin, "dup"), "A custom emoji with this name already exists.")
