@@ -89,7 +89,8 @@ def test_a_mention_reaches_the_botserver_and_its_reply_appears_in_the_topic(bots
     (reply,) = wait_for(replied, "the bot's reply in the topic", log=log)
     assert reply["content"] == "<p>beep boop</p>"
     assert reply["id"] > sent["id"]
-    assert "outgoing webhook delivery" in server.log()
+    # The delivery is logged once its answer is posted: wait for the line rather than race it.
+    wait_for(lambda: "outgoing webhook delivery" in server.log(), "the delivery's log line", log=log)
 
 
 def test_a_direct_message_to_the_bot_gets_its_reply(botserver, people):
