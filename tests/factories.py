@@ -129,6 +129,8 @@ def realm_admin_form(realm: Realm, **changes) -> dict:
         "move_messages_within_stream_limit_seconds": realm.move_messages_within_stream_limit_seconds or "",
         "move_messages_between_streams_limit_seconds": realm.move_messages_between_streams_limit_seconds or "",
         "message_edit_history_visibility_policy": realm.message_edit_history_visibility_policy,
+        "topics_policy": realm.topics_policy,
+        "moderation_request_channel": realm.moderation_request_channel_id or "",
         **{name: getattr(realm, f"{name}_id") for name in REALM_SETTINGS},
     }
     for name in ("password_auth_enabled", "allow_message_editing", "enable_read_receipts"):

@@ -102,6 +102,21 @@ def batch_worker(worker_id: str, *, queues: list[str] | None = None, exclude: li
     )
 
 
+# Jobs the worker runs now and then beside its tasks, each every so many seconds: apps add theirs
+# with @periodic(seconds) in a module their AppConfig.ready imports. A job must be safe to run in
+# several workers at once.
+PERIODIC_JOBS: list[tuple[int, Callable[[], Any]]] = []
+
+
+def periodic(every_seconds: int) -> Callable[[Callable[[], Any]], Callable[[], Any]]:
+    def register(function: Callable[[], Any]) -> Callable[[], Any]:
+        PERIODIC_JOBS.append((every_seconds, function))
+        return function
+
+    return register
+
+
+@periodic(60)
 def requeue_abandoned() -> int:
     """Tasks left "running" by a worker that died: ready to run again. Returns how many."""
     cutoff = timezone.now() - timedelta(seconds=settings.TASK_ABANDONED_AFTER_SECONDS)
@@ -113,6 +128,7 @@ def requeue_abandoned() -> int:
     return count
 
 
+@periodic(3600)
 def prune_finished() -> int:
     """Deletes finished tasks kept long enough. Returns how many."""
     now = timezone.now()

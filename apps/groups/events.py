@@ -2,8 +2,19 @@
 (de)activation reaches queues with and without the `include_deactivated_groups` capability."""
 
 from apps.events.registry import QueueOptions, StateContext, event_transform, initial_state
-from apps.groups.models import REALM_SETTINGS
+from apps.groups.models import REALM_SETTINGS, SystemGroups, UserGroup
 from apps.groups.selectors import setting_values_for_api, user_groups_in_realm_serialized
+
+# Zulip's deprecated realm_wildcard_mention_policy, a superset of can_mention_many_users_group:
+# the policy of its system group, else everyone (Zulip's get_corresponding_policy_value_for_group_setting).
+WILDCARD_MENTION_POLICY_OF_GROUP = {
+    SystemGroups.EVERYONE: 1,
+    SystemGroups.MEMBERS: 2,
+    SystemGroups.FULL_MEMBERS: 3,
+    SystemGroups.ADMINISTRATORS: 5,
+    SystemGroups.NOBODY: 6,
+    SystemGroups.MODERATORS: 7,
+}
 
 
 def _wants_deactivated_groups(options: QueueOptions) -> bool:
@@ -28,7 +39,13 @@ def realm_group_settings_state(context: StateContext) -> dict:
     rest of the "realm" state (apps.realms)."""
     realm = context.user.realm
     values = setting_values_for_api(realm.id, [getattr(realm, f"{name}_id") for name in REALM_SETTINGS])
-    return {f"realm_{name}": values[getattr(realm, f"{name}_id")] for name in REALM_SETTINGS}
+    mention_group = UserGroup.objects.filter(id=realm.can_mention_many_users_group_id, is_system_group=True)
+    return {
+        **{f"realm_{name}": values[getattr(realm, f"{name}_id")] for name in REALM_SETTINGS},
+        "realm_wildcard_mention_policy": WILDCARD_MENTION_POLICY_OF_GROUP.get(
+            mention_group.values_list("name", flat=True).first(), 1
+        ),
+    }
 
 
 @event_transform("user_group")

@@ -33,8 +33,8 @@ class SystemGroups:
     }
     NESTED = (OWNERS, ADMINISTRATORS, MODERATORS, FULL_MEMBERS, MEMBERS, EVERYONE, EVERYONE_ON_INTERNET)
 
-    # The system groups a user of each role is a direct member of. Parley has no waiting period
-    # for new accounts, so every member is a full member at once.
+    # The system groups a user of each role is a direct member of; a member joins FULL_MEMBERS once
+    # past the organization's waiting_period_threshold (actions.system_groups.is_full_member).
     FOR_ROLE = {
         Role.OWNER: (OWNERS,),
         Role.ADMINISTRATOR: (ADMINISTRATORS,),
@@ -69,6 +69,7 @@ REALM_SETTINGS = {
     "can_move_messages_between_topics_group": GroupSetting(default=SystemGroups.EVERYONE, allow_everyone_group=True),
     "can_resolve_topics_group": GroupSetting(default=SystemGroups.EVERYONE, allow_everyone_group=True),
     "can_add_custom_emoji_group": GroupSetting(default=SystemGroups.MEMBERS, allow_everyone_group=False),
+    "can_mention_many_users_group": GroupSetting(default=SystemGroups.ADMINISTRATORS, allow_everyone_group=True),
 }
 
 

@@ -6,15 +6,17 @@ here (system groups created, memberships a role brings) have no acting user.
 
 from collections.abc import Callable, Sequence
 
+from apps.core.tasks import periodic
 from apps.groups.actions.system_groups import (
     do_add_user_to_system_groups,
     do_create_system_groups,
+    do_update_full_members,
     do_update_system_groups_for_role,
     send_membership_events_for_reactivation,
     send_setting_updates_for_user,
 )
 from apps.groups.selectors import member_ids_of_named_groups
-from apps.realms.hooks import realm_created
+from apps.realms.hooks import realm_created, realm_settings_changed
 from apps.realms.models import Realm
 from apps.users.hooks import (
     settings_target_members,
@@ -29,6 +31,20 @@ from apps.users.models import User
 @realm_created.register
 def create_system_groups(realm: Realm) -> None:
     do_create_system_groups(realm, acting_user=None)
+
+
+@realm_settings_changed.register
+def update_full_members(realm: Realm, changes: dict) -> None:
+    if "waiting_period_threshold" in changes:
+        do_update_full_members(realm, acting_user=None)
+
+
+@periodic(3600)
+def promote_new_full_members() -> None:
+    """Members whose waiting period ended since the last run become full members (Zulip's daily
+    promote_new_full_members; here hourly, in the task worker)."""
+    for realm in Realm.objects.filter(deactivated=False, waiting_period_threshold__gt=0).order_by("id"):
+        do_update_full_members(realm, acting_user=None)
 
 
 @user_created.register

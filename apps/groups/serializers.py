@@ -163,6 +163,8 @@ class GetSubgroupsParams(Params):
 
 # --- PATCH /realm (here, because it changes the organization's group-valued settings too) ----------
 
+# Days a member waits to become a full member: at most about 2,700 years (dates stay computable).
+MAX_WAITING_PERIOD_DAYS = 1_000_000
 # Zulip's value for "no limit" of the *_limit_seconds settings.
 UNLIMITED = "unlimited"
 MAX_LIMIT_SECONDS = 2**31 - 1
@@ -173,6 +175,8 @@ PLAIN_REALM_SETTINGS = (
     "allow_message_editing",
     "message_edit_history_visibility_policy",
     "enable_read_receipts",
+    "topics_policy",
+    "waiting_period_threshold",
 )
 TIME_LIMIT_SETTINGS = (
     "message_content_edit_limit_seconds",
@@ -205,6 +209,8 @@ class UpdateRealmParams(Params):
     allow_message_editing: Json[bool] | None = None
     message_edit_history_visibility_policy: one_of(*Realm.EditHistoryVisibility.values) | None = None
     enable_read_receipts: Json[bool] | None = None
+    topics_policy: one_of(*Realm.TopicsPolicy.values) | None = None
+    waiting_period_threshold: Json[Annotated[int, Field(ge=0, le=MAX_WAITING_PERIOD_DAYS)]] | None = None
     message_content_edit_limit_seconds: str | None = None
     message_content_delete_limit_seconds: str | None = None
     move_messages_within_stream_limit_seconds: str | None = None
@@ -218,6 +224,7 @@ class UpdateRealmParams(Params):
     can_move_messages_between_topics_group: Json[Any] = None
     can_resolve_topics_group: Json[Any] = None
     can_add_custom_emoji_group: Json[Any] = None
+    can_mention_many_users_group: Json[Any] = None
 
     _groups = field_validator(*REALM_SETTINGS)(parse_setting_change_field)
 

@@ -5,12 +5,11 @@ from rest_framework.decorators import action
 from rest_framework.request import Request
 
 from apps.core.params import parse_params
-from apps.core.permissions import IsAuthenticatedUser, IsNotGuest, IsOrganizationAdministrator
+from apps.core.permissions import IsAuthenticatedUser, IsNotGuest
 from apps.core.responses import json_success
-from apps.core.views import ApiView, ApiViewSet
+from apps.core.views import ApiViewSet
 from apps.groups.actions.groups import check_add_user_group, check_deactivate_user_group, check_update_user_group
 from apps.groups.actions.members import check_update_user_group_members, check_update_user_group_subgroups
-from apps.groups.actions.realm import check_update_realm
 from apps.groups.selectors import (
     access_user_group_to_read,
     group_member_ids,
@@ -24,24 +23,10 @@ from apps.groups.serializers import (
     GetSubgroupsParams,
     GetUserGroupsParams,
     UpdateMembersParams,
-    UpdateRealmParams,
     UpdateSubgroupsParams,
     UpdateUserGroupParams,
 )
-from apps.realms.models import Realm
 from apps.users.selectors import access_user_by_id
-
-
-class RealmView(ApiView):
-    """PATCH /realm: the organization's settings, by its administrators."""
-
-    permission_classes = [IsAuthenticatedUser, IsOrganizationAdministrator]
-
-    def patch(self, request: Request):
-        params = parse_params(UpdateRealmParams, request)
-        realm = Realm.objects.get(id=request.user.realm_id)
-        changed = check_update_realm(realm, params.settings(), params.group_settings(), acting_user=request.user)
-        return json_success(request, changed)
 
 
 class UserGroupViewSet(ApiViewSet):

@@ -26,6 +26,7 @@ from apps.messages.actions.flags import (
 )
 from apps.messages.actions.muted_users import check_mute_user, do_unmute_user
 from apps.messages.actions.reactions import check_add_reaction, check_remove_reaction
+from apps.messages.actions.report import check_report_message
 from apps.messages.actions.send import check_send_message
 from apps.messages.actions.submessages import check_add_submessage
 from apps.messages.actions.typing import check_send_direct_typing, check_send_stream_typing
@@ -204,13 +205,13 @@ class ReadReceiptsView(ApiView):
 
 
 class ReportMessageView(ApiView):
-    """POST /messages/{message_id}/report: organizations here have no moderation request channel
-    (realm_moderation_request_channel_id is absent), so a valid report is refused as Zulip refuses
-    it there (before it looks at the message)."""
+    """POST /messages/{message_id}/report: a report of a message the user may see, to the
+    organization's moderation request channel (actions.report)."""
 
     def post(self, request: Request, message_id: int):
-        parse_params(ReportMessageParams, request)
-        raise JsonableError("Moderation request channel must be specified to enable message reporting.")
+        params = parse_params(ReportMessageParams, request)
+        check_report_message(request.user, message_id, params.report_type, params.description)
+        return json_success(request)
 
 
 class MessageHistoryView(ApiView):

@@ -98,10 +98,10 @@ def check_update_user_status(
         emoji_code, reaction_type = "", Reaction.Type.UNICODE_EMOJI
     elif emoji_name is not None:
         if emoji_code is None:
-            emoji_code, found_type = emoji_by_name(emoji_name)
+            emoji_code, found_type = emoji_by_name(emoji_name, user.realm_id)
             reaction_type = reaction_type or found_type
         reaction_type = reaction_type or Reaction.Type.UNICODE_EMOJI
-        check_emoji(emoji_name, emoji_code, reaction_type)
+        check_emoji(emoji_name, emoji_code, reaction_type, user.realm_id)
     changes = {"away": away, "status_text": status_text}
     if emoji_name is not None:
         changes.update(emoji_name=emoji_name, emoji_code=emoji_code, reaction_type=reaction_type)

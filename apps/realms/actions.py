@@ -1,9 +1,9 @@
 """Creating and changing organizations."""
 
 import re
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
-from django.db import transaction
+from django.db import models, transaction
 
 from apps.core.errors import JsonableError
 from apps.events.publish import forget_credentials_on_commit
@@ -62,6 +62,11 @@ def do_create_realm(string_id: str, name: str, *, acting_user: "User | None") ->
     return realm
 
 
+def _stored(value: Any) -> Any:
+    """A setting's value as its column holds it: a channel (moderation_request_channel) by its id."""
+    return value.pk if isinstance(value, models.Model) else value
+
+
 @transaction.atomic(savepoint=False)
 def do_set_realm_deactivated(realm: Realm, deactivated: bool, *, acting_user: "User | None") -> None:
     """Deactivate (or reactivate) an organization: its users' API calls are refused while deactivated.
@@ -89,6 +94,11 @@ CHANGEABLE_SETTINGS = (
     "move_messages_between_streams_limit_seconds",
     "message_edit_history_visibility_policy",
     "enable_read_receipts",
+    "topics_policy",
+    "waiting_period_threshold",
+    # A channel of the organization's, or None (apps.subscriptions checks the channel first:
+    # check_moderation_request_channel); given and stored as the channel, sent on as its id.
+    "moderation_request_channel",
 )
 
 
@@ -110,7 +120,7 @@ def do_change_realm_settings(realm: Realm, changes: dict, *, acting_user: "User 
         raise JsonableError(f"welcome_message_custom_text is too long (limit: {limit} characters)")
     with transaction.atomic(savepoint=False):
         old = Realm.objects.filter(id=realm.id).values(*changes).get()
-        changes = {name: value for name, value in changes.items() if old[name] != value}
+        changes = {name: value for name, value in changes.items() if old[name] != _stored(value)}
         if not changes:
             return
         Realm.objects.filter(id=realm.id).update(**changes)
@@ -119,8 +129,8 @@ def do_change_realm_settings(realm: Realm, changes: dict, *, acting_user: "User 
             audit(
                 realm,
                 AuditLogEventType.REALM_PROPERTY_CHANGED,
-                extra_data=changed(name, old[name], value),
+                extra_data=changed(name, old[name], _stored(value)),
                 acting_user=acting_user,
             )
-        realm_settings_changed.call(realm, changes)
+        realm_settings_changed.call(realm, {name: _stored(value) for name, value in changes.items()})
         forget_credentials_on_commit(realm_ids=[realm.id])

@@ -21,6 +21,12 @@ class RealmForm(forms.ModelForm):
         model = Realm
         fields = EDITABLE
 
+    def __init__(self, *args, **kwargs):
+        super().__init__(*args, **kwargs)
+        # The moderation request channel: one of the organization's private, active channels.
+        channel = self.fields["moderation_request_channel"]
+        channel.queryset = channel.queryset.filter(realm_id=self.instance.id, invite_only=True, deactivated=False)
+
     def clean_name(self):
         try:
             return check_realm_name(self.cleaned_data["name"])

@@ -42,13 +42,12 @@ def realm_state(context: StateContext) -> dict:
         "realm_allow_edit_history": realm.message_edit_history_visibility_policy != Realm.EditHistoryVisibility.NONE,
         "realm_message_content_delete_limit_seconds": realm.message_content_delete_limit_seconds,
         "realm_empty_topic_display_name": EMPTY_TOPIC_DISPLAY_NAME,
-        # Fixed policies, as Parley applies them: channels take the empty topic unless they refuse
-        # it themselves; everyone may use wildcard mentions; new members are full members at once;
-        # (max_file_upload_size_mib: apps.uploads.)
-        "realm_topics_policy": "allow_empty_topic",
-        "realm_mandatory_topics": False,
-        "realm_wildcard_mention_policy": 1,
-        "realm_waiting_period_threshold": 0,
+        "realm_topics_policy": realm.topics_policy,
+        # Zulip's setting before topics_policy (feature level 392), for older clients.
+        "realm_mandatory_topics": realm.topics_policy == Realm.TopicsPolicy.DISABLE_EMPTY_TOPIC,
+        "realm_moderation_request_channel_id": realm.moderation_request_channel_id or -1,
+        "realm_waiting_period_threshold": realm.waiting_period_threshold,
+        # (realm_wildcard_mention_policy: apps.groups; max_file_upload_size_mib: apps.uploads.)
         "realm_enable_read_receipts": realm.enable_read_receipts,
         "max_topic_length": MAX_TOPIC_LENGTH,
         "max_message_length": MAX_MESSAGE_LENGTH,

@@ -8,6 +8,6 @@ from apps.core.hooks import Hooks
 realm_created = Hooks("realm_created")
 
 # realm_settings_changed(realm, changes): settings of the organization changed (do_change_realm_settings),
-# in its transaction; `changes` maps each changed setting to its new value (apps.users: the `realm`
-# events to the organization's active users).
+# in its transaction; `changes` maps each changed setting to its new value, a channel as its id
+# (apps.users: the `realm` events to the organization's active users).
 realm_settings_changed = Hooks("realm_settings_changed")

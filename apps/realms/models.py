@@ -69,6 +69,9 @@ class Realm(models.Model):
     can_move_messages_between_channels_group = group_setting("Who may move messages to another channel.")
     can_resolve_topics_group = group_setting("Who may mark topics resolved (and unresolved).")
     can_add_custom_emoji_group = group_setting("Who may add custom emoji.")
+    can_mention_many_users_group = group_setting(
+        "Who may use wildcard mentions (@all, @topic) in channels and topics with more than 15 people."
+    )
     # Zulip's *_limit_seconds: None is no limit.
     message_content_delete_limit_seconds = seconds_limit(
         600, "How long after sending people may delete their own messages, in seconds; empty: any time."
@@ -90,6 +93,34 @@ class Realm(models.Model):
     enable_read_receipts = models.BooleanField(
         default=True,
         help_text="Whether people may see who read a message (each may still keep their own reads to themselves).",
+    )
+
+    waiting_period_threshold = models.PositiveIntegerField(
+        default=0,
+        db_default=0,
+        help_text="How many days after joining a member becomes a full member (role:fullmembers); 0: at once.",
+    )
+
+    class TopicsPolicy(models.TextChoices):
+        """Zulip's realm topics_policy: what channels that do not set their own allow."""
+
+        ALLOW_EMPTY_TOPIC = "allow_empty_topic", 'Messages may go to the "general chat" topic'
+        DISABLE_EMPTY_TOPIC = "disable_empty_topic", "Messages must have a topic"
+
+    topics_policy = models.CharField(
+        max_length=32,
+        choices=TopicsPolicy.choices,
+        default=TopicsPolicy.ALLOW_EMPTY_TOPIC,
+        db_default=TopicsPolicy.ALLOW_EMPTY_TOPIC,
+        help_text="Whether messages to channels that do not decide it themselves may go without a topic.",
+    )
+    moderation_request_channel = models.ForeignKey(
+        "subscriptions.Stream",
+        null=True,
+        blank=True,
+        on_delete=models.SET_NULL,
+        related_name="+",
+        help_text="The private channel where reports of messages arrive; empty: reporting is off.",
     )
 
     class EditHistoryVisibility(models.TextChoices):

@@ -5,6 +5,15 @@ from typing import Any
 from apps.realms.models import AuditLogEventType, RealmAuditLog
 
 
+def setting_for_api(name: str, value: Any) -> tuple[str, Any]:
+    """An organization setting's name and value as clients know them (PATCH /realm's answer, the
+    realm/update event): the moderation request channel as moderation_request_channel_id, -1 for
+    none (given as the channel, its id or None)."""
+    if name == "moderation_request_channel":
+        return "moderation_request_channel_id", -1 if value is None else getattr(value, "pk", value)
+    return name, value
+
+
 def audit_log_entry_to_dict(entry: RealmAuditLog) -> dict[str, Any]:
     """An entry as `export_audit_log` writes it (ids of the users, channel and group involved)."""
     return {

@@ -11,6 +11,7 @@ from apps.core.params import Id, Json, ParamError, Params
 from apps.groups.serializers import (
     GroupSettingChange,
     GroupSettingValue,
+    UpdateRealmParams,
     parse_setting_change_field,
     parse_setting_field,
 )
@@ -330,3 +331,9 @@ class LegacyMuteTopicParams(Params):
         if (self.stream_id is None) == (self.stream is None):
             raise JsonableError("Please choose one: 'stream' or 'stream_id'.")
         return self.model_copy(update={"topic": topic})
+
+
+class UpdateRealmWithChannelParams(UpdateRealmParams):
+    """PATCH /realm: the organization's settings (apps.groups) and those whose value is a channel."""
+
+    moderation_request_channel_id: Json[int] | None = None

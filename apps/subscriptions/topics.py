@@ -7,13 +7,15 @@ how two names compare. Used by channels' topic policies (user topics) and by mes
 - Compared: without case (Zulip's topics are case-insensitive); in queries as the database
   compares them (same_topic), which is what the unique constraints on topic names use.
 - Resolved: a topic whose name begins with RESOLVED_TOPIC_PREFIX.
-- Sent to: cut to MAX_TOPIC_LENGTH; a channel's `topics_policy` may refuse or require the empty topic.
+- Sent to: cut to MAX_TOPIC_LENGTH; a channel's `topics_policy` (or its organization's) may refuse or
+  require the empty topic.
 """
 
 from django.db.models import Q
 
 from apps.core.errors import JsonableError
 from apps.realms.limits import EMPTY_TOPIC_DISPLAY_NAME, MAX_TOPIC_LENGTH
+from apps.realms.models import Realm
 from apps.subscriptions.models import Stream
 
 # A resolved topic's name begins with this (Zulip's RESOLVED_TOPIC_PREFIX).
@@ -58,9 +60,19 @@ def truncate_topic(name: str) -> str:
     return name if len(name) <= MAX_TOPIC_LENGTH else name[: MAX_TOPIC_LENGTH - 3] + "..."
 
 
-def check_topics_policy(name: str, topics_policy: str) -> None:
-    """Whether a channel with this `topics_policy` takes messages to the (stored) topic `name`:
-    the empty topic may be refused (DISABLE_EMPTY_TOPIC) or be the only one (EMPTY_TOPIC_ONLY)."""
+def topics_policy_of(stream: Stream, realm: Realm) -> str:
+    """The channel's topics policy, its organization's where it inherits it (Zulip's
+    get_stream_topics_policy)."""
+    if stream.topics_policy == Stream.TopicsPolicy.INHERIT:
+        return realm.topics_policy
+    return stream.topics_policy
+
+
+def check_topics_policy(name: str, stream: Stream, realm: Realm) -> None:
+    """Whether the channel (of `realm`) takes messages to the (stored) topic `name`: the empty topic
+    may be refused (DISABLE_EMPTY_TOPIC, the channel's or its organization's) or be the only one
+    (EMPTY_TOPIC_ONLY)."""
+    topics_policy = topics_policy_of(stream, realm)
     if name == "" and topics_policy == Stream.TopicsPolicy.DISABLE_EMPTY_TOPIC:
         raise JsonableError(
             f'Sending messages to the "{EMPTY_TOPIC_DISPLAY_NAME}" topic is not allowed in this channel.'

@@ -4,9 +4,11 @@
 from rest_framework.request import Request
 
 from apps.core.params import parse_params
-from apps.core.permissions import IsNotGuest
+from apps.core.permissions import IsAuthenticatedUser, IsNotGuest, IsOrganizationAdministrator
 from apps.core.responses import json_success
 from apps.core.views import ApiView
+from apps.groups.actions.realm import check_update_realm
+from apps.realms.models import Realm
 from apps.subscriptions.actions.channel_settings import check_update_stream
 from apps.subscriptions.actions.channels import NewChannel, do_deactivate_stream
 from apps.subscriptions.actions.subscriptions import (
@@ -17,6 +19,7 @@ from apps.subscriptions.actions.subscriptions import (
 from apps.subscriptions.actions.user_topics import check_mute_topic, do_set_user_topic_visibility_policy
 from apps.subscriptions.models import UserTopic
 from apps.subscriptions.selectors import (
+    access_moderation_request_channel,
     access_principals,
     access_stream_by_id,
     access_stream_by_name,
@@ -37,6 +40,7 @@ from apps.subscriptions.serializers import (
     ListSubscriptionsParams,
     SubscribeParams,
     UnsubscribeParams,
+    UpdateRealmWithChannelParams,
     UpdateStreamParams,
     UpdateSubscriptionPropertyParams,
     UserTopicParams,
@@ -202,3 +206,20 @@ class LegacyMutedTopicsView(ApiView):
             stream, _ = access_stream_by_name(request.user, params.stream)
         check_mute_topic(stream, params.topic, mute=params.op == "add", acting_user=request.user)
         return json_success(request)
+
+
+class RealmView(ApiView):
+    """PATCH /realm: the organization's settings, by its administrators (here, above apps.groups
+    which checks the group-valued ones, because some settings are channels)."""
+
+    permission_classes = [IsAuthenticatedUser, IsOrganizationAdministrator]
+
+    def patch(self, request: Request):
+        params = parse_params(UpdateRealmWithChannelParams, request)
+        settings = params.settings()
+        if params.moderation_request_channel_id is not None:
+            channel = access_moderation_request_channel(request.user, params.moderation_request_channel_id)
+            settings["moderation_request_channel"] = channel
+        realm = Realm.objects.get(id=request.user.realm_id)
+        changed = check_update_realm(realm, settings, params.group_settings(), acting_user=request.user)
+        return json_success(request, changed)

@@ -5,11 +5,19 @@ from datetime import timedelta
 
 import pytest
 from django.core.management import call_command
-from django.db import transaction
+from django.db import OperationalError, transaction
 from django.utils import timezone
 from django_tasks_db.models import DBTaskResult
 
-from apps.core.tasks import TemporaryFailure, prune_finished, requeue_abandoned, retried_task, retry_delay_seconds
+from apps.core.management.commands import run_tasks
+from apps.core.tasks import (
+    PERIODIC_JOBS,
+    TemporaryFailure,
+    prune_finished,
+    requeue_abandoned,
+    retried_task,
+    retry_delay_seconds,
+)
 from tests.tasks import run_ready_tasks
 
 CALLS: list[tuple] = []
@@ -130,3 +138,36 @@ def test_workers_take_their_own_queues():
     assert CALLS == [("default queue", 0)]
     call_command("run_tasks", "--batch", "--queue", "webhooks")
     assert CALLS == [("default queue", 0), ("webhooks queue", 0)]
+
+
+def test_periodic_jobs_run_when_due_and_a_failure_does_not_stop_the_others(monkeypatch, caplog):
+    calls = []
+
+    def failing():
+        calls.append("failing")
+        raise ValueError("bad data")
+
+    def fine():
+        calls.append("fine")
+
+    def database_gone():
+        raise OperationalError("connection refused")
+
+    monkeypatch.setattr(run_tasks, "PERIODIC_JOBS", [(3600, failing), (3600, fine)])
+    next_runs = [0.0, 0.0]
+    run_tasks.run_due_jobs(next_runs)
+    assert calls == ["failing", "fine"]
+    assert "the periodic job failing failed" in caplog.text
+    run_tasks.run_due_jobs(next_runs)  # not due again for an hour
+    assert calls == ["failing", "fine"]
+    # The database gone: the round stops (the worker waits it out) and the job is due at once after.
+    monkeypatch.setattr(run_tasks, "PERIODIC_JOBS", [(3600, database_gone)])
+    next_runs = [0.0]
+    with pytest.raises(OperationalError):
+        run_tasks.run_due_jobs(next_runs)
+    assert next_runs == [0.0]
+
+
+def test_the_apps_periodic_jobs_are_registered():
+    jobs = {job.__name__ for _, job in PERIODIC_JOBS}
+    assert {"requeue_abandoned", "prune_finished", "promote_new_full_members"} <= jobs

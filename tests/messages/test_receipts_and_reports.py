@@ -1,9 +1,12 @@
 """GET /messages/{id}/read_receipts (who read a message, as Zulip tells it) and POST
-/messages/{id}/report, which answers as Zulip answers in an organization without a moderation
-request channel (Parley's, for now) after checking the request, and changes nothing."""
+/messages/{id}/report: the Notification Bot's report in the organization's moderation request
+channel (PATCH /realm moderation_request_channel_id), in Zulip's words; refused, changing nothing,
+without one."""
 
 import pytest
 
+from apps.messages.models import Message
+from apps.realms.models import Realm
 from tests.api import api_for, assert_error, assert_success
 from tests.messages.conftest import db_state
 
@@ -57,7 +60,91 @@ def test_reports_need_a_moderation_channel(design, send, member, admin):
     message_id = send(member, design)
     before = db_state()
     assert_error(api_for(admin).post(f"/messages/{message_id}/report", {"report_type": "spam"}), 400, "BAD_REQUEST",
-                 "Moderation request channel must be specified to enable message reporting.")  # fmt: skip
+                 "Message reporting is not enabled in this organization.")  # fmt: skip
     assert_error(api_for(admin).post(f"/messages/{message_id}/report", {"report_type": "lies"}), 400,
                  "REQUEST_VARIABLE_INVALID")  # fmt: skip
+    assert_error(api_for(admin).post(f"/messages/{message_id}/report", {"report_type": "other"}), 400,
+                 "BAD_REQUEST", "An explanation is required.")  # fmt: skip
     assert db_state() == before
+
+
+@pytest.fixture
+def moderation(make_stream, admin, moderator):
+    channel = make_stream("moderation", admin, moderator, private=True)
+    assert_success(api_for(admin).patch("/realm", {"moderation_request_channel_id": channel.id}))
+    return channel
+
+
+def latest_in(channel):
+    return Message.objects.filter(stream=channel).order_by("-id").select_related("sender").first()
+
+
+def test_a_report_reaches_the_moderators(design, send, member, admin, moderator, moderation, capture_events):
+    message_id = send(member, design, content="buy\n```\ncheap pills\n```", topic="offers")
+    with capture_events(moderator) as received:
+        assert_success(api_for(admin).post(f"/messages/{message_id}/report",
+                                           {"report_type": "spam", "description": "Again."}))  # fmt: skip
+    report = latest_in(moderation)
+    assert report.sender.full_name == "Notification Bot"
+    assert report.topic == "Mel Member's moderation requests"
+    assert report.content == (
+        f"@_**{admin.full_name}|{admin.id}** reported #**design>offers@{message_id}** sent by "
+        f"@_**Mel Member|{member.id}**.\n"
+        "- Reason: **spam**\n- Notes:\n```quote\nAgain.\n```\n"
+        f"```` spoiler **Message sent by @_**Mel Member|{member.id}****\n"
+        "buy\n```\ncheap pills\n```\n````"
+    )
+    assert [e["message"]["id"] for e in received[moderator.id] if e["type"] == "message"] == [report.id]
+
+
+def test_reports_of_direct_messages(send, member, admin, moderator, guest, moderation):
+    one_on_one = send(member, [guest])
+    assert_success(api_for(guest).post(f"/messages/{one_on_one}/report", {"report_type": "harassment"}))
+    assert latest_in(moderation).content.startswith(
+        f"@_**{guest.full_name}|{guest.id}** reported a DM sent by @_**Mel Member|{member.id}**.\n"
+    )
+    group = send(member, [guest, admin])
+    assert_success(api_for(guest).post(f"/messages/{group}/report", {"report_type": "other", "description": "Rude"}))
+    names = sorted([member, guest, admin], key=lambda user: user.id)
+    mentions = [f"@_**{user.full_name}|{user.id}**" for user in names]
+    assert latest_in(moderation).content.startswith(
+        f"@_**{guest.full_name}|{guest.id}** reported a DM sent by @_**Mel Member|{member.id}** to "
+        f"{', '.join(mentions[:-1])}, and {mentions[-1]}.\n"
+    )
+
+
+def test_only_messages_the_reporter_sees(make_stream, send, member, admin, guest, moderation):
+    secret = make_stream("secret", member, private=True)
+    message_id = send(member, secret)
+    before = db_state()
+    assert_error(api_for(guest).post(f"/messages/{message_id}/report", {"report_type": "spam"}), 400,
+                 "BAD_REQUEST", "Invalid message(s)")  # fmt: skip
+    assert db_state() == before
+
+
+def test_the_moderation_channel_must_stay_private_and_active(make_stream, admin, member, moderation, realm):
+    public = make_stream("lobby", admin)
+    assert_error(api_for(admin).patch("/realm", {"moderation_request_channel_id": public.id}), 400,
+                 "BAD_REQUEST", "Moderation request channel must be private.")  # fmt: skip
+    assert_error(api_for(admin).patch(f"/streams/{moderation.id}", {"is_private": False}), 400,
+                 "BAD_REQUEST", "Moderation request channel must be private.")  # fmt: skip
+    assert_error(api_for(admin).patch("/realm", {"moderation_request_channel_id": 999999}), 400,
+                 "BAD_REQUEST", "Invalid channel ID")  # fmt: skip
+    assert Realm.objects.get(id=realm.id).moderation_request_channel_id == moderation.id
+    state = assert_success(api_for(member).post("/register", {"fetch_event_types": ["realm"]}))
+    assert state["realm_moderation_request_channel_id"] == moderation.id
+    # Archiving it turns reporting off, and everyone is told.
+    assert_success(api_for(admin).delete(f"/streams/{moderation.id}"))
+    assert Realm.objects.get(id=realm.id).moderation_request_channel_id is None
+    state = assert_success(api_for(member).post("/register", {"fetch_event_types": ["realm"]}))
+    assert state["realm_moderation_request_channel_id"] == -1
+
+
+def test_turning_reporting_off(admin, member, moderation, realm, capture_events):
+    with capture_events(member) as received:
+        answer = assert_success(api_for(admin).patch("/realm", {"moderation_request_channel_id": -1}))
+    assert answer["moderation_request_channel_id"] == -1
+    assert received[member.id] == [
+        {"type": "realm", "op": "update", "property": "moderation_request_channel_id", "value": -1}
+    ]
+    assert Realm.objects.get(id=realm.id).moderation_request_channel_id is None

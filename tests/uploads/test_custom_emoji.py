@@ -261,3 +261,19 @@ def test_names_no_emoji_can_have_do_not_exist(member):
         response = api_for(member).delete(f"/realm/emoji/{name}")
         assert response.status_code == 400
         assert response.json()["msg"].startswith("Emoji '")
+
+
+def test_custom_emoji_in_user_statuses(member, admin, foreign_user):
+    assert_success(add_emoji(member, "party_parrot"))
+    code = str(RealmEmoji.objects.get().id)
+    assert_success(api_for(member).post("/users/me/status", {"status_text": "party", "emoji_name": "party_parrot"}))
+    state = assert_success(api_for(admin).post("/register", {"fetch_event_types": ["user_status"]}))
+    assert state["user_status"][str(member.id)] == {
+        "status_text": "party", "emoji_name": "party_parrot", "emoji_code": code, "reaction_type": "realm_emoji",
+    }  # fmt: skip
+    # Given in full too; another organization's people do not have it.
+    params = {"emoji_name": "party_parrot", "emoji_code": code, "reaction_type": "realm_emoji"}
+    assert_success(api_for(admin).post("/users/me/status", params))
+    assert_error(api_for(foreign_user).post("/users/me/status", params), 400, "BAD_REQUEST", "Invalid custom emoji.")
+    assert_error(api_for(foreign_user).post("/users/me/status", {"emoji_name": "party_parrot"}), 400,
+                 "BAD_REQUEST", "Emoji 'party_parrot' does not exist")  # fmt: skip

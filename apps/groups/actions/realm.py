@@ -10,6 +10,7 @@ from apps.groups.selectors import setting_values_for_api
 from apps.groups.serializers import GroupSettingChange
 from apps.realms.actions import do_change_realm_settings
 from apps.realms.models import Realm
+from apps.realms.serializers import setting_for_api
 from apps.users.models import User
 
 
@@ -23,7 +24,8 @@ def check_update_realm(
     checked = {name: check_realm_group_setting_change(realm, name, change) for name, change in group_changes.items()}
     before = {name: getattr(realm, name) for name in settings}
     do_change_realm_settings(realm, settings, acting_user=acting_user)
-    answer = {name: getattr(realm, name) for name in settings if getattr(realm, name) != before[name]}
+    after = {name: getattr(realm, name) for name in settings}
+    answer = dict(setting_for_api(name, value) for name, value in after.items() if value != before[name])
     for name, value in checked.items():
         if value is None:
             continue

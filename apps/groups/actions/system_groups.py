@@ -7,9 +7,11 @@ or loses through their role (USER_GROUP_DIRECT_USER_MEMBERSHIP_ADDED / _REMOVED)
 """
 
 from collections.abc import Sequence
+from datetime import timedelta
 from itertools import pairwise
 
 from django.db import transaction
+from django.utils import timezone
 
 from apps.groups.actions.reporting import (
     audit_many,
@@ -81,6 +83,8 @@ def do_add_user_to_system_groups(user: User, *, acting_user: User | None) -> Non
     """
     groups = system_groups(user.realm_id)
     for name in SystemGroups.FOR_ROLE[user.role]:
+        if name == SystemGroups.FULL_MEMBERS and not is_full_member(user):
+            continue
         UserGroupMembership.objects.create(user_group=groups[name], user=user)
         _report(groups[name], user, "add_members", acting_user=acting_user)
 
@@ -95,14 +99,59 @@ def do_update_system_groups_for_role(user: User, old_role: int, new_role: int, *
     groups = system_groups(user.realm_id)
     old_names, new_names = SystemGroups.FOR_ROLE[old_role], SystemGroups.FOR_ROLE[new_role]
     steps = [("remove_members", old_names[0]), ("add_members", new_names[0])]
-    if Role.MEMBER in (old_role, new_role):
-        steps.append(("remove_members" if old_role == Role.MEMBER else "add_members", SystemGroups.FULL_MEMBERS))
+    if old_role == Role.MEMBER:
+        steps.append(("remove_members", SystemGroups.FULL_MEMBERS))
+    elif new_role == Role.MEMBER and is_full_member(user, role=new_role):
+        steps.append(("add_members", SystemGroups.FULL_MEMBERS))
     for op, name in steps:
         if op == "remove_members":
-            UserGroupMembership.objects.filter(user_group=groups[name], user=user).delete()
+            if not UserGroupMembership.objects.filter(user_group=groups[name], user=user).delete()[0]:
+                continue  # a member not yet full
         else:
             UserGroupMembership.objects.get_or_create(user_group=groups[name], user=user)
         _report(groups[name], user, op, acting_user=acting_user)
+
+
+def full_member_cutoff(realm: Realm):
+    """Members who joined at or before this are full members (the organization's
+    waiting_period_threshold, in days, before now)."""
+    return timezone.now() - timedelta(days=realm.waiting_period_threshold)
+
+
+def is_full_member(user: User, *, role: int | None = None) -> bool:
+    """Whether the user (with `role`, theirs by default) belongs in role:fullmembers directly: a
+    member who joined at least the organization's waiting period ago (Zulip's is_provisional_member
+    turned around)."""
+    role = user.role if role is None else role
+    return role == Role.MEMBER and user.date_joined <= full_member_cutoff(user.realm)
+
+
+@transaction.atomic(savepoint=False)
+def do_update_full_members(realm: Realm, *, acting_user: User | None) -> tuple[int, int]:
+    """Make role:fullmembers hold exactly the organization's members past the waiting period (after
+    a change of waiting_period_threshold, and as time passes: promote_new_full_members); returns
+    (promoted, demoted). Zulip's update_users_in_full_members_system_group.
+
+    Emits: user_group/add_members and remove_members, for active users. Audit: a membership entry
+    for each."""
+    group = system_groups(realm.id)[SystemGroups.FULL_MEMBERS]
+    UserGroup.objects.select_for_update().filter(id=group.id).values_list("id", flat=True).get()  # one at a time
+    members = User.objects.filter(realm=realm, role=Role.MEMBER)
+    should = set(members.filter(date_joined__lte=full_member_cutoff(realm)).values_list("id", flat=True))
+    current = set(UserGroupMembership.objects.filter(user_group=group).values_list("user_id", flat=True))
+    promoted = list(User.objects.filter(id__in=should - current).order_by("id"))
+    demoted = list(User.objects.filter(id__in=current - should).order_by("id"))
+    UserGroupMembership.objects.bulk_create(UserGroupMembership(user_group=group, user=user) for user in promoted)
+    UserGroupMembership.objects.filter(user_group=group, user__in=demoted).delete()
+    for users, op, event_type in (
+        (promoted, "add_members", AuditLogEventType.USER_GROUP_DIRECT_USER_MEMBERSHIP_ADDED),
+        (demoted, "remove_members", AuditLogEventType.USER_GROUP_DIRECT_USER_MEMBERSHIP_REMOVED),
+    ):
+        if users:
+            audit_members(group, event_type, users, acting_user=acting_user)
+            if active := [user.id for user in users if user.is_active]:
+                send_members_event(group, op, active)
+    return len(promoted), len(demoted)
 
 
 def send_membership_events_for_reactivation(user: User) -> None:

@@ -34,7 +34,15 @@ from apps.messages.actions.move import (
     send_move_notices,
     update_first_message_ids,
 )
-from apps.messages.actions.send import MENTION_BITS, mention_flags, normalize_content, normalize_topic, render_content
+from apps.messages.actions.send import (
+    MENTION_BITS,
+    check_wildcard_mentions,
+    mention_flags,
+    normalize_content,
+    normalize_topic,
+    render_content,
+    wildcard_topic_participants,
+)
 from apps.messages.alert_words import alerted_user_ids
 from apps.messages.errors import InvalidMessageError
 from apps.messages.hooks import message_content_saved
@@ -42,6 +50,7 @@ from apps.messages.models import Message, Recipient, SubMessage, UserMessage
 from apps.messages.recipients import get_recipient
 from apps.messages.selectors import alert_word_users, users_told_of
 from apps.subscriptions.models import Stream
+from apps.subscriptions.selectors import subscriber_ids_by_stream
 from apps.subscriptions.topics import same_topic, topic_from_client
 from apps.users.models import User
 
@@ -126,7 +135,7 @@ def check_message_edit(
             raise JsonableError("The time limit for editing this message has passed")
         content = normalize_content(content)
     if topic is not None:
-        topic = normalize_topic(topic, destination or message.stream)
+        topic = normalize_topic(topic, destination or message.stream, realm)
         if is_resolving(message.topic, topic):
             if not has_realm_permission(user, "can_resolve_topics_group"):
                 raise JsonableError("You don't have permission to resolve topics in this channel.")
@@ -283,7 +292,11 @@ def _edit_content(message: Message, content: str, entry: dict, now) -> dict:
     message.last_edit_time = now
     rows = list(UserMessage.objects.filter(message=message))
     receivers = {row.user_id for row in rows}
-    mentions = mention_flags(message.sender, message.stream, message.topic, receivers, rendered)
+    participants = wildcard_topic_participants(message.sender, message.stream, message.topic, rendered)
+    if message.stream is not None and (rendered.stream_wildcard or rendered.topic_wildcard):
+        subscriber_count = len(subscriber_ids_by_stream([message.stream_id])[message.stream_id])
+        check_wildcard_mentions(message.sender, rendered, subscriber_count, participants)
+    mentions = mention_flags(message.sender, message.stream, message.topic, receivers, rendered, participants)
     others = receivers - {message.sender_id}
     alerted = alerted_user_ids(content, alert_word_users(others) if others else {})
     changed = []

@@ -62,7 +62,7 @@ def check_channel_move(user: User, message: Message, destination: Stream, topic:
         raise JsonableError("You do not have permission to post in this channel.")
     if not user.is_moderator and past_limit(message, user.realm.move_messages_between_streams_limit_seconds):
         raise JsonableError("The time limit for editing this message's channel has passed")
-    check_topics_policy(topic, destination.topics_policy)
+    check_topics_policy(topic, destination, user.realm)
 
 
 def move_deadline_seconds(user: User, *, topic_changed: bool, channel_changed: bool) -> int | None:

@@ -9,9 +9,10 @@ from typing import Any
 from django.db import transaction
 from django.utils import timezone
 
-from apps.core.errors import JsonableError
+from apps.core.errors import ErrorCode, JsonableError
 from apps.events.publish import send_event_on_commit
 from apps.events.serializers import MAX_QUEUE_LIFESPAN_SECS
+from apps.groups.selectors import has_realm_permission
 from apps.linkifiers.patterns import LinkifierRules
 from apps.linkifiers.selectors import linkifier_rules
 from apps.messages.actions.acting import check_acting_for
@@ -32,6 +33,7 @@ from apps.messages.selectors import (
 )
 from apps.messages.serializers import message_to_dict
 from apps.realms.limits import MAX_MESSAGE_LENGTH
+from apps.realms.models import Realm
 from apps.subscriptions.actions.access import send_stream_update
 from apps.subscriptions.actions.channels import unprintable_position
 from apps.subscriptions.models import Stream
@@ -55,13 +57,13 @@ def normalize_content(content: str) -> str:
     return content
 
 
-def normalize_topic(topic: str | None, stream: Stream) -> str:
-    """The topic as stored, if the channel takes messages to it."""
+def normalize_topic(topic: str | None, stream: Stream, realm: Realm) -> str:
+    """The topic as stored, if the channel (of `realm`) takes messages to it."""
     topic = truncate_topic(topic_from_client(topic))
     position = unprintable_position(topic)
     if position is not None:
         raise JsonableError(f"Invalid character in topic, at position {position}!")
-    check_topics_policy(topic, stream.topics_policy)
+    check_topics_policy(topic, stream, realm)
     return topic
 
 
@@ -109,7 +111,7 @@ def check_send_message(
             raise JsonableError("Missing topic")
         stream = access_stream_for_sending(sender, to)
         return do_send_message(
-            sender, stream=stream, topic=normalize_topic(topic, stream), content=content, client=client,
+            sender, stream=stream, topic=normalize_topic(topic, stream, sender.realm), content=content, client=client,
             read_by_sender=read_by_sender, local_id=local_id, acting_user=acting_user,
         )  # fmt: skip
     others = [u for u in access_dm_recipients(sender, to) if u.id != sender.id]
@@ -148,9 +150,11 @@ def do_send_message(
     check_acting_for(sender, acting_user)
     linkifiers = linkifier_rules(sender.realm_id)
     rendered = render_content(sender.realm_id, content, linkifiers)
+    topic_participants = wildcard_topic_participants(sender, stream, topic, rendered)
     if stream is not None:
         people = None
         receivers = subscriber_ids_by_stream([stream.id])[stream.id]
+        check_wildcard_mentions(sender, rendered, len(receivers), topic_participants)
         # A service bot mentioned in a channel it is not subscribed to receives the message too, as
         # in Zulip (which is how its outgoing webhook is triggered: apps.webhooks).
         receivers |= active_service_bot_ids(sender.realm_id, rendered.mentioned_user_ids - receivers)
@@ -160,7 +164,7 @@ def do_send_message(
     receivers.add(sender.id)
     if read_by_sender is None:
         read_by_sender = default_read_by_sender(client)
-    flags = _initial_flags(sender, stream, topic, receivers, rendered, read_by_sender)
+    flags = _initial_flags(sender, stream, topic, receivers, rendered, read_by_sender, topic_participants)
     for uid in receivers.intersection(read_by):  # recipients for whom the server marks it read
         flags[uid] |= UserMessage.READ
     others = receivers - {sender.id}
@@ -234,10 +238,16 @@ def _files_linked(message: Message) -> None:
 
 
 def _initial_flags(
-    sender: User, stream: Stream | None, topic: str, receivers: set[int], rendered: Rendered, read_by_sender: bool
+    sender: User,
+    stream: Stream | None,
+    topic: str,
+    receivers: set[int],
+    rendered: Rendered,
+    read_by_sender: bool,
+    topic_participants: set[int],
 ) -> dict[int, int]:
     muted_by = muting_user_ids(sender, receivers)
-    flags = mention_flags(sender, stream, topic, receivers, rendered)
+    flags = mention_flags(sender, stream, topic, receivers, rendered, topic_participants)
     for uid in receivers:
         if uid in muted_by or (uid == sender.id and read_by_sender):
             flags[uid] |= UserMessage.READ
@@ -247,14 +257,48 @@ def _initial_flags(
 MENTION_BITS = UserMessage.MENTIONED | UserMessage.STREAM_WILDCARD_MENTIONED | UserMessage.TOPIC_WILDCARD_MENTIONED
 
 
+# Wildcard mentions reach at most this many people without can_mention_many_users_group
+# (Zulip's Realm.WILDCARD_MENTION_THRESHOLD).
+WILDCARD_MENTION_THRESHOLD = 15
+
+
+def wildcard_topic_participants(sender: User, stream: Stream | None, topic: str, rendered: Rendered) -> set[int]:
+    """Who a topic wildcard mention in the rendered content mentions: the topic's participants, the
+    sender too (this message makes them one); nobody without one (no query then)."""
+    if not rendered.topic_wildcard or stream is None:
+        return set()
+    return topic_participant_ids(stream.id, topic) | {sender.id}
+
+
+def check_wildcard_mentions(sender: User, rendered: Rendered, subscriber_count: int, topic_participants: set[int]):
+    """Channel and topic wildcard mentions reaching more than WILDCARD_MENTION_THRESHOLD people need
+    the organization's can_mention_many_users_group (Zulip's stream_wildcard_mention_allowed and
+    topic_wildcard_mention_allowed; the permission is looked up only then)."""
+    too_many_channel = rendered.stream_wildcard and subscriber_count > WILDCARD_MENTION_THRESHOLD
+    too_many_topic = rendered.topic_wildcard and len(topic_participants) > WILDCARD_MENTION_THRESHOLD
+    if not (too_many_channel or too_many_topic) or has_realm_permission(sender, "can_mention_many_users_group"):
+        return
+    if too_many_channel:
+        raise JsonableError(
+            "You do not have permission to use channel wildcard mentions in this channel.",
+            code=ErrorCode.STREAM_WILDCARD_MENTION_NOT_ALLOWED,
+        )
+    raise JsonableError(
+        "You do not have permission to use topic wildcard mentions in this topic.",
+        code=ErrorCode.TOPIC_WILDCARD_MENTION_NOT_ALLOWED,
+    )
+
+
 def mention_flags(
-    sender: User, stream: Stream | None, topic: str, receivers: set[int], rendered: Rendered
+    sender: User,
+    stream: Stream | None,
+    topic: str,
+    receivers: set[int],
+    rendered: Rendered,
+    topic_participants: set[int],
 ) -> dict[int, int]:
-    """Each receiver's mention bits (MENTION_BITS) for the rendered content."""
-    topic_participants: set[int] = set()
-    if rendered.topic_wildcard and stream is not None:
-        # The sender too: this message makes them one.
-        topic_participants = topic_participant_ids(stream.id, topic) | {sender.id}
+    """Each receiver's mention bits (MENTION_BITS) for the rendered content; `topic_participants`
+    from wildcard_topic_participants."""
     # Subscribers who turned wildcard mentions off for the channel are not mentioned by them.
     wildcards_off: set[int] = set()
     if (rendered.stream_wildcard or rendered.topic_wildcard) and stream is not None:

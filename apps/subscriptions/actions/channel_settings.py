@@ -26,6 +26,7 @@ from apps.subscriptions.actions.channels import (
 )
 from apps.subscriptions.models import Stream
 from apps.subscriptions.selectors import (
+    MODERATION_CHANNEL_MUST_BE_PRIVATE,
     Membership,
     can_create_channels,
     has_content_access,
@@ -193,6 +194,8 @@ def check_update_stream(
         history_public = stream.history_public_to_subscribers
     if (web_public and (not history_public or private)) or (not private and not history_public):
         raise JsonableError("Invalid parameters")
+    if not private and stream.realm.moderation_request_channel_id == stream.id:
+        raise JsonableError(MODERATION_CHANNEL_MUST_BE_PRIVATE)
     if is_private is not None and not content_access:
         raise JsonableError("Channel content access is required.")
     # Making a channel private or public needs the permission to create such channels (as in Zulip).

@@ -18,6 +18,7 @@ from apps.groups.actions.settings import check_group_setting_value, normalize_gr
 from apps.groups.models import GROUP_CREATOR, SystemGroups, UserGroup
 from apps.groups.selectors import system_groups
 from apps.groups.serializers import AnonymousGroupValue, GroupSettingValue
+from apps.realms.actions import do_change_realm_settings
 from apps.realms.audit import audit, changed
 from apps.realms.models import AuditLogEventType, Realm
 from apps.subscriptions.actions.access import send_stream_creation, send_stream_delete, send_stream_update
@@ -241,3 +242,6 @@ def do_deactivate_stream(stream: Stream, *, acting_user: User | None) -> None:
     stream.save(update_fields=["deactivated"])
     audit(stream.realm_id, AuditLogEventType.STREAM_DEACTIVATED, modified_stream=stream, acting_user=acting_user)
     send_stream_delete(stream, audience)
+    # An archived channel takes no more reports (as in Zulip): reporting is off until another is set.
+    if stream.realm.moderation_request_channel_id == stream.id:
+        do_change_realm_settings(stream.realm, {"moderation_request_channel": None}, acting_user=acting_user)

@@ -7,6 +7,7 @@ from typing import Any
 from apps.events.publish import send_event_on_commit
 from apps.realms.audit import audit, changed
 from apps.realms.models import AuditLogEventType, EmailVisibility, Realm
+from apps.realms.serializers import setting_for_api
 from apps.users.models import User
 from apps.users.selectors import (
     VISIBILITY_FOR_ROLE,
@@ -123,6 +124,7 @@ def send_realm_update_events(realm: Realm, changes: dict[str, Any]) -> None:
     for name, value in changes.items():
         if name in SETTINGS_WITHOUT_EVENTS:
             continue
+        name, value = setting_for_api(name, value)
         if name in UPDATE_DICT_SETTINGS:
             event = {"type": "realm", "op": "update_dict", "property": "default", "data": {name: value}}
         else:

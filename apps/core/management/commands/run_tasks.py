@@ -1,8 +1,10 @@
 """`manage.py run_tasks`: the background task worker (apps/core/tasks.py).
 
-It runs every ready task of every queue, then waits TASK_POLL_SECONDS and looks again; once a minute
-it makes tasks abandoned by a dead worker ready again, and once an hour it deletes finished tasks
-kept long enough. Several workers (on one machine or several) share the work: each claims a task
+It runs every ready task of every queue, then waits TASK_POLL_SECONDS and looks again; between
+tasks it runs the periodic jobs when they are due (apps.core.tasks.PERIODIC_JOBS): once a minute it
+makes tasks abandoned by a dead worker ready again, once an hour it deletes finished tasks kept long
+enough, and the apps' own (full members promoted after the waiting period, ...). A job that fails is
+logged and tried again at its next time. Several workers (on one machine or several) share the work: each claims a task
 under a row lock. The database going away is one log line and a retry with backoff, never an exit:
 the worker carries on when it is back. SIGTERM or SIGINT stops it after the task it is running.
 
@@ -22,12 +24,10 @@ from django_tasks_db.management.commands.db_worker import Worker
 
 from apps.core.commands import OperatorCommand
 from apps.core.errors import dependency_error
-from apps.core.tasks import batch_worker, prune_finished, requeue_abandoned
+from apps.core.tasks import PERIODIC_JOBS, batch_worker
 
 logger = logging.getLogger("apps.core.tasks")
 
-REQUEUE_EVERY_SECONDS = 60
-PRUNE_EVERY_SECONDS = 3600
 # Waits after a failure to reach the database: doubling from the first to the last.
 OUTAGE_FIRST_WAIT_SECONDS = 1
 OUTAGE_MAX_WAIT_SECONDS = 30
@@ -71,20 +71,14 @@ class Command(OperatorCommand):
 
 
 def run_forever(worker: Worker, parent_pid: int | None) -> None:
-    next_requeue = next_prune = 0.0
+    next_runs = [0.0] * len(PERIODIC_JOBS)
     outage_wait = 0.0
     while worker.running:
         if parent_pid is not None and os.getppid() != parent_pid:
             logger.warning("Task worker: the server that started it is gone; stopping")
             return
         try:
-            now = time.monotonic()
-            if now >= next_requeue:
-                requeue_abandoned()
-                next_requeue = now + REQUEUE_EVERY_SECONDS
-            if now >= next_prune:
-                prune_finished()
-                next_prune = now + PRUNE_EVERY_SECONDS
+            run_due_jobs(next_runs)
             worker.run()  # every ready task, then back here
             if outage_wait:
                 logger.warning("Task worker: the database is back")
@@ -101,3 +95,21 @@ def run_forever(worker: Worker, parent_pid: int | None) -> None:
         close_old_connections()
         if worker.running:
             time.sleep(settings.TASK_POLL_SECONDS)
+
+
+def run_due_jobs(next_runs: list[float]) -> None:
+    """Each periodic job whose time has come (next_runs: when each may run next, updated). The
+    database being unreachable stops the round (run_forever waits it out); another failure is
+    logged, and the job runs again at its next time."""
+    for index, (every_seconds, job) in enumerate(PERIODIC_JOBS):
+        now = time.monotonic()
+        if now < next_runs[index]:
+            continue
+        next_runs[index] = now + every_seconds
+        try:
+            job()
+        except Exception as exc:
+            if dependency_error(exc) is not None:
+                next_runs[index] = 0.0
+                raise
+            logger.exception("Task worker: the periodic job %s failed", job.__name__)
