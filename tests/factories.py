@@ -130,6 +130,7 @@ def realm_admin_form(realm: Realm, **changes) -> dict:
         "move_messages_between_streams_limit_seconds": realm.move_messages_between_streams_limit_seconds or "",
         "message_edit_history_visibility_policy": realm.message_edit_history_visibility_policy,
         "topics_policy": realm.topics_policy,
+        "waiting_period_threshold": realm.waiting_period_threshold,
         "moderation_request_channel": realm.moderation_request_channel_id or "",
         **{name: getattr(realm, f"{name}_id") for name in REALM_SETTINGS},
     }

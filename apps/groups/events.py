@@ -38,12 +38,14 @@ def realm_group_settings_state(context: StateContext) -> dict:
     """The organization's group settings (`realm_can_create_public_channel_group`, ...), beside the
     rest of the "realm" state (apps.realms)."""
     realm = context.user.realm
-    values = setting_values_for_api(realm.id, [getattr(realm, f"{name}_id") for name in REALM_SETTINGS])
-    mention_group = UserGroup.objects.filter(id=realm.can_mention_many_users_group_id, is_system_group=True)
+    group_ids = [getattr(realm, f"{name}_id") for name in REALM_SETTINGS]
+    groups = {group.id: group for group in UserGroup.objects.filter(realm_id=realm.id, id__in=group_ids)}
+    values = setting_values_for_api(realm.id, group_ids, groups=groups.values())
+    mention_group = groups[realm.can_mention_many_users_group_id]
     return {
         **{f"realm_{name}": values[getattr(realm, f"{name}_id")] for name in REALM_SETTINGS},
         "realm_wildcard_mention_policy": WILDCARD_MENTION_POLICY_OF_GROUP.get(
-            mention_group.values_list("name", flat=True).first(), 1
+            mention_group.name if mention_group.is_system_group else None, 1
         ),
     }
 

@@ -396,10 +396,14 @@ def _setting_value(group: UserGroup, members: dict, subgroups: dict) -> int | di
     return {"direct_members": sorted(members[group.id]), "direct_subgroups": sorted(subgroups[group.id])}
 
 
-def setting_values_for_api(realm_id: int, group_ids: Collection[int]) -> dict[int, int | dict[str, list[int]]]:
+def setting_values_for_api(
+    realm_id: int, group_ids: Collection[int], *, groups: Collection[UserGroup] | None = None
+) -> dict[int, int | dict[str, list[int]]]:
     """{setting group id: its API value}: the id of a named group, or an anonymous group's
-    `{direct_members, direct_subgroups}`. Three queries, however many settings."""
-    groups = list(UserGroup.objects.filter(realm_id=realm_id, id__in=group_ids))
+    `{direct_members, direct_subgroups}`. Three queries, however many settings (two given the
+    `groups` of `group_ids`)."""
+    if groups is None:
+        groups = list(UserGroup.objects.filter(realm_id=realm_id, id__in=group_ids))
     members, subgroups = _direct_rows(realm_id, [g.id for g in groups if g.is_anonymous])
     return {g.id: _setting_value(g, members, subgroups) for g in groups}
 

@@ -10,6 +10,7 @@ from pydantic import Field, ValidationInfo, field_validator
 from apps.core.errors import JsonableError
 from apps.core.params import Id, Json, ParamError, Params, one_of
 from apps.groups.models import REALM_SETTINGS, UserGroup
+from apps.realms.limits import MAX_WAITING_PERIOD_DAYS
 from apps.realms.models import Realm
 
 # One request's lists are bounded: enough for any organization, small enough to stay cheap.
@@ -163,8 +164,6 @@ class GetSubgroupsParams(Params):
 
 # --- PATCH /realm (here, because it changes the organization's group-valued settings too) ----------
 
-# Days a member waits to become a full member: at most about 2,700 years (dates stay computable).
-MAX_WAITING_PERIOD_DAYS = 1_000_000
 # Zulip's value for "no limit" of the *_limit_seconds settings.
 UNLIMITED = "unlimited"
 MAX_LIMIT_SECONDS = 2**31 - 1

@@ -9,3 +9,7 @@ MAX_CHANNEL_FOLDER_NAME_LENGTH = 60
 MAX_CHANNEL_FOLDER_DESCRIPTION_LENGTH = 1024
 # What clients show for the empty topic, and what they may send to mean it.
 EMPTY_TOPIC_DISPLAY_NAME = "general chat"
+
+# Days a new member waits to become a full member (waiting_period_threshold): at most about 2,700
+# years, so that the date it ends stays computable.
+MAX_WAITING_PERIOD_DAYS = 1_000_000

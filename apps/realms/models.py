@@ -1,6 +1,9 @@
 from django.conf import settings
+from django.core.validators import MaxValueValidator
 from django.db import models
 from django.utils import timezone
+
+from apps.realms.limits import MAX_WAITING_PERIOD_DAYS
 
 
 class EmailVisibility(models.IntegerChoices):
@@ -98,6 +101,7 @@ class Realm(models.Model):
     waiting_period_threshold = models.PositiveIntegerField(
         default=0,
         db_default=0,
+        validators=[MaxValueValidator(MAX_WAITING_PERIOD_DAYS)],
         help_text="How many days after joining a member becomes a full member (role:fullmembers); 0: at once.",
     )
 

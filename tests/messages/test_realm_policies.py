@@ -131,6 +131,8 @@ def test_the_admin_sets_the_policies(staff, make_stream, realm, admin, member, o
         response = staff.post(url, realm_admin_form(realm, moderation_request_channel=refused.id))
         assert response.status_code == 200  # the form again, with the error
         assert Realm.objects.get(id=realm.id).moderation_request_channel_id is None
+    response = staff.post(url, realm_admin_form(realm, waiting_period_threshold=10**7))
+    assert "Ensure this value is less than or equal to 1000000." in response.content.decode()
     form = realm_admin_form(realm, moderation_request_channel=private.id, topics_policy="disable_empty_topic")
     assert staff.post(url, form).status_code == 302
     state = realm_state(member)

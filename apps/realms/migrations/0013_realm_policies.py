@@ -8,6 +8,7 @@ existed, everyone may use wildcard mentions (role:everyone); new ones start at Z
 The group is frozen here: migrations must not change when the app's code does.
 """
 
+import django.core.validators
 import django.db.models.deletion
 from django.db import migrations, models
 
@@ -51,7 +52,7 @@ class Migration(migrations.Migration):
         migrations.AddField(
             model_name='realm',
             name='waiting_period_threshold',
-            field=models.PositiveIntegerField(db_default=0, default=0, help_text='How many days after joining a member becomes a full member (role:fullmembers); 0: at once.'),
+            field=models.PositiveIntegerField(db_default=0, default=0, help_text='How many days after joining a member becomes a full member (role:fullmembers); 0: at once.', validators=[django.core.validators.MaxValueValidator(1000000)]),
         ),
         migrations.RunPython(keep_everyone, migrations.RunPython.noop),
     ]
