@@ -52,10 +52,56 @@ class PushBackend(Protocol):
     def unregister_token(self, user: User, kind: int, token: str) -> None: ...
 
 
-class LogBackend:
-    """Sends nothing: logs one line per token or device with the payload that would go to it."""
+class SendsOnly:
+    """A backend that sends to tokens without registering them with the service first."""
 
     registers_tokens = False
+
+    def register_token(self, user: User, kind: int, token: str, ios_app_id: str | None) -> None:
+        pass
+
+    def unregister_token(self, user: User, kind: int, token: str) -> None:
+        pass
+
+
+def settled(result: SendResult, failure: TemporaryFailure | None, service: str, user: User) -> SendResult:
+    """The result of sending to several phones one by one, `failure` the last temporary one: the
+    task is tried again (TemporaryFailure) only when no phone was reached, since a retry would notify
+    the others twice; else the phones missed are a warning."""
+    if failure is not None:
+        if result.sent == 0 and not result.refused:
+            raise failure
+        logger.warning(
+            "push: %s reached %d of user %s's phones; the others not: %s", service, result.sent, user.id, failure
+        )
+    return result
+
+
+class OneServiceBackend(SendsOnly):
+    """A backend of one push service (APNs, FCM): tokens of the other and encrypted registrations
+    get nothing from it (a warning says so)."""
+
+    kind: int
+    service: str
+
+    def send(
+        self, user: User, tokens: list[PushDeviceToken], devices: list[Device], notification: Notification
+    ) -> SendResult:
+        mine = [token for token in tokens if token.kind == self.kind]
+        if len(mine) < len(tokens) or devices:
+            logger.warning(
+                "push: %d token(s) of another service and %d encrypted registration(s) of user %s "
+                "get nothing from the %s backend",
+                len(tokens) - len(mine), len(devices), user.id, self.service,
+            )  # fmt: skip
+        return self.send_to_tokens(user, mine, notification)
+
+    def send_to_tokens(self, user: User, tokens: list[PushDeviceToken], notification: Notification) -> SendResult:
+        raise NotImplementedError
+
+
+class LogBackend(SendsOnly):
+    """Sends nothing: logs one line per token or device with the payload that would go to it."""
 
     def send(
         self, user: User, tokens: list[PushDeviceToken], devices: list[Device], notification: Notification
@@ -74,16 +120,14 @@ class LogBackend:
             )  # fmt: skip
         return SendResult(sent=len(tokens) + len(devices))
 
-    def register_token(self, user: User, kind: int, token: str, ios_app_id: str | None) -> None:
-        pass
 
-    def unregister_token(self, user: User, kind: int, token: str) -> None:
-        pass
+class ServiceRefused(Exception):
+    """A push service refused a request (a 4xx other than a stale token): the configuration or the
+    request is wrong, and trying again will not help. Fails the task, visibly."""
 
 
-class BouncerError(Exception):
-    """The bouncer refused a request (a 4xx): this server's registration or the request is wrong;
-    trying again will not help."""
+class BouncerError(ServiceRefused):
+    """The bouncer refused a request (a 4xx): this server's registration or the request is wrong."""
 
 
 class BouncerBackend:
