@@ -11,7 +11,7 @@ from django.conf import settings
 
 from apps.core.tasks import TemporaryFailure
 from apps.push.apns import APNsBackend
-from apps.push.backends import SendResult, SendsOnly, logger
+from apps.push.backends import SendResult, SendsOnly, logger, settled
 from apps.push.fcm import FCMBackend
 from apps.push.models import Device, PushDeviceToken
 from apps.push.payloads import Notification
@@ -45,6 +45,4 @@ class DirectBackend(SendsOnly):
                 continue
             result.sent += part.sent
             result.refused += part.refused
-        if failure is not None and result.sent == 0 and not result.refused:
-            raise failure
-        return result
+        return settled(result, failure, "the direct backend", user)

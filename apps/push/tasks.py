@@ -1,8 +1,15 @@
-"""Background tasks of push registrations: a push bouncer must know which tokens are whose."""
+"""Background tasks of push registrations: a push bouncer must know which tokens are whose, and the
+encrypted registrations of devices (apps/push/e2ee.py)."""
+
+import logging
 
 from apps.core.tasks import retried_task
-from apps.push.backends import push_backend
+from apps.push import actions  # the module (it queues these tasks): its functions are looked up when run
+from apps.push.backends import BouncerError, push_backend
+from apps.push.models import Device
 from apps.users.models import User
+
+logger = logging.getLogger("apps.push")
 
 # Attempts while the push service is down.
 MAX_ATTEMPTS = 6
@@ -20,3 +27,20 @@ def unregister_token_with_service(user_id: int, kind: int, token: str) -> None:
     user = User.objects.select_related("realm").filter(id=user_id).first()
     if user is not None:
         push_backend().unregister_token(user, kind, token)
+
+
+@retried_task(max_attempts=MAX_ATTEMPTS)
+def register_device_with_service(device_id: int, token_id: int, bouncer_public_key: str, registration: str) -> None:
+    """Hands a device's sealed registration to the push bouncer; the device's token counts once it
+    has it. A registration superseded meanwhile (another token, the device removed) is not sent; one
+    the bouncer refuses is marked with its error code, for the app to register again."""
+    device = Device.objects.select_related("user__realm").filter(id=device_id, pending_push_token_id=token_id).first()
+    if device is None:
+        return
+    try:
+        push_backend().register_device(device.user, token_id, bouncer_public_key, registration)
+    except BouncerError as exc:
+        logger.error("push: the bouncer refused the registration of device %s: %s", device_id, exc)
+        actions.do_fail_push_registration(device, exc.code)
+        return
+    actions.do_complete_push_registration(device, token_id)

@@ -7,6 +7,7 @@ import json
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
+from urllib.parse import parse_qsl
 
 from tests.push.fakes import serve_http
 
@@ -25,8 +26,13 @@ class FakeBouncer:
     received: list[Received] = field(default_factory=list)
     # What it answers next: (status, body); the last one stays.
     answers: list[tuple[int, dict]] = field(default_factory=list)
+    # What it answers next at a path (before `answers`), as above.
+    routes: dict[str, list[tuple[int, dict]]] = field(default_factory=dict)
 
-    def answer(self) -> tuple[int, dict]:
+    def answer(self, path: str = "") -> tuple[int, dict]:
+        route = self.routes.get(path)
+        if route:
+            return route.pop(0) if len(route) > 1 else route[0]
         if len(self.answers) > 1:
             return self.answers.pop(0)
         if self.answers:
@@ -37,8 +43,12 @@ class FakeBouncer:
     def respond(self, path: str, headers: dict[str, str], body: bytes) -> tuple[int, Any]:
         scheme, _, encoded = headers.get("authorization", "").partition(" ")
         user, _, password = base64.b64decode(encoded).decode().partition(":") if scheme == "Basic" else ("", "", "")
-        self.received.append(Received(path, (user, password), json.loads(body or b"{}"), headers.get("user-agent", "")))
-        return self.answer()
+        if headers.get("content-type", "").startswith("application/x-www-form-urlencoded"):
+            data: dict[str, Any] = dict(parse_qsl(body.decode()))
+        else:
+            data = json.loads(body or b"{}")
+        self.received.append(Received(path, (user, password), data, headers.get("user-agent", "")))
+        return self.answer(path)
 
 
 def start_fake_bouncer() -> tuple[FakeBouncer, Callable[[], None]]:
