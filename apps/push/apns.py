@@ -29,8 +29,9 @@ from django.conf import settings
 
 from apps.core.tasks import TemporaryFailure
 from apps.core.version import PARLEY_VERSION
-from apps.push.backends import OneServiceBackend, SendResult, ServiceRefused, settled
-from apps.push.models import PushDeviceToken
+from apps.push import e2ee
+from apps.push.backends import Delivery, OneServiceBackend, SendResult, ServiceRefused, settled
+from apps.push.models import Device, PushDeviceToken
 from apps.push.payloads import Notification
 from apps.users.models import User
 
@@ -135,45 +136,56 @@ def apns_message(payload: dict[str, Any]) -> dict[str, Any]:
 
 
 class APNsBackend(OneServiceBackend):
-    """Sends to the user's APNs tokens; FCM tokens and encrypted registrations get nothing."""
+    """Sends to the user's APNs tokens, and their APNs devices whose registration opens here."""
 
     kind = PushDeviceToken.Kind.APNS
     service = "APNs"
 
-    def send_to_tokens(self, user: User, tokens: list[PushDeviceToken], notification: Notification) -> SendResult:
+    def legacy_delivery(self, token: PushDeviceToken, notification: Notification) -> Delivery:
+        high = notification.fcm_options.get("priority") == "high"
+        message = apns_message(notification.apns)
+        return Delivery(token.token, message, high, token, topic=token.ios_app_id or settings.APNS_TOPIC)
+
+    def encrypted_delivery(self, device: Device, opened: dict[str, Any], notification: Notification) -> Delivery:
+        request = e2ee.push_request(device, notification)
+        headers = request["http_headers"]
+        return Delivery(
+            opened["token"], request["payload"], headers["apns_priority"] == 10, device,
+            topic=opened["ios_app_id"], push_type=headers["apns_push_type"],
+        )  # fmt: skip
+
+    def deliver(self, user: User, deliveries: list[Delivery]) -> SendResult:
         result = SendResult()
         failure: TemporaryFailure | None = None
-        body = json.dumps(apns_message(notification.apns)).encode()
-        high = notification.fcm_options.get("priority") == "high"
-        for token in tokens:
+        for delivery in deliveries:
             try:
-                status, reason = self._post(token, body, high=high)
+                status, reason = self._post(delivery)
             except TemporaryFailure as exc:
                 failure = exc
                 continue
             if status == 200:
                 result.sent += 1
             elif reason in STALE_TOKEN_REASONS:
-                logger.info("push: APNs refused token %s… of user %s (%s): removed", token.token[:8], user.id, reason)
-                result.refused.append(token)
+                logger.info("push: APNs refused token %s… of user %s (%s)", delivery.token[:8], user.id, reason)
+                result.refuse(delivery.target)
             else:
                 raise ServiceRefused(f"APNs refused the notification ({status} {reason})")
         return settled(result, failure, "APNs", user)
 
-    def _post(self, token: PushDeviceToken, body: bytes, *, high: bool) -> tuple[int, str]:
+    def _post(self, delivery: Delivery) -> tuple[int, str]:
         """(status, Apple's reason) of one notification; TemporaryFailure when worth trying again."""
         headers = {
             "authorization": f"bearer {_connection.provider_token()}",
-            "apns-topic": token.ios_app_id or settings.APNS_TOPIC,
-            "apns-push-type": "alert",
-            "apns-priority": "10" if high else "5",
+            "apns-topic": delivery.topic,
+            "apns-push-type": delivery.push_type,
+            "apns-priority": "10" if delivery.high else "5",
             "apns-expiration": str(int(time.time()) + EXPIRATION_SECONDS),
             "content-type": "application/json",
             "user-agent": f"Parley/{PARLEY_VERSION}",
         }
-        url = f"{apns_url()}/3/device/{token.token}"
+        url = f"{apns_url()}/3/device/{delivery.token}"
         try:
-            response = _connection.http().post(url, content=body, headers=headers)
+            response = _connection.http().post(url, content=json.dumps(delivery.message).encode(), headers=headers)
         except httpx.HTTPError as exc:
             raise TemporaryFailure(f"APNs {apns_url()} cannot be reached: {exc!r}") from exc
         reason = ""

@@ -37,6 +37,17 @@ from apps.users.models import User
 logger = logging.getLogger("apps.push")
 
 
+class ServiceRefused(Exception):
+    """A push service refused a request (a 4xx other than a stale token): the configuration or the
+    request is wrong, and trying again will not help. Fails the task, visibly. `code` is the error
+    code told to the app when it was a device's registration (Zulip's: INVALID_BOUNCER_PUBLIC_KEY,
+    INVALID_ENCRYPTED_PUSH_REGISTRATION, REQUEST_EXPIRED...)."""
+
+    def __init__(self, message: str, code: str = "BAD_REQUEST") -> None:
+        super().__init__(message)
+        self.code = code
+
+
 @dataclass
 class SendResult:
     """What a send did: how many tokens and devices it reached, and the tokens and devices the push
@@ -45,6 +56,21 @@ class SendResult:
     sent: int = 0
     refused: list[PushDeviceToken] = field(default_factory=list)
     refused_devices: list[Device] = field(default_factory=list)
+
+    def refuse(self, target: "PushDeviceToken | Device") -> None:
+        (self.refused_devices if isinstance(target, Device) else self.refused).append(target)
+
+
+@dataclass
+class Delivery:
+    """One notification to one phone as APNs or FCM takes it (apps/push/apns.py, fcm.py)."""
+
+    token: str  # the phone's APNs or FCM token
+    message: dict[str, Any]  # APNs: the JSON body; FCM: the data message
+    high: bool  # the priority: high (a message), or normal
+    target: PushDeviceToken | Device  # what the service's refusal of the token removes
+    topic: str = ""  # APNs: the app
+    push_type: str = "alert"  # APNs: alert, or background
 
 
 class PushBackend(Protocol):
@@ -94,26 +120,55 @@ def settled(result: SendResult, failure: TemporaryFailure | None, service: str, 
 
 
 class OneServiceBackend(SendsOnly):
-    """A backend of one push service (APNs, FCM): tokens of the other and encrypted registrations
-    get nothing from it (a warning says so)."""
+    """A backend of one push service (APNs, FCM): the user's tokens of that service, and their devices
+    registered for encrypted notifications whose sealed registration this server can open
+    (apps/push/e2ee.py) and names that service; the others get nothing (a warning says so)."""
 
-    kind: int
+    registers_devices = True
+    kind: int  # PushDeviceToken.Kind
     service: str
 
     def send(
         self, user: User, tokens: list[PushDeviceToken], devices: list[Device], notification: Notification
     ) -> SendResult:
-        mine = [token for token in tokens if token.kind == self.kind]
-        if len(mine) < len(tokens) or devices:
-            logger.warning(
-                "push: %d token(s) of another service and %d encrypted registration(s) of user %s "
-                "get nothing from the %s backend",
-                len(tokens) - len(mine), len(devices), user.id, self.service,
-            )  # fmt: skip
-        return self.send_to_tokens(user, mine, notification)
+        deliveries = self.deliveries(tokens, devices, notification)
+        warn_skipped(user, len(tokens) + len(devices) - len(deliveries), self.service)
+        return self.deliver(user, deliveries)
 
-    def send_to_tokens(self, user: User, tokens: list[PushDeviceToken], notification: Notification) -> SendResult:
+    def deliveries(
+        self, tokens: list[PushDeviceToken], devices: list[Device], notification: Notification
+    ) -> list[Delivery]:
+        legacy = [self.legacy_delivery(token, notification) for token in tokens if token.kind == self.kind]
+        encrypted = []
+        for device in devices:
+            opened = e2ee.opened_registration(device)
+            if opened is not None and opened["token_kind"] == PushDeviceToken.Kind(self.kind).label.lower():
+                encrypted.append(self.encrypted_delivery(device, opened, notification))
+        return legacy + encrypted
+
+    def legacy_delivery(self, token: PushDeviceToken, notification: Notification) -> Delivery:
         raise NotImplementedError
+
+    def encrypted_delivery(self, device: Device, opened: dict[str, Any], notification: Notification) -> Delivery:
+        raise NotImplementedError
+
+    def deliver(self, user: User, deliveries: list[Delivery]) -> SendResult:
+        raise NotImplementedError
+
+    def register_device(self, user: User, token_id: int, bouncer_public_key: str, registration: str) -> None:
+        try:
+            e2ee.open_registration(bouncer_public_key, registration, token_id=token_id, fresh=True)
+        except e2ee.SealedRegistrationError as exc:
+            raise ServiceRefused(str(exc), exc.code) from exc
+
+
+def warn_skipped(user: User, skipped: int, service: str) -> None:
+    if skipped:
+        logger.warning(
+            "push: %d token(s) or encrypted registration(s) of user %s get nothing from the %s backend "
+            "(another service's, or sealed for a key this server does not have)",
+            skipped, user.id, service,
+        )  # fmt: skip
 
 
 class LogBackend(SendsOnly):
@@ -137,18 +192,8 @@ class LogBackend(SendsOnly):
         return SendResult(sent=len(tokens) + len(devices))
 
 
-class ServiceRefused(Exception):
-    """A push service refused a request (a 4xx other than a stale token): the configuration or the
-    request is wrong, and trying again will not help. Fails the task, visibly."""
-
-
 class BouncerError(ServiceRefused):
-    """The bouncer refused a request (a 4xx): this server's registration or the request is wrong;
-    `code` is the bouncer's error code (Zulip's: INVALID_BOUNCER_PUBLIC_KEY, REQUEST_EXPIRED...)."""
-
-    def __init__(self, message: str, code: str = "BAD_REQUEST") -> None:
-        super().__init__(message)
-        self.code = code
+    """The bouncer refused a request (a 4xx): this server's registration or the request is wrong."""
 
 
 class BouncerBackend:

@@ -7,7 +7,7 @@ from django.conf import settings
 from django.core.checks import Error, register
 from django.utils.module_loading import import_string
 
-from apps.push import apns, fcm
+from apps.push import apns, e2ee, fcm
 
 APNS = "apps.push.apns.APNsBackend"
 FCM = "apps.push.fcm.FCMBackend"
@@ -32,6 +32,8 @@ def check_push_backend(app_configs: Any = None, **kwargs: Any) -> list[Error]:
         if not (apns_set or fcm_set):
             problems = ["neither APNS_TOKEN_KEY_FILE nor ANDROID_FCM_CREDENTIALS_PATH is set"]
         problems += (apns.configuration_errors() if apns_set else []) + (fcm.configuration_errors() if fcm_set else [])
+    if backend in (APNS, FCM, DIRECT):
+        problems += e2ee.key_errors()
     elif backend == BOUNCER:
         problems = [f"{name} is not set" for name in ("ZULIP_ORG_ID", "ZULIP_ORG_KEY") if not getattr(settings, name)]
     return [Error(f"PUSH_BACKEND {backend}: {problem}", id="push.E002") for problem in problems]

@@ -25,16 +25,22 @@ import base64
 import hashlib
 import hmac
 import json
+import logging
+import time
 import uuid
 from typing import Any
 
+import nacl.exceptions
+import nacl.public
 import nacl.secret
 from django.conf import settings
 
 from apps.push.models import Device
 from apps.push.payloads import Notification
-from apps.push.serializers import encode_token_id
+from apps.push.serializers import APP_ID_RE, HEX_RE, encode_token_id
 from apps.realms.models import Realm
+
+logger = logging.getLogger("apps.push")
 
 
 def realm_uuid(realm_id: int) -> str:
@@ -92,3 +98,88 @@ def push_request(device: Device, notification: Notification) -> dict[str, Any]:
             headers = {"apns_priority": 10, "apns_push_type": "alert"}
         return {"token_id": token_id, "http_headers": headers, "payload": payload}
     return {"token_id": token_id, "fcm_priority": "normal" if removal else "high", "payload": payload}
+
+
+# --- sealed registrations opened here: the direct backends ------------------------------------------
+# An operator who builds their own app gives it their own "bouncer" key pair's public key; with its
+# private key in PUSH_REGISTRATION_PRIVATE_KEYS, this server opens the registrations (as Zulip's bouncer
+# does with PUSH_REGISTRATION_ENCRYPTION_KEYS) and sends the encrypted notifications to APNs and FCM
+# itself. A registration is checked when it is made (fresh: made in the last day, as the bouncer
+# requires), and opened again for each notification (the token is kept sealed in the database).
+
+REGISTRATION_LIFETIME_SECONDS = 24 * 3600
+
+
+class SealedRegistrationError(Exception):
+    def __init__(self, message: str, code: str) -> None:
+        super().__init__(message)
+        self.code = code
+
+
+def private_keys() -> dict[bytes, nacl.public.PrivateKey]:
+    """PUSH_REGISTRATION_PRIVATE_KEYS by their public key."""
+    keys = {}
+    for encoded in settings.PUSH_REGISTRATION_PRIVATE_KEYS:
+        key = nacl.public.PrivateKey(base64.b64decode(encoded, validate=True))
+        keys[bytes(key.public_key)] = key
+    return keys
+
+
+def key_errors() -> list[str]:
+    """What is wrong with PUSH_REGISTRATION_PRIVATE_KEYS, for `manage.py check`."""
+    try:
+        private_keys()
+    except (ValueError, TypeError, nacl.exceptions.CryptoError):
+        return ["PUSH_REGISTRATION_PRIVATE_KEYS holds something else than base64 X25519 private keys (32 bytes)"]
+    return []
+
+
+def open_registration(
+    bouncer_public_key: str, sealed: str, *, token_id: int | None = None, fresh: bool = False
+) -> dict[str, Any]:
+    """The registration the app sealed (token_kind, token, timestamp, ios_app_id), checked as Zulip's
+    bouncer checks it; else SealedRegistrationError with the bouncer's error code."""
+    try:
+        key = private_keys().get(base64.b64decode(bouncer_public_key, validate=True))
+    except (ValueError, TypeError, nacl.exceptions.CryptoError):
+        key = None
+    if key is None:
+        raise SealedRegistrationError("Invalid bouncer_public_key", "INVALID_BOUNCER_PUBLIC_KEY")
+    invalid = SealedRegistrationError("Invalid encrypted_push_registration", "INVALID_ENCRYPTED_PUSH_REGISTRATION")
+    try:
+        opened = json.loads(nacl.public.SealedBox(key).decrypt(base64.b64decode(sealed, validate=True)))
+    except (ValueError, TypeError, nacl.exceptions.CryptoError):
+        raise invalid from None
+    if not _well_formed(opened):
+        raise invalid
+    if token_id is not None and int.from_bytes(_token_hash(opened["token"]), "big", signed=True) != token_id:
+        raise invalid
+    if fresh and time.time() - opened["timestamp"] > REGISTRATION_LIFETIME_SECONDS:
+        raise SealedRegistrationError("Request expired", "REQUEST_EXPIRED")
+    return opened
+
+
+def _token_hash(token: str) -> bytes:
+    return hashlib.sha256(token.encode()).digest()[:8]
+
+
+def _well_formed(opened: Any) -> bool:
+    if not isinstance(opened, dict) or not isinstance(opened.get("token"), str) or not opened["token"]:
+        return False
+    if not isinstance(opened.get("timestamp"), int):
+        return False
+    app_id = opened.get("ios_app_id")
+    if opened.get("token_kind") == "fcm":
+        return app_id is None
+    if opened.get("token_kind") == "apns":
+        return isinstance(app_id, str) and bool(APP_ID_RE.fullmatch(app_id)) and bool(HEX_RE.fullmatch(opened["token"]))
+    return False
+
+
+def opened_registration(device: Device) -> dict[str, Any] | None:
+    """The device's registration, opened for sending (None: this server cannot open it)."""
+    try:
+        return open_registration(device.bouncer_public_key or "", device.encrypted_push_registration or "")
+    except SealedRegistrationError as exc:
+        logger.warning("push: the registration of device %s cannot be opened here: %s", device.id, exc)
+        return None

@@ -27,8 +27,9 @@ from google.oauth2 import service_account
 
 from apps.core.tasks import TemporaryFailure
 from apps.core.version import PARLEY_VERSION
-from apps.push.backends import OneServiceBackend, SendResult, ServiceRefused, settled
-from apps.push.models import PushDeviceToken
+from apps.push import e2ee
+from apps.push.backends import Delivery, OneServiceBackend, SendResult, ServiceRefused, settled
+from apps.push.models import Device, PushDeviceToken
 from apps.push.payloads import Notification
 from apps.users.models import User
 
@@ -133,22 +134,29 @@ def _about_the_token(code: str, message: str) -> bool:
 
 
 class FCMBackend(OneServiceBackend):
-    """Sends to the user's FCM tokens; APNs tokens and encrypted registrations get nothing."""
+    """Sends to the user's FCM tokens, and their FCM devices whose registration opens here."""
 
     kind = PushDeviceToken.Kind.FCM
     service = "FCM"
 
-    def send_to_tokens(self, user: User, tokens: list[PushDeviceToken], notification: Notification) -> SendResult:
+    def legacy_delivery(self, token: PushDeviceToken, notification: Notification) -> Delivery:
+        high = notification.fcm_options.get("priority", "high") == "high"
+        return Delivery(token.token, fcm_data(notification.fcm), high, token)
+
+    def encrypted_delivery(self, device: Device, opened: dict[str, Any], notification: Notification) -> Delivery:
+        request = e2ee.push_request(device, notification)
+        return Delivery(opened["token"], fcm_data(request["payload"]), request["fcm_priority"] == "high", device)
+
+    def deliver(self, user: User, deliveries: list[Delivery]) -> SendResult:
         result = SendResult()
-        if not tokens:
+        if not deliveries:
             return result
         failure: TemporaryFailure | None = None
         access_token, project = _session.access()
-        data = fcm_data(notification.fcm)
-        priority = notification.fcm_options.get("priority", "high")
         url = f"{settings.FCM_URL.rstrip('/')}/v1/projects/{project}/messages:send"
-        for token in tokens:
-            message = {"token": token.token, "data": data, "android": {"priority": priority}}
+        for delivery in deliveries:
+            android = {"priority": "high" if delivery.high else "normal"}
+            message = {"token": delivery.token, "data": delivery.message, "android": android}
             try:
                 response = _session.http.post(
                     url,
@@ -164,8 +172,8 @@ class FCMBackend(OneServiceBackend):
                 continue
             code, text = _error_of(response)
             if _about_the_token(code, text):
-                logger.info("push: FCM refused token %s… of user %s (%s): removed", token.token[:8], user.id, code)
-                result.refused.append(token)
+                logger.info("push: FCM refused token %s… of user %s (%s)", delivery.token[:8], user.id, code)
+                result.refuse(delivery.target)
             elif response.status_code in TEMPORARY_STATUSES:
                 failure = TemporaryFailure(f"FCM answered {response.status_code} {code}: {text}")
             else:

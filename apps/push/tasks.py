@@ -5,7 +5,7 @@ import logging
 
 from apps.core.tasks import retried_task
 from apps.push import actions  # the module (it queues these tasks): its functions are looked up when run
-from apps.push.backends import BouncerError, push_backend
+from apps.push.backends import ServiceRefused, push_backend
 from apps.push.models import Device
 from apps.users.models import User
 
@@ -31,16 +31,17 @@ def unregister_token_with_service(user_id: int, kind: int, token: str) -> None:
 
 @retried_task(max_attempts=MAX_ATTEMPTS)
 def register_device_with_service(device_id: int, token_id: int, bouncer_public_key: str, registration: str) -> None:
-    """Hands a device's sealed registration to the push bouncer; the device's token counts once it
-    has it. A registration superseded meanwhile (another token, the device removed) is not sent; one
-    the bouncer refuses is marked with its error code, for the app to register again."""
+    """Hands a device's sealed registration to the push bouncer (or, with the direct backends, opens
+    it: apps/push/e2ee.py); the device's token counts once it has it. A registration superseded
+    meanwhile (another token, the device removed) is not sent; one refused is marked with its error
+    code, for the app to register again."""
     device = Device.objects.select_related("user__realm").filter(id=device_id, pending_push_token_id=token_id).first()
     if device is None:
         return
     try:
         push_backend().register_device(device.user, token_id, bouncer_public_key, registration)
-    except BouncerError as exc:
-        logger.error("push: the bouncer refused the registration of device %s: %s", device_id, exc)
+    except ServiceRefused as exc:
+        logger.error("push: the push service refused the registration of device %s: %s", device_id, exc)
         actions.do_fail_push_registration(device, exc.code)
         return
     actions.do_complete_push_registration(device, token_id)

@@ -154,6 +154,10 @@ APNS_URL = env.str("APNS_URL", default="")
 # Google's address of the send API (tests; the token's address is the key file's token_uri).
 ANDROID_FCM_CREDENTIALS_PATH = env.str("ANDROID_FCM_CREDENTIALS_PATH", default="")
 FCM_URL = env.str("FCM_URL", default="https://fcm.googleapis.com")
+# For an own app registering devices for end-to-end encrypted notifications (Zulip 12's apps do):
+# the private keys (base64, X25519) of the key pairs whose public key the app seals registrations
+# for, in place of Zulip's bouncer's; the direct backends open them (apps/push/e2ee.py).
+PUSH_REGISTRATION_PRIVATE_KEYS = env.list("PUSH_REGISTRATION_PRIVATE_KEYS", default=[])
 # How long one request to APNs or FCM may take.
 PUSH_SERVICE_TIMEOUT_SECONDS = cfg.positive_int("PUSH_SERVICE_TIMEOUT_SECONDS", 15)
 # Zulip's PUSH_NOTIFICATION_REDACT_CONTENT: notifications say "New message" instead of the text.

@@ -3,7 +3,10 @@ its OAuth token service) servers on 127.0.0.1: what they send and how they authe
 services refuse (removed), services that are down (tried again later) or that refuse the server
 (failed, not retried), and `manage.py check` refusing settings that cannot work."""
 
+import base64
+import hashlib
 import json
+import time
 from dataclasses import dataclass, field
 from datetime import timedelta
 from io import StringIO
@@ -11,6 +14,8 @@ from typing import Any
 from urllib.parse import parse_qsl
 
 import jwt
+import nacl.public
+import nacl.secret
 import pytest
 from cryptography.hazmat.primitives import serialization
 from cryptography.hazmat.primitives.asymmetric import ec, rsa
@@ -19,7 +24,7 @@ from django.core.management.base import SystemCheckError
 from django.utils import timezone
 from django_tasks_db.models import DBTaskResult
 
-from apps.push.models import ActivePushNotification, PushDeviceToken
+from apps.push.models import ActivePushNotification, Device, PushDeviceToken
 from tests.api import api_for, assert_success
 from tests.push.fakes import serve_http, serve_http2
 from tests.tasks import run_ready_tasks
@@ -261,3 +266,97 @@ def test_check_refuses_settings_that_cannot_work(settings, tmp_path):
 
 def test_check_accepts_working_settings(apns, fcm):
     call_command("check", stdout=StringIO())
+
+
+# --- devices registered for end-to-end encrypted notifications, sealed for the operator's key -------
+
+APP_KEY = base64.b64encode(bytes([0x31]) + bytes(range(32))).decode()
+
+
+@pytest.fixture
+def registration_key(settings):
+    key = nacl.public.PrivateKey.generate()
+    settings.PUSH_REGISTRATION_PRIVATE_KEYS = [base64.b64encode(bytes(key)).decode()]
+    return key.public_key
+
+
+def sealed_registration(public_key, token, token_kind="fcm", ios_app_id=None, timestamp=None, **changes) -> dict:  # noqa: S107
+    """What the app sends (zulip-flutter's PushRegistration, sealed with libsodium's box.seal)."""
+    plain = {"token_kind": token_kind, "token": token, "timestamp": int(timestamp or time.time())}
+    if ios_app_id is not None:
+        plain["ios_app_id"] = ios_app_id
+    sealed = nacl.public.SealedBox(public_key).encrypt(json.dumps(plain).encode())
+    token_id = base64.b64encode(hashlib.sha256(token.encode()).digest()[:8]).decode()
+    return {
+        "push_key_id": 7, "push_key": APP_KEY, "token_kind": token_kind, "token_id": token_id,
+        "bouncer_public_key": base64.b64encode(bytes(public_key)).decode(),
+        "encrypted_push_registration": base64.b64encode(sealed).decode(), **changes,
+    }  # fmt: skip
+
+
+def register_device(user, params) -> Device:
+    device_id = assert_success(api_for(user).post("/register_client_device"))["device_id"]
+    assert_success(api_for(user).post("/mobile_push/register", {"device_id": device_id, **params}))
+    run_ready_tasks()
+    return Device.objects.get(id=device_id)
+
+
+def decrypt(encrypted_data: str) -> dict:
+    box = nacl.secret.SecretBox(base64.b64decode(APP_KEY)[1:])
+    return json.loads(box.decrypt(base64.b64decode(encrypted_data)))
+
+
+def test_an_own_app_device_gets_encrypted_notifications_from_fcm(member, admin, fcm, registration_key):
+    device = register_device(member, sealed_registration(registration_key, "fcm-e2ee-token"))
+    assert device.push_token_id is not None
+    assert device.push_registration_error_code is None
+    message_id = send_dm(admin, member)
+    run_ready_tasks()
+    [push] = fcm.received
+    message = push.body["message"]
+    assert (message["token"], message["android"]) == ("fcm-e2ee-token", {"priority": "high"})
+    assert set(message["data"]) == {"push_key_id", "encrypted_data"}
+    assert message["data"]["push_key_id"] == "7"
+    payload = decrypt(message["data"]["encrypted_data"])
+    assert (payload["type"], payload["message_id"], payload["content"]) == ("message", message_id, "ping")
+
+    fcm.answers["fcm-e2ee-token"] = fcm_error(404, "UNREGISTERED", "Requested entity was not found.")
+    send_dm(admin, member)
+    run_ready_tasks()
+    device.refresh_from_db()
+    assert device.push_token_id is None
+
+
+def test_an_own_app_device_gets_encrypted_notifications_from_apns(member, admin, apns, registration_key):
+    register_device(member, sealed_registration(registration_key, APNS_TOKEN, "apns", ios_app_id="org.example.chat"))
+    send_dm(admin, member)
+    run_ready_tasks()
+    [push] = apns.received
+    assert push.path == f"/3/device/{APNS_TOKEN}"
+    assert (push.headers["apns-topic"], push.headers["apns-push-type"]) == ("org.example.chat", "alert")
+    assert push.body["aps"] == {"mutable-content": 1, "alert": {"title": "New notification"}, "sound": "default"}
+    assert push.body["push_key_id"] == 7
+    assert decrypt(push.body["encrypted_data"])["type"] == "message"
+
+
+@pytest.mark.parametrize(
+    ("changes", "code"),
+    [
+        ({"key": "other"}, "INVALID_BOUNCER_PUBLIC_KEY"),
+        ({"token_id": base64.b64encode(bytes(8)).decode()}, "INVALID_ENCRYPTED_PUSH_REGISTRATION"),
+        (
+            {"encrypted_push_registration": base64.b64encode(b"not sealed").decode()},
+            "INVALID_ENCRYPTED_PUSH_REGISTRATION",
+        ),
+        ({"timestamp": time.time() - 2 * 86400}, "REQUEST_EXPIRED"),
+        ({"token_kind": "apns"}, "INVALID_ENCRYPTED_PUSH_REGISTRATION"),  # an APNs token without its app
+    ],
+)
+def test_a_registration_that_does_not_open_is_refused_to_the_app(member, fcm, registration_key, changes, code):
+    public_key = nacl.public.PrivateKey.generate().public_key if changes.pop("key", None) else registration_key
+    timestamp = changes.pop("timestamp", None)
+    token_kind = changes.pop("token_kind", "fcm")
+    device = register_device(
+        member, sealed_registration(public_key, "c0ffee", token_kind, timestamp=timestamp, **changes)
+    )
+    assert (device.push_token_id, device.push_registration_error_code) == (None, code)
