@@ -38,6 +38,10 @@ class DeviceIdParams(Params):
     device_id: Json[int]
 
 
+class OptionalDeviceIdParams(Params):
+    device_id: Json[int] | None = None
+
+
 class RegisterPushDeviceParams(Params):
     device_id: Json[int]
     token_kind: str | None = None

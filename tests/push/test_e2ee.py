@@ -11,7 +11,7 @@ import nacl.secret
 from django.utils import timezone
 
 from apps.push.models import Device
-from tests.api import api_for, assert_success
+from tests.api import api_for, assert_error, assert_success
 from tests.push.test_devices import KEY, TOKEN_ID, new_device, registration
 from tests.tasks import run_ready_tasks
 
@@ -152,3 +152,19 @@ def test_a_registration_the_bouncer_refuses_is_marked_for_the_app(member, bounce
     device.refresh_from_db()
     assert (device.push_token_id, device.push_registration_error_code) == (123456789, None)
     assert device.push_token_last_updated_timestamp <= timezone.now()
+
+
+def test_an_encrypted_test_notification(member, admin, bouncer):
+    device_id = registered_device(member, bouncer)
+    other = new_device(member)  # no registration: not a target
+    bouncer.routes[NOTIFY] = [(200, SENT)]
+    assert_success(api_for(member).post("/mobile_push/e2ee/test_notification", {"device_id": device_id}))
+    [request] = bouncer.received[0].body["push_requests"]
+    payload = decrypt(request["payload"]["encrypted_data"])
+    assert (payload["type"], payload["user_id"], payload["realm_url"]) == ("test", member.id, member.realm.url)
+    assert_success(api_for(member).post("/mobile_push/e2ee/test_notification"))
+    assert len(bouncer.received) == 2
+    for params, user in (({"device_id": other}, member), ({"device_id": device_id}, admin), ({}, admin)):
+        response = api_for(user).post("/mobile_push/e2ee/test_notification", params)
+        assert_error(response, 400, "NO_ACTIVE_PUSH_DEVICE", "No active registered push device")
+    assert len(bouncer.received) == 2
