@@ -138,7 +138,7 @@ def apns_message(payload: dict[str, Any]) -> dict[str, Any]:
 class APNsBackend(OneServiceBackend):
     """Sends to the user's APNs tokens, and their APNs devices whose registration opens here."""
 
-    kind = PushDeviceToken.Kind.APNS
+    kind, device_kind = PushDeviceToken.Kind.APNS, Device.TokenKind.APNS
     service = "APNs"
 
     def legacy_delivery(self, token: PushDeviceToken, notification: Notification) -> Delivery:

@@ -126,6 +126,7 @@ class OneServiceBackend(SendsOnly):
 
     registers_devices = True
     kind: int  # PushDeviceToken.Kind
+    device_kind: str  # Device.TokenKind
     service: str
 
     def send(
@@ -142,7 +143,7 @@ class OneServiceBackend(SendsOnly):
         encrypted = []
         for device in devices:
             opened = e2ee.opened_registration(device)
-            if opened is not None and opened["token_kind"] == PushDeviceToken.Kind(self.kind).label.lower():
+            if opened is not None and opened["token_kind"] == self.device_kind:
                 encrypted.append(self.encrypted_delivery(device, opened, notification))
         return legacy + encrypted
 

@@ -136,7 +136,7 @@ def _about_the_token(code: str, message: str) -> bool:
 class FCMBackend(OneServiceBackend):
     """Sends to the user's FCM tokens, and their FCM devices whose registration opens here."""
 
-    kind = PushDeviceToken.Kind.FCM
+    kind, device_kind = PushDeviceToken.Kind.FCM, Device.TokenKind.FCM
     service = "FCM"
 
     def legacy_delivery(self, token: PushDeviceToken, notification: Notification) -> Delivery:

@@ -6,6 +6,7 @@ services refuse (removed), services that are down (tried again later) or that re
 import base64
 import hashlib
 import json
+import runpy
 import time
 from dataclasses import dataclass, field
 from datetime import timedelta
@@ -360,3 +361,14 @@ def test_a_registration_that_does_not_open_is_refused_to_the_app(member, fcm, re
         member, sealed_registration(public_key, "c0ffee", token_kind, timestamp=timestamp, **changes)
     )
     assert (device.push_token_id, device.push_registration_error_code) == (None, code)
+
+
+@pytest.mark.parametrize(
+    ("backend", "enabled"),
+    [("apps.push.direct.DirectBackend", True), ("apps.push.apns.APNsBackend", True),
+     ("apps.push.backends.LogBackend", False)],
+)  # fmt: skip
+def test_clients_are_told_notifications_work_with_a_direct_backend(settings, monkeypatch, backend, enabled):
+    monkeypatch.setenv("PUSH_BACKEND", backend)
+    computed = runpy.run_path(str(settings.BASE_DIR / "config" / "settings" / "base.py"))
+    assert computed["PUSH_NOTIFICATIONS_ENABLED"] is enabled

@@ -9,8 +9,10 @@ import uuid
 
 import nacl.secret
 from django.utils import timezone
+from django_tasks_db.models import DBTaskResult
 
 from apps.push.models import Device
+from apps.push.tasks import REGISTRATION_MAX_ATTEMPTS
 from tests.api import api_for, assert_error, assert_success
 from tests.push.test_devices import KEY, TOKEN_ID, new_device, registration
 from tests.tasks import run_ready_tasks
@@ -168,3 +170,16 @@ def test_an_encrypted_test_notification(member, admin, bouncer):
         response = api_for(user).post("/mobile_push/e2ee/test_notification", params)
         assert_error(response, 400, "NO_ACTIVE_PUSH_DEVICE", "No active registered push device")
     assert len(bouncer.received) == 2
+
+
+def test_a_registration_the_bouncer_never_gets_expires_for_the_app(member, bouncer):
+    device_id = new_device(member)
+    bouncer.routes[REGISTER] = [(503, {})]
+    assert_success(api_for(member).post("/mobile_push/register", registration(device_id)))
+    for _ in range(REGISTRATION_MAX_ATTEMPTS):
+        DBTaskResult.objects.filter(status="READY").update(run_after=timezone.now())
+        run_ready_tasks()
+    assert len(bouncer.received) == REGISTRATION_MAX_ATTEMPTS
+    device = Device.objects.get(id=device_id)
+    assert (device.push_token_id, device.push_registration_error_code) == (None, "REQUEST_EXPIRED")
+    assert not DBTaskResult.objects.filter(status="READY").exists()
