@@ -12,11 +12,11 @@ from django.utils import timezone
 from apps.core.cache import forget
 from apps.core.errors import JsonableError
 from apps.events.publish import send_event_on_commit
+from apps.push import tasks  # the module: it runs these actions, and they queue its tasks
 from apps.push.backends import SendResult, push_backend
 from apps.push.models import Device, PushDeviceToken
 from apps.push.selectors import has_devices_cache_key
 from apps.push.serializers import check_push_key, check_token_kind, decode_token_id, device_to_dict
-from apps.push.tasks import register_device_with_service, register_token_with_service, unregister_token_with_service
 from apps.users.models import User
 
 # --- tokens (POST/DELETE /users/me/apns_device_token, /users/me/android_gcm_reg_id) ----------------
@@ -35,7 +35,7 @@ def do_add_push_device_token(user: User, *, kind: int, token: str, ios_app_id: s
         row.save(update_fields=["ios_app_id", "last_updated"])
     _registrations_changed(user.realm_id)
     if push_backend().registers_tokens:
-        register_token_with_service.enqueue(user.id, kind, token, ios_app_id)
+        tasks.register_token_with_service.enqueue(user.id, kind, token, ios_app_id)
     return row
 
 
@@ -46,7 +46,7 @@ def do_remove_push_device_token(user: User, *, kind: int, token: str) -> None:
         raise JsonableError("Token does not exist")
     _registrations_changed(user.realm_id)
     if push_backend().registers_tokens:
-        unregister_token_with_service.enqueue(user.id, kind, token)
+        tasks.unregister_token_with_service.enqueue(user.id, kind, token)
 
 
 def do_remove_push_device_tokens(tokens: list[PushDeviceToken]) -> int:
@@ -118,7 +118,7 @@ def do_register_push_token(
     device.bouncer_public_key, device.encrypted_push_registration = bouncer_public_key, encrypted_push_registration
     if push_backend().registers_devices:
         device.pending_push_token_id = token_id
-        register_device_with_service.enqueue(device.id, token_id, bouncer_public_key, encrypted_push_registration)
+        tasks.register_device_with_service.enqueue(device.id, token_id, bouncer_public_key, encrypted_push_registration)
     else:
         device.push_token_id, device.pending_push_token_id = token_id, None
         changed.insert(0, "push_token_id")

@@ -4,7 +4,7 @@ encrypted registrations of devices (apps/push/e2ee.py)."""
 import logging
 
 from apps.core.tasks import TemporaryFailure, retried_task
-from apps.push import actions  # the module (it queues these tasks): its functions are looked up when run
+from apps.push import actions  # the module: it queues these tasks, which run its actions
 from apps.push.backends import ServiceRefused, push_backend
 from apps.push.models import Device
 from apps.users.models import User
