@@ -111,7 +111,7 @@ def settled(result: SendResult, failure: TemporaryFailure | None, service: str, 
     task is tried again (TemporaryFailure) only when no phone was reached, since a retry would notify
     the others twice; else the phones missed are a warning."""
     if failure is not None:
-        if result.sent == 0 and not result.refused:
+        if result.sent == 0 and not (result.refused or result.refused_devices):
             raise failure
         logger.warning(
             "push: %s reached %d of user %s's phones; the others not: %s", service, result.sent, user.id, failure
@@ -132,19 +132,20 @@ class OneServiceBackend(SendsOnly):
     def send(
         self, user: User, tokens: list[PushDeviceToken], devices: list[Device], notification: Notification
     ) -> SendResult:
-        deliveries = self.deliveries(tokens, devices, notification)
+        deliveries = self.deliveries(tokens, opened_devices(devices), notification)
         warn_skipped(user, len(tokens) + len(devices) - len(deliveries), self.service)
         return self.deliver(user, deliveries)
 
     def deliveries(
-        self, tokens: list[PushDeviceToken], devices: list[Device], notification: Notification
+        self, tokens: list[PushDeviceToken], devices: list[tuple[Device, dict[str, Any]]], notification: Notification
     ) -> list[Delivery]:
+        """What goes to this service: its tokens, and its devices (with their opened registration)."""
         legacy = [self.legacy_delivery(token, notification) for token in tokens if token.kind == self.kind]
-        encrypted = []
-        for device in devices:
-            opened = e2ee.opened_registration(device)
-            if opened is not None and opened["token_kind"] == self.device_kind:
-                encrypted.append(self.encrypted_delivery(device, opened, notification))
+        encrypted = [
+            self.encrypted_delivery(device, opened, notification)
+            for device, opened in devices
+            if opened["token_kind"] == self.device_kind
+        ]
         return legacy + encrypted
 
     def legacy_delivery(self, token: PushDeviceToken, notification: Notification) -> Delivery:
@@ -161,6 +162,12 @@ class OneServiceBackend(SendsOnly):
             e2ee.open_registration(bouncer_public_key, registration, token_id=token_id, fresh=True)
         except e2ee.SealedRegistrationError as exc:
             raise ServiceRefused(str(exc), exc.code) from exc
+
+
+def opened_devices(devices: list[Device]) -> list[tuple[Device, dict[str, Any]]]:
+    """The devices whose sealed registration this server can open, with it opened."""
+    opened = [(device, e2ee.opened_registration(device)) for device in devices]
+    return [(device, registration) for device, registration in opened if registration is not None]
 
 
 def warn_skipped(user: User, skipped: int, service: str) -> None:

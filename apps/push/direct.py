@@ -12,7 +12,7 @@ from django.conf import settings
 
 from apps.core.tasks import TemporaryFailure
 from apps.push.apns import APNsBackend
-from apps.push.backends import OneServiceBackend, SendResult, settled, warn_skipped
+from apps.push.backends import OneServiceBackend, SendResult, opened_devices, settled, warn_skipped
 from apps.push.fcm import FCMBackend
 from apps.push.models import Device, PushDeviceToken
 from apps.push.payloads import Notification
@@ -30,7 +30,8 @@ class DirectBackend(OneServiceBackend):
             services.append(APNsBackend())
         if settings.ANDROID_FCM_CREDENTIALS_PATH:
             services.append(FCMBackend())
-        planned = [(backend, backend.deliveries(tokens, devices, notification)) for backend in services]
+        opened = opened_devices(devices)
+        planned = [(backend, backend.deliveries(tokens, opened, notification)) for backend in services]
         warn_skipped(user, len(tokens) + len(devices) - sum(len(d) for _, d in planned), self.service)
         result = SendResult()
         failure: TemporaryFailure | None = None
