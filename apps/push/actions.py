@@ -12,11 +12,11 @@ from django.utils import timezone
 from apps.core.cache import forget
 from apps.core.errors import JsonableError
 from apps.events.publish import send_event_on_commit
-from apps.push.backends import push_backend
+from apps.push import tasks  # the module: it runs these actions, and they queue its tasks
+from apps.push.backends import SendResult, push_backend
 from apps.push.models import Device, PushDeviceToken
 from apps.push.selectors import has_devices_cache_key
 from apps.push.serializers import check_push_key, check_token_kind, decode_token_id, device_to_dict
-from apps.push.tasks import register_token_with_service, unregister_token_with_service
 from apps.users.models import User
 
 # --- tokens (POST/DELETE /users/me/apns_device_token, /users/me/android_gcm_reg_id) ----------------
@@ -35,7 +35,7 @@ def do_add_push_device_token(user: User, *, kind: int, token: str, ios_app_id: s
         row.save(update_fields=["ios_app_id", "last_updated"])
     _registrations_changed(user.realm_id)
     if push_backend().registers_tokens:
-        register_token_with_service.enqueue(user.id, kind, token, ios_app_id)
+        tasks.register_token_with_service.enqueue(user.id, kind, token, ios_app_id)
     return row
 
 
@@ -46,7 +46,7 @@ def do_remove_push_device_token(user: User, *, kind: int, token: str) -> None:
         raise JsonableError("Token does not exist")
     _registrations_changed(user.realm_id)
     if push_backend().registers_tokens:
-        unregister_token_with_service.enqueue(user.id, kind, token)
+        tasks.unregister_token_with_service.enqueue(user.id, kind, token)
 
 
 def do_remove_push_device_tokens(tokens: list[PushDeviceToken]) -> int:
@@ -103,23 +103,66 @@ def do_register_push_token(
     push_key_id: int | None = None,
 ) -> None:
     """Stores the device's push token registration as its app sent it (and its key, when sent
-    along), and counts it registered: Parley keeps the registration meant for the push bouncer as
-    is. Emits: device update to its user (its key id when sent, its token ids and time, no error).
-    """
+    along). With a backend that registers devices with the push bouncer (the bouncer backend), the
+    token is pending until the bouncer has it (a task: do_complete_push_registration); with any other
+    it counts at once. Emits: device update to its user (its key id when sent, its token ids and time,
+    no error)."""
     now = timezone.now()
-    changed = ["push_token_id", "pending_push_token_id", "push_token_last_updated_timestamp"]
-    changed.append("push_registration_error_code")
+    changed = ["pending_push_token_id", "push_token_last_updated_timestamp", "push_registration_error_code"]
     if push_key is not None:
         device.push_key, device.push_key_id = push_key, push_key_id
-        changed.append("push_key_id")
+        changed.insert(0, "push_key_id")
     device.push_token_kind = token_kind
-    device.push_token_id, device.pending_push_token_id = token_id, None
     device.push_token_last_updated_timestamp = now
     device.push_registration_error_code = None
     device.bouncer_public_key, device.encrypted_push_registration = bouncer_public_key, encrypted_push_registration
+    if push_backend().registers_devices:
+        device.pending_push_token_id = token_id
+        tasks.register_device_with_service.enqueue(device.id, token_id, bouncer_public_key, encrypted_push_registration)
+    else:
+        device.push_token_id, device.pending_push_token_id = token_id, None
+        changed.insert(0, "push_token_id")
     device.save()
     _registrations_changed(device.user.realm_id)
     _send_device_update(device, changed)
+
+
+@transaction.atomic(savepoint=False)
+def do_complete_push_registration(device: Device, token_id: int) -> None:
+    """The push bouncer has the device's pending token: it is the device's. Emits: device update."""
+    device.push_token_id, device.pending_push_token_id = token_id, None
+    device.save(update_fields=["push_token_id", "pending_push_token_id"])
+    _registrations_changed(device.user.realm_id)
+    _send_device_update(device, ["push_token_id", "pending_push_token_id"])
+
+
+@transaction.atomic(savepoint=False)
+def do_fail_push_registration(device: Device, error_code: str) -> None:
+    """The push bouncer refused the device's pending registration (the app may register again).
+    Emits: device update (push_registration_error_code)."""
+    device.push_registration_error_code = error_code
+    device.save(update_fields=["push_registration_error_code"])
+    _send_device_update(device, ["push_registration_error_code"])
+
+
+@transaction.atomic(savepoint=False)
+def do_forget_push_registrations(devices: list[Device]) -> None:
+    """The push service refused these devices' tokens (the app was uninstalled, or the token is
+    stale): they are registered no more, until their app registers a token again. Emits: device
+    update (push_token_id) to each one's user."""
+    for device in devices:
+        device.push_token_id = None
+        device.save(update_fields=["push_token_id"])
+        _registrations_changed(device.user.realm_id)
+        _send_device_update(device, ["push_token_id"])
+
+
+def do_remove_refused(result: SendResult) -> None:
+    """What the push service refused in a send: the tokens go, the devices' registrations too."""
+    if result.refused:
+        do_remove_push_device_tokens(result.refused)
+    if result.refused_devices:
+        do_forget_push_registrations(result.refused_devices)
 
 
 def _send_device_update(device: Device, fields: list[str]) -> None:

@@ -7,4 +7,4 @@ class PushConfig(AppConfig):
     verbose_name = "push notifications"
 
     def ready(self) -> None:
-        from apps.push import notifications  # noqa: F401 (registers with the hooks of the apps below)
+        from apps.push import checks, notifications  # noqa: F401 (registers the checks, and with the hooks of the apps below)

@@ -33,7 +33,7 @@ from apps.messages.selectors import muted_conversation_checker
 from apps.presence.backends import store as presence_store
 from apps.presence.limits import OFFLINE_THRESHOLD_SECS
 from apps.push import payloads
-from apps.push.actions import do_remove_push_device_tokens
+from apps.push.actions import do_remove_refused
 from apps.push.backends import push_backend
 from apps.push.models import ActivePushNotification, Device, PushDeviceToken
 from apps.push.selectors import push_targets, realm_has_push_devices
@@ -174,8 +174,7 @@ def send_message_notification(user_id: int, message_id: int, trigger: str) -> di
     except BaseException:
         ActivePushNotification.objects.filter(user_id=user_id, message_id=message_id).delete()
         raise
-    if result.refused:
-        do_remove_push_device_tokens(result.refused)
+    do_remove_refused(result)
     return {"sent": result.sent}
 
 
@@ -204,6 +203,5 @@ def send_removal_notification(user_id: int, message_ids: list[int]) -> dict[str,
     if not (tokens or devices):
         return {"sent": 0}
     result = push_backend().send(user, tokens, devices, payloads.removal_notification(user, message_ids))
-    if result.refused:
-        do_remove_push_device_tokens(result.refused)
+    do_remove_refused(result)
     return {"sent": result.sent}

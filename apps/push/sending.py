@@ -5,8 +5,8 @@ import time
 
 from apps.core.errors import JsonableError
 from apps.core.tasks import TemporaryFailure
-from apps.push.actions import do_remove_push_device_tokens
-from apps.push.backends import BouncerError, push_backend
+from apps.push.actions import do_remove_refused
+from apps.push.backends import ServiceRefused, push_backend
 from apps.push.models import Device, PushDeviceToken
 from apps.push.payloads import test_notification
 from apps.users.models import User
@@ -21,8 +21,7 @@ def send_test_notification(user: User, tokens: list[PushDeviceToken], devices: l
     service refuses are removed. Returns how many it reached."""
     try:
         result = push_backend().send(user, tokens, list(devices), test_notification(user, int(time.time())))
-    except (TemporaryFailure, BouncerError) as exc:
+    except (TemporaryFailure, ServiceRefused) as exc:
         raise PushServiceError(f"The push notification service could not be reached: {exc}") from exc
-    if result.refused:
-        do_remove_push_device_tokens(result.refused)
+    do_remove_refused(result)
     return result.sent

@@ -12,8 +12,8 @@ from apps.core.errors import JsonableError
 from apps.core.params import Json, Params
 from apps.push.models import MAX_TOKEN_LENGTH, Device, PushDeviceToken
 
-_APP_ID_RE = re.compile(r"[.a-zA-Z0-9-]+")
-_HEX_RE = re.compile(r"(?:[0-9a-fA-F]{2})+")
+APP_ID_RE = re.compile(r"[.a-zA-Z0-9-]+")
+HEX_RE = re.compile(r"(?:[0-9a-fA-F]{2})+")
 # A push key: one byte naming the cryptosystem, 0x31 for libsodium's crypto_secretbox_easy (the only
 # one), then its 32-byte key.
 PUSH_KEY_PREFIX = 0x31
@@ -36,6 +36,10 @@ class TestNotificationParams(Params):
 
 class DeviceIdParams(Params):
     device_id: Json[int]
+
+
+class OptionalDeviceIdParams(Params):
+    device_id: Json[int] | None = None
 
 
 class RegisterPushDeviceParams(Params):
@@ -63,14 +67,14 @@ def check_token(token: str, kind: int) -> str:
     if token == "" or len(token) > MAX_TOKEN_LENGTH:
         raise JsonableError("Empty or invalid length token")
     if kind == PushDeviceToken.Kind.APNS:
-        if not _HEX_RE.fullmatch(token):
+        if not HEX_RE.fullmatch(token):
             raise JsonableError("Invalid APNS token")
         return token.lower()
     return token
 
 
 def check_app_id(appid: str) -> str:
-    if not _APP_ID_RE.fullmatch(appid):
+    if not APP_ID_RE.fullmatch(appid):
         raise JsonableError("Invalid app ID")
     return appid
 

@@ -1,6 +1,6 @@
 """Push registrations (/api/v1/users/me/apns_device_token, /users/me/android_gcm_reg_id,
-/mobile_push/test_notification, /register_client_device, /mobile_push/register,
-/remove_client_device). People only: bots are refused, as in Zulip."""
+/mobile_push/test_notification, /mobile_push/e2ee/test_notification, /register_client_device,
+/mobile_push/register, /remove_client_device). People only: bots are refused, as in Zulip."""
 
 from rest_framework.request import Request
 
@@ -17,11 +17,12 @@ from apps.push.actions import (
 )
 from apps.push.errors import InvalidPushDeviceTokenError, NoActivePushDeviceError
 from apps.push.models import PushDeviceToken
-from apps.push.selectors import access_device_by_id, push_tokens_for_user
+from apps.push.selectors import access_device_by_id, push_targets, push_tokens_for_user
 from apps.push.sending import send_test_notification
 from apps.push.serializers import (
     AddApnsTokenParams,
     DeviceIdParams,
+    OptionalDeviceIdParams,
     RegisterPushDeviceParams,
     TestNotificationParams,
     TokenParams,
@@ -83,6 +84,21 @@ class TestNotificationView(HumanView):
         if not tokens:
             raise NoActivePushDeviceError()
         send_test_notification(request.user, tokens)
+        return json_success(request)
+
+
+class EncryptedTestNotificationView(HumanView):
+    """POST /mobile_push/e2ee/test_notification: to one registered device of the user's (`device_id`),
+    or to all of them."""
+
+    def post(self, request: Request):
+        params = parse_params(OptionalDeviceIdParams, request)
+        _, devices = push_targets(request.user)
+        if params.device_id is not None:
+            devices = [device for device in devices if device.id == params.device_id]
+        if not devices:
+            raise NoActivePushDeviceError()
+        send_test_notification(request.user, [], devices)
         return json_success(request)
 
 

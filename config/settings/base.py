@@ -134,19 +134,41 @@ OUTGOING_WEBHOOK_ALLOWED_NETWORKS = cfg.networks("OUTGOING_WEBHOOK_ALLOWED_NETWO
 
 # Where push notifications go (apps/push/backends.py): the log backend records them in the log;
 # the bouncer backend sends them through a Zulip-compatible push bouncer (PUSH_BOUNCER_URL, with
-# this server's registration ZULIP_ORG_ID and ZULIP_ORG_KEY), which reaches the official apps.
+# this server's registration ZULIP_ORG_ID and ZULIP_ORG_KEY), which reaches the official apps; the
+# direct backend (apps/push/direct.py) sends straight to APNs and FCM, for an operator's own app.
 PUSH_BACKEND = env.str("PUSH_BACKEND", default="apps.push.backends.LogBackend")
 PUSH_BOUNCER_URL = env.str("PUSH_BOUNCER_URL", default="https://push.zulipchat.com")
 ZULIP_ORG_ID = env.str("ZULIP_ORG_ID", default="")
 ZULIP_ORG_KEY = env.str("ZULIP_ORG_KEY", default="")
 PUSH_BOUNCER_TIMEOUT_SECONDS = cfg.positive_int("PUSH_BOUNCER_TIMEOUT_SECONDS", 30)
+# Direct APNs (Zulip's names): token authentication with the .p8 key of APNS_TOKEN_KEY_ID in Apple's
+# team APNS_TEAM_ID; the topic is the app id a token was registered with, else APNS_TOPIC (the
+# app's bundle id); APNS_SANDBOX for development builds. APNS_URL replaces Apple's address (tests).
+APNS_TOKEN_KEY_FILE = env.str("APNS_TOKEN_KEY_FILE", default="")
+APNS_TOKEN_KEY_ID = env.str("APNS_TOKEN_KEY_ID", default="")
+APNS_TEAM_ID = env.str("APNS_TEAM_ID", default="")
+APNS_TOPIC = env.str("APNS_TOPIC", default="")
+APNS_SANDBOX = env.bool("APNS_SANDBOX", default=False)
+APNS_URL = env.str("APNS_URL", default="")
+# Direct FCM (Zulip's name): the Firebase project's service account key (JSON). FCM_URL replaces
+# Google's address of the send API (tests; the token's address is the key file's token_uri).
+ANDROID_FCM_CREDENTIALS_PATH = env.str("ANDROID_FCM_CREDENTIALS_PATH", default="")
+FCM_URL = env.str("FCM_URL", default="https://fcm.googleapis.com")
+# For an own app registering devices for end-to-end encrypted notifications (Zulip 12's apps do):
+# the private keys (base64, X25519) of the key pairs whose public key the app seals registrations
+# for, in place of Zulip's bouncer's; the direct backends open them (apps/push/e2ee.py).
+PUSH_REGISTRATION_PRIVATE_KEYS = env.list("PUSH_REGISTRATION_PRIVATE_KEYS", default=[])
+# How long one request to APNs or FCM may take.
+PUSH_SERVICE_TIMEOUT_SECONDS = cfg.positive_int("PUSH_SERVICE_TIMEOUT_SECONDS", 15)
 # Zulip's PUSH_NOTIFICATION_REDACT_CONTENT: notifications say "New message" instead of the text.
 PUSH_NOTIFICATION_REDACT_CONTENT = env.bool("PUSH_NOTIFICATION_REDACT_CONTENT", default=False)
+DIRECT_PUSH_BACKENDS = ("apps.push.direct.DirectBackend", "apps.push.apns.APNsBackend", "apps.push.fcm.FCMBackend")
 # What clients are told (`push_notifications_enabled`, `realm_push_notifications_enabled`): whether
-# notifications can reach the official apps, i.e. the bouncer backend with this server's registration.
-PUSH_NOTIFICATIONS_ENABLED = PUSH_BACKEND == "apps.push.backends.BouncerBackend" and bool(
-    ZULIP_ORG_ID and ZULIP_ORG_KEY
-)
+# notifications can reach phones: the bouncer backend with this server's registration, or the
+# direct backends (whose configuration `manage.py check` verifies).
+PUSH_NOTIFICATIONS_ENABLED = (
+    PUSH_BACKEND == "apps.push.backends.BouncerBackend" and bool(ZULIP_ORG_ID and ZULIP_ORG_KEY)
+) or PUSH_BACKEND in DIRECT_PUSH_BACKENDS
 # A pooled connection that Redis closed (it restarted, or dropped idle clients) fails the next
 # command sent on it: that command is sent once more, at once, on a new connection, instead of
 # failing its request. Only for a closed connection: a command that timed out may have run, and a

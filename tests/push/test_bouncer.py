@@ -10,22 +10,9 @@ from django_tasks_db.models import DBTaskResult
 
 from apps.push.models import ActivePushNotification, PushDeviceToken
 from tests.api import api_for, assert_error, assert_success
-from tests.push.fake_bouncer import start_fake_bouncer
 from tests.tasks import run_ready_tasks
 
 FCM = "/users/me/android_gcm_reg_id"
-
-
-@pytest.fixture
-def bouncer(settings):
-    fake, server = start_fake_bouncer()
-    settings.PUSH_BACKEND = "apps.push.backends.BouncerBackend"
-    settings.PUSH_BOUNCER_URL = fake.url
-    settings.ZULIP_ORG_ID = "6cde5f7a-1f7e-4978-9716-49f69ebfc9fe"
-    settings.ZULIP_ORG_KEY = "org-key"
-    yield fake
-    server.shutdown()
-    server.server_close()
 
 
 def send_dm(sender, to):
