@@ -47,3 +47,18 @@ def test_a_topic_moves_to_another_channel(parley_server, people):
     events = reader.get_events(queue_id=queue["queue_id"], last_event_id=queue["last_event_id"], dont_block=True)
     [event] = [e for e in events["events"] if e["type"] == "update_message"]
     assert (event["new_stream_id"], event["message_ids"], event["propagate_mode"]) == (kitchen_id, ids, "change_all")
+
+
+def test_resolving_a_topic_posts_the_notice(parley_server, people):
+    _, owner, member = people
+    resolver, reader = client_of(owner, parley_server), client_of(member, parley_server)
+    result = resolver.add_subscriptions(streams=[{"name": "support"}], principals=[owner.id, member.id])
+    assert result["result"] == "success", result
+    sent = reader.send_message({"type": "stream", "to": "support", "topic": "printer", "content": "jammed"})
+
+    result = resolver.update_message({"message_id": sent["id"], "topic": "✔ printer", "propagate_mode": "change_all"})
+    assert result["result"] == "success", result
+
+    messages = topic_messages(reader, "support", "✔ printer")
+    assert [m["sender_full_name"] for m in messages] == [member.full_name, "Notification Bot"]
+    assert "has marked this topic as resolved." in messages[-1]["content"]

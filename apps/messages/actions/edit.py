@@ -34,6 +34,7 @@ from apps.messages.actions.move import (
     send_move_notices,
     update_first_message_ids,
 )
+from apps.messages.actions.resolve import resolve_change, send_resolve_notice
 from apps.messages.actions.send import MENTION_BITS, mention_flags, normalize_content, normalize_topic, render_content
 from apps.messages.alert_words import alerted_user_ids
 from apps.messages.errors import InvalidMessageError
@@ -41,11 +42,11 @@ from apps.messages.hooks import message_content_saved
 from apps.messages.models import Message, Recipient, SubMessage, UserMessage
 from apps.messages.recipients import get_recipient
 from apps.messages.selectors import alert_word_users, users_told_of
+from apps.realms.limits import EMPTY_TOPIC_DISPLAY_NAME
 from apps.subscriptions.models import Stream
-from apps.subscriptions.topics import same_topic, topic_from_client
+from apps.subscriptions.topics import RESOLVED_TOPIC_PREFIX, same_topic, topic_from_client
 from apps.users.models import User
 
-RESOLVED_TOPIC_PREFIX = "✔ "
 PROPAGATE_MODES = ("change_one", "change_later", "change_all")
 
 
@@ -75,7 +76,7 @@ class MessageEdit:
 
 def is_resolving(old_topic: str, new_topic: str) -> bool:
     """Whether a move only marks the topic resolved ("✔ " added) or unresolved (removed)."""
-    return new_topic == RESOLVED_TOPIC_PREFIX + old_topic or old_topic == RESOLVED_TOPIC_PREFIX + new_topic
+    return resolve_change(old_topic, new_topic) is not None
 
 
 def check_message_edit(
@@ -105,6 +106,8 @@ def check_message_edit(
             raise JsonableError("Direct messages cannot have topics.")
     if propagate_mode != "change_one" and topic is None and stream_id is None:
         raise JsonableError("Invalid propagate_mode without topic edit")
+    if topic in (RESOLVED_TOPIC_PREFIX.strip(), RESOLVED_TOPIC_PREFIX + EMPTY_TOPIC_DISPLAY_NAME):
+        raise JsonableError("General chat cannot be marked as resolved")
     destination = None
     if stream_id is not None:
         if content is not None:
@@ -244,6 +247,8 @@ def check_update_message(
                 target_had_messages=target_had_messages,
             )
         resolving = edit.topic is not None and is_resolving(old_topic, edit.topic)
+        if resolving and edit.stream is None and edit.content is None:
+            send_resolve_notice(old_stream, old_topic, edit.topic, acting_user=acting_user)
         send_move_notices(
             Move(message, old_stream, old_topic, new_stream, new_topic, ids, moved_all, resolving),
             to_old_thread=send_notification_to_old_thread,
