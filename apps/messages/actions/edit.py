@@ -44,6 +44,7 @@ from apps.messages.recipients import get_recipient
 from apps.messages.selectors import alert_word_users, users_told_of
 from apps.realms.limits import EMPTY_TOPIC_DISPLAY_NAME
 from apps.subscriptions.models import Stream
+from apps.subscriptions.selectors import can_move_messages_to_another_topic
 from apps.subscriptions.topics import RESOLVED_TOPIC_PREFIX, same_topic, topic_from_client
 from apps.users.models import User
 
@@ -134,7 +135,7 @@ def check_message_edit(
             if not has_realm_permission(user, "can_resolve_topics_group"):
                 raise JsonableError("You don't have permission to resolve topics in this channel.")
         else:
-            if not has_realm_permission(user, "can_move_messages_between_topics_group"):
+            if not can_move_messages_to_another_topic(user, message.stream, destination or message.stream):
                 raise JsonableError("You don't have permission to edit this message")
             if not user.is_moderator and past_limit(message, realm.move_messages_within_stream_limit_seconds):
                 raise JsonableError("The time limit for editing this message's topic has passed.")
