@@ -277,7 +277,6 @@ def _edit_content(message: Message, content: str, entry: dict, now) -> dict:
         "orig_content": message.content,
         "orig_rendered_content": message.rendered_content,
         "content": content,
-        "rendered_content": rendered.html,
         "is_me_message": content.startswith("/me ") and "\n" not in content,
     }
     entry.update(prev_content=message.content, prev_rendered_content=message.rendered_content)
@@ -286,6 +285,7 @@ def _edit_content(message: Message, content: str, entry: dict, now) -> dict:
     files = message_content_saved.call_merged(message)  # the uploaded files it links now
     message.has_attachment = bool(files.get("has_attachment"))
     message.has_image = message.has_image or bool(files.get("has_image"))
+    message.rendered_content = changes["rendered_content"] = files.get("rendered_content", rendered.html)
     message.last_edit_time = now
     rows = list(UserMessage.objects.filter(message=message))
     receivers = {row.user_id for row in rows}
