@@ -10,6 +10,22 @@ from apps.core.admin import ReadOnlyAdmin
 from apps.messages.models import AlertWord, Message, MutedUser, NotificationBot, Reaction
 
 
+class ReactionInline(admin.TabularInline):
+    """The message's reactions, on its page (read-only, as the reactions' own list)."""
+
+    model = Reaction
+    fields = ("user", "emoji_name", "emoji_code", "reaction_type")
+    readonly_fields = fields
+    extra = 0
+    can_delete = False
+
+    def has_add_permission(self, request, obj=None) -> bool:
+        return False
+
+    def has_change_permission(self, request, obj=None) -> bool:
+        return False
+
+
 @admin.register(Message)
 class MessageAdmin(ReadOnlyAdmin):
     list_display = ("id", "sender", "stream", "topic", "date_sent", "sending_client")
@@ -20,6 +36,7 @@ class MessageAdmin(ReadOnlyAdmin):
     ordering = ("-id",)
     exclude = ("edit_history",)
     readonly_fields = ("edits",)
+    inlines = (ReactionInline,)
 
     @admin.display(description="edit history")
     def edits(self, message: Message) -> str:

@@ -26,6 +26,8 @@ class Stream(models.Model):
     SETTINGS = {
         "can_add_subscribers_group": GroupSetting(default=SystemGroups.NOBODY, allow_everyone_group=False),
         "can_administer_channel_group": GroupSetting(default=GROUP_CREATOR, allow_everyone_group=False),
+        "can_move_messages_out_of_channel_group": GroupSetting(default=SystemGroups.NOBODY, allow_everyone_group=True),
+        "can_move_messages_within_channel_group": GroupSetting(default=SystemGroups.NOBODY, allow_everyone_group=True),
         "can_remove_subscribers_group": GroupSetting(default=SystemGroups.ADMINISTRATORS, allow_everyone_group=False),
         "can_send_message_group": GroupSetting(default=SystemGroups.EVERYONE, allow_everyone_group=True),
         "can_subscribe_group": GroupSetting(default=SystemGroups.NOBODY, allow_everyone_group=False),
@@ -50,6 +52,10 @@ class Stream(models.Model):
 
     can_add_subscribers_group = models.ForeignKey(UserGroup, on_delete=models.PROTECT, related_name="+")
     can_administer_channel_group = models.ForeignKey(UserGroup, on_delete=models.PROTECT, related_name="+")
+    # Who may move the channel's messages to other channels, or to other topics of it, besides those
+    # the organization's can_move_messages_between_channels_group / _between_topics_group allow.
+    can_move_messages_out_of_channel_group = models.ForeignKey(UserGroup, on_delete=models.PROTECT, related_name="+")
+    can_move_messages_within_channel_group = models.ForeignKey(UserGroup, on_delete=models.PROTECT, related_name="+")
     can_remove_subscribers_group = models.ForeignKey(UserGroup, on_delete=models.PROTECT, related_name="+")
     can_send_message_group = models.ForeignKey(UserGroup, on_delete=models.PROTECT, related_name="+")
     can_subscribe_group = models.ForeignKey(UserGroup, on_delete=models.PROTECT, related_name="+")

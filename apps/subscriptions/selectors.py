@@ -84,13 +84,44 @@ def can_create_channels(membership: Membership, *, invite_only: bool) -> bool:
     """Whether the user may create private (`invite_only`) or public channels: Zulip's
     can_create_private_streams / can_create_public_streams, by the organization's settings."""
     name = "can_create_private_channel_group" if invite_only else "can_create_public_channel_group"
-    user = membership.user
-    return user_has_permission(user, getattr(user.realm, f"{name}_id"), REALM_SETTINGS[name], membership.group_ids)
+    return _has_realm_setting(membership, name)
 
 
 def can_administer(membership: Membership, stream: Stream) -> bool:
     """Whether the user may change the channel's settings (the caller checked they can see it)."""
     return membership.user.is_admin or membership.holds(stream, "can_administer_channel_group")
+
+
+def _has_realm_setting(membership: Membership, name: str) -> bool:
+    user = membership.user
+    return user_has_permission(user, getattr(user.realm, f"{name}_id"), REALM_SETTINGS[name], membership.group_ids)
+
+
+def can_move_messages_out_of_channel(user: User, stream: Stream) -> bool:
+    """Zulip's can_move_messages_out_of_channel, for a channel the user can read: administrators,
+    the organization's can_move_messages_between_channels_group, the channel's administrators and
+    its can_move_messages_out_of_channel_group."""
+    membership = Membership(user)
+    return (
+        user.is_admin
+        or _has_realm_setting(membership, "can_move_messages_between_channels_group")
+        or can_administer(membership, stream)
+        or membership.holds(stream, "can_move_messages_out_of_channel_group")
+    )
+
+
+def can_move_messages_to_another_topic(user: User, old: Stream, new: Stream) -> bool:
+    """Zulip's can_edit_topic: the organization's can_move_messages_between_topics_group, or, in the
+    channel the messages leave or the one they go to, its administrators (organization administrators
+    included) and its can_move_messages_within_channel_group."""
+    membership = Membership(user)
+    if _has_realm_setting(membership, "can_move_messages_between_topics_group"):
+        return True
+    channels = [old] if old.id == new.id else [old, new]
+    return any(
+        can_administer(membership, stream) or membership.holds(stream, "can_move_messages_within_channel_group")
+        for stream in channels
+    )
 
 
 # --- whether a user is subscribed ---------------------------------------------------------------

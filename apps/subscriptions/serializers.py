@@ -183,6 +183,8 @@ class _ChannelSettings(Params):
 
     can_add_subscribers_group: Json[Any] = None
     can_administer_channel_group: Json[Any] = None
+    can_move_messages_out_of_channel_group: Json[Any] = None
+    can_move_messages_within_channel_group: Json[Any] = None
     can_remove_subscribers_group: Json[Any] = None
     can_send_message_group: Json[Any] = None
     can_subscribe_group: Json[Any] = None
@@ -291,6 +293,8 @@ class UpdateStreamParams(Params):
     folder_id: Json[int | None] = None  # null takes the channel out of its folder
     can_add_subscribers_group: Json[Any] = None
     can_administer_channel_group: Json[Any] = None
+    can_move_messages_out_of_channel_group: Json[Any] = None
+    can_move_messages_within_channel_group: Json[Any] = None
     can_remove_subscribers_group: Json[Any] = None
     can_send_message_group: Json[Any] = None
     can_subscribe_group: Json[Any] = None

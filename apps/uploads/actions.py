@@ -37,6 +37,7 @@ from apps.uploads.storage import (
     new_path_id,
     upload_storage,
 )
+from apps.uploads.thumbnails import UploadedImage, thumbnail_storage_name, uploaded_image, with_image_previews
 from apps.users.models import User
 
 logger = logging.getLogger(__name__)
@@ -74,20 +75,39 @@ def check_upload_file(user: User, uploaded: UploadedFile) -> Attachment:
     storage = upload_storage()
     stored = storage.save(attachment_storage_name(new_path_id(user.realm_id, file_name)), uploaded)
     path_id = stored.removeprefix("files/")
+    written = [stored]
     try:
+        image = uploaded_image(uploaded, content_type)
+        if image is not None:
+            for name, data in image.thumbnails.items():
+                written.append(storage.save(thumbnail_storage_name(path_id, name), ContentFile(data)))
         return do_create_attachment(
-            user, path_id=path_id, file_name=file_name, content_type=content_type, size=size, acting_user=user
+            user,
+            path_id=path_id,
+            file_name=file_name,
+            content_type=content_type,
+            size=size,
+            image=image,
+            acting_user=user,
         )
     except BaseException:
-        storage.delete(stored)
+        for name in written:
+            storage.delete(name)
         raise
 
 
 @transaction.atomic(savepoint=False)
 def do_create_attachment(
-    owner: User, *, path_id: str, file_name: str, content_type: str, size: int, acting_user: User | None
+    owner: User,
+    *,
+    path_id: str,
+    file_name: str,
+    content_type: str,
+    size: int,
+    image: UploadedImage | None = None,
+    acting_user: User | None,
 ) -> Attachment:
-    """Record a stored file as `owner`'s.
+    """Record a stored file as `owner`'s (with, for an image, its dimensions and stored thumbnails).
 
     Emits: attachment/add {attachment, upload_space_used} to the owner.
     """
@@ -98,6 +118,10 @@ def do_create_attachment(
         file_name=file_name,
         content_type=content_type,
         size=size,
+        image_width=image.width if image else None,
+        image_height=image.height if image else None,
+        image_frames=image.frames if image else None,
+        thumbnails=sorted(image.thumbnails) if image else [],
     )
     _notify_attachment(attachment, "add", attachment_to_dict(attachment, []))
     return attachment
@@ -109,18 +133,21 @@ def do_delete_attachment(attachment: Attachment, *, acting_user: User | None) ->
 
     Emits: attachment/remove {attachment: {id}, upload_space_used} to the owner.
     """
-    attachment_id, stored = attachment.id, attachment_storage_name(attachment.path_id)
+    attachment_id = attachment.id
+    stored = [attachment_storage_name(attachment.path_id)]
+    stored += [thumbnail_storage_name(attachment.path_id, name) for name in attachment.thumbnails]
     attachment.delete()
     attachment.id = attachment_id
     _notify_attachment(attachment, "remove", {"id": attachment_id})
     transaction.on_commit(lambda: _delete_stored(stored))
 
 
-def _delete_stored(name: str) -> None:
-    try:
-        upload_storage().delete(name)
-    except OSError:
-        logger.warning("could not delete the stored file %s", name, exc_info=True)
+def _delete_stored(names: list[str]) -> None:
+    for name in names:
+        try:
+            upload_storage().delete(name)
+        except OSError:
+            logger.warning("could not delete the stored file %s", name, exc_info=True)
 
 
 @transaction.atomic(savepoint=False)
@@ -128,8 +155,9 @@ def do_sync_message_attachments(message: Message) -> dict[str, bool]:
     """The files `message`'s content links now: those its sender may see (their own, or linked by
     a message they may see) are claimed by it, those it no longer links are released (Zulip's
     do_claim_attachments and check_attachment_reference_change). Returns the message's
-    has_attachment and has_image (an image file claimed). No query for a message that links no
-    file and linked none.
+    has_attachment and has_image (an image file claimed), and its rendered_content with the previews
+    of the thumbnailed images it links (apps.uploads.thumbnails) when there are any. No query for a
+    message that links no file and linked none.
 
     Emits: attachment/update {attachment, upload_space_used} to the owner of each file claimed or
     released.
@@ -150,10 +178,14 @@ def do_sync_message_attachments(message: Message) -> dict[str, bool]:
             changed.append(attachment)
     for attachment in changed:
         _notify_attachment(attachment, "update", attachment_to_dict(attachment))
-    return {
+    found = {
         "has_attachment": bool(kept),
         "has_image": any(a.content_type.startswith("image/") for a in kept),
     }
+    images = {a.path_id: a for a in kept if a.thumbnails}
+    if images:
+        found["rendered_content"] = with_image_previews(message.rendered_content, images)
+    return found
 
 
 # --- custom emoji ---------------------------------------------------------------------------------

@@ -21,6 +21,12 @@ class Attachment(models.Model):
     size = models.PositiveBigIntegerField()
     create_time = models.DateTimeField(default=timezone.now, db_index=True)
     messages = models.ManyToManyField(Message, related_name="+", blank=True)
+    # An image we thumbnail (apps.uploads.thumbnails): its size as shown, its frames, and the names of
+    # the thumbnail formats stored for it; None and [] for other files.
+    image_width = models.PositiveIntegerField(null=True, blank=True)
+    image_height = models.PositiveIntegerField(null=True, blank=True)
+    image_frames = models.PositiveIntegerField(null=True, blank=True)
+    thumbnails = models.JSONField(default=list, blank=True)
 
     class Meta:
         indexes = [models.Index(fields=["owner", "id"], name="uploads_attachments_by_owner")]

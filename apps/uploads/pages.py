@@ -2,7 +2,8 @@
 
 - GET /user_uploads/{realm_id}/{random}/{name}: to the uploader and whoever may see a message linking the
   file, with a browser session or HTTP Basic API credentials (as Zulip);
-  /user_uploads/download/... always as a download;
+  /user_uploads/download/... always as a download; /user_uploads/thumbnail/.../{format} an
+  image's thumbnail (apps.uploads.thumbnails), to the same people;
 - GET /user_uploads/temporary/{token}/{name}: without credentials, for a minute after
   GET /api/v1/user_uploads/... handed out the token;
 - GET /user_avatars/{realm_id}/emoji/images/{name}: custom emoji, to anyone.
@@ -26,6 +27,7 @@ from apps.uploads.errors import UploadNotFoundError
 from apps.uploads.models import Attachment
 from apps.uploads.selectors import access_attachment_for_download, attachment_by_path_id
 from apps.uploads.storage import attachment_storage_name, emoji_storage_name, is_inline, upload_storage
+from apps.uploads.thumbnails import thumbnail_storage_name
 
 TEMPORARY_URL_SECONDS = 60
 _TOKEN_SALT = "apps.uploads.temporary_url"  # noqa: S105 (a signing salt, not a secret)
@@ -77,22 +79,43 @@ class ServeFileView(_FileView):
     download = False
 
     def get(self, request: HttpRequest, realm_id: int, random: str, name: str) -> HttpResponse:
-        realm = realm_for_request(request)
-        header = request.META.get("HTTP_AUTHORIZATION", "")
-        if header:
-            user = user_for_authorization(realm, header)
-        else:
-            user = request.user
-            if not user.is_authenticated or user.realm_id != realm.id or not user.is_active or realm.deactivated:
-                raise UnauthorizedError()
-        if realm_id != realm.id:
-            raise UploadNotFoundError()
-        attachment = access_attachment_for_download(user, realm, f"{realm_id}/{random}/{name}")
-        return file_response(attachment, download=self.download)
+        return file_response(_accessible_attachment(request, realm_id, random, name), download=self.download)
+
+
+def _accessible_attachment(request: HttpRequest, realm_id: int, random: str, name: str) -> Attachment:
+    """The file the request may download (API credentials or the organization's browser session)."""
+    realm = realm_for_request(request)
+    header = request.META.get("HTTP_AUTHORIZATION", "")
+    if header:
+        user = user_for_authorization(realm, header)
+    else:
+        user = request.user
+        if not user.is_authenticated or user.realm_id != realm.id or not user.is_active or realm.deactivated:
+            raise UnauthorizedError()
+    if realm_id != realm.id:
+        raise UploadNotFoundError()
+    return access_attachment_for_download(user, realm, f"{realm_id}/{random}/{name}")
 
 
 class DownloadFileView(ServeFileView):
     download = True
+
+
+class ThumbnailView(_FileView):
+    """GET /user_uploads/thumbnail/{realm_id}/{random}/{name}/{format}: an image's thumbnail, to
+    whoever may download the image."""
+
+    def get(self, request: HttpRequest, realm_id: int, random: str, name: str, format_name: str) -> HttpResponse:
+        attachment = _accessible_attachment(request, realm_id, random, name)
+        if format_name not in attachment.thumbnails:
+            raise UploadNotFoundError()
+        try:
+            stored = upload_storage().open(thumbnail_storage_name(attachment.path_id, format_name), "rb")
+        except OSError:
+            raise UploadNotFoundError() from None
+        response = FileResponse(stored, content_type="image/webp")
+        patch_cache_control(response, private=True, immutable=True)
+        return _protect(response)
 
 
 class TemporaryFileView(_FileView):

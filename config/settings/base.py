@@ -222,13 +222,32 @@ STATIC_ROOT = VAR_DIR / "static"
 STATIC_ROOT.mkdir(parents=True, exist_ok=True)
 STORAGES = {
     "default": {"BACKEND": "django.core.files.storage.FileSystemStorage"},
-    # Uploaded files and custom emoji (apps/uploads/storage.py): any Django storage backend will do.
+    # Uploaded files and custom emoji (apps/uploads/storage.py): any Django storage backend will do;
+    # an S3-compatible bucket (django-storages) when UPLOADS_S3_BUCKET is set, else the filesystem.
     "uploads": {
         "BACKEND": "django.core.files.storage.FileSystemStorage",
         "OPTIONS": {"location": env.str("UPLOADS_DIR", default=str(VAR_DIR / "uploads"))},
     },
     "staticfiles": {"BACKEND": "whitenoise.storage.CompressedManifestStaticFilesStorage"},
 }
+
+if env.str("UPLOADS_S3_BUCKET", default=""):
+    STORAGES["uploads"] = {
+        "BACKEND": "storages.backends.s3.S3Storage",
+        "OPTIONS": {
+            "bucket_name": env.str("UPLOADS_S3_BUCKET"),
+            # An S3-compatible service's address (MinIO, Ceph, ...); empty: AWS's own.
+            "endpoint_url": env.str("UPLOADS_S3_ENDPOINT_URL", default="") or None,
+            "region_name": env.str("UPLOADS_S3_REGION", default="") or None,
+            # Empty: boto3's own chain (AWS_ACCESS_KEY_ID and AWS_SECRET_ACCESS_KEY, an instance role).
+            "access_key": env.str("UPLOADS_S3_ACCESS_KEY_ID", default="") or None,
+            "secret_key": env.str("UPLOADS_S3_SECRET_ACCESS_KEY", default="") or None,
+            # Objects private, never overwritten (names are random), served by Parley's own views.
+            "default_acl": "private",
+            "file_overwrite": False,
+            "location": env.str("UPLOADS_S3_PREFIX", default=""),
+        },
+    }
 
 SECURE_CONTENT_TYPE_NOSNIFF = True
 SECURE_REFERRER_POLICY = "same-origin"

@@ -81,3 +81,29 @@ def test_custom_emoji_with_the_official_client(server, people):
     [reaction] = client.call_endpoint(url=f"messages/{sent['id']}", method="GET")["message"]["reactions"]
     assert (reaction["emoji_code"], reaction["reaction_type"]) == (emoji["id"], "realm_emoji")
     assert client.delete_custom_emoji("blue_square_x")["result"] == "success"
+
+
+def test_an_uploaded_image_shows_its_preview_with_the_official_client(server, people):
+    _, owner, member = people
+    client = zulip.Client(email=owner.delivery_email, api_key=owner.api_key, site=server.url)
+    reader = zulip.Client(email=member.delivery_email, api_key=member.api_key, site=server.url)
+    formats = reader.register(fetch_event_types=["realm"])["server_thumbnail_formats"]
+    assert [f["name"] for f in formats] == ["840x560-anim.webp", "840x560.webp"]
+
+    image = io.BytesIO()
+    Image.new("RGB", (1000, 500), (0, 0, 255)).save(image, format="PNG")
+    image.seek(0)
+    image.name = "chart.png"
+    url = client.upload_file(image)["url"]
+    sent = client.send_message({"type": "private", "to": [member.id], "content": f"[chart.png]({url})"})
+    assert sent["result"] == "success", sent
+
+    [message] = reader.get_messages({"anchor": sent["id"], "num_before": 0, "num_after": 0})["messages"]
+    thumbnail = f"/user_uploads/thumbnail/{url.removeprefix('/user_uploads/')}/840x560.webp"
+    assert (
+        f'<div class="message_inline_image"><a href="{url}" title="chart.png"><img '
+        f'data-original-content-type="image/png" data-original-dimensions="1000x500" src="{thumbnail}"></a></div>'
+    ) in message["content"]
+    response = requests.get(server.url + thumbnail, auth=(member.delivery_email, member.api_key), timeout=10)
+    assert response.status_code == 200
+    assert Image.open(io.BytesIO(response.content)).size == (840, 420)

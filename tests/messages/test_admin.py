@@ -2,7 +2,7 @@
 
 from apps.messages.actions.alert_words import check_add_alert_words
 from apps.messages.actions.send import do_send_message
-from apps.messages.models import AlertWord
+from apps.messages.models import AlertWord, Reaction
 from tests.api import api_for, assert_success
 
 
@@ -39,6 +39,17 @@ def test_reactions_are_listed_read_only(staff, member, admin):
     page = staff.get("/admin/chat_messages/reaction/?q=octopus").content.decode()
     assert "1f419" in page
     assert staff.get("/admin/chat_messages/reaction/add/").status_code == 403
+    reaction = Reaction.objects.get()
+    detail = staff.get(f"/admin/chat_messages/reaction/{reaction.id}/change/")
+    assert detail.status_code == 200
+    assert b'name="_save"' not in detail.content
+    assert staff.post(f"/admin/chat_messages/reaction/{reaction.id}/delete/", {"post": "yes"}).status_code == 403
+    # The message's page lists its reactions too, read-only.
+    page = staff.get(f"/admin/chat_messages/message/{message.id}/change/").content.decode()
+    assert "octopus" in page
+    assert admin.full_name in page
+    assert 'name="reactions-0-DELETE"' not in page
+    assert Reaction.objects.count() == 1
 
 
 def test_message_admin_shows_the_edit_history(staff, make_stream, member, admin):

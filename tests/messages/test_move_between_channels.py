@@ -105,13 +105,16 @@ def test_no_notices_when_not_asked(design, kitchen, send, member, admin):
     assert topic_ids(design, "lunch") == []
 
 
-def test_a_topic_rename_within_a_channel_sends_the_notice_but_resolving_does_not(design, send, member, admin):
+def test_a_topic_rename_within_a_channel_sends_the_notice_but_resolving_sends_its_own(design, send, member, admin):
     message_id = send(member, design, topic="lunch")
     assert_success(edit(admin, message_id, topic="food", propagate_mode="change_all"))
     assert notices(design, "food") == [f"This topic was moved here from #**design>lunch** by {mention(admin)}."]
     assert_success(edit(admin, message_id, topic="✔ food", propagate_mode="change_all"))
-    # The notice moved with the topic; resolving it sent none.
-    assert notices(design, "✔ food") == [f"This topic was moved here from #**design>lunch** by {mention(admin)}."]
+    # The notice moved with the topic; resolving it sent no "moved here", only the resolve notice.
+    assert notices(design, "✔ food") == [
+        f"This topic was moved here from #**design>lunch** by {mention(admin)}.",
+        f"{mention(admin)} has marked this topic as resolved.",
+    ]
 
 
 # --- who may, until when, where to ----------------------------------------------------------------

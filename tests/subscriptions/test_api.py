@@ -20,6 +20,7 @@ BASIC_CHANNEL_KEYS = {
     "is_web_public", "history_public_to_subscribers", "is_archived", "first_message_id", "message_retention_days",
     "folder_id", "topics_policy", "stream_post_policy", "is_announcement_only", "is_recently_active",
     "stream_weekly_traffic", "subscriber_count", "can_add_subscribers_group", "can_administer_channel_group",
+    "can_move_messages_out_of_channel_group", "can_move_messages_within_channel_group",
     "can_remove_subscribers_group", "can_send_message_group", "can_subscribe_group",
 }  # fmt: skip
 SUBSCRIPTION_KEYS = BASIC_CHANNEL_KEYS | {
@@ -116,6 +117,8 @@ def test_subscribe_creates_channel_with_zulip_defaults(member, realm):
     assert shape["can_remove_subscribers_group"] == groups[SystemGroups.ADMINISTRATORS].id
     assert shape["can_add_subscribers_group"] == groups[SystemGroups.NOBODY].id
     assert shape["can_subscribe_group"] == groups[SystemGroups.NOBODY].id
+    assert shape["can_move_messages_out_of_channel_group"] == groups[SystemGroups.NOBODY].id
+    assert shape["can_move_messages_within_channel_group"] == groups[SystemGroups.NOBODY].id
     assert shape["can_send_message_group"] == groups[SystemGroups.EVERYONE].id
     assert shape["subscriber_count"] == 1
 

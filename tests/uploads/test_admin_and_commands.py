@@ -32,6 +32,26 @@ def test_attachment_admin_lists_and_deletes_through_the_action(staff, member, up
     assert not Attachment.objects.exists()
 
 
+def test_attachment_admin_shows_an_image_and_its_messages_and_deletes_its_files(
+    staff, member, admin, make_stream, uploads_dir, django_capture_on_commit_callbacks
+):
+    url = uploaded(member, name="chart.png", data=image_bytes(size=(30, 20)), content_type="image/png")
+    message_id = send(member, make_stream("design", member, admin), f"[chart]({url})")
+    attachment = Attachment.objects.get()
+    page = staff.get(f"/admin/uploads/attachment/{attachment.id}/change/").content.decode()
+    assert "840x560.webp" in page  # its thumbnails
+    assert ">30<" in page  # its width
+    assert ">20<" in page
+    assert f"message {message_id} from {member.id}" in page
+    stored = [uploads_dir / "files" / attachment.path_id, uploads_dir / "thumbnails" / attachment.path_id]
+    assert all(path.exists() for path in stored)
+    with django_capture_on_commit_callbacks(execute=True):
+        staff.post("/admin/uploads/attachment/", {"action": "delete_files", "_selected_action": [attachment.id]})
+    assert not Attachment.objects.exists()
+    assert not (uploads_dir / "files" / attachment.path_id).exists()
+    assert not (uploads_dir / "thumbnails" / attachment.path_id / "840x560.webp").exists()
+
+
 def test_emoji_admin_lists_and_deactivates(staff, member):
     assert_success(add_emoji(member, "findme", image_bytes()))
     emoji = RealmEmoji.objects.get()

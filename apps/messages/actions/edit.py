@@ -34,6 +34,7 @@ from apps.messages.actions.move import (
     send_move_notices,
     update_first_message_ids,
 )
+from apps.messages.actions.resolve import resolve_change, send_resolve_notice
 from apps.messages.actions.send import (
     MENTION_BITS,
     check_wildcard_mentions,
@@ -49,12 +50,12 @@ from apps.messages.hooks import message_content_saved
 from apps.messages.models import Message, Recipient, SubMessage, UserMessage
 from apps.messages.recipients import get_recipient
 from apps.messages.selectors import alert_word_users, users_told_of
+from apps.realms.limits import EMPTY_TOPIC_DISPLAY_NAME
 from apps.subscriptions.models import Stream
-from apps.subscriptions.selectors import subscriber_ids_by_stream
-from apps.subscriptions.topics import same_topic, topic_from_client
+from apps.subscriptions.selectors import can_move_messages_to_another_topic, subscriber_ids_by_stream
+from apps.subscriptions.topics import RESOLVED_TOPIC_PREFIX, same_topic, topic_from_client
 from apps.users.models import User
 
-RESOLVED_TOPIC_PREFIX = "✔ "
 PROPAGATE_MODES = ("change_one", "change_later", "change_all")
 
 
@@ -84,7 +85,7 @@ class MessageEdit:
 
 def is_resolving(old_topic: str, new_topic: str) -> bool:
     """Whether a move only marks the topic resolved ("✔ " added) or unresolved (removed)."""
-    return new_topic == RESOLVED_TOPIC_PREFIX + old_topic or old_topic == RESOLVED_TOPIC_PREFIX + new_topic
+    return resolve_change(old_topic, new_topic) is not None
 
 
 def check_message_edit(
@@ -114,6 +115,8 @@ def check_message_edit(
             raise JsonableError("Direct messages cannot have topics.")
     if propagate_mode != "change_one" and topic is None and stream_id is None:
         raise JsonableError("Invalid propagate_mode without topic edit")
+    if topic in (RESOLVED_TOPIC_PREFIX.strip(), RESOLVED_TOPIC_PREFIX + EMPTY_TOPIC_DISPLAY_NAME):
+        raise JsonableError("General chat cannot be marked as resolved")
     destination = None
     if stream_id is not None:
         if content is not None:
@@ -140,7 +143,7 @@ def check_message_edit(
             if not has_realm_permission(user, "can_resolve_topics_group"):
                 raise JsonableError("You don't have permission to resolve topics in this channel.")
         else:
-            if not has_realm_permission(user, "can_move_messages_between_topics_group"):
+            if not can_move_messages_to_another_topic(user, message.stream, destination or message.stream):
                 raise JsonableError("You don't have permission to edit this message")
             if not user.is_moderator and past_limit(message, realm.move_messages_within_stream_limit_seconds):
                 raise JsonableError("The time limit for editing this message's topic has passed.")
@@ -253,6 +256,8 @@ def check_update_message(
                 target_had_messages=target_had_messages,
             )
         resolving = edit.topic is not None and is_resolving(old_topic, edit.topic)
+        if resolving and edit.stream is None and edit.content is None:
+            send_resolve_notice(old_stream, old_topic, edit.topic, acting_user=acting_user)
         send_move_notices(
             Move(message, old_stream, old_topic, new_stream, new_topic, ids, moved_all, resolving),
             to_old_thread=send_notification_to_old_thread,
@@ -280,7 +285,6 @@ def _edit_content(message: Message, content: str, entry: dict, now) -> dict:
         "orig_content": message.content,
         "orig_rendered_content": message.rendered_content,
         "content": content,
-        "rendered_content": rendered.html,
         "is_me_message": content.startswith("/me ") and "\n" not in content,
     }
     entry.update(prev_content=message.content, prev_rendered_content=message.rendered_content)
@@ -289,6 +293,7 @@ def _edit_content(message: Message, content: str, entry: dict, now) -> dict:
     files = message_content_saved.call_merged(message)  # the uploaded files it links now
     message.has_attachment = bool(files.get("has_attachment"))
     message.has_image = message.has_image or bool(files.get("has_image"))
+    message.rendered_content = changes["rendered_content"] = files.get("rendered_content", rendered.html)
     message.last_edit_time = now
     rows = list(UserMessage.objects.filter(message=message))
     receivers = {row.user_id for row in rows}

@@ -18,14 +18,18 @@ from django.utils import timezone
 
 from apps.core.errors import JsonableError
 from apps.events.publish import send_event_on_commit
-from apps.groups.selectors import has_realm_permission, is_user_in_group
+from apps.groups.selectors import is_user_in_group
 from apps.messages.actions.send import do_send_message
 from apps.messages.models import Message, NotificationBot, UserMessage
 from apps.realms.models import Realm
 from apps.subscriptions.actions.access import send_stream_update
 from apps.subscriptions.actions.user_topics import do_set_user_topic_visibility_policy
 from apps.subscriptions.models import Stream, Subscription, UserTopic
-from apps.subscriptions.selectors import access_stream_by_id, subscriber_ids_by_stream
+from apps.subscriptions.selectors import (
+    access_stream_by_id,
+    can_move_messages_out_of_channel,
+    subscriber_ids_by_stream,
+)
 from apps.subscriptions.topics import check_topics_policy, same_topic, topic_key
 from apps.users.actions.create_user import do_create_user
 from apps.users.models import BotType, Role, User
@@ -55,8 +59,9 @@ def access_destination_channel(user: User, stream_id: int) -> Stream:
 
 
 def check_channel_move(user: User, message: Message, destination: Stream, topic: str) -> None:
-    """Whether `user` may move `message` to `destination` (as `topic`): Zulip's checks, in its order."""
-    if not has_realm_permission(user, "can_move_messages_between_channels_group"):
+    """Whether `user` may move `message` to `destination` (as `topic`): Zulip's checks, in its order
+    (the organization's policy, or the channel's can_move_messages_out_of_channel_group)."""
+    if not can_move_messages_out_of_channel(user, message.stream):
         raise JsonableError("You don't have permission to move this message")
     if not is_user_in_group(destination.can_send_message_group_id, user):
         raise JsonableError("You do not have permission to post in this channel.")

@@ -228,13 +228,14 @@ def _store_message(
 
 def _files_linked(message: Message) -> None:
     """The uploaded files the new message links (message_content_saved): its has_attachment and
-    has_image (an image file shows as one) fields."""
+    has_image (an image file shows as one) fields, and its HTML with the images' previews."""
     found = message_content_saved.call_merged(message)
     has_attachment = bool(found.get("has_attachment"))
     has_image = message.has_image or bool(found.get("has_image"))
-    if (has_attachment, has_image) != (message.has_attachment, message.has_image):
-        message.has_attachment, message.has_image = has_attachment, has_image
-        message.save(update_fields=["has_attachment", "has_image"])
+    rendered = found.get("rendered_content", message.rendered_content)
+    if (has_attachment, has_image, rendered) != (message.has_attachment, message.has_image, message.rendered_content):
+        message.has_attachment, message.has_image, message.rendered_content = has_attachment, has_image, rendered
+        message.save(update_fields=["has_attachment", "has_image", "rendered_content"])
 
 
 def _initial_flags(
