@@ -201,6 +201,7 @@ def _write(diffs: dict[User, dict[str, Any]], users: list[User], new_password_ha
         if new_password_hash is not None:
             columns["password"] = new_password_hash
         User.objects.filter(id__in=[user.id for user in group]).update(**columns)
+        forget_credentials_on_commit(user_ids=[user.id for user in group])
         for user in group:
             for name, value in columns.items():
                 setattr(user, name, value)
