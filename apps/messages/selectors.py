@@ -12,7 +12,6 @@ from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from django.db import connection
 from django.db.models import Q, QuerySet
 from django.db.models.functions import Lower
 
@@ -259,22 +258,6 @@ def dm_users_by_recipient(messages: Sequence[Message]) -> dict[tuple[int, int], 
 # --- register state -------------------------------------------------------------------------------
 
 MAX_UNREAD_MESSAGES = 50_000
-
-
-# GET /users/me and POST /register ask for this on every call: in plain SQL, because compiling the
-# ORM's query cost several times what running it does (benchmarks/scale/README.md). The table name
-# is the model's; the value is a parameter.
-_MAX_MESSAGE_ID_SQL = (
-    f"SELECT message_id FROM {UserMessage._meta.db_table} WHERE user_id = %s ORDER BY message_id DESC LIMIT 1"  # noqa: S608
-)
-
-
-def max_message_id(user: User) -> int:
-    """The newest message the user has received; -1 for none."""
-    with connection.cursor() as cursor:
-        cursor.execute(_MAX_MESSAGE_ID_SQL, [user.id])
-        row = cursor.fetchone()
-    return row[0] if row is not None else -1
 
 
 def muted_conversation_checker(user: User) -> Callable[[int, str], bool]:
