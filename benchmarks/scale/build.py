@@ -3,8 +3,8 @@
 - S: 1,000 people, 20,000 messages in a channel everyone is in;
 - L: 10,000 people, 200,000 messages in it.
 
-    .venv/bin/python benchmarks/scale/build.py S          # about 1 minute
-    .venv/bin/python benchmarks/scale/build.py L          # about 15 minutes
+    .venv/bin/python benchmarks/scale/build.py S          # 6 minutes on a loaded 2-core machine
+    .venv/bin/python benchmarks/scale/build.py L          # not timed yet: over an hour there (README)
 
 The database parley_bench_scale_<size> (BENCH_SCALE_DATABASE_URL_<SIZE> overrides) is dropped and
 migrated with this checkout's code. People, channels and subscriptions are made through the
