@@ -131,7 +131,7 @@ def database(base_dir_var: Path, connect_timeout: int) -> dict:
         return sqlite_database(Path(config["NAME"]))
     if engine not in ("django.db.backends.postgresql", "django.db.backends.postgresql_psycopg2"):
         fail("DATABASE_URL", "must be a postgres:// or sqlite:// URL")
-    config["ENGINE"] = "django.db.backends.postgresql"
+    config["ENGINE"] = POSTGRESQL_ENGINE
     if not config.get("NAME"):
         fail("DATABASE_URL", "names no database")
     options = config.setdefault("OPTIONS", {})
@@ -153,6 +153,8 @@ def database(base_dir_var: Path, connect_timeout: int) -> dict:
     return config
 
 
+# Django's PostgreSQL backend with a health check that needs no query (see apps/core/postgresql/base.py).
+POSTGRESQL_ENGINE = "apps.core.postgresql"
 # Django's SQLite backend with PostgreSQL's case-insensitive equality (see apps/core/sqlite/base.py).
 SQLITE_ENGINE = "apps.core.sqlite"
 

@@ -13,7 +13,7 @@ from django.conf import settings
 from django.http import HttpRequest, HttpResponse
 
 from apps.core import ratelimit
-from apps.core.auth import realm_for_request, user_for_authorization
+from apps.core.auth import authenticated_user, realm_for_request
 from apps.core.errors import RateLimitedError, UnauthorizedError, exception_response
 from apps.core.notes import RequestNotes, request_notes
 
@@ -24,11 +24,11 @@ def begin_api_request(request: HttpRequest, *, authenticated: bool = True):
     Failed authentications count against the client's address, so keys cannot be guessed faster
     than anonymous requests are allowed.
     """
-    realm = realm_for_request(request)
+    realm_for_request(request)
     user = None
     if authenticated:
         try:
-            user = user_for_authorization(realm, request.META.get("HTTP_AUTHORIZATION", ""))
+            user = authenticated_user(request)
         except UnauthorizedError:
             check_rate_limit(request, None)
             raise

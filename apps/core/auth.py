@@ -10,6 +10,7 @@ register their event types with apps.events.
 import base64
 import binascii
 import re
+from collections.abc import Callable
 from typing import Any, Protocol
 
 from django.core.exceptions import ImproperlyConfigured
@@ -34,6 +35,10 @@ class Accounts(Protocol):
         """The id of the active user of the active `realm` with these credentials, in one light
         query; None in every other case (the caller then authenticates fully)."""
 
+    def user_for_credentials(self, host: str, realm: Any, authorization: str, load: Callable[[], Any]) -> Any:
+        """The user `load()` finds for this Authorization header on `realm` (reached as `host`),
+        remembered from a recent request when nothing has changed since that could change the answer."""
+
 
 _accounts: Accounts | None = None
 
@@ -55,6 +60,17 @@ def realm_for_request(request: HttpRequest) -> Any:
     if notes.realm is None:
         notes.realm = accounts().realm_for_host(request.get_host())
     return notes.realm
+
+
+def authenticated_user(request: HttpRequest) -> Any:
+    """The active user of the request's organization its Authorization header names, or the error
+    user_for_authorization gives; a header that authenticated lately is not looked up again (the
+    accounts' cache, dropped by every change that could change the answer)."""
+    realm = realm_for_request(request)
+    header = request.META.get("HTTP_AUTHORIZATION", "")
+    return accounts().user_for_credentials(
+        request.get_host().lower(), realm, header, lambda: user_for_authorization(realm, header)
+    )
 
 
 def parse_basic_header(header: str) -> tuple[str, str]:

@@ -9,7 +9,7 @@ from rest_framework import exceptions
 from rest_framework.authentication import BaseAuthentication
 from rest_framework.request import Request
 
-from apps.core.auth import realm_for_request, user_for_authorization
+from apps.core.auth import authenticated_user
 from apps.core.errors import JsonableError
 from apps.core.notes import request_notes
 
@@ -34,7 +34,7 @@ class ApiKeyAuthentication(BaseAuthentication):
         if not header:
             return None
         try:
-            user = user_for_authorization(realm_for_request(request._request), header)
+            user = authenticated_user(request._request)
         except JsonableError as error:
             raise ApiAuthenticationFailed(error) from None
         request_notes(request).user_id = user.id

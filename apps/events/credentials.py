@@ -1,16 +1,19 @@
-"""A per-process cache of who an Authorization header is, for the long-poll path.
+"""A per-process cache of who an Authorization header is, for the long-poll path and ordinary requests.
 
 A busy server answers far more polls than anything else; looking the key up in the database for
-every one costs more than the poll itself. Entries live CREDENTIAL_CACHE_SECONDS and are dropped
-at once, in every process, when a change could make them wrong: a key rotated, an email changed,
-a user or organization deactivated (see forget_credentials_on_commit). Only successful
-authentications are cached. An authentication that read the database before a change was
-announced is not cached when it finishes after it (see `generation`).
+every one costs more than the poll itself. Ordinary requests use it too (apps.users.accounts), with
+the user as it was read, which each request copies. Entries live CREDENTIAL_CACHE_SECONDS and are
+dropped at once, in every process, when a change could make them wrong: a key rotated, an email
+changed, a user or organization deactivated, and (for ordinary requests) any change to the user's
+row, which every action writing users announces (see forget_credentials_on_commit). Only
+successful authentications are cached. An authentication that read the database before a change
+was announced is not cached when it finishes after it (see `generation`).
 """
 
 import threading
 import time
-from dataclasses import dataclass
+from dataclasses import dataclass, field
+from typing import Any
 
 from django.conf import settings
 
@@ -25,6 +28,9 @@ credentials_forgotten = Hooks("credentials_forgotten")
 class Identity:
     user_id: int
     realm_id: int
+    # For ordinary requests: the user as read from the database, without its organization (which
+    # has a cache of its own); never handed out itself, each request gets a copy.
+    user: Any = field(default=None, compare=False, repr=False)
 
 
 class CredentialCache:

@@ -13,10 +13,10 @@ from apps.events.registry import (
 )
 from apps.messages.actions.send import do_listen_to_public_channels
 from apps.messages.emoji import EMOJI_DATA_PATH
+from apps.messages.newest import max_message_id
 from apps.messages.recent_conversations import recent_private_conversations
 from apps.messages.selectors import (
     alert_words_of,
-    max_message_id,
     muted_users_of,
     starred_message_ids,
     unread_messages,

@@ -1,6 +1,6 @@
 """What the messages app does for the apps below it (registered in MessagesConfig.ready)."""
 
-from apps.messages.selectors import max_message_id
+from apps.messages.newest import max_message_id
 from apps.users.hooks import own_user_extras
 from apps.users.models import User
 

@@ -260,11 +260,6 @@ def dm_users_by_recipient(messages: Sequence[Message]) -> dict[tuple[int, int], 
 MAX_UNREAD_MESSAGES = 50_000
 
 
-def max_message_id(user: User) -> int:
-    newest = UserMessage.objects.filter(user=user).order_by("-message_id").values_list("message_id", flat=True).first()
-    return newest if newest is not None else -1
-
-
 def muted_conversation_checker(user: User) -> Callable[[int, str], bool]:
     """Zulip's is_row_muted: whether a message of (channel id, topic) is muted for the user (a
     muted topic, or a muted channel unless the topic is unmuted or followed). Two queries."""

@@ -1,7 +1,31 @@
 """The lookups apps.core.auth authenticates with (registered in UsersConfig.ready)."""
 
+import copy
+from collections.abc import Callable
+
+from apps.events.credentials import Identity, credential_cache
+from apps.realms.models import Realm
 from apps.realms.selectors import realm_for_host
+from apps.users.models import User
 from apps.users.selectors import active_user_id_by_api_credentials, get_user_by_api_credentials
+
+
+def user_for_credentials(host: str, realm: Realm, authorization: str, load: Callable[[], User]) -> User:
+    """The user `load()` finds for these credentials, from the credential cache when they
+    authenticated lately (apps.events.credentials: entries are dropped in every process when the
+    user's row or the organization changes). Each request gets its own copy, with the organization
+    of the request (the organization cache's)."""
+    identity = credential_cache.get(host, authorization)
+    if identity is not None and identity.user is not None and identity.realm_id == realm.id and not realm.deactivated:
+        user = copy.copy(identity.user)
+        user.realm = realm
+        return user
+    generation = credential_cache.generation
+    user = load()
+    kept = copy.copy(user)
+    kept._state.fields_cache = {}  # not the organization, nor anything a view cached on it
+    credential_cache.put(host, authorization, Identity(user.id, user.realm_id, user=kept), generation)
+    return user
 
 
 class UserAccounts:
@@ -10,3 +34,4 @@ class UserAccounts:
     realm_for_host = staticmethod(realm_for_host)
     user_by_api_key = staticmethod(get_user_by_api_credentials)
     active_user_id_by_api_key = staticmethod(active_user_id_by_api_credentials)
+    user_for_credentials = staticmethod(user_for_credentials)

@@ -28,6 +28,7 @@ from apps.users.selectors import (
     access_user_by_id,
     custom_profile_data,
     get_custom_profile_fields,
+    own_profile_data,
     users_in_realm,
 )
 from apps.users.serializers import (
@@ -56,7 +57,7 @@ class OwnUserView(ApiView):
             request,
             own_user_to_dict(
                 user,
-                profile_data=custom_profile_data([user]).get(user.id, {}),
+                profile_data=own_profile_data(user),
                 extras=own_user_extras.call_merged(user),
             ),
         )

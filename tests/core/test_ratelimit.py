@@ -3,6 +3,7 @@
 import time
 
 import pytest
+import redis.connection
 
 from apps.core import ratelimit
 from tests.api import ApiClient, assert_error, assert_success
@@ -113,3 +114,23 @@ def test_rate_limiting_can_be_disabled(settings, member):
 def assert_success_response(response):
     assert_success(response)
     return response
+
+
+def test_an_ordinary_request_is_one_redis_round_trip(settings, member, monkeypatch):
+    """The general limit is one script call; authentication and the organization come from caches."""
+    if not settings.REDIS_URL:
+        pytest.skip("needs REDIS_URL (a real Redis)")
+    api = ApiClient(member)
+    assert_success(api.get("/users/me"))  # connects, loads the script, fills the caches
+    sent = []
+    real_send = redis.connection.AbstractConnection.send_packed_command
+
+    def send(connection, command, check_health=True):
+        sent.append(command)
+        return real_send(connection, command, check_health)
+
+    monkeypatch.setattr(redis.connection.AbstractConnection, "send_packed_command", send)
+    assert_success(api.get("/users/me"))
+    assert len(sent) == 1
+    packed = sent[0] if isinstance(sent[0], bytes) else b"".join(sent[0])
+    assert b"EVALSHA" in packed

@@ -8,7 +8,7 @@ import base64
 from concurrent.futures import ThreadPoolExecutor
 
 import pytest
-from django.db import connection
+from django.db import connection, connections
 
 from apps.events.actions import queue_options
 from apps.events.longpoll import PollRequest, _authenticate_from_database, _register_queue
@@ -27,10 +27,11 @@ def pool_thread():
 
 
 def kill_connection_of(thread: ThreadPoolExecutor) -> None:
-    """What a PostgreSQL restart does to the thread's idle connection."""
+    """What a PostgreSQL restart does to the thread's idle connection: its server process ends
+    (waited for, as a restart's clients wait for the database to be back)."""
     backend_pid = thread.submit(lambda: connection.connection.info.backend_pid).result()
     with connection.cursor() as cursor:
-        cursor.execute("SELECT pg_terminate_backend(%s)", [backend_pid])
+        cursor.execute("SELECT pg_terminate_backend(%s, 10000)", [backend_pid])
 
 
 def poll_of(user) -> PollRequest:
@@ -58,3 +59,19 @@ def test_authentication_after_its_connection_died_connects_again(pool_thread, me
     kill_connection_of(pool_thread)
     identity = pool_thread.submit(_authenticate_from_database, poll_of(member)).result()
     assert (identity.user_id, identity.realm_id) == (member.id, member.realm_id)
+
+
+def test_a_live_connection_is_checked_without_a_query_and_a_dead_one_with_one(pool_thread, member, monkeypatch):
+    """apps.core.postgresql: a kept connection with nothing to read is healthy (no `SELECT 1` per
+    request); one the server closed has its goodbye to read, so Django's own check replaces it."""
+    wrapper = type(connections["default"])
+    checks = []
+    real_check = wrapper.is_usable
+    monkeypatch.setattr(wrapper, "is_usable", lambda self: checks.append(1) or real_check(self))
+    options = queue_options(RegisterParams(), lifespan_secs=0)
+    pool_thread.submit(_register_queue, member.id, options).result()
+    pool_thread.submit(_register_queue, member.id, options).result()
+    assert checks == []
+    kill_connection_of(pool_thread)
+    pool_thread.submit(_register_queue, member.id, options).result()
+    assert checks == [1]

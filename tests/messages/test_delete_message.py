@@ -126,7 +126,8 @@ def test_own_messages_only_within_the_time_limit(realm, design, send, member):
     refused(member, message_id, TOO_LATE)
     sent_ago(message_id, 590)
     assert_success(delete(member, message_id))
-    Realm.objects.filter(id=realm.id).update(message_content_delete_limit_seconds=None)
+    realm.message_content_delete_limit_seconds = None
+    realm.save(update_fields=["message_content_delete_limit_seconds"])
     late = send(member, design)
     sent_ago(late, 10 * 365 * 24 * 3600)
     assert_success(delete(member, late))

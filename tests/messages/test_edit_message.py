@@ -95,7 +95,8 @@ def test_only_the_sender_edits_content_within_the_limit(realm, design, send, mem
     refused(member, message_id, "The time limit for editing this message has passed", content="late")
     sent_ago(message_id, 600 + 19)  # Zulip's 20 s of grace
     assert_success(edit(member, message_id, content="just in time"))
-    Realm.objects.filter(id=realm.id).update(allow_message_editing=False)
+    realm.allow_message_editing = False
+    realm.save(update_fields=["allow_message_editing"])
     refused(member, message_id, "Your organization has turned off message editing", content="again")
 
 
@@ -226,10 +227,12 @@ def test_history_by_the_organizations_policy(realm, design, send, member, admin)
     message_id = send(member, design, "one", topic="lunch")
     assert_success(edit(member, message_id, content="two"))
     assert_success(edit(member, message_id, topic="food"))
-    Realm.objects.filter(id=realm.id).update(message_edit_history_visibility_policy="moves")
+    realm.message_edit_history_visibility_policy = "moves"
+    realm.save(update_fields=["message_edit_history_visibility_policy"])
     assert [e.get("prev_topic") for e in shown(admin, message_id)["edit_history"]] == ["lunch"]
     assert "prev_content" not in shown(admin, message_id)["edit_history"][0]
-    Realm.objects.filter(id=realm.id).update(message_edit_history_visibility_policy="none")
+    realm.message_edit_history_visibility_policy = "none"
+    realm.save(update_fields=["message_edit_history_visibility_policy"])
     assert "edit_history" not in shown(admin, message_id)
     assert_error(api_for(admin).get(f"/messages/{message_id}/history"), 400, "BAD_REQUEST",
                  "Message edit history is disabled in this organization")  # fmt: skip

@@ -65,7 +65,8 @@ def test_people_who_turned_typing_notifications_off(member, admin, capture_event
     with capture_events(admin) as received:
         assert_success(typing(member, op="start", to=[admin.id]))
     assert received[admin.id] == []
-    User.objects.filter(id=member.id).update(send_private_typing_notifications=False)
+    member.send_private_typing_notifications = False
+    member.save(update_fields=["send_private_typing_notifications"])  # forgets cached credentials too
     assert_error(typing(member, op="start", to=[admin.id]), 400, "BAD_REQUEST",
                  "User has disabled typing notifications for direct messages")  # fmt: skip
 

@@ -452,7 +452,7 @@ def test_same_channel_name_in_two_organizations(member, foreign_user, other_real
 # --- concurrent changes of one user's subscription (PostgreSQL) ---------------------------------
 
 
-POSTGRES = settings.DATABASES["default"]["ENGINE"] == "django.db.backends.postgresql"
+POSTGRES = settings.DATABASES["default"]["ENGINE"] != "apps.core.sqlite"
 
 
 def run_together(*calls):

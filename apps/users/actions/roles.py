@@ -3,6 +3,7 @@
 from django.db import transaction
 
 from apps.core.errors import OrganizationOwnerRequiredError
+from apps.events.publish import forget_credentials_on_commit
 from apps.realms.models import AuditLogEventType
 from apps.users.actions.activation import check_keeps_an_owner
 from apps.users.actions.notify import audit_user_change, send_person_update
@@ -39,6 +40,7 @@ def do_change_user_role(user: User, role: int, *, acting_user: User | None) -> N
     after_steps = user_role_changing.call(user, old_role, role) if old_role != role else []
     User.objects.filter(id=user.id).update(role=role)
     user.role = role
+    forget_credentials_on_commit(user_ids=[user.id])  # requests authenticated with the old role
     if old_role != role:
         audit_user_change(user, AuditLogEventType.USER_ROLE_CHANGED, "role", old_role, role, acting_user=acting_user)
     send_person_update(user, {"role": role})

@@ -182,8 +182,8 @@ def do_change_user_settings(
         if "timezone" in diff:
             send_person_update(user, {"email": api_email(user), "timezone": user.timezone})
         if "email_address_visibility" in diff:
-            # The API email may have changed: cached credentials naming the old one are dropped.
-            forget_credentials_on_commit(user_ids=[user.id])
+            # The API email may have changed: cached credentials naming the old one were dropped
+            # with the rest (_write).
             send_email_visibility_update(user, current[user.id]["email_address_visibility"])
         user_settings_changed.call(user, diff)
     return list(diffs)
@@ -201,6 +201,8 @@ def _write(diffs: dict[User, dict[str, Any]], users: list[User], new_password_ha
         if new_password_hash is not None:
             columns["password"] = new_password_hash
         User.objects.filter(id__in=[user.id for user in group]).update(**columns)
+        # Requests authenticated with the old values (apps.users.accounts) see the new ones.
+        forget_credentials_on_commit(user_ids=[user.id for user in group])
         for user in group:
             for name, value in columns.items():
                 setattr(user, name, value)

@@ -55,6 +55,7 @@ def do_change_full_name(user: User, full_name: str, *, acting_user: User | None)
         return
     User.objects.filter(id=user.id).update(full_name=full_name)
     user.full_name = full_name
+    forget_credentials_on_commit(user_ids=[user.id])
     audit_user_change(
         user, AuditLogEventType.USER_FULL_NAME_CHANGED, "full_name", old_name, full_name, acting_user=acting_user
     )
@@ -104,6 +105,7 @@ def do_change_bot_owner(bot: User, owner: User, *, acting_user: User | None) -> 
     with transaction.atomic(savepoint=False):
         User.objects.filter(id=bot.id).update(bot_owner=owner)
         bot.bot_owner = owner
+        forget_credentials_on_commit(user_ids=[bot.id])
         audit_user_change(
             bot,
             AuditLogEventType.USER_BOT_OWNER_CHANGED,
@@ -123,6 +125,7 @@ def do_refresh_avatar(user: User, *, acting_user: User | None) -> None:
     """
     User.objects.filter(id=user.id).update(avatar_version=F("avatar_version") + 1)
     user.refresh_from_db(fields=["avatar_version"])
+    forget_credentials_on_commit(user_ids=[user.id])
     send_avatar_update(user)
 
 
@@ -171,6 +174,7 @@ def _set_special_permission(
     if all(getattr(user, field) == value for field in fields):
         return
     User.objects.filter(id=user.id).update(**dict.fromkeys(fields, value))
+    forget_credentials_on_commit(user_ids=[user.id])
     for field in fields:
         setattr(user, field, value)
     if old != value:

@@ -1,0 +1,266 @@
+"""The scale benchmark's runner (issue 21): the table of benchmarks/scale/README.md, for checkouts of
+Parley compared in one run on one machine.
+
+    .venv/bin/python benchmarks/scale/build.py S                          # once (build.py's docstring)
+    .venv/bin/python benchmarks/scale/run.py --sizes S --repos /path/to/before,.
+
+For each size, round and checkout (rounds alternate the checkouts' order) one gunicorn process with
+one uvicorn worker serves the built organization, PostgreSQL and Redis as in production (rate limits
+on, high enough never to refuse); the task worker is off. Each request of the table is sent twice to
+warm up, then `--requests` times one at a time on a keep-alive connection: its latency (client side),
+the answer's size and its queries (counted by the benchmark's own settings module,
+stack/scale_bench_settings.py, which also serves the bare view) are kept. `create_user` is timed in
+the checkout's own Python (stack/scale_bench_create_user.py), rolled back each time. Then `wrk`
+measures throughput of the bare view, GET /users/me and GET /server_settings (`--wrk-seconds` each,
+32 keep-alive connections, 2 threads). Medians over every round are printed per checkout, and
+everything lands in var/bench/scale.json.
+
+Every checkout needs its own .venv and must work on this checkout's migrations.
+"""
+
+import argparse
+import base64
+import contextlib
+import http.client
+import json
+import os
+import re
+import secrets
+import signal
+import socket
+import statistics
+import subprocess
+import sys
+import time
+import urllib.parse
+from pathlib import Path
+
+BASE_DIR = Path(__file__).resolve().parents[2]
+sys.path.insert(0, str(BASE_DIR))
+
+from benchmarks.scale import build  # noqa: E402
+
+STACK = Path(__file__).resolve().parent / "stack"
+REDIS_URL = os.environ.get("BENCH_REDIS_URL", "redis://127.0.0.1:6379/12")
+HOST = "127.0.0.1"
+HUGE_LIMIT = "100000000"
+
+
+def requests_of(manifest: dict) -> dict[str, tuple[str, str, dict | None]]:
+    """name -> (method, path, form) of each row of the table."""
+    narrow = json.dumps([{"operator": "channel", "operand": manifest["busy"]}])
+    query = urllib.parse.urlencode({"anchor": "first_unread", "num_before": 50, "num_after": 50, "narrow": narrow})
+
+    def send(channel: str) -> dict:
+        return {"type": "stream", "to": channel, "topic": "bench", "content": "Hello from the benchmark"}
+
+    return {
+        "POST /register": ("POST", "/api/v1/register", {}),
+        "GET /users": ("GET", "/api/v1/users", None),
+        "GET /streams": ("GET", "/api/v1/streams", None),
+        "POST /messages (busy channel)": ("POST", "/api/v1/messages", send(manifest["busy"])),
+        "POST /messages (5 people)": ("POST", "/api/v1/messages", send(manifest["small"])),
+        "GET /messages first_unread (busy channel)": ("GET", f"/api/v1/messages?{query}", None),
+        "POST /mark_all_as_read": ("POST", "/api/v1/mark_all_as_read", {}),
+    }
+
+
+class Server:
+    def __init__(self, repo: Path, database_url: str, log_dir: Path) -> None:
+        self.port = free_port()
+        env = {
+            **os.environ,
+            "DJANGO_SETTINGS_MODULE": "scale_bench_settings",
+            "PYTHONPATH": str(STACK),
+            "DATABASE_URL": database_url,
+            "DATABASE_POOL": "false",
+            "REDIS_URL": REDIS_URL,
+            "REDIS_KEY_PREFIX": "parley-bench-scale",
+            "PORT": str(self.port),
+            "EXTERNAL_HOST": f"{HOST}:{self.port}",
+            "WEB_CONCURRENCY": "1",
+            "TASK_WORKER": "0",
+            "RATE_LIMIT_API_BY_USER": HUGE_LIMIT,
+            "RATE_LIMIT_API_BY_IP": HUGE_LIMIT,
+            "LOG_LEVEL": "WARNING",
+            "SECRET_KEY": secrets.token_urlsafe(50),
+        }
+        self.log = log_dir / f"server-scale-{self.port}.log"
+        command = [str(repo / ".venv" / "bin" / "python"), "-m", "gunicorn", "-c", "config/gunicorn.py"]
+        self.process = subprocess.Popen(
+            [*command, "config.asgi:application"], cwd=repo, env=env, stdout=self.log.open("wb"),
+            stderr=subprocess.STDOUT, start_new_session=True,
+        )  # fmt: skip
+        deadline = time.monotonic() + 60
+        while time.monotonic() < deadline:
+            if self.process.poll() is not None:
+                raise RuntimeError(f"the server of {repo} exited; see {self.log}")
+            try:
+                socket.create_connection((HOST, self.port), timeout=1).close()
+                time.sleep(1.5)  # let the worker finish booting
+                return
+            except OSError:
+                time.sleep(0.2)
+        self.stop()
+        raise RuntimeError(f"the server of {repo} did not start; see {self.log}")
+
+    def stop(self) -> None:
+        os.killpg(self.process.pid, signal.SIGTERM)
+        with contextlib.suppress(subprocess.TimeoutExpired):
+            self.process.wait(timeout=20)
+        with contextlib.suppress(ProcessLookupError):
+            os.killpg(self.process.pid, signal.SIGKILL)
+        self.process.wait()
+
+
+def free_port() -> int:
+    with socket.socket() as sock:
+        sock.bind((HOST, 0))
+        return sock.getsockname()[1]
+
+
+def auth_header(credentials: dict) -> str:
+    return "Basic " + base64.b64encode(f"{credentials['email']}:{credentials['api_key']}".encode()).decode()
+
+
+def send(connection: http.client.HTTPConnection, method: str, path: str, form: dict | None, auth: str):
+    headers = {"Authorization": auth, "X-Bench-Count": "1"}
+    body = None
+    if form is not None:
+        body = urllib.parse.urlencode(form)
+        headers["Content-Type"] = "application/x-www-form-urlencoded"
+    started = time.perf_counter()
+    connection.request(method, path, body=body, headers=headers)
+    response = connection.getresponse()
+    payload = response.read()
+    elapsed = time.perf_counter() - started
+    if response.status != 200:
+        raise RuntimeError(f"{method} {path}: {response.status} {payload[:300]!r}")
+    return elapsed, len(payload), int(response.getheader("X-Bench-Queries", "-1"))
+
+
+def reset_unread(database_url: str, size: str) -> None:
+    import psycopg
+
+    url = database_url.replace("postgres://", "postgresql://")
+    with psycopg.connect(url, autocommit=True) as conn, conn.cursor() as cursor:
+        build.reset_unread(size, cursor)
+
+
+def measure_requests(server: Server, manifest: dict, count: int) -> dict[str, list[tuple[float, int, int]]]:
+    auth = auth_header(manifest["measured"])
+    connection = http.client.HTTPConnection(HOST, server.port, timeout=120)
+    samples: dict[str, list[tuple[float, int, int]]] = {}
+    for name, (method, path, form) in requests_of(manifest).items():
+        for index in range(count + 2):
+            if name == "POST /mark_all_as_read":
+                reset_unread(manifest["database_url"], manifest["size"])
+            sample = send(connection, method, path, form, auth)
+            if index >= 2:  # two to warm up
+                samples.setdefault(name, []).append(sample)
+    connection.close()
+    return samples
+
+
+def measure_create_user(repo: Path, manifest: dict, count: int) -> list[float]:
+    env = {
+        **os.environ,
+        "DJANGO_SETTINGS_MODULE": "scale_bench_settings",
+        "PYTHONPATH": f"{STACK}:{repo}",
+        "DATABASE_URL": manifest["database_url"],
+        "DATABASE_POOL": "false",
+        "REDIS_URL": "",
+        "LOG_LEVEL": "WARNING",
+    }
+    command = [str(repo / ".venv" / "bin" / "python"), str(STACK / "scale_bench_create_user.py"), str(count + 2)]
+    done = subprocess.run(command, cwd=repo, env=env, capture_output=True, text=True)
+    if done.returncode:
+        raise RuntimeError(f"create_user timing failed in {repo}:\n{done.stderr[-3000:]}")
+    return json.loads(done.stdout.strip().splitlines()[-1])[2:]
+
+
+WRK_PATHS = {
+    "bare view": "/bench/bare",
+    "GET /users/me": "/api/v1/users/me",
+    "GET /server_settings": "/api/v1/server_settings",
+}
+
+
+def measure_throughput(server: Server, manifest: dict, seconds: int) -> dict[str, float]:
+    results = {}
+    auth = auth_header(manifest["measured"])
+    for name, path in WRK_PATHS.items():
+        command = ["wrk", "-t2", "-c32", f"-d{seconds}s", "-H", f"Authorization: {auth}"]
+        output = subprocess.run([*command, f"http://{HOST}:{server.port}{path}"], check=True, capture_output=True,
+                                text=True).stdout  # fmt: skip
+        if "Non-2xx" in output:
+            raise RuntimeError(f"wrk {path}: errors\n{output}")
+        results[name] = float(re.search(r"Requests/sec:\s+([\d.]+)", output).group(1))
+    return results
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--repos", default=str(BASE_DIR), help="comma-separated checkouts to compare")
+    parser.add_argument("--sizes", default="S", help="S, L or S,L (built beforehand with build.py)")
+    parser.add_argument("--rounds", type=int, default=3)
+    parser.add_argument("--requests", type=int, default=8, help="measured requests of each kind per round")
+    parser.add_argument("--wrk-seconds", type=int, default=10)
+    parser.add_argument("--out", default=str(BASE_DIR / "var" / "bench" / "scale.json"))
+    args = parser.parse_args()
+    repos = [Path(repo).resolve() for repo in args.repos.split(",")]
+    log_dir = Path(args.out).parent
+    log_dir.mkdir(parents=True, exist_ok=True)
+    raw: dict = {}
+    for size in args.sizes.split(","):
+        manifest = json.loads(build.manifest_path(size).read_text())
+        for round_number in range(args.rounds):
+            for repo in repos if round_number % 2 == 0 else reversed(repos):
+                into = raw.setdefault(size, {}).setdefault(str(repo), {"requests": {}, "wrk": {}})
+                server = Server(repo, manifest["database_url"], log_dir)
+                try:
+                    for name, samples in measure_requests(server, manifest, args.requests).items():
+                        into["requests"].setdefault(name, []).extend(samples)
+                    for name, rate in measure_throughput(server, manifest, args.wrk_seconds).items():
+                        into["wrk"].setdefault(name, []).append(rate)
+                finally:
+                    server.stop()
+                created = measure_create_user(repo, manifest, args.requests)
+                into["requests"].setdefault("create_user", []).extend((t, 0, -1) for t in created)
+                print(json.dumps({"size": size, "round": round_number, "repo": str(repo)}), flush=True)
+    summary = summarize(raw)
+    Path(args.out).write_text(json.dumps({"args": vars(args), "summary": summary, "raw": raw}, indent=2))
+    print_table(summary)
+
+
+def summarize(raw: dict) -> dict:
+    summary: dict = {}
+    for size, by_repo in raw.items():
+        for repo, data in by_repo.items():
+            rows = summary.setdefault(repo, {}).setdefault(size, {})
+            for name, samples in data["requests"].items():
+                rows[name] = {
+                    "median_ms": round(statistics.median(s[0] for s in samples) * 1000, 1),
+                    "bytes": int(statistics.median(s[1] for s in samples)),
+                    "queries": int(statistics.median(s[2] for s in samples)),
+                    "n": len(samples),
+                }
+            for name, rates in data["wrk"].items():
+                rows[f"wrk {name}"] = {"requests_per_s": [round(r) for r in rates]}
+    return summary
+
+
+def print_table(summary: dict) -> None:
+    for repo, by_size in summary.items():
+        print(f"\n== {repo}")
+        for size, rows in by_size.items():
+            print(f"-- {size}")
+            for name, row in rows.items():
+                if "requests_per_s" in row:
+                    print(f"  {name:<45} {row['requests_per_s']} requests/s")
+                else:
+                    print(f"  {name:<45} {row['median_ms']:>8} ms {row['bytes']:>9} B {row['queries']:>4} queries")
+
+
+if __name__ == "__main__":
+    main()
