@@ -6,11 +6,11 @@ from apps.events.registry import QueueOptions, StateContext, event_transform, in
 from apps.users.models import DEFAULT_EXTERNAL_ACCOUNTS, CustomProfileField
 from apps.users.selectors import (
     avatar_url,
-    custom_profile_data,
+    custom_profile_data_in_realm,
     get_custom_profile_fields,
     gravatar_url,
     realm_user_default,
-    users_in_realm,
+    user_rows_in_realm,
 )
 from apps.users.serializers import (
     custom_profile_field_to_dict,
@@ -25,8 +25,8 @@ from apps.users.settings_values import NOTIFICATION_SOUNDS, emojiset_choices
 @initial_state("realm_user")
 def realm_user_state(context: StateContext) -> dict:
     me = context.user
-    users = list(users_in_realm(me.realm))
-    profile_data = custom_profile_data(users)
+    users = user_rows_in_realm(me.realm)
+    profile_data = custom_profile_data_in_realm(me.realm)
     active, inactive = [], []
     for user in users:
         shape = user_to_dict(

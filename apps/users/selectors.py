@@ -195,6 +195,34 @@ def users_in_realm(realm: Realm) -> QuerySet[User]:
     return User.objects.filter(realm=realm).select_related("realm").order_by("id")
 
 
+class UserRow:
+    """A user read as plain values, with the properties of User that the wire shape (user_to_dict)
+    reads: lists of every user are built from these, not from model instances (a User carries
+    every setting)."""
+
+    FIELDS = (
+        "id", "delivery_email", "email_address_visibility", "full_name", "date_joined", "is_active", "role",
+        "bot_type", "bot_owner_id", "timezone", "avatar_source", "avatar_version", "is_imported_stub",
+    )  # fmt: skip
+    __slots__ = (*FIELDS, "realm")
+
+    def __init__(self, realm: Realm, values: tuple) -> None:
+        self.realm = realm
+        for name, value in zip(self.FIELDS, values, strict=True):
+            setattr(self, name, value)
+
+    is_bot = User.is_bot
+    is_owner = User.is_owner
+    is_admin = User.is_admin
+    is_guest = User.is_guest
+
+
+def user_rows_in_realm(realm: Realm) -> list[UserRow]:
+    """users_in_realm as UserRows, by id. One query."""
+    rows = User.objects.filter(realm=realm).order_by("id").values_list(*UserRow.FIELDS)
+    return [UserRow(realm, values) for values in rows]
+
+
 def users_by_id(realm_id: int, user_ids: list[int]) -> dict[int, User]:
     """The users of the organization among `user_ids` (others are left out), by id."""
     return {user.id: user for user in User.objects.filter(realm_id=realm_id, id__in=user_ids)}
@@ -318,16 +346,24 @@ def profile_values_of(user: User) -> dict[int, str]:
 
 def custom_profile_data(users: QuerySet[User] | list[User]) -> dict[int, dict[str, dict]]:
     """`profile_data` for each user, in one query: {user_id: {"<field id>": {value, rendered_value?}}}."""
+    return _profile_data(CustomProfileFieldValue.objects.filter(user__in=users))
+
+
+def _profile_data(values: QuerySet[CustomProfileFieldValue]) -> dict[int, dict[str, dict]]:
     data: dict[int, dict[str, dict]] = defaultdict(dict)
-    values = CustomProfileFieldValue.objects.filter(user__in=users).values_list(
-        "user_id", "field_id", "value", "rendered_value"
-    )
+    values = values.order_by("id").values_list("user_id", "field_id", "value", "rendered_value")
     for user_id, field_id, value, rendered_value in values:
         entry = {"value": value}
         if rendered_value:
             entry["rendered_value"] = rendered_value
         data[user_id][str(field_id)] = entry
     return data
+
+
+def custom_profile_data_in_realm(realm: Realm) -> dict[int, dict[str, dict]]:
+    """custom_profile_data of every user of the organization, in one query by the organization's
+    fields (nothing to read, however many users, when it has none)."""
+    return _profile_data(CustomProfileFieldValue.objects.filter(field__realm_id=realm.id))
 
 
 # --- settings -------------------------------------------------------------------------------------

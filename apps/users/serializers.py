@@ -6,7 +6,7 @@ from pydantic import BaseModel, ConfigDict, Field, create_model, model_validator
 
 from apps.core.params import Id, Json, ParamError, Params, one_of
 from apps.users.models import CustomProfileField, Role, User
-from apps.users.selectors import api_email, avatar_url_for_client, can_access_delivery_email
+from apps.users.selectors import UserRow, api_email, avatar_url_for_client, can_access_delivery_email
 from apps.users.settings_models import USER_SETTINGS, Setting, UserBaseSettings
 from apps.users.settings_values import NOTIFICATION_SOUNDS, emojiset_choices
 
@@ -15,7 +15,7 @@ ProfileFieldTypeValue = one_of(*CustomProfileField.FieldType.values)
 
 
 def user_to_dict(
-    user: User,
+    user: User | UserRow,
     *,
     acting_user: User,
     client_gravatar: bool,

@@ -27,8 +27,9 @@ from apps.users.selectors import (
     access_user_by_email,
     access_user_by_id,
     custom_profile_data,
+    custom_profile_data_in_realm,
     get_custom_profile_fields,
-    users_in_realm,
+    user_rows_in_realm,
 )
 from apps.users.serializers import (
     CreateCustomProfileFieldParams,
@@ -77,8 +78,9 @@ class UsersView(ApiView):
 
     def get(self, request: Request):
         params = parse_params(GetUsersParams, request)
-        users = users_in_realm(request.user.realm)
-        profile_data = custom_profile_data(users) if params.include_custom_profile_fields else None
+        realm = request.user.realm
+        users = user_rows_in_realm(realm)
+        profile_data = custom_profile_data_in_realm(realm) if params.include_custom_profile_fields else None
         members = [
             user_to_dict(
                 user,

@@ -285,7 +285,7 @@ def _edit_content(message: Message, content: str, entry: dict, now) -> dict:
     receivers = {row.user_id for row in rows}
     mentions = mention_flags(message.sender, message.stream, message.topic, receivers, rendered)
     others = receivers - {message.sender_id}
-    alerted = alerted_user_ids(content, alert_word_users(others) if others else {})
+    alerted = alerted_user_ids(content, alert_word_users(message.realm_id, others) if others else {})
     changed = []
     for row in rows:
         bits = (row.flags & ~MENTION_BITS & ~UserMessage.HAS_ALERT_WORD) | mentions[row.user_id]
