@@ -17,6 +17,7 @@ from apps.users.serializers import (
     settings_object_to_dict,
     settings_to_dict,
     user_to_dict,
+    users_to_dicts,
 )
 from apps.users.settings_models import DISPLAY, NOTIFICATION
 from apps.users.settings_values import NOTIFICATION_SOUNDS, emojiset_choices
@@ -25,17 +26,16 @@ from apps.users.settings_values import NOTIFICATION_SOUNDS, emojiset_choices
 @initial_state("realm_user")
 def realm_user_state(context: StateContext) -> dict:
     me = context.user
-    users = user_rows_in_realm(me.realm)
     profile_data = custom_profile_data_in_realm(me.realm)
     active, inactive = [], []
-    for user in users:
-        shape = user_to_dict(
-            user,
-            acting_user=me,
-            client_gravatar=context.options.client_gravatar,
-            profile_data=profile_data.get(user.id, {}),
-        )
-        (active if user.is_active else inactive).append(shape)
+    for shape in users_to_dicts(
+        user_rows_in_realm(me.realm),
+        me.realm,
+        acting_user=me,
+        client_gravatar=context.options.client_gravatar,
+        profile_data=profile_data,
+    ):
+        (active if shape["is_active"] else inactive).append(shape)
     return {
         "realm_users": active,
         "realm_non_active_users": inactive,

@@ -11,7 +11,8 @@ from functools import lru_cache
 from django.conf import settings
 from django.core.exceptions import ValidationError
 from django.core.validators import validate_email
-from django.db.models import F, Q, QuerySet
+from django.db.models import CharField, F, Q, QuerySet
+from django.db.models.functions import Cast
 from django.http.request import split_domain_port
 
 from apps.core.errors import JsonableError
@@ -195,32 +196,26 @@ def users_in_realm(realm: Realm) -> QuerySet[User]:
     return User.objects.filter(realm=realm).select_related("realm").order_by("id")
 
 
-class UserRow:
-    """A user read as plain values, with the properties of User that the wire shape (user_to_dict)
-    reads: lists of every user are built from these, not from model instances (a User carries
-    every setting)."""
-
-    FIELDS = (
-        "id", "delivery_email", "email_address_visibility", "full_name", "date_joined", "is_active", "role",
-        "bot_type", "bot_owner_id", "timezone", "avatar_source", "avatar_version", "is_imported_stub",
-    )  # fmt: skip
-    __slots__ = (*FIELDS, "realm")
-
-    def __init__(self, realm: Realm, values: tuple) -> None:
-        self.realm = realm
-        for name, value in zip(self.FIELDS, values, strict=True):
-            setattr(self, name, value)
-
-    is_bot = User.is_bot
-    is_owner = User.is_owner
-    is_admin = User.is_admin
-    is_guest = User.is_guest
+# What a user's wire shape (apps.users.serializers.user_to_dict) is made of, read as plain values
+# for lists of every user: a User instance carries every setting, and ten thousand of them cost.
+USER_ROW_FIELDS = (
+    "id", "delivery_email", "email_address_visibility", "full_name", "date_joined", "is_active", "role",
+    "bot_type", "bot_owner_id", "timezone", "avatar_source", "avatar_version", "is_imported_stub",
+)  # fmt: skip
 
 
-def user_rows_in_realm(realm: Realm) -> list[UserRow]:
-    """users_in_realm as UserRows, by id. One query."""
-    rows = User.objects.filter(realm=realm).order_by("id").values_list(*UserRow.FIELDS)
-    return [UserRow(realm, values) for values in rows]
+def user_rows_in_realm(realm: Realm) -> list[tuple]:
+    """The organization's users and bots, active or not, by id, as USER_ROW_FIELDS tuples, with
+    `date_joined` already as its wire text (to the minute, in UTC). One query."""
+    fields = [name if name != "date_joined" else "joined_text" for name in USER_ROW_FIELDS]
+    users = User.objects.filter(realm=realm).annotate(joined_text=Cast("date_joined", CharField()))
+    position = USER_ROW_FIELDS.index("date_joined")
+    rows = []
+    for row in users.order_by("id").values_list(*fields):
+        # The database's text of a UTC time (the connection's time zone): "2026-11-26 20:22:02.1+00".
+        text = row[position]
+        rows.append((*row[:position], f"{text[:10]}T{text[11:16]}+00:00", *row[position + 1 :]))
+    return rows
 
 
 def users_by_id(realm_id: int, user_ids: list[int]) -> dict[int, User]:

@@ -47,6 +47,7 @@ from apps.users.serializers import (
     given_settings,
     own_user_to_dict,
     user_to_dict,
+    users_to_dicts,
 )
 
 
@@ -79,17 +80,13 @@ class UsersView(ApiView):
     def get(self, request: Request):
         params = parse_params(GetUsersParams, request)
         realm = request.user.realm
-        users = user_rows_in_realm(realm)
-        profile_data = custom_profile_data_in_realm(realm) if params.include_custom_profile_fields else None
-        members = [
-            user_to_dict(
-                user,
-                acting_user=request.user,
-                client_gravatar=params.client_gravatar,
-                profile_data=profile_data.get(user.id, {}) if profile_data is not None else None,
-            )
-            for user in users
-        ]
+        members = users_to_dicts(
+            user_rows_in_realm(realm),
+            realm,
+            acting_user=request.user,
+            client_gravatar=params.client_gravatar,
+            profile_data=custom_profile_data_in_realm(realm) if params.include_custom_profile_fields else None,
+        )
         return json_success(request, {"members": members})
 
 

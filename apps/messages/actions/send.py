@@ -231,7 +231,7 @@ def _insert_user_messages(message: Message, flags: dict[int, int]) -> None:
         return
     with connection.cursor() as cursor:
         cursor.execute(
-            f"INSERT INTO {UserMessage._meta.db_table} (user_id, message_id, flags) "  # noqa: S608 (the model's table)
+            f"INSERT INTO {connection.ops.quote_name(UserMessage._meta.db_table)} (user_id, message_id, flags) "  # noqa: S608
             "SELECT user_id, %s, flags FROM unnest(%s::bigint[], %s::bigint[]) AS recipient(user_id, flags)",
             [message.id, list(flags), list(flags.values())],
         )
