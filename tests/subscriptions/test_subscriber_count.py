@@ -61,8 +61,10 @@ def test_lists_and_events_say_the_maintained_count(realm, member, make_stream, c
     assert shape["subscriber_count"] == 3
     state = assert_success(ApiClient(member).post("/register", {"fetch_event_types": ["subscription", "stream"]}))
     [sub] = [s for s in state["subscriptions"] if s["stream_id"] == stream.id]
-    assert sub["subscriber_count"] == 3 and "subscribers" not in sub
-    assert [s for s in state["streams"] if s["stream_id"] == stream.id][0]["subscriber_count"] == 3
+    assert sub["subscriber_count"] == 3
+    assert "subscribers" not in sub
+    [listed] = [s for s in state["streams"] if s["stream_id"] == stream.id]
+    assert listed["subscriber_count"] == 3
 
     newcomer = UserFactory(realm=realm)
     with capture_events(newcomer) as received:
