@@ -2,7 +2,7 @@
 then one transaction stores the message and a row for each recipient, and announces it."""
 
 from collections import defaultdict
-from collections.abc import Collection, Sequence
+from collections.abc import Collection, Iterable, Sequence
 from datetime import timedelta
 from typing import Any
 
@@ -233,8 +233,13 @@ def _insert_user_messages(message: Message, flags: dict[int, int]) -> None:
         cursor.execute(
             f"INSERT INTO {connection.ops.quote_name(UserMessage._meta.db_table)} (user_id, message_id, flags) "  # noqa: S608
             "SELECT user_id, %s, flags FROM unnest(%s::bigint[], %s::bigint[]) AS recipient(user_id, flags)",
-            [message.id, list(flags), list(flags.values())],
+            # Array literals: the client-side binding would quote each element in Python.
+            [message.id, _int_array(flags), _int_array(flags.values())],
         )
+
+
+def _int_array(values: Iterable[int]) -> str:
+    return "{" + ",".join(map(str, map(int, values))) + "}"
 
 
 def _files_linked(message: Message) -> None:
