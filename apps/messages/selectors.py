@@ -365,9 +365,8 @@ def alert_words_of(user: User) -> list[str]:
 
 
 def alert_word_users(realm_id: int, user_ids: Collection[int]) -> dict[str, set[int]]:
-    """{word key: those of these users (of the organization) who have the word}, one query by the
-    organization (few rows: few people set alert words), never with the list of users, which for a
-    big channel is every subscriber."""
+    """{word key: those of these users who have the word}: one query by the organization (few
+    rows), never with the list of users (a big channel's every subscriber)."""
     result: dict[str, set[int]] = defaultdict(set)
     for key, user_id in AlertWord.objects.filter(user__realm_id=realm_id).values_list("key", "user_id"):
         if user_id in user_ids:
@@ -468,8 +467,8 @@ def mention_targets(realm_id: int, content: str) -> tuple[dict[str, list[tuple[i
 
 
 def muting_user_ids(sender: User, among: Iterable[int]) -> set[int]:
-    """Those of these users who muted the sender: one query by the sender (few rows, on an index),
-    never with the list of recipients, which for a big channel is every subscriber."""
+    """Those of these users who muted the sender: one query by the sender (few rows), never with
+    the list of recipients."""
     return set(MutedUser.objects.filter(muted_user=sender).values_list("user_id", flat=True)).intersection(among)
 
 
