@@ -467,8 +467,7 @@ def mention_targets(realm_id: int, content: str) -> tuple[dict[str, list[tuple[i
 
 
 def muting_user_ids(sender: User, among: Iterable[int]) -> set[int]:
-    """Those of these users who muted the sender: one query by the sender (few rows), never with
-    the list of recipients."""
+    """Those of these users who muted the sender: one query by the sender, not by recipient."""
     return set(MutedUser.objects.filter(muted_user=sender).values_list("user_id", flat=True)).intersection(among)
 
 
