@@ -8,7 +8,7 @@ and messages of channels the user may not read, do not exist for them.
 """
 
 from collections import defaultdict
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Collection, Iterable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -359,11 +359,13 @@ def alert_words_of(user: User) -> list[str]:
     return list(AlertWord.objects.filter(user=user).order_by("id").values_list("word", flat=True))
 
 
-def alert_word_users(user_ids: Iterable[int]) -> dict[str, set[int]]:
-    """{word key: those of these users who have the word}, one query."""
+def alert_word_users(realm_id: int, user_ids: Collection[int]) -> dict[str, set[int]]:
+    """{word key: those of these users who have the word}: one query by the organization (few
+    rows), never with the list of users (a big channel's every subscriber)."""
     result: dict[str, set[int]] = defaultdict(set)
-    for key, user_id in AlertWord.objects.filter(user_id__in=user_ids).values_list("key", "user_id"):
-        result[key].add(user_id)
+    for key, user_id in AlertWord.objects.filter(user__realm_id=realm_id).values_list("key", "user_id"):
+        if user_id in user_ids:
+            result[key].add(user_id)
     return result
 
 
@@ -460,8 +462,7 @@ def mention_targets(realm_id: int, content: str) -> tuple[dict[str, list[tuple[i
 
 
 def muting_user_ids(sender: User, among: Iterable[int]) -> set[int]:
-    """Those of these users who muted the sender: one query by the sender (few rows, on an index),
-    never with the list of recipients, which for a big channel is every subscriber."""
+    """Those of these users who muted the sender: one query by the sender, not by recipient."""
     return set(MutedUser.objects.filter(muted_user=sender).values_list("user_id", flat=True)).intersection(among)
 
 

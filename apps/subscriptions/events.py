@@ -24,13 +24,14 @@ def subscription_state(context: StateContext) -> dict:
     known = {s.stream_id for s in subs}
     never = [stream for stream in visible if stream.id not in known]
     streams = [s.stream for s in subs] + never
-    subscribers = subscriber_ids_by_stream([s.id for s in streams])
-    shapes = stream_dicts(streams, subscriber_ids=subscribers)
     include = options.include_subscribers in ("true", "partial")
+    # Subscribers are read only for lists that include them; counts are the channels' own.
+    subscribers = subscriber_ids_by_stream([s.id for s in streams]) if include else None
+    shapes = stream_dicts(streams, subscriber_ids=subscribers)
     null_ok = options.client_capabilities.get("notification_settings_null", False)
 
     def members(stream_id: int) -> list[int] | None:
-        return sorted(subscribers[stream_id]) if include else None
+        return sorted(subscribers[stream_id]) if subscribers is not None else None
 
     def one(sub) -> dict:
         shape = subscription_to_dict(sub, shapes[sub.stream_id], subscribers=members(sub.stream_id))

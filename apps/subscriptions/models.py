@@ -44,6 +44,10 @@ class Stream(models.Model):
     is_web_public = models.BooleanField(default=False)
     deactivated = models.BooleanField(default=False)
     first_message_id = models.BigIntegerField(null=True, blank=True)
+    # How many active users are active subscribers: what `subscriber_count` says, kept by every
+    # change of a subscription or of a user's activation (recount_subscribers), so that lists of
+    # channels need not read their subscriptions.
+    subscriber_count = models.PositiveIntegerField(default=0)
     # None: the organization's default; -1: forever.
     message_retention_days = models.IntegerField(null=True, blank=True)
     topics_policy = models.CharField(max_length=32, choices=TopicsPolicy.choices, default=TopicsPolicy.INHERIT)

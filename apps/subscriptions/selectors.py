@@ -142,6 +142,11 @@ def subscribed_stream_ids(
     return subs.values_list("stream_id", flat=True)
 
 
+def subscribed_stream_ids_of_users(user_ids: Collection[int]) -> set[int]:
+    """The channels (archived ones too) any of these users is actively subscribed to. One query."""
+    return set(Subscription.objects.filter(user_id__in=user_ids, active=True).values_list("stream_id", flat=True))
+
+
 def is_subscribed(user: User | int, stream: Stream | int) -> bool:
     """Whether the user (or user id) is an active subscriber of the channel (or channel id). One query."""
     return subscribed_stream_ids(user).filter(stream=stream).exists()
@@ -438,17 +443,23 @@ def muted_topics_of(user: User) -> list[list]:
 
 
 def stream_dicts(streams: Sequence[Stream], *, subscriber_ids: dict[int, set[int]] | None = None) -> dict[int, dict]:
-    """{channel id: BasicChannel} for these channels of one organization, a fixed number of queries."""
+    """{channel id: BasicChannel} for these channels of one organization, a fixed number of queries
+    (none for subscribers: their count is the channel's, or that of `subscriber_ids` when the caller
+    has read them)."""
     if not streams:
         return {}
     realm_id = streams[0].realm_id
     group_ids = {getattr(s, f"{name}_id") for s in streams for name in Stream.SETTINGS}
     values = setting_values_for_api(realm_id, group_ids)
     names = dict(UserGroup.objects.filter(id__in=group_ids).values_list("id", "name"))
-    if subscriber_ids is None:
-        subscriber_ids = subscriber_ids_by_stream([s.id for s in streams])
     return {
-        s.id: stream_to_dict(s, values, subscriber_count=len(subscriber_ids[s.id]), group_names=names) for s in streams
+        s.id: stream_to_dict(
+            s,
+            values,
+            subscriber_count=s.subscriber_count if subscriber_ids is None else len(subscriber_ids[s.id]),
+            group_names=names,
+        )
+        for s in streams
     }
 
 
@@ -487,11 +498,11 @@ def subscriptions_for_list(user: User, *, include_subscribers: bool) -> list[dic
     """GET /users/me/subscriptions: the user's active subscriptions to channels not archived, with
     their subscribers if asked. A fixed number of queries."""
     subs = [s for s in subscriptions_of_user(user) if s.active and not s.stream.deactivated]
-    subscribers = subscriber_ids_by_stream([s.stream_id for s in subs])
+    subscribers = subscriber_ids_by_stream([s.stream_id for s in subs]) if include_subscribers else None
     shapes = stream_dicts([s.stream for s in subs], subscriber_ids=subscribers)
     return [
         subscription_to_dict(
-            sub, shapes[sub.stream_id], subscribers=sorted(subscribers[sub.stream_id]) if include_subscribers else None
+            sub, shapes[sub.stream_id], subscribers=None if subscribers is None else sorted(subscribers[sub.stream_id])
         )
         for sub in subs
     ]

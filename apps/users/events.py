@@ -6,17 +6,18 @@ from apps.events.registry import QueueOptions, StateContext, event_transform, in
 from apps.users.models import DEFAULT_EXTERNAL_ACCOUNTS, CustomProfileField
 from apps.users.selectors import (
     avatar_url,
-    custom_profile_data,
+    custom_profile_data_in_realm,
     get_custom_profile_fields,
     gravatar_url,
     realm_user_default,
-    users_in_realm,
+    user_rows_in_realm,
 )
 from apps.users.serializers import (
     custom_profile_field_to_dict,
     settings_object_to_dict,
     settings_to_dict,
     user_to_dict,
+    users_to_dicts,
 )
 from apps.users.settings_models import DISPLAY, NOTIFICATION
 from apps.users.settings_values import NOTIFICATION_SOUNDS, emojiset_choices
@@ -25,17 +26,16 @@ from apps.users.settings_values import NOTIFICATION_SOUNDS, emojiset_choices
 @initial_state("realm_user")
 def realm_user_state(context: StateContext) -> dict:
     me = context.user
-    users = list(users_in_realm(me.realm))
-    profile_data = custom_profile_data(users)
+    profile_data = custom_profile_data_in_realm(me.realm)
     active, inactive = [], []
-    for user in users:
-        shape = user_to_dict(
-            user,
-            acting_user=me,
-            client_gravatar=context.options.client_gravatar,
-            profile_data=profile_data.get(user.id, {}),
-        )
-        (active if user.is_active else inactive).append(shape)
+    for shape in users_to_dicts(
+        user_rows_in_realm(me.realm),
+        me.realm,
+        acting_user=me,
+        client_gravatar=context.options.client_gravatar,
+        profile_data=profile_data,
+    ):
+        (active if shape["is_active"] else inactive).append(shape)
     return {
         "realm_users": active,
         "realm_non_active_users": inactive,

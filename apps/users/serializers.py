@@ -5,8 +5,9 @@ from typing import Annotated, Any
 from pydantic import BaseModel, ConfigDict, Field, create_model, model_validator
 
 from apps.core.params import Id, Json, ParamError, Params, one_of
-from apps.users.models import CustomProfileField, Role, User
-from apps.users.selectors import api_email, avatar_url_for_client, can_access_delivery_email
+from apps.realms.models import EmailVisibility, Realm
+from apps.users.models import AvatarSource, CustomProfileField, Role, User
+from apps.users.selectors import USER_ROW_FIELDS, VISIBILITY_FOR_ROLE, fake_email_domain, gravatar_url
 from apps.users.settings_models import USER_SETTINGS, Setting, UserBaseSettings
 from apps.users.settings_values import NOTIFICATION_SOUNDS, emojiset_choices
 
@@ -22,27 +23,61 @@ def user_to_dict(
     profile_data: dict[str, dict] | None = None,
 ) -> dict[str, Any]:
     """Zulip's User object as `acting_user` may see it. `profile_data` only for humans, if given."""
-    result: dict[str, Any] = {
-        "user_id": user.id,
-        "email": api_email(user),
-        "delivery_email": user.delivery_email if can_access_delivery_email(acting_user, user) else None,
-        "full_name": user.full_name,
-        "date_joined": user.date_joined.isoformat(timespec="minutes"),
-        "is_active": user.is_active,
-        "is_owner": user.is_owner,
-        "is_admin": user.is_admin,
-        "is_guest": user.is_guest,
-        "is_bot": user.is_bot,
-        "bot_type": user.bot_type,
-        "bot_owner_id": user.bot_owner_id,
-        "role": user.role,
-        "timezone": user.timezone,
-        "avatar_url": avatar_url_for_client(user, client_gravatar=client_gravatar),
-        "avatar_version": user.avatar_version,
-        "is_imported_stub": user.is_imported_stub,
-    }
-    if profile_data is not None and not user.is_bot:
-        result["profile_data"] = profile_data
+    row = tuple(getattr(user, name) for name in USER_ROW_FIELDS)
+    data = None if profile_data is None else {user.id: profile_data}
+    [shape] = users_to_dicts(
+        [row], user.realm, acting_user=acting_user, client_gravatar=client_gravatar, profile_data=data
+    )
+    return shape
+
+
+def users_to_dicts(
+    rows: list[tuple],
+    realm: Realm,
+    *,
+    acting_user: User,
+    client_gravatar: bool,
+    profile_data: dict[int, dict[str, dict]] | None = None,
+) -> list[dict[str, Any]]:
+    """user_to_dict of many users of `realm`, read as USER_ROW_FIELDS tuples (user_rows_in_realm):
+    what depends on the requester and the organization is worked out once, not per user (and
+    `date_joined` may come as its wire text).
+    `profile_data` by user id (humans without any get {}); None leaves the field out."""
+    fake_domain = fake_email_domain(realm.host)
+    sees = VISIBILITY_FOR_ROLE[acting_user.role]
+    everyone, gravatar = EmailVisibility.EVERYONE, AvatarSource.GRAVATAR
+    owner, admins, guest = Role.OWNER, (Role.OWNER, Role.ADMINISTRATOR), Role.GUEST
+    result = []
+    for (user_id, email, visibility, full_name, date_joined, is_active, role, bot_type, bot_owner_id, timezone,
+         avatar_source, avatar_version, is_imported_stub) in rows:  # fmt: skip
+        is_bot = bot_type is not None
+        shown = is_bot or visibility == everyone
+        if client_gravatar and avatar_source == gravatar and visibility == everyone and not is_bot:
+            avatar = None
+        else:
+            avatar = gravatar_url(email, avatar_version)
+        shape = {
+            "user_id": user_id,
+            "email": email if shown else f"user{user_id}@{fake_domain}",
+            "delivery_email": email if is_bot or user_id == acting_user.id or visibility in sees else None,
+            "full_name": full_name,
+            "date_joined": date_joined if isinstance(date_joined, str) else date_joined.isoformat(timespec="minutes"),
+            "is_active": is_active,
+            "is_owner": role == owner,
+            "is_admin": role in admins,
+            "is_guest": role == guest,
+            "is_bot": is_bot,
+            "bot_type": bot_type,
+            "bot_owner_id": bot_owner_id,
+            "role": role,
+            "timezone": timezone,
+            "avatar_url": avatar,
+            "avatar_version": avatar_version,
+            "is_imported_stub": is_imported_stub,
+        }
+        if profile_data is not None and not is_bot:
+            shape["profile_data"] = profile_data.get(user_id, {})
+        result.append(shape)
     return result
 
 

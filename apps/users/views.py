@@ -27,9 +27,10 @@ from apps.users.selectors import (
     access_user_by_email,
     access_user_by_id,
     custom_profile_data,
+    custom_profile_data_in_realm,
     get_custom_profile_fields,
     own_profile_data,
-    users_in_realm,
+    user_rows_in_realm,
 )
 from apps.users.serializers import (
     CreateCustomProfileFieldParams,
@@ -47,6 +48,7 @@ from apps.users.serializers import (
     given_settings,
     own_user_to_dict,
     user_to_dict,
+    users_to_dicts,
 )
 
 
@@ -78,17 +80,14 @@ class UsersView(ApiView):
 
     def get(self, request: Request):
         params = parse_params(GetUsersParams, request)
-        users = users_in_realm(request.user.realm)
-        profile_data = custom_profile_data(users) if params.include_custom_profile_fields else None
-        members = [
-            user_to_dict(
-                user,
-                acting_user=request.user,
-                client_gravatar=params.client_gravatar,
-                profile_data=profile_data.get(user.id, {}) if profile_data is not None else None,
-            )
-            for user in users
-        ]
+        realm = request.user.realm
+        members = users_to_dicts(
+            user_rows_in_realm(realm),
+            realm,
+            acting_user=request.user,
+            client_gravatar=params.client_gravatar,
+            profile_data=custom_profile_data_in_realm(realm) if params.include_custom_profile_fields else None,
+        )
         return json_success(request, {"members": members})
 
 

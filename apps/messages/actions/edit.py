@@ -303,7 +303,7 @@ def _edit_content(message: Message, content: str, entry: dict, now) -> dict:
         check_wildcard_mentions(message.sender, rendered, subscriber_count, participants)
     mentions = mention_flags(message.sender, message.stream, message.topic, receivers, rendered, participants)
     others = receivers - {message.sender_id}
-    alerted = alerted_user_ids(content, alert_word_users(others) if others else {})
+    alerted = alerted_user_ids(content, alert_word_users(message.realm_id, others) if others else {})
     changed = []
     for row in rows:
         bits = (row.flags & ~MENTION_BITS & ~UserMessage.HAS_ALERT_WORD) | mentions[row.user_id]

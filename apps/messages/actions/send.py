@@ -2,11 +2,11 @@
 then one transaction stores the message and a row for each recipient, and announces it."""
 
 from collections import defaultdict
-from collections.abc import Collection, Sequence
+from collections.abc import Collection, Iterable, Sequence
 from datetime import timedelta
 from typing import Any
 
-from django.db import transaction
+from django.db import connection, transaction
 from django.utils import timezone
 
 from apps.core.errors import ErrorCode, JsonableError
@@ -168,7 +168,7 @@ def do_send_message(
     for uid in receivers.intersection(read_by):  # recipients for whom the server marks it read
         flags[uid] |= UserMessage.READ
     others = receivers - {sender.id}
-    for uid in alerted_user_ids(content, alert_word_users(others) if others else {}):
+    for uid in alerted_user_ids(content, alert_word_users(sender.realm_id, others) if others else {}):
         flags[uid] |= UserMessage.HAS_ALERT_WORD
     return _store_message(
         Message(
@@ -209,9 +209,7 @@ def _store_message(
         message.recipient = direct_message_recipient(message.realm, message.sender_id, [user.id for user in people])
     message.save(force_insert=True)
     _files_linked(message)
-    UserMessage.objects.bulk_create(
-        [UserMessage(user_id=uid, message=message, flags=bits) for uid, bits in flags.items()], batch_size=5000
-    )
+    _insert_user_messages(message, flags)
     # Announced only if this message did become the first (a concurrent send may have been first).
     if (
         stream is not None
@@ -224,6 +222,28 @@ def _store_message(
     _send_message_events(message, flags, local_id, people, listeners, topic_links, submessages)
     message_sent.call(message, flags)
     return message
+
+
+def _insert_user_messages(message: Message, flags: dict[int, int]) -> None:
+    """The recipients' rows. On PostgreSQL one INSERT of two arrays (a big channel's ten thousand
+    rows cost the database, not Python: no model instances, no per-row parameters); elsewhere in
+    bulk through the ORM."""
+    if connection.vendor != "postgresql":
+        UserMessage.objects.bulk_create(
+            [UserMessage(user_id=uid, message=message, flags=bits) for uid, bits in flags.items()], batch_size=5000
+        )
+        return
+    with connection.cursor() as cursor:
+        cursor.execute(
+            f"INSERT INTO {connection.ops.quote_name(UserMessage._meta.db_table)} (user_id, message_id, flags) "  # noqa: S608
+            "SELECT user_id, %s, flags FROM unnest(%s::bigint[], %s::bigint[]) AS recipient(user_id, flags)",
+            # Array literals: the client-side binding would quote each element in Python.
+            [message.id, _int_array(flags), _int_array(flags.values())],
+        )
+
+
+def _int_array(values: Iterable[int]) -> str:
+    return "{" + ",".join(map(str, map(int, values))) + "}"
 
 
 def _files_linked(message: Message) -> None:

@@ -7,6 +7,8 @@ from dataclasses import dataclass
 
 from django.conf import settings
 from django.db import IntegrityError, transaction
+from django.db.models import Count, OuterRef, Subquery
+from django.db.models.functions import Coalesce
 
 from apps.core import ratelimit
 from apps.core.errors import InvalidArgumentError, JsonableError, RateLimitedError
@@ -22,7 +24,7 @@ from apps.realms.actions import do_change_realm_settings
 from apps.realms.audit import audit, changed
 from apps.realms.models import AuditLogEventType, Realm
 from apps.subscriptions.actions.access import send_stream_creation, send_stream_delete, send_stream_update
-from apps.subscriptions.models import Stream
+from apps.subscriptions.models import Stream, Subscription
 from apps.subscriptions.selectors import Membership, can_create_channels, get_stream_by_name, metadata_access_user_ids
 from apps.users.models import User
 
@@ -176,6 +178,30 @@ def lock_streams(streams: Iterable[Stream]) -> None:
     the other and never deadlock)."""
     ids = sorted({s.id for s in streams})
     list(Stream.objects.select_for_update().filter(id__in=ids).order_by("id").values_list("id", flat=True))
+
+
+def recount_subscribers(streams: Iterable[Stream | int]) -> None:
+    """Set these channels' (or channel ids') subscriber_count from their rows (active subscriptions
+    of active users), in the transaction of the change that moved it: a subscribe or unsubscribe
+    (under lock_streams), a user's deactivation or reactivation. The database counts (one query);
+    the Stream instances given learn their new count (one more)."""
+    streams = list(streams)
+    instances = [s for s in streams if isinstance(s, Stream)]
+    ids = sorted({s.id if isinstance(s, Stream) else s for s in streams})
+    if not ids:
+        return
+    counts = (
+        Subscription.objects.filter(stream=OuterRef("pk"), active=True, user__is_active=True)
+        .order_by()
+        .values("stream")
+        .annotate(n=Count("*"))
+        .values("n")
+    )
+    Stream.objects.filter(id__in=ids).update(subscriber_count=Coalesce(Subquery(counts), 0))
+    if instances:
+        fresh = dict(Stream.objects.filter(id__in=ids).values_list("id", "subscriber_count"))
+        for stream in instances:
+            stream.subscriber_count = fresh[stream.id]
 
 
 # --- renaming, describing, archiving --------------------------------------------------------------

@@ -28,6 +28,7 @@ from apps.subscriptions.actions.channels import (
     count_channel_creation,
     create_streams,
     lock_streams,
+    recount_subscribers,
 )
 from apps.subscriptions.models import Stream, Subscription
 from apps.subscriptions.selectors import (
@@ -42,6 +43,7 @@ from apps.subscriptions.selectors import (
     streams_by_name,
     subscribed_pairs,
     subscribed_stream_ids,
+    subscribed_stream_ids_of_users,
     subscriber_ids_by_stream,
     subscription_rows,
     used_colors_by_user,
@@ -117,6 +119,7 @@ def bulk_add_subscriptions(
     Subscription.objects.bulk_create(new_rows)
     if reactivated:
         Subscription.objects.filter(id__in=[sub.id for sub in reactivated]).update(active=True)
+    recount_subscribers({change.stream for change in subscribed})
     if not subscribed and not created:
         return subscribed, already
 
@@ -184,6 +187,7 @@ def send_peer_events_for_activation(realm: Realm | int, users: Sequence[User], *
     reactivated one comes back (Zulip's peer_remove at deactivation, peer_add at reactivation).
     Emits: subscription/peer_remove or peer_add to those who see the channels (see _send_peer_events)."""
     by_id = {user.id: user for user in users}
+    recount_subscribers(subscribed_stream_ids_of_users(by_id))
     rows = active_subscriptions_of_users(by_id)
     _send_peer_events(realm, op, [SubscriptionChange(by_id[row.user_id], row.stream) for row in rows])
 
@@ -214,6 +218,7 @@ def bulk_remove_subscriptions(
     could_see = metadata_access_user_ids(realm, left)  # the audience as it was
     _send_peer_events(realm, "peer_remove", removed, could_see)
     Subscription.objects.filter(stream__in=streams, user__in=users, active=True).update(active=False)
+    recount_subscribers(left)
     by_user: dict[int, list[dict]] = defaultdict(list)
     for change in removed:
         by_user[change.user.id].append({"stream_id": change.stream.id, "name": change.stream.name})
