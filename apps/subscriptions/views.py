@@ -18,8 +18,8 @@ from apps.subscriptions.actions.subscriptions import (
 )
 from apps.subscriptions.actions.user_topics import check_mute_topic, do_set_user_topic_visibility_policy
 from apps.subscriptions.models import UserTopic
+from apps.subscriptions.realm_channels import access_moderation_request_channel
 from apps.subscriptions.selectors import (
-    access_moderation_request_channel,
     access_principals,
     access_stream_by_id,
     access_stream_by_name,

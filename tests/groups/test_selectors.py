@@ -100,7 +100,7 @@ def test_register_state_takes_the_same_queries_whatever_the_size(
     api.post("/register", {"fetch_event_types": ["realm_user_groups"]})  # warm caches (organization lookup)
     # Authentication, the snapshot (savepoint, user, event sequence) cost the same for both sizes;
     # the groups take 3.
-    with django_assert_num_queries(8):
+    with django_assert_num_queries(7):
         body = assert_success(api.post("/register", {"fetch_event_types": ["realm_user_groups"]}))
     assert len(body["realm_user_groups"]) == 8 + groups
     last = body["realm_user_groups"][-1]
@@ -115,6 +115,6 @@ def test_get_user_groups_takes_the_same_queries_whatever_the_size(
     build_organization(realm, owner, make_group, groups, members_each)
     api = ApiClient(member)
     api.get("/user_groups")  # warm caches (organization lookup)
-    with django_assert_num_queries(4):
+    with django_assert_num_queries(3):
         body = assert_success(api.get("/user_groups"))
     assert len(body["user_groups"]) == 8 + groups

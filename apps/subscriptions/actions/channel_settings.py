@@ -25,8 +25,8 @@ from apps.subscriptions.actions.channels import (
     lock_streams,
 )
 from apps.subscriptions.models import Stream
+from apps.subscriptions.realm_channels import MODERATION_CHANNEL_MUST_BE_PRIVATE
 from apps.subscriptions.selectors import (
-    MODERATION_CHANNEL_MUST_BE_PRIVATE,
     Membership,
     can_create_channels,
     has_content_access,
