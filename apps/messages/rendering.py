@@ -40,6 +40,12 @@ class Rendered:
         return bool(IMAGE_RE.search(self.html))
 
 
+def silent_mention(user) -> str:
+    """The syntax of a silent mention of `user` (a User): shown as a mention, notifying nobody, as
+    the Notification Bot writes people into its notices (Zulip's silent_mention_syntax_for_user)."""
+    return f"@_**{user.full_name}|{user.id}**"
+
+
 def render_message(
     content: str,
     users_by_name: dict[str, list[tuple[int, str]]],

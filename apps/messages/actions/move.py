@@ -21,6 +21,7 @@ from apps.events.publish import send_event_on_commit
 from apps.groups.selectors import is_user_in_group
 from apps.messages.actions.send import do_send_message
 from apps.messages.models import Message, NotificationBot, UserMessage
+from apps.messages.rendering import silent_mention
 from apps.realms.models import Realm
 from apps.subscriptions.actions.access import send_stream_update
 from apps.subscriptions.actions.user_topics import do_set_user_topic_visibility_policy
@@ -332,7 +333,7 @@ def send_move_notices(move: Move, *, to_old_thread: bool, to_new_thread: bool, a
     bot = do_create_notification_bot(acting_user.realm)
     if not bot.is_active:
         return
-    user = f"@_**{acting_user.full_name}|{acting_user.id}**"
+    user = silent_mention(acting_user)
     old_location = f"#**{move.old.name}>{move.old_topic}**"
     new_location = f"#**{move.new.name}>{move.new_topic}**"
     count = len(move.message_ids)

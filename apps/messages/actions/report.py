@@ -8,6 +8,7 @@ from apps.core.errors import JsonableError
 from apps.messages.actions.move import do_create_notification_bot
 from apps.messages.actions.send import TRUNCATED, do_send_message
 from apps.messages.models import DirectMessageGroup, Message, Recipient
+from apps.messages.rendering import silent_mention
 from apps.messages.selectors import access_message
 from apps.realms.limits import MAX_MESSAGE_LENGTH
 from apps.subscriptions.topics import truncate_topic
@@ -26,10 +27,6 @@ _FENCE = re.compile(r"^ {0,3}(`{3,})", re.MULTILINE)
 def unused_fence(content: str) -> str:
     """A code fence longer than any in `content` (Zulip's get_unused_fence), so it quotes it whole."""
     return "`" * max([3, *(len(fence) + 1 for fence in _FENCE.findall(content))])
-
-
-def silent_mention(user: User) -> str:
-    return f"@_**{user.full_name}|{user.id}**"
 
 
 def _header(reporter: User, message: Message) -> str:

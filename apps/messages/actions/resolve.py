@@ -18,6 +18,7 @@ from apps.messages.actions.delete_topic import do_delete_messages
 from apps.messages.actions.move import do_create_notification_bot
 from apps.messages.actions.send import do_send_message
 from apps.messages.models import Message
+from apps.messages.rendering import silent_mention
 from apps.subscriptions.models import Stream, Subscription, UserTopic
 from apps.subscriptions.topics import RESOLVED_TOPIC_PREFIX, same_topic
 from apps.users.models import User
@@ -54,9 +55,7 @@ def send_resolve_notice(stream: Stream, old_topic: str, new_topic: str, *, actin
     bot = do_create_notification_bot(acting_user.realm)
     if _undo_previous_notice(bot, stream, new_topic, acting_user) or not bot.is_active:
         return None
-    text = (RESOLVED_NOTICE if change == "resolved" else UNRESOLVED_NOTICE).format(
-        user=f"@_**{acting_user.full_name}|{acting_user.id}**"
-    )
+    text = (RESOLVED_NOTICE if change == "resolved" else UNRESOLVED_NOTICE).format(user=silent_mention(acting_user))
     unread = _unread_user_ids(stream, new_topic)
     readers = set(Subscription.objects.filter(stream=stream, active=True).values_list("user_id", flat=True))
     return do_send_message(
