@@ -14,11 +14,9 @@ the database parley_bench is created and filled with users.
 import argparse
 import asyncio
 import base64
-import contextlib
 import json
 import os
 import secrets
-import signal
 import socket
 import subprocess
 import sys
@@ -30,6 +28,7 @@ BASE_DIR = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(BASE_DIR))
 
 from benchmarks.events.client import HttpConnection, Poller, open_in_batches  # noqa: E402
+from benchmarks.processes import free_port, stop_process_group  # noqa: E402
 
 DATABASE_URL = os.environ.get("BENCH_DATABASE_URL", "postgres://postgres@127.0.0.1:5432/parley_bench")
 REDIS_URL = os.environ.get("BENCH_REDIS_URL", "redis://127.0.0.1:6379/5")
@@ -161,18 +160,7 @@ class Server:
 
     def stop(self) -> None:
         """Stop the server and its worker (the whole process group, whatever their state)."""
-        os.killpg(self.process.pid, signal.SIGTERM)
-        with contextlib.suppress(subprocess.TimeoutExpired):
-            self.process.wait(timeout=20)
-        with contextlib.suppress(ProcessLookupError):
-            os.killpg(self.process.pid, signal.SIGKILL)
-        self.process.wait()
-
-
-def free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind((HOST, 0))
-        return sock.getsockname()[1]
+        stop_process_group(self.process)
 
 
 def start_server(mode: str, log_dir: Path) -> Server:

@@ -20,13 +20,11 @@ Every checkout needs its own .venv and must work on this checkout's migrations.
 
 import argparse
 import base64
-import contextlib
 import http.client
 import json
 import os
 import re
 import secrets
-import signal
 import socket
 import statistics
 import subprocess
@@ -38,6 +36,7 @@ from pathlib import Path
 BASE_DIR = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(BASE_DIR))
 
+from benchmarks.processes import free_port, stop_process_group  # noqa: E402
 from benchmarks.scale import build  # noqa: E402
 
 STACK = Path(__file__).resolve().parent / "stack"
@@ -105,18 +104,7 @@ class Server:
         raise RuntimeError(f"the server of {repo} did not start; see {self.log}")
 
     def stop(self) -> None:
-        os.killpg(self.process.pid, signal.SIGTERM)
-        with contextlib.suppress(subprocess.TimeoutExpired):
-            self.process.wait(timeout=20)
-        with contextlib.suppress(ProcessLookupError):
-            os.killpg(self.process.pid, signal.SIGKILL)
-        self.process.wait()
-
-
-def free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind((HOST, 0))
-        return sock.getsockname()[1]
+        stop_process_group(self.process)
 
 
 def auth_header(credentials: dict) -> str:

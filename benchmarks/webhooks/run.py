@@ -17,7 +17,6 @@ import json
 import os
 import secrets
 import signal
-import socket
 import statistics
 import subprocess
 import sys
@@ -31,17 +30,13 @@ import requests
 BASE_DIR = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(BASE_DIR))
 
+from benchmarks.processes import free_port  # noqa: E402
+
 DATABASE_URL = os.environ.get("BENCH_DATABASE_URL", "postgres://postgres@127.0.0.1:5432/parley_bench_webhooks")
 REDIS_URL = os.environ.get("BENCH_REDIS_URL", "redis://127.0.0.1:6379/5")
 PREFIX = "parley-bench-webhooks"
 HOST = "127.0.0.1"
 SLOW_SECONDS = 5.0
-
-
-def free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind((HOST, 0))
-        return sock.getsockname()[1]
 
 
 def start_service(delay: float) -> tuple[ThreadingHTTPServer, list[float]]:
