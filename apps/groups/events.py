@@ -2,8 +2,8 @@
 (de)activation reaches queues with and without the `include_deactivated_groups` capability."""
 
 from apps.events.registry import QueueOptions, StateContext, event_transform, initial_state
-from apps.groups.models import REALM_SETTINGS, SystemGroups, UserGroup
-from apps.groups.selectors import setting_values_for_api, user_groups_in_realm_serialized
+from apps.groups.models import REALM_SETTINGS, SystemGroups
+from apps.groups.selectors import groups_by_id, setting_values_for_api, user_groups_in_realm_serialized
 
 # Zulip's deprecated realm_wildcard_mention_policy, a superset of can_mention_many_users_group:
 # the policy of its system group, else everyone (Zulip's get_corresponding_policy_value_for_group_setting).
@@ -39,7 +39,7 @@ def realm_group_settings_state(context: StateContext) -> dict:
     rest of the "realm" state (apps.realms)."""
     realm = context.user.realm
     group_ids = [getattr(realm, f"{name}_id") for name in REALM_SETTINGS]
-    groups = {group.id: group for group in UserGroup.objects.filter(realm_id=realm.id, id__in=group_ids)}
+    groups = groups_by_id(realm.id, group_ids)
     values = setting_values_for_api(realm.id, group_ids, groups=groups.values())
     mention_group = groups[realm.can_mention_many_users_group_id]
     return {

@@ -396,6 +396,11 @@ def _setting_value(group: UserGroup, members: dict, subgroups: dict) -> int | di
     return {"direct_members": sorted(members[group.id]), "direct_subgroups": sorted(subgroups[group.id])}
 
 
+def groups_by_id(realm_id: int, group_ids: Collection[int]) -> dict[int, UserGroup]:
+    """The organization's groups of these ids (named or anonymous), by id: one query."""
+    return {group.id: group for group in UserGroup.objects.filter(realm_id=realm_id, id__in=group_ids)}
+
+
 def setting_values_for_api(
     realm_id: int, group_ids: Collection[int], *, groups: Collection[UserGroup] | None = None
 ) -> dict[int, int | dict[str, list[int]]]:
