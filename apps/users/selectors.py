@@ -347,15 +347,27 @@ _OWN_PROFILE_DATA_SQL = (
 )
 
 
+# The attribute of a user authenticated from the credential cache (apps.users.accounts) holding what
+# was read about them and is kept until their cached credentials are dropped.
+KEPT_READS = "kept_with_credentials"
+
+
 def own_profile_data(user: User) -> dict[str, dict]:
-    """custom_profile_data of one user (`profile_data` of GET /users/me)."""
+    """custom_profile_data of one user (`profile_data` of GET /users/me), kept with their cached
+    credentials: the actions that change a user's values drop those (forget_credentials_on_commit)."""
+    kept = getattr(user, KEPT_READS, None)
+    if kept is not None and "profile_data" in kept:
+        return kept["profile_data"]
     with connection.cursor() as cursor:
         cursor.execute(_OWN_PROFILE_DATA_SQL, [user.id])
         rows = cursor.fetchall()
-    return {
+    data = {
         str(field_id): {"value": value, "rendered_value": rendered} if rendered else {"value": value}
         for field_id, value, rendered in rows
     }
+    if kept is not None:
+        kept["profile_data"] = data
+    return data
 
 
 def custom_profile_data(users: QuerySet[User] | list[User]) -> dict[int, dict[str, dict]]:

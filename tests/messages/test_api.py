@@ -2,6 +2,7 @@
 envelope, exact message, the Message object's shape, and that a refused request changes no row."""
 
 import pytest
+from django.db.models import F
 
 from apps.messages.models import Message, Recipient, UserMessage
 from apps.subscriptions.models import Stream, Subscription
@@ -769,6 +770,23 @@ def test_mark_all_as_read_in_batches_within_a_time_budget(history, send, member,
     settings.MARK_READ_TIME_BUDGET_SECONDS = 50
     assert assert_success(ApiClient(admin).post("/mark_all_as_read"))["complete"] is True
     assert {flags_of(admin, m) for m in [*history, *extra]} == {READ}
+
+
+@pytest.mark.parametrize("batch", [1, 2, 3, 7])
+def test_mark_all_as_read_batches_cover_unread_messages_between_read_ones(
+    history, send, member, admin, settings, batch
+):
+    """Each batch starts after the message the one before ended at: unread messages among read ones,
+    any batch size (dividing their number or not), all end up read and nothing else changes."""
+    messages = [*history, *(send(member, [admin]) for _ in range(6))]
+    starred = messages[1::3]
+    for message in messages[::2]:
+        UserMessage.objects.filter(user=admin, message_id=message).update(flags=READ)
+    UserMessage.objects.filter(user=admin, message_id__in=starred).update(flags=F("flags").bitor(STARRED))
+    settings.MARK_READ_BATCH_SIZE = batch
+    assert assert_success(ApiClient(admin).post("/mark_all_as_read"))["complete"] is True
+    assert {flags_of(admin, m) for m in messages if m not in starred} == {READ}
+    assert {flags_of(admin, m) for m in starred} == {READ | STARRED}
 
 
 def test_mark_stream_as_read_marks_only_that_channel(history, design, make_stream, send, member, admin):

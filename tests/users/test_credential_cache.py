@@ -2,6 +2,8 @@
 long-poll path's credential cache) without reading the user again, until a change that could
 change the answer: every such change is seen by the very next request."""
 
+import json
+
 import pytest
 from django.db import connection
 from django.test.utils import CaptureQueriesContext
@@ -16,8 +18,9 @@ from apps.users.actions.user_settings import (
     do_change_user_delivery_email,
     do_regenerate_api_key,
 )
-from apps.users.models import Role, User
+from apps.users.models import CustomProfileField, Role, User
 from tests.api import ApiClient, assert_error, assert_success
+from tests.factories import CustomProfileFieldFactory
 
 
 def user_lookups(queries: CaptureQueriesContext) -> list[str]:
@@ -122,3 +125,33 @@ def test_each_request_gets_its_own_copy(realm, member):
     credential_cache.forget(user_ids=[member.id])
     third = user_for_credentials("testserver", realm, header, lambda: User.objects.get(id=member.id))
     assert third.full_name == member.full_name
+
+
+def test_own_profile_data_is_kept_with_the_credentials_until_it_changes(admin, member, realm):
+    """GET /users/me keeps the user's profile data with their cached credentials: read once, then
+    every way it can change (their own edit, an administrator's, a list field losing an option, the
+    field's deletion) is seen by the very next request."""
+    text = CustomProfileFieldFactory(realm=realm, field_type=CustomProfileField.FieldType.SHORT_TEXT)
+    choice = CustomProfileFieldFactory(
+        realm=realm,
+        field_type=CustomProfileField.FieldType.SELECT,
+        field_data=json.dumps({"a": {"text": "A", "order": "1"}, "b": {"text": "B", "order": "2"}}),
+    )
+    api, admin_api = ApiClient(member), ApiClient(admin)
+
+    def values() -> dict[str, str]:
+        return {field_id: entry["value"] for field_id, entry in me(api)["profile_data"].items()}
+
+    assert_success(api.patch("/users/me/profile_data", {"data": [{"id": text.id, "value": "mine"}]}))
+    assert values() == {str(text.id): "mine"}
+    with CaptureQueriesContext(connection) as again:
+        assert values() == {str(text.id): "mine"}
+    assert not [q for q in again.captured_queries if "customprofilefieldvalue" in q["sql"]]
+
+    assert_success(admin_api.patch(f"/users/{member.id}", {"profile_data": [{"id": choice.id, "value": "b"}]}))
+    assert values() == {str(text.id): "mine", str(choice.id): "b"}
+    fewer_options = {"name": choice.name, "field_data": json.dumps({"a": {"text": "A", "order": "1"}})}
+    assert_success(admin_api.patch(f"/realm/profile_fields/{choice.id}", fewer_options))
+    assert values() == {str(text.id): "mine"}
+    assert_success(admin_api.delete(f"/realm/profile_fields/{text.id}"))
+    assert values() == {}

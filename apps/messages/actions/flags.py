@@ -180,24 +180,30 @@ def check_mark_all_as_read(user: User, *, acting_user: User | None) -> bool:
         messages_read.call(user, None)
     deadline = time.monotonic() + settings.MARK_READ_TIME_BUDGET_SECONDS
     batch = settings.MARK_READ_BATCH_SIZE
-    marked = 0
-    while True:
+    marked, after, done = 0, 0, False
+    while not done:
         if time.monotonic() >= deadline:
             return False
-        count = _mark_read_batch(user, batch)
+        count, after, done = _mark_read_batch(user, batch, after)
         marked += count
-        if count < batch:
-            break
     if marked:
         _send_flags_event(user, "add", "read", [], everything=True)
     return True
 
 
 @transaction.atomic
-def _mark_read_batch(user: User, size: int) -> int:
-    unread = with_flag_columns(UserMessage.objects.filter(user=user)).filter(**{f"flag_{UserMessage.READ}": 0})
-    batch = UserMessage.objects.filter(pk__in=unread.values("pk")[:size])
-    return batch.update(flags=F("flags").bitor(UserMessage.READ))
+def _mark_read_batch(user: User, size: int, after: int) -> tuple[int, int, bool]:
+    """Mark read the user's next `size` unread messages after message id `after`, in id order;
+    returns how many were marked, the id the batch ended at and whether none is left after it.
+    Each batch starts where the one before ended (both queries walk the partial unread index from
+    there), rather than past the rows the batches before it marked."""
+    unread = with_flag_columns(UserMessage.objects.filter(user=user, message_id__gt=after)).filter(
+        **{f"flag_{UserMessage.READ}": 0}
+    )
+    last = unread.order_by("message_id").values_list("message_id", flat=True)[size - 1 : size].first()
+    if last is not None:
+        unread = unread.filter(message_id__lte=last)
+    return unread.update(flags=F("flags").bitor(UserMessage.READ)), last or after, last is None
 
 
 @transaction.atomic(savepoint=False)

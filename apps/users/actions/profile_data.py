@@ -11,6 +11,7 @@ from django.db import transaction
 
 from apps.core.errors import JsonableError
 from apps.core.markdown import render_markdown
+from apps.events.publish import forget_credentials_on_commit
 from apps.users.actions.notify import send_person_update
 from apps.users.models import CustomProfileField, CustomProfileFieldValue, User
 from apps.users.selectors import access_custom_profile_field, profile_values_of, users_by_id
@@ -108,6 +109,7 @@ def do_update_user_custom_profile_data(
     """Write validated (field, value or None to clear, rendered value) changes, in this order.
 
     Emits: realm_user/update {custom_profile_field} for each."""
+    forget_credentials_on_commit(user_ids=[user.id])  # GET /users/me keeps the values with them
     for field, value, rendered in changes:
         if value is None:
             CustomProfileFieldValue.objects.filter(user=user, field=field).delete()

@@ -11,6 +11,7 @@ from django.core.validators import URLValidator
 from django.db import IntegrityError, transaction
 
 from apps.core.errors import JsonableError
+from apps.events.publish import forget_credentials_on_commit
 from apps.realms.audit import audit, changed
 from apps.realms.models import AuditLogEventType, Realm
 from apps.users.actions.notify import send_custom_profile_fields
@@ -256,6 +257,8 @@ def do_update_realm_custom_profile_field(
     removed = set(old["field_data"]) - set(new["field_data"])
     if field.field_type == FieldType.SELECT and removed:
         CustomProfileFieldValue.objects.filter(field=field, value__in=removed).delete()
+        # GET /users/me keeps a user's values with their cached credentials.
+        forget_credentials_on_commit(realm_ids=[field.realm_id])
     _save_with_free_label(field)
     for prop in UPDATABLE:
         if old[prop] != new[prop]:
@@ -275,6 +278,7 @@ def do_remove_realm_custom_profile_field(field: CustomProfileField, *, acting_us
     Audit: CUSTOM_PROFILE_FIELD_REMOVED {field_id, name}. Emits: custom_profile_fields."""
     realm, field_id = field.realm, field.id
     field.delete()
+    forget_credentials_on_commit(realm_ids=[realm.id])  # GET /users/me keeps users' values with them
     audit(
         realm,
         AuditLogEventType.CUSTOM_PROFILE_FIELD_REMOVED,
