@@ -100,7 +100,9 @@ class UserMessage(models.Model):
     }
     EDITABLE_FLAGS = ("read", "starred", "collapsed")
 
-    user = models.ForeignKey(User, on_delete=models.CASCADE, related_name="+")
+    # No index of its own: the unique (user, message) index serves every lookup by user, and a
+    # channel message adds a row per recipient, each an insert into every index of the table.
+    user = models.ForeignKey(User, on_delete=models.CASCADE, related_name="+", db_index=False)
     message = models.ForeignKey(Message, on_delete=models.CASCADE, related_name="user_messages")
     flags = models.BigIntegerField(default=0)
 
