@@ -100,10 +100,12 @@ class UserMessage(models.Model):
     }
     EDITABLE_FLAGS = ("read", "starred", "collapsed")
 
-    # No index of its own: the unique (user, message) index serves every lookup by user, and a
-    # channel message adds a row per recipient, each an insert into every index of the table.
-    user = models.ForeignKey(User, on_delete=models.CASCADE, related_name="+", db_index=False)
-    message = models.ForeignKey(Message, on_delete=models.CASCADE, related_name="user_messages")
+    # A channel message adds a row per recipient, so each row costs only what serves a read: no
+    # index of its own for the user (the unique (user, message) index serves lookups by user) and,
+    # on PostgreSQL, no foreign key constraints (their checks locked each recipient's user row).
+    # The relations stay: Django's cascades delete a message's or a user's rows (migration 0009).
+    user = models.ForeignKey(User, on_delete=models.CASCADE, related_name="+", db_index=False, db_constraint=False)
+    message = models.ForeignKey(Message, on_delete=models.CASCADE, related_name="user_messages", db_constraint=False)
     flags = models.BigIntegerField(default=0)
 
     class Meta:
