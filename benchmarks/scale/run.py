@@ -15,7 +15,10 @@ measures throughput of the bare view, GET /users/me and GET /server_settings (`-
 32 keep-alive connections, 2 threads). Medians over every round are printed per checkout, and
 everything lands in var/bench/scale.json.
 
-Every checkout needs its own .venv and must work on this checkout's migrations.
+Every checkout needs its own .venv. A checkout runs on the built databases, or on copies of them
+named by a suffix (`--repos ../before@_before,.`: parley_bench_scale_s_before, made with
+`createdb -T parley_bench_scale_s parley_bench_scale_s_before`), so that one older than a migration
+runs on the schema it knows.
 """
 
 import argparse
@@ -135,14 +138,16 @@ def reset_unread(database_url: str, size: str) -> None:
         build.reset_unread(size, cursor)
 
 
-def measure_requests(server: Server, manifest: dict, count: int) -> dict[str, list[tuple[float, int, int]]]:
+def measure_requests(
+    server: Server, manifest: dict, database_url: str, count: int
+) -> dict[str, list[tuple[float, int, int]]]:
     auth = auth_header(manifest["measured"])
     connection = http.client.HTTPConnection(HOST, server.port, timeout=120)
     samples: dict[str, list[tuple[float, int, int]]] = {}
     for name, (method, path, form) in requests_of(manifest).items():
         for index in range(count + 2):
             if name == "POST /mark_all_as_read":
-                reset_unread(manifest["database_url"], manifest["size"])
+                reset_unread(database_url, manifest["size"])
             sample = send(connection, method, path, form, auth)
             if index >= 2:  # two to warm up
                 samples.setdefault(name, []).append(sample)
@@ -150,12 +155,12 @@ def measure_requests(server: Server, manifest: dict, count: int) -> dict[str, li
     return samples
 
 
-def measure_create_user(repo: Path, manifest: dict, count: int) -> list[float]:
+def measure_create_user(repo: Path, database_url: str, count: int) -> list[float]:
     env = {
         **os.environ,
         "DJANGO_SETTINGS_MODULE": "scale_bench_settings",
         "PYTHONPATH": f"{STACK}:{repo}",
-        "DATABASE_URL": manifest["database_url"],
+        "DATABASE_URL": database_url,
         "DATABASE_POOL": "false",
         "REDIS_URL": "",
         "LOG_LEVEL": "WARNING",
@@ -189,14 +194,20 @@ def measure_throughput(server: Server, manifest: dict, seconds: int) -> dict[str
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("--repos", default=str(BASE_DIR), help="comma-separated checkouts to compare")
+    parser.add_argument(
+        "--repos", default=str(BASE_DIR), help="comma-separated checkouts to compare, each PATH or PATH@DATABASE_SUFFIX"
+    )
     parser.add_argument("--sizes", default="S", help="S, L or S,L (built beforehand with build.py)")
     parser.add_argument("--rounds", type=int, default=3)
     parser.add_argument("--requests", type=int, default=8, help="measured requests of each kind per round")
     parser.add_argument("--wrk-seconds", type=int, default=10)
     parser.add_argument("--out", default=str(BASE_DIR / "var" / "bench" / "scale.json"))
     args = parser.parse_args()
-    repos = [Path(repo).resolve() for repo in args.repos.split(",")]
+    suffixes = {}
+    for entry in args.repos.split(","):
+        path, _, suffix = entry.partition("@")
+        suffixes[Path(path).resolve()] = suffix
+    repos = list(suffixes)
     log_dir = Path(args.out).parent
     log_dir.mkdir(parents=True, exist_ok=True)
     raw: dict = {}
@@ -205,15 +216,16 @@ def main() -> None:
         for round_number in range(args.rounds):
             for repo in repos if round_number % 2 == 0 else reversed(repos):
                 into = raw.setdefault(size, {}).setdefault(str(repo), {"requests": {}, "wrk": {}})
-                server = Server(repo, manifest["database_url"], log_dir)
+                database_url = manifest["database_url"] + suffixes[repo]
+                server = Server(repo, database_url, log_dir)
                 try:
-                    for name, samples in measure_requests(server, manifest, args.requests).items():
+                    for name, samples in measure_requests(server, manifest, database_url, args.requests).items():
                         into["requests"].setdefault(name, []).extend(samples)
                     for name, rate in measure_throughput(server, manifest, args.wrk_seconds).items():
                         into["wrk"].setdefault(name, []).append(rate)
                 finally:
                     server.stop()
-                created = measure_create_user(repo, manifest, args.requests)
+                created = measure_create_user(repo, database_url, args.requests)
                 into["requests"].setdefault("create_user", []).extend((t, 0, -1) for t in created)
                 print(json.dumps({"size": size, "round": round_number, "repo": str(repo)}), flush=True)
     summary = summarize(raw)
