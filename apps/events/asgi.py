@@ -5,12 +5,12 @@ here, a waiting poll is one coroutine, its socket and a few small objects: no Dj
 middleware stack or thread; its response is written straight to the socket. It still gets
 everything an API request gets (see apps/events/longpoll.py), plus what the middleware would add:
 the HTTPS redirect and the security headers (from Django's own middleware: apps/core/security.py),
-the request id and the access log line. tests/events/test_route_parity.py holds the two routes to
-the same answers.
+the request id, the access log line and the request metrics (apps.core.metrics: the same route
+template as the Django view's). tests/events/test_route_parity.py holds the two routes to the same
+answers.
 """
 
 import json
-import logging
 import time
 
 from django.conf import settings
@@ -61,15 +61,8 @@ class EventsPollApp:
         else:
             response = await longpoll.get_events(poll)
             status, body, extra = response.status, encode_json(response.body), response.headers
-        # Answered polls are most of a server's traffic: logged at DEBUG; anything else at INFO.
-        log_access(
-            "GET",
-            EVENTS_PATH,
-            status,
-            started,
-            poll.notes.user_id,
-            level=logging.DEBUG if status == 200 else logging.INFO,
-        )
+        # Logged like every other request (the access log is the record of what was served).
+        log_access("GET", EVENTS_PATH, EVENTS_PATH, status, started, poll.notes)
         current_request_id.set("-")
         await send(
             {
