@@ -24,14 +24,17 @@ environ.Env.read_env(BASE_DIR / ".env")
 # Prometheus metrics (apps/core/metrics.py) of every process: each worker, and each task worker
 # started below, writes its values to files in this directory, which a scrape adds up. It must be
 # set before anything imports prometheus_client, and start empty: a fresh directory, or the one
-# PROMETHEUS_MULTIPROC_DIR names, emptied.
-_own_metrics_dir = not os.environ.get("PROMETHEUS_MULTIPROC_DIR")
-if _own_metrics_dir:
-    os.environ["PROMETHEUS_MULTIPROC_DIR"] = tempfile.mkdtemp(prefix="parley-metrics-")
+# PROMETHEUS_MULTIPROC_DIR names, emptied. Not again when this file is read again by the same
+# master (SIGHUP reloads it): the running processes' files stay.
+if os.environ.get("PARLEY_METRICS_MASTER") != str(os.getpid()):
+    os.environ["PARLEY_METRICS_MASTER"] = str(os.getpid())
+    if not os.environ.get("PROMETHEUS_MULTIPROC_DIR"):
+        os.environ["PROMETHEUS_MULTIPROC_DIR"] = tempfile.mkdtemp(prefix="parley-metrics-")
+        os.environ["PARLEY_METRICS_DIR_OWNED"] = "1"
+    Path(os.environ["PROMETHEUS_MULTIPROC_DIR"]).mkdir(parents=True, exist_ok=True)
+    for _old in Path(os.environ["PROMETHEUS_MULTIPROC_DIR"]).glob("*.db"):
+        _old.unlink()
 METRICS_DIR = Path(os.environ["PROMETHEUS_MULTIPROC_DIR"])
-METRICS_DIR.mkdir(parents=True, exist_ok=True)
-for _old in METRICS_DIR.glob("*.db"):
-    _old.unlink()
 
 from prometheus_client import multiprocess  # noqa: E402
 
@@ -92,7 +95,7 @@ def child_exit(server, worker) -> None:
 def on_exit(server) -> None:
     for worker in _task_workers:
         worker.stop(timeout=graceful_timeout)
-    if _own_metrics_dir:
+    if os.environ.get("PARLEY_METRICS_DIR_OWNED"):
         shutil.rmtree(METRICS_DIR, ignore_errors=True)
 
 

@@ -39,14 +39,11 @@ def new_request_id() -> str:
 EARLY_PATHS = frozenset({*HEALTH_PATHS, METRICS_PATH})
 
 
-def log_access(
-    method: str, path: str, route: str, status: int, started: float, notes: RequestNotes, *, level: int = logging.INFO
-) -> None:
+def log_access(method: str, path: str, route: str, status: int, seconds: float, notes: RequestNotes) -> None:
     """Count the request in the metrics and write its access log line, whose JSON form carries the
     request's fields (apps.core.logging.JsonFormatter). Probes are counted, not logged."""
-    seconds = time.monotonic() - started
     record_request(route, method, status, seconds)
-    if path in HEALTH_PATHS or (path == METRICS_PATH and status == 200) or not access_logger.isEnabledFor(level):
+    if path in HEALTH_PATHS or (path == METRICS_PATH and status == 200) or not access_logger.isEnabledFor(logging.INFO):
         return
     realm = notes.realm
     fields = {
@@ -58,8 +55,7 @@ def log_access(
         "realm_id": notes.realm_id if notes.realm_id is not None else getattr(realm, "id", None),
         "user_id": notes.user_id,
     }
-    access_logger.log(
-        level,
+    access_logger.info(
         "%s %s %s %.1fms user=%s",
         method,
         path,
@@ -80,7 +76,8 @@ def finish_request_id(request: HttpRequest, response: HttpResponse, started: flo
     """Put the id in the response and write the access log line."""
     notes = request_notes(request)
     response[REQUEST_ID_HEADER] = notes.request_id
-    log_access(request.method, request.path, route_label(request, EARLY_PATHS), response.status_code, started, notes)
+    seconds = time.monotonic() - started
+    log_access(request.method, request.path, route_label(request, EARLY_PATHS), response.status_code, seconds, notes)
     return response
 
 

@@ -51,8 +51,17 @@ def requests_by_process(directory: Path, route: str) -> dict[int, float]:
 
 
 def worker_pids(master_pid: int) -> list[int]:
+    """The gunicorn workers (the master's other children are the task workers)."""
     with open(f"/proc/{master_pid}/task/{master_pid}/children") as handle:
-        return sorted(int(pid) for pid in handle.read().split())
+        children = [int(pid) for pid in handle.read().split()]
+    workers = []
+    for pid in children:
+        try:
+            if b"run_tasks" not in Path(f"/proc/{pid}/cmdline").read_bytes():
+                workers.append(pid)
+        except FileNotFoundError:  # it has just exited
+            continue
+    return sorted(workers)
 
 
 def access_lines(log: str) -> list[dict]:
@@ -70,6 +79,7 @@ def test_two_workers_metrics_add_up_and_a_woken_poll_is_counted_and_logged(live_
         LOG_FORMAT="json",
         PROMETHEUS_MULTIPROC_DIR=str(metrics_dir),
         RATE_LIMIT_API_BY_USER="100000",
+        TASK_WORKER="1",
     )
     assert not (metrics_dir / "counter_1.db").exists(), "the directory is emptied at start"
     workers = worker_pids(server.process.pid)
@@ -144,6 +154,29 @@ def test_two_workers_metrics_add_up_and_a_woken_poll_is_counted_and_logged(live_
         USER_ROUTE
     ] * sent
 
+    # Background tasks: counted queued by the web worker, run by a task worker the server started
+    # (a push notification to a phone, through the log backend).
+    member_auth = (member.delivery_email, member.api_key)
+    phone = requests.post(
+        f"{server.url}/api/v1/users/me/android_gcm_reg_id", auth=member_auth, data={"token": "fcm-m"}, timeout=10
+    )
+    assert phone.json()["result"] == "success"
+    pushed = requests.post(
+        f"{server.url}/api/v1/messages",
+        auth=auth,
+        data={"type": "direct", "to": json.dumps([member.id]), "content": "lunch?"},
+        timeout=10,
+    )
+    assert pushed.json()["result"] == "success"
+    wait_for(
+        lambda: value(scrape(server.url), "parley_tasks_total", outcome="succeeded") >= 1,
+        "a task run by the task worker",
+        log=server.log,
+    )
+    samples = scrape(server.url)
+    assert value(samples, "parley_tasks_total", outcome="queued") >= 1
+    assert value(samples, "parley_tasks_total", outcome="failed") == 0
+
     # A worker that exits leaves the live sum of waiting polls (gunicorn's child_exit).
     gone = workers[0]
     assert (metrics_dir / f"gauge_livesum_{gone}.db").exists()
@@ -151,6 +184,12 @@ def test_two_workers_metrics_add_up_and_a_woken_poll_is_counted_and_logged(live_
     wait_for(
         lambda: not (metrics_dir / f"gauge_livesum_{gone}.db").exists(), "the worker's live gauge gone", log=server.log
     )
-    # Its counts stay in the sums.
+    # Its counts stay in the sums, and so they do when gunicorn reloads (SIGHUP: new workers, the
+    # configuration read again by the same master).
+    samples = scrape(server.url)
+    assert value(samples, "parley_http_requests_total", route=USER_ROUTE, method="GET", status="200") == sent
+    before_reload = set(worker_pids(server.process.pid))
+    os.kill(server.process.pid, signal.SIGHUP)
+    wait_for(lambda: len(set(worker_pids(server.process.pid)) - before_reload) == 2, "two new workers", log=server.log)
     samples = scrape(server.url)
     assert value(samples, "parley_http_requests_total", route=USER_ROUTE, method="GET", status="200") == sent
