@@ -18,10 +18,7 @@ from prometheus_client.parser import text_string_to_metric_families
 
 from tests.server import wait_for
 
-pytestmark = [
-    pytest.mark.e2e,
-    pytest.mark.skipif(not settings.REDIS_URL, reason="two server processes need REDIS_URL (a real Redis)"),
-]
+pytestmark = pytest.mark.e2e
 
 USER_ROUTE = "/api/v1/users/<id:user_id>"
 
@@ -69,6 +66,22 @@ def access_lines(log: str) -> list[dict]:
     return [line for line in lines if line.get("logger") == "parley.access"]
 
 
+def test_the_server_makes_its_own_metrics_directory_and_removes_it(live_server_factory, people):
+    server = live_server_factory()
+    [worker] = worker_pids(server.process.pid)
+    # Where the worker's metrics files are: the files it maps.
+    mapped = {line.split()[-1] for line in Path(f"/proc/{worker}/maps").read_text().splitlines() if ".db" in line}
+    [directory] = {Path(path).parent for path in mapped if Path(path).name.startswith("counter_")}
+    assert directory.name.startswith("parley-metrics-")
+    before = value(scrape(server.url), "parley_http_requests_total", route="/health/live")
+    assert requests.get(f"{server.url}/health/live", timeout=10).status_code == 200
+    assert value(scrape(server.url), "parley_http_requests_total", route="/health/live") == before + 1
+    assert list(directory.glob("counter_*.db"))
+    server.stop()
+    assert not directory.exists()
+
+
+@pytest.mark.skipif(not settings.REDIS_URL, reason="two server processes need REDIS_URL (a real Redis)")
 def test_two_workers_metrics_add_up_and_a_woken_poll_is_counted_and_logged(live_server_factory, people, tmp_path):
     realm, owner, member = people
     metrics_dir = tmp_path / "metrics"
