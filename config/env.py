@@ -89,6 +89,14 @@ def networks(variable: str) -> list[str]:
     return result
 
 
+def token(variable: str, *, min_length: int) -> str:
+    """A secret shared with a client, empty by default (none); at least `min_length` characters."""
+    value = env.str(variable, default="").strip()
+    if value and len(value) < min_length:
+        fail(variable, f"must be at least {min_length} characters")
+    return value
+
+
 def choice(variable: str, default: str, choices: tuple[str, ...]) -> str:
     value = env.str(variable, default=default)
     if value not in choices:

@@ -5,7 +5,9 @@ Uvicorn workers run Django under ASGI, so a waiting long-poll holds no thread.
 
 import ipaddress
 import os
+import shutil
 import sys
+import tempfile
 from pathlib import Path
 
 import environ
@@ -18,6 +20,23 @@ from config.task_worker import TaskWorkerProcess  # noqa: E402
 
 # The same `.env` the Django settings read, so REDIS_URL there counts here too.
 environ.Env.read_env(BASE_DIR / ".env")
+
+# Prometheus metrics (apps/core/metrics.py) of every process: each worker, and each task worker
+# started below, writes its values to files in this directory, which a scrape adds up. It must be
+# set before anything imports prometheus_client, and start empty: a fresh directory, or the one
+# PROMETHEUS_MULTIPROC_DIR names, emptied. Not again when this file is read again by the same
+# master (SIGHUP reloads it): the running processes' files stay.
+if os.environ.get("PARLEY_METRICS_MASTER") != str(os.getpid()):
+    os.environ["PARLEY_METRICS_MASTER"] = str(os.getpid())
+    if not os.environ.get("PROMETHEUS_MULTIPROC_DIR"):
+        os.environ["PROMETHEUS_MULTIPROC_DIR"] = tempfile.mkdtemp(prefix="parley-metrics-")
+        os.environ["PARLEY_METRICS_DIR_OWNED"] = "1"
+    Path(os.environ["PROMETHEUS_MULTIPROC_DIR"]).mkdir(parents=True, exist_ok=True)
+    for _old in Path(os.environ["PROMETHEUS_MULTIPROC_DIR"]).glob("*.db"):
+        _old.unlink()
+METRICS_DIR = Path(os.environ["PROMETHEUS_MULTIPROC_DIR"])
+
+from prometheus_client import multiprocess  # noqa: E402
 
 bind = f"{os.environ.get('BIND_ADDRESS', '127.0.0.1')}:{os.environ.get('PORT', '8000')}"
 worker_class = "config.workers.ParleyUvicornWorker"
@@ -68,9 +87,16 @@ def when_ready(server) -> None:
         server.log.info("No task worker (TASK_WORKER=0): run `manage.py run_tasks` apart")
 
 
+def child_exit(server, worker) -> None:
+    # The waiting polls it counted (a "livesum" gauge) leave the sum; its counters stay in it.
+    multiprocess.mark_process_dead(worker.pid)
+
+
 def on_exit(server) -> None:
     for worker in _task_workers:
         worker.stop(timeout=graceful_timeout)
+    if os.environ.get("PARLEY_METRICS_DIR_OWNED"):
+        shutil.rmtree(METRICS_DIR, ignore_errors=True)
 
 
 def is_loopback(address: str) -> bool:

@@ -16,6 +16,8 @@ from django.db import DatabaseError, InterfaceError, OperationalError
 from django.http import Http404, JsonResponse
 from rest_framework import exceptions as drf_exceptions
 
+from apps.core.metrics import count_dependency_error
+
 logger = logging.getLogger(__name__)
 
 
@@ -199,15 +201,31 @@ class InternalServerError(JsonableError):
 REDIS_UNAVAILABLE = (redis.exceptions.ConnectionError, redis.exceptions.TimeoutError, redis.exceptions.ReadOnlyError)
 
 
+def dependency_of(exc: BaseException) -> str | None:
+    """ "database" or "redis" when `exc` means that dependency is unreachable, else None."""
+    if isinstance(exc, OperationalError | InterfaceError):
+        return "database"
+    if isinstance(exc, DatabaseError) and _is_pool_timeout(exc):
+        return "database"
+    if isinstance(exc, REDIS_UNAVAILABLE):
+        return "redis"
+    return None
+
+
 def dependency_error(exc: BaseException) -> ServiceUnavailableError | None:
     """The 503 to answer when `exc` means PostgreSQL or Redis is unreachable, else None."""
-    if isinstance(exc, OperationalError | InterfaceError):
-        return ServiceUnavailableError("database")
-    if isinstance(exc, DatabaseError) and _is_pool_timeout(exc):
-        return ServiceUnavailableError("database")
-    if isinstance(exc, REDIS_UNAVAILABLE):
-        return ServiceUnavailableError("Redis server")
-    return None
+    dependency = dependency_of(exc)
+    if dependency is None:
+        return None
+    return ServiceUnavailableError("database" if dependency == "database" else "Redis server")
+
+
+def count_dependency_failure(exc: BaseException) -> str | None:
+    """Count `exc` in the metrics if it means a dependency is unreachable; returns which, else None."""
+    dependency = dependency_of(exc)
+    if dependency is not None:
+        count_dependency_error(dependency)
+    return dependency
 
 
 def _is_pool_timeout(exc: BaseException) -> bool:
@@ -227,6 +245,7 @@ def as_jsonable_error(exc: BaseException) -> JsonableError | None:
     if isinstance(exc, JsonableError):
         return exc
     if (unavailable := dependency_error(exc)) is not None:
+        count_dependency_failure(exc)
         logger.warning("dependency unavailable: %s: %s", type(exc).__name__, exc)
         return unavailable
     if isinstance(exc, RequestDataTooBig):

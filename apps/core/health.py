@@ -4,7 +4,7 @@ from django.conf import settings
 from django.db import connection
 from django.http import JsonResponse
 
-from apps.core.errors import ServiceUnavailableError, dependency_error, error_response
+from apps.core.errors import ServiceUnavailableError, count_dependency_failure, error_response
 from apps.core.hooks import Hooks
 from apps.core.redis_client import get_redis
 
@@ -42,7 +42,7 @@ def database_unavailable() -> Exception | None:
             cursor.execute("SELECT 1")
             cursor.fetchone()
     except Exception as exc:
-        if dependency_error(exc) is None:
+        if count_dependency_failure(exc) is None:
             raise
         connection.close_if_unusable_or_obsolete()
         return exc
@@ -54,7 +54,7 @@ def redis_unavailable() -> Exception | None:
     try:
         get_redis().ping()
     except Exception as exc:
-        if dependency_error(exc) is None:
+        if count_dependency_failure(exc) is None:
             raise
         return exc
     return None

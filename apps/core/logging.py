@@ -21,7 +21,8 @@ class RequestIdFilter(logging.Filter):
 
 
 class JsonFormatter(logging.Formatter):
-    """One JSON object per line: time, level, logger, request_id, message (and exc_info)."""
+    """One JSON object per line: time, level, logger, request_id, message (and exc_info); an access
+    log line adds its request's method, path, route, status, duration_ms, realm_id and user_id."""
 
     def format(self, record: logging.LogRecord) -> str:
         entry = {
@@ -31,6 +32,8 @@ class JsonFormatter(logging.Formatter):
             "request_id": getattr(record, "request_id", current_request_id.get()),
             "message": record.getMessage(),
         }
+        if isinstance(access := getattr(record, "access", None), dict):
+            entry.update(access)  # apps.core.middleware.log_access
         if isinstance(data := getattr(record, "data", None), dict):
             entry["data"] = data  # a record's fields: logger.info(..., extra={"data": {...}})
         if record.exc_info:

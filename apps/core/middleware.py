@@ -1,4 +1,5 @@
-"""Middleware that every request passes: request ids with an access log line, health probes, static files.
+"""Middleware that every request passes: request ids with an access log line and the request
+metrics, health probes and /metrics, static files.
 
 All work in sync and async mode: one synchronous-only middleware would make Django run every async
 view (the event long-poll) inside a thread for as long as it waits.
@@ -10,13 +11,14 @@ import uuid
 from collections.abc import Awaitable, Callable
 
 from asgiref.sync import iscoroutinefunction, sync_to_async
-from django.http import HttpRequest, HttpResponse, JsonResponse
+from django.http import HttpRequest, HttpResponse
 from django.utils.decorators import sync_and_async_middleware
 from whitenoise.middleware import WhiteNoiseMiddleware
 
 from apps.core import health
 from apps.core.logging import current_request_id
-from apps.core.notes import request_notes
+from apps.core.metrics import METRICS_PATH, may_read_metrics, metrics_response, record_request, route_label
+from apps.core.notes import RequestNotes, request_notes
 
 access_logger = logging.getLogger("parley.access")
 
@@ -33,13 +35,35 @@ def new_request_id() -> str:
     return request_id
 
 
-def log_access(
-    method: str, path: str, status: int, started: float, user_id: int | None, *, level: int = logging.INFO
-) -> None:
-    if path not in HEALTH_PATHS and access_logger.isEnabledFor(level):
-        access_logger.log(
-            level, "%s %s %s %.1fms user=%s", method, path, status, (time.monotonic() - started) * 1000, user_id or "-"
-        )
+# Answered before host validation, HTTPS redirects or sessions (health_check_middleware).
+EARLY_PATHS = frozenset({*HEALTH_PATHS, METRICS_PATH})
+
+
+def log_access(method: str, path: str, route: str, status: int, seconds: float, notes: RequestNotes) -> None:
+    """Count the request in the metrics and write its access log line, whose JSON form carries the
+    request's fields (apps.core.logging.JsonFormatter). Probes are counted, not logged."""
+    record_request(route, method, status, seconds)
+    if path in HEALTH_PATHS or (path == METRICS_PATH and status == 200) or not access_logger.isEnabledFor(logging.INFO):
+        return
+    realm = notes.realm
+    fields = {
+        "method": method,
+        "path": path,
+        "route": route,
+        "status": status,
+        "duration_ms": round(seconds * 1000, 1),
+        "realm_id": notes.realm_id if notes.realm_id is not None else getattr(realm, "id", None),
+        "user_id": notes.user_id,
+    }
+    access_logger.info(
+        "%s %s %s %.1fms user=%s",
+        method,
+        path,
+        status,
+        seconds * 1000,
+        notes.user_id or "-",
+        extra={"access": fields},
+    )
 
 
 def start_request_id(request: HttpRequest) -> float:
@@ -52,7 +76,8 @@ def finish_request_id(request: HttpRequest, response: HttpResponse, started: flo
     """Put the id in the response and write the access log line."""
     notes = request_notes(request)
     response[REQUEST_ID_HEADER] = notes.request_id
-    log_access(request.method, request.path, response.status_code, started, notes.user_id)
+    seconds = time.monotonic() - started
+    log_access(request.method, request.path, route_label(request, EARLY_PATHS), response.status_code, seconds, notes)
     return response
 
 
@@ -76,14 +101,19 @@ def request_id_middleware(get_response: Callable) -> Callable:
 
 @sync_and_async_middleware
 def health_check_middleware(get_response: Callable) -> Callable:
-    """Answer /health/live and /health/ready before host validation, HTTPS redirects or sessions.
+    """Answer /health/live, /health/ready and /metrics before host validation, HTTPS redirects or
+    sessions.
 
-    Load balancers probe with their own Host header (or none) and over plain HTTP.
+    Load balancers probe, and Prometheus scrapes, with their own Host header (or none) and over
+    plain HTTP. /metrics is answered only to whom may read it (apps.core.metrics.may_read_metrics);
+    anyone else goes on like any request for a path that does not exist (404).
     """
 
-    def probe_for(request: HttpRequest) -> Callable[[], JsonResponse] | None:
+    def probe_for(request: HttpRequest) -> Callable[[], HttpResponse] | None:
         if request.method not in ("GET", "HEAD"):
             return None
+        if request.path == METRICS_PATH:
+            return metrics_response if may_read_metrics(request) else None
         return HEALTH_PATHS.get(request.path)
 
     if iscoroutinefunction(get_response):

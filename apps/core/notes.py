@@ -19,6 +19,8 @@ class RequestNotes:
     request_id: str = "-"
     # The organization the request's host names (resolved once; see apps.core.auth).
     realm: Any = None
+    # The organization's id where no Realm is at hand (the long-poll route's cached credentials).
+    realm_id: int | None = None
     # Who authenticated: for the access log line.
     user_id: int | None = None
     # The rate limit this request was counted against: for the X-RateLimit-* headers.

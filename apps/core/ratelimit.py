@@ -16,6 +16,7 @@ from dataclasses import dataclass
 import redis.exceptions
 from django.conf import settings
 
+from apps.core.metrics import count_dependency_error
 from apps.core.redis_client import get_redis, redis_key
 
 logger = logging.getLogger(__name__)
@@ -225,6 +226,7 @@ def check_api_request(key: str, limit: tuple[int, int]) -> RateLimitState | None
     try:
         return check(key, limit)
     except redis.exceptions.RedisError as exc:
+        count_dependency_error("redis")
         _skip_redis_for_a_while(exc)
         return None
 

@@ -22,11 +22,16 @@ from functools import wraps
 from typing import Any
 
 from django.conf import settings
+from django.db import transaction
+from django.dispatch import receiver
 from django.utils import timezone
 from django_tasks import task
 from django_tasks.base import TaskResultStatus
+from django_tasks.signals import task_enqueued, task_finished
 from django_tasks_db.management.commands.db_worker import Worker
 from django_tasks_db.models import DBTaskResult
+
+from apps.core.metrics import TASKS
 
 logger = logging.getLogger("apps.core.tasks")
 
@@ -137,3 +142,20 @@ def prune_finished() -> int:
     succeeded = DBTaskResult.objects.filter(status=TaskResultStatus.SUCCESSFUL, finished_at__lt=now - keep_succeeded)
     failed = DBTaskResult.objects.filter(status=TaskResultStatus.FAILED, finished_at__lt=now - keep_failed)
     return succeeded.delete()[0] + failed.delete()[0]
+
+
+@receiver(task_enqueued)
+def count_queued(sender: Any, task_result: Any, **kwargs: Any) -> None:
+    """Counted once its transaction commits (a task queued by a change that rolled back never was)."""
+    name = task_result.task.module_path
+    transaction.on_commit(lambda: TASKS.labels(name, "queued").inc())
+
+
+@receiver(task_finished)
+def count_finished(sender: Any, task_result: Any, **kwargs: Any) -> None:
+    """A run ends as "succeeded", "failed", or "retried" (a retried_task that queued itself again)."""
+    outcome = "failed"
+    if task_result.status == TaskResultStatus.SUCCESSFUL:
+        value = task_result.return_value
+        outcome = "retried" if isinstance(value, dict) and set(value) == {"retry"} else "succeeded"
+    TASKS.labels(task_result.task.module_path, outcome).inc()

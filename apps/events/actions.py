@@ -13,6 +13,7 @@ from django.utils import timezone
 
 from apps.core.errors import JsonableError
 from apps.events.backends import check_queue_id, get_backend
+from apps.events.backends.base import count_removed
 from apps.events.models import OutboxEvent, RealmEventSequence
 from apps.events.publish import publish_missed_events
 from apps.events.registry import QueueOptions, StateContext, fetch_initial_state, queue_registered
@@ -131,6 +132,7 @@ def do_sweep_event_queues(*, exclusive: bool = True) -> list[tuple[str, int]]:
         OutboxEvent.objects.filter(created__lt=timezone.now() - OUTBOX_RETENTION).delete()
     finally:
         close_old_connections()
+    count_removed("expired", len(removed))
     for queue_id, user_id in removed:
         logger.info("event queue %s of user %s expired and was deleted", queue_id, user_id)
     return removed

@@ -5,12 +5,13 @@ here, a waiting poll is one coroutine, its socket and a few small objects: no Dj
 middleware stack or thread; its response is written straight to the socket. It still gets
 everything an API request gets (see apps/events/longpoll.py), plus what the middleware would add:
 the HTTPS redirect and the security headers (from Django's own middleware: apps/core/security.py),
-the request id and the access log line. tests/events/test_route_parity.py holds the two routes to
-the same answers.
+the request id, the access log line and the request metrics (apps.core.metrics: the same route
+template as the Django view's). tests/events/test_route_parity.py holds the two routes to the same
+answers.
 """
 
+import asyncio
 import json
-import logging
 import time
 
 from django.conf import settings
@@ -61,15 +62,10 @@ class EventsPollApp:
         else:
             response = await longpoll.get_events(poll)
             status, body, extra = response.status, encode_json(response.body), response.headers
-        # Answered polls are most of a server's traffic: logged at DEBUG; anything else at INFO.
-        log_access(
-            "GET",
-            EVENTS_PATH,
-            status,
-            started,
-            poll.notes.user_id,
-            level=logging.DEBUG if status == 200 else logging.INFO,
-        )
+        # Logged and counted like every other request, once this pass of the event loop is over: a
+        # fan-out answers every poll it woke first (the call keeps this request's context: its id).
+        seconds = time.monotonic() - started
+        asyncio.get_running_loop().call_soon(log_access, "GET", EVENTS_PATH, EVENTS_PATH, status, seconds, poll.notes)
         current_request_id.set("-")
         await send(
             {

@@ -10,6 +10,7 @@ credential cache, else from the database), rate limit, Zulip's envelope and erro
 import asyncio
 import contextlib
 import random
+import time
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
@@ -33,6 +34,7 @@ from apps.core.errors import (
     ServiceUnavailableError,
     error_for_exception,
 )
+from apps.core.metrics import POLLS_WAITING, WAKE_SECONDS
 from apps.core.notes import RequestNotes, request_notes
 from apps.core.params import parse_param_source, parse_params
 from apps.core.responses import json_success, success_body
@@ -197,7 +199,7 @@ async def _authenticate(poll: PollRequest) -> Identity:
         async with _database_slots(), executor_pool().context():
             identity = await sync_to_async(_authenticate_from_database)(poll)
         credential_cache.put(poll.host.lower(), poll.authorization, identity, generation)
-    poll.notes.user_id = identity.user_id
+    poll.notes.user_id, poll.notes.realm_id = identity.user_id, identity.realm_id
     return identity
 
 
@@ -260,6 +262,7 @@ async def long_poll(
     await backend.start_notifications()
     # Parked before the queue is read, so an event published in between still wakes this poll.
     waiter = backend.waiters.add(queue_id)
+    waiting = False
     try:
         start = await backend.begin_poll(queue_id, user_id, last_event_id, waiting=not dont_block, limit=limit)
         waiter.started(start.poll_number)
@@ -268,8 +271,11 @@ async def long_poll(
         if shown or (dont_block and hidden < _hidden_events_limit()):
             return shown, start.options
         deadline = asyncio.get_running_loop().time() + random.uniform(*settings.EVENTS_HEARTBEAT_SECONDS)  # noqa: S311
+        POLLS_WAITING.inc()
+        waiting = True
         while hidden < _hidden_events_limit():
             await waiter.wait(deadline)
+            published, waiter.published = waiter.published, 0.0
             reasons, events = waiter.take()
             if "deleted" in reasons:
                 raise BadEventQueueIdError(queue_id)
@@ -286,6 +292,8 @@ async def long_poll(
             events = [e for e in events if e["id"] > last_event_id]
             shown = [e for e in events if shows_event(e, start.options)]
             if shown:
+                if published:
+                    WAKE_SECONDS.observe(max(time.time() - published, 0.0))
                 return shown, start.options
             hidden += len(events)
             if "timeout" in reasons:
@@ -295,6 +303,8 @@ async def long_poll(
         return [e for e in events if shows_event(e, start.options)], start.options
     finally:
         backend.waiters.remove(waiter)
+        if waiting:
+            POLLS_WAITING.dec()
 
 
 def _hidden_events_limit() -> int:

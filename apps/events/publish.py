@@ -15,7 +15,7 @@ from typing import TYPE_CHECKING, Any
 from django.db import connection, transaction
 from django.db.models import Max
 
-from apps.core.errors import dependency_error
+from apps.core.errors import count_dependency_failure
 from apps.events.backends import EventQueueBackend, PredecessorMissing, get_backend
 from apps.events.credentials import credential_cache
 from apps.events.models import OutboxEvent
@@ -144,7 +144,7 @@ def forget_credentials_on_commit(*, user_ids: Iterable[int] = (), realm_ids: Ite
 def _log_failure(exc: Exception, message: str, *args: Any) -> None:
     """An unreachable Redis or database is one line (it is not a bug, and the caller says what
     follows); anything else is logged with its traceback."""
-    if dependency_error(exc) is None:
+    if count_dependency_failure(exc) is None:
         logger.exception(message, *args)
     else:
         logger.error(message + ": %s: %s", *args, type(exc).__name__, exc)

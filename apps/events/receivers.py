@@ -1,6 +1,7 @@
 """What the events app does for the apps below it (registered in EventsConfig.ready)."""
 
 from apps.core.health import readiness_details
+from apps.events import metrics  # noqa: F401 (registers the event queues' figures with apps.core.metrics)
 from apps.events.backends import get_backend
 
 

@@ -340,6 +340,14 @@ API_FEATURE_LEVEL = 496
 # Fallback domain for hidden email addresses when the organization's host is not a domain.
 FAKE_EMAIL_DOMAIN = env.str("FAKE_EMAIL_DOMAIN", default="parley.invalid")
 
+# Prometheus metrics at GET /metrics (apps/core/metrics.py; README "Metrics"): answered to loopback
+# addresses, to addresses in METRICS_ALLOWED_NETWORKS (comma-separated CIDRs) when connecting
+# directly (not through a proxy), and from anywhere to `Authorization: Bearer <METRICS_BEARER_TOKEN>`
+# when set; everyone else gets the 404 of a path that does not exist.
+METRICS_ENABLED = env.bool("METRICS_ENABLED", default=True)
+METRICS_ALLOWED_NETWORKS = cfg.networks("METRICS_ALLOWED_NETWORKS")
+METRICS_BEARER_TOKEN = cfg.token("METRICS_BEARER_TOKEN", min_length=20)
+
 LOG_FORMAT = env.str("LOG_FORMAT", default="text")
 LOG_LEVEL = env.str("LOG_LEVEL", default="INFO").upper()
 # Logs go to standard error, as gunicorn's own do: one stream for everything the server logs, and

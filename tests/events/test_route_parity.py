@@ -8,8 +8,10 @@ route always sends it, Django's handler leaves it to the ASGI server when no mid
 """
 
 import base64
+import logging
 
 import pytest
+from prometheus_client import REGISTRY
 
 from apps.core.asgi import ExecutorPool, PooledASGIHandler
 from apps.events.asgi import EventsPollApp
@@ -126,3 +128,25 @@ def test_https_behind_a_proxy(member, settings):
     assert_same(thin, django, fresh=("queue_id",))
     assert thin[0] == 200
     assert thin[2]["strict-transport-security"] == django[2]["strict-transport-security"] == "max-age=3600"
+
+
+def polls_counted() -> float:
+    labels = {"route": EVENTS, "method": "GET", "status": "200"}
+    return REGISTRY.get_sample_value("parley_http_requests_total", labels) or 0.0
+
+
+@pytest.mark.django_db(transaction=True)
+def test_both_routes_log_and_count_a_poll_alike(member, caplog):
+    """The access log line (its JSON fields) and the request metrics' route label are the same."""
+    caplog.set_level(logging.INFO, logger="parley.access")
+    queue_id = assert_success(ApiClient(member).post("/register", {"event_types": '["message"]'}))["queue_id"]
+    before = polls_counted()
+    thin, django = both(query=f"queue_id={queue_id}&last_event_id=-1&dont_block=true".encode(), headers=basic(member))
+    assert thin[0] == django[0] == 200
+    lines = [dict(r.access) for r in caplog.records if r.name == "parley.access" and r.access["path"] == EVENTS]
+    assert len(lines) == 2
+    for line in lines:
+        assert line.pop("duration_ms") >= 0
+    expected = {"method": "GET", "path": EVENTS, "route": EVENTS, "status": 200}
+    assert lines[0] == lines[1] == {**expected, "realm_id": member.realm_id, "user_id": member.id}
+    assert polls_counted() - before == 2

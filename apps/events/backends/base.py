@@ -25,6 +25,7 @@ from dataclasses import dataclass
 from typing import Any, Protocol
 
 from apps.core.errors import ErrorCode, JsonableError, RateLimitedError
+from apps.core.metrics import EVENT_QUEUES_REMOVED, EVENTS_PUBLISHED
 from apps.core.ratelimit import RateLimitState
 from apps.events.registry import QueueOptions
 
@@ -64,6 +65,16 @@ def takes_deletions_one_by_one(options: QueueOptions) -> bool:
     return not options.client_capabilities.get("bulk_message_deletion", False)
 
 
+def count_published(event_type: str) -> None:
+    EVENTS_PUBLISHED.labels(event_type).inc()
+
+
+def count_removed(reason: str, count: int = 1) -> None:
+    """Queues the backend deleted: "too_many_queues", "too_many_events", "expired" or "deleted"."""
+    if count:
+        EVENT_QUEUES_REMOVED.labels(reason).inc(count)
+
+
 class PredecessorMissing(Exception):
     """An earlier event of the organization is not published yet; `last_seq` is the newest that is."""
 
@@ -87,9 +98,21 @@ class Waiter:
 
     `poll_number` is the queue's count of polls when this one began (known once its first read of
     the queue returns); a poll is taken over by a poll with a higher number, never a lower one.
+    `published` is when the first event handed over since the last `take` was published (Unix
+    time; 0 for none): for the wake latency metric.
     """
 
-    __slots__ = ("events", "future", "loop", "poll_number", "queue_id", "reasons", "superseded_by", "timer")
+    __slots__ = (
+        "events",
+        "future",
+        "loop",
+        "poll_number",
+        "published",
+        "queue_id",
+        "reasons",
+        "superseded_by",
+        "timer",
+    )
 
     def __init__(self, queue_id: str, loop: asyncio.AbstractEventLoop) -> None:
         self.queue_id, self.loop = queue_id, loop
@@ -99,6 +122,7 @@ class Waiter:
         self.timer: asyncio.TimerHandle | None = None
         self.poll_number: int | None = None
         self.superseded_by = 0  # the highest takeover heard before `poll_number` was known
+        self.published = 0.0
 
     def started(self, poll_number: int) -> None:
         """This poll's number is known: a takeover heard meanwhile by a later poll applies now."""
@@ -185,14 +209,19 @@ class Waiters:
             calls = [(w, "takeover", poll_number) for w in self._by_queue.get(queue_id, ())]
         self._run(calls)
 
-    def deliver(self, event: dict[str, Any], ids_by_queue: list[tuple[str, int]]) -> None:
-        """Hand `event`, numbered for each queue, to the polls waiting on those queues."""
+    def deliver(self, event: dict[str, Any], ids_by_queue: list[tuple[str, int]], published: float = 0.0) -> None:
+        """Hand `event`, numbered for each queue, to the polls waiting on those queues (`published`:
+        when it was, Unix time, if known)."""
         with self._lock:
             calls = [
                 (w, "events", {"id": event_id, **event})
                 for qid, event_id in ids_by_queue
                 for w in self._by_queue.get(qid, ())
             ]
+        if published:
+            for waiter, _, _ in calls:
+                if not waiter.published:
+                    waiter.published = published
         self._run(calls)
 
     def notify_all(self, reason: str) -> None:
@@ -294,6 +323,10 @@ class EventQueueBackend(Protocol):
     def try_lock(self, name: str, seconds: int) -> bool: ...
 
     def queue_ids_of_user(self, user_id: int) -> list[str]: ...
+
+    def queue_lengths(self) -> list[int]:
+        """How many events each queue holds (in no order): for the metrics, when scraped."""
+        ...
 
     def get_events(self, queue_id: str, user_id: int, last_event_id: int) -> PollStart: ...
 

@@ -17,6 +17,8 @@ from apps.events.backends.base import (
     PredecessorMissing,
     Waiters,
     check_acknowledgement,
+    count_published,
+    count_removed,
     deletion_span,
     takes_deletions_one_by_one,
 )
@@ -78,6 +80,7 @@ class MemoryBackend:
                 queue.by_seq = {}
             self._queues[queue.queue_id] = queue
             self._by_user.setdefault(user_id, set()).add(queue.queue_id)
+        count_removed("too_many_queues", len(evicted))
         self.waiters.notify(evicted, "deleted")
         return queue.queue_id
 
@@ -87,6 +90,7 @@ class MemoryBackend:
         woken: list[tuple[str, int]] = []
         evicted, reread = [], []
         span = deletion_span(event_type, payload)
+        published = time.time()
         with self._lock:
             last = self._published_seq.get(realm_id, 0)  # none yet: as the Redis backend
             if seq <= last:
@@ -110,8 +114,10 @@ class MemoryBackend:
                         reread.append(queue_id)
                     else:
                         woken.append((queue_id, event_id))
+        count_published(event_type)
+        count_removed("too_many_events", len(evicted))
         if woken:
-            self.waiters.deliver(json.loads(payload), woken)
+            self.waiters.deliver(json.loads(payload), woken, published)
         self.waiters.notify(reread, "resync")
         self.waiters.notify(evicted, "deleted")
         return len(woken) + len(reread)
@@ -132,6 +138,7 @@ class MemoryBackend:
     def delete_queue(self, queue_id: str, user_id: int) -> None:
         with self._lock:
             self._drop(self._owned(queue_id, user_id))
+        count_removed("deleted")
         self.waiters.notify([queue_id], "deleted")
 
     def forget_credentials(self, user_ids: list[int], realm_ids: list[int]) -> None:
@@ -155,6 +162,10 @@ class MemoryBackend:
     def queue_ids_of_user(self, user_id: int) -> list[str]:
         with self._lock:
             return sorted(self._by_user.get(user_id, ()))
+
+    def queue_lengths(self) -> list[int]:
+        with self._lock:
+            return [len(queue.events) for queue in self._queues.values()]
 
     def get_events(self, queue_id: str, user_id: int, last_event_id: int) -> PollStart:
         return self._begin(queue_id, user_id, last_event_id, waiting=False)

@@ -26,6 +26,7 @@ from redis.asyncio.retry import Retry as AsyncRetry
 from redis.backoff import NoBackoff
 
 from apps.core.errors import JsonableError
+from apps.core.metrics import count_dependency_error
 from apps.core.ratelimit import state_of
 from apps.core.redis_client import get_async_redis, get_redis, redis_key
 from apps.events.backends.base import (
@@ -35,6 +36,8 @@ from apps.events.backends.base import (
     PredecessorMissing,
     Waiters,
     check_queue_id,
+    count_published,
+    count_removed,
     deletion_span,
 )
 from apps.events.backends.options import QueueOptionsCache
@@ -168,12 +171,13 @@ class RedisBackend:
             -2 if awaiting_state else 0,
         )
         self.options.forget([q.decode() for q in evicted])
+        count_removed("too_many_queues", len(evicted))
         return queue_id
 
     def publish(
         self, realm_id: int, seq: int, payload: str, event_type: str, user_ids: list[int], *, force: bool = False
     ) -> int:
-        status, value = self._run(
+        status, value, *evicted = self._run(
             "publish",
             payload,
             event_type,
@@ -186,7 +190,11 @@ class RedisBackend:
         )
         if status == b"GAP":
             raise PredecessorMissing(value)
-        return value if status == b"OK" else 0
+        if status != b"OK":
+            return 0
+        count_published(event_type)
+        count_removed("too_many_events", evicted[0] if evicted else 0)
+        return value
 
     def last_published_seqs(self, realm_ids: list[int]) -> dict[int, int]:
         if not realm_ids:
@@ -202,6 +210,7 @@ class RedisBackend:
         check_queue_id(queue_id)
         if not self._run("delete", queue_id, user_id):
             raise BadEventQueueIdError(queue_id)
+        count_removed("deleted")
         self.options.forget([queue_id])
 
     def forget_credentials(self, user_ids: list[int], realm_ids: list[int]) -> None:
@@ -233,6 +242,18 @@ class RedisBackend:
 
     def queue_ids_of_user(self, user_id: int) -> list[str]:
         return sorted(q.decode() for q in get_redis().hkeys(redis_key("uq", user_id)))
+
+    def queue_lengths(self) -> list[int]:
+        """One ZCARD per queue listed in the expiry index, pipelined in batches."""
+        client = get_redis()
+        queue_ids = client.zrange(redis_key("eq", "expiry"), 0, -1)
+        lengths: list[int] = []
+        for start in range(0, len(queue_ids), 1000):
+            pipe = client.pipeline(transaction=False)
+            for queue_id in queue_ids[start : start + 1000]:
+                pipe.zcard(redis_key("eq", queue_id.decode(), "ev"))
+            lengths.extend(pipe.execute())
+        return lengths
 
     def get_events(self, queue_id: str, user_id: int, last_event_id: int) -> PollStart:
         check_queue_id(queue_id)
@@ -339,6 +360,7 @@ class RedisBackend:
                 failures = 0
                 await self._receive(pubsub)
             except (redis.ConnectionError, redis.TimeoutError, OSError) as exc:
+                count_dependency_error("redis")
                 if not subscribed.done():
                     subscribed.set_exception(exc)
                     return
@@ -381,8 +403,13 @@ class RedisBackend:
         kind, _, rest = data.partition(" ")
         if kind == "e":
             targets, _, payload = rest.partition("\n")
-            ids_by_queue = [(qid, int(event_id)) for qid, _, event_id in (t.partition(":") for t in targets.split())]
-            self.waiters.deliver(json.loads(payload), ids_by_queue)
+            ids_by_queue, published = [], 0.0
+            for qid, _, value in (t.partition(":") for t in targets.split()):
+                if qid == "published":  # when (Redis's clock, ms): see _PUBLISH
+                    published = int(value) / 1000
+                else:
+                    ids_by_queue.append((qid, int(value)))
+            self.waiters.deliver(json.loads(payload), ids_by_queue, published)
         elif kind == "d":
             queue_ids = rest.split()
             self.options.forget(queue_ids)

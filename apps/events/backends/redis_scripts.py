@@ -156,10 +156,16 @@ for i = 9, #ARGV do
     end
   end
 end
-if #woken > 0 then redis.call('PUBLISH', notify, 'e ' .. table.concat(woken, ' ') .. '\\n' .. payload) end
+local reached = #woken + #reread
+-- The last target, "published:<ms>", says when (for the wake latency metric); a listener of the
+-- previous version takes it for a queue named "published", which no poll waits on.
+if #woken > 0 then
+  table.insert(woken, 'published:' .. string.format('%d', math.floor(t * 1000)))
+  redis.call('PUBLISH', notify, 'e ' .. table.concat(woken, ' ') .. '\\n' .. payload)
+end
 if #reread > 0 then redis.call('PUBLISH', notify, 'r ' .. table.concat(reread, ' ')) end
 if #evicted > 0 then redis.call('PUBLISH', notify, 'd ' .. table.concat(evicted, ' ')) end
-return {'OK', #woken + #reread}
+return {'OK', reached, #evicted}
 """
 
 # ARGV: prefix, queue, user, last event id, lease seconds (the poll's longest wait), backstop, longest queue life,

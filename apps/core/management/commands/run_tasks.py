@@ -23,7 +23,7 @@ from django.utils.crypto import get_random_string
 from django_tasks_db.management.commands.db_worker import Worker
 
 from apps.core.commands import OperatorCommand
-from apps.core.errors import dependency_error
+from apps.core.errors import count_dependency_failure, dependency_error
 from apps.core.tasks import PERIODIC_JOBS, batch_worker
 
 logger = logging.getLogger("apps.core.tasks")
@@ -84,7 +84,7 @@ def run_forever(worker: Worker, parent_pid: int | None) -> None:
                 logger.warning("Task worker: the database is back")
             outage_wait = 0.0
         except Exception as exc:
-            if dependency_error(exc) is None:
+            if count_dependency_failure(exc) is None:
                 raise
             outage_wait = min(max(outage_wait * 2, OUTAGE_FIRST_WAIT_SECONDS), OUTAGE_MAX_WAIT_SECONDS)
             logger.warning("Task worker: the database cannot be reached (%s); trying again in %.0f s", exc, outage_wait)
