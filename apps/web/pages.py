@@ -21,6 +21,7 @@ from django.views.decorators.cache import never_cache
 
 from apps.core.auth import realm_for_request
 from apps.core.errors import InvalidSubdomainError, JsonableError, RateLimitedError, ServiceUnavailableError
+from apps.core.sessions import session_user
 from apps.invites.actions.signup import do_join_with_invite
 from apps.invites.errors import InvalidInvitationLinkError
 from apps.invites.selectors import usable_invite_by_key
@@ -28,7 +29,6 @@ from apps.realms.models import Realm
 from apps.users.actions.user_settings import do_regenerate_api_key
 from apps.users.backends import check_password_login
 from apps.users.errors import EmailInUseError
-from apps.users.models import User
 from apps.users.selectors import api_email
 from apps.web.forms import JoinForm, LoginForm
 
@@ -49,14 +49,6 @@ def _no_organization(request: HttpRequest) -> HttpResponse:
 
 def _unusable_link(request: HttpRequest, realm: Realm) -> HttpResponse:
     return render(request, "web/invalid_link.html", {"realm": realm}, status=404)
-
-
-def session_user(request: HttpRequest, realm: Realm) -> User | None:
-    """The user logged in to this organization in this browser, if any."""
-    user = request.user
-    if not user.is_authenticated or user.realm_id != realm.id or not user.is_active or realm.deactivated:
-        return None
-    return user
 
 
 @method_decorator(never_cache, name="dispatch")

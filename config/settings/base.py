@@ -255,7 +255,11 @@ X_FRAME_OPTIONS = "DENY"
 
 REST_FRAMEWORK = {
     # API-key authentication, a user required, the general rate limit: apps/core/views.py ApiView.
-    "DEFAULT_AUTHENTICATION_CLASSES": ["apps.core.authentication.ApiKeyAuthentication"],
+    # /json/... (the web app) is the session's: apps/core/sessions.py.
+    "DEFAULT_AUTHENTICATION_CLASSES": [
+        "apps.core.authentication.ApiKeyAuthentication",
+        "apps.core.authentication.SessionAuthentication",
+    ],
     "DEFAULT_PERMISSION_CLASSES": ["apps.core.permissions.IsAuthenticatedUser"],
     "DEFAULT_THROTTLE_CLASSES": ["apps.core.throttling.ApiRateThrottle"],
     "DEFAULT_RENDERER_CLASSES": ["rest_framework.renderers.JSONRenderer"],
