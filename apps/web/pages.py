@@ -18,6 +18,7 @@ from django.shortcuts import redirect, render
 from django.utils.decorators import method_decorator
 from django.views import View
 from django.views.decorators.cache import never_cache
+from django.views.decorators.csrf import ensure_csrf_cookie
 
 from apps.core.auth import realm_for_request
 from apps.core.errors import InvalidSubdomainError, JsonableError, RateLimitedError, ServiceUnavailableError
@@ -103,7 +104,7 @@ class LoginView(View):
         if realm is None:
             return _no_organization(request)
         if session_user(request, realm) is not None:
-            return redirect("account")
+            return redirect("app")
         return render(request, "web/login.html", {"realm": realm, "form": LoginForm()})
 
     def post(self, request: HttpRequest) -> HttpResponse:
@@ -123,7 +124,7 @@ class LoginView(View):
         except JsonableError as exc:
             return self._refused(request, realm, form, exc.msg, 401)
         login(request, user, backend=SESSION_BACKEND)
-        return redirect("account")
+        return redirect("app")
 
     def _refused(self, request, realm, form, message: str, status: int) -> HttpResponse:
         form.add_error(None, message)
@@ -141,6 +142,18 @@ class LoggedInPage(View):
         if self.user is None:
             return redirect("login")
         return super().dispatch(request, *args, **kwargs)
+
+
+@method_decorator(never_cache, name="dispatch")
+@method_decorator(ensure_csrf_cookie, name="dispatch")
+class AppView(LoggedInPage):
+    """The web app (/): a page whose script (static/web/) talks to the API under /json/ with this
+    browser's session, sending the CSRF token the page carries."""
+
+    http_method_names = ["get", "head"]
+
+    def get(self, request: HttpRequest) -> HttpResponse:
+        return render(request, "web/app.html", {"realm": self.realm, "user": self.user})
 
 
 @method_decorator(never_cache, name="dispatch")

@@ -1,0 +1,158 @@
+"""The web app in a real browser: headless Chromium (Debian's, through Playwright's executable_path,
+as tests/e2e/test_browser_signup.py) against a real server process, two people in two browser
+contexts. One writes and the other sees it arrive without reloading (with its unread count, read
+once shown); an edit, a reaction, a star and a direct message travel the same way; logging out ends
+the session's access to /json/.
+
+Screenshots are kept under var/screenshots/web/ (CI keeps var/ as artifacts). The server serves the
+collected static files, as `make run` does (collectstatic first).
+"""
+
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+from django.conf import settings
+from django.contrib.auth.hashers import PBKDF2PasswordHasher
+from playwright.sync_api import expect, sync_playwright
+
+from apps.users.selectors import api_email
+from tests.factories import create_stream
+from tests.server import BASE_DIR
+
+pytestmark = pytest.mark.e2e
+
+SCREENSHOTS = Path(settings.BASE_DIR) / "var" / "screenshots" / "web"
+PASSWORD = "a long and unusual passphrase 47"
+TIMEOUT_MS = 15000
+expect.set_options(timeout=TIMEOUT_MS)
+
+
+@pytest.fixture
+def web_server(people, live_server_factory):
+    """A server with the static files collected (the manifest storage needs them), and #general."""
+    realm, owner, member = people
+    general = create_stream(realm, "general", owner, member)
+    for user in (owner, member):  # hashed as the server's settings hash (the tests' is faster)
+        hasher = PBKDF2PasswordHasher()
+        user.password = hasher.encode(PASSWORD, hasher.salt())
+        user.save(update_fields=["password"])
+    subprocess.run(
+        [sys.executable, "manage.py", "collectstatic", "--noinput", "--verbosity", "0"],
+        cwd=BASE_DIR,
+        env={**os.environ, "DJANGO_SETTINGS_MODULE": "config.settings.base"},
+        check=True,
+    )
+    return live_server_factory(), general
+
+
+def log_in(browser, url: str, email: str):
+    context = browser.new_context(viewport={"width": 1200, "height": 800})
+    page = context.new_page()
+    page.set_default_timeout(TIMEOUT_MS)
+    # What the page's script complains about, shown when the test fails.
+    page.on("console", lambda line: line.type in ("warning", "error") and print(email, line.type, line.text))
+    page.on("pageerror", lambda error: print(email, "page error:", error))
+    page.goto(f"{url}/")
+    page.wait_for_url(f"{url}/login/")
+    page.fill("input[name=email]", email)
+    page.fill("input[name=password]", PASSWORD)
+    page.click("button[type=submit]")
+    page.wait_for_url(f"{url}/")
+    expect(page.locator("#connection")).to_have_attribute("data-state", "connected")
+    return context, page
+
+
+def message(page, text: str):
+    return page.locator("li.message", has_text=text)
+
+
+def test_two_people_chat_live(web_server, people, chromium):
+    server, general = web_server
+    _, owner, member = people
+    url = server.url
+    SCREENSHOTS.mkdir(parents=True, exist_ok=True)
+    with sync_playwright() as playwright:
+        browser = playwright.chromium.launch(executable_path=chromium, headless=True)
+        owner_context, olive = log_in(browser, url, owner.delivery_email)
+        member_context, mick = log_in(browser, url, member.delivery_email)
+
+        # Mick looks at his direct messages; Olive writes in #general > lunch.
+        mick.click("#nav-dms")
+        expect(mick.locator("#narrow-title")).to_have_text("Direct messages")
+        olive.goto(f"{url}/#channel/{general.id}/topic/lunch")
+        expect(olive.locator("#narrow-title")).to_have_text("#general \u203a lunch")
+        olive.fill("#compose-content", "Pizza at **noon**?")
+        olive.press("#compose-content", "Enter")
+        expect(message(olive, "Pizza at noon?")).to_be_visible()
+        expect(olive.locator("#compose-content")).to_have_value("")
+
+        # It reaches Mick without a reload: an unread count on #general, read once he opens it.
+        general_item = mick.locator(f"#channels li[data-stream-id='{general.id}']")
+        expect(general_item.locator(".count")).to_have_text("1")
+        mick.screenshot(path=SCREENSHOTS / "1-unread-count.png")
+        general_item.locator("a").click()
+        pizza = message(mick, "Pizza at noon?")
+        expect(pizza.locator(".content strong")).to_have_text("noon")  # the server's rendering
+        expect(pizza.locator(".sender")).to_have_text("Olive Owner")
+        expect(mick.locator("#topics")).to_contain_text("lunch")
+        expect(general_item.locator(".count")).to_have_count(0)
+        expect(pizza).not_to_have_class("message unread")
+
+        # Mick reacts and stars; Olive sees the reaction arrive.
+        pizza.get_by_role("button", name="React with thumbs up").click()
+        expect(message(olive, "Pizza at noon?").locator(".reaction")).to_have_text("👍 1")
+        expect(message(olive, "Pizza at noon?").locator(".reaction")).to_have_attribute("aria-pressed", "false")
+        expect(pizza.locator(".reaction")).to_have_attribute("aria-pressed", "true")
+        pizza.get_by_role("button", name="Star").click()
+        expect(pizza.locator(".star")).to_have_attribute("aria-pressed", "true")
+
+        # Olive edits her message: Mick sees the new text and the edited mark.
+        message(olive, "Pizza at noon?").get_by_role("button", name="Edit").click()
+        expect(olive.locator("#compose-content")).to_have_value("Pizza at **noon**?")
+        olive.fill("#compose-content", "Pizza at **one**?")
+        olive.press("#compose-content", "Enter")
+        edited = message(mick, "Pizza at one?")
+        expect(edited.locator(".edited")).to_be_visible()
+        expect(message(mick, "Pizza at noon?")).to_have_count(0)
+        expect(edited.locator(".reaction")).to_have_text("👍 1")  # the reaction stays
+
+        # Mick answers Olive directly; it shows in her direct messages' count.
+        mick.goto(f"{url}/#dm/{owner.id}")
+        expect(mick.locator("#narrow-title")).to_have_text("Direct messages with Olive Owner")
+        expect(mick.locator("#compose-people")).to_have_value(api_email(owner))
+        mick.fill("#compose-content", "One works for me")
+        mick.press("#compose-content", "Enter")
+        expect(message(mick, "One works for me")).to_be_visible()
+        expect(olive.locator("#count-dms .count")).to_have_text("1")
+        mick.screenshot(path=SCREENSHOTS / "2-direct-message.png")
+        olive.goto(f"{url}/#dm/{member.id}")
+        expect(message(olive, "One works for me")).to_be_visible()
+        expect(olive.locator("#count-dms .count")).to_have_count(0)
+
+        # Searching with the narrow syntax.
+        olive.fill("#search", "is:starred")
+        olive.press("#search", "Enter")
+        expect(olive.locator("#narrow-title")).to_have_text("Search: is:starred")
+        expect(olive.locator("li.message")).to_have_count(0)  # Mick's star is his own
+        mick.fill("#search", "is:starred")
+        mick.press("#search", "Enter")
+        expect(message(mick, "Pizza at one?")).to_be_visible()
+        expect(mick.locator("li.message")).to_have_count(1)
+        olive.goto(f"{url}/#channel/{general.id}/topic/lunch")
+        expect(message(olive, "Pizza at one?")).to_be_visible()
+        olive.screenshot(path=SCREENSHOTS / "3-topic.png")
+
+        # Logging out ends the session's access: the browser's API answers 401.
+        assert member_context.request.get(f"{url}/json/users/me").status == 200
+        mick.click("#logout")
+        mick.wait_for_url(f"{url}/login/")
+        refused = member_context.request.get(f"{url}/json/users/me")
+        assert refused.status == 401
+        assert refused.json()["code"] == "UNAUTHORIZED"
+        assert member_context.request.get(f"{url}/").url == f"{url}/login/"
+        owner_context.close()
+        member_context.close()
+        browser.close()
