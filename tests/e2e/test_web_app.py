@@ -156,3 +156,98 @@ def test_two_people_chat_live(web_server, people, chromium):
         owner_context.close()
         member_context.close()
         browser.close()
+
+
+def test_the_app_reconnects_after_the_server_restarts(web_server, people, live_server_factory, chromium):
+    """While the server is down the page says it is reconnecting; once back it carries on live,
+    whether its queue survived (Redis) or not (in memory: BAD_EVENT_QUEUE_ID, registered again)."""
+    server, general = web_server
+    _, owner, member = people
+    url = server.url
+    with sync_playwright() as playwright:
+        browser = playwright.chromium.launch(executable_path=chromium, headless=True)
+        _, olive = log_in(browser, url, owner.delivery_email)
+        _, mick = log_in(browser, url, member.delivery_email)
+        mick.goto(f"{url}/#channel/{general.id}")
+        expect(mick.locator("#narrow-title")).to_have_text("#general")
+
+        server.stop()
+        expect(mick.locator("#connection")).to_have_attribute("data-state", "reconnecting")
+        expect(mick.locator("#connection")).to_contain_text("Reconnecting")
+        mick.screenshot(path=SCREENSHOTS / "4-reconnecting.png")
+        live_server_factory(port=server.port, SECRET_KEY=server.env["SECRET_KEY"])  # sessions stay valid
+        expect(mick.locator("#connection")).to_have_attribute("data-state", "connected", timeout=45000)
+        expect(olive.locator("#connection")).to_have_attribute("data-state", "connected", timeout=45000)
+
+        olive.goto(f"{url}/#channel/{general.id}/topic/after the restart")
+        olive.fill("#compose-content", "Still here")
+        olive.press("#compose-content", "Enter")
+        expect(message(mick, "Still here")).to_be_visible()
+        browser.close()
+
+
+def test_one_person_at_200_percent_zoom_with_the_keyboard(web_server, people, chromium):
+    """At 200% zoom (a 1280-pixel screen seen as 640 CSS pixels) the page is one column without
+    sideways scrolling; the keyboard writes, edits (Esc cancels) and sends; channels are joined and
+    left; the name changes; an own message is deleted."""
+    server, general = web_server
+    realm, owner, member = people
+    create_stream(realm, "random", member)
+    url = server.url
+    with sync_playwright() as playwright:
+        browser = playwright.chromium.launch(executable_path=chromium, headless=True)
+        context = browser.new_context(viewport={"width": 640, "height": 800}, device_scale_factor=2)
+        page = context.new_page()
+        page.set_default_timeout(TIMEOUT_MS)
+        page.goto(f"{url}/login/")
+        page.fill("input[name=email]", owner.delivery_email)
+        page.fill("input[name=password]", PASSWORD)
+        page.press("input[name=password]", "Enter")
+        page.wait_for_url(f"{url}/")
+        expect(page.locator("#connection")).to_have_attribute("data-state", "connected")
+        page.goto(f"{url}/#channel/{general.id}/topic/zoom")
+        expect(page.locator("#narrow-title")).to_have_text("#general \u203a zoom")
+        assert page.evaluate("document.documentElement.scrollWidth <= document.documentElement.clientWidth")
+
+        # The skip link leads to the message box; Enter sends, Shift+Enter is a new line.
+        page.keyboard.press("Tab")
+        expect(page.locator(".skip-link")).to_be_focused()
+        page.keyboard.press("Enter")
+        expect(page.locator("#compose-content")).to_be_focused()
+        expect(page.locator("#narrow-title")).to_have_text("#general \u203a zoom")  # the view stays
+        page.keyboard.type("first line")
+        page.keyboard.press("Shift+Enter")
+        page.keyboard.type("second line")
+        page.keyboard.press("Enter")
+        sent = message(page, "second line")
+        expect(sent).to_be_visible()
+        page.screenshot(path=SCREENSHOTS / "5-zoom-200.png", full_page=True)
+
+        # Editing, then Esc: nothing changes, the box is empty again.
+        sent.get_by_role("button", name="Edit").click()
+        expect(page.locator("#compose-content")).to_have_value("first line\nsecond line")
+        page.keyboard.type(" more")
+        page.keyboard.press("Escape")
+        expect(page.locator("#compose-content")).to_have_value("")
+        expect(page.locator("#send")).to_have_text("Send")
+        expect(sent.locator(".edited")).to_have_count(0)
+
+        # Deleting her own message (after confirming).
+        page.once("dialog", lambda dialog: dialog.accept())
+        sent.get_by_role("button", name="Delete").click()
+        expect(message(page, "second line")).to_have_count(0)
+
+        # Joining #random, then leaving it.
+        page.click("#browse-channels")
+        page.get_by_role("button", name="Subscribe to #random").click()
+        expect(page.locator("#channels")).to_contain_text("random")
+        page.get_by_role("button", name="Unsubscribe from #random").click()
+        expect(page.locator("#channels")).not_to_contain_text("random")
+
+        # A new name, shown at once (the realm_user event).
+        page.click("#open-settings")
+        page.fill("#settings-name", "Olive O.")
+        page.press("#settings-name", "Enter")
+        expect(page.locator("#settings-status")).to_have_text("Saved.")
+        expect(page.locator("#me")).to_have_text("Olive O.")
+        browser.close()

@@ -554,6 +554,11 @@ function start() {
     const query = $("#search").value.trim();
     window.location.hash = query ? hashFor({ kind: "search", query }) : "#feed";
   });
+  // The skip link moves the focus, not the view (views are the location's hash).
+  $(".skip-link").addEventListener("click", (event) => {
+    event.preventDefault();
+    $("#compose-content").focus();
+  });
   window.addEventListener("hashchange", showView);
   document.addEventListener("visibilitychange", markShownAsRead);
 

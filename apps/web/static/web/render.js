@@ -146,6 +146,7 @@ export function messageItem(message, ctx) {
       " ",
       sentAt(message.timestamp),
       message.last_edit_timestamp ? el("span", { class: "edited", title: "This message was edited" }, " (edited)") : null,
+      (message.flags || []).includes("starred") ? el("span", { class: "starred-mark", role: "img", "aria-label": "starred" }, "★") : null,
       ctx.mixed ? el("span", { class: "recipient-wrap" }, " · ", recipientLine(message, ctx)) : null,
     ),
     content,
