@@ -144,6 +144,11 @@ def test_two_people_chat_live(web_server, people, chromium):
         olive.goto(f"{url}/#channel/{general.id}/topic/lunch")
         expect(message(olive, "Pizza at one?")).to_be_visible()
         olive.screenshot(path=SCREENSHOTS / "3-topic.png")
+        olive.goto(f"{url}/#feed")
+        expect(olive.locator("li.message")).to_have_count(2)
+        expect(olive.locator("#search")).to_have_value("")  # the search was left
+        olive.mouse.move(0, 0)  # no message hovered: its action buttons stay hidden
+        olive.screenshot(path=SCREENSHOTS / "6-feed.png")  # the README's (docs/images/web-app.png)
 
         # Logging out ends the session's access: the browser's API answers 401.
         assert member_context.request.get(f"{url}/json/users/me").status == 200

@@ -268,6 +268,7 @@ async function showView() {
   const view = (state.view = viewFromHash(window.location.hash));
   const token = ++viewToken;
   $("#narrow-title").textContent = viewTitle(view);
+  $("#search").value = view.kind === "search" ? view.query : "";
   document.title = `${viewTitle(view)} · ${$(".realm-name").textContent}`;
   $("#channel-browser").hidden = true;
   $("#settings").hidden = true;
