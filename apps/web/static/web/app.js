@@ -277,11 +277,20 @@ async function showView() {
   presetCompose(view);
   const narrow = narrowFor(view, { users: state.users, ownEmail: state.ownEmail });
   const params = { anchor: "newest", num_before: 100, num_after: 0, narrow, apply_markdown: true };
-  const [body] = await Promise.all([api("GET", "/messages", params), view.streamId ? loadTopics(view.streamId) : clearTopics()]);
+  let body;
+  try {
+    [body] = await Promise.all([api("GET", "/messages", params), view.streamId ? loadTopics(view.streamId) : clearTopics()]);
+  } catch (error) {
+    if (token !== viewToken) return;
+    state.messages = new Map();
+    $("#messages").replaceChildren();
+    showEmpty(`These messages cannot be shown: ${error.message}`); // a search the server refuses, say
+    return;
+  }
   if (token !== viewToken) return; // another view was chosen meanwhile
   state.messages = new Map(body.messages.map((m) => [m.id, m]));
   $("#messages").replaceChildren(...body.messages.map((m) => messageItem(m, ctx)));
-  $("#empty").hidden = body.messages.length > 0;
+  showEmpty(body.messages.length ? null : "No messages here yet.");
   scrollToBottom();
   markShownAsRead();
 }
@@ -323,6 +332,11 @@ function renderTopics() {
   renderCounts();
 }
 
+function showEmpty(text) {
+  $("#empty").hidden = !text;
+  $("#empty").textContent = text || "";
+}
+
 function nearBottom() {
   const list = $("#messages");
   return list.scrollHeight - list.scrollTop - list.clientHeight < 80;
@@ -338,7 +352,7 @@ function appendMessage(message) {
   const stick = nearBottom();
   state.messages.set(message.id, message);
   $("#messages").append(messageItem(message, ctx));
-  $("#empty").hidden = true;
+  showEmpty(null);
   if (stick) scrollToBottom(); // someone reading older messages keeps their place
   markShownAsRead();
 }
@@ -349,7 +363,8 @@ function rerender(message) {
 
 // Shown messages are read while the page is visible (the server tells every tab, by event).
 async function markShownAsRead() {
-  if (document.visibilityState !== "visible") return;
+  // As in Zulip, a search shows messages without reading them.
+  if (document.visibilityState !== "visible" || state.view.kind === "search") return;
   const ids = [...state.messages.values()]
     .filter((m) => !m.flags.includes("read") && !state.markingRead.has(m.id))
     .map((m) => m.id);

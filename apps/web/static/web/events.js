@@ -45,7 +45,8 @@ export class EventQueue {
     while (!this.stopped) {
       try {
         if (this.queueId === null) await this.register();
-        const body = await this.poll();
+        // After a failure, a first poll that does not wait: its answer says the server is back.
+        const body = await this.poll({ dontBlock: this.failures > 0 });
         this.failures = 0;
         this.onStatus("connected");
         if (body.events.length) {
@@ -79,7 +80,7 @@ export class EventQueue {
     this.onState(state);
   }
 
-  async poll() {
+  async poll({ dontBlock = false } = {}) {
     this.controller = new AbortController();
     // A poll waits up to a minute on the server; past two, the connection is presumed dead
     // (a laptop that slept with it open).
@@ -88,7 +89,7 @@ export class EventQueue {
       return await api(
         "GET",
         "/events",
-        { queue_id: this.queueId, last_event_id: this.lastEventId },
+        { queue_id: this.queueId, last_event_id: this.lastEventId, dont_block: dontBlock || undefined },
         { signal: this.controller.signal },
       );
     } finally {
