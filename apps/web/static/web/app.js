@@ -3,40 +3,21 @@
 // from that state by the render functions below; nothing is written as HTML but message content.
 
 import { api } from "./api.js";
+import {
+  onComposeKey,
+  onSend,
+  presetCompose,
+  renderComposeChannels,
+  setComposeStatus,
+  startEditing,
+  stopEditing,
+  toggleComposeFields,
+} from "./compose.js";
 import { EventQueue } from "./events.js";
 import { hashFor, narrowFor, viewFromHash, viewShows } from "./narrow.js";
 import { el, messageItem } from "./render.js";
-
-const $ = (selector) => document.querySelector(selector);
-const me = $("#me");
-
-const state = {
-  ownUserId: Number(me.dataset.userId),
-  ownEmail: "",
-  users: new Map(), // user_id -> person
-  subs: new Map(), // stream_id -> subscription
-  unread: new Map(), // message id -> {streamId, topic} | {dm: true}
-  presences: {}, // user_id -> {active_timestamp, idle_timestamp}
-  offlineAfter: 140,
-  pingEvery: 60,
-  messages: new Map(), // the shown messages by id
-  view: viewFromHash(window.location.hash),
-  topics: [],
-  editing: null,
-  markingRead: new Set(),
-};
-
-const ctx = {
-  get ownUserId() {
-    return state.ownUserId;
-  },
-  get mixed() {
-    return !["topic", "dm"].includes(state.view.kind);
-  },
-  hashFor,
-  streamName: (id) => state.subs.get(id)?.name,
-  userName: (id) => state.users.get(id)?.full_name || "someone",
-};
+import { addTopic, renderCounts, renderPeople, renderSidebar, renderTopics } from "./sidebar.js";
+import { $, ctx, me, state } from "./state.js";
 
 // --- connection status ---------------------------------------------------------------------------
 
@@ -71,14 +52,10 @@ function loadState(registered) {
   showView(); // the view may have changed while the page was away
 }
 
-function isUnreadFor(message, flags) {
-  return !flags.includes("read");
-}
-
 const handlers = {
   message(event) {
     const message = { ...event.message, flags: event.flags || [] };
-    if (isUnreadFor(message, message.flags)) {
+    if (!message.flags.includes("read")) {
       state.unread.set(
         message.id,
         message.type === "stream" ? { streamId: message.stream_id, topic: message.subject } : { dm: true },
@@ -169,78 +146,6 @@ function onEvents(events) {
   for (const event of events) handlers[event.type]?.(event);
 }
 
-// --- the sidebar -------------------------------------------------------------------------------
-
-function unreadCount(test) {
-  let count = 0;
-  for (const where of state.unread.values()) if (test(where)) count += 1;
-  return count;
-}
-
-function countBadge(count, label) {
-  return count ? el("span", { class: "count", "aria-label": `${count} unread ${label}` }, String(count)) : null;
-}
-
-function renderSidebar() {
-  const channels = [...state.subs.values()].sort((a, b) => a.name.localeCompare(b.name));
-  $("#channels").replaceChildren(
-    ...channels.map((sub) => {
-      const current = state.view.streamId === sub.stream_id;
-      return el(
-        "li",
-        { dataset: { streamId: sub.stream_id } },
-        el("span", { class: "swatch", style: `background:${sub.color || "#888"}`, "aria-hidden": "true" }),
-        el("a", { href: hashFor({ kind: "channel", streamId: sub.stream_id }), "aria-current": current ? "page" : null }, sub.name),
-        " ",
-        el("span", { class: "count-slot" }),
-      );
-    }),
-  );
-  renderCounts();
-  renderPeople();
-}
-
-function renderCounts() {
-  for (const item of $("#channels").children) {
-    const id = Number(item.dataset.streamId);
-    item.querySelector(".count-slot").replaceChildren(countBadge(unreadCount((w) => w.streamId === id), "messages") || "");
-  }
-  $("#count-feed").replaceChildren(countBadge(state.unread.size, "messages") || "");
-  $("#count-dms").replaceChildren(countBadge(unreadCount((w) => w.dm), "direct messages") || "");
-  const streamId = state.view.streamId;
-  for (const item of $("#topics").children) {
-    const topic = item.dataset.topic.toLowerCase();
-    const count = unreadCount((w) => w.streamId !== undefined && w.streamId === streamId && w.topic.toLowerCase() === topic);
-    item.querySelector(".count-slot").replaceChildren(countBadge(count, "messages") || "");
-  }
-}
-
-function presenceOf(userId) {
-  const times = state.presences[userId];
-  if (!times) return "offline";
-  const now = Date.now() / 1000;
-  if (now - (times.active_timestamp || 0) < state.offlineAfter) return "active";
-  if (now - (times.idle_timestamp || 0) < state.offlineAfter) return "idle";
-  return "offline";
-}
-
-function renderPeople() {
-  const people = [...state.users.values()].filter((u) => !u.is_bot && u.is_active !== false);
-  people.sort((a, b) => a.full_name.localeCompare(b.full_name));
-  const labels = { active: "online", idle: "idle", offline: "offline" };
-  $("#people").replaceChildren(
-    ...people.map((person) => {
-      const status = person.user_id === state.ownUserId ? "active" : presenceOf(person.user_id);
-      return el(
-        "li",
-        { dataset: { userId: person.user_id } },
-        el("span", { class: `presence ${status}`, role: "img", "aria-label": labels[status], title: labels[status] }),
-        el("a", { href: hashFor({ kind: "dm", userId: person.user_id }) }, person.full_name),
-      );
-    }),
-  );
-}
-
 // --- the view: a narrow's messages -------------------------------------------------------------
 
 function viewTitle(view) {
@@ -304,32 +209,6 @@ async function loadTopics(streamId) {
 function clearTopics() {
   state.topics = [];
   renderTopics();
-}
-
-function addTopic(name, maxId) {
-  const found = state.topics.find((t) => t.name.toLowerCase() === name.toLowerCase());
-  if (found) found.max_id = Math.max(found.max_id, maxId);
-  else state.topics.push({ name, max_id: maxId });
-  renderTopics();
-}
-
-function renderTopics() {
-  const list = $("#topics");
-  const topics = [...state.topics].sort((a, b) => b.max_id - a.max_id);
-  list.hidden = !state.view.streamId || topics.length === 0;
-  list.replaceChildren(
-    ...topics.map((topic) => {
-      const current = state.view.kind === "topic" && state.view.topic.toLowerCase() === topic.name.toLowerCase();
-      return el(
-        "li",
-        { dataset: { topic: topic.name } },
-        el("a", { href: hashFor({ kind: "topic", streamId: state.view.streamId, topic: topic.name }), "aria-current": current ? "page" : null }, topic.name),
-        " ",
-        el("span", { class: "count-slot" }),
-      );
-    }),
-  );
-  renderCounts();
 }
 
 function showEmpty(text) {
@@ -401,93 +280,6 @@ async function onMessageAction(event) {
     }
   } catch (error) {
     setComposeStatus(error.message);
-  }
-}
-
-// --- compose -----------------------------------------------------------------------------------
-
-function renderComposeChannels() {
-  const select = $("#compose-channel");
-  const chosen = select.value;
-  const channels = [...state.subs.values()].sort((a, b) => a.name.localeCompare(b.name));
-  select.replaceChildren(
-    ...channels.map((sub) => el("option", { value: sub.stream_id }, `#${sub.name}`)),
-    el("option", { value: "dm" }, "Direct message"),
-  );
-  if ([...select.options].some((o) => o.value === chosen)) select.value = chosen;
-  toggleComposeFields();
-}
-
-function toggleComposeFields() {
-  const dm = $("#compose-channel").value === "dm";
-  $("#compose-topic-field").hidden = dm;
-  $("#compose-people-field").hidden = !dm;
-}
-
-function presetCompose(view) {
-  const select = $("#compose-channel");
-  if (view.streamId && state.subs.has(view.streamId)) {
-    select.value = String(view.streamId);
-    $("#compose-topic").value = view.kind === "topic" ? view.topic : "";
-  } else if (view.kind === "dm" || view.kind === "dms") {
-    select.value = "dm";
-    const person = state.users.get(view.userId);
-    if (person) $("#compose-people").value = person.email;
-  }
-  toggleComposeFields();
-}
-
-function setComposeStatus(text) {
-  $("#compose-status").textContent = text;
-}
-
-function startEditing(messageId, raw) {
-  state.editing = messageId;
-  $("#compose-content").value = raw;
-  $("#send").textContent = "Save edit";
-  $("#cancel-edit").hidden = false;
-  $("#compose-content").focus();
-}
-
-function stopEditing() {
-  state.editing = null;
-  $("#compose-content").value = "";
-  $("#send").textContent = "Send";
-  $("#cancel-edit").hidden = true;
-}
-
-async function onSend(event) {
-  event.preventDefault();
-  const content = $("#compose-content").value;
-  if (!content.trim()) return;
-  const target = $("#compose-channel").value;
-  setComposeStatus("Sending…");
-  try {
-    if (state.editing !== null) {
-      await api("PATCH", `/messages/${state.editing}`, { content });
-      stopEditing();
-    } else if (target === "dm") {
-      const to = $("#compose-people").value.split(",").map((s) => s.trim()).filter(Boolean);
-      await api("POST", "/messages", { type: "direct", to, content });
-    } else {
-      await api("POST", "/messages", { type: "stream", to: Number(target), topic: $("#compose-topic").value, content });
-    }
-    $("#compose-content").value = "";
-    setComposeStatus("");
-  } catch (error) {
-    setComposeStatus(`Not sent: ${error.message}`);
-  }
-}
-
-function onComposeKey(event) {
-  if (event.key === "Enter" && !event.shiftKey && !event.isComposing) {
-    event.preventDefault();
-    $("#compose").requestSubmit();
-  } else if (event.key === "Escape") {
-    event.preventDefault();
-    if (state.editing !== null) stopEditing();
-    else $("#compose-content").value = "";
-    setComposeStatus("");
   }
 }
 
