@@ -31,7 +31,7 @@ expect.set_options(timeout=TIMEOUT_MS)
 
 
 @pytest.fixture
-def web_server(people, live_server_factory):
+def web_server(people, live_server_factory, tmp_path):
     """A server with the static files collected (the manifest storage needs them), and #general."""
     realm, owner, member = people
     general = create_stream(realm, "general", owner, member)
@@ -39,13 +39,15 @@ def web_server(people, live_server_factory):
         hasher = PBKDF2PasswordHasher()
         user.password = hasher.encode(PASSWORD, hasher.salt())
         user.save(update_fields=["password"])
+    # Collected for this test alone: tests running side by side do not write the same files.
+    static_root = str(tmp_path / "static")
     subprocess.run(
         [sys.executable, "manage.py", "collectstatic", "--noinput", "--verbosity", "0"],
         cwd=BASE_DIR,
-        env={**os.environ, "DJANGO_SETTINGS_MODULE": "config.settings.base"},
+        env={**os.environ, "DJANGO_SETTINGS_MODULE": "config.settings.base", "STATIC_ROOT": static_root},
         check=True,
     )
-    return live_server_factory(), general
+    return live_server_factory(STATIC_ROOT=static_root), general
 
 
 def log_in(browser, url: str, email: str):
@@ -187,7 +189,10 @@ def test_the_app_reconnects_after_the_server_restarts(web_server, people, live_s
         expect(mick.locator("#connection")).to_have_attribute("data-state", "reconnecting")
         expect(mick.locator("#connection")).to_contain_text("Reconnecting")
         mick.screenshot(path=SCREENSHOTS / "4-reconnecting.png")
-        live_server_factory(port=server.port, SECRET_KEY=server.env["SECRET_KEY"])  # sessions stay valid
+        # The same port and secret (its sessions stay valid), and the same static files.
+        live_server_factory(
+            port=server.port, SECRET_KEY=server.env["SECRET_KEY"], STATIC_ROOT=server.env["STATIC_ROOT"]
+        )
         expect(mick.locator("#connection")).to_have_attribute("data-state", "connected", timeout=45000)
         expect(olive.locator("#connection")).to_have_attribute("data-state", "connected", timeout=45000)
 
