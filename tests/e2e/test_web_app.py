@@ -129,10 +129,12 @@ def test_two_people_chat_live(web_server, people, chromium):
         mick.press("#compose-content", "Enter")
         expect(message(mick, "One works for me")).to_be_visible()
         expect(olive.locator("#count-dms .count")).to_have_text("1")
+        expect(olive.locator(f"#people li[data-user-id='{member.id}'] .count")).to_have_text("1")
         mick.screenshot(path=SCREENSHOTS / "2-direct-message.png")
         olive.goto(f"{url}/#dm/{member.id}")
         expect(message(olive, "One works for me")).to_be_visible()
         expect(olive.locator("#count-dms .count")).to_have_count(0)
+        expect(olive.locator(f"#people li[data-user-id='{member.id}'] .count")).to_have_count(0)
 
         # Searching with the narrow syntax.
         olive.fill("#search", "is:starred")

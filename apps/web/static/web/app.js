@@ -41,7 +41,10 @@ function loadState(registered) {
   for (const entry of registered.unread_msgs.streams) {
     for (const id of entry.unread_message_ids) state.unread.set(id, { streamId: entry.stream_id, topic: entry.topic });
   }
-  for (const entry of [...registered.unread_msgs.pms, ...registered.unread_msgs.huddles]) {
+  for (const entry of registered.unread_msgs.pms) {
+    for (const id of entry.unread_message_ids) state.unread.set(id, { dm: true, userId: entry.other_user_id });
+  }
+  for (const entry of registered.unread_msgs.huddles) {
     for (const id of entry.unread_message_ids) state.unread.set(id, { dm: true });
   }
   state.presences = registered.presences || {};
@@ -52,14 +55,19 @@ function loadState(registered) {
   showView(); // the view may have changed while the page was away
 }
 
+// Where an unread message counts: its channel and topic, or the direct messages (with one person:
+// theirs too).
+function unreadPlace(message) {
+  if (message.type === "stream") return { streamId: message.stream_id, topic: message.subject };
+  const others = message.display_recipient.filter((person) => person.id !== state.ownUserId);
+  return others.length === 1 ? { dm: true, userId: others[0].id } : { dm: true };
+}
+
 const handlers = {
   message(event) {
     const message = { ...event.message, flags: event.flags || [] };
     if (!message.flags.includes("read")) {
-      state.unread.set(
-        message.id,
-        message.type === "stream" ? { streamId: message.stream_id, topic: message.subject } : { dm: true },
-      );
+      state.unread.set(message.id, unreadPlace(message));
     }
     if (message.type === "stream" && state.view.streamId === message.stream_id) addTopic(message.subject, message.id);
     if (state.view.kind !== "search" && viewShows(state.view, message, state.ownUserId)) appendMessage(message);

@@ -30,7 +30,6 @@ export function renderSidebar() {
     }),
   );
   renderCounts();
-  renderPeople();
 }
 
 export function renderCounts() {
@@ -46,6 +45,7 @@ export function renderCounts() {
     const count = unreadCount((w) => w.streamId !== undefined && w.streamId === streamId && w.topic.toLowerCase() === topic);
     item.querySelector(".count-slot").replaceChildren(countBadge(count, "messages") || "");
   }
+  renderPeople(); // their direct messages' counts
 }
 
 function presenceOf(userId) {
@@ -69,6 +69,8 @@ export function renderPeople() {
         { dataset: { userId: person.user_id } },
         el("span", { class: `presence ${status}`, role: "img", "aria-label": labels[status], title: labels[status] }),
         el("a", { href: hashFor({ kind: "dm", userId: person.user_id }) }, person.full_name),
+        " ",
+        countBadge(unreadCount((w) => w.userId === person.user_id), `direct messages from ${person.full_name}`),
       );
     }),
   );

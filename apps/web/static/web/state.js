@@ -11,7 +11,7 @@ export const state = {
   ownEmail: "",
   users: new Map(), // user_id -> person
   subs: new Map(), // stream_id -> subscription
-  unread: new Map(), // message id -> {streamId, topic} | {dm: true}
+  unread: new Map(), // message id -> {streamId, topic} | {dm: true, userId (a one-to-one conversation)}
   presences: {}, // user_id -> {active_timestamp, idle_timestamp}
   offlineAfter: 140,
   pingEvery: 60,
