@@ -7,22 +7,28 @@ from apps.directory.urls import is_directory_path
 from apps.messages import views as messages_views
 from apps.messages.emoji import EMOJI_DATA_PATH
 
+# The API's endpoints, served twice with the same views: /api/v1/ with API keys (every client),
+# /json/ with the browser's session and CSRF token (the web app: apps/core/sessions.py).
+API_URLCONFS = [
+    "apps.realms.urls",
+    "apps.users.urls",
+    "apps.groups.urls",
+    "apps.folders.urls",
+    "apps.subscriptions.urls",
+    "apps.linkifiers.urls",
+    "apps.messages.urls",
+    "apps.presence.urls",
+    "apps.drafts.urls",
+    "apps.snippets.urls",
+    "apps.bot_storage.urls",
+    "apps.push.urls",
+    "apps.uploads.urls",
+    "apps.invites.urls",
+    "apps.events.urls",
+]
+
 urlpatterns = [
-    path("api/v1/", include("apps.realms.urls")),
-    path("api/v1/", include("apps.users.urls")),
-    path("api/v1/", include("apps.groups.urls")),
-    path("api/v1/", include("apps.folders.urls")),
-    path("api/v1/", include("apps.subscriptions.urls")),
-    path("api/v1/", include("apps.linkifiers.urls")),
-    path("api/v1/", include("apps.messages.urls")),
-    path("api/v1/", include("apps.presence.urls")),
-    path("api/v1/", include("apps.drafts.urls")),
-    path("api/v1/", include("apps.snippets.urls")),
-    path("api/v1/", include("apps.bot_storage.urls")),
-    path("api/v1/", include("apps.push.urls")),
-    path("api/v1/", include("apps.uploads.urls")),
-    path("api/v1/", include("apps.invites.urls")),
-    path("api/v1/", include("apps.events.urls")),
+    *[path(prefix, include(urlconf)) for prefix in ("api/v1/", "json/") for urlconf in API_URLCONFS],
     path("admin/", admin.site.urls),
     # The server's emoji names (server_emoji_data_url), for clients' emoji pickers: no authentication.
     path(EMOJI_DATA_PATH.lstrip("/"), messages_views.EmojiDataView.as_view()),

@@ -56,9 +56,10 @@ class ServerProcess:
                 self.process.wait()
 
 
-def start_server(tmp_path: Path, **env_overrides: str) -> ServerProcess:
-    """Serve config.asgi on a free port with the test database (unless DATABASE_URL is overridden)."""
-    port = free_port()
+def start_server(tmp_path: Path, *, port: int | None = None, **env_overrides: str) -> ServerProcess:
+    """Serve config.asgi on a free port (or `port`: a server coming back where it was) with the test
+    database (unless DATABASE_URL is overridden)."""
+    port = port or free_port()
     env = {
         **os.environ,
         "DJANGO_SETTINGS_MODULE": "config.settings.base",

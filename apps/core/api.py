@@ -1,5 +1,5 @@
-"""What every API request goes through: the organization from the host, HTTP Basic authentication,
-the rate limit, and the error envelope.
+"""What every API request goes through: the organization from the host, HTTP Basic authentication
+(the browser's session on /json/: apps.core.sessions), the rate limit, and the error envelope.
 
 REST framework views get these from the classes in apps.core.authentication, .permissions and
 .throttling (see apps.core.views.ApiView); async views, which REST framework cannot serve, from
@@ -16,6 +16,7 @@ from apps.core import ratelimit
 from apps.core.auth import authenticated_user, realm_for_request
 from apps.core.errors import RateLimitedError, UnauthorizedError, exception_response
 from apps.core.notes import RequestNotes, request_notes
+from apps.core.sessions import is_session_api, session_api_user
 
 
 def begin_api_request(request: HttpRequest, *, authenticated: bool = True):
@@ -28,7 +29,7 @@ def begin_api_request(request: HttpRequest, *, authenticated: bool = True):
     user = None
     if authenticated:
         try:
-            user = authenticated_user(request)
+            user = session_api_user(request) if is_session_api(request) else authenticated_user(request)
         except UnauthorizedError:
             check_rate_limit(request, None)
             raise

@@ -1,4 +1,6 @@
-"""REST framework's authentication class for the API: an API email and key over HTTP Basic.
+"""REST framework's authentication classes: an API email and key over HTTP Basic for /api/v1, the
+browser's session (with its CSRF token) for the same endpoints under /json/ (apps.core.sessions).
+Each serves its own URL space only (`url_space`; ApiViewMixin.get_authenticators keeps those).
 
 The rules are apps.core.auth's; a refusal keeps its Zulip error (message, code, status), carried
 through REST framework's AuthenticationFailed so that the request counts as unauthenticated (the
@@ -9,9 +11,10 @@ from rest_framework import exceptions
 from rest_framework.authentication import BaseAuthentication
 from rest_framework.request import Request
 
-from apps.core.auth import authenticated_user
-from apps.core.errors import JsonableError
+from apps.core.auth import authenticated_user, realm_for_request
+from apps.core.errors import SESSION_CHALLENGE, JsonableError
 from apps.core.notes import request_notes
+from apps.core.sessions import API_URL_SPACE, SESSION_URL_SPACE, check_csrf, session_user
 
 
 class ApiAuthenticationFailed(exceptions.AuthenticationFailed):
@@ -29,6 +32,8 @@ class ApiKeyAuthentication(BaseAuthentication):
     user, decides); a header that fails is a refusal, whatever else could authenticate the request.
     """
 
+    url_space = API_URL_SPACE
+
     def authenticate(self, request: Request):
         header = request.META.get("HTTP_AUTHORIZATION", "")
         if not header:
@@ -42,3 +47,24 @@ class ApiKeyAuthentication(BaseAuthentication):
 
     def authenticate_header(self, request: Request) -> str:
         return 'Basic realm="zulip"'
+
+
+class SessionAuthentication(BaseAuthentication):
+    """The browser's session, for /json/...: no session is no attempt (the permission asking for a
+    user answers 401); a session without the CSRF token on an unsafe method is refused (403)."""
+
+    url_space = SESSION_URL_SPACE
+
+    def authenticate(self, request: Request):
+        user = session_user(request._request, realm_for_request(request._request))
+        if user is None:
+            return None
+        try:
+            check_csrf(request)  # REST framework's request: its parsed body is where the token may be
+        except JsonableError as error:
+            raise ApiAuthenticationFailed(error) from None
+        request_notes(request).user_id = user.id
+        return user, None
+
+    def authenticate_header(self, request: Request) -> str:
+        return SESSION_CHALLENGE

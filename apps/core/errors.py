@@ -49,6 +49,7 @@ class ErrorCode(StrEnum):
     REALM_UPLOAD_QUOTA = "REALM_UPLOAD_QUOTA"
     STREAM_WILDCARD_MENTION_NOT_ALLOWED = "STREAM_WILDCARD_MENTION_NOT_ALLOWED"
     TOPIC_WILDCARD_MENTION_NOT_ALLOWED = "TOPIC_WILDCARD_MENTION_NOT_ALLOWED"
+    CSRF_FAILED = "CSRF_FAILED"
 
 
 class JsonableError(Exception):
@@ -113,17 +114,39 @@ class OrganizationAdministratorRequiredError(JsonableError):
         super().__init__("Must be an organization administrator")
 
 
+NOT_LOGGED_IN = "Not logged in: API authentication or user session required"
+BASIC_CHALLENGE = 'Basic realm="zulip"'
+# The browser's API (/json/...): a challenge no browser answers with its password dialog, as Zulip's.
+SESSION_CHALLENGE = 'Session realm="zulip"'
+
+
 class UnauthorizedError(JsonableError):
-    """401 with the challenge header Zulip clients expect."""
+    """401 with the challenge header Zulip clients expect (HTTP Basic; a session on /json/...)."""
 
     code = ErrorCode.UNAUTHORIZED
     http_status_code = 401
 
-    def __init__(self, msg: str = "Not logged in: API authentication or user session required") -> None:
+    def __init__(
+        self,
+        msg: str = "Not logged in: API authentication or user session required",
+        *,
+        challenge: str = BASIC_CHALLENGE,
+    ) -> None:
         super().__init__(msg)
+        self.challenge = challenge
 
     def headers(self) -> dict[str, str]:
-        return {"WWW-Authenticate": 'Basic realm="zulip"'}
+        return {"WWW-Authenticate": self.challenge}
+
+
+class CsrfFailedError(JsonableError):
+    """A state-changing request of the browser's API without the page's CSRF token (Zulip's answer)."""
+
+    code = ErrorCode.CSRF_FAILED
+    http_status_code = 403
+
+    def __init__(self, reason: str) -> None:
+        super().__init__(f"CSRF error: {reason}")
 
 
 class AuthenticationFailedError(JsonableError):
@@ -257,7 +280,10 @@ def as_jsonable_error(exc: BaseException) -> JsonableError | None:
     if isinstance(exc, drf_exceptions.NotAuthenticated | drf_exceptions.AuthenticationFailed):
         # apps.core.authentication carries Zulip's error for the refusal in `error`.
         error = getattr(exc, "error", None)
-        return error if isinstance(error, JsonableError) else UnauthorizedError()
+        if isinstance(error, JsonableError):
+            return error
+        # REST framework notes the first authentication class's challenge (apps.core.views).
+        return UnauthorizedError(challenge=getattr(exc, "auth_header", None) or BASIC_CHALLENGE)
     if isinstance(exc, Http404 | drf_exceptions.NotFound):
         return ResourceNotFoundError("Not Found")
     if isinstance(exc, PermissionDenied | drf_exceptions.PermissionDenied):

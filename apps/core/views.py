@@ -24,6 +24,7 @@ from apps.core.errors import (
     error_response,
 )
 from apps.core.notes import request_notes
+from apps.core.sessions import url_space
 
 
 class ApiViewMixin:
@@ -41,6 +42,13 @@ class ApiViewMixin:
     http_method_names = ["get", "post", "put", "patch", "delete", "head"]
     # Role gates of single methods, after `permission_classes`: {"post": [IsOrganizationAdministrator]}.
     method_permission_classes: dict[str, list] = {}
+
+    def get_authenticators(self) -> list:
+        """The authentication classes of the request's URL space: API keys on /api/v1, the session
+        on /json/ (apps.core.sessions). REST framework asks before wrapping the request, while
+        `self.request` is still Django's (set by View.setup)."""
+        space = url_space(self.request)
+        return [auth for auth in super().get_authenticators() if getattr(auth, "url_space", space) == space]
 
     def get_permissions(self) -> list:
         method = self.request.method.lower()

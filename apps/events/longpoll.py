@@ -38,6 +38,7 @@ from apps.core.metrics import POLLS_WAITING, WAKE_SECONDS
 from apps.core.notes import RequestNotes, request_notes
 from apps.core.params import parse_param_source, parse_params
 from apps.core.responses import json_success, success_body
+from apps.core.sessions import is_session_api
 from apps.events.actions import do_delete_queue, do_register_queue_only, queue_options
 from apps.events.backends import BadEventQueueIdError, EventQueueBackend, PollLimit, check_queue_id, get_backend
 from apps.events.credentials import Identity, credential_cache
@@ -57,6 +58,9 @@ class PollRequest:
     # Filled in while serving (who polled, the rate limit's state): for the access log and the
     # response headers. A Django-served poll shares its request's notes.
     notes: RequestNotes = field(default_factory=RequestNotes)
+    # The browser's poll (GET /json/events, served by Django only): its request, whose session
+    # authenticates it instead of the Authorization header (apps.core.sessions).
+    session_request: HttpRequest | None = None
 
     @classmethod
     def from_django(cls, request: HttpRequest) -> "PollRequest":
@@ -67,6 +71,7 @@ class PollRequest:
             query=request.GET,
             secure=request.is_secure(),
             notes=request_notes(request),
+            session_request=request if is_session_api(request) else None,
         )
 
     def as_django_request(self) -> HttpRequest:
@@ -190,7 +195,13 @@ async def _poll(poll: PollRequest, identity: Identity, backend: EventQueueBacken
 
 
 async def _authenticate(poll: PollRequest) -> Identity:
-    """Who polls: from the credential cache, else from the database (then cached)."""
+    """Who polls: from the credential cache, else from the database (then cached); a browser's
+    poll from its session, as every /json/ request (counted in the general limit, as there)."""
+    if poll.session_request is not None:
+        request, poll.session_request = poll.session_request, None
+        user = await sync_to_async(begin_api_request)(request)
+        poll.notes.user_id = user.id
+        return Identity(user_id=user.id, realm_id=user.realm_id)
     identity = credential_cache.get(poll.host.lower(), poll.authorization)
     if identity is None:
         generation = credential_cache.generation

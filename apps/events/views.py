@@ -41,7 +41,9 @@ class RegisterView(ApiView):
 
 @method_decorator(csrf_exempt, name="dispatch")
 class EventsView(View):
-    """GET and DELETE /events. In production GET is served by the thin route in config/asgi.py."""
+    """GET and DELETE /events. In production GET /api/v1/events is served by the thin route in
+    config/asgi.py; the browser's GET /json/events, which its session authenticates, always here
+    (the thin route has no sessions, and a browser polls far less often than the API's clients)."""
 
     async def get(self, request: HttpRequest) -> HttpResponse:
         poll = longpoll.PollRequest.from_django(request)

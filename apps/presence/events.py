@@ -28,7 +28,8 @@ def presence_for_queue(event: dict, options: QueueOptions) -> dict:
     """`{"type", "presences": {user_id: modern}}` for queues with the simplified_presence_events
     capability, else Zulip's legacy event (user_id, email, server_timestamp, presence)."""
     if options.client_capabilities.get("simplified_presence_events"):
-        return {"type": "presence", "presences": event["presences"]}
+        # With its queue id, which the client acknowledges (GET /events' last_event_id).
+        return {key: event[key] for key in ("id", "type", "presences") if key in event}
     return {key: value for key, value in event.items() if key != "presences"}
 
 

@@ -23,6 +23,7 @@ from django.views import View
 
 from apps.core.auth import realm_for_request, user_for_authorization
 from apps.core.errors import JsonableError, UnauthorizedError, error_response
+from apps.core.sessions import session_user
 from apps.uploads.errors import UploadNotFoundError
 from apps.uploads.models import Attachment
 from apps.uploads.selectors import access_attachment_for_download, attachment_by_path_id
@@ -89,8 +90,8 @@ def _accessible_attachment(request: HttpRequest, realm_id: int, random: str, nam
     if header:
         user = user_for_authorization(realm, header)
     else:
-        user = request.user
-        if not user.is_authenticated or user.realm_id != realm.id or not user.is_active or realm.deactivated:
+        user = session_user(request, realm)
+        if user is None:
             raise UnauthorizedError()
     if realm_id != realm.id:
         raise UploadNotFoundError()

@@ -1,4 +1,4 @@
-"""The sign-in pages, outside /api/v1 (config/urls.py mounts them at the root). A link's path is
+"""The web app (/) and the sign-in pages, outside /api/v1 (config/urls.py mounts them at the root). A link's path is
 Zulip's (/join/<key>/); the others without their trailing slash redirect to it."""
 
 from django.urls import path
@@ -7,6 +7,7 @@ from django.views.generic import RedirectView
 from apps.web import pages
 
 urlpatterns = [
+    path("", pages.AppView.as_view(), name="app"),
     path("join/<str:key>/", pages.JoinView.as_view(), name="join"),
     path("login/", pages.LoginView.as_view(), name="login"),
     path("login", RedirectView.as_view(url="/login/")),

@@ -18,9 +18,11 @@ from django.shortcuts import redirect, render
 from django.utils.decorators import method_decorator
 from django.views import View
 from django.views.decorators.cache import never_cache
+from django.views.decorators.csrf import ensure_csrf_cookie
 
 from apps.core.auth import realm_for_request
 from apps.core.errors import InvalidSubdomainError, JsonableError, RateLimitedError, ServiceUnavailableError
+from apps.core.sessions import session_user
 from apps.invites.actions.signup import do_join_with_invite
 from apps.invites.errors import InvalidInvitationLinkError
 from apps.invites.selectors import usable_invite_by_key
@@ -28,7 +30,6 @@ from apps.realms.models import Realm
 from apps.users.actions.user_settings import do_regenerate_api_key
 from apps.users.backends import check_password_login
 from apps.users.errors import EmailInUseError
-from apps.users.models import User
 from apps.users.selectors import api_email
 from apps.web.forms import JoinForm, LoginForm
 
@@ -49,14 +50,6 @@ def _no_organization(request: HttpRequest) -> HttpResponse:
 
 def _unusable_link(request: HttpRequest, realm: Realm) -> HttpResponse:
     return render(request, "web/invalid_link.html", {"realm": realm}, status=404)
-
-
-def session_user(request: HttpRequest, realm: Realm) -> User | None:
-    """The user logged in to this organization in this browser, if any."""
-    user = request.user
-    if not user.is_authenticated or user.realm_id != realm.id or not user.is_active or realm.deactivated:
-        return None
-    return user
 
 
 @method_decorator(never_cache, name="dispatch")
@@ -111,7 +104,7 @@ class LoginView(View):
         if realm is None:
             return _no_organization(request)
         if session_user(request, realm) is not None:
-            return redirect("account")
+            return redirect("app")
         return render(request, "web/login.html", {"realm": realm, "form": LoginForm()})
 
     def post(self, request: HttpRequest) -> HttpResponse:
@@ -131,7 +124,7 @@ class LoginView(View):
         except JsonableError as exc:
             return self._refused(request, realm, form, exc.msg, 401)
         login(request, user, backend=SESSION_BACKEND)
-        return redirect("account")
+        return redirect("app")
 
     def _refused(self, request, realm, form, message: str, status: int) -> HttpResponse:
         form.add_error(None, message)
@@ -149,6 +142,18 @@ class LoggedInPage(View):
         if self.user is None:
             return redirect("login")
         return super().dispatch(request, *args, **kwargs)
+
+
+@method_decorator(never_cache, name="dispatch")
+@method_decorator(ensure_csrf_cookie, name="dispatch")
+class AppView(LoggedInPage):
+    """The web app (/): a page whose script (static/web/) talks to the API under /json/ with this
+    browser's session, sending the CSRF token the page carries."""
+
+    http_method_names = ["get", "head"]
+
+    def get(self, request: HttpRequest) -> HttpResponse:
+        return render(request, "web/app.html", {"realm": self.realm, "user": self.user})
 
 
 @method_decorator(never_cache, name="dispatch")

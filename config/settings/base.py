@@ -218,7 +218,8 @@ USE_I18N = True
 USE_TZ = True
 
 STATIC_URL = "static/"
-STATIC_ROOT = VAR_DIR / "static"
+# Where `collectstatic` puts the static files WhiteNoise serves (the web app's, the admin's).
+STATIC_ROOT = Path(env.str("STATIC_ROOT", default=str(VAR_DIR / "static")))
 STATIC_ROOT.mkdir(parents=True, exist_ok=True)
 STORAGES = {
     "default": {"BACKEND": "django.core.files.storage.FileSystemStorage"},
@@ -255,7 +256,11 @@ X_FRAME_OPTIONS = "DENY"
 
 REST_FRAMEWORK = {
     # API-key authentication, a user required, the general rate limit: apps/core/views.py ApiView.
-    "DEFAULT_AUTHENTICATION_CLASSES": ["apps.core.authentication.ApiKeyAuthentication"],
+    # /json/... (the web app) is the session's: apps/core/sessions.py.
+    "DEFAULT_AUTHENTICATION_CLASSES": [
+        "apps.core.authentication.ApiKeyAuthentication",
+        "apps.core.authentication.SessionAuthentication",
+    ],
     "DEFAULT_PERMISSION_CLASSES": ["apps.core.permissions.IsAuthenticatedUser"],
     "DEFAULT_THROTTLE_CLASSES": ["apps.core.throttling.ApiRateThrottle"],
     "DEFAULT_RENDERER_CLASSES": ["rest_framework.renderers.JSONRenderer"],

@@ -89,13 +89,17 @@ def _no_errors_logged(caplog, settings):
 
 
 # HTML pages (apps/users/pages.py, apps/web/pages.py), which people open in a browser: their errors are
-# pages too.
+# pages too. "/" is the web app.
 HTML_PAGES = ("/accounts/", "/join/", "/login", "/account", "/logout")
+
+
+def is_html_page(path: str) -> bool:
+    return path == "/" or path.startswith(HTML_PAGES)
 
 
 def assert_client_error(response, path: str) -> None:
     assert 400 <= response.status_code < 500, (path, response.status_code, response.content)
-    if path.startswith(HTML_PAGES):
+    if is_html_page(path):
         assert response["Content-Type"] == "text/html; charset=utf-8", (path, response.content)
         return
     assert response["Content-Type"] == "application/json", (path, response.content)
@@ -143,7 +147,7 @@ def test_bad_credentials_are_client_errors(route, owner):
             response = api.client.generic(method, path, **api.headers)
             if response.status_code == 200 and method in ("GET", "HEAD"):
                 continue  # an endpoint that needs no credentials (and ignores any that are sent)
-            if response.status_code in (200, 302) and path.startswith(HTML_PAGES):
+            if response.status_code in (200, 302) and is_html_page(path):
                 continue  # a page ignores them too: a browser that is not logged in is sent to log in
             assert_client_error(response, path)
 

@@ -10,8 +10,6 @@ Everything in the database is made before the browser starts: Playwright's synch
 event loop in this thread, where Django refuses database queries.
 """
 
-import os
-import shutil
 from pathlib import Path
 
 import pytest
@@ -27,17 +25,6 @@ pytestmark = pytest.mark.e2e
 
 SCREENSHOTS = Path(settings.BASE_DIR) / "var" / "screenshots" / "browser"
 PASSWORD = "a long and unusual passphrase 47"
-
-
-@pytest.fixture
-def chromium() -> str:
-    """The system's Chromium: $PARLEY_CHROMIUM, else `chromium` (Debian) or `chromium-browser` on the PATH."""
-    path = os.environ.get("PARLEY_CHROMIUM") or shutil.which("chromium") or shutil.which("chromium-browser")
-    if path is None:
-        if os.environ.get("CI"):
-            pytest.fail("CI installs Debian's chromium (.ci/run); it is missing")
-        pytest.skip("needs a Chromium browser: apt-get install chromium (.ci/run installs it in CI)")
-    return path
 
 
 @pytest.fixture
@@ -96,13 +83,15 @@ def test_a_person_signs_up_in_a_browser_and_uses_the_key(parley_server, people, 
         assert client.get_profile()["code"] == "UNAUTHORIZED"
         assert zulip.Client(email=email, api_key=new_key, site=url).get_profile()["full_name"] == "Nina Newcomer"
 
-        # Log out, and back in.
+        # Log out, and back in: the app opens; its link leads back to the account page.
         page.click("#logout")
         page.wait_for_url(f"{url}/login/")
         page.screenshot(path=SCREENSHOTS / "3-logged-out.png", full_page=True)
         page.fill("input[name=email]", "nina@e2e.example")
         page.fill("input[name=password]", PASSWORD)
         page.click("button[type=submit]")
+        page.wait_for_url(f"{url}/")  # the web app (tests/e2e/test_web_app.py)
+        page.click("#account-link")
         page.wait_for_url(f"{url}/account/")
         assert page.inner_text("#api-key") == new_key
 

@@ -240,3 +240,21 @@ def test_someone_never_active_counts_as_active_when_they_joined(member, admin):
 
 def test_redis_down_is_a_503_not_a_500(member, redis_down):
     assert_error(api_for(member).post("/users/me/presence", {"status": "active"}), 503, "SERVICE_UNAVAILABLE")
+
+
+@pytest.mark.django_db(transaction=True)
+def test_a_simplified_presence_event_keeps_its_queue_id(member, admin):
+    """The client acknowledges what it received by the events' ids: an event without one would
+    leave it nothing to send as last_event_id (the web app registers with this capability)."""
+    api = api_for(admin)
+    capabilities = {"notification_settings_null": True, "simplified_presence_events": True}
+    queue = assert_success(
+        api.post("/register", {"event_types": ["presence"], "client_capabilities": capabilities, "slim_presence": True})
+    )
+    ping(member)
+    poll = {"queue_id": queue["queue_id"], "last_event_id": -1, "dont_block": True}
+    [event] = assert_success(api.get("/events", poll))["events"]
+    assert (event["type"], list(event["presences"])) == ("presence", [str(member.id)])
+    assert isinstance(event["id"], int)
+    poll["last_event_id"] = event["id"]
+    assert assert_success(api.get("/events", poll))["events"] == []

@@ -234,8 +234,10 @@ def test_bootstrap_demo_only_on_an_empty_database(db):
         Role.GUEST,
     }
     assert User.objects.filter(bot_type=BotType.GENERIC, bot_owner=owner).count() == 1
-    password = out.split("/login/): ")[1].split()[0]
-    assert owner.check_password(password)
+    # Every person of the demo logs in to the web app (http://127.0.0.1:8000/) with one password.
+    password = out.split("with the password: ")[1].split()[0]
+    for person in User.objects.filter(bot_type__isnull=True).exclude(delivery_email__startswith="welcome-bot@"):
+        assert person.check_password(password), person
     assert owner.is_staff
     demo_users = User.objects.exclude(delivery_email__startswith="welcome-bot@")  # the organization's own bot
     for user in demo_users:

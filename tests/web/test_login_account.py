@@ -29,10 +29,10 @@ def test_logging_in_leads_to_the_account_page(member):
     assert page.status_code == 200
     assert "<script" not in page.content.decode()
     response = log_in(client, "MEMBER@example.com")
-    assert (response.status_code, response["Location"]) == (302, "/account/")
+    assert (response.status_code, response["Location"]) == (302, "/")
     assert member.api_key in client.get("/account/").content.decode()
     again = client.get("/login/")  # already logged in
-    assert (again.status_code, again["Location"]) == (302, "/account/")
+    assert (again.status_code, again["Location"]) == (302, "/")
 
 
 @pytest.mark.parametrize(

@@ -51,7 +51,8 @@ class Command(OperatorCommand):
             )
             do_set_user_staff(owner, True, acting_user=None)
             users = [owner] + [
-                do_create_user(realm, email, name, role=role, acting_user=None) for name, email, role in DEMO_USERS
+                do_create_user(realm, email, name, role=role, password=password, acting_user=None)
+                for name, email, role in DEMO_USERS
             ]
             users.append(
                 do_create_user(
@@ -74,7 +75,8 @@ class Command(OperatorCommand):
         for user in users:
             role = "bot" if user.is_bot else ROLE_LABELS[user.role]
             self.stdout.write(f"{role:<14} {api_email(user):<24} {user.api_key}")
-        self.stdout.write(f"\nOwner password (also for {url}/admin/ and {url}/login/): {password}")
+        self.stdout.write(f"\nOpen {url}/ and log in as any of these people with the password: {password}")
+        self.stdout.write(f"(The owner's also opens {url}/admin/.)")
         self.stdout.write(f"Invite a colleague (valid 10 days): {url}/join/{invite.key}/")
         self.stdout.write("\nTry it:")
         self.stdout.write(f"  curl -u {api_email(owner)}:{owner.api_key} {url}/api/v1/users/me")

@@ -1,0 +1,55 @@
+// The API as the web app calls it: the same endpoints every client uses, under /json/ with this
+// browser's session (apps/core/sessions.py). Parameters go as Zulip's clients send them: form
+// fields, strings as they are and everything else as JSON text.
+
+const csrfToken = document.querySelector('meta[name="csrf-token"]').content;
+
+export class ApiError extends Error {
+  constructor(status, body) {
+    super(body && body.msg ? body.msg : `HTTP ${status}`);
+    this.status = status;
+    this.code = body && body.code ? body.code : null;
+    this.body = body;
+  }
+}
+
+export function encodeParams(params) {
+  const form = new URLSearchParams();
+  for (const [name, value] of Object.entries(params || {})) {
+    if (value === undefined || value === null) continue;
+    form.append(name, typeof value === "string" ? value : JSON.stringify(value));
+  }
+  return form;
+}
+
+// Called when the session has ended (a 401): the page cannot do anything more.
+let onLoggedOut = () => window.location.assign("/login/");
+export function whenLoggedOut(callback) {
+  onLoggedOut = callback;
+}
+
+export async function api(method, path, params = {}, { signal } = {}) {
+  let url = `/json${path}`;
+  const init = { method, credentials: "same-origin", headers: { Accept: "application/json" }, signal };
+  if (method === "GET") {
+    const query = encodeParams(params).toString();
+    if (query) url += `?${query}`;
+  } else {
+    init.headers["X-CSRFToken"] = csrfToken;
+    init.headers["Content-Type"] = "application/x-www-form-urlencoded";
+    init.body = encodeParams(params).toString();
+  }
+  const response = await fetch(url, init);
+  let body = null;
+  try {
+    body = await response.json();
+  } catch {
+    body = null; // a proxy's HTML error page: handled as any failed request
+  }
+  if (!response.ok || !body || body.result !== "success") {
+    const error = new ApiError(response.status, body);
+    if (response.status === 401) onLoggedOut(error);
+    throw error;
+  }
+  return body;
+}

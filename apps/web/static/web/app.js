@@ -1,0 +1,398 @@
+// Parley's web app: one page, its state from POST /json/register, kept live by the event queue
+// (events.js); each view (a narrow) is fetched from GET /json/messages. What is on screen is built
+// from that state by the render functions below; nothing is written as HTML but message content.
+
+import { api } from "./api.js";
+import {
+  onComposeKey,
+  onSend,
+  presetCompose,
+  renderComposeChannels,
+  setComposeStatus,
+  startEditing,
+  stopEditing,
+  toggleComposeFields,
+} from "./compose.js";
+import { EventQueue } from "./events.js";
+import { hashFor, narrowFor, viewFromHash, viewShows } from "./narrow.js";
+import { el, messageItem } from "./render.js";
+import { addTopic, renderCounts, renderPeople, renderSidebar, renderTopics } from "./sidebar.js";
+import { $, ctx, me, state } from "./state.js";
+
+// --- connection status ---------------------------------------------------------------------------
+
+function showStatus(status, seconds) {
+  const node = $("#connection");
+  node.dataset.state = status;
+  node.textContent = {
+    connecting: "Connecting…",
+    connected: "Connected",
+    reconnecting: seconds ? `Reconnecting… (next try in ${seconds} s)` : "Reconnecting…",
+  }[status];
+}
+
+// --- state from /register and from events ------------------------------------------------------
+
+function loadState(registered) {
+  state.ownEmail = registered.email;
+  state.users = new Map([...registered.realm_users, ...(registered.cross_realm_bots || [])].map((u) => [u.user_id, u]));
+  state.subs = new Map(registered.subscriptions.map((sub) => [sub.stream_id, sub]));
+  state.unread = new Map();
+  for (const entry of registered.unread_msgs.streams) {
+    for (const id of entry.unread_message_ids) state.unread.set(id, { streamId: entry.stream_id, topic: entry.topic });
+  }
+  for (const entry of registered.unread_msgs.pms) {
+    for (const id of entry.unread_message_ids) state.unread.set(id, { dm: true, userId: entry.other_user_id });
+  }
+  for (const entry of registered.unread_msgs.huddles) {
+    for (const id of entry.unread_message_ids) state.unread.set(id, { dm: true });
+  }
+  state.presences = registered.presences || {};
+  state.offlineAfter = registered.server_presence_offline_threshold_seconds || 140;
+  state.pingEvery = registered.server_presence_ping_interval_seconds || 60;
+  renderSidebar();
+  renderComposeChannels();
+  showView(); // the view may have changed while the page was away
+}
+
+// Where an unread message counts: its channel and topic, or the direct messages (with one person:
+// theirs too).
+function unreadPlace(message) {
+  if (message.type === "stream") return { streamId: message.stream_id, topic: message.subject };
+  const others = message.display_recipient.filter((person) => person.id !== state.ownUserId);
+  return others.length === 1 ? { dm: true, userId: others[0].id } : { dm: true };
+}
+
+const handlers = {
+  message(event) {
+    const message = { ...event.message, flags: event.flags || [] };
+    if (!message.flags.includes("read")) {
+      state.unread.set(message.id, unreadPlace(message));
+    }
+    if (message.type === "stream" && state.view.streamId === message.stream_id) addTopic(message.subject, message.id);
+    if (state.view.kind !== "search" && viewShows(state.view, message, state.ownUserId)) appendMessage(message);
+    renderCounts();
+  },
+  update_message(event) {
+    const ids = event.message_ids || [event.message_id];
+    if (event.new_stream_id !== undefined || event.subject !== undefined) {
+      showView(); // moved: the view's content changes
+      return;
+    }
+    for (const id of ids) {
+      const message = state.messages.get(id);
+      if (!message || event.rendered_content === undefined) continue;
+      message.content = event.rendered_content;
+      message.last_edit_timestamp = event.edit_timestamp;
+      rerender(message);
+    }
+  },
+  delete_message(event) {
+    for (const id of event.message_ids || [event.message_id]) {
+      state.unread.delete(id);
+      state.messages.delete(id);
+      document.getElementById(`message-${id}`)?.remove();
+    }
+    renderCounts();
+  },
+  reaction(event) {
+    const message = state.messages.get(event.message_id);
+    if (!message) return;
+    const same = (r) => r.user_id === event.user_id && r.emoji_code === event.emoji_code && r.reaction_type === event.reaction_type;
+    message.reactions = (message.reactions || []).filter((r) => !same(r));
+    if (event.op === "add") {
+      const { emoji_name, emoji_code, reaction_type, user_id } = event;
+      message.reactions.push({ emoji_name, emoji_code, reaction_type, user_id });
+    }
+    rerender(message);
+  },
+  update_message_flags(event) {
+    const ids = event.all ? [...state.messages.keys()] : event.messages;
+    for (const id of ids) {
+      if (event.flag === "read") {
+        if (event.op === "add") state.unread.delete(id);
+        if (event.all && event.op === "add") state.unread.clear();
+      }
+      const message = state.messages.get(id);
+      if (!message) continue;
+      const flags = new Set(message.flags);
+      if (event.op === "add") flags.add(event.flag);
+      else flags.delete(event.flag);
+      message.flags = [...flags];
+      rerender(message);
+    }
+    renderCounts();
+  },
+  subscription(event) {
+    if (event.op === "add") for (const sub of event.subscriptions) state.subs.set(sub.stream_id, sub);
+    else if (event.op === "remove") for (const sub of event.subscriptions) state.subs.delete(sub.stream_id);
+    else if (event.op === "update" && state.subs.has(event.stream_id)) state.subs.get(event.stream_id)[event.property] = event.value;
+    renderSidebar();
+    renderComposeChannels();
+    if (!$("#channel-browser").hidden) showChannelBrowser();
+  },
+  stream() {
+    if (!$("#channel-browser").hidden) showChannelBrowser();
+  },
+  presence(event) {
+    Object.assign(state.presences, event.presences || {});
+    renderPeople();
+  },
+  realm_user(event) {
+    const person = event.person;
+    if (event.op === "add") state.users.set(person.user_id, person);
+    else if (event.op === "remove") state.users.delete(person.user_id);
+    else if (event.op === "update" && state.users.has(person.user_id)) {
+      Object.assign(state.users.get(person.user_id), person);
+      if (person.user_id === state.ownUserId && person.full_name) me.textContent = person.full_name;
+    }
+    renderPeople();
+  },
+};
+
+function onEvents(events) {
+  for (const event of events) handlers[event.type]?.(event);
+}
+
+// --- the view: a narrow's messages -------------------------------------------------------------
+
+function viewTitle(view) {
+  switch (view.kind) {
+    case "channel":
+      return `#${ctx.streamName(view.streamId) || "unknown channel"}`;
+    case "topic":
+      return `#${ctx.streamName(view.streamId) || "unknown channel"} › ${view.topic}`;
+    case "dms":
+      return "Direct messages";
+    case "dm":
+      return `Direct messages with ${ctx.userName(view.userId)}`;
+    case "starred":
+      return "Starred messages";
+    case "search":
+      return `Search: ${view.query}`;
+    default:
+      return "Combined feed";
+  }
+}
+
+let viewToken = 0;
+
+async function showView() {
+  const view = (state.view = viewFromHash(window.location.hash));
+  const token = ++viewToken;
+  $("#narrow-title").textContent = viewTitle(view);
+  $("#search").value = view.kind === "search" ? view.query : "";
+  document.title = `${viewTitle(view)} · ${$(".realm-name").textContent}`;
+  $("#channel-browser").hidden = true;
+  $("#settings").hidden = true;
+  $("#unsubscribe").hidden = !(view.streamId && state.subs.has(view.streamId));
+  renderSidebar();
+  presetCompose(view);
+  const narrow = narrowFor(view, { users: state.users, ownEmail: state.ownEmail });
+  const params = { anchor: "newest", num_before: 100, num_after: 0, narrow, apply_markdown: true };
+  let body;
+  try {
+    [body] = await Promise.all([api("GET", "/messages", params), view.streamId ? loadTopics(view.streamId) : clearTopics()]);
+  } catch (error) {
+    if (token !== viewToken) return;
+    state.messages = new Map();
+    $("#messages").replaceChildren();
+    showEmpty(`These messages cannot be shown: ${error.message}`); // a search the server refuses, say
+    return;
+  }
+  if (token !== viewToken) return; // another view was chosen meanwhile
+  state.messages = new Map(body.messages.map((m) => [m.id, m]));
+  $("#messages").replaceChildren(...body.messages.map((m) => messageItem(m, ctx)));
+  showEmpty(body.messages.length ? null : "No messages here yet.");
+  scrollToBottom();
+  markShownAsRead();
+}
+
+async function loadTopics(streamId) {
+  const body = await api("GET", `/users/me/${streamId}/topics`);
+  state.topics = body.topics;
+  renderTopics();
+}
+
+function clearTopics() {
+  state.topics = [];
+  renderTopics();
+}
+
+function showEmpty(text) {
+  $("#empty").hidden = !text;
+  $("#empty").textContent = text || "";
+}
+
+function nearBottom() {
+  const list = $("#messages");
+  return list.scrollHeight - list.scrollTop - list.clientHeight < 80;
+}
+
+function scrollToBottom() {
+  const list = $("#messages");
+  list.scrollTop = list.scrollHeight;
+}
+
+function appendMessage(message) {
+  if (state.messages.has(message.id)) return;
+  const stick = nearBottom();
+  state.messages.set(message.id, message);
+  $("#messages").append(messageItem(message, ctx));
+  showEmpty(null);
+  if (stick) scrollToBottom(); // someone reading older messages keeps their place
+  markShownAsRead();
+}
+
+function rerender(message) {
+  document.getElementById(`message-${message.id}`)?.replaceWith(messageItem(message, ctx));
+}
+
+// Shown messages are read while the page is visible (the server tells every tab, by event).
+async function markShownAsRead() {
+  // As in Zulip, a search shows messages without reading them.
+  if (document.visibilityState !== "visible" || state.view.kind === "search") return;
+  const ids = [...state.messages.values()]
+    .filter((m) => !m.flags.includes("read") && !state.markingRead.has(m.id))
+    .map((m) => m.id);
+  if (!ids.length) return;
+  ids.forEach((id) => state.markingRead.add(id));
+  try {
+    await api("POST", "/messages/flags", { messages: ids, op: "add", flag: "read" });
+  } finally {
+    ids.forEach((id) => state.markingRead.delete(id));
+  }
+}
+
+// --- message actions ---------------------------------------------------------------------------
+
+async function onMessageAction(event) {
+  const button = event.target.closest("button[data-action]");
+  if (!button) return;
+  const item = button.closest("li.message");
+  const message = state.messages.get(Number(item.dataset.messageId));
+  const action = button.dataset.action;
+  try {
+    if (action === "toggle-star") {
+      const starred = message.flags.includes("starred");
+      await api("POST", "/messages/flags", { messages: [message.id], op: starred ? "remove" : "add", flag: "starred" });
+    } else if (action === "toggle-reaction") {
+      const name = button.dataset.emojiName;
+      const mine = (message.reactions || []).some((r) => r.user_id === state.ownUserId && r.emoji_name === name);
+      await api(mine ? "DELETE" : "POST", `/messages/${message.id}/reactions`, { emoji_name: name });
+    } else if (action === "edit") {
+      const body = await api("GET", `/messages/${message.id}`, { apply_markdown: false });
+      startEditing(message.id, body.raw_content);
+    } else if (action === "delete" && window.confirm("Delete this message?")) {
+      await api("DELETE", `/messages/${message.id}`);
+    }
+  } catch (error) {
+    setComposeStatus(error.message);
+  }
+}
+
+// --- channels, settings, search ----------------------------------------------------------------
+
+async function showChannelBrowser() {
+  const body = await api("GET", "/streams");
+  const section = $("#channel-browser");
+  section.hidden = false;
+  $("#all-channels").replaceChildren(
+    ...body.streams
+      .sort((a, b) => a.name.localeCompare(b.name))
+      .map((stream) => {
+        const subscribed = state.subs.has(stream.stream_id);
+        return el(
+          "li",
+          {},
+          el("strong", {}, `#${stream.name}`),
+          stream.description ? ` — ${stream.description} ` : " ",
+          el(
+            "button",
+            { type: "button", onclick: () => setSubscribed(stream.name, !subscribed), "aria-label": `${subscribed ? "Unsubscribe from" : "Subscribe to"} #${stream.name}` },
+            subscribed ? "Unsubscribe" : "Subscribe",
+          ),
+        );
+      }),
+  );
+}
+
+async function setSubscribed(name, subscribe) {
+  if (subscribe) await api("POST", "/users/me/subscriptions", { subscriptions: [{ name }] });
+  else await api("DELETE", "/users/me/subscriptions", { subscriptions: [name] });
+}
+
+async function saveSettings(event) {
+  event.preventDefault();
+  const status = $("#settings-status");
+  try {
+    await api("PATCH", "/settings", { full_name: $("#settings-name").value });
+    status.textContent = "Saved.";
+  } catch (error) {
+    status.textContent = `Not saved: ${error.message}`;
+  }
+}
+
+// --- presence ------------------------------------------------------------------------------------
+
+async function ping() {
+  try {
+    const body = await api("POST", "/users/me/presence", {
+      status: document.visibilityState === "visible" ? "active" : "idle",
+      new_user_input: document.visibilityState === "visible",
+      slim_presence: true,
+    });
+    state.presences = body.presences;
+    renderPeople();
+  } catch {
+    // the event queue shows the connection's state; the next ping tries again
+  }
+  setTimeout(ping, state.pingEvery * 1000);
+}
+
+// --- start ---------------------------------------------------------------------------------------
+
+function start() {
+  $("#messages").addEventListener("click", onMessageAction);
+  $("#compose").addEventListener("submit", onSend);
+  $("#compose-content").addEventListener("keydown", onComposeKey);
+  $("#compose-channel").addEventListener("change", toggleComposeFields);
+  $("#cancel-edit").addEventListener("click", stopEditing);
+  $("#browse-channels").addEventListener("click", showChannelBrowser);
+  $("#unsubscribe").addEventListener("click", () => setSubscribed(ctx.streamName(state.view.streamId), false));
+  $("#open-settings").addEventListener("click", () => {
+    $("#settings").hidden = false;
+    $("#settings-name").focus();
+  });
+  $("#settings-form").addEventListener("submit", saveSettings);
+  $("#search-form").addEventListener("submit", (event) => {
+    event.preventDefault();
+    const query = $("#search").value.trim();
+    window.location.hash = query ? hashFor({ kind: "search", query }) : "#feed";
+  });
+  // The skip link moves the focus, not the view (views are the location's hash).
+  $(".skip-link").addEventListener("click", (event) => {
+    event.preventDefault();
+    $("#compose-content").focus();
+  });
+  window.addEventListener("hashchange", showView);
+  document.addEventListener("visibilitychange", markShownAsRead);
+
+  const queue = new EventQueue(
+    {
+      apply_markdown: true,
+      slim_presence: true,
+      client_capabilities: { simplified_presence_events: true, notification_settings_null: true },
+      event_types: [
+        "message", "update_message", "delete_message", "reaction", "update_message_flags",
+        "subscription", "stream", "presence", "realm_user",
+      ],
+      fetch_event_types: ["message", "update_message_flags", "subscription", "presence", "realm_user", "realm"],
+    },
+    { onState: loadState, onEvents, onStatus: showStatus },
+  );
+  queue.start();
+  setTimeout(ping, 1000);
+}
+
+start();

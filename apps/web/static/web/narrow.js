@@ -1,0 +1,122 @@
+// Narrows: what the page shows, as the location's hash (so that links, Back and reloading work) and
+// as Zulip's narrow operators for GET /json/messages. Search boxes use Zulip's syntax:
+// `channel:general topic:"lunch plans" sender:me is:starred has:link some words`.
+
+const OPERATORS = new Set([
+  "channel", "stream", "topic", "subject", "sender", "dm", "pm-with", "dm-including", "is", "has", "id", "near",
+  "search", "channels", "streams",
+]);
+
+// Tokens of a search: `op:operand` (quoted operands may hold spaces; a leading "-" negates), else words.
+export function parseSearch(query, { ownEmail } = {}) {
+  const narrow = [];
+  const words = [];
+  const pattern = /(-?)([a-z-]+):("([^"]*)"|\S+)|("([^"]*)"|\S+)/gi;
+  for (const match of query.matchAll(pattern)) {
+    const [, negated, operator, rawOperand, quoted, word] = match;
+    if (operator && OPERATORS.has(operator.toLowerCase())) {
+      let operand = quoted !== undefined ? quoted : rawOperand;
+      const op = operator.toLowerCase();
+      if ((op === "sender" || op === "dm") && operand === "me" && ownEmail) operand = ownEmail;
+      narrow.push({ operator: op, operand, negated: negated === "-" });
+    } else {
+      words.push(word !== undefined ? word.replace(/^"|"$/g, "") : match[0]);
+    }
+  }
+  if (words.length) narrow.push({ operator: "search", operand: words.join(" ") });
+  return narrow;
+}
+
+// The view a hash names: {kind, ...} (unknown hashes are the combined feed).
+export function viewFromHash(hash) {
+  const parts = hash.replace(/^#/, "").split("/").map(decodeURIComponent);
+  switch (parts[0]) {
+    case "channel":
+      if (parts[2] === "topic" && parts.length >= 4) {
+        return { kind: "topic", streamId: Number(parts[1]), topic: parts.slice(3).join("/") };
+      }
+      return { kind: "channel", streamId: Number(parts[1]) };
+    case "dms":
+      return { kind: "dms" };
+    case "dm":
+      return { kind: "dm", userId: Number(parts[1]) };
+    case "starred":
+      return { kind: "starred" };
+    case "search":
+      return { kind: "search", query: parts.slice(1).join("/") };
+    default:
+      return { kind: "feed" };
+  }
+}
+
+export function hashFor(view) {
+  const enc = encodeURIComponent;
+  switch (view.kind) {
+    case "channel":
+      return `#channel/${view.streamId}`;
+    case "topic":
+      return `#channel/${view.streamId}/topic/${enc(view.topic)}`;
+    case "dms":
+      return "#dms";
+    case "dm":
+      return `#dm/${view.userId}`;
+    case "starred":
+      return "#starred";
+    case "search":
+      return `#search/${enc(view.query)}`;
+    default:
+      return "#feed";
+  }
+}
+
+// The operators of a view, for GET /json/messages (`users` maps ids to people, for dm:).
+export function narrowFor(view, { users, ownEmail }) {
+  switch (view.kind) {
+    case "channel":
+      return [{ operator: "channel", operand: view.streamId }];
+    case "topic":
+      return [
+        { operator: "channel", operand: view.streamId },
+        { operator: "topic", operand: view.topic },
+      ];
+    case "dms":
+      return [{ operator: "is", operand: "dm" }];
+    case "dm": {
+      const person = users.get(view.userId);
+      return [{ operator: "dm", operand: person ? person.email : String(view.userId) }];
+    }
+    case "starred":
+      return [{ operator: "is", operand: "starred" }];
+    case "search":
+      return parseSearch(view.query, { ownEmail });
+    default:
+      return [];
+  }
+}
+
+// Whether a message that just arrived belongs in the view (searches are fetched again instead).
+export function viewShows(view, message, ownUserId) {
+  switch (view.kind) {
+    case "feed":
+      return true;
+    case "channel":
+      return message.type === "stream" && message.stream_id === view.streamId;
+    case "topic":
+      return (
+        message.type === "stream" &&
+        message.stream_id === view.streamId &&
+        message.subject.toLowerCase() === view.topic.toLowerCase()
+      );
+    case "dms":
+      return message.type === "private";
+    case "dm": {
+      if (message.type !== "private") return false;
+      const ids = message.display_recipient.map((person) => person.id).filter((id) => id !== ownUserId);
+      return ids.length === 1 ? ids[0] === view.userId : view.userId === ownUserId && ids.length === 0;
+    }
+    case "starred":
+      return (message.flags || []).includes("starred");
+    default:
+      return false;
+  }
+}

@@ -1,0 +1,156 @@
+// Building the page's elements. Every text goes in as text (textContent, attributes): only a
+// message's `content`, HTML the server rendered and sanitized, is set as HTML.
+
+export function el(tag, attributes = {}, ...children) {
+  const node = document.createElement(tag);
+  for (const [name, value] of Object.entries(attributes)) {
+    if (value === undefined || value === null || value === false) continue;
+    if (name === "class") node.className = value;
+    else if (name === "dataset") Object.assign(node.dataset, value);
+    else if (name.startsWith("on")) node.addEventListener(name.slice(2), value);
+    else node.setAttribute(name, value === true ? "" : String(value));
+  }
+  for (const child of children.flat()) {
+    if (child === null || child === undefined || child === false) continue;
+    node.append(child instanceof Node ? child : document.createTextNode(String(child)));
+  }
+  return node;
+}
+
+// The reactions the page offers (Zulip's names; the server knows every Unicode emoji's names).
+export const QUICK_REACTIONS = [
+  { name: "+1", code: "1f44d", label: "thumbs up" },
+  { name: "tada", code: "1f389", label: "party popper" },
+  { name: "heart", code: "2764", label: "heart" },
+  { name: "smile", code: "1f604", label: "smile" },
+];
+
+export function emojiText(reaction) {
+  if (reaction.reaction_type !== "unicode_emoji") return `:${reaction.emoji_name}:`;
+  try {
+    return String.fromCodePoint(...reaction.emoji_code.split("-").map((hex) => parseInt(hex, 16)));
+  } catch {
+    return `:${reaction.emoji_name}:`;
+  }
+}
+
+const timeFormat = new Intl.DateTimeFormat(undefined, { hour: "2-digit", minute: "2-digit" });
+const dateFormat = new Intl.DateTimeFormat(undefined, { dateStyle: "medium", timeStyle: "short" });
+
+function sentAt(timestamp) {
+  const date = new Date(timestamp * 1000);
+  const today = new Date().toDateString() === date.toDateString();
+  return el(
+    "time",
+    { datetime: date.toISOString(), title: dateFormat.format(date) },
+    today ? timeFormat.format(date) : dateFormat.format(date),
+  );
+}
+
+// Where a message was sent, for views that mix conversations (a link to that conversation).
+function recipientLine(message, ctx) {
+  if (message.type === "stream") {
+    const name = ctx.streamName(message.stream_id) || message.display_recipient;
+    return el(
+      "a",
+      { class: "recipient", href: ctx.hashFor({ kind: "topic", streamId: message.stream_id, topic: message.subject }) },
+      `#${name} › ${message.subject}`,
+    );
+  }
+  const others = message.display_recipient.filter((person) => person.id !== ctx.ownUserId);
+  const names = others.length ? others.map((person) => person.full_name).join(", ") : "yourself";
+  const href = others.length === 1 ? ctx.hashFor({ kind: "dm", userId: others[0].id }) : ctx.hashFor({ kind: "dms" });
+  return el("a", { class: "recipient", href }, `Direct message with ${names}`);
+}
+
+// Reactions grouped by emoji: one button each, pressed when the user reacted with it.
+function reactionButtons(message, ctx) {
+  const groups = new Map();
+  for (const reaction of message.reactions || []) {
+    const key = `${reaction.reaction_type}:${reaction.emoji_code}`;
+    if (!groups.has(key)) groups.set(key, { reaction, userIds: [] });
+    groups.get(key).userIds.push(reaction.user_id);
+  }
+  const buttons = [...groups.values()].map(({ reaction, userIds }) => {
+    const mine = userIds.includes(ctx.ownUserId);
+    const who = userIds.map((id) => ctx.userName(id)).join(", ");
+    return el(
+      "button",
+      {
+        type: "button",
+        class: "reaction",
+        "aria-pressed": mine ? "true" : "false",
+        "aria-label": `${reaction.emoji_name}: ${userIds.length} (${who})`,
+        title: who,
+        dataset: { action: "toggle-reaction", emojiName: reaction.emoji_name },
+      },
+      el("span", { "aria-hidden": "true" }, emojiText(reaction)),
+      ` ${userIds.length}`,
+    );
+  });
+  return el("div", { class: "reactions" }, buttons);
+}
+
+function actionButtons(message, ctx) {
+  const starred = (message.flags || []).includes("starred");
+  const own = message.sender_id === ctx.ownUserId;
+  const react = QUICK_REACTIONS.map((emoji) =>
+    el(
+      "button",
+      {
+        type: "button",
+        class: "quick-reaction",
+        "aria-label": `React with ${emoji.label}`,
+        title: `React with :${emoji.name}:`,
+        dataset: { action: "toggle-reaction", emojiName: emoji.name },
+      },
+      emojiText({ reaction_type: "unicode_emoji", emoji_code: emoji.code, emoji_name: emoji.name }),
+    ),
+  );
+  return el(
+    "div",
+    { class: "message-actions" },
+    el(
+      "button",
+      {
+        type: "button",
+        class: "star",
+        "aria-pressed": starred ? "true" : "false",
+        "aria-label": starred ? "Unstar" : "Star",
+        dataset: { action: "toggle-star" },
+      },
+      starred ? "★" : "☆",
+    ),
+    react,
+    own && el("button", { type: "button", class: "edit", dataset: { action: "edit" } }, "Edit"),
+    own && el("button", { type: "button", class: "delete", dataset: { action: "delete" } }, "Delete"),
+  );
+}
+
+export function messageItem(message, ctx) {
+  const unread = !(message.flags || []).includes("read");
+  const content = el("div", { class: "content" });
+  content.innerHTML = message.content; // sanitized by the server (apps/messages/rendering.py)
+  return el(
+    "li",
+    {
+      class: `message${unread ? " unread" : ""}`,
+      id: `message-${message.id}`,
+      dataset: { messageId: message.id },
+      tabindex: "-1",
+    },
+    el(
+      "div",
+      { class: "message-header" },
+      el("strong", { class: "sender" }, message.sender_full_name),
+      " ",
+      sentAt(message.timestamp),
+      message.last_edit_timestamp ? el("span", { class: "edited", title: "This message was edited" }, " (edited)") : null,
+      (message.flags || []).includes("starred") ? el("span", { class: "starred-mark", role: "img", "aria-label": "starred" }, "★") : null,
+      ctx.mixed ? el("span", { class: "recipient-wrap" }, " · ", recipientLine(message, ctx)) : null,
+    ),
+    content,
+    reactionButtons(message, ctx),
+    actionButtons(message, ctx),
+  );
+}

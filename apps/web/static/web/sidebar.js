@@ -1,0 +1,103 @@
+// The sidebar (channels with unread counts, people with their presence) and the channel's topics.
+
+import { hashFor } from "./narrow.js";
+import { el } from "./render.js";
+import { $, state } from "./state.js";
+
+function unreadCount(test) {
+  let count = 0;
+  for (const where of state.unread.values()) if (test(where)) count += 1;
+  return count;
+}
+
+function countBadge(count, label) {
+  return count ? el("span", { class: "count", "aria-label": `${count} unread ${label}` }, String(count)) : null;
+}
+
+export function renderSidebar() {
+  const channels = [...state.subs.values()].sort((a, b) => a.name.localeCompare(b.name));
+  $("#channels").replaceChildren(
+    ...channels.map((sub) => {
+      const current = state.view.streamId === sub.stream_id;
+      return el(
+        "li",
+        { dataset: { streamId: sub.stream_id } },
+        el("span", { class: "swatch", style: `background:${sub.color || "#888"}`, "aria-hidden": "true" }),
+        el("a", { href: hashFor({ kind: "channel", streamId: sub.stream_id }), "aria-current": current ? "page" : null }, sub.name),
+        " ",
+        el("span", { class: "count-slot" }),
+      );
+    }),
+  );
+  renderCounts();
+}
+
+export function renderCounts() {
+  for (const item of $("#channels").children) {
+    const id = Number(item.dataset.streamId);
+    item.querySelector(".count-slot").replaceChildren(countBadge(unreadCount((w) => w.streamId === id), "messages") || "");
+  }
+  $("#count-feed").replaceChildren(countBadge(state.unread.size, "messages") || "");
+  $("#count-dms").replaceChildren(countBadge(unreadCount((w) => w.dm), "direct messages") || "");
+  const streamId = state.view.streamId;
+  for (const item of $("#topics").children) {
+    const topic = item.dataset.topic.toLowerCase();
+    const count = unreadCount((w) => w.streamId !== undefined && w.streamId === streamId && w.topic.toLowerCase() === topic);
+    item.querySelector(".count-slot").replaceChildren(countBadge(count, "messages") || "");
+  }
+  renderPeople(); // their direct messages' counts
+}
+
+function presenceOf(userId) {
+  const times = state.presences[userId];
+  if (!times) return "offline";
+  const now = Date.now() / 1000;
+  if (now - (times.active_timestamp || 0) < state.offlineAfter) return "active";
+  if (now - (times.idle_timestamp || 0) < state.offlineAfter) return "idle";
+  return "offline";
+}
+
+export function renderPeople() {
+  const people = [...state.users.values()].filter((u) => !u.is_bot && u.is_active !== false);
+  people.sort((a, b) => a.full_name.localeCompare(b.full_name));
+  const labels = { active: "online", idle: "idle", offline: "offline" };
+  $("#people").replaceChildren(
+    ...people.map((person) => {
+      const status = person.user_id === state.ownUserId ? "active" : presenceOf(person.user_id);
+      return el(
+        "li",
+        { dataset: { userId: person.user_id } },
+        el("span", { class: `presence ${status}`, role: "img", "aria-label": labels[status], title: labels[status] }),
+        el("a", { href: hashFor({ kind: "dm", userId: person.user_id }) }, person.full_name),
+        " ",
+        countBadge(unreadCount((w) => w.userId === person.user_id), `direct messages from ${person.full_name}`),
+      );
+    }),
+  );
+}
+
+export function addTopic(name, maxId) {
+  const found = state.topics.find((t) => t.name.toLowerCase() === name.toLowerCase());
+  if (found) found.max_id = Math.max(found.max_id, maxId);
+  else state.topics.push({ name, max_id: maxId });
+  renderTopics();
+}
+
+export function renderTopics() {
+  const list = $("#topics");
+  const topics = [...state.topics].sort((a, b) => b.max_id - a.max_id);
+  list.hidden = !state.view.streamId || topics.length === 0;
+  list.replaceChildren(
+    ...topics.map((topic) => {
+      const current = state.view.kind === "topic" && state.view.topic.toLowerCase() === topic.name.toLowerCase();
+      return el(
+        "li",
+        { dataset: { topic: topic.name } },
+        el("a", { href: hashFor({ kind: "topic", streamId: state.view.streamId, topic: topic.name }), "aria-current": current ? "page" : null }, topic.name),
+        " ",
+        el("span", { class: "count-slot" }),
+      );
+    }),
+  );
+  renderCounts();
+}

@@ -1,0 +1,36 @@
+// The page's state: what POST /json/register gave, kept current by events, and what is shown.
+// The other modules read and change it; only render functions turn it into elements.
+
+import { hashFor, viewFromHash } from "./narrow.js";
+
+export const $ = (selector) => document.querySelector(selector);
+export const me = $("#me");
+
+export const state = {
+  ownUserId: Number(me.dataset.userId),
+  ownEmail: "",
+  users: new Map(), // user_id -> person
+  subs: new Map(), // stream_id -> subscription
+  unread: new Map(), // message id -> {streamId, topic} | {dm: true, userId (a one-to-one conversation)}
+  presences: {}, // user_id -> {active_timestamp, idle_timestamp}
+  offlineAfter: 140,
+  pingEvery: 60,
+  messages: new Map(), // the shown messages by id
+  view: viewFromHash(window.location.hash),
+  topics: [],
+  editing: null,
+  markingRead: new Set(),
+};
+
+// What the render functions need to know (render.js).
+export const ctx = {
+  get ownUserId() {
+    return state.ownUserId;
+  },
+  get mixed() {
+    return !["topic", "dm"].includes(state.view.kind);
+  },
+  hashFor,
+  streamName: (id) => state.subs.get(id)?.name,
+  userName: (id) => state.users.get(id)?.full_name || "someone",
+};

@@ -1,0 +1,272 @@
+"""The web app in a real browser: headless Chromium (Debian's, through Playwright's executable_path,
+as tests/e2e/test_browser_signup.py) against a real server process, two people in two browser
+contexts. One writes and the other sees it arrive without reloading (with its unread count, read
+once shown); an edit, a reaction, a star and a direct message travel the same way; logging out ends
+the session's access to /json/.
+
+Screenshots are kept under var/screenshots/web/ (CI keeps var/ as artifacts). The server serves the
+collected static files, as `make run` does (collectstatic first).
+"""
+
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+from django.conf import settings
+from django.contrib.auth.hashers import PBKDF2PasswordHasher
+from playwright.sync_api import expect, sync_playwright
+
+from apps.users.selectors import api_email
+from tests.factories import create_stream
+from tests.server import BASE_DIR
+
+pytestmark = pytest.mark.e2e
+
+SCREENSHOTS = Path(settings.BASE_DIR) / "var" / "screenshots" / "web"
+PASSWORD = "a long and unusual passphrase 47"
+TIMEOUT_MS = 15000
+expect.set_options(timeout=TIMEOUT_MS)
+
+
+@pytest.fixture
+def web_server(people, live_server_factory, tmp_path):
+    """A server with the static files collected (the manifest storage needs them), and #general."""
+    realm, owner, member = people
+    general = create_stream(realm, "general", owner, member)
+    for user in (owner, member):  # hashed as the server's settings hash (the tests' is faster)
+        hasher = PBKDF2PasswordHasher()
+        user.password = hasher.encode(PASSWORD, hasher.salt())
+        user.save(update_fields=["password"])
+    # Collected for this test alone: tests running side by side do not write the same files.
+    static_root = str(tmp_path / "static")
+    subprocess.run(
+        [sys.executable, "manage.py", "collectstatic", "--noinput", "--verbosity", "0"],
+        cwd=BASE_DIR,
+        env={**os.environ, "DJANGO_SETTINGS_MODULE": "config.settings.base", "STATIC_ROOT": static_root},
+        check=True,
+    )
+    return live_server_factory(STATIC_ROOT=static_root), general
+
+
+def log_in(browser, url: str, email: str):
+    context = browser.new_context(viewport={"width": 1200, "height": 800})
+    page = context.new_page()
+    page.set_default_timeout(TIMEOUT_MS)
+    # What the page's script complains about, shown when the test fails.
+    page.on("console", lambda line: line.type in ("warning", "error") and print(email, line.type, line.text))
+    page.on("pageerror", lambda error: print(email, "page error:", error))
+    page.goto(f"{url}/")
+    page.wait_for_url(f"{url}/login/")
+    page.fill("input[name=email]", email)
+    page.fill("input[name=password]", PASSWORD)
+    page.click("button[type=submit]")
+    page.wait_for_url(f"{url}/")
+    expect(page.locator("#connection")).to_have_attribute("data-state", "connected")
+    return context, page
+
+
+def message(page, text: str):
+    return page.locator("li.message", has_text=text)
+
+
+def test_two_people_chat_live(web_server, people, chromium):
+    server, general = web_server
+    _, owner, member = people
+    url = server.url
+    SCREENSHOTS.mkdir(parents=True, exist_ok=True)
+    with sync_playwright() as playwright:
+        browser = playwright.chromium.launch(executable_path=chromium, headless=True)
+        owner_context, olive = log_in(browser, url, owner.delivery_email)
+        member_context, mick = log_in(browser, url, member.delivery_email)
+
+        # Mick looks at his direct messages; Olive writes in #general > lunch.
+        mick.click("#nav-dms")
+        expect(mick.locator("#narrow-title")).to_have_text("Direct messages")
+        olive.goto(f"{url}/#channel/{general.id}/topic/lunch")
+        expect(olive.locator("#narrow-title")).to_have_text("#general \u203a lunch")
+        olive.fill("#compose-content", "Pizza at **noon**?")
+        olive.press("#compose-content", "Enter")
+        expect(message(olive, "Pizza at noon?")).to_be_visible()
+        expect(olive.locator("#compose-content")).to_have_value("")
+
+        # It reaches Mick without a reload: an unread count on #general, read once he opens it.
+        general_item = mick.locator(f"#channels li[data-stream-id='{general.id}']")
+        expect(general_item.locator(".count")).to_have_text("1")
+        mick.screenshot(path=SCREENSHOTS / "1-unread-count.png")
+        general_item.locator("a").click()
+        pizza = message(mick, "Pizza at noon?")
+        expect(pizza.locator(".content strong")).to_have_text("noon")  # the server's rendering
+        expect(pizza.locator(".sender")).to_have_text("Olive Owner")
+        expect(mick.locator("#topics")).to_contain_text("lunch")
+        expect(general_item.locator(".count")).to_have_count(0)
+        expect(pizza).not_to_have_class("message unread")
+
+        # Mick reacts and stars; Olive sees the reaction arrive.
+        pizza.get_by_role("button", name="React with thumbs up").click()
+        expect(message(olive, "Pizza at noon?").locator(".reaction")).to_have_text("👍 1")
+        expect(message(olive, "Pizza at noon?").locator(".reaction")).to_have_attribute("aria-pressed", "false")
+        expect(pizza.locator(".reaction")).to_have_attribute("aria-pressed", "true")
+        pizza.get_by_role("button", name="Star").click()
+        expect(pizza.locator(".star")).to_have_attribute("aria-pressed", "true")
+
+        # Olive edits her message: Mick sees the new text and the edited mark.
+        message(olive, "Pizza at noon?").get_by_role("button", name="Edit").click()
+        expect(olive.locator("#compose-content")).to_have_value("Pizza at **noon**?")
+        olive.fill("#compose-content", "Pizza at **one**?")
+        olive.press("#compose-content", "Enter")
+        edited = message(mick, "Pizza at one?")
+        expect(edited.locator(".edited")).to_be_visible()
+        expect(message(mick, "Pizza at noon?")).to_have_count(0)
+        expect(edited.locator(".reaction")).to_have_text("👍 1")  # the reaction stays
+
+        # Mick answers Olive directly; it shows in her direct messages' count.
+        mick.goto(f"{url}/#dm/{owner.id}")
+        expect(mick.locator("#narrow-title")).to_have_text("Direct messages with Olive Owner")
+        expect(mick.locator("#compose-people")).to_have_value(api_email(owner))
+        mick.fill("#compose-content", "One works for me")
+        mick.press("#compose-content", "Enter")
+        expect(message(mick, "One works for me")).to_be_visible()
+        expect(olive.locator("#count-dms .count")).to_have_text("1")
+        expect(olive.locator(f"#people li[data-user-id='{member.id}'] .count")).to_have_text("1")
+        mick.screenshot(path=SCREENSHOTS / "2-direct-message.png")
+        olive.goto(f"{url}/#dm/{member.id}")
+        expect(message(olive, "One works for me")).to_be_visible()
+        expect(olive.locator("#count-dms .count")).to_have_count(0)
+        expect(olive.locator(f"#people li[data-user-id='{member.id}'] .count")).to_have_count(0)
+
+        # Searching with the narrow syntax.
+        olive.fill("#search", "is:starred")
+        olive.press("#search", "Enter")
+        expect(olive.locator("#narrow-title")).to_have_text("Search: is:starred")
+        expect(olive.locator("li.message")).to_have_count(0)  # Mick's star is his own
+        mick.fill("#search", "is:starred")
+        mick.press("#search", "Enter")
+        expect(message(mick, "Pizza at one?")).to_be_visible()
+        expect(mick.locator("li.message")).to_have_count(1)
+        olive.fill("#search", "sender:me pizza")
+        olive.press("#search", "Enter")
+        expect(message(olive, "Pizza at one?")).to_be_visible()
+        expect(olive.locator("li.message")).to_have_count(1)
+        olive.fill("#search", "channel:nowhere")
+        olive.press("#search", "Enter")
+        expect(olive.locator("#empty")).to_contain_text("These messages cannot be shown")
+        olive.goto(f"{url}/#channel/{general.id}/topic/lunch")
+        expect(message(olive, "Pizza at one?")).to_be_visible()
+        olive.screenshot(path=SCREENSHOTS / "3-topic.png")
+        olive.goto(f"{url}/#feed")
+        expect(olive.locator("li.message")).to_have_count(2)
+        expect(olive.locator("#search")).to_have_value("")  # the search was left
+        olive.mouse.move(0, 0)  # no message hovered: its action buttons stay hidden
+        olive.screenshot(path=SCREENSHOTS / "6-feed.png")  # the README's (docs/images/web-app.png)
+
+        # Logging out ends the session's access: the browser's API answers 401.
+        assert member_context.request.get(f"{url}/json/users/me").status == 200
+        mick.click("#logout")
+        mick.wait_for_url(f"{url}/login/")
+        refused = member_context.request.get(f"{url}/json/users/me")
+        assert refused.status == 401
+        assert refused.json()["code"] == "UNAUTHORIZED"
+        assert member_context.request.get(f"{url}/").url == f"{url}/login/"
+        owner_context.close()
+        member_context.close()
+        browser.close()
+
+
+def test_the_app_reconnects_after_the_server_restarts(web_server, people, live_server_factory, chromium):
+    """While the server is down the page says it is reconnecting; once back it carries on live,
+    whether its queue survived (Redis) or not (in memory: BAD_EVENT_QUEUE_ID, registered again)."""
+    server, general = web_server
+    _, owner, member = people
+    url = server.url
+    with sync_playwright() as playwright:
+        browser = playwright.chromium.launch(executable_path=chromium, headless=True)
+        _, olive = log_in(browser, url, owner.delivery_email)
+        _, mick = log_in(browser, url, member.delivery_email)
+        mick.goto(f"{url}/#channel/{general.id}")
+        expect(mick.locator("#narrow-title")).to_have_text("#general")
+
+        server.stop()
+        expect(mick.locator("#connection")).to_have_attribute("data-state", "reconnecting")
+        expect(mick.locator("#connection")).to_contain_text("Reconnecting")
+        mick.screenshot(path=SCREENSHOTS / "4-reconnecting.png")
+        # The same port and secret (its sessions stay valid), and the same static files.
+        live_server_factory(
+            port=server.port, SECRET_KEY=server.env["SECRET_KEY"], STATIC_ROOT=server.env["STATIC_ROOT"]
+        )
+        expect(mick.locator("#connection")).to_have_attribute("data-state", "connected", timeout=45000)
+        expect(olive.locator("#connection")).to_have_attribute("data-state", "connected", timeout=45000)
+
+        olive.goto(f"{url}/#channel/{general.id}/topic/after the restart")
+        olive.fill("#compose-content", "Still here")
+        olive.press("#compose-content", "Enter")
+        expect(message(mick, "Still here")).to_be_visible()
+        browser.close()
+
+
+def test_one_person_at_200_percent_zoom_with_the_keyboard(web_server, people, chromium):
+    """At 200% zoom (a 1280-pixel screen seen as 640 CSS pixels) the page is one column without
+    sideways scrolling; the keyboard writes, edits (Esc cancels) and sends; channels are joined and
+    left; the name changes; an own message is deleted."""
+    server, general = web_server
+    realm, owner, member = people
+    create_stream(realm, "random", member)
+    url = server.url
+    with sync_playwright() as playwright:
+        browser = playwright.chromium.launch(executable_path=chromium, headless=True)
+        context = browser.new_context(viewport={"width": 640, "height": 800}, device_scale_factor=2)
+        page = context.new_page()
+        page.set_default_timeout(TIMEOUT_MS)
+        page.goto(f"{url}/login/")
+        page.fill("input[name=email]", owner.delivery_email)
+        page.fill("input[name=password]", PASSWORD)
+        page.press("input[name=password]", "Enter")
+        page.wait_for_url(f"{url}/")
+        expect(page.locator("#connection")).to_have_attribute("data-state", "connected")
+        page.goto(f"{url}/#channel/{general.id}/topic/zoom")
+        expect(page.locator("#narrow-title")).to_have_text("#general \u203a zoom")
+        assert page.evaluate("document.documentElement.scrollWidth <= document.documentElement.clientWidth")
+
+        # The skip link leads to the message box; Enter sends, Shift+Enter is a new line.
+        page.keyboard.press("Tab")
+        expect(page.locator(".skip-link")).to_be_focused()
+        page.keyboard.press("Enter")
+        expect(page.locator("#compose-content")).to_be_focused()
+        expect(page.locator("#narrow-title")).to_have_text("#general \u203a zoom")  # the view stays
+        page.keyboard.type("first line")
+        page.keyboard.press("Shift+Enter")
+        page.keyboard.type("second line")
+        page.keyboard.press("Enter")
+        sent = message(page, "second line")
+        expect(sent).to_be_visible()
+        page.screenshot(path=SCREENSHOTS / "5-zoom-200.png", full_page=True)
+
+        # Editing, then Esc: nothing changes, the box is empty again.
+        sent.get_by_role("button", name="Edit").click()
+        expect(page.locator("#compose-content")).to_have_value("first line\nsecond line")
+        page.keyboard.type(" more")
+        page.keyboard.press("Escape")
+        expect(page.locator("#compose-content")).to_have_value("")
+        expect(page.locator("#send")).to_have_text("Send")
+        expect(sent.locator(".edited")).to_have_count(0)
+
+        # Deleting her own message (after confirming).
+        page.once("dialog", lambda dialog: dialog.accept())
+        sent.get_by_role("button", name="Delete").click()
+        expect(message(page, "second line")).to_have_count(0)
+
+        # Joining #random, then leaving it.
+        page.click("#browse-channels")
+        page.get_by_role("button", name="Subscribe to #random").click()
+        expect(page.locator("#channels")).to_contain_text("random")
+        page.get_by_role("button", name="Unsubscribe from #random").click()
+        expect(page.locator("#channels")).not_to_contain_text("random")
+
+        # A new name, shown at once (the realm_user event).
+        page.click("#open-settings")
+        page.fill("#settings-name", "Olive O.")
+        page.press("#settings-name", "Enter")
+        expect(page.locator("#settings-status")).to_have_text("Saved.")
+        expect(page.locator("#me")).to_have_text("Olive O.")
+        browser.close()

@@ -1,0 +1,53 @@
+"""The web app's page (/): for the logged-in user of the host's organization only, with the CSRF
+token its script sends, and its own static files (no CDN)."""
+
+import re
+
+from django.contrib.staticfiles import finders
+
+from tests.web.conftest import browser, submit
+
+RIGHT = "correct horse battery"  # the factories' password (tests.factories.UserFactory)
+
+
+def test_logged_out_the_app_sends_to_the_login_page(realm):
+    response = browser().get("/")
+    assert (response.status_code, response["Location"]) == (302, "/login/")
+
+
+def test_logging_in_opens_the_app(member):
+    client = browser()
+    response = submit(client, "/login/", {"email": member.delivery_email, "password": RIGHT})
+    assert (response.status_code, response["Location"]) == (302, "/")
+    page = client.get("/")
+    assert page.status_code == 200
+    html = page.content.decode()
+    assert f'data-user-id="{member.id}"' in html
+    assert "no-store" in page["Cache-Control"] or "max-age=0" in page["Cache-Control"]
+    # The page carries the session's CSRF token for its script; the cookie holds the same secret.
+    token = re.search(r'<meta name="csrf-token" content="([^"]+)">', html)[1]
+    assert token
+    assert "csrftoken" in client.cookies
+
+
+def test_the_page_loads_only_its_own_scripts_and_styles(member):
+    client = browser()
+    submit(client, "/login/", {"email": member.delivery_email, "password": RIGHT})
+    html = client.get("/").content.decode()
+    sources = re.findall(r'(?:src|href)="([^"]+\.(?:js|css))"', html)
+    assert sources, html
+    for source in sources:
+        assert source.startswith("/static/web/"), source
+        assert finders.find(source.removeprefix("/static/")) is not None, source
+
+
+def test_a_session_of_another_organization_is_no_session_here(member, foreign_user):
+    client = browser()
+    submit(client, "/login/", {"email": member.delivery_email, "password": RIGHT})
+    assert browser("zephyr.testserver").get("/").status_code == 302
+    assert client.get("/", HTTP_HOST="zephyr.testserver")["Location"] == "/login/"
+
+
+def test_an_unknown_organization_is_a_page(realm):
+    response = browser("nowhere.testserver").get("/")
+    assert response.status_code == 404
