@@ -2,12 +2,16 @@ from django.contrib import admin
 from django.urls import include, path
 
 from apps.core import views as api_views
+from apps.core.docs import ApiDocsView, OpenApiDocumentView
 from apps.directory import views as directory_views
 from apps.directory.urls import is_directory_path
 from apps.messages import views as messages_views
 from apps.messages.emoji import EMOJI_DATA_PATH
 
 urlpatterns = [
+    # The messaging API's OpenAPI document, and Swagger UI showing it.
+    path("api/v1/openapi.json", OpenApiDocumentView.as_view()),
+    path("api/docs/", ApiDocsView.as_view()),
     path("api/v1/", include("apps.realms.urls")),
     path("api/v1/", include("apps.users.urls")),
     path("api/v1/", include("apps.groups.urls")),

@@ -10,6 +10,7 @@ from django.test import Client
 from django.views import View
 
 from apps.users.models import User
+from tests.openapi.contract import check_response
 
 
 def encode_params(params: dict[str, Any] | None) -> dict[str, str]:
@@ -44,11 +45,12 @@ class ApiClient:
         return path if path.startswith(("/api/", "/health/", "/admin/")) else f"/api/v1{path}"
 
     def get(self, path: str, params: dict[str, Any] | None = None, **extra: str):
-        return self.client.get(self.url(path), encode_params(params), **self.headers, **extra)
+        response = self.client.get(self.url(path), encode_params(params), **self.headers, **extra)
+        return self.checked(response)
 
     def request(self, method: str, path: str, params: dict[str, Any] | None = None, **extra: str):
         body = urlencode(encode_params(params))
-        return self.client.generic(
+        response = self.client.generic(
             method,
             self.url(path),
             body,
@@ -56,6 +58,14 @@ class ApiClient:
             **self.headers,
             **extra,
         )
+        return self.checked(response)
+
+    @staticmethod
+    def checked(response):
+        """Answers under /api/v1 are checked against the OpenAPI document (tests/openapi/contract.py)."""
+        if response.wsgi_request.path.startswith("/api/v1/"):
+            check_response(response)
+        return response
 
     def post(self, path: str, params: dict[str, Any] | None = None, **extra: str):
         return self.request("POST", path, params, **extra)
