@@ -7,7 +7,7 @@ from drf_spectacular.views import SpectacularSwaggerSplitView
 from rest_framework.permissions import AllowAny
 from rest_framework.request import Request
 
-from apps.core.openapi import API_PREFIX, openapi_document
+from apps.core.openapi import API_PREFIX, TITLE, openapi_document
 from apps.core.views import ApiView
 
 
@@ -33,7 +33,7 @@ class ApiDocsView(SpectacularSwaggerSplitView):
     permission_classes = [AllowAny]
     throttle_classes: list = []
     url = API_PREFIX + "openapi.json"
-    title = "Parley messaging API"
+    title = TITLE
 
     def finalize_response(self, request: Request, response: HttpResponse, *args: Any, **kwargs: Any) -> HttpResponse:
         response = super().finalize_response(request, response, *args, **kwargs)

@@ -25,6 +25,7 @@ from apps.core.params import Params
 from apps.core.permissions import IsAuthenticatedUser
 from apps.core.version import PARLEY_VERSION
 
+TITLE = "Parley messaging API"
 API_PREFIX = "/api/v1/"
 FORM = "application/x-www-form-urlencoded"
 PLACEHOLDER = re.compile(r"<(?:\w+:)?(?P<name>\w+)>")
@@ -156,13 +157,14 @@ def responses(handler: Any) -> dict[str, Any]:
 
 
 def operation_id(method: str, path: str) -> str:
-    """`get_users_by_user_id`: the method and the path, unique by construction."""
+    """`get-users-by-user-id`: the method and the path, unique by construction, hyphenated as
+    zulip.yaml's are (Swagger UI's deep links would read an underscore as a space)."""
     words = [
-        f"by_{part[1:-1]}" if part.startswith("{") else part.replace(".", "_")
+        f"by_{part[1:-1]}" if part.startswith("{") else part
         for part in path.removeprefix(API_PREFIX).split("/")
         if part
     ]
-    return "_".join([method.lower(), *words])
+    return re.sub(r"[_.]", "-", "-".join([method.lower(), *words]))
 
 
 class ParamsAutoSchema(AutoSchema):
@@ -292,6 +294,8 @@ def complete_document(result: dict[str, Any], generator: Any, **kwargs: Any) -> 
             handler = getattr(view_class, method, None)
             if handler is not None:
                 item[method] = plain_operation(method.upper(), path, handler, view_class)
+    result["info"]["title"] = TITLE
+    result["info"]["version"] = f"{PARLEY_VERSION} (Zulip API feature level {settings.API_FEATURE_LEVEL})"
     components = result.setdefault("components", {})
     for section, entries in COMPONENTS.items():
         components.setdefault(section, {}).update(copy.deepcopy(entries))
@@ -345,9 +349,4 @@ def plain_operation(method: str, path: str, handler: Any, view_class: type) -> d
 @cache
 def openapi_document() -> dict[str, Any]:
     """The document (built once per process: the routes and views do not change while it runs)."""
-    generator = SchemaGenerator(
-        title="Parley messaging API",
-        version=f"{PARLEY_VERSION} (Zulip API feature level {settings.API_FEATURE_LEVEL})",
-        patterns=get_resolver().url_patterns,
-    )
-    return generator.get_schema(request=None, public=True)
+    return SchemaGenerator(patterns=get_resolver().url_patterns).get_schema(request=None, public=True)

@@ -1,3 +1,4 @@
+import os
 import shutil
 
 import pytest
@@ -30,3 +31,14 @@ def own_redis(tmp_path):
     server = start_redis_server(tmp_path)
     yield server
     server.kill()
+
+
+@pytest.fixture
+def chromium() -> str:
+    """The system's Chromium: $PARLEY_CHROMIUM, else `chromium` (Debian) or `chromium-browser` on the PATH."""
+    path = os.environ.get("PARLEY_CHROMIUM") or shutil.which("chromium") or shutil.which("chromium-browser")
+    if path is None:
+        if os.environ.get("CI"):
+            pytest.fail("CI installs Debian's chromium (.ci/run); it is missing")
+        pytest.skip("needs a Chromium browser: apt-get install chromium (.ci/run installs it in CI)")
+    return path

@@ -10,8 +10,6 @@ Everything in the database is made before the browser starts: Playwright's synch
 event loop in this thread, where Django refuses database queries.
 """
 
-import os
-import shutil
 from pathlib import Path
 
 import pytest
@@ -27,17 +25,6 @@ pytestmark = pytest.mark.e2e
 
 SCREENSHOTS = Path(settings.BASE_DIR) / "var" / "screenshots" / "browser"
 PASSWORD = "a long and unusual passphrase 47"
-
-
-@pytest.fixture
-def chromium() -> str:
-    """The system's Chromium: $PARLEY_CHROMIUM, else `chromium` (Debian) or `chromium-browser` on the PATH."""
-    path = os.environ.get("PARLEY_CHROMIUM") or shutil.which("chromium") or shutil.which("chromium-browser")
-    if path is None:
-        if os.environ.get("CI"):
-            pytest.fail("CI installs Debian's chromium (.ci/run); it is missing")
-        pytest.skip("needs a Chromium browser: apt-get install chromium (.ci/run installs it in CI)")
-    return path
 
 
 @pytest.fixture
