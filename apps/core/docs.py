@@ -29,6 +29,8 @@ DOCS_CSP = "default-src 'self'; img-src 'self' data:; style-src 'self' 'unsafe-i
 class ApiDocsView(SpectacularSwaggerSplitView):
     """GET /api/docs/: the document in Swagger UI, served by this server alone."""
 
+    # Not OPTIONS: REST framework's metadata answer has no template for this page's renderer.
+    http_method_names = ["get", "head"]
     authentication_classes: list = []
     permission_classes = [AllowAny]
     throttle_classes: list = []
