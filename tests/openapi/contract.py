@@ -17,7 +17,6 @@ from openapi_schema_validator import OAS31Validator
 from apps.core.notes import request_notes
 from apps.core.openapi import openapi_document
 
-
 # The document describes the project's routes; a test with routes of its own (@pytest.mark.urls)
 # is not checked against it.
 PROJECT_URLCONF = settings.ROOT_URLCONF
