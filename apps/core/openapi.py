@@ -148,7 +148,7 @@ def request_body(method: str, handler: Any) -> dict[str, Any] | None:
 def responses(handler: Any) -> dict[str, Any]:
     """The success envelope (with the handler's `returns` fields), and the error envelope."""
     returns = getattr(handler, "returns", None)
-    schema = SUCCESS if returns is None else {"allOf": [SUCCESS, inline_refs(json_schema_of(returns))]}
+    schema = SUCCESS if returns is None else {"allOf": [SUCCESS, without_titles(inline_refs(json_schema_of(returns)))]}
     return {
         "200": {"description": "Success.", "content": {"application/json": {"schema": schema}}},
         "4XX": ERROR,
@@ -209,12 +209,11 @@ class ParamsAutoSchema(AutoSchema):
 @cache
 def params_schema(params_class: type[Params]) -> tuple[tuple[str, dict[str, Any], bool, bool], ...]:
     """(name, schema, required, sent as JSON text) of each field of a Params class."""
-    document = inline_refs(params_class.model_json_schema(mode="validation"))
+    document = without_titles(inline_refs(params_class.model_json_schema(mode="validation")))
     required = set(document.get("required", ()))
     fields = []
     for name, schema in document.get("properties", {}).items():
         schema, is_json = _unwrap_json(_without_null(schema, optional=name not in required))
-        schema.pop("title", None)
         fields.append((name, schema, name in required, is_json))
     return tuple(fields)
 
@@ -274,6 +273,21 @@ def inline_refs(schema: dict[str, Any]) -> dict[str, Any]:
         return node
 
     return resolve(copy.deepcopy(schema), ())
+
+
+def without_titles(schema: Any) -> Any:
+    """The schema without pydantic's generated titles ("User Id"): a property named `title` stays."""
+    if isinstance(schema, list):
+        return [without_titles(item) for item in schema]
+    if not isinstance(schema, dict):
+        return schema
+    result = {}
+    for key, value in schema.items():
+        if key == "properties" and isinstance(value, dict):
+            result[key] = {name: without_titles(item) for name, item in value.items()}
+        elif key != "title":
+            result[key] = without_titles(value)
+    return result
 
 
 # --- the document --------------------------------------------------------------------------------

@@ -14,11 +14,11 @@ from apps.core.version import PARLEY_VERSION
 from apps.core.views import ApiView
 from apps.events import longpoll
 from apps.events.actions import do_register_queue, queue_options
-from apps.events.serializers import DeleteQueueParams, GetEventsParams, RegisterParams
+from apps.events.serializers import DeleteQueueParams, EventsAnswer, GetEventsParams, RegisterAnswer, RegisterParams
 
 
 class RegisterView(ApiView):
-    @uses_params(RegisterParams)
+    @uses_params(RegisterParams, returns=RegisterAnswer)
     def post(self, request: Request):
         params = parse_params(RegisterParams, request)
         options = queue_options(params, lifespan_secs=params.requested_lifespan_secs())
@@ -44,7 +44,7 @@ class RegisterView(ApiView):
 class EventsView(View):
     """GET and DELETE /events. In production GET is served by the thin route in config/asgi.py."""
 
-    @uses_params(GetEventsParams)
+    @uses_params(GetEventsParams, returns=EventsAnswer)
     async def get(self, request: HttpRequest) -> HttpResponse:
         poll = longpoll.PollRequest.from_django(request)
         response = await longpoll.get_events(poll)

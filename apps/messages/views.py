@@ -56,10 +56,12 @@ from apps.messages.serializers import (
     MarkStreamParams,
     MarkTopicParams,
     MatchesNarrowParams,
+    MessagesAnswer,
     RemoveAlertWordsParams,
     RemoveReactionParams,
     ReportMessageParams,
     SendMessageParams,
+    SentMessageAnswer,
     SubmessageParams,
     TopicsParams,
     TypingParams,
@@ -101,7 +103,7 @@ def resolve_anchor(user: User, anchor: str | None, use_first_unread: bool, terms
 class MessagesView(ApiView):
     """GET /messages (a narrow around an anchor) and POST /messages (send)."""
 
-    @uses_params(GetMessagesParams)
+    @uses_params(GetMessagesParams, returns=MessagesAnswer)
     def get(self, request: Request):
         params = parse_params(GetMessagesParams, request)
         user = request.user
@@ -135,7 +137,7 @@ class MessagesView(ApiView):
             },
         )
 
-    @uses_params(SendMessageParams)
+    @uses_params(SendMessageParams, returns=SentMessageAnswer)
     def post(self, request: Request):
         params = parse_params(SendMessageParams, request)
         topic = params.topic if params.topic is not None else params.subject

@@ -39,6 +39,7 @@ from apps.subscriptions.serializers import (
     LegacyMuteTopicParams,
     ListSubscriptionsParams,
     SubscribeParams,
+    SubscriptionsAnswer,
     UnsubscribeParams,
     UpdateRealmWithChannelParams,
     UpdateStreamParams,
@@ -53,7 +54,7 @@ class SubscriptionsView(ApiView):
 
     method_permission_classes = {"post": [IsNotGuest]}
 
-    @uses_params(ListSubscriptionsParams)
+    @uses_params(ListSubscriptionsParams, returns=SubscriptionsAnswer)
     def get(self, request: Request):
         params = parse_params(ListSubscriptionsParams, request)
         subscriptions = subscriptions_for_list(request.user, include_subscribers=params.include_subscribers)

@@ -37,6 +37,7 @@ from apps.users.serializers import (
     CreateUserParams,
     FetchApiKeyParams,
     GetUsersParams,
+    OwnUserShape,
     RealmUserDefaultsParams,
     RemoveOwnProfileDataParams,
     ReorderCustomProfileFieldsParams,
@@ -44,6 +45,8 @@ from apps.users.serializers import (
     UpdateOwnProfileDataParams,
     UpdateSettingsParams,
     UpdateUserParams,
+    UserAnswer,
+    UsersAnswer,
     custom_profile_field_to_dict,
     given_settings,
     own_user_to_dict,
@@ -53,6 +56,7 @@ from apps.users.serializers import (
 
 
 class OwnUserView(ApiView):
+    @uses_params(returns=OwnUserShape)
     def get(self, request: Request):
         user = request.user
         return json_success(
@@ -79,7 +83,7 @@ class UsersView(ApiView):
         )
         return json_success(request, {"user_id": user.id})
 
-    @uses_params(GetUsersParams)
+    @uses_params(GetUsersParams, returns=UsersAnswer)
     def get(self, request: Request):
         params = parse_params(GetUsersParams, request)
         realm = request.user.realm
@@ -104,7 +108,7 @@ class UserView(ApiView):
             return access_user_by_email(request.user, self.kwargs["email"], **kwargs)
         return access_user_by_id(request.user, self.kwargs["user_id"], **kwargs)
 
-    @uses_params(GetUsersParams)
+    @uses_params(GetUsersParams, returns=UserAnswer)
     def get(self, request: Request, **path):
         params = parse_params(GetUsersParams, request)
         target = self.get_target(request, for_admin=False)
