@@ -2,6 +2,7 @@ from django.contrib import admin
 from django.urls import include, path
 
 from apps.core import views as api_views
+from apps.core.docs import ApiDocsView, OpenApiDocumentView
 from apps.directory import views as directory_views
 from apps.directory.urls import is_directory_path
 from apps.messages import views as messages_views
@@ -28,6 +29,9 @@ API_URLCONFS = [
 ]
 
 urlpatterns = [
+    # The messaging API's OpenAPI document, and Swagger UI showing it.
+    path("api/v1/openapi.json", OpenApiDocumentView.as_view()),
+    path("api/docs/", ApiDocsView.as_view()),
     *[path(prefix, include(urlconf)) for prefix in ("api/v1/", "json/") for urlconf in API_URLCONFS],
     path("admin/", admin.site.urls),
     # The server's emoji names (server_emoji_data_url), for clients' emoji pickers: no authentication.

@@ -6,10 +6,12 @@ from collections.abc import Callable
 from typing import Any
 from urllib.parse import urlencode
 
+from django.conf import settings
 from django.test import Client
 from django.views import View
 
 from apps.users.models import User
+from tests.openapi.contract import PROJECT_URLCONF, check_response
 
 
 def encode_params(params: dict[str, Any] | None) -> dict[str, str]:
@@ -44,11 +46,12 @@ class ApiClient:
         return path if path.startswith(("/api/", "/health/", "/admin/")) else f"/api/v1{path}"
 
     def get(self, path: str, params: dict[str, Any] | None = None, **extra: str):
-        return self.client.get(self.url(path), encode_params(params), **self.headers, **extra)
+        response = self.client.get(self.url(path), encode_params(params), **self.headers, **extra)
+        return self.checked(response)
 
     def request(self, method: str, path: str, params: dict[str, Any] | None = None, **extra: str):
         body = urlencode(encode_params(params))
-        return self.client.generic(
+        response = self.client.generic(
             method,
             self.url(path),
             body,
@@ -56,6 +59,14 @@ class ApiClient:
             **self.headers,
             **extra,
         )
+        return self.checked(response)
+
+    @staticmethod
+    def checked(response):
+        """Answers under /api/v1 are checked against the OpenAPI document (tests/openapi/contract.py)."""
+        if response.wsgi_request.path.startswith("/api/v1/") and settings.ROOT_URLCONF == PROJECT_URLCONF:
+            check_response(response)  # not a test's own routes (@pytest.mark.urls)
+        return response
 
     def post(self, path: str, params: dict[str, Any] | None = None, **extra: str):
         return self.request("POST", path, params, **extra)

@@ -7,7 +7,7 @@ from rest_framework.request import Request
 from apps.bot_storage.actions import do_remove_bot_storage, do_set_bot_storage
 from apps.bot_storage.selectors import bot_storage, check_is_bot
 from apps.bot_storage.serializers import StorageKeysParams, UpdateStorageParams
-from apps.core.params import parse_params
+from apps.core.params import parse_params, uses_params
 from apps.core.permissions import IsAuthenticatedUser
 from apps.core.responses import json_success
 from apps.core.views import ApiView
@@ -24,15 +24,18 @@ class BotStorageView(ApiView):
 
     permission_classes = [IsAuthenticatedUser, IsBot]
 
+    @uses_params(UpdateStorageParams)
     def put(self, request: Request):
         params = parse_params(UpdateStorageParams, request)
         do_set_bot_storage(request.user, entries=params.storage, acting_user=request.user)
         return json_success(request)
 
+    @uses_params(StorageKeysParams)
     def get(self, request: Request):
         params = parse_params(StorageKeysParams, request)
         return json_success(request, {"storage": bot_storage(request.user, params.keys)})
 
+    @uses_params(StorageKeysParams)
     def delete(self, request: Request):
         params = parse_params(StorageKeysParams, request)
         do_remove_bot_storage(request.user, keys=params.keys, acting_user=request.user)

@@ -6,14 +6,16 @@ A view declares a `Params` subclass whose field names are the parameter names:
         full_name: str | None = None            # raw string, sent without JSON quotes
         role: Json[Literal[100, 200]] | None = None   # JSON text inside the form field
 
-and calls `parse_params(UpdateUserParams, request)`. Parameters come from the form-encoded body for
+and calls `parse_params(UpdateUserParams, request)`; the handler says so with
+`@uses_params(UpdateUserParams)`, which is how the OpenAPI document (apps/core/openapi.py) learns
+its parameters. Parameters come from the form-encoded body for
 POST, PATCH, PUT and DELETE (the query string is a fallback, as in Zulip) and from the query string
 for GET. Errors use Zulip's codes and wording; parameters a view does not declare are reported in
 `ignored_parameters_unsupported` by `json_success`.
 """
 
 import json
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from functools import cache
 from typing import Annotated, Any, TypeVar
 
@@ -36,12 +38,14 @@ __all__ = [
     "parse_param_source",
     "parse_params",
     "request_params",
+    "uses_params",
 ]
 
 # A database id in a parameter: positive and within 64 bits (larger values would overflow queries).
 Id = Annotated[int, Field(ge=1, le=2**63 - 1)]
 
 P = TypeVar("P", bound="Params")
+F = TypeVar("F", bound=Callable[..., Any])
 
 
 def _json_or_text(value: str) -> Any:
@@ -101,7 +105,7 @@ def one_of(*choices: Any) -> Any:
             raise PydanticCustomError("literal_error", "Invalid value")
         return value
 
-    return Annotated[kind, AfterValidator(check)]
+    return Annotated[kind, AfterValidator(check), Field(json_schema_extra={"enum": list(choices)})]
 
 
 class Params(BaseModel):
@@ -112,6 +116,19 @@ class Params(BaseModel):
     @classmethod
     def parameter_names(cls) -> tuple[str, ...]:
         return _parameter_names(cls)
+
+
+def uses_params(*params_classes: type[Params], returns: Any = None) -> Callable[[F], F]:
+    """Declares the Params classes a handler parses (`parse_params`, itself or through the functions
+    it calls), and the type of what it answers besides the envelope (a TypedDict or a pydantic model):
+    the OpenAPI document's parameters and success schema. It changes nothing at run time."""
+
+    def declare(handler: F) -> F:
+        handler.params_classes = params_classes
+        handler.returns = returns
+        return handler
+
+    return declare
 
 
 @cache

@@ -6,7 +6,7 @@ included, as in Zulip."""
 from rest_framework.permissions import BasePermission
 from rest_framework.request import Request
 
-from apps.core.params import parse_params
+from apps.core.params import parse_params, uses_params
 from apps.core.permissions import IsAuthenticatedUser
 from apps.core.responses import json_success
 from apps.core.views import ApiViewSet
@@ -34,12 +34,14 @@ class DraftViewSet(ApiViewSet):
         drafts = drafts_for_user(request.user)
         return json_success(request, {"count": len(drafts), "drafts": drafts})
 
+    @uses_params(CreateDraftsParams)
     def create(self, request: Request):
         params = parse_params(CreateDraftsParams, request)
         drafts = [draft.fields() for draft in params.drafts]
         created = check_create_drafts(request.user, drafts=drafts, acting_user=request.user)
         return json_success(request, {"ids": [draft.id for draft in created]})
 
+    @uses_params(EditDraftParams)
     def partial_update(self, request: Request, draft_id: int):
         params = parse_params(EditDraftParams, request)
         draft = access_draft_by_id(request.user, draft_id)

@@ -1,10 +1,11 @@
-"""Parameters of POST /register, GET /events and DELETE /events."""
+"""Parameters of POST /register, GET /events and DELETE /events, and the top level of their answers."""
 
 import json
-from typing import Annotated, Any
+from typing import Annotated, Any, NotRequired
 
 from django.conf import settings
 from pydantic import BeforeValidator, Field, field_validator
+from typing_extensions import TypedDict
 
 from apps.core.errors import JsonableError
 from apps.core.params import Json, ParamError, Params
@@ -137,3 +138,29 @@ class DeleteQueueParams(Params):
         if not value:
             raise ParamError("queue_id cannot be blank")
         return value
+
+
+# --- answers: the OpenAPI document's success schemas (apps/core/openapi.py) ------------------------
+
+
+class RegisterAnswer(TypedDict):
+    """POST /register's top level; the state of the fetched event types sits beside these."""
+
+    queue_id: str | None
+    last_event_id: int
+    zulip_feature_level: int
+    zulip_version: str
+    zulip_merge_base: str
+    idle_queue_timeout_secs: NotRequired[int]
+
+
+class EventShape(TypedDict):
+    """An event: its id in the queue and its type; the type's own fields sit beside them."""
+
+    id: int
+    type: str
+
+
+class EventsAnswer(TypedDict):
+    events: list[EventShape]
+    queue_id: NotRequired[str]

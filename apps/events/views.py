@@ -8,16 +8,17 @@ from django.views.decorators.csrf import csrf_exempt
 from rest_framework.request import Request
 
 from apps.core.errors import MethodNotAllowedError, error_response
-from apps.core.params import parse_params
+from apps.core.params import parse_params, uses_params
 from apps.core.responses import json_success
 from apps.core.version import PARLEY_VERSION
 from apps.core.views import ApiView
 from apps.events import longpoll
 from apps.events.actions import do_register_queue, queue_options
-from apps.events.serializers import RegisterParams
+from apps.events.serializers import DeleteQueueParams, EventsAnswer, GetEventsParams, RegisterAnswer, RegisterParams
 
 
 class RegisterView(ApiView):
+    @uses_params(RegisterParams, returns=RegisterAnswer)
     def post(self, request: Request):
         params = parse_params(RegisterParams, request)
         options = queue_options(params, lifespan_secs=params.requested_lifespan_secs())
@@ -45,11 +46,13 @@ class EventsView(View):
     config/asgi.py; the browser's GET /json/events, which its session authenticates, always here
     (the thin route has no sessions, and a browser polls far less often than the API's clients)."""
 
+    @uses_params(GetEventsParams, returns=EventsAnswer)
     async def get(self, request: HttpRequest) -> HttpResponse:
         poll = longpoll.PollRequest.from_django(request)
         response = await longpoll.get_events(poll)
         return response.to_django()
 
+    @uses_params(DeleteQueueParams)
     async def delete(self, request: HttpRequest) -> HttpResponse:
         return await longpoll.delete_queue(request)
 

@@ -3,7 +3,7 @@ administrators create, change and order them (Zulip's require_realm_admin)."""
 
 from rest_framework.request import Request
 
-from apps.core.params import parse_params
+from apps.core.params import parse_params, uses_params
 from apps.core.permissions import IsAuthenticatedUser, IsOrganizationAdministrator
 from apps.core.responses import json_success
 from apps.core.views import ApiView
@@ -23,11 +23,13 @@ class ChannelFoldersView(ApiView):
     permission_classes = [IsAuthenticatedUser]
     method_permission_classes = {"patch": [IsOrganizationAdministrator]}
 
+    @uses_params(ListChannelFoldersParams)
     def get(self, request: Request):
         params = parse_params(ListChannelFoldersParams, request)
         folders = channel_folders_in_realm(request.user.realm_id, include_archived=params.include_archived)
         return json_success(request, {"channel_folders": folders})
 
+    @uses_params(ReorderChannelFoldersParams)
     def patch(self, request: Request):
         params = parse_params(ReorderChannelFoldersParams, request)
         check_reorder_channel_folders(request.user.realm, params.order, acting_user=request.user)
@@ -39,6 +41,7 @@ class CreateChannelFolderView(ApiView):
 
     permission_classes = [IsAuthenticatedUser, IsOrganizationAdministrator]
 
+    @uses_params(CreateChannelFolderParams)
     def post(self, request: Request):
         params = parse_params(CreateChannelFolderParams, request)
         folder = check_add_channel_folder(
@@ -52,6 +55,7 @@ class ChannelFolderView(ApiView):
 
     permission_classes = [IsAuthenticatedUser, IsOrganizationAdministrator]
 
+    @uses_params(UpdateChannelFolderParams)
     def patch(self, request: Request, channel_folder_id: int):
         params = parse_params(UpdateChannelFolderParams, request)
         folder = access_channel_folder_by_id(request.user.realm_id, channel_folder_id)

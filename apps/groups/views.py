@@ -4,7 +4,7 @@ bots included (Zulip 496)."""
 from rest_framework.decorators import action
 from rest_framework.request import Request
 
-from apps.core.params import parse_params
+from apps.core.params import parse_params, uses_params
 from apps.core.permissions import IsAuthenticatedUser, IsNotGuest
 from apps.core.responses import json_success
 from apps.core.views import ApiViewSet
@@ -39,6 +39,7 @@ class UserGroupViewSet(ApiViewSet):
     lookup_url_kwarg = "user_group_id"
     lookup_value_converter = "id"
 
+    @uses_params(GetUserGroupsParams)
     def list(self, request: Request):
         params = parse_params(GetUserGroupsParams, request)
         groups = user_groups_in_realm_serialized(
@@ -47,6 +48,7 @@ class UserGroupViewSet(ApiViewSet):
         return json_success(request, {"user_groups": groups})
 
     @action(detail=False, methods=["post"], url_path="create")
+    @uses_params(CreateUserGroupParams)
     def create_group(self, request: Request):
         params = parse_params(CreateUserGroupParams, request)
         group = check_add_user_group(
@@ -60,6 +62,7 @@ class UserGroupViewSet(ApiViewSet):
         )
         return json_success(request, {"group_id": group.id})
 
+    @uses_params(UpdateUserGroupParams)
     def partial_update(self, request: Request, user_group_id: int):
         params = parse_params(UpdateUserGroupParams, request)
         check_update_user_group(
@@ -82,6 +85,7 @@ class UserGroupViewSet(ApiViewSet):
         return json_success(request)
 
     @action(detail=True, methods=["get"])
+    @uses_params(GetMembersParams)
     def members(self, request: Request, user_group_id: int):
         params = parse_params(GetMembersParams, request)
         group = access_user_group_to_read(request.user, user_group_id)
@@ -90,6 +94,7 @@ class UserGroupViewSet(ApiViewSet):
         )
 
     @members.mapping.post
+    @uses_params(UpdateMembersParams)
     def update_members(self, request: Request, user_group_id: int):
         params = parse_params(UpdateMembersParams, request)
         check_update_user_group_members(
@@ -103,6 +108,7 @@ class UserGroupViewSet(ApiViewSet):
         return json_success(request)
 
     @action(detail=True, methods=["get"], url_path="members/<id:user_id>")
+    @uses_params(GetMembersParams)
     def member(self, request: Request, user_group_id: int, user_id: int):
         params = parse_params(GetMembersParams, request)
         group = access_user_group_to_read(request.user, user_group_id)
@@ -111,6 +117,7 @@ class UserGroupViewSet(ApiViewSet):
         return json_success(request, {"is_user_group_member": member})
 
     @action(detail=True, methods=["get"])
+    @uses_params(GetSubgroupsParams)
     def subgroups(self, request: Request, user_group_id: int):
         params = parse_params(GetSubgroupsParams, request)
         group = access_user_group_to_read(request.user, user_group_id)
@@ -118,6 +125,7 @@ class UserGroupViewSet(ApiViewSet):
         return json_success(request, {"subgroups": ids})
 
     @subgroups.mapping.post
+    @uses_params(UpdateSubgroupsParams)
     def update_subgroups(self, request: Request, user_group_id: int):
         params = parse_params(UpdateSubgroupsParams, request)
         check_update_user_group_subgroups(user_group_id, add=params.add, delete=params.delete, acting_user=request.user)

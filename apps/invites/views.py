@@ -4,7 +4,7 @@ message (/api/v1/realm/test_welcome_bot_custom_message), for administrators."""
 
 from rest_framework.request import Request
 
-from apps.core.params import parse_params
+from apps.core.params import parse_params, uses_params
 from apps.core.permissions import IsAuthenticatedUser, IsHuman, IsNotGuest, IsOrganizationAdministrator
 from apps.core.responses import json_success
 from apps.core.views import ApiView
@@ -30,6 +30,7 @@ class MultiuseInvitesView(ApiView):
 
     permission_classes = MEMBERS_OR_ADMINS
 
+    @uses_params(CreateMultiuseInviteParams)
     def post(self, request: Request):
         params = parse_params(CreateMultiuseInviteParams, request)
         invite = check_create_multiuse_invite(
@@ -60,6 +61,7 @@ class TestWelcomeMessageView(ApiView):
 
     permission_classes = [IsAuthenticatedUser, IsOrganizationAdministrator]
 
+    @uses_params(TestWelcomeMessageParams)
     def post(self, request: Request):
         params = parse_params(TestWelcomeMessageParams, request)
         message = check_send_test_welcome_message(params.welcome_message_custom_text, acting_user=request.user)

@@ -3,7 +3,7 @@ and the reorder (PATCH /realm/linkifiers) for administrators; the legacy GET /re
 
 from rest_framework.request import Request
 
-from apps.core.params import parse_params
+from apps.core.params import parse_params, uses_params
 from apps.core.permissions import IsAuthenticatedUser, IsOrganizationAdministrator
 from apps.core.responses import json_success
 from apps.core.views import ApiView
@@ -26,6 +26,7 @@ class LinkifiersView(ApiView):
     def get(self, request: Request):
         return json_success(request, {"linkifiers": linkifiers_for_realm(request.user.realm_id)})
 
+    @uses_params(ReorderLinkifiersParams)
     def patch(self, request: Request):
         params = parse_params(ReorderLinkifiersParams, request)
         check_reorder_linkifiers(request.user.realm, ordered_ids=params.ordered_linkifier_ids, acting_user=request.user)
@@ -41,6 +42,7 @@ class FiltersView(ApiView):
     def get(self, request: Request):
         return json_success(request, {"filters": legacy_tuples(linkifiers_for_realm(request.user.realm_id))})
 
+    @uses_params(LinkifierParams)
     def post(self, request: Request):
         params = parse_params(LinkifierParams, request)
         linkifier = check_add_linkifier(request.user.realm, fields=params.fields(), acting_user=request.user)
@@ -52,6 +54,7 @@ class FilterView(ApiView):
 
     permission_classes = [IsAuthenticatedUser, IsOrganizationAdministrator]
 
+    @uses_params(LinkifierParams)
     def patch(self, request: Request, filter_id: int):
         params = parse_params(LinkifierParams, request)
         linkifier = access_linkifier_by_id(request.user.realm, filter_id)

@@ -2,9 +2,10 @@
 
 import re
 from collections.abc import Sequence
-from typing import Annotated, Any, Literal
+from typing import Annotated, Any, Literal, NotRequired
 
 from pydantic import Field
+from typing_extensions import TypedDict
 
 from apps.core.params import Id, Json, JsonOrText, Params
 from apps.messages.models import AlertWord, Message, Reaction, SubMessage, UserMessage
@@ -100,6 +101,52 @@ def message_to_dict(
     if flags is not None:
         result["flags"] = flags
     return result
+
+
+# --- answers: the OpenAPI document's success schemas (apps/core/openapi.py) ------------------------
+
+
+class MessageShape(TypedDict):
+    """Zulip's Message object: message_to_dict (GET /messages adds the search fields)."""
+
+    id: int
+    type: Literal["stream", "private"]
+    sender_id: int
+    sender_email: str
+    sender_full_name: str
+    sender_realm_str: str
+    avatar_url: str | None
+    client: str
+    content: str
+    content_type: Literal["text/html", "text/x-markdown"]
+    display_recipient: str | list[dict[str, Any]]
+    recipient_id: int
+    subject: str
+    topic_links: list[dict[str, str]]
+    is_me_message: bool
+    timestamp: int
+    reactions: list[dict[str, Any]]
+    submessages: list[dict[str, Any]]
+    stream_id: NotRequired[int]
+    edit_history: NotRequired[list[dict[str, Any]]]
+    last_edit_timestamp: NotRequired[int]
+    last_moved_timestamp: NotRequired[int]
+    flags: NotRequired[list[str]]
+    match_content: NotRequired[str]
+    match_subject: NotRequired[str]
+
+
+class MessagesAnswer(TypedDict):
+    messages: list[MessageShape]
+    anchor: int
+    found_anchor: bool
+    found_oldest: bool
+    found_newest: bool
+    history_limited: bool
+
+
+class SentMessageAnswer(TypedDict):
+    id: int
 
 
 # --- parameters -----------------------------------------------------------------------------------

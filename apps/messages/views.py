@@ -10,7 +10,7 @@ from rest_framework.request import Request
 
 from apps.core.converters import ascii_int
 from apps.core.errors import JsonableError
-from apps.core.params import parse_params
+from apps.core.params import parse_params, uses_params
 from apps.core.permissions import IsAuthenticatedUser, IsOrganizationAdministrator
 from apps.core.responses import json_success
 from apps.core.views import ApiView
@@ -56,10 +56,12 @@ from apps.messages.serializers import (
     MarkStreamParams,
     MarkTopicParams,
     MatchesNarrowParams,
+    MessagesAnswer,
     RemoveAlertWordsParams,
     RemoveReactionParams,
     ReportMessageParams,
     SendMessageParams,
+    SentMessageAnswer,
     SubmessageParams,
     TopicsParams,
     TypingParams,
@@ -101,6 +103,7 @@ def resolve_anchor(user: User, anchor: str | None, use_first_unread: bool, terms
 class MessagesView(ApiView):
     """GET /messages (a narrow around an anchor) and POST /messages (send)."""
 
+    @uses_params(GetMessagesParams, returns=MessagesAnswer)
     def get(self, request: Request):
         params = parse_params(GetMessagesParams, request)
         user = request.user
@@ -134,6 +137,7 @@ class MessagesView(ApiView):
             },
         )
 
+    @uses_params(SendMessageParams, returns=SentMessageAnswer)
     def post(self, request: Request):
         params = parse_params(SendMessageParams, request)
         topic = params.topic if params.topic is not None else params.subject
@@ -154,6 +158,7 @@ class MessagesView(ApiView):
 class MessageView(ApiView):
     """GET, PATCH (edit, move) and DELETE /messages/{message_id}."""
 
+    @uses_params(GetMessageParams)
     def get(self, request: Request, message_id: int):
         params = parse_params(GetMessageParams, request)
         message, flags = access_message(request.user, message_id)
@@ -171,6 +176,7 @@ class MessageView(ApiView):
         )
         return json_success(request, {"raw_content": message.content, "message": shape})
 
+    @uses_params(UpdateMessageParams)
     def patch(self, request: Request, message_id: int):
         params = parse_params(UpdateMessageParams, request)
         message, _ = access_message(request.user, message_id)
@@ -208,6 +214,7 @@ class ReportMessageView(ApiView):
     """POST /messages/{message_id}/report: a report of a message the user may see, to the
     organization's moderation request channel (actions.report)."""
 
+    @uses_params(ReportMessageParams)
     def post(self, request: Request, message_id: int):
         params = parse_params(ReportMessageParams, request)
         check_report_message(request.user, message_id, params.report_type, params.description)
@@ -217,6 +224,7 @@ class ReportMessageView(ApiView):
 class MessageHistoryView(ApiView):
     """GET /messages/{message_id}/history: the message's versions, oldest first."""
 
+    @uses_params(GetMessageParams)
     def get(self, request: Request, message_id: int):
         params = parse_params(GetMessageParams, request)
         message, _ = access_message(request.user, message_id)
@@ -248,6 +256,7 @@ class EmojiDataView(View):
 class ChannelTopicsView(ApiView):
     """GET /users/me/{stream_id}/topics: the channel's topics the user may see, latest first."""
 
+    @uses_params(TopicsParams)
     def get(self, request: Request, stream_id: int):
         params = parse_params(TopicsParams, request)
         stream, _ = access_stream_by_id(request.user, stream_id)
@@ -258,6 +267,7 @@ class ChannelTopicsView(ApiView):
 class TypingView(ApiView):
     """POST /typing: the user is composing (op "start") or stopped (op "stop")."""
 
+    @uses_params(TypingParams)
     def post(self, request: Request):
         params = parse_params(TypingParams, request)
         if params.type in ("stream", "channel"):
@@ -276,6 +286,7 @@ class TypingView(ApiView):
 class SubmessageView(ApiView):
     """POST /submessage: a vote, option or task of a poll or to-do list (or any submessage)."""
 
+    @uses_params(SubmessageParams)
     def post(self, request: Request):
         params = parse_params(SubmessageParams, request)
         message, _ = access_message(request.user, params.message_id)
@@ -286,9 +297,11 @@ class SubmessageView(ApiView):
 class ReactionsView(ApiView):
     """POST and DELETE /messages/{message_id}/reactions: the user's emoji reaction."""
 
+    @uses_params(AddReactionParams)
     def post(self, request: Request, message_id: int):
         return self._change(request, message_id, AddReactionParams, check_add_reaction)
 
+    @uses_params(RemoveReactionParams)
     def delete(self, request: Request, message_id: int):
         return self._change(request, message_id, RemoveReactionParams, check_remove_reaction)
 
@@ -302,6 +315,7 @@ class ReactionsView(ApiView):
 class MessageFlagsView(ApiView):
     """POST /messages/flags."""
 
+    @uses_params(UpdateFlagsParams)
     def post(self, request: Request):
         params = parse_params(UpdateFlagsParams, request)
         check_update_message_flags(
@@ -313,6 +327,7 @@ class MessageFlagsView(ApiView):
 class MessageFlagsForNarrowView(ApiView):
     """POST /messages/flags/narrow: a flag on the messages of a narrow around an anchor."""
 
+    @uses_params(UpdateFlagsForNarrowParams)
     def post(self, request: Request):
         params = parse_params(UpdateFlagsForNarrowParams, request)
         user = request.user
@@ -350,6 +365,7 @@ class MarkAllAsReadView(ApiView):
 
 
 class MarkStreamAsReadView(ApiView):
+    @uses_params(MarkStreamParams)
     def post(self, request: Request):
         params = parse_params(MarkStreamParams, request)
         stream, _ = access_stream_by_id(request.user, params.stream_id)
@@ -358,6 +374,7 @@ class MarkStreamAsReadView(ApiView):
 
 
 class MarkTopicAsReadView(ApiView):
+    @uses_params(MarkTopicParams)
     def post(self, request: Request):
         params = parse_params(MarkTopicParams, request)
         stream, _ = access_stream_by_id(request.user, params.stream_id)
@@ -368,6 +385,7 @@ class MarkTopicAsReadView(ApiView):
 class MatchesNarrowView(ApiView):
     """GET /messages/matches_narrow: which of these messages match, with search hits highlighted."""
 
+    @uses_params(MatchesNarrowParams)
     def get(self, request: Request):
         params = parse_params(MatchesNarrowParams, request)
         terms = parse_narrow(params.narrow)
@@ -394,11 +412,13 @@ class AlertWordsView(ApiView):
     def get(self, request: Request):
         return json_success(request, {"alert_words": alert_words_of(request.user)})
 
+    @uses_params(AddAlertWordsParams)
     def post(self, request: Request):
         params = parse_params(AddAlertWordsParams, request)
         words = check_add_alert_words(request.user, params.alert_words, acting_user=request.user)
         return json_success(request, {"alert_words": words})
 
+    @uses_params(RemoveAlertWordsParams)
     def delete(self, request: Request):
         params = parse_params(RemoveAlertWordsParams, request)
         words = do_remove_alert_words(request.user, params.alert_words, acting_user=request.user)
@@ -410,6 +430,7 @@ class DeleteTopicView(ApiView):
 
     permission_classes = [IsAuthenticatedUser, IsOrganizationAdministrator]
 
+    @uses_params(DeleteTopicParams)
     def post(self, request: Request, stream_id: int):
         params = parse_params(DeleteTopicParams, request)
         stream, _ = access_stream_by_id(request.user, stream_id)

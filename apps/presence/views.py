@@ -3,7 +3,7 @@
 from rest_framework.request import Request
 
 from apps.core.errors import JsonableError
-from apps.core.params import parse_params
+from apps.core.params import parse_params, uses_params
 from apps.core.permissions import IsAuthenticatedUser, IsHuman
 from apps.core.responses import json_success
 from apps.core.views import ApiView
@@ -22,6 +22,7 @@ class OwnPresenceView(ApiView):
 
     permission_classes = [IsAuthenticatedUser, IsHuman]
 
+    @uses_params(UpdatePresenceParams)
     def post(self, request: Request):
         params = parse_params(UpdatePresenceParams, request)
         if params.status not in STATUSES:
@@ -51,6 +52,7 @@ class RealmPresenceView(ApiView):
 class UserPresenceView(ApiView):
     """GET /users/{user_id_or_email}/presence (bots may ask)."""
 
+    @uses_params(GetUserPresenceParams)
     def get(self, request: Request, user_id: int | None = None, email: str | None = None):
         params = parse_params(GetUserPresenceParams, request)
         named = user_id if user_id is not None else email
@@ -61,6 +63,7 @@ class UserPresenceView(ApiView):
 class OwnStatusView(ApiView):
     """POST /users/me/status: the user's status text and emoji (and the deprecated away)."""
 
+    @uses_params(UpdateStatusParams)
     def post(self, request: Request):
         params = parse_params(UpdateStatusParams, request)
         check_update_user_status(

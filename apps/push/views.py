@@ -4,7 +4,7 @@
 
 from rest_framework.request import Request
 
-from apps.core.params import parse_params
+from apps.core.params import parse_params, uses_params
 from apps.core.permissions import IsAuthenticatedUser, IsHuman
 from apps.core.responses import json_success
 from apps.core.views import ApiView
@@ -45,6 +45,7 @@ class TokenView(HumanView):
         do_add_push_device_token(request.user, kind=self.kind, token=token, ios_app_id=app_id)
         return json_success(request)
 
+    @uses_params(TokenParams)
     def delete(self, request: Request):
         params = parse_params(TokenParams, request)
         token = check_token(params.token, self.kind)
@@ -57,6 +58,7 @@ class ApnsTokenView(TokenView):
 
     kind = PushDeviceToken.Kind.APNS
 
+    @uses_params(AddApnsTokenParams)
     def post(self, request: Request):
         params = parse_params(AddApnsTokenParams, request)
         return self.add(request, params.token, app_id=check_app_id(params.appid))
@@ -67,6 +69,7 @@ class FcmTokenView(TokenView):
 
     kind = PushDeviceToken.Kind.FCM
 
+    @uses_params(TokenParams)
     def post(self, request: Request):
         return self.add(request, parse_params(TokenParams, request).token)
 
@@ -74,6 +77,7 @@ class FcmTokenView(TokenView):
 class TestNotificationView(HumanView):
     """POST /mobile_push/test_notification: to one token of the user's, or to all of them."""
 
+    @uses_params(TestNotificationParams)
     def post(self, request: Request):
         params = parse_params(TestNotificationParams, request)
         tokens = push_tokens_for_user(request.user)
@@ -91,6 +95,7 @@ class EncryptedTestNotificationView(HumanView):
     """POST /mobile_push/e2ee/test_notification: to one registered device of the user's (`device_id`),
     or to all of them."""
 
+    @uses_params(OptionalDeviceIdParams)
     def post(self, request: Request):
         params = parse_params(OptionalDeviceIdParams, request)
         _, devices = push_targets(request.user)
@@ -113,6 +118,7 @@ class RegisterClientDeviceView(HumanView):
 class RemoveClientDeviceView(HumanView):
     """POST /remove_client_device."""
 
+    @uses_params(DeviceIdParams)
     def post(self, request: Request):
         params = parse_params(DeviceIdParams, request)
         do_remove_client_device(access_device_by_id(request.user, params.device_id))
@@ -122,6 +128,7 @@ class RemoveClientDeviceView(HumanView):
 class RegisterPushDeviceView(HumanView):
     """POST /mobile_push/register: the device's push key and token (end-to-end encrypted push)."""
 
+    @uses_params(RegisterPushDeviceParams)
     def post(self, request: Request):
         params = parse_params(RegisterPushDeviceParams, request)
         device = access_device_by_id(request.user, params.device_id)

@@ -2,7 +2,7 @@
 
 from rest_framework.request import Request
 
-from apps.core.params import parse_params
+from apps.core.params import parse_params, uses_params
 from apps.core.responses import json_success
 from apps.core.views import ApiViewSet
 from apps.snippets.actions import do_create_saved_snippet, do_delete_saved_snippet, do_edit_saved_snippet
@@ -19,6 +19,7 @@ class SavedSnippetViewSet(ApiViewSet):
     def list(self, request: Request):
         return json_success(request, {"saved_snippets": saved_snippets_for_user(request.user)})
 
+    @uses_params(CreateSavedSnippetParams)
     def create(self, request: Request):
         params = parse_params(CreateSavedSnippetParams, request)
         snippet = do_create_saved_snippet(
@@ -26,6 +27,7 @@ class SavedSnippetViewSet(ApiViewSet):
         )
         return json_success(request, {"saved_snippet_id": snippet.id})
 
+    @uses_params(EditSavedSnippetParams)
     def partial_update(self, request: Request, saved_snippet_id: int):
         params = parse_params(EditSavedSnippetParams, request)
         snippet = access_saved_snippet_by_id(request.user, saved_snippet_id)

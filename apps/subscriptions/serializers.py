@@ -2,9 +2,10 @@
 
 import re
 from enum import Enum
-from typing import Annotated, Any, Literal, Self
+from typing import Annotated, Any, Literal, NotRequired, Self
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
+from typing_extensions import TypedDict
 
 from apps.core.errors import JsonableError
 from apps.core.params import Id, Json, ParamError, Params
@@ -119,6 +120,46 @@ def user_topic_to_dict(user_topic: UserTopic) -> dict[str, Any]:
         "last_updated": int(user_topic.last_updated.timestamp()),
         "visibility_policy": user_topic.visibility_policy,
     }
+
+
+# --- answers: the OpenAPI document's success schemas (apps/core/openapi.py) ------------------------
+
+
+class SubscriptionShape(TypedDict):
+    """Zulip's Subscription object (subscription_to_dict): the channel (stream_to_dict, whose
+    group-valued settings are left out here), the user's settings for it and its subscribers if asked."""
+
+    stream_id: int
+    name: str
+    description: str
+    rendered_description: str
+    date_created: int
+    creator_id: int | None
+    invite_only: bool
+    is_web_public: bool
+    history_public_to_subscribers: bool
+    is_archived: bool
+    first_message_id: int | None
+    message_retention_days: int | None
+    folder_id: int | None
+    topics_policy: str
+    stream_post_policy: int
+    is_announcement_only: bool
+    subscriber_count: int
+    color: str
+    is_muted: bool
+    in_home_view: bool
+    pin_to_top: bool
+    desktop_notifications: bool | None
+    audible_notifications: bool | None
+    push_notifications: bool | None
+    email_notifications: bool | None
+    wildcard_mentions_notify: bool | None
+    subscribers: NotRequired[list[int]]
+
+
+class SubscriptionsAnswer(TypedDict):
+    subscriptions: list[SubscriptionShape]
 
 
 # --- parameters -----------------------------------------------------------------------------------

@@ -3,7 +3,7 @@
 
 from rest_framework.request import Request
 
-from apps.core.params import parse_params
+from apps.core.params import parse_params, uses_params
 from apps.core.permissions import IsAuthenticatedUser, IsNotGuest, IsOrganizationAdministrator
 from apps.core.responses import json_success
 from apps.core.views import ApiView
@@ -39,6 +39,7 @@ from apps.subscriptions.serializers import (
     LegacyMuteTopicParams,
     ListSubscriptionsParams,
     SubscribeParams,
+    SubscriptionsAnswer,
     UnsubscribeParams,
     UpdateRealmWithChannelParams,
     UpdateStreamParams,
@@ -53,11 +54,13 @@ class SubscriptionsView(ApiView):
 
     method_permission_classes = {"post": [IsNotGuest]}
 
+    @uses_params(ListSubscriptionsParams, returns=SubscriptionsAnswer)
     def get(self, request: Request):
         params = parse_params(ListSubscriptionsParams, request)
         subscriptions = subscriptions_for_list(request.user, include_subscribers=params.include_subscribers)
         return json_success(request, {"subscriptions": subscriptions})
 
+    @uses_params(SubscribeParams)
     def post(self, request: Request):
         params = parse_params(SubscribeParams, request)
         users = access_principals(request.user, params.principals)
@@ -77,6 +80,7 @@ class SubscriptionsView(ApiView):
         )
         return json_success(request, result)
 
+    @uses_params(UnsubscribeParams)
     def delete(self, request: Request):
         params = parse_params(UnsubscribeParams, request)
         users = access_principals(request.user, params.principals)
@@ -87,6 +91,7 @@ class SubscriptionsView(ApiView):
 class SubscriptionPropertiesView(ApiView):
     """POST /users/me/subscriptions/properties: several settings at once (the official client's form)."""
 
+    @uses_params(BulkSubscriptionPropertiesParams)
     def post(self, request: Request):
         params = parse_params(BulkSubscriptionPropertiesParams, request)
         changes = [(change.stream_id, change.property, change.value) for change in params.subscription_data]
@@ -101,6 +106,7 @@ class SubscriptionView(ApiView):
         _, sub = access_stream_by_id(request.user, stream_id, require_content_access=False)
         return json_success(request, {"is_subscribed": sub is not None})
 
+    @uses_params(UpdateSubscriptionPropertyParams)
     def patch(self, request: Request, stream_id: int):
         params = parse_params(UpdateSubscriptionPropertyParams, request)
         check_change_subscription_properties([(stream_id, params.property, params.value)], acting_user=request.user)
@@ -119,6 +125,7 @@ class UserSubscriptionView(ApiView):
 class UserTopicsView(ApiView):
     """POST /user_topics: the user's visibility policy for a topic."""
 
+    @uses_params(UserTopicParams)
     def post(self, request: Request):
         params = parse_params(UserTopicParams, request)
         removing = params.visibility_policy == UserTopic.VisibilityPolicy.INHERIT
@@ -132,6 +139,7 @@ class UserTopicsView(ApiView):
 class StreamsView(ApiView):
     """GET /streams: the channels the user can see, filtered as asked."""
 
+    @uses_params(GetStreamsParams)
     def get(self, request: Request):
         params = parse_params(GetStreamsParams, request)
         streams = streams_for_list(
@@ -153,6 +161,7 @@ class StreamView(ApiView):
         stream, _ = access_stream_by_id(request.user, stream_id, require_content_access=False)
         return json_success(request, {"stream": stream_dicts([stream])[stream.id]})
 
+    @uses_params(UpdateStreamParams)
     def patch(self, request: Request, stream_id: int):
         params = parse_params(UpdateStreamParams, request)
         stream = access_stream_to_administer(request.user, stream_id, allow_archived=False)
@@ -189,6 +198,7 @@ class StreamMembersView(ApiView):
 class StreamIdView(ApiView):
     """GET /get_stream_id?stream=name."""
 
+    @uses_params(GetStreamIdParams)
     def get(self, request: Request):
         params = parse_params(GetStreamIdParams, request)
         stream, _ = access_stream_by_name(request.user, params.stream)
@@ -198,6 +208,7 @@ class StreamIdView(ApiView):
 class LegacyMutedTopicsView(ApiView):
     """PATCH /users/me/subscriptions/muted_topics (the official client's mute_topic)."""
 
+    @uses_params(LegacyMuteTopicParams)
     def patch(self, request: Request):
         params = parse_params(LegacyMuteTopicParams, request)
         if params.stream_id is not None:
@@ -214,6 +225,7 @@ class RealmView(ApiView):
 
     permission_classes = [IsAuthenticatedUser, IsOrganizationAdministrator]
 
+    @uses_params(UpdateRealmWithChannelParams)
     def patch(self, request: Request):
         params = parse_params(UpdateRealmWithChannelParams, request)
         settings = params.settings()

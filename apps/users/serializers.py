@@ -1,8 +1,9 @@
 """Request parameter classes and the wire shapes of users, their settings and custom profile fields."""
 
-from typing import Annotated, Any
+from typing import Annotated, Any, NotRequired
 
 from pydantic import BaseModel, ConfigDict, Field, create_model, model_validator
+from typing_extensions import TypedDict
 
 from apps.core.params import Id, Json, ParamError, Params, one_of
 from apps.realms.models import EmailVisibility, Realm
@@ -104,6 +105,46 @@ def custom_profile_field_to_dict(field: CustomProfileField) -> dict[str, Any]:
     if field.display_in_profile_summary:
         result["display_in_profile_summary"] = True
     return result
+
+
+# --- answers: the OpenAPI document's success schemas (apps/core/openapi.py) ------------------------
+
+
+class OwnUserShape(TypedDict):
+    """own_user_to_dict's fields (GET /users/me); other apps add theirs (max_message_id)."""
+
+    user_id: int
+    email: str
+    delivery_email: str | None
+    full_name: str
+    date_joined: str
+    is_active: bool
+    is_owner: bool
+    is_admin: bool
+    is_guest: bool
+    is_bot: bool
+    role: int
+    timezone: str
+    avatar_url: str | None
+    avatar_version: int
+    is_imported_stub: bool
+    profile_data: NotRequired[dict[str, dict[str, Any]]]
+    max_message_id: NotRequired[int]
+
+
+class UserShape(OwnUserShape):
+    """Zulip's User object: user_to_dict."""
+
+    bot_type: int | None
+    bot_owner_id: int | None
+
+
+class UsersAnswer(TypedDict):
+    members: list[UserShape]
+
+
+class UserAnswer(TypedDict):
+    user: UserShape
 
 
 # Generous bounds that keep one request's work small: no organization has this many fields.

@@ -3,7 +3,7 @@
 from rest_framework.request import Request
 
 from apps.core.auth import realm_for_request
-from apps.core.params import parse_params
+from apps.core.params import parse_params, uses_params
 from apps.core.permissions import IsAuthenticatedUser, IsHuman, IsOrganizationAdministrator
 from apps.core.responses import json_success
 from apps.core.views import ApiView
@@ -37,6 +37,7 @@ from apps.users.serializers import (
     CreateUserParams,
     FetchApiKeyParams,
     GetUsersParams,
+    OwnUserShape,
     RealmUserDefaultsParams,
     RemoveOwnProfileDataParams,
     ReorderCustomProfileFieldsParams,
@@ -44,6 +45,8 @@ from apps.users.serializers import (
     UpdateOwnProfileDataParams,
     UpdateSettingsParams,
     UpdateUserParams,
+    UserAnswer,
+    UsersAnswer,
     custom_profile_field_to_dict,
     given_settings,
     own_user_to_dict,
@@ -53,6 +56,7 @@ from apps.users.serializers import (
 
 
 class OwnUserView(ApiView):
+    @uses_params(returns=OwnUserShape)
     def get(self, request: Request):
         user = request.user
         return json_success(
@@ -71,6 +75,7 @@ class UsersView(ApiView):
 
     method_permission_classes = {"post": [IsOrganizationAdministrator]}
 
+    @uses_params(CreateUserParams)
     def post(self, request: Request):
         params = parse_params(CreateUserParams, request)
         user = check_create_user_by_admin(
@@ -78,6 +83,7 @@ class UsersView(ApiView):
         )
         return json_success(request, {"user_id": user.id})
 
+    @uses_params(GetUsersParams, returns=UsersAnswer)
     def get(self, request: Request):
         params = parse_params(GetUsersParams, request)
         realm = request.user.realm
@@ -102,6 +108,7 @@ class UserView(ApiView):
             return access_user_by_email(request.user, self.kwargs["email"], **kwargs)
         return access_user_by_id(request.user, self.kwargs["user_id"], **kwargs)
 
+    @uses_params(GetUsersParams, returns=UserAnswer)
     def get(self, request: Request, **path):
         params = parse_params(GetUsersParams, request)
         target = self.get_target(request, for_admin=False)
@@ -117,6 +124,7 @@ class UserView(ApiView):
             },
         )
 
+    @uses_params(UpdateUserParams)
     def patch(self, request: Request, **path):
         params = parse_params(UpdateUserParams, request)
         target = self.get_target(request, for_admin=True)
@@ -152,6 +160,7 @@ class ReactivateUserView(ApiView):
 class OwnProfileDataView(ApiView):
     permission_classes = [IsAuthenticatedUser, IsHuman]
 
+    @uses_params(UpdateOwnProfileDataParams)
     def patch(self, request: Request):
         params = parse_params(UpdateOwnProfileDataParams, request)
         check_update_user_custom_profile_data(
@@ -159,6 +168,7 @@ class OwnProfileDataView(ApiView):
         )
         return json_success(request)
 
+    @uses_params(RemoveOwnProfileDataParams)
     def delete(self, request: Request):
         params = parse_params(RemoveOwnProfileDataParams, request)
         check_remove_user_custom_profile_data(request.user, params.data, acting_user=request.user)
@@ -172,6 +182,7 @@ class CustomProfileFieldsView(ApiView):
         fields = get_custom_profile_fields(request.user.realm)
         return json_success(request, {"custom_fields": [custom_profile_field_to_dict(f) for f in fields]})
 
+    @uses_params(CreateCustomProfileFieldParams)
     def post(self, request: Request):
         params = parse_params(CreateCustomProfileFieldParams, request)
         field = check_add_realm_custom_profile_field(
@@ -187,6 +198,7 @@ class CustomProfileFieldsView(ApiView):
         )
         return json_success(request, {"id": field.id})
 
+    @uses_params(ReorderCustomProfileFieldsParams)
     def patch(self, request: Request):
         params = parse_params(ReorderCustomProfileFieldsParams, request)
         check_reorder_realm_custom_profile_fields(request.user.realm, params.order, acting_user=request.user)
@@ -196,6 +208,7 @@ class CustomProfileFieldsView(ApiView):
 class CustomProfileFieldView(ApiView):
     permission_classes = [IsAuthenticatedUser, IsOrganizationAdministrator]
 
+    @uses_params(UpdateCustomProfileFieldParams)
     def patch(self, request: Request, field_id: int):
         params = parse_params(UpdateCustomProfileFieldParams, request)
         field = access_custom_profile_field(request.user.realm, field_id)
@@ -214,6 +227,7 @@ class FetchApiKeyView(ApiView):
     # Anyone may ask: credentials sent are not looked at.
     authentication_classes = permission_classes = ()
 
+    @uses_params(FetchApiKeyParams)
     def post(self, request: Request):
         params = parse_params(FetchApiKeyParams, request)
         user = check_password_login(realm_for_request(request._request), params.username, params.password)
@@ -226,6 +240,7 @@ class SettingsView(ApiView):
 
     permission_classes = [IsAuthenticatedUser, IsHuman]
 
+    @uses_params(UpdateSettingsParams)
     def patch(self, request: Request):
         params = parse_params(UpdateSettingsParams, request)
         targets = params.target_users
@@ -249,6 +264,7 @@ class RealmUserDefaultsView(ApiView):
 
     permission_classes = [IsAuthenticatedUser, IsOrganizationAdministrator]
 
+    @uses_params(RealmUserDefaultsParams)
     def patch(self, request: Request):
         params = parse_params(RealmUserDefaultsParams, request)
         check_update_realm_user_defaults(request.user.realm, given_settings(params), acting_user=request.user)

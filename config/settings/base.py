@@ -63,6 +63,9 @@ INSTALLED_APPS = [
     "django.contrib.messages",
     "django.contrib.staticfiles",
     "rest_framework",
+    # the messaging API's OpenAPI document and docs page (apps/core/openapi.py)
+    "drf_spectacular",
+    "drf_spectacular_sidecar",
     "django_filters",
     "django_tasks",
     "django_tasks_db",
@@ -271,6 +274,22 @@ REST_FRAMEWORK = {
     ],
     "EXCEPTION_HANDLER": "apps.core.errors.drf_exception_handler",
     "UNAUTHENTICATED_USER": None,
+    # /api/v1/openapi.json: each view's parameters from its handlers' @uses_params.
+    "DEFAULT_SCHEMA_CLASS": "apps.core.openapi.ParamsAutoSchema",
+}
+SPECTACULAR_SETTINGS = {
+    "OAS_VERSION": "3.1.0",
+    "DESCRIPTION": "Zulip's REST API as Parley serves it. Parameters are sent as Zulip's clients send "
+    "them: in the query string on GET, else in a form-encoded body; lists, objects, booleans and numbers "
+    "as JSON text inside the field.",
+    "SCHEMA_PATH_PREFIX": "/api/v1",
+    "PREPROCESSING_HOOKS": ["apps.core.openapi.api_endpoints_only"],
+    "POSTPROCESSING_HOOKS": ["apps.core.openapi.complete_document"],
+    # Path segments: ids are positive integers (apps.core.converters.IdConverter).
+    "PATH_CONVERTER_OVERRIDES": {"id": {"type": "integer", "minimum": 1}},
+    "SWAGGER_UI_DIST": "SIDECAR",
+    "SWAGGER_UI_FAVICON_HREF": "SIDECAR",
+    "SWAGGER_UI_SETTINGS": {"deepLinking": True, "displayOperationId": False},
 }
 
 # Rate limits: requests per window (seconds). Redis-backed when REDIS_URL is set.
