@@ -7,7 +7,8 @@ real server on PostgreSQL and Redis with N workers, in steps of more and more pe
 Each simulated person, as the Zulip apps do: registers an event queue (everything, as a client
 starting up), long-polls it without a pause, pings presence every 60 s, reads a channel's newest
 messages now and then, sends to one of their channels now and then, and marks what arrives read.
-People join a step spread over its first quarter and stay for the next steps. The ratio that
+People join at the start of a step, spread over --join-seconds (their registering is reported
+apart), and stay for the next steps; then the step is measured for --step-seconds. The ratio that
 comes out is the one Zulip reports for its own servers: event polls first, then presence, then
 messages and everything else.
 
@@ -85,10 +86,12 @@ class Stats:
         self.latency: dict[str, list[float]] = defaultdict(list)
         self.errors: dict[str, int] = defaultdict(int)
         self.delivery: list[float] = []
+        self.event_types: dict[str, int] = defaultdict(int)
 
     def snapshot_and_reset(self) -> "Stats":
         done = Stats()
         done.latency, done.errors, done.delivery = self.latency, self.errors, self.delivery
+        done.event_types = self.event_types
         self.__init__()
         return done
 
@@ -180,6 +183,7 @@ class Person:
                 continue
             read = []
             for event in answer["events"]:
+                self.stats.event_types[event["type"]] += 1
                 self.last_event_id = max(self.last_event_id, event["id"])
                 if event["type"] == "message":
                     self.received(event["message"], read)
@@ -195,6 +199,25 @@ class Person:
         if len(words) >= 2 and words[0] == MARKER and message["sender_id"] != self.row["id"]:
             self.stats.delivery.append(time.time() - float(words[1]))
             read.append(message["id"])
+
+
+async def first_messages(rows: list[dict], port: int, options) -> None:
+    """A message in each channel before anyone connects: a channel's first message tells everyone
+    who can see the channel its first_message_id (a stream event to the whole organization), which
+    would otherwise flood the first steps of a run on benchmarks/scale's organization (whose smaller
+    channels have no history) with events a running organization does not produce."""
+    senders = {}
+    for row in rows:
+        for channel in row["channels"]:
+            senders.setdefault(channel, row)
+    stats = Stats()
+    for channel, row in senders.items():
+        person = Person(row, port, stats, options)
+        form = {"type": "stream", "to": channel, "topic": "hello", "content": "The first message here"}
+        await person.call("messages (send)", "POST", "/messages", form)
+        person.other.close()
+    if stats.errors:
+        raise RuntimeError(f"the channels' first messages failed: {dict(stats.errors)}")
 
 
 def process_usage(names: tuple[str, ...], pids: set[int] = frozenset()) -> tuple[float, int]:
@@ -233,12 +256,20 @@ def server_pids(root: int) -> set[int]:
     return found
 
 
+def machine_busy_seconds() -> float:
+    """CPU seconds the whole machine spent busy (every core), from /proc/stat."""
+    user, nice, system, _idle, _iowait, irq, softirq, steal = map(int, Path("/proc/stat").read_text().split()[1:9])
+    return (user + nice + system + irq + softirq + steal) / CLOCK_TICKS
+
+
 def usage(server: subprocess.Popen) -> dict[str, tuple[float, int]]:
+    # PostgreSQL's figure misses backends that exited during the step; the machine's does not.
     return {
         "server": process_usage((), server_pids(server.pid)),
         "postgresql": process_usage(("postgres",)),
         "redis": process_usage(("redis-server",)),
         "load generator": (sum(os.times()[:2]), 0),
+        "machine": (machine_busy_seconds(), 0),
     }
 
 
@@ -283,7 +314,7 @@ async def wait_until_serving(port: int) -> None:
     raise RuntimeError("the server did not start")
 
 
-def report(step: int, seconds: float, stats: Stats, before: dict, after: dict) -> dict:
+def report(step: int, seconds: float, stats: Stats, joined: Stats, before: dict, after: dict) -> dict:
     requests = {
         kind: {
             "count": len(samples),
@@ -308,18 +339,30 @@ def report(step: int, seconds: float, stats: Stats, before: dict, after: dict) -
         "seconds": round(seconds, 1),
         "requests": requests,
         "send_to_receive": delivery,
+        "events_received": dict(stats.event_types),
         "cpu_percent_of_one_core": cpu,
         "server_rss_mb": round(after["server"][1] / 2**20, 1),
         "sustained": errors == 0 and delivery["count"] > 0 and delivery["p99_ms"] < SUSTAINED_P99_SECONDS * 1000,
     }
     total = sum(entry["count"] for entry in requests.values()) or 1
+    registers = joined.latency.get("register", [])
+    result["joining"] = {
+        "registers": len(registers),
+        "errors": sum(joined.errors.values()),
+        "register_p50_ms": round(percentile(registers, 0.5) * 1000, 1),
+        "register_p99_ms": round(percentile(registers, 0.99) * 1000, 1),
+    }
     print(f"\n== {step} people, {seconds:.0f} s: {'sustained' if result['sustained'] else 'NOT sustained'}")
+    print(f"  joining: {len(registers)} registered (p50 {result['joining']['register_p50_ms']} ms, p99"
+          f" {result['joining']['register_p99_ms']} ms), {result['joining']['errors']} errors")  # fmt: skip
     for kind, entry in requests.items():
         share = 100 * entry["count"] / total
         print(f"  {kind:18} {entry['count']:7} ({share:4.1f}%) errors {entry['errors']:4}"
               f"  p50 {entry.get('p50_ms', '-'):>7} ms  p99 {entry.get('p99_ms', '-'):>7} ms")  # fmt: skip
     print(f"  send -> receive    {delivery['count']:7} deliveries  p50 {delivery['p50_ms']} ms"
           f"  p99 {delivery['p99_ms']} ms  max {delivery['max_ms']} ms")  # fmt: skip
+    kinds = sorted(stats.event_types.items(), key=lambda item: -item[1])
+    print("  events received: " + ", ".join(f"{kind} {count}" for kind, count in kinds))
     print("  CPU (% of one core): " + ", ".join(f"{name} {value}" for name, value in cpu.items()))
     print(f"  server memory (all its processes): {result['server_rss_mb']} MB")
     return result
@@ -336,14 +379,18 @@ async def scenario(options) -> list[dict]:
     stats, results, tasks = Stats(), [], []
     try:
         await wait_until_serving(server.port)
+        await first_messages(rows, server.port, options)
         for step in options.steps:
             joining = [Person(row, server.port, stats, options) for row in rows[len(tasks) : step]]
-            before, started = usage(server), time.monotonic()
             for person in joining:
                 tasks.append(asyncio.create_task(person.run()))
-                await asyncio.sleep(options.step_seconds / 4 / max(len(joining), 1))
-            await asyncio.sleep(max(0.0, options.step_seconds - (time.monotonic() - started)))
-            results.append(report(step, time.monotonic() - started, stats.snapshot_and_reset(), before, usage(server)))
+                await asyncio.sleep(options.join_seconds / max(len(joining), 1))
+            await asyncio.sleep(5)  # the last to join register and start polling
+            joined = stats.snapshot_and_reset()
+            before, started = usage(server), time.monotonic()
+            await asyncio.sleep(options.step_seconds)
+            measured = stats.snapshot_and_reset()
+            results.append(report(step, time.monotonic() - started, measured, joined, before, usage(server)))
     finally:
         for task in tasks:
             task.cancel()
@@ -362,8 +409,9 @@ def main() -> None:
     parser.add_argument("--redis-url", default="redis://127.0.0.1:6379/15")
     parser.add_argument("--workers", type=int, default=2)
     parser.add_argument("--steps", default="100,250,500", help="people at each step, comma-separated")
-    parser.add_argument("--step-seconds", type=float, default=60)
-    parser.add_argument("--send-every", type=float, default=120, help="mean seconds between one person's sends")
+    parser.add_argument("--step-seconds", type=float, default=60, help="measured seconds of each step")
+    parser.add_argument("--join-seconds", type=float, default=20, help="over which a step's new people join")
+    parser.add_argument("--send-every", type=float, default=600, help="mean seconds between one person's sends")
     parser.add_argument("--busy-share", type=float, default=0.1, help="share of messages to the channel of all")
     parser.add_argument("--read-every", type=float, default=90, help="seconds between one person's reads")
     options = parser.parse_args()

@@ -72,7 +72,7 @@ def do_update_message_flags(
     changed = _change_flag(user, op, bit, [mid for mid in message_ids if mid in rows])
     if op == "add" and historical and bit != UserMessage.READ:
         # Locked, so a topic being deleted meanwhile either waits for this or has removed them
-        # (then they are invalid now, rather than a failure of the foreign key at commit).
+        # (then they are invalid now, rather than rows of messages that no longer exist).
         still_there = set(Message.objects.select_for_update().filter(id__in=historical).values_list("id", flat=True))
         if len(still_there) != len(historical):
             raise InvalidMessageError()
