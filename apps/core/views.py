@@ -24,7 +24,7 @@ from apps.core.errors import (
     error_response,
 )
 from apps.core.notes import request_notes
-from apps.core.sessions import url_space
+from apps.core.sessions import API_URL_SPACE, url_space
 
 
 class ApiViewMixin:
@@ -47,7 +47,8 @@ class ApiViewMixin:
         """The authentication classes of the request's URL space: API keys on /api/v1, the session
         on /json/ (apps.core.sessions). REST framework asks before wrapping the request, while
         `self.request` is still Django's (set by View.setup)."""
-        space = url_space(self.request)
+        # drf-spectacular inspects views without a request: its document describes /api/v1.
+        space = API_URL_SPACE if self.request is None else url_space(self.request)
         return [auth for auth in super().get_authenticators() if getattr(auth, "url_space", space) == space]
 
     def get_permissions(self) -> list:
