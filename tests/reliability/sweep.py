@@ -461,14 +461,22 @@ def sweep_settings(examples: int) -> settings:
 # --- what every answer must be ---------------------------------------------------------------------
 
 
+# Routes whose success is a document of its own rather than the envelope (its errors are not).
+DOCUMENT_ROUTES = {"openapi.json": "openapi"}  # the route's pattern -> a key its document has
+
+
 def check_envelope(status: int, content_type: str, content: bytes, request: Request) -> dict:
     """Never a 5xx; always JSON in Zulip's envelope: `result` "success" (200, `msg` "") or "error"
-    (4xx, with `msg` and `code`)."""
+    (4xx, with `msg` and `code`); a DOCUMENT_ROUTES route's 200 is its document."""
     assert status < 500, f"{status} for {request!r}: {content[:500]!r}"
     assert content_type == "application/json", f"{content_type} for {request!r}: {content[:500]!r}"
     body = json.loads(content)
     assert isinstance(body, dict), f"{request!r}: {body!r}"
-    if body.get("result") == "success":
+    document_key = DOCUMENT_ROUTES.get(request.path.removeprefix("/" + API_PREFIX))
+    if document_key is not None and status == 200:
+        assert document_key in body, f"{request!r}: {content[:500]!r}"
+        assert "result" not in body, f"{request!r}: {content[:500]!r}"
+    elif body.get("result") == "success":
         assert status == 200, f"{status} for {request!r}: {content[:500]!r}"
         assert body.get("msg") == "", f"{request!r}: {content[:500]!r}"
     else:
