@@ -50,8 +50,20 @@ def web_server(people, live_server_factory, tmp_path):
     return live_server_factory(STATIC_ROOT=static_root), general
 
 
+def new_context(browser, **options):
+    """A browser context whose pages keep what their Content-Security-Policy blocked
+    (apps/web/pages.py APP_CSP), for assert_nothing_blocked."""
+    context = browser.new_context(**options)
+    context.add_init_script(
+        "window.cspViolations = [];"
+        "document.addEventListener('securitypolicyviolation',"
+        " (e) => window.cspViolations.push(e.violatedDirective + ' ' + e.blockedURI));"
+    )
+    return context
+
+
 def log_in(browser, url: str, email: str):
-    context = browser.new_context(viewport={"width": 1200, "height": 800})
+    context = new_context(browser, viewport={"width": 1200, "height": 800})
     page = context.new_page()
     page.set_default_timeout(TIMEOUT_MS)
     # What the page's script complains about, shown when the test fails.
@@ -65,6 +77,11 @@ def log_in(browser, url: str, email: str):
     page.wait_for_url(f"{url}/")
     expect(page.locator("#connection")).to_have_attribute("data-state", "connected")
     return context, page
+
+
+def assert_nothing_blocked(*pages) -> None:
+    for page in pages:
+        assert page.evaluate("window.cspViolations") == []
 
 
 def message(page, text: str):
@@ -163,6 +180,7 @@ def test_two_people_chat_live(web_server, people, chromium):
 
         # Logging out ends the session's access: the browser's API answers 401.
         assert member_context.request.get(f"{url}/json/users/me").status == 200
+        assert_nothing_blocked(olive, mick)
         mick.click("#logout")
         mick.wait_for_url(f"{url}/login/")
         refused = member_context.request.get(f"{url}/json/users/me")
@@ -202,6 +220,7 @@ def test_the_app_reconnects_after_the_server_restarts(web_server, people, live_s
         olive.fill("#compose-content", "Still here")
         olive.press("#compose-content", "Enter")
         expect(message(mick, "Still here")).to_be_visible()
+        assert_nothing_blocked(olive, mick)
         browser.close()
 
 
@@ -215,7 +234,7 @@ def test_one_person_at_200_percent_zoom_with_the_keyboard(web_server, people, ch
     url = server.url
     with sync_playwright() as playwright:
         browser = playwright.chromium.launch(executable_path=chromium, headless=True)
-        context = browser.new_context(viewport={"width": 640, "height": 800}, device_scale_factor=2)
+        context = new_context(browser, viewport={"width": 640, "height": 800}, device_scale_factor=2)
         page = context.new_page()
         page.set_default_timeout(TIMEOUT_MS)
         page.goto(f"{url}/login/")
@@ -269,4 +288,5 @@ def test_one_person_at_200_percent_zoom_with_the_keyboard(web_server, people, ch
         page.press("#settings-name", "Enter")
         expect(page.locator("#settings-status")).to_have_text("Saved.")
         expect(page.locator("#me")).to_have_text("Olive O.")
+        assert_nothing_blocked(page)
         browser.close()

@@ -41,6 +41,16 @@ def test_the_page_loads_only_its_own_scripts_and_styles(member):
         assert finders.find(source.removeprefix("/static/")) is not None, source
 
 
+def test_the_page_allows_only_its_own_scripts(member):
+    client = browser()
+    submit(client, "/login/", {"email": member.delivery_email, "password": RIGHT})
+    policy = client.get("/")["Content-Security-Policy"]
+    directives = dict(d.strip().split(" ", 1) for d in policy.split(";"))
+    assert directives["script-src"] == "'self'"
+    assert directives["object-src"] == "'none'"
+    assert "unsafe-inline" not in directives["default-src"]
+
+
 def test_a_session_of_another_organization_is_no_session_here(member, foreign_user):
     client = browser()
     submit(client, "/login/", {"email": member.delivery_email, "password": RIGHT})
