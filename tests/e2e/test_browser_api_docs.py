@@ -23,16 +23,18 @@ SCREENSHOTS = Path(settings.BASE_DIR) / "var" / "screenshots" / "api-docs"
 
 
 @pytest.fixture
-def docs_server(transactional_db, people, live_server_factory):
-    """A real server with its static files collected first (the production storage needs the manifest)."""
+def docs_server(transactional_db, people, live_server_factory, tmp_path):
+    """A real server with its static files collected first (the production storage needs the
+    manifest), into a folder of its own: tests running beside it read the default one."""
+    static_root = str(tmp_path / "static")
     subprocess.run(
         [sys.executable, "manage.py", "collectstatic", "--noinput", "--verbosity", "0"],
         cwd=BASE_DIR,
-        env={**os.environ, "DJANGO_SETTINGS_MODULE": "config.settings.base"},
+        env={**os.environ, "DJANGO_SETTINGS_MODULE": "config.settings.base", "STATIC_ROOT": static_root},
         check=True,
         timeout=300,
     )
-    return live_server_factory()
+    return live_server_factory(STATIC_ROOT=static_root)
 
 
 def test_docs_page_lists_the_operations_in_a_browser(docs_server, chromium):
