@@ -1,5 +1,8 @@
 import os
 import shutil
+import subprocess
+import sys
+from pathlib import Path
 
 import pytest
 
@@ -12,6 +15,26 @@ from tests.server import start_redis_server
 def parley_server(transactional_db, live_server_factory):
     """A real server sharing this test's database (committed data, so the server sees it)."""
     return live_server_factory()
+
+
+@pytest.fixture(scope="session")
+def collected_static(tmp_path_factory) -> str:
+    """The static files, collected once (as `make run` does) into a folder of this run's own."""
+    root = str(tmp_path_factory.mktemp("static"))
+    subprocess.run(
+        [sys.executable, "manage.py", "collectstatic", "--noinput", "--verbosity", "0"],
+        cwd=Path(__file__).resolve().parents[2],
+        env={**os.environ, "DJANGO_SETTINGS_MODULE": "config.settings.base", "STATIC_ROOT": root},
+        check=True,
+        timeout=300,
+    )
+    return root
+
+
+@pytest.fixture
+def page_server(transactional_db, live_server_factory, collected_static):
+    """parley_server for a browser: with the static files its pages load."""
+    return live_server_factory(STATIC_ROOT=collected_static)
 
 
 @pytest.fixture

@@ -41,10 +41,10 @@ def links(people):
     return usable.key, revoked.key
 
 
-def test_a_person_signs_up_in_a_browser_and_uses_the_key(parley_server, people, links, chromium):
+def test_a_person_signs_up_in_a_browser_and_uses_the_key(page_server, people, links, chromium):
     realm_name = people[0].name
     usable, revoked = links
-    url = parley_server.url
+    url = page_server.url
     SCREENSHOTS.mkdir(parents=True, exist_ok=True)
     with sync_playwright() as playwright:
         browser = playwright.chromium.launch(executable_path=chromium, headless=True)
