@@ -5,9 +5,6 @@ origin and no inline script), fetches /api/v1/openapi.json and lists the operati
 its parameters. Screenshots are kept under var/screenshots/api-docs/ (CI keeps var/ as artifacts).
 """
 
-import os
-import subprocess
-import sys
 from pathlib import Path
 
 import pytest
@@ -15,7 +12,6 @@ from django.conf import settings
 from playwright.sync_api import sync_playwright
 
 from apps.core.openapi import openapi_document
-from tests.server import BASE_DIR
 
 pytestmark = pytest.mark.e2e
 
@@ -23,18 +19,9 @@ SCREENSHOTS = Path(settings.BASE_DIR) / "var" / "screenshots" / "api-docs"
 
 
 @pytest.fixture
-def docs_server(transactional_db, people, live_server_factory, tmp_path):
-    """A real server with its static files collected first (the production storage needs the
-    manifest), into a folder of its own: tests running beside it read the default one."""
-    static_root = str(tmp_path / "static")
-    subprocess.run(
-        [sys.executable, "manage.py", "collectstatic", "--noinput", "--verbosity", "0"],
-        cwd=BASE_DIR,
-        env={**os.environ, "DJANGO_SETTINGS_MODULE": "config.settings.base", "STATIC_ROOT": static_root},
-        check=True,
-        timeout=300,
-    )
-    return live_server_factory(STATIC_ROOT=static_root)
+def docs_server(people, page_server):
+    """A real server with its static files collected (the production storage needs the manifest)."""
+    return page_server
 
 
 def test_docs_page_lists_the_operations_in_a_browser(docs_server, chromium):

@@ -8,9 +8,6 @@ Screenshots are kept under var/screenshots/web/ (CI keeps var/ as artifacts). Th
 collected static files, as `make run` does (collectstatic first).
 """
 
-import os
-import subprocess
-import sys
 from pathlib import Path
 
 import pytest
@@ -20,7 +17,6 @@ from playwright.sync_api import expect, sync_playwright
 
 from apps.users.selectors import api_email
 from tests.factories import create_stream
-from tests.server import BASE_DIR
 
 pytestmark = pytest.mark.e2e
 
@@ -31,7 +27,7 @@ expect.set_options(timeout=TIMEOUT_MS)
 
 
 @pytest.fixture
-def web_server(people, live_server_factory, tmp_path):
+def web_server(people, live_server_factory, collected_static):
     """A server with the static files collected (the manifest storage needs them), and #general."""
     realm, owner, member = people
     general = create_stream(realm, "general", owner, member)
@@ -39,15 +35,7 @@ def web_server(people, live_server_factory, tmp_path):
         hasher = PBKDF2PasswordHasher()
         user.password = hasher.encode(PASSWORD, hasher.salt())
         user.save(update_fields=["password"])
-    # Collected for this test alone: tests running side by side do not write the same files.
-    static_root = str(tmp_path / "static")
-    subprocess.run(
-        [sys.executable, "manage.py", "collectstatic", "--noinput", "--verbosity", "0"],
-        cwd=BASE_DIR,
-        env={**os.environ, "DJANGO_SETTINGS_MODULE": "config.settings.base", "STATIC_ROOT": static_root},
-        check=True,
-    )
-    return live_server_factory(STATIC_ROOT=static_root), general
+    return live_server_factory(STATIC_ROOT=collected_static), general
 
 
 def new_context(browser, **options):
