@@ -267,6 +267,8 @@ REST_FRAMEWORK = {
     "DEFAULT_PERMISSION_CLASSES": ["apps.core.permissions.IsAuthenticatedUser"],
     "DEFAULT_THROTTLE_CLASSES": ["apps.core.throttling.ApiRateThrottle"],
     "DEFAULT_RENDERER_CLASSES": ["rest_framework.renderers.JSONRenderer"],
+    # JSON whatever the Accept header asks, as Zulip answers (no 406).
+    "DEFAULT_CONTENT_NEGOTIATION_CLASS": "apps.core.negotiation.JsonContentNegotiation",
     # Zulip clients send form-encoded bodies on POST, PATCH, PUT and DELETE.
     "DEFAULT_PARSER_CLASSES": [
         "rest_framework.parsers.FormParser",

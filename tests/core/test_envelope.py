@@ -108,3 +108,12 @@ def test_log_lines_of_a_request_carry_its_request_id(client_for, member, caplog)
 def test_disallowed_host_is_json_400(realm):
     response = ApiClient(host="evil.example.org").get("/users/me")
     assert_error(response, 400, "BAD_REQUEST", "Bad Request")
+
+
+@pytest.mark.parametrize("accept", ["text/html", "application/xml", "application/json; indent=4"])
+def test_the_answer_is_json_whatever_the_accept_header_asks(client_for, member, accept):
+    # As Zulip's: a browser's Accept header is no reason to refuse (REST framework's default is a 406).
+    response = client_for(member).get("/users/me", HTTP_ACCEPT=accept)
+    assert assert_success(response)["user_id"] == member.id
+    assert response["Content-Type"] == "application/json"
+    assert b"\n" not in response.content

@@ -61,3 +61,9 @@ def test_etag_and_if_none_match(directory_for, owner, member):
 def test_if_none_match_does_not_hide_a_missing_user(directory_for, member):
     response = directory_for(member).get(f"/users/{uuid.uuid4()}", HTTP_IF_NONE_MATCH="*")
     assert_error(response, 404, error_code="ObjectNotFound")
+
+
+def test_the_answer_is_json_whatever_the_accept_header_asks(directory_for, member):
+    response = directory_for(member).get(f"/users/{member.uuid}", HTTP_ACCEPT="text/html")
+    assert response.status_code == 200
+    assert response.json() == {"id": str(member.uuid), "name": "Mel Member"}
