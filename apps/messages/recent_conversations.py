@@ -4,6 +4,8 @@ the other people in it (none for a conversation with oneself)."""
 
 from typing import Any
 
+from django.db.models import F
+
 from apps.messages.models import DirectMessageGroup, Recipient, UserMessage
 from apps.users.models import User
 
@@ -14,7 +16,8 @@ RECENT_MESSAGES_LIMIT = 1000
 def recent_private_conversations(user: User) -> list[dict[str, Any]]:
     """Three queries, whatever the number of conversations (the last finds nothing without groups)."""
     rows = list(
-        UserMessage.objects.filter(user=user, message__stream__isnull=True)
+        UserMessage.objects.alias(private=F("flags").bitand(UserMessage.IS_PRIVATE))
+        .filter(user=user, private__gt=0)  # the partial index of direct messages (migration 0010)
         .order_by("-message_id")
         .values_list("message_id", "message__recipient_id", "message__sender_id")[:RECENT_MESSAGES_LIMIT]
     )

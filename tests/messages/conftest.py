@@ -47,7 +47,10 @@ def message_ids(user, narrow=(), **params) -> list[int]:
 
 
 def flags_of(user, message_id: int) -> int | None:
-    return UserMessage.objects.filter(user=user, message_id=message_id).values_list("flags", flat=True).first()
+    """The user's flags of the message, without the internal IS_PRIVATE bit (every direct message's;
+    test_recipient_rows.py tests it)."""
+    flags = UserMessage.objects.filter(user=user, message_id=message_id).values_list("flags", flat=True).first()
+    return None if flags is None else flags & ~UserMessage.IS_PRIVATE
 
 
 def db_state() -> dict:

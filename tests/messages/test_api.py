@@ -352,8 +352,8 @@ def test_send_direct_message_by_ids_reaches_only_its_people(member, admin, owner
     assert (message.stream_id, message.topic) == (None, "")
     assert message.recipient == Recipient.objects.get(type=Recipient.Type.PERSONAL, type_id=admin.id)
     assert dict(UserMessage.objects.filter(message=message).values_list("user_id", "flags")) == {
-        member.id: READ,
-        admin.id: 0,
+        member.id: READ | UserMessage.IS_PRIVATE,
+        admin.id: UserMessage.IS_PRIVATE,
     }
     assert message_ids(owner) == []
 

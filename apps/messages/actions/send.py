@@ -269,7 +269,9 @@ def _initial_flags(
 ) -> dict[int, int]:
     muted_by = muting_user_ids(sender, receivers)
     flags = mention_flags(sender, stream, topic, receivers, rendered, topic_participants)
+    private = UserMessage.IS_PRIVATE if stream is None else 0
     for uid in receivers:
+        flags[uid] |= private
         if uid in muted_by or (uid == sender.id and read_by_sender):
             flags[uid] |= UserMessage.READ
     return flags
