@@ -13,9 +13,10 @@ import redis.exceptions
 from django.conf import settings
 from django.core.exceptions import PermissionDenied, RequestDataTooBig, SuspiciousOperation
 from django.db import DatabaseError, InterfaceError, OperationalError
-from django.http import Http404, JsonResponse
+from django.http import Http404
 from rest_framework import exceptions as drf_exceptions
 
+from apps.core.encoding import CompactJsonResponse
 from apps.core.metrics import count_dependency_error
 
 logger = logging.getLogger(__name__)
@@ -256,8 +257,8 @@ def _is_pool_timeout(exc: BaseException) -> bool:
     return cause is not None and type(cause).__name__ == "PoolTimeout"
 
 
-def error_response(error: JsonableError) -> JsonResponse:
-    response = JsonResponse(error.to_dict(), status=error.http_status_code)
+def error_response(error: JsonableError) -> CompactJsonResponse:
+    response = CompactJsonResponse(error.to_dict(), status=error.http_status_code)
     for name, value in error.headers().items():
         response[name] = value
     return response
@@ -314,12 +315,12 @@ def error_for_exception(exc: BaseException, where: str) -> JsonableError:
     return error
 
 
-def exception_response(exc: BaseException, where: str) -> JsonResponse:
+def exception_response(exc: BaseException, where: str) -> CompactJsonResponse:
     """The envelope for any exception a view raised."""
     return error_response(error_for_exception(exc, where))
 
 
-def drf_exception_handler(exc: Exception, context: dict[str, Any]) -> JsonResponse:
+def drf_exception_handler(exc: Exception, context: dict[str, Any]) -> CompactJsonResponse:
     """REST framework's EXCEPTION_HANDLER: our envelope for everything a view raises."""
     if isinstance(exc, drf_exceptions.MethodNotAllowed):
         view = context.get("view")
