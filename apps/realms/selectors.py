@@ -1,6 +1,5 @@
 """Reads of organizations, and which organization a request's host names."""
 
-import copy
 import hashlib
 import time
 from collections.abc import Collection
@@ -10,6 +9,7 @@ from django.conf import settings
 from django.db.models import QuerySet
 from django.http.request import split_domain_port
 
+from apps.core.cache import instance_copy
 from apps.core.errors import InvalidSubdomainError
 from apps.realms.models import Realm, RealmAuditLog
 from config.env import is_ip_address
@@ -45,12 +45,12 @@ class RealmCache:
         entry = self._entries.get(string_id)
         if entry is None or entry[1] < time.monotonic():
             return None
-        return copy.copy(entry[0])  # each request gets its own instance to use as it likes
+        return instance_copy(entry[0])  # each request gets its own instance to use as it likes
 
     def put(self, realm: Realm) -> None:
         if len(self._entries) >= self.MAX_ENTRIES:
             self._entries.clear()
-        self._entries[realm.string_id] = (copy.copy(realm), time.monotonic() + settings.CREDENTIAL_CACHE_SECONDS)
+        self._entries[realm.string_id] = (instance_copy(realm), time.monotonic() + settings.CREDENTIAL_CACHE_SECONDS)
 
     def forget(self, realm_ids: list[int]) -> None:
         for string_id, (realm, _) in list(self._entries.items()):

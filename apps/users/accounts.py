@@ -1,8 +1,8 @@
 """The lookups apps.core.auth authenticates with (registered in UsersConfig.ready)."""
 
-import copy
 from collections.abc import Callable
 
+from apps.core.cache import instance_copy
 from apps.events.credentials import Identity, credential_cache
 from apps.realms.models import Realm
 from apps.realms.selectors import realm_for_host
@@ -20,13 +20,13 @@ def user_for_credentials(host: str, realm: Realm, authorization: str, load: Call
     the user (their own profile data), dropped with the entry by the same changes."""
     identity = credential_cache.get(host, authorization)
     if identity is not None and identity.user is not None and identity.realm_id == realm.id and not realm.deactivated:
-        user = copy.copy(identity.user)
+        user = instance_copy(identity.user)
         user.realm = realm
         return user
     generation = credential_cache.generation
     user = load()
     setattr(user, KEPT_READS, {})
-    kept = copy.copy(user)
+    kept = instance_copy(user)
     kept._state.fields_cache = {}  # not the organization, nor anything a view cached on it
     credential_cache.put(host, authorization, Identity(user.id, user.realm_id, user=kept), generation)
     return user

@@ -127,6 +127,19 @@ def test_each_request_gets_its_own_copy(realm, member):
     assert third.full_name == member.full_name
 
 
+def test_a_copys_cached_relations_and_state_are_its_own(realm, member, admin):
+    header = "Basic whatever"
+    load = lambda: User.objects.get(id=member.id)  # noqa: E731
+    user_for_credentials("testserver", realm, header, load)
+    first = user_for_credentials("testserver", realm, header, load)
+    first.bot_owner = admin  # a relation cached on the instance
+    first._state.adding = True
+    second = user_for_credentials("testserver", realm, header, load)
+    assert "bot_owner" not in second._state.fields_cache
+    assert second.bot_owner_id is None
+    assert (second._state.adding, second._state.db) == (False, "default")
+
+
 def test_own_profile_data_is_kept_with_the_credentials_until_it_changes(admin, member, realm):
     """GET /users/me keeps the user's profile data with their cached credentials: read once, then
     every way it can change (their own edit, an administrator's, a list field losing an option, the
