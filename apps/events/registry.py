@@ -81,9 +81,18 @@ class StateContext:
     user: Any  # apps.users.models.User
     options: QueueOptions
     fetch_types: frozenset[str] | None = None  # what the client asked state of; None: everything
+    # What the fetchers of one register read that another needs too (the channels the user can
+    # see, ...): `once` reads it for the first and keeps it for the others.
+    kept: dict[str, Any] = field(default_factory=dict, compare=False, repr=False)
 
     def fetches(self, fetch_type: str) -> bool:
         return self.fetch_types is None or fetch_type in self.fetch_types
+
+    def once(self, key: str, read: Callable[[], Any]) -> Any:
+        """`read()`'s answer, read at most once per register (fetchers sharing it agree on `key`)."""
+        if key not in self.kept:
+            self.kept[key] = read()
+        return self.kept[key]
 
 
 def initial_state(fetch_type: str) -> Callable[[StateFetcher], StateFetcher]:

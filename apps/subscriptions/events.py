@@ -13,25 +13,49 @@ from apps.subscriptions.selectors import (
 from apps.subscriptions.serializers import fill_null_notification_settings, subscription_to_dict, user_topic_to_dict
 
 
+def _subscriptions(context: StateContext) -> list:
+    """The user's subscription rows (active and not) to channels not archived."""
+    return context.once(
+        "subscriptions", lambda: [s for s in subscriptions_of_user(context.user) if not s.stream.deactivated]
+    )
+
+
+def _visible(context: StateContext) -> list:
+    return context.once("visible_streams", lambda: visible_streams(context.user))
+
+
+def _stream_shapes(context: StateContext) -> dict[int, dict]:
+    """The channels of both the subscription and the stream state, shaped once: those the user can
+    see and those they have subscription rows for (their subscriber counts are the channels')."""
+
+    def shape() -> dict[int, dict]:
+        streams = {stream.id: stream for stream in _visible(context)}
+        for sub in _subscriptions(context):
+            streams.setdefault(sub.stream_id, sub.stream)
+        return stream_dicts(list(streams.values()))
+
+    return context.once("stream_shapes", shape)
+
+
 @initial_state("subscription")
 def subscription_state(context: StateContext) -> dict:
     """subscriptions, unsubscribed (channels the user left) and never_subscribed (channels they can
-    see and never joined): a fixed number of queries, however many channels and subscribers."""
-    user, options = context.user, context.options
-    subs = [s for s in subscriptions_of_user(user) if not s.stream.deactivated]
-    visible = visible_streams(user)
+    see and never joined): a fixed number of queries, however many channels and subscribers, shared
+    with the stream state."""
+    options = context.options
+    subs = _subscriptions(context)
+    visible = _visible(context)
     visible_ids = {stream.id for stream in visible}
     known = {s.stream_id for s in subs}
     never = [stream for stream in visible if stream.id not in known]
-    streams = [s.stream for s in subs] + never
     include = options.include_subscribers in ("true", "partial")
-    # Subscribers are read only for lists that include them; counts are the channels' own.
-    subscribers = subscriber_ids_by_stream([s.id for s in streams]) if include else None
-    shapes = stream_dicts(streams, subscriber_ids=subscribers)
+    # Subscribers are read only for lists that include them.
+    subscribers = subscriber_ids_by_stream([s.stream_id for s in subs] + [s.id for s in never]) if include else None
+    shapes = _stream_shapes(context)
     null_ok = options.client_capabilities.get("notification_settings_null", False)
 
     def members(stream_id: int) -> list[int] | None:
-        return sorted(subscribers[stream_id]) if subscribers is not None else None
+        return list(subscribers[stream_id]) if subscribers is not None else None
 
     def one(sub) -> dict:
         shape = subscription_to_dict(sub, shapes[sub.stream_id], subscribers=members(sub.stream_id))
@@ -41,7 +65,7 @@ def subscription_state(context: StateContext) -> dict:
     for stream in never:
         shape = dict(shapes[stream.id])
         if include:
-            shape["subscribers"] = members(stream.id)
+            shape["subscribers"] = sorted(subscribers[stream.id])
         never_subscribed.append(shape)
     return {
         "subscriptions": [one(s) for s in subs if s.active],
@@ -53,8 +77,8 @@ def subscription_state(context: StateContext) -> dict:
 
 @initial_state("stream")
 def stream_state(context: StateContext) -> dict:
-    streams = visible_streams(context.user)
-    return {"streams": list(stream_dicts(streams).values())}
+    shapes = _stream_shapes(context)
+    return {"streams": [shapes[stream.id] for stream in _visible(context)]}
 
 
 @initial_state("user_topic")
