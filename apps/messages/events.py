@@ -19,8 +19,8 @@ from apps.messages.selectors import (
     alert_words_of,
     muted_users_of,
     starred_message_ids,
-    unread_messages,
 )
+from apps.messages.unread import unread_messages
 from apps.subscriptions.topics import is_resolved, topic_for_client, topic_from_narrow, topic_key
 
 

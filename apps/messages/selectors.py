@@ -50,7 +50,7 @@ from apps.subscriptions.selectors import (
     subscribed_stream_ids,
     subscriber_ids_by_stream,
 )
-from apps.subscriptions.topics import same_topic, topic_for_client, topic_key
+from apps.subscriptions.topics import same_topic, topic_key
 from apps.users.models import User
 from apps.users.selectors import access_user_by_email, api_email
 
@@ -257,8 +257,6 @@ def dm_users_by_recipient(messages: Sequence[Message]) -> dict[tuple[int, int], 
 
 # --- register state -------------------------------------------------------------------------------
 
-MAX_UNREAD_MESSAGES = 50_000
-
 
 def muted_conversation_checker(user: User) -> Callable[[int, str], bool]:
     """Zulip's is_row_muted: whether a message of (channel id, topic) is muted for the user (a
@@ -279,68 +277,6 @@ def muted_conversation_checker(user: User) -> Callable[[int, str], bool]:
         return policy == UserTopic.VisibilityPolicy.MUTED
 
     return is_muted
-
-
-def unread_messages(user: User, *, allow_empty_topic_name: bool = False) -> dict[str, Any]:
-    """Zulip's `unread_msgs` (the newest MAX_UNREAD_MESSAGES unread messages). Five queries.
-    Channels the user left are left out, as in Zulip (their unread messages count no more).
-    Topics are grouped case-insensitively, and the empty topic is "general chat" for clients
-    without the `empty_topic_name` capability (as in their message events). As in Zulip, muted
-    channels' and topics' messages are listed but not counted in `count`, and a wildcard mention
-    there is not a mention."""
-    left = subscribed_stream_ids(user, active=False)
-    rows = list(
-        with_flag_columns(UserMessage.objects.filter(user=user))
-        .filter(**{f"flag_{UserMessage.READ}": 0})
-        .exclude(message__stream_id__in=left)
-        .order_by("-message_id")
-        .values_list("message_id", "flags", "message__stream_id", "message__topic", "message__sender_id",
-                     "message__recipient_id")[: MAX_UNREAD_MESSAGES + 1]
-    )  # fmt: skip
-    missing = len(rows) > MAX_UNREAD_MESSAGES
-    rows = sorted(rows[:MAX_UNREAD_MESSAGES])
-    recipients = {r.id: r for r in Recipient.objects.filter(id__in={row[5] for row in rows if row[2] is None})}
-    groups = dict(
-        DirectMessageGroup.objects.filter(
-            id__in=[r.type_id for r in recipients.values() if r.type == Recipient.Type.DIRECT_MESSAGE_GROUP]
-        ).values_list("id", "user_ids")
-    )
-    streams: dict[tuple[int, str], dict[str, Any]] = {}
-    pms: dict[int, list[int]] = defaultdict(list)
-    huddles: dict[str, list[int]] = defaultdict(list)
-    mentions = []
-    muted_count = 0
-    is_muted = muted_conversation_checker(user)
-    wildcard_bits = UserMessage.STREAM_WILDCARD_MENTIONED | UserMessage.TOPIC_WILDCARD_MENTIONED
-    for message_id, flags, stream_id, topic, sender_id, recipient_id in rows:
-        muted = stream_id is not None and is_muted(stream_id, topic)
-        muted_count += muted
-        if flags & UserMessage.MENTIONED or (flags & wildcard_bits and not muted):
-            mentions.append(message_id)
-        if stream_id is not None:
-            shown = topic_for_client(topic, allow_empty_topic_name=allow_empty_topic_name)
-            bucket = streams.setdefault(
-                (stream_id, topic_key(shown)), {"stream_id": stream_id, "topic": shown, "unread_message_ids": []}
-            )
-            bucket["unread_message_ids"].append(message_id)
-            continue
-        recipient = recipients[recipient_id]
-        if recipient.type == Recipient.Type.PERSONAL:
-            other = sender_id if sender_id != user.id else recipient.type_id
-            pms[other].append(message_id)
-        else:
-            huddles[",".join(map(str, groups[recipient.type_id]))].append(message_id)
-    return {
-        "pms": [
-            {"other_user_id": other, "sender_id": other, "unread_message_ids": ids}
-            for other, ids in sorted(pms.items())
-        ],
-        "streams": [streams[key] for key in sorted(streams)],
-        "huddles": [{"user_ids_string": key, "unread_message_ids": ids} for key, ids in sorted(huddles.items())],
-        "mentions": mentions,
-        "count": len(rows) - muted_count,
-        "old_unreads_missing": missing,
-    }
 
 
 def starred_message_ids(user: User) -> list[int]:
