@@ -6,10 +6,16 @@ Parley compared in one run on one machine.
 
 For each size, round and checkout (rounds alternate the checkouts' order) one gunicorn process with
 one uvicorn worker serves the built organization, PostgreSQL and Redis as in production (rate limits
-on, high enough never to refuse); the task worker is off. Each request of the table is sent twice to
+on, high enough never to refuse); the task worker is off. Its Redis database (the benchmark's own) is
+emptied first, then one member of the busy channel in ten registers an event queue for messages, as
+people with the app open would (their queues fill as the channel's messages are sent; nobody polls
+them during the measurement). Each request of the table is sent twice to
 warm up, then `--requests` times one at a time on a keep-alive connection: its latency (client side),
 the answer's size and its queries (counted by the benchmark's own settings module,
-stack/scale_bench_settings.py, which also serves the bare view) are kept. `create_user` is timed in
+stack/scale_bench_settings.py, which also serves the bare view) are kept. The measured user's
+register and mark-all-as-read find their unread messages as built (reset before each: 10,000 at S,
+100,000 at L); a second register is a typical member's (1,000 messages, 50 unread; one of those
+with an event queue). `create_user` is timed in
 the checkout's own Python (stack/scale_bench_create_user.py), rolled back each time. Then `wrk`
 measures throughput of the bare view, GET /users/me and GET /server_settings (`--wrk-seconds` each,
 32 keep-alive connections, 2 threads). Medians over every round are printed per checkout, and
@@ -36,6 +42,8 @@ import time
 import urllib.parse
 from pathlib import Path
 
+import redis
+
 BASE_DIR = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(BASE_DIR))
 
@@ -46,6 +54,9 @@ STACK = Path(__file__).resolve().parent / "stack"
 REDIS_URL = os.environ.get("BENCH_REDIS_URL", "redis://127.0.0.1:6379/12")
 HOST = "127.0.0.1"
 HUGE_LIMIT = "100000000"
+# One member of the busy channel in LISTENER_SHARE has an event queue while the requests are
+# measured (issue 21: the marginal cost of a recipient is measured with queues for a tenth).
+LISTENER_SHARE = 10
 
 
 def requests_of(manifest: dict) -> dict[str, tuple[str, str, dict | None]]:
@@ -58,6 +69,7 @@ def requests_of(manifest: dict) -> dict[str, tuple[str, str, dict | None]]:
 
     return {
         "POST /register": ("POST", "/api/v1/register", {}),
+        "POST /register (a member with 50 unread)": ("POST", "/api/v1/register", {}),
         "GET /users": ("GET", "/api/v1/users", None),
         "GET /streams": ("GET", "/api/v1/streams", None),
         "POST /messages (busy channel)": ("POST", "/api/v1/messages", send(manifest["busy"])),
@@ -138,17 +150,50 @@ def reset_unread(database_url: str, size: str) -> None:
         build.reset_unread(size, cursor)
 
 
+def listener_credentials(database_url: str, manifest: dict) -> list[dict]:
+    """Every LISTENER_SHARE-th member of the busy channel (the measured user aside), by id."""
+    import psycopg
+
+    url = database_url.replace("postgres://", "postgresql://")
+    with psycopg.connect(url) as conn, conn.cursor() as cursor:
+        cursor.execute(
+            "SELECT u.delivery_email, u.api_key FROM users_user u"
+            " JOIN subscriptions_subscription s ON s.user_id = u.id AND s.active"
+            " JOIN subscriptions_stream c ON c.id = s.stream_id"
+            " WHERE c.name = %s AND u.is_active AND u.delivery_email <> %s ORDER BY u.id",
+            [manifest["busy"], manifest["measured"]["email"]],
+        )
+        rows = cursor.fetchall()
+    return [{"email": email, "api_key": key} for email, key in rows[LISTENER_SHARE - 1 :: LISTENER_SHARE]]
+
+
+def register_listeners(server: Server, credentials: list[dict]) -> None:
+    """An event queue for each of `credentials` (POST /register for messages, no initial state), so
+    that a send to the busy channel has queues to fill, as in an organization at work."""
+    connection = http.client.HTTPConnection(HOST, server.port, timeout=120)
+    form = {"event_types": '["message"]', "fetch_event_types": "[]"}
+    for person in credentials:
+        send(connection, "POST", "/api/v1/register", form, auth_header(person))
+    connection.close()
+
+
+# Requests measured with the measured user's unread messages as built (10,000 at S, 100,000 at L),
+# whatever the rows before them read.
+UNREAD_AS_BUILT = ("POST /register", "POST /mark_all_as_read")
+
+
 def measure_requests(
-    server: Server, manifest: dict, database_url: str, count: int
+    server: Server, manifest: dict, database_url: str, count: int, member: dict
 ) -> dict[str, list[tuple[float, int, int]]]:
     auth = auth_header(manifest["measured"])
     connection = http.client.HTTPConnection(HOST, server.port, timeout=120)
     samples: dict[str, list[tuple[float, int, int]]] = {}
     for name, (method, path, form) in requests_of(manifest).items():
         for index in range(count + 2):
-            if name == "POST /mark_all_as_read":
+            if name in UNREAD_AS_BUILT:
                 reset_unread(database_url, manifest["size"])
-            sample = send(connection, method, path, form, auth)
+            who = auth_header(member) if name == "POST /register (a member with 50 unread)" else auth
+            sample = send(connection, method, path, form, who)
             if index >= 2:  # two to warm up
                 samples.setdefault(name, []).append(sample)
     connection.close()
@@ -213,13 +258,18 @@ def main() -> None:
     raw: dict = {}
     for size in args.sizes.split(","):
         manifest = json.loads(build.manifest_path(size).read_text())
+        listeners = listener_credentials(manifest["database_url"], manifest)
         for round_number in range(args.rounds):
             for repo in repos if round_number % 2 == 0 else reversed(repos):
                 into = raw.setdefault(size, {}).setdefault(str(repo), {"requests": {}, "wrk": {}})
                 database_url = manifest["database_url"] + suffixes[repo]
+                redis.Redis.from_url(REDIS_URL).flushdb()  # the benchmark's own: no queues of a round before
                 server = Server(repo, database_url, log_dir)
                 try:
-                    for name, samples in measure_requests(server, manifest, database_url, args.requests).items():
+                    register_listeners(server, listeners)
+                    for name, samples in measure_requests(
+                        server, manifest, database_url, args.requests, listeners[0]
+                    ).items():
                         into["requests"].setdefault(name, []).extend(samples)
                     for name, rate in measure_throughput(server, manifest, args.wrk_seconds).items():
                         into["wrk"].setdefault(name, []).append(rate)
