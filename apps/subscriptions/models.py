@@ -81,8 +81,10 @@ class Subscription(models.Model):
     """A user's membership of a channel and their settings for it. Unsubscribing keeps the row
     (`active` false): the channel is then in the user's "unsubscribed" list, with its settings."""
 
-    user = models.ForeignKey(User, on_delete=models.CASCADE, related_name="subscriptions")
-    stream = models.ForeignKey(Stream, on_delete=models.CASCADE, related_name="subscriptions")
+    # No index of their own: the unique (user, stream) index serves lookups by user, and
+    # subscriptions_by_stream those by channel; each index more is paid by every subscription write.
+    user = models.ForeignKey(User, on_delete=models.CASCADE, related_name="subscriptions", db_index=False)
+    stream = models.ForeignKey(Stream, on_delete=models.CASCADE, related_name="subscriptions", db_index=False)
     active = models.BooleanField(default=True)
     color = models.CharField(max_length=10)
     is_muted = models.BooleanField(default=False)
