@@ -256,8 +256,9 @@ def test_register_state_of_channels(queue_of, owner, member, guest, make_stream)
     joined = make_stream("joined", member)
     left = make_stream("left", member)
     make_stream("secret", owner, private=True)
+    make_stream("gone", owner, member, private=True)  # a private channel they leave: no longer theirs to see
     public = make_stream("public")
-    assert_success(ApiClient(member).delete("/users/me/subscriptions", {"subscriptions": ["left"]}))
+    assert_success(ApiClient(member).delete("/users/me/subscriptions", {"subscriptions": ["left", "gone"]}))
     state = assert_success(
         ApiClient(member).post(
             "/register", {"fetch_event_types": ["subscription", "stream"], "include_subscribers": "true"}
@@ -268,6 +269,9 @@ def test_register_state_of_channels(queue_of, owner, member, guest, make_stream)
     assert [s["stream_id"] for s in state["unsubscribed"]] == [left.id]
     assert [s["stream_id"] for s in state["never_subscribed"]] == [public.id]
     assert sorted(s["name"] for s in state["streams"]) == ["joined", "left", "public"]
+    # The stream state alone is the same as beside the subscription state (they share one read).
+    alone = assert_success(ApiClient(member).post("/register", {"fetch_event_types": ["stream"]}))
+    assert alone["streams"] == state["streams"]
     guest_state = assert_success(ApiClient(guest).post("/register", {"fetch_event_types": ["subscription", "stream"]}))
     assert (guest_state["subscriptions"], guest_state["never_subscribed"], guest_state["streams"]) == ([], [], [])
 
