@@ -57,6 +57,8 @@ HUGE_LIMIT = "100000000"
 # One member of the busy channel in LISTENER_SHARE has an event queue while the requests are
 # measured (issue 21: the marginal cost of a recipient is measured with queues for a tenth).
 LISTENER_SHARE = 10
+# The register of a typical member (the first of those with a queue), beside the measured user's.
+MEMBER_REGISTER = "POST /register (a member with 50 unread)"
 
 
 def requests_of(manifest: dict) -> dict[str, tuple[str, str, dict | None]]:
@@ -69,7 +71,7 @@ def requests_of(manifest: dict) -> dict[str, tuple[str, str, dict | None]]:
 
     return {
         "POST /register": ("POST", "/api/v1/register", {}),
-        "POST /register (a member with 50 unread)": ("POST", "/api/v1/register", {}),
+        MEMBER_REGISTER: ("POST", "/api/v1/register", {}),
         "GET /users": ("GET", "/api/v1/users", None),
         "GET /streams": ("GET", "/api/v1/streams", None),
         "POST /messages (busy channel)": ("POST", "/api/v1/messages", send(manifest["busy"])),
@@ -192,7 +194,7 @@ def measure_requests(
         for index in range(count + 2):
             if name in UNREAD_AS_BUILT:
                 reset_unread(database_url, manifest["size"])
-            who = auth_header(member) if name == "POST /register (a member with 50 unread)" else auth
+            who = auth_header(member) if name == MEMBER_REGISTER else auth
             sample = send(connection, method, path, form, who)
             if index >= 2:  # two to warm up
                 samples.setdefault(name, []).append(sample)
