@@ -8,14 +8,22 @@ import redis.asyncio
 from django.conf import settings
 
 _async_clients: dict[asyncio.AbstractEventLoop, redis.asyncio.Redis] = {}
+# (REDIS_URL, its client): django-redis builds a new client (on the same pool) each time it is
+# asked from a new context, and every request is one; this one is the process's (thread-safe; its
+# pool starts afresh in a forked child).
+_sync_client: tuple[str, redis.Redis] | None = None
 
 
 def get_redis() -> redis.Redis | None:
-    if not settings.REDIS_URL:
+    global _sync_client
+    url = settings.REDIS_URL
+    if not url:
         return None
-    from django_redis import get_redis_connection
+    if _sync_client is None or _sync_client[0] != url:
+        from django_redis import get_redis_connection
 
-    return get_redis_connection("default")
+        _sync_client = (url, get_redis_connection("default"))
+    return _sync_client[1]
 
 
 def get_async_redis() -> redis.asyncio.Redis:

@@ -1,11 +1,13 @@
 """Per-user and per-IP rate limits, in process and in Redis, with Zulip's headers and 429."""
 
+import os
 import time
 
 import pytest
 import redis.connection
 
 from apps.core import ratelimit
+from apps.core.redis_client import get_redis
 from tests.api import ApiClient, assert_error, assert_success
 
 
@@ -134,3 +136,29 @@ def test_an_ordinary_request_is_one_redis_round_trip(settings, member, monkeypat
     assert len(sent) == 1
     packed = sent[0] if isinstance(sent[0], bytes) else b"".join(sent[0])
     assert b"EVALSHA" in packed
+
+
+def test_a_redis_that_forgot_the_script_gets_it_again(settings, member):
+    """A restarted (or flushed) Redis has no scripts: the limit loads its own again, and counts on."""
+    if not settings.REDIS_URL:
+        pytest.skip("needs REDIS_URL (a real Redis)")
+    key = f"test-forgotten-{time.time()}"
+    assert not ratelimit.check(key, (5, 60)).blocked
+    get_redis().script_flush()
+    assert ratelimit.check(key, (5, 60)).remaining == 3
+
+
+def test_hits_are_named_apart_in_a_forked_process():
+    """Two servers' hits in one window must not share a name, or the sorted set keeps only one."""
+    read_end, write_end = os.pipe()
+    pid = os.fork()
+    if pid == 0:  # the child: report its name and leave without running anything of pytest's
+        os.write(write_end, ratelimit.hit_name().encode())
+        os._exit(0)
+    os.close(write_end)
+    os.waitpid(pid, 0)
+    with os.fdopen(read_end) as reader:
+        child = reader.read()
+    mine = ratelimit.hit_name()
+    assert mine.split(":")[0] != child.split(":")[0]
+    assert ratelimit.hit_name() != mine

@@ -12,7 +12,6 @@ that runs in every server process.
 
 import asyncio
 import contextlib
-import itertools
 import json
 import logging
 import os
@@ -27,7 +26,7 @@ from redis.backoff import NoBackoff
 
 from apps.core.errors import JsonableError
 from apps.core.metrics import count_dependency_error
-from apps.core.ratelimit import state_of
+from apps.core.ratelimit import hit_name, state_of
 from apps.core.redis_client import get_async_redis, get_redis, redis_key
 from apps.events.backends.base import (
     BadEventQueueIdError,
@@ -126,7 +125,6 @@ class RedisBackend:
         self.waiters = Waiters()
         # Names this process in the queues it polls (see _BEGIN_POLL); a forked child is another.
         self._process = uuid.uuid4().hex
-        self._hits = itertools.count()  # names this process's hits of rate limits (with _process)
         os.register_at_fork(after_in_child=self._new_process_name)
         self._sync_scripts: dict[str, Any] = {}
         self.options = QueueOptionsCache()
@@ -284,7 +282,7 @@ class RedisBackend:
         if limit is None:
             return ("", 0, 0, "")
         count, window = limit.limit
-        return (limit.key, window * 1000, count, f"{self._process}:{next(self._hits)}")
+        return (limit.key, window * 1000, count, hit_name())
 
     def _takeover(self, start: PollStart, queue_id: str) -> PollStart:
         """End this process's earlier polls of the queue (other processes hear of it from Redis)."""
