@@ -215,6 +215,9 @@ def capture_events(settings, django_capture_on_commit_callbacks):
         with django_capture_on_commit_callbacks(execute=True):
             yield received
         for user in users:
+            if queue_ids[user.id] not in get_backend().queue_ids_of_user(user.id):
+                received[user.id] = []  # deleted (its user deactivated): nothing can be read from it
+                continue
             # Read the queue directly: GET /events answers from another thread (another connection).
             start = get_backend().get_events(queue_ids[user.id], user.id, -1)
             shown = [event for event in start.events if shows_event(event, start.options)]

@@ -10,7 +10,8 @@ class OutboxEvent(models.Model):
     written. Publishing follows `seq`, so every queue receives events in commit order; an event
     whose publish failed is published from here later; and POST /register skips the events its
     initial state already contains (those with `seq` up to the one its snapshot saw). Rows older
-    than a few minutes are deleted by the queue sweep.
+    than a few minutes are deleted by the queue sweep. `user_ids` is the audience: a list of user
+    ids, or {"everyone_except": [ids]} for everyone of the organization (backends.Everyone).
     """
 
     realm = models.ForeignKey("realms.Realm", on_delete=models.CASCADE, related_name="+")

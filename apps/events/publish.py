@@ -7,6 +7,7 @@ publish still on the way, or failed) publishes that event from the outbox first.
 publish failed altogether (Redis unreachable) are published by the periodic sweep.
 """
 
+import contextlib
 import json
 import logging
 from collections.abc import Iterable
@@ -16,7 +17,14 @@ from django.db import connection, transaction
 from django.db.models import Max
 
 from apps.core.errors import count_dependency_failure
-from apps.events.backends import EventQueueBackend, PredecessorMissing, get_backend
+from apps.events.backends import (
+    BadEventQueueIdError,
+    EventQueueBackend,
+    Everyone,
+    PredecessorMissing,
+    audience_from_json,
+    get_backend,
+)
 from apps.events.credentials import credential_cache
 from apps.events.models import OutboxEvent
 
@@ -26,19 +34,22 @@ if TYPE_CHECKING:
 logger = logging.getLogger(__name__)
 
 
-def send_event_on_commit(realm: "Realm | int", event: dict[str, Any], user_ids: Iterable[int]) -> None:
-    """Queue `event` for every queue of `user_ids` (users of `realm`) that wants its type, once the
-    transaction commits.
+def send_event_on_commit(realm: "Realm | int", event: dict[str, Any], user_ids: Iterable[int] | Everyone) -> None:
+    """Queue `event` for every queue of `user_ids` (users of `realm`; or Everyone of it) that wants
+    its type, once the transaction commits.
 
     Nothing is sent if the transaction rolls back. `event` has a "type" and no "id" (each queue
     numbers its own events).
     """
     if "type" not in event or "id" in event:
         raise ValueError("an event has a type and no id")
-    recipients = sorted(set(user_ids))
-    if not recipients:
-        return
-    row = write_outbox_event(realm if isinstance(realm, int) else realm.id, event, recipients)
+    if isinstance(user_ids, Everyone):
+        audience = user_ids.to_json()
+    else:
+        audience = sorted(set(user_ids))
+        if not audience:
+            return
+    row = write_outbox_event(realm if isinstance(realm, int) else realm.id, event, audience)
 
     def publish() -> None:
         try:
@@ -49,8 +60,9 @@ def send_event_on_commit(realm: "Realm | int", event: dict[str, Any], user_ids: 
     transaction.on_commit(publish, robust=False)
 
 
-def write_outbox_event(realm_id: int, event: dict[str, Any], user_ids: list[int]) -> OutboxEvent:
-    """The outbox row of an event, in the current transaction."""
+def write_outbox_event(realm_id: int, event: dict[str, Any], audience: list[int] | dict) -> OutboxEvent:
+    """The outbox row of an event, in the current transaction (`audience`: user ids, or
+    Everyone.to_json())."""
     return OutboxEvent.objects.create(
         realm_id=realm_id,
         # PostgreSQL numbers the row while committing (a deferred trigger); SQLite runs one writing
@@ -58,7 +70,7 @@ def write_outbox_event(realm_id: int, event: dict[str, Any], user_ids: list[int]
         seq=None if connection.vendor == "postgresql" else _next_seq(realm_id),
         event_type=event["type"],
         payload=json.dumps(event),
-        user_ids=user_ids,
+        user_ids=audience,
     )
 
 
@@ -87,7 +99,7 @@ def publish_in_order(backend: EventQueueBackend, row: OutboxEvent) -> None:
     """Publish a committed event, after any earlier event of its organization not yet published."""
     seq = _committed_seq(row)
     try:
-        backend.publish(row.realm_id, seq, row.payload, row.event_type, row.user_ids)
+        backend.publish(row.realm_id, seq, row.payload, row.event_type, audience_from_json(row.user_ids))
         return
     except PredecessorMissing as gap:
         last = gap.last_seq
@@ -101,7 +113,8 @@ def _publish_all(backend: EventQueueBackend, rows: list[OutboxEvent]) -> None:
     for row in rows:
         # Forced: in order, anything missing before `row` is gone for good; events another
         # process published meanwhile are recognised and not published twice.
-        backend.publish(row.realm_id, row.seq, row.payload, row.event_type, row.user_ids, force=True)
+        audience = audience_from_json(row.user_ids)
+        backend.publish(row.realm_id, row.seq, row.payload, row.event_type, audience, force=True)
 
 
 def publish_missed_events(backend: EventQueueBackend) -> int:
@@ -139,6 +152,25 @@ def forget_credentials_on_commit(*, user_ids: Iterable[int] = (), realm_ids: Ite
             _log_failure(exc, "could not drop cached credentials of users %s, organizations %s", users, realms)
 
     transaction.on_commit(forget)
+
+
+def delete_queues_on_commit(user_ids: Iterable[int]) -> None:
+    """After the commit, the users' event queues are deleted (deactivated users hear nothing more;
+    a poll waiting on one ends with BAD_EVENT_QUEUE_ID). Queues Redis cannot be told of now expire
+    unpolled: a deactivated user's polls are refused."""
+    users = sorted(set(user_ids))
+
+    def delete() -> None:
+        backend = get_backend()
+        try:
+            for user_id in users:
+                for queue_id in backend.queue_ids_of_user(user_id):
+                    with contextlib.suppress(BadEventQueueIdError):  # expired meanwhile
+                        backend.delete_queue(queue_id, user_id)
+        except Exception as exc:
+            _log_failure(exc, "could not delete the event queues of users %s", users)
+
+    transaction.on_commit(delete)
 
 
 def _log_failure(exc: Exception, message: str, *args: Any) -> None:

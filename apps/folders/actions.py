@@ -10,7 +10,7 @@ from django.db import IntegrityError, transaction
 from apps.core.errors import JsonableError
 from apps.core.markdown import render_markdown
 from apps.core.text import unprintable_position
-from apps.events.publish import send_event_on_commit
+from apps.events.publish import Everyone, send_event_on_commit
 from apps.folders.errors import ChannelFolderNameInUseError
 from apps.folders.models import ChannelFolder
 from apps.folders.selectors import folder_ids_in_realm, folder_name_in_use, next_folder_order
@@ -18,11 +18,10 @@ from apps.folders.serializers import channel_folder_to_dict
 from apps.realms.audit import audit, changed
 from apps.realms.models import AuditLogEventType, Realm
 from apps.users.models import User
-from apps.users.selectors import active_users_and_roles
 
 
 def _send_to_realm(realm_id: int, event: dict) -> None:
-    send_event_on_commit(realm_id, event, [user_id for user_id, _ in active_users_and_roles(realm_id)])
+    send_event_on_commit(realm_id, event, Everyone())
 
 
 def _audit(folder: ChannelFolder, event_type: AuditLogEventType, acting_user: User | None, **extra) -> None:

@@ -365,11 +365,6 @@ def deactivation_objections(group: UserGroup) -> list[dict[str, Any]]:
     return objections
 
 
-def active_user_ids(realm_id: int) -> list[int]:
-    """Everyone who is told about the organization's groups: its active users and bots."""
-    return list(User.objects.filter(realm_id=realm_id, is_active=True).values_list("id", flat=True))
-
-
 # --- wire shapes --------------------------------------------------------------------------------
 
 

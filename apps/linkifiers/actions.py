@@ -12,7 +12,7 @@ from django.db.models import Max
 
 from apps.core.cache import forget
 from apps.core.errors import JsonableError
-from apps.events.publish import send_event_on_commit
+from apps.events.publish import Everyone, send_event_on_commit
 from apps.linkifiers.errors import LinkifierValidationError
 from apps.linkifiers.models import Linkifier
 from apps.linkifiers.patterns import LinkifierFields, LinkifierInvalid, check_linkifier_fields
@@ -20,7 +20,6 @@ from apps.linkifiers.selectors import cache_key, legacy_tuples, linkifier_dicts,
 from apps.realms.audit import audit
 from apps.realms.models import AuditLogEventType, Realm
 from apps.users.models import User
-from apps.users.selectors import active_users_and_roles
 
 # Django's message for the unique constraint, as Zulip words it (its model is "realm filter").
 DUPLICATE_PATTERN = "Realm filter with this Realm and Pattern already exists."
@@ -138,9 +137,8 @@ def _changed(realm: Realm, event_type: AuditLogEventType, acting_user: User | No
     the events, and the cached list dropped once committed."""
     linkifiers = linkifier_dicts(realm.id)
     audit(realm, event_type, extra_data={"realm_linkifiers": linkifiers, **what}, acting_user=acting_user)
-    user_ids = [user_id for user_id, _ in active_users_and_roles(realm.id)]
-    send_event_on_commit(realm, {"type": "realm_linkifiers", "realm_linkifiers": linkifiers}, user_ids)
-    send_event_on_commit(realm, {"type": "realm_filters", "realm_filters": legacy_tuples(linkifiers)}, user_ids)
+    send_event_on_commit(realm, {"type": "realm_linkifiers", "realm_linkifiers": linkifiers}, Everyone())
+    send_event_on_commit(realm, {"type": "realm_filters", "realm_filters": legacy_tuples(linkifiers)}, Everyone())
     # Dropped at once too, for this process's next read (a rollback only costs a refill).
     forget(cache_key(realm.id))
     transaction.on_commit(lambda: forget(cache_key(realm.id)))

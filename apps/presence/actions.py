@@ -14,7 +14,7 @@ from django.db import transaction
 
 from apps.core import ratelimit
 from apps.core.errors import JsonableError
-from apps.events.publish import send_event_on_commit
+from apps.events.publish import Everyone, send_event_on_commit
 from apps.messages.actions.reactions import check_emoji, emoji_by_name
 from apps.messages.models import Reaction
 from apps.presence import limits
@@ -24,7 +24,7 @@ from apps.presence.models import UserStatus
 from apps.presence.selectors import presence_event_recipients
 from apps.presence.serializers import legacy_client_presence, modern_presence
 from apps.users.models import User
-from apps.users.selectors import active_users_and_roles, api_email
+from apps.users.selectors import api_email
 
 
 @transaction.atomic(savepoint=False)
@@ -116,4 +116,4 @@ def do_update_user_status(user: User, changes: dict) -> None:
         setattr(status, name, value)
     status.save()
     event = {"type": "user_status", "user_id": user.id, **changes}
-    send_event_on_commit(user.realm_id, event, [uid for uid, _ in active_users_and_roles(user.realm_id)])
+    send_event_on_commit(user.realm_id, event, Everyone())

@@ -14,8 +14,7 @@ from django.core.files.uploadedfile import UploadedFile
 from django.db import IntegrityError, transaction
 
 from apps.core.errors import JsonableError
-from apps.events.publish import send_event_on_commit
-from apps.groups.selectors import active_user_ids
+from apps.events.publish import Everyone, send_event_on_commit
 from apps.messages.emoji import ZULIP_EXTRA_EMOJI, unicode_emoji_code
 from apps.messages.models import Message
 from apps.realms.models import Realm
@@ -286,4 +285,4 @@ def do_deactivate_realm_emoji(emoji: RealmEmoji, *, acting_user: User | None) ->
 
 def _notify_realm_emoji(realm_id: int) -> None:
     event = {"type": "realm_emoji", "op": "update", "realm_emoji": realm_emoji_dicts(realm_id)}
-    send_event_on_commit(realm_id, event, active_user_ids(realm_id))
+    send_event_on_commit(realm_id, event, Everyone())

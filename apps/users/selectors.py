@@ -5,7 +5,7 @@ import hmac
 import re
 import string
 from collections import defaultdict
-from collections.abc import Iterable
+from collections.abc import Collection, Iterable
 from functools import lru_cache
 
 from django.conf import settings
@@ -227,6 +227,10 @@ def users_by_id(realm_id: int, user_ids: list[int]) -> dict[int, User]:
 def active_users_and_roles(realm_id: int) -> list[tuple[int, int]]:
     """(id, role) of everyone who can see the organization's users: its active users and bots."""
     return list(User.objects.filter(realm_id=realm_id, is_active=True).values_list("id", "role"))
+
+
+def active_user_ids_with_roles(realm_id: int, roles: Collection[int]) -> list[int]:
+    return list(User.objects.filter(realm_id=realm_id, is_active=True, role__in=roles).values_list("id", flat=True))
 
 
 def active_bots_owned_by(user: User) -> list[User]:

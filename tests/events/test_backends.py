@@ -10,9 +10,11 @@ import pytest
 
 from apps.core.errors import JsonableError
 from apps.core.redis_client import get_redis
-from apps.events.backends import BadEventQueueIdError, PredecessorMissing, Waiters, get_backend
+from apps.events.backends import BadEventQueueIdError, Everyone, PredecessorMissing, Waiters, get_backend
 from apps.events.credentials import CredentialCache, Identity
 from apps.events.longpoll import long_poll
+from apps.events.models import OutboxEvent
+from apps.events.publish import publish_missed_events, send_event_on_commit
 from apps.events.registry import QueueOptions
 from apps.realms.selectors import realm_cache
 
@@ -22,7 +24,9 @@ ALICE, BOB = 101, 102
 REALM = 1
 
 
-def publish(backend, event_type: str, user_ids: list[int], seq: int | None = None, force=False, **fields) -> int:
+def publish(
+    backend, event_type: str, user_ids: list[int] | Everyone, seq: int | None = None, force=False, **fields
+) -> int:
     """Publish as the organization's next event (or as event `seq`)."""
     if seq is None:
         seq = backend.last_published_seqs([REALM]).get(REALM, 0) + 1
@@ -595,3 +599,61 @@ def test_a_new_poll_in_another_process_ends_the_waiting_one(settings):
 
     events, _ = run(scenario())
     assert ids(events) == [0]
+
+
+CAROL_ELSEWHERE = 103  # of organization 2
+
+
+def test_everyone_is_every_queue_of_the_organization_but_those_left_out(event_backend):
+    alice = event_backend.create_queue(ALICE, REALM, QueueOptions())
+    alice_users_only = event_backend.create_queue(ALICE, REALM, QueueOptions(event_types=frozenset({"realm_user"})))
+    bob = event_backend.create_queue(BOB, REALM, QueueOptions())
+    carol = event_backend.create_queue(CAROL_ELSEWHERE, 2, QueueOptions())
+    assert publish(event_backend, "realm", Everyone(), op="update") == 2
+    assert publish(event_backend, "realm_user", Everyone((BOB,)), op="update") == 2
+    assert [e["type"] for e in event_backend.get_events(alice, ALICE, -1).events] == ["realm", "realm_user"]
+    assert [e["type"] for e in event_backend.get_events(alice_users_only, ALICE, -1).events] == ["realm_user"]
+    assert [e["type"] for e in event_backend.get_events(bob, BOB, -1).events] == ["realm"]
+    assert event_backend.get_events(carol, CAROL_ELSEWHERE, -1).events == []
+    # A user whose queues are gone is no longer reached.
+    event_backend.delete_queue(bob, BOB)
+    assert publish(event_backend, "realm", Everyone()) == 1  # Alice's queue that takes every type
+
+
+def test_everyone_reaches_queues_the_previous_version_created(settings):
+    """Queues registered before this version are in no organization's index: the first
+    organization-wide event of a process indexes them all, and each poll indexes its queue."""
+    if not settings.REDIS_URL:
+        pytest.skip("needs REDIS_URL (a real Redis)")
+    backend, client, prefix = get_backend(), get_redis(), settings.REDIS_KEY_PREFIX
+    alice = backend.create_queue(ALICE, REALM, QueueOptions())
+    bob = backend.create_queue(BOB, REALM, QueueOptions())
+    client.delete(f"{prefix}:rq:{REALM}")  # as the previous version left them
+    backend._realms_indexed = False  # a process starting after the deploy
+    assert publish(backend, "realm", Everyone()) == 2
+    client.delete(f"{prefix}:rq:{REALM}")
+    run(long_poll(backend, bob, BOB, -1, dont_block=True))  # Alice does not poll
+    assert publish(backend, "realm", Everyone()) == 1
+    assert ids(backend.get_events(bob, BOB, 0).events) == [1]
+    assert ids(backend.get_events(alice, ALICE, -1).events) == [0]
+    assert client.ttl(f"{prefix}:rq:{REALM}") > 600
+    # The index forgets a user once an organization-wide event finds none of their queues.
+    backend.delete_queue(bob, BOB)
+    client.sadd(f"{prefix}:rq:{REALM}", ALICE)
+    publish(backend, "realm", Everyone())
+    assert client.smembers(f"{prefix}:rq:{REALM}") == {str(ALICE).encode()}
+
+
+def test_everyone_reaches_queues_from_the_outbox(realm, settings):
+    """An organization-wide event whose publish did not happen is published by the sweep as such."""
+    settings.REDIS_URL = ""
+    backend = get_backend()
+    OutboxEvent.objects.all().delete()  # those of the organization's creation
+    queue = backend.create_queue(ALICE, realm.id, QueueOptions())
+    left_out = backend.create_queue(BOB, realm.id, QueueOptions())
+    send_event_on_commit(realm, {"type": "realm", "op": "update"}, Everyone((BOB,)))  # never committed
+    assert OutboxEvent.objects.get().user_ids == {"everyone_except": [BOB]}
+    OutboxEvent.objects.update(seq=backend.last_published_seqs([realm.id]).get(realm.id, 0) + 1)
+    assert publish_missed_events(backend) == 1
+    assert [e["type"] for e in backend.get_events(queue, ALICE, -1).events] == ["realm"]
+    assert backend.get_events(left_out, BOB, -1).events == []

@@ -77,3 +77,25 @@ def test_the_permission_can_be_revoked(provisioner):
     call_command("change_user_role", provisioner.delivery_email, "can_create_users", "--revoke")
     response = api_for(provisioner).post("/users", {"email": "n@example.com", "password": PASSWORD, "full_name": "N"})
     assert_error(response, 400, "BAD_REQUEST", "User not authorized to create users")
+
+
+def test_the_new_address_reaches_only_those_allowed_to_see_it(
+    provisioner, owner, moderator, member, guest, capture_events
+):
+    """The organization's default visibility (administrators only): they get the address in
+    realm_user/add, everyone else null; the one event reaches each of them once."""
+    with capture_events(owner, provisioner, moderator, member, guest) as received:
+        assert_success(
+            api_for(provisioner).post("/users", {"email": "new@example.com", "password": PASSWORD, "full_name": "New"})
+        )
+    addresses = {
+        user.id: [e["person"]["delivery_email"] for e in received[user.id] if e["type"] == "realm_user"]
+        for user in (owner, provisioner, moderator, member, guest)
+    }
+    assert addresses == {
+        owner.id: ["new@example.com"],
+        provisioner.id: ["new@example.com"],
+        moderator.id: [None],
+        member.id: [None],
+        guest.id: [None],
+    }

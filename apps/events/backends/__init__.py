@@ -7,12 +7,15 @@ from functools import cache
 from django.conf import settings
 
 from apps.events.backends.base import (
+    Audience,
     BadEventQueueIdError,
     EventQueueBackend,
+    Everyone,
     PollLimit,
     PollStart,
     PredecessorMissing,
     Waiters,
+    audience_from_json,
     check_queue_id,
     takes_deletions_one_by_one,
 )
@@ -20,12 +23,15 @@ from apps.events.backends.memory import MemoryBackend
 from apps.events.backends.redis import RedisBackend
 
 __all__ = [
+    "Audience",
     "BadEventQueueIdError",
     "EventQueueBackend",
+    "Everyone",
     "PollLimit",
     "PollStart",
     "PredecessorMissing",
     "Waiters",
+    "audience_from_json",
     "check_queue_id",
     "get_backend",
     "takes_deletions_one_by_one",

@@ -30,6 +30,28 @@ from apps.core.ratelimit import RateLimitState
 from apps.events.registry import QueueOptions
 
 
+@dataclass(frozen=True)
+class Everyone:
+    """An event's audience when it is everyone of the organization: every queue of the organization
+    (its active users' and bots', and those of users deactivated since, refused at their next
+    poll), but the queues of `except_ids`. Publishing it costs the organization's queues, not its
+    people: nobody lists ten thousand ids for an event everyone gets.
+    """
+
+    except_ids: tuple[int, ...] = ()
+
+    def to_json(self) -> dict[str, list[int]]:
+        return {"everyone_except": sorted(self.except_ids)}
+
+
+Audience = list[int] | Everyone
+
+
+def audience_from_json(value: list[int] | dict[str, list[int]]) -> Audience:
+    """An audience as the outbox stores it (see Everyone.to_json)."""
+    return Everyone(tuple(value["everyone_except"])) if isinstance(value, dict) else value
+
+
 class BadEventQueueIdError(JsonableError):
     code = ErrorCode.BAD_EVENT_QUEUE_ID
 
@@ -296,9 +318,10 @@ class EventQueueBackend(Protocol):
         ...
 
     def publish(
-        self, realm_id: int, seq: int, payload: str, event_type: str, user_ids: list[int], *, force: bool = False
+        self, realm_id: int, seq: int, payload: str, event_type: str, audience: Audience, *, force: bool = False
     ) -> int:
-        """Append the event to the matching queues of these users; returns how many queues got it.
+        """Append the event to the matching queues of the audience (user ids, or Everyone); returns
+        how many queues got it.
 
         Refused with PredecessorMissing while the realm's event seq - 1 is unpublished (unless
         `force`: those events are lost); an event already published is ignored (returns 0).

@@ -11,7 +11,9 @@ from django.conf import settings
 
 from apps.core import ratelimit
 from apps.events.backends.base import (
+    Audience,
     BadEventQueueIdError,
+    Everyone,
     PollLimit,
     PollStart,
     PredecessorMissing,
@@ -85,7 +87,7 @@ class MemoryBackend:
         return queue.queue_id
 
     def publish(
-        self, realm_id: int, seq: int, payload: str, event_type: str, user_ids: list[int], *, force: bool = False
+        self, realm_id: int, seq: int, payload: str, event_type: str, audience: Audience, *, force: bool = False
     ) -> int:
         woken: list[tuple[str, int]] = []
         evicted, reread = [], []
@@ -98,22 +100,21 @@ class MemoryBackend:
             if seq > last + 1 and not force:
                 raise PredecessorMissing(last)
             self._published_seq[realm_id] = seq
-            for user_id in user_ids:
-                for queue_id in list(self._by_user.get(user_id, ())):
-                    queue = self._queues[queue_id]
-                    if not queue.options.wants(event_type) or seq <= queue.state_seq:
-                        continue
-                    spanned = span > 1 and takes_deletions_one_by_one(queue.options)
-                    event_id = queue.append(payload, span if spanned else 1)
-                    if queue.by_seq is not None:
-                        queue.by_seq[seq] = event_id
-                    if len(queue.events) > settings.EVENT_QUEUE_MAX_EVENTS:
-                        self._drop(queue)
-                        evicted.append(queue_id)
-                    elif spanned:
-                        reread.append(queue_id)
-                    else:
-                        woken.append((queue_id, event_id))
+            for queue in self._audience_queues(realm_id, audience):
+                queue_id = queue.queue_id
+                if not queue.options.wants(event_type) or seq <= queue.state_seq:
+                    continue
+                spanned = span > 1 and takes_deletions_one_by_one(queue.options)
+                event_id = queue.append(payload, span if spanned else 1)
+                if queue.by_seq is not None:
+                    queue.by_seq[seq] = event_id
+                if len(queue.events) > settings.EVENT_QUEUE_MAX_EVENTS:
+                    self._drop(queue)
+                    evicted.append(queue_id)
+                elif spanned:
+                    reread.append(queue_id)
+                else:
+                    woken.append((queue_id, event_id))
         count_published(event_type)
         count_removed("too_many_events", len(evicted))
         if woken:
@@ -121,6 +122,12 @@ class MemoryBackend:
         self.waiters.notify(reread, "resync")
         self.waiters.notify(evicted, "deleted")
         return len(woken) + len(reread)
+
+    def _audience_queues(self, realm_id: int, audience: Audience) -> list[_Queue]:
+        if isinstance(audience, Everyone):
+            excluded = set(audience.except_ids)
+            return [q for q in self._queues.values() if q.realm_id == realm_id and q.user_id not in excluded]
+        return [self._queues[qid] for user_id in audience for qid in list(self._by_user.get(user_id, ()))]
 
     def last_published_seqs(self, realm_ids: list[int]) -> dict[int, int]:
         with self._lock:

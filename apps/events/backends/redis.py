@@ -29,7 +29,9 @@ from apps.core.metrics import count_dependency_error
 from apps.core.ratelimit import hit_name, state_of
 from apps.core.redis_client import get_async_redis, get_redis, redis_key
 from apps.events.backends.base import (
+    Audience,
     BadEventQueueIdError,
+    Everyone,
     PollLimit,
     PollStart,
     PredecessorMissing,
@@ -127,6 +129,7 @@ class RedisBackend:
         self._process = uuid.uuid4().hex
         os.register_at_fork(after_in_child=self._new_process_name)
         self._sync_scripts: dict[str, Any] = {}
+        self._realms_indexed = False
         self.options = QueueOptionsCache()
         self._batchers: dict[asyncio.AbstractEventLoop, _ScriptBatcher] = {}
         self._listener: asyncio.Task | None = None
@@ -173,8 +176,15 @@ class RedisBackend:
         return queue_id
 
     def publish(
-        self, realm_id: int, seq: int, payload: str, event_type: str, user_ids: list[int], *, force: bool = False
+        self, realm_id: int, seq: int, payload: str, event_type: str, audience: Audience, *, force: bool = False
     ) -> int:
+        # The script's audience: the user ids, or "*" and the ids left out (see _PUBLISH).
+        targets = audience
+        if isinstance(audience, Everyone):
+            targets = ("*", *audience.except_ids)
+            if not self._realms_indexed:
+                self._run("index_realms", MAX_QUEUE_SECONDS + BACKSTOP_SECONDS)  # once: the previous version's queues
+                self._realms_indexed = True
         status, value, *evicted = self._run(
             "publish",
             payload,
@@ -184,7 +194,7 @@ class RedisBackend:
             int(force),
             settings.EVENT_QUEUE_MAX_EVENTS,
             deletion_span(event_type, payload),
-            *user_ids,
+            *targets,
         )
         if status == b"GAP":
             raise PredecessorMissing(value)

@@ -11,6 +11,9 @@ atomic and costs one round trip. Keys (prefix P):
                         (publishing walks it; events up to "state seq" are in the initial state;
                         -2 while that state is being read, 0 for a queue without one)
     P:eq:rseq:<realm>   the organization's newest published event seq (events go out in seq order)
+    P:rq:<realm>        set: users of the organization who registered a queue (an organization-wide
+                        event walks it instead of a list of ids; a user is removed when such an
+                        event finds none of their queues left); its TTL is refreshed as P:uq's
     P:eq:expiry         sorted set: queue -> time it expires unless polled again (the sweep reads it)
     P:eq:notify         channel: "e q1:id1 q2:id2<newline><event>": an event, its id in each queue;
                         "d q1" deleted, "r q1" q1 has an event the notification cannot carry
@@ -85,15 +88,19 @@ redis.call('HSET', qkey(qid), 'user', uid, 'realm', ARGV[4], 'types', ARGV[5], '
 keep(qid, lifespan + tonumber(ARGV[9]))
 redis.call('HSET', uq, qid, ARGV[5] .. '|' .. t .. '|' .. (lifespan + tonumber(ARGV[9]) + 60) .. '|' .. ARGV[11])
 redis.call('EXPIRE', uq, tonumber(ARGV[10]) + tonumber(ARGV[9]))
+redis.call('SADD', p .. ':rq:' .. ARGV[4], uid)
+redis.call('EXPIRE', p .. ':rq:' .. ARGV[4], tonumber(ARGV[10]) + tonumber(ARGV[9]))
 redis.call('ZADD', expiry, t + lifespan, qid)
 if #evicted > 0 then redis.call('PUBLISH', notify, 'd ' .. table.concat(evicted, ' ')) end
 return evicted
 """
 
-# ARGV: prefix, payload, event type, realm, seq, force (1/0), max events, deletion span, user ids...
+# ARGV: prefix, payload, event type, realm, seq, force (1/0), max events, deletion span, then the
+# audience: user ids, or "*" (every user in the organization's index) and the user ids left out
 _PUBLISH = """
 local payload, etype, seq = ARGV[2], ',' .. ARGV[3] .. ',', tonumber(ARGV[5])
 local rseq = p .. ':eq:rseq:' .. ARGV[4]
+local rq = p .. ':rq:' .. ARGV[4]
 -- None published yet counts as 0: an organization's first event is 1, and a later one cannot
 -- overtake it (its publish failed while queues were waiting for it).
 local last = tonumber(redis.call('GET', rseq) or '0')
@@ -111,10 +118,12 @@ local function one_by_one(k)
   local capabilities = cjson.decode(options)['client_capabilities']
   return not (type(capabilities) == 'table' and capabilities['bulk_message_deletion'] == true)
 end
-for i = 9, #ARGV do
-  local uid = ARGV[i]
+local everyone = ARGV[9] == '*'
+local function deliver(uid)
   local uq = p .. ':uq:' .. uid
   local entries = redis.call('HGETALL', uq)
+  -- The organization's index keeps a user until an organization-wide event finds no queue of theirs.
+  if everyone and #entries == 0 then redis.call('SREM', rq, uid) end
   for j = 1, #entries, 2 do
     local qid = entries[j]
     local types, created, ttl, since = entry_fields(entries[j + 1])
@@ -156,6 +165,15 @@ for i = 9, #ARGV do
     end
   end
 end
+if everyone then
+  local left_out = {}
+  for i = 10, #ARGV do left_out[ARGV[i]] = true end
+  for _, uid in ipairs(redis.call('SMEMBERS', rq)) do
+    if not left_out[uid] then deliver(uid) end
+  end
+else
+  for i = 9, #ARGV do deliver(ARGV[i]) end
+end
 local reached = #woken + #reread
 -- The last target, "published:<ms>", says when (for the wake latency metric); a listener of the
 -- previous version takes it for a queue named "published", which no poll waits on.
@@ -181,8 +199,13 @@ if ARGV[9] ~= '' then
   if counted[1] == 0 then return {'LIMITED', counted} end
 end
 local k = qkey(qid)
-local q = redis.call('HMGET', k, 'user', 'pruned', 'lifespan', 'options', 'process')
+local q = redis.call('HMGET', k, 'user', 'pruned', 'lifespan', 'options', 'process', 'realm')
 if not q[1] or q[1] ~= ARGV[3] then return {'BAD', counted} end
+-- A queue the previous version created is not in its organization's index: its polls put it there.
+if q[6] then
+  redis.call('SADD', p .. ':rq:' .. q[6], q[1])
+  redis.call('EXPIRE', p .. ':rq:' .. q[6], tonumber(ARGV[7]) + tonumber(ARGV[6]))
+end
 local pruned = tonumber(q[2])
 if last < pruned then return {'PRUNED', counted} end
 local top = redis.call('ZREVRANGEBYSCORE', k .. ':ev', last, '-inf', 'WITHSCORES', 'LIMIT', 0, 1)
@@ -265,6 +288,21 @@ if #expired > 0 then redis.call('PUBLISH', notify, 'd ' .. table.concat(expired,
 return removed
 """
 
+# ARGV: prefix, the index's TTL. Puts every queue's user in their organization's index
+# (P:rq:<realm>): the queues the previous version created (their polls add them too, see
+# begin_poll). Returns how many queues there are.
+_INDEX_REALMS = """
+local queues = redis.call('ZRANGE', expiry, 0, -1)
+for _, qid in ipairs(queues) do
+  local q = redis.call('HMGET', qkey(qid), 'user', 'realm')
+  if q[1] and q[2] then
+    redis.call('SADD', p .. ':rq:' .. q[2], q[1])
+    redis.call('EXPIRE', p .. ':rq:' .. q[2], tonumber(ARGV[2]))
+  end
+end
+return #queues
+"""
+
 SCRIPTS = {
     "create": _CREATE,
     "publish": _PUBLISH,
@@ -274,6 +312,7 @@ SCRIPTS = {
     "delete": _DELETE,
     "exclude": _EXCLUDE,
     "sweep": _SWEEP,
+    "index_realms": _INDEX_REALMS,
 }
 
 # Each script by its SHA1, as EVALSHA names it.

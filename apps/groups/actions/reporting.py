@@ -5,15 +5,14 @@ Zulip's RealmAuditLog."""
 from collections.abc import Iterable, Sequence
 from typing import Any
 
-from apps.events.publish import send_event_on_commit
+from apps.events.publish import Everyone, send_event_on_commit
 from apps.groups.models import UserGroup
-from apps.groups.selectors import active_user_ids
 from apps.realms.models import AuditLogEventType, RealmAuditLog
 from apps.users.models import User
 
 
 def send_to_realm(realm_id: int, event: dict[str, Any]) -> None:
-    send_event_on_commit(realm_id, event, active_user_ids(realm_id))
+    send_event_on_commit(realm_id, event, Everyone())
 
 
 def send_members_event(group: UserGroup, op: str, user_ids: Iterable[int]) -> None:

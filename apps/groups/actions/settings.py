@@ -10,7 +10,7 @@ from typing import Any
 from django.db import transaction
 
 from apps.core.errors import ErrorCode, JsonableError
-from apps.events.publish import forget_credentials_on_commit, send_event_on_commit
+from apps.events.publish import Everyone, forget_credentials_on_commit, send_event_on_commit
 from apps.groups.actions.reporting import send_update_event
 from apps.groups.models import (
     REALM_SETTINGS,
@@ -23,7 +23,6 @@ from apps.groups.models import (
 from apps.groups.selectors import (
     AnonymousGroupMembers,
     access_group_setting_value,
-    active_user_ids,
     get_system_group,
     setting_values_for_api,
 )
@@ -191,4 +190,4 @@ def do_change_realm_permission_group_setting(
     audit(realm, AuditLogEventType.REALM_PROPERTY_CHANGED, extra_data=extra_data, acting_user=acting_user)
     forget_credentials_on_commit(realm_ids=[realm.id])  # the organization cached with the old value
     event = {"type": "realm", "op": "update_dict", "property": "default", "data": {setting_name: new_value}}
-    send_event_on_commit(realm, event, active_user_ids(realm.id))
+    send_event_on_commit(realm, event, Everyone())

@@ -4,14 +4,14 @@ organization always keeps an active owner."""
 from django.db import transaction
 
 from apps.core.errors import JsonableError, OrganizationOwnerRequiredError
-from apps.events.publish import forget_credentials_on_commit, send_event_on_commit
+from apps.events.publish import Everyone, delete_queues_on_commit, forget_credentials_on_commit, send_event_on_commit
 from apps.realms.audit import audit
 from apps.realms.models import AuditLogEventType, Realm
 from apps.users.actions.notify import send_person_update
 from apps.users.errors import LastOwnerDeactivationError
 from apps.users.hooks import user_reactivated, users_deactivated
 from apps.users.models import User
-from apps.users.selectors import active_bots_owned_by, active_users_and_roles, is_last_owner
+from apps.users.selectors import active_bots_owned_by, is_last_owner
 
 
 def check_keeps_an_owner(user: User, error: type[JsonableError]) -> None:
@@ -40,13 +40,12 @@ def do_deactivate_user(user: User, *, acting_user: User | None) -> list[User]:
     Raises for the organization's only owner. Audit: USER_DEACTIVATED for each. Emits:
     realm_user/update {is_active: false} for each, then what the users_deactivated hooks send
     (user_group/update for group settings whose anonymous groups listed them,
-    subscription/peer_remove for their channels). Group memberships are kept (reads ignore
-    deactivated users); clients drop the user from groups by themselves.
+    subscription/peer_remove for their channels), to the others. Group memberships are kept (reads
+    ignore deactivated users); clients drop the user from groups by themselves. The deactivated
+    users' event queues are deleted after the commit.
     """
     check_keeps_an_owner(user, LastOwnerDeactivationError)
     deactivated = [*active_bots_owned_by(user), user]
-    # The audience is read before the change: those deactivated now still learn of it.
-    audience = [uid for uid, _ in active_users_and_roles(user.realm_id)]
     User.objects.filter(id__in=[u.id for u in deactivated]).update(is_active=False)
     forget_credentials_on_commit(user_ids=[u.id for u in deactivated])
     for each in deactivated:
@@ -55,9 +54,10 @@ def do_deactivate_user(user: User, *, acting_user: User | None) -> list[User]:
         send_event_on_commit(
             user.realm_id,
             {"type": "realm_user", "op": "update", "person": {"user_id": each.id, "is_active": False}},
-            audience,
+            Everyone(tuple(u.id for u in deactivated)),
         )
     users_deactivated.call(deactivated)
+    delete_queues_on_commit(u.id for u in deactivated)  # after their events: registered first
     return deactivated
 
 

@@ -4,13 +4,14 @@ the audit log entry of a user's changed value."""
 from collections.abc import Callable
 from typing import Any
 
-from apps.events.publish import send_event_on_commit
+from apps.events.publish import Everyone, send_event_on_commit
 from apps.realms.audit import audit, changed
 from apps.realms.models import AuditLogEventType, EmailVisibility, Realm
 from apps.realms.serializers import setting_for_api
 from apps.users.models import User
 from apps.users.selectors import (
     VISIBILITY_FOR_ROLE,
+    active_user_ids_with_roles,
     active_users_and_roles,
     api_email,
     avatar_url,
@@ -29,19 +30,20 @@ def audit_user_change(
 def send_person_update(user: User, person: dict[str, Any]) -> None:
     """Emits: realm_user/update with `person` (plus user_id) to everyone who can see `user`."""
     event = {"type": "realm_user", "op": "update", "person": {"user_id": user.id, **person}}
-    send_event_on_commit(user.realm_id, event, [uid for uid, _ in active_users_and_roles(user.realm_id)])
+    send_event_on_commit(user.realm_id, event, Everyone())
 
 
 def send_by_email_access(user: User, build: Callable[[bool], dict[str, Any]]) -> None:
     """Send `build(sees_real_email)` to each part of the audience: the event differs between those
-    who may see the user's real address and those who may not."""
-    by_access: dict[bool, list[int]] = {True: [], False: []}
-    for uid, role in active_users_and_roles(user.realm_id):
-        sees = uid == user.id or user.is_bot or user.email_address_visibility in VISIBILITY_FOR_ROLE[role]
-        by_access[sees].append(uid)
-    for sees, user_ids in by_access.items():
-        if user_ids:
-            send_event_on_commit(user.realm_id, build(sees), user_ids)
+    who may see the user's real address (the roles the user's email visibility allows, and the
+    user) and everyone else."""
+    roles = [role for role, visible in VISIBILITY_FOR_ROLE.items() if user.email_address_visibility in visible]
+    if user.is_bot or len(roles) == len(VISIBILITY_FOR_ROLE):
+        send_event_on_commit(user.realm_id, build(True), Everyone())
+        return
+    seers = {user.id, *active_user_ids_with_roles(user.realm_id, roles)}
+    send_event_on_commit(user.realm_id, build(True), seers)
+    send_event_on_commit(user.realm_id, build(False), Everyone(tuple(seers)))
 
 
 def send_user_added(user: User) -> None:
@@ -105,9 +107,7 @@ def send_avatar_update(user: User) -> None:
 def send_custom_profile_fields(realm: Realm) -> None:
     """Emits: custom_profile_fields with every definition, to the organization's active users."""
     fields = [custom_profile_field_to_dict(f) for f in get_custom_profile_fields(realm)]
-    send_event_on_commit(
-        realm, {"type": "custom_profile_fields", "fields": fields}, [uid for uid, _ in active_users_and_roles(realm.id)]
-    )
+    send_event_on_commit(realm, {"type": "custom_profile_fields", "fields": fields}, Everyone())
 
 
 # Zulip sends these organization settings as realm/update_dict {property: "default", data} (their
@@ -120,7 +120,6 @@ SETTINGS_WITHOUT_EVENTS = ("password_auth_enabled",)
 def send_realm_update_events(realm: Realm, changes: dict[str, Any]) -> None:
     """Emits: realm/update (or update_dict, as Zulip) for each changed organization setting, to the
     organization's active users."""
-    user_ids = [user_id for user_id, _ in active_users_and_roles(realm.id)]
     for name, value in changes.items():
         if name in SETTINGS_WITHOUT_EVENTS:
             continue
@@ -129,4 +128,4 @@ def send_realm_update_events(realm: Realm, changes: dict[str, Any]) -> None:
             event = {"type": "realm", "op": "update_dict", "property": "default", "data": {name: value}}
         else:
             event = {"type": "realm", "op": "update", "property": name, "value": value}
-        send_event_on_commit(realm, event, user_ids)
+        send_event_on_commit(realm, event, Everyone())

@@ -7,11 +7,11 @@ from typing import Any
 
 from django.db import transaction
 
-from apps.events.publish import send_event_on_commit
+from apps.events.publish import Everyone, send_event_on_commit
 from apps.realms.audit import audit_all, audit_entry, changed
 from apps.realms.models import AuditLogEventType, Realm
 from apps.users.models import RealmUserDefault, User
-from apps.users.selectors import active_users_and_roles, realm_user_default
+from apps.users.selectors import realm_user_default
 from apps.users.settings_models import NEW_ORGANIZATION_DEFAULTS, USER_SETTINGS
 
 
@@ -63,8 +63,7 @@ def do_set_realm_user_defaults(realm: Realm, changes: Mapping[str, Any], *, acti
         )
         for name, value in diff.items()
     )
-    user_ids = [user_id for user_id, _ in active_users_and_roles(realm.id)]
     for name, value in diff.items():
         event = {"type": "realm_user_settings_defaults", "op": "update", "property": name, "value": value}
-        send_event_on_commit(realm, event, user_ids)
+        send_event_on_commit(realm, event, Everyone())
     return list(diff)
