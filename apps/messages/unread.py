@@ -4,14 +4,37 @@ messages, grouped by conversation."""
 from collections import defaultdict
 from typing import Any
 
-from apps.messages.models import DirectMessageGroup, Recipient, UserMessage
-from apps.messages.narrow import with_flag_columns
+from django.db import connection
+
+from apps.messages.models import DirectMessageGroup, Message, Recipient, UserMessage
 from apps.messages.selectors import muted_conversation_checker
-from apps.subscriptions.selectors import subscribed_stream_ids
+from apps.subscriptions.models import Subscription
 from apps.subscriptions.topics import topic_for_client, topic_key
 from apps.users.models import User
 
 MAX_UNREAD_MESSAGES = 50_000
+
+# (message id, flags, channel id, topic, sender id, recipient id) of the newest unread messages, but
+# those of channels the user left. The newest rows are taken from the partial index of unread rows
+# before they are joined to their messages (only as many as can be listed, unless the user left a
+# channel: then its rows must not take the places): joined at once, PostgreSQL misjudges how many
+# rows a user has unread, and joins and sorts all of them (100,000: twice the time).
+_UNREAD_SQL = f"""
+SELECT um.message_id, um.flags, m.stream_id, m.topic, m.sender_id, m.recipient_id
+FROM (
+    SELECT message_id, flags FROM {UserMessage._meta.db_table}
+    WHERE user_id = %(user)s AND (flags & {UserMessage.READ}) = 0
+    ORDER BY message_id DESC
+    LIMIT CASE WHEN EXISTS (
+        SELECT 1 FROM {Subscription._meta.db_table} WHERE user_id = %(user)s AND NOT active
+    ) THEN {2**62} ELSE %(limit)s END
+) um
+JOIN {Message._meta.db_table} m ON m.id = um.message_id
+WHERE m.stream_id IS NULL
+   OR m.stream_id NOT IN (SELECT stream_id FROM {Subscription._meta.db_table} WHERE user_id = %(user)s AND NOT active)
+ORDER BY um.message_id DESC
+LIMIT %(limit)s
+"""  # noqa: S608 (no input in the text: table names and constants)
 
 
 def unread_messages(user: User, *, allow_empty_topic_name: bool = False) -> dict[str, Any]:
@@ -21,15 +44,9 @@ def unread_messages(user: User, *, allow_empty_topic_name: bool = False) -> dict
     without the `empty_topic_name` capability (as in their message events). As in Zulip, muted
     channels' and topics' messages are listed but not counted in `count`, and a wildcard mention
     there is not a mention."""
-    left = subscribed_stream_ids(user, active=False)
-    rows = list(
-        with_flag_columns(UserMessage.objects.filter(user=user))
-        .filter(**{f"flag_{UserMessage.READ}": 0})
-        .exclude(message__stream_id__in=left)
-        .order_by("-message_id")
-        .values_list("message_id", "flags", "message__stream_id", "message__topic", "message__sender_id",
-                     "message__recipient_id")[: MAX_UNREAD_MESSAGES + 1]
-    )  # fmt: skip
+    with connection.cursor() as cursor:
+        cursor.execute(_UNREAD_SQL, {"user": user.id, "limit": MAX_UNREAD_MESSAGES + 1})
+        rows = cursor.fetchall()
     missing = len(rows) > MAX_UNREAD_MESSAGES
     rows = sorted(rows[:MAX_UNREAD_MESSAGES])
     recipients = {r.id: r for r in Recipient.objects.filter(id__in={row[5] for row in rows if row[2] is None})}

@@ -688,6 +688,34 @@ def test_unread_state_leaves_out_channels_the_user_left(history, make_stream, se
     assert unread["count"] == 1
 
 
+def test_unread_state_lists_the_newest_and_says_older_ones_are_missing(
+    make_stream, send, realm, design, member, admin, monkeypatch
+):
+    """Only the newest MAX_UNREAD_MESSAGES are listed; messages of a channel the user left take no
+    place among them (they are left out before counting)."""
+    from apps.messages import unread
+    from apps.subscriptions.actions.subscriptions import bulk_remove_subscriptions
+
+    monkeypatch.setattr(unread, "MAX_UNREAD_MESSAGES", 3)
+    kept = [send(member, design) for _ in range(4)]
+
+    def listed():
+        state = assert_success(
+            ApiClient(admin).post("/register", {"fetch_event_types": ["message", "update_message_flags"]})
+        )
+        unread_msgs = state["unread_msgs"]
+        ids = [i for bucket in unread_msgs["streams"] for i in bucket["unread_message_ids"]]
+        return ids, unread_msgs["old_unreads_missing"]
+
+    assert listed() == (kept[1:], True)
+    left = make_stream("left", member, admin)
+    [send(member, left) for _ in range(3)]
+    bulk_remove_subscriptions(realm, [admin], [left], acting_user=None)
+    assert listed() == (kept[1:], True)
+    monkeypatch.setattr(unread, "MAX_UNREAD_MESSAGES", 4)
+    assert listed() == (kept, False)
+
+
 def test_flags_on_unknown_message_are_refused_and_change_nothing(history, admin):
     before = db_state()
     refused(flags(ApiClient(admin), [history[0], 987654], "add", "starred"), "Invalid message(s)", before)
