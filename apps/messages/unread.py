@@ -2,6 +2,7 @@
 messages, grouped by conversation."""
 
 from collections import defaultdict
+from dataclasses import dataclass
 from typing import Any
 
 from django.db import connection
@@ -36,20 +37,37 @@ ORDER BY um.message_id DESC
 LIMIT %(limit)s
 """  # noqa: S608 (no input in the text: table names and constants)
 
+_WILDCARD_BITS = UserMessage.STREAM_WILDCARD_MENTIONED | UserMessage.TOPIC_WILDCARD_MENTIONED
+
+# _UNREAD_SQL's rows by conversation (see _Conversation), on PostgreSQL. Topics are told apart
+# byte by byte (as Python does), not by the collation's rules, which cost more to sort by (50,000
+# rows: 35-48 ms under the database's collation, 28-47 ms byte by byte).
+_GROUPED_SQL = f"""
+WITH unread AS ({_UNREAD_SQL})
+SELECT stream_id, topic COLLATE "C", recipient_id, CASE WHEN stream_id IS NULL THEN sender_id END,
+    array_agg(message_id ORDER BY message_id),
+    coalesce(array_agg(message_id ORDER BY message_id) FILTER (WHERE flags & {UserMessage.MENTIONED} <> 0), '{{}}'),
+    coalesce(array_agg(message_id ORDER BY message_id)
+        FILTER (WHERE flags & {UserMessage.MENTIONED} = 0 AND flags & {_WILDCARD_BITS} <> 0), '{{}}')
+FROM unread
+GROUP BY 1, 2, 3, 4
+"""  # noqa: S608 (as above)
+
 
 def unread_messages(user: User, *, allow_empty_topic_name: bool = False) -> dict[str, Any]:
-    """Zulip's `unread_msgs` (the newest MAX_UNREAD_MESSAGES unread messages). Five queries.
+    """Zulip's `unread_msgs` (the newest MAX_UNREAD_MESSAGES unread messages). Three queries.
     Channels the user left are left out, as in Zulip (their unread messages count no more).
     Topics are grouped case-insensitively, and the empty topic is "general chat" for clients
     without the `empty_topic_name` capability (as in their message events). As in Zulip, muted
     channels' and topics' messages are listed but not counted in `count`, and a wildcard mention
     there is not a mention."""
-    with connection.cursor() as cursor:
-        cursor.execute(_UNREAD_SQL, {"user": user.id, "limit": MAX_UNREAD_MESSAGES + 1})
-        rows = cursor.fetchall()
-    missing = len(rows) > MAX_UNREAD_MESSAGES
-    rows = sorted(rows[:MAX_UNREAD_MESSAGES])
-    recipients = {r.id: r for r in Recipient.objects.filter(id__in={row[5] for row in rows if row[2] is None})}
+    conversations = _unread_conversations(user.id)
+    missing = sum(len(c.ids) for c in conversations) > MAX_UNREAD_MESSAGES
+    if missing:
+        _drop_oldest(conversations)
+    recipients = {
+        r.id: r for r in Recipient.objects.filter(id__in={c.recipient_id for c in conversations if c.stream_id is None})
+    }
     groups = dict(
         DirectMessageGroup.objects.filter(
             id__in=[r.type_id for r in recipients.values() if r.type == Recipient.Type.DIRECT_MESSAGE_GROUP]
@@ -58,37 +76,33 @@ def unread_messages(user: User, *, allow_empty_topic_name: bool = False) -> dict
     streams: dict[tuple[int, str], dict[str, Any]] = {}
     pms: dict[int, list[int]] = defaultdict(list)
     huddles: dict[str, list[int]] = defaultdict(list)
-    mentions = []
+    mentions: list[int] = []
     muted_count = 0
     is_muted = muted_conversation_checker(user)
-    # (channel, topic as stored) -> (its bucket's ids, muted): a topic's first row works them out.
-    topics: dict[tuple[int, str], tuple[list[int], bool]] = {}
-
-    def topic_of(stream_id: int, topic: str) -> tuple[list[int], bool]:
-        shown = topic_for_client(topic, allow_empty_topic_name=allow_empty_topic_name)
-        bucket = streams.setdefault(
-            (stream_id, topic_key(shown)), {"stream_id": stream_id, "topic": shown, "unread_message_ids": []}
-        )
-        return bucket["unread_message_ids"], is_muted(stream_id, topic)
-
-    wildcard_bits = UserMessage.STREAM_WILDCARD_MENTIONED | UserMessage.TOPIC_WILDCARD_MENTIONED
-    for message_id, flags, stream_id, topic, sender_id, recipient_id in rows:
-        if stream_id is not None:
-            if (stream_id, topic) not in topics:
-                topics[stream_id, topic] = topic_of(stream_id, topic)
-            ids, muted = topics[stream_id, topic]
-            ids.append(message_id)
-            muted_count += muted
+    # Oldest first: a topic's bucket is named as its oldest message spells it.
+    for c in sorted(conversations, key=lambda c: c.ids[0]):
+        mentions += c.mentioned
+        if c.stream_id is not None:
+            shown = topic_for_client(c.topic, allow_empty_topic_name=allow_empty_topic_name)
+            bucket = streams.setdefault(
+                (c.stream_id, topic_key(shown)), {"stream_id": c.stream_id, "topic": shown, "unread_message_ids": []}
+            )
+            bucket["unread_message_ids"] += c.ids
+            if is_muted(c.stream_id, c.topic):
+                muted_count += len(c.ids)
+                continue
         else:
-            muted = False
-            recipient = recipients[recipient_id]
+            recipient = recipients[c.recipient_id]
             if recipient.type == Recipient.Type.PERSONAL:
-                other = sender_id if sender_id != user.id else recipient.type_id
-                pms[other].append(message_id)
+                other = c.sender_id if c.sender_id != user.id else recipient.type_id
+                pms[other] += c.ids
             else:
-                huddles[",".join(map(str, groups[recipient.type_id]))].append(message_id)
-        if flags & UserMessage.MENTIONED or (flags & wildcard_bits and not muted):
-            mentions.append(message_id)
+                huddles[",".join(map(str, groups[recipient.type_id]))] += c.ids
+        mentions += c.wildcard_mentioned
+    # A conversation's ids come in order; a bucket gathers several (a topic's spellings, both
+    # senders of a one-to-one conversation).
+    for ids in [*(bucket["unread_message_ids"] for bucket in streams.values()), *pms.values(), *huddles.values()]:
+        ids.sort()
     return {
         "pms": [
             {"other_user_id": other, "sender_id": other, "unread_message_ids": ids}
@@ -96,7 +110,55 @@ def unread_messages(user: User, *, allow_empty_topic_name: bool = False) -> dict
         ],
         "streams": [streams[key] for key in sorted(streams)],
         "huddles": [{"user_ids_string": key, "unread_message_ids": ids} for key, ids in sorted(huddles.items())],
-        "mentions": mentions,
-        "count": len(rows) - muted_count,
+        "mentions": sorted(mentions),
+        "count": sum(len(c.ids) for c in conversations) - muted_count,
         "old_unreads_missing": missing,
     }
+
+
+@dataclass
+class _Conversation:
+    """A conversation's listed unread messages, ids in order: a channel's topic (as stored), or the
+    direct messages of one recipient from one sender."""
+
+    stream_id: int | None
+    topic: str
+    recipient_id: int
+    sender_id: int | None  # direct messages only
+    ids: list[int]
+    mentioned: list[int]  # the user's name or a group of theirs
+    wildcard_mentioned: list[int]  # a wildcard and no more
+
+
+def _unread_conversations(user_id: int) -> list[_Conversation]:
+    """The newest MAX_UNREAD_MESSAGES + 1 unread messages, by conversation: PostgreSQL groups them
+    itself (at 50,000, fetching a row per message and grouping them in Python took longer than the
+    query); elsewhere the rows are grouped here."""
+    params = {"user": user_id, "limit": MAX_UNREAD_MESSAGES + 1}
+    with connection.cursor() as cursor:
+        if connection.vendor == "postgresql":
+            cursor.execute(_GROUPED_SQL, params)
+            return [_Conversation(*row) for row in cursor.fetchall()]
+        cursor.execute(_UNREAD_SQL, params)
+        rows = cursor.fetchall()
+    conversations: dict[tuple, _Conversation] = {}
+    for message_id, flags, stream_id, topic, sender_id, recipient_id in reversed(rows):
+        key = (stream_id, topic, recipient_id, sender_id if stream_id is None else None)
+        c = conversations.get(key) or conversations.setdefault(key, _Conversation(*key, [], [], []))
+        c.ids.append(message_id)
+        if flags & UserMessage.MENTIONED:
+            c.mentioned.append(message_id)
+        elif flags & _WILDCARD_BITS:
+            c.wildcard_mentioned.append(message_id)
+    return list(conversations.values())
+
+
+def _drop_oldest(conversations: list[_Conversation]) -> None:
+    """Leave out the oldest message (one more than can be listed was read, to know there are more)."""
+    oldest = min(conversations, key=lambda c: c.ids[0])
+    message_id = oldest.ids.pop(0)
+    for ids in (oldest.mentioned, oldest.wildcard_mentioned):
+        if ids and ids[0] == message_id:
+            ids.pop(0)
+    if not oldest.ids:
+        conversations.remove(oldest)

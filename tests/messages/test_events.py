@@ -142,6 +142,27 @@ def test_register_state_of_messages(queue_of, design, member, admin):
     assert state["starred_messages"] == [starred]
 
 
+def test_unread_state_gathers_each_conversation_in_order(design, owner, admin, member):
+    """A one-to-one conversation's unread messages in either direction are one entry; a group's are
+    another; every list is in message order, mentions across conversations too."""
+    dm_in = send(member, type="private", to=[admin.id], content="psst")
+    group_first = send(member, type="private", to=[admin.id, owner.id], content="all of us")
+    mentioned = send(member, type="stream", to="design", topic="t", content="@**Adam Admin**")
+    dm_out = send(admin, type="private", to=[member.id], content="@**Mark Member**?", read_by_sender="false")
+    group_second = send(owner, type="private", to=[admin.id, member.id], content="@**Adam Admin** yes")
+    state = assert_success(
+        ApiClient(admin).post("/register", {"fetch_event_types": ["message", "update_message_flags"]})
+    )
+    unread = state["unread_msgs"]
+    assert unread["pms"] == [
+        {"other_user_id": member.id, "sender_id": member.id, "unread_message_ids": [dm_in, dm_out]}
+    ]
+    everyone = ",".join(map(str, sorted([owner.id, admin.id, member.id])))
+    assert unread["huddles"] == [{"user_ids_string": everyone, "unread_message_ids": [group_first, group_second]}]
+    assert unread["streams"] == [{"stream_id": design.id, "topic": "t", "unread_message_ids": [mentioned]}]
+    assert (unread["mentions"], unread["count"]) == ([mentioned, group_second], 5)
+
+
 def test_unread_state_names_topics_as_the_message_events_do(queue_of, design, member, admin):
     empty = send(member, type="stream", to="design", topic="", content="x")
     lower = send(member, type="stream", to="design", topic="lunch", content="y")
