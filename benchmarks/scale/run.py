@@ -6,20 +6,20 @@ Parley compared in one run on one machine.
 
 For each size, round and checkout (rounds alternate the checkouts' order) one gunicorn process with
 one uvicorn worker serves the built organization, PostgreSQL and Redis as in production (rate limits
-on, high enough never to refuse); the task worker is off. Its Redis database (the benchmark's own) is
-emptied first, then one member of the busy channel in ten registers an event queue for messages, as
-people with the app open would (their queues fill as the channel's messages are sent; nobody polls
-them during the measurement). Each request of the table is sent twice to
-warm up, then `--requests` times one at a time on a keep-alive connection: its latency (client side),
-the answer's size and its queries (counted by the benchmark's own settings module,
-stack/scale_bench_settings.py, which also serves the bare view) are kept. The measured user's
-register and mark-all-as-read find their unread messages as built (reset before each: 10,000 at S,
-100,000 at L); a second register is a typical member's (1,000 messages, 50 unread; one of those
-with an event queue). `create_user` is timed in
-the checkout's own Python (stack/scale_bench_create_user.py), rolled back each time. Then `wrk`
-measures throughput of the bare view, GET /users/me and GET /server_settings (`--wrk-seconds` each,
-32 keep-alive connections, 2 threads). Medians over every round are printed per checkout, and
-everything lands in var/bench/scale.json.
+on, high enough never to refuse); the task worker is off. The database is vacuumed first (see
+vacuum()), its Redis database (the benchmark's own) emptied, then one member of the busy channel in
+ten registers an event queue for messages, as people with the app open would (their queues fill as
+the channel's messages are sent; nobody polls them during the measurement). Each request of the
+table is sent twice to warm up, then `--requests` times one at a time on a keep-alive connection:
+its latency (client side), the answer's size and its queries (counted by the benchmark's own
+settings module, stack/scale_bench_settings.py, which also serves the bare view) are kept. The
+measured user's register and mark-all-as-read find their unread messages as built (reset before
+each: 10,000 at S, 100,000 at L); a second register is a typical member's (1,000 messages, 50
+unread; one of those with an event queue). `create_user` is timed in the checkout's own Python
+(stack/scale_bench_create_user.py), rolled back each time. Then `wrk` measures throughput of the
+bare view, GET /users/me and GET /server_settings (`--wrk-seconds` each, 32 keep-alive connections,
+2 threads). Medians over every round are printed per checkout, and everything lands in
+var/bench/scale.json.
 
 Every checkout needs its own .venv. A checkout runs on the built databases, or on copies of them
 named by a suffix (`--repos ../before@_before,.`: parley_bench_scale_s_before, made with
@@ -152,6 +152,18 @@ def reset_unread(database_url: str, size: str) -> None:
         build.reset_unread(size, cursor)
 
 
+def vacuum(database_url: str) -> None:
+    """VACUUM (ANALYZE) the database, as autovacuum would have by then: each round rewrites hundreds
+    of thousands of per-user rows (the unread messages reset before each register, then marked
+    read), and a PostgreSQL without autovacuum (this machine kind's CI configuration) would have
+    every round wade through all the dead rows of the rounds before."""
+    import psycopg
+
+    url = database_url.replace("postgres://", "postgresql://")
+    with psycopg.connect(url, autocommit=True) as conn:
+        conn.execute("VACUUM (ANALYZE)")
+
+
 def listener_credentials(database_url: str, manifest: dict) -> list[dict]:
     """Every LISTENER_SHARE-th member of the busy channel (the measured user aside), by id."""
     import psycopg
@@ -266,6 +278,7 @@ def main() -> None:
                 into = raw.setdefault(size, {}).setdefault(str(repo), {"requests": {}, "wrk": {}})
                 database_url = manifest["database_url"] + suffixes[repo]
                 redis.Redis.from_url(REDIS_URL).flushdb()  # the benchmark's own: no queues of a round before
+                vacuum(database_url)
                 server = Server(repo, database_url, log_dir)
                 try:
                     register_listeners(server, listeners)
