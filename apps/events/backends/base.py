@@ -33,9 +33,9 @@ from apps.events.registry import QueueOptions
 @dataclass(frozen=True)
 class Everyone:
     """An event's audience when it is everyone of the organization: every queue of the organization
-    (its active users' and bots', and those of users deactivated since, refused at their next
-    poll), but the queues of `except_ids`. Publishing it costs the organization's queues, not its
-    people: nobody lists ten thousand ids for an event everyone gets.
+    (its active users' and bots': a deactivated user's queues are deleted), but the queues of
+    `except_ids`. Publishing it costs the organization's queues, not its people: nobody lists ten
+    thousand ids for an event everyone gets.
     """
 
     except_ids: tuple[int, ...] = ()
