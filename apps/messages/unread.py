@@ -55,7 +55,7 @@ GROUP BY 1, 2, 3, 4
 
 
 def unread_messages(user: User, *, allow_empty_topic_name: bool = False) -> dict[str, Any]:
-    """Zulip's `unread_msgs` (the newest MAX_UNREAD_MESSAGES unread messages). Three queries.
+    """Zulip's `unread_msgs` (the newest MAX_UNREAD_MESSAGES unread messages). Five queries.
     Channels the user left are left out, as in Zulip (their unread messages count no more).
     Topics are grouped case-insensitively, and the empty topic is "general chat" for clients
     without the `empty_topic_name` capability (as in their message events). As in Zulip, muted
