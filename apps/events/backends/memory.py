@@ -127,7 +127,7 @@ class MemoryBackend:
         if isinstance(audience, Everyone):
             excluded = set(audience.except_ids)
             return [q for q in self._queues.values() if q.realm_id == realm_id and q.user_id not in excluded]
-        return [self._queues[qid] for user_id in audience for qid in list(self._by_user.get(user_id, ()))]
+        return [self._queues[qid] for user_id in audience for qid in self._by_user.get(user_id, ())]
 
     def last_published_seqs(self, realm_ids: list[int]) -> dict[int, int]:
         with self._lock:
