@@ -11,7 +11,8 @@ from tests.api import ApiClient, assert_success
 
 # PostgreSQL numbers events at commit; SQLite as they are written (one more statement).
 PINNED = {
-    "register": {"postgresql": 34, "sqlite": 34},
+    # On PostgreSQL, two statements more: the unread messages' grouping plan set and reset.
+    "register": {"postgresql": 36, "sqlite": 34},
     "users": {"postgresql": 1, "sqlite": 1},
     "streams": {"postgresql": 4, "sqlite": 4},
     "send": {"postgresql": 13, "sqlite": 14},
