@@ -9,7 +9,7 @@ import ipaddress
 import re
 import secrets
 from pathlib import Path
-from urllib.parse import urlsplit
+from urllib.parse import unquote, urlsplit
 
 import environ
 from django.core.exceptions import ImproperlyConfigured
@@ -140,6 +140,9 @@ def database(base_dir_var: Path, connect_timeout: int) -> dict:
     if engine not in ("django.db.backends.postgresql", "django.db.backends.postgresql_psycopg2"):
         fail("DATABASE_URL", "must be a postgres:// or sqlite:// URL")
     config["ENGINE"] = POSTGRESQL_ENGINE
+    # A Unix socket's directory is written percent-encoded in the host, as libpq reads such URLs
+    # (postgres://parley@%2Fvar%2Frun%2Fpostgresql/parley); django-environ leaves it encoded.
+    config["HOST"] = unquote(config.get("HOST") or "")
     if not config.get("NAME"):
         fail("DATABASE_URL", "names no database")
     options = config.setdefault("OPTIONS", {})

@@ -72,3 +72,48 @@ def test_json_log_lines_carry_the_request_id():
     assert line["request_id"] == "abc123"
     assert line["message"] == "hello world"
     assert line["level"] == "INFO"
+
+
+def test_a_database_url_may_name_a_unix_socket(monkeypatch, tmp_path):
+    """The socket's directory percent-encoded in the host, as libpq reads such a URL."""
+    from config.env import database
+
+    monkeypatch.setenv("DATABASE_URL", "postgres://parley:p%40ss@%2Fvar%2Frun%2Fpostgresql/parley")
+    config = database(tmp_path, 5)
+    assert (config["HOST"], config["USER"], config["PASSWORD"], config["NAME"]) == (
+        "/var/run/postgresql",
+        "parley",
+        "p@ss",
+        "parley",
+    )
+    monkeypatch.setenv("DATABASE_URL", "postgres://parley@db.example.com:5433/parley")
+    assert (database(tmp_path, 5)["HOST"], database(tmp_path, 5)["PORT"]) == ("db.example.com", 5433)
+
+
+@pytest.mark.skipif(
+    not os.environ.get("DATABASE_URL", "").startswith("postgres") or not os.path.exists("/var/run/postgresql"),
+    reason="needs the PostgreSQL the tests run on, and its socket in /var/run/postgresql",
+)
+def test_the_server_connects_through_a_unix_socket():
+    """A real connection through the socket, as an operator on one machine would configure it."""
+    from urllib.parse import urlsplit
+
+    user = urlsplit(os.environ["DATABASE_URL"]).username or "postgres"
+    socket_url = f"postgres://{user}@%2Fvar%2Frun%2Fpostgresql/postgres"  # a database that always exists
+    result = subprocess.run(
+        [
+            sys.executable,
+            "manage.py",
+            "shell",
+            "--no-imports",
+            "-c",
+            "from django.db import connection; print(connection.pg_version)",
+        ],
+        cwd=BASE_DIR,
+        env={**os.environ, "DJANGO_SETTINGS_MODULE": "config.settings.base", "DATABASE_URL": socket_url},
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+    assert result.returncode == 0, result.stderr
+    assert int(result.stdout.strip()) >= 140000
