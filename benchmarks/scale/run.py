@@ -82,7 +82,7 @@ def requests_of(manifest: dict) -> dict[str, tuple[str, str, dict | None]]:
 
 
 class Server:
-    def __init__(self, repo: Path, database_url: str, log_dir: Path) -> None:
+    def __init__(self, repo: Path, database_url: str, log_dir: Path, **settings: str) -> None:
         self.port = free_port()
         env = {
             **os.environ,
@@ -100,6 +100,7 @@ class Server:
             "RATE_LIMIT_API_BY_IP": HUGE_LIMIT,
             "LOG_LEVEL": "WARNING",
             "SECRET_KEY": secrets.token_urlsafe(50),
+            **settings,
         }
         self.log = log_dir / f"server-scale-{self.port}.log"
         command = [str(repo / ".venv" / "bin" / "python"), "-m", "gunicorn", "-c", "config/gunicorn.py"]
@@ -238,12 +239,15 @@ WRK_PATHS = {
     "GET /users/me": "/api/v1/users/me",
     "GET /server_settings": "/api/v1/server_settings",
 }
+WRK_UNLIMITED = {"GET /users/me, rate limiting off": "/api/v1/users/me"}
 
 
-def measure_throughput(server: Server, manifest: dict, seconds: int) -> dict[str, float]:
+def measure_throughput(
+    server: Server, manifest: dict, seconds: int, paths: dict[str, str] = WRK_PATHS
+) -> dict[str, float]:
     results = {}
     auth = auth_header(manifest["measured"])
-    for name, path in WRK_PATHS.items():
+    for name, path in paths.items():
         command = ["wrk", "-t2", "-c32", f"-d{seconds}s", "-H", f"Authorization: {auth}"]
         output = subprocess.run([*command, f"http://{HOST}:{server.port}{path}"], check=True, capture_output=True,
                                 text=True).stdout  # fmt: skip
@@ -289,6 +293,14 @@ def main() -> None:
                     ).items():
                         into["requests"].setdefault(name, []).extend(samples)
                     for name, rate in measure_throughput(server, manifest, args.wrk_seconds).items():
+                        into["wrk"].setdefault(name, []).append(rate)
+                finally:
+                    server.stop()
+                # What the rate limit's Redis round trip costs an ordinary request: a server like the
+                # one above, without rate limits.
+                server = Server(repo, database_url, log_dir, RATE_LIMITING_ENABLED="false")
+                try:
+                    for name, rate in measure_throughput(server, manifest, args.wrk_seconds, WRK_UNLIMITED).items():
                         into["wrk"].setdefault(name, []).append(rate)
                 finally:
                     server.stop()
