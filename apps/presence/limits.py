@@ -2,8 +2,9 @@
 
 # Clients ping this often (server_presence_ping_interval_seconds in POST /register).
 PING_INTERVAL_SECS = 60
-# A user with no ping for this long is offline (Zulip's OFFLINE_THRESHOLD_SECS).
-OFFLINE_THRESHOLD_SECS = 140
+# A user with no ping for this long is offline (Zulip's OFFLINE_THRESHOLD_SECS: three pings and 20
+# seconds, so that one lost ping, or two slow ones, do not show a user offline).
+OFFLINE_THRESHOLD_SECS = 200
 # A stored time is moved forward at most this often: pings in between write nothing (Zulip's
 # PRESENCE_UPDATE_MIN_FREQ_SECONDS), so a client pinging too often costs one read, not a write.
 UPDATE_MIN_FREQ_SECS = 55
