@@ -9,18 +9,25 @@ Triggers, as in Zulip (zerver/actions/message_send.py, get_service_bot_events):
 never a message sent by a bot, the bot's own answers included: no bot can trigger another, or
 itself, so there are no loops. Deactivated bots are not triggered (nor delivered to, should the
 cached list be behind: the delivery checks again).
+
+Failed deliveries are kept for the operator as long as failed tasks are (prune_failed_deliveries).
 """
 
 from collections.abc import Iterable
+from datetime import timedelta
 
+from django.conf import settings
 from django.db import transaction
+from django.utils import timezone
 
 from apps.core.cache import forget
+from apps.core.tasks import periodic
 from apps.messages.hooks import message_sent
 from apps.messages.models import Message, UserMessage
 from apps.users.hooks import user_created, user_reactivated, users_deactivated
 from apps.users.models import BotType, User
 from apps.webhooks.delivery import deliver_message
+from apps.webhooks.models import FailedDelivery
 from apps.webhooks.selectors import realm_webhook_bot_ids, webhook_bots_cache_key
 
 
@@ -65,3 +72,11 @@ def forget_bots_on_deactivation(users: list[User]) -> None:
 @user_reactivated.register
 def forget_bots_on_reactivation(user: User) -> None:
     _forget_bots_of([user])
+
+
+@periodic(3600)
+def prune_failed_deliveries() -> int:
+    """Deletes the failed deliveries older than TASK_KEEP_FAILED_SECONDS (30 days unless set), as
+    failed tasks are. Returns how many."""
+    cutoff = timezone.now() - timedelta(seconds=settings.TASK_KEEP_FAILED_SECONDS)
+    return FailedDelivery.objects.filter(failed_at__lt=cutoff).delete()[0]

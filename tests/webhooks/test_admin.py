@@ -1,12 +1,17 @@
 """The Django admin of outgoing webhooks: a bot's service is edited and its token rotated through the
-actions; failed deliveries are listed, to look at."""
+actions; failed deliveries are listed, to look at, and deleted once kept long enough."""
 
 import re
+from datetime import timedelta
 
 import pytest
+from django.conf import settings
+from django.utils import timezone
 
+from apps.core.tasks import PERIODIC_JOBS
 from apps.users.models import BotService
 from apps.webhooks.models import FailedDelivery
+from apps.webhooks.receivers import prune_failed_deliveries
 
 
 @pytest.fixture
@@ -65,3 +70,20 @@ def test_failed_deliveries_are_listed_and_read_only(staff, hook):
     assert "non-2xx answer" in page
     assert staff.get(f"/admin/webhooks/faileddelivery/{failure.id}/change/").status_code == 200
     assert staff.get("/admin/webhooks/faileddelivery/add/").status_code == 403
+
+
+def test_failed_deliveries_are_deleted_once_kept_as_long_as_failed_tasks(hook):
+    def failure(message_id):
+        return FailedDelivery.objects.create(
+            bot=hook, message_id=message_id, trigger="mention", url="https://bots.example.com/hook",
+            outcome="unavailable", attempts=3,
+        )  # fmt: skip
+
+    old, recent = failure(1), failure(2)
+    kept = timedelta(seconds=settings.TASK_KEEP_FAILED_SECONDS)
+    FailedDelivery.objects.filter(id=old.id).update(failed_at=timezone.now() - kept - timedelta(minutes=1))
+    FailedDelivery.objects.filter(id=recent.id).update(failed_at=timezone.now() - kept + timedelta(minutes=1))
+    assert prune_failed_deliveries() == 1
+    assert list(FailedDelivery.objects.values_list("message_id", flat=True)) == [2]
+    assert prune_failed_deliveries() == 0
+    assert (3600, prune_failed_deliveries) in PERIODIC_JOBS  # the task worker runs it hourly
