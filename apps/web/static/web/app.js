@@ -48,7 +48,7 @@ function loadState(registered) {
     for (const id of entry.unread_message_ids) state.unread.set(id, { dm: true });
   }
   state.presences = registered.presences || {};
-  state.offlineAfter = registered.server_presence_offline_threshold_seconds || 140;
+  state.offlineAfter = registered.server_presence_offline_threshold_seconds || 200;
   state.pingEvery = registered.server_presence_ping_interval_seconds || 60;
   renderSidebar();
   renderComposeChannels();

@@ -13,7 +13,7 @@ export const state = {
   subs: new Map(), // stream_id -> subscription
   unread: new Map(), // message id -> {streamId, topic} | {dm: true, userId (a one-to-one conversation)}
   presences: {}, // user_id -> {active_timestamp, idle_timestamp}
-  offlineAfter: 140,
+  offlineAfter: 200,
   pingEvery: 60,
   messages: new Map(), // the shown messages by id
   view: viewFromHash(window.location.hash),
