@@ -136,7 +136,7 @@ def _unread_conversations(user_id: int) -> list[_Conversation]:
     query); elsewhere the rows are grouped here."""
     params = {"user": user_id, "limit": MAX_UNREAD_MESSAGES + 1}
     if connection.vendor == "postgresql":
-        # Grouped in a hash table: PostgreSQL expects a few hundred rows (it cannot know how many
+        # Grouped in a hash table: PostgreSQL expects about a hundred rows (it cannot know how many
         # a user has unread), so it would sort all 50,000 of them by conversation instead, which
         # took longer than the rest of the query (at 10,000 people: 81-86 ms in all, 65 ms hashed,
         # benchmarks/scale/README.md). Sorting each conversation's ids here takes a millisecond.

@@ -14,7 +14,7 @@ def test_client_pings_and_reads_presence(parley_server, people):
     )
     queue = theirs.register(event_types=["presence"], fetch_event_types=["presence", "realm"])
     assert queue["presences"] == {}
-    assert queue["server_presence_offline_threshold_seconds"] == 140
+    assert queue["server_presence_offline_threshold_seconds"] == 200  # Zulip's OFFLINE_THRESHOLD_SECS
 
     pinged = mine.update_presence({"status": "active", "ping_only": False, "new_user_input": True})
     assert pinged["result"] == "success", pinged
