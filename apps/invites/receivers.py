@@ -16,7 +16,7 @@ from apps.users.models import User
 @realm_created.register
 def create_welcome_bot(realm: Realm) -> None:
     """A new organization has its Welcome Bot before its first person, whom it greets."""
-    do_create_welcome_bot(realm, acting_user=None)
+    do_create_welcome_bot(realm)
 
 
 @person_created.register

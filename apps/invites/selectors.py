@@ -30,7 +30,7 @@ from apps.realms.models import Realm
 from apps.subscriptions.models import Stream
 from apps.subscriptions.selectors import Membership, has_content_access, subscribed_stream_ids
 from apps.users.models import Role, User
-from apps.users.selectors import active_users_and_roles, delivery_email_in_use, fake_email_domain
+from apps.users.selectors import active_users_and_roles
 
 # The keys links carry: lowercase base32 of MultiuseInvite.KEY_BITS random bits.
 KEY_RE = re.compile(rf"[a-z2-7]{{{MultiuseInvite.KEY_BITS // 5}}}")
@@ -183,13 +183,3 @@ def get_welcome_bot(realm: Realm | int) -> User | None:
     """The organization's Welcome Bot (active or not), if it has one."""
     row = WelcomeBot.objects.filter(realm=realm).select_related("bot__realm").first()
     return row.bot if row is not None else None
-
-
-def free_welcome_bot_email(realm: Realm) -> str:
-    """welcome-bot@<the organization's domain for hidden addresses>, numbered if someone has it."""
-    domain = fake_email_domain(realm.host)
-    email, number = f"{WelcomeBot.EMAIL_LOCAL_PART}@{domain}", 1
-    while delivery_email_in_use(realm, email):
-        number += 1
-        email = f"{WelcomeBot.EMAIL_LOCAL_PART}-{number}@{domain}"
-    return email

@@ -40,7 +40,7 @@ def greeting(realm: Realm) -> str:
 @pytest.fixture
 def welcome_bot(realm):
     """The default organization's Welcome Bot (the factories make organizations without one)."""
-    return do_create_welcome_bot(realm, acting_user=None)
+    return do_create_welcome_bot(realm)
 
 
 # --- the bot ---------------------------------------------------------------------------------------
@@ -62,13 +62,13 @@ def test_new_organizations_have_a_welcome_bot_that_greets_their_owner(db):
 
 
 def test_one_bot_per_organization(realm, welcome_bot):
-    assert do_create_welcome_bot(realm, acting_user=None) == welcome_bot
+    assert do_create_welcome_bot(realm) == welcome_bot
     assert WelcomeBot.objects.filter(realm=realm).count() == 1
 
 
 def test_the_bots_address_is_numbered_when_taken(realm):
     UserFactory(realm=realm, delivery_email=f"welcome-bot@{fake_email_domain(realm.host)}")
-    bot = do_create_welcome_bot(realm, acting_user=None)
+    bot = do_create_welcome_bot(realm)
     assert bot.delivery_email == f"welcome-bot-2@{fake_email_domain(realm.host)}"
 
 

@@ -33,7 +33,7 @@ def join_path(invite) -> str:
 
 @pytest.fixture
 def welcome_bot(realm):
-    return do_create_welcome_bot(realm, acting_user=None)
+    return do_create_welcome_bot(realm)
 
 
 @pytest.fixture

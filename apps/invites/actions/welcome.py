@@ -8,16 +8,14 @@ Administrators try a text out with POST /realm/test_welcome_bot_custom_message: 
 the message a newcomer would get with it.
 """
 
-from django.db import transaction
-
 from apps.core.errors import JsonableError
 from apps.invites.models import WelcomeBot
-from apps.invites.selectors import free_welcome_bot_email, get_welcome_bot
+from apps.invites.selectors import get_welcome_bot
 from apps.messages.actions.send import do_send_message, normalize_content
 from apps.messages.models import Message
 from apps.realms.models import Realm
-from apps.users.actions.create_user import do_create_user
-from apps.users.models import BotType, User
+from apps.users.actions.create_user import do_create_system_bot_once
+from apps.users.models import User
 
 # The client name the bot's messages are sent with (Zulip's internal messages use "Internal").
 CLIENT = "Internal"
@@ -40,28 +38,15 @@ def welcome_message_content(realm: Realm, custom_text: str) -> str:
     return normalize_content(content)
 
 
-@transaction.atomic(savepoint=False)
-def do_create_welcome_bot(realm: Realm, *, acting_user: User | None) -> User:
-    """The organization's Welcome Bot, created (a generic system bot, member, owned by nobody, its
-    address welcome-bot@ the organization's domain for hidden addresses) when it has none; the
-    organization's row is locked meanwhile, so there is only ever one.
+def do_create_welcome_bot(realm: Realm) -> User:
+    """The organization's Welcome Bot (a system bot, member, owned by nobody, its address
+    welcome-bot@ the organization's domain for hidden addresses), created when it has none.
 
     Audit: USER_CREATED. Emits: realm_user/add (do_create_user) when created.
     """
-    Realm.objects.select_for_update().filter(id=realm.id).values_list("id", flat=True).first()
-    bot = get_welcome_bot(realm)
-    if bot is not None:
-        return bot
-    bot = do_create_user(
-        realm,
-        free_welcome_bot_email(realm),
-        WelcomeBot.FULL_NAME,
-        bot_type=BotType.GENERIC,
-        system_bot=True,
-        acting_user=acting_user,
+    return do_create_system_bot_once(
+        realm, WelcomeBot, full_name=WelcomeBot.FULL_NAME, email_local_part=WelcomeBot.EMAIL_LOCAL_PART
     )
-    WelcomeBot.objects.create(realm=realm, bot=bot)
-    return bot
 
 
 def do_send_welcome_message(user: User, *, custom_text: str | None, acting_user: User | None) -> Message | None:
@@ -88,7 +73,7 @@ def check_send_test_welcome_message(custom_text: str, *, acting_user: User) -> M
     """
     if not custom_text:
         raise JsonableError("Message must not be empty")
-    bot = do_create_welcome_bot(acting_user.realm, acting_user=None)
+    bot = do_create_welcome_bot(acting_user.realm)
     if not bot.is_active:
         raise JsonableError("The Welcome Bot is deactivated.")
     content = welcome_message_content(acting_user.realm, custom_text)

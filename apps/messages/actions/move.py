@@ -12,7 +12,6 @@ from dataclasses import dataclass
 from datetime import timedelta
 from urllib.parse import quote
 
-from django.db import transaction
 from django.db.models import Count, Min
 from django.utils import timezone
 
@@ -32,9 +31,8 @@ from apps.subscriptions.selectors import (
     subscriber_ids_by_stream,
 )
 from apps.subscriptions.topics import check_topics_policy, same_topic, topic_key
-from apps.users.actions.create_user import do_create_user
-from apps.users.models import BotType, Role, User
-from apps.users.selectors import delivery_email_in_use, fake_email_domain
+from apps.users.actions.create_user import do_create_system_bot_once
+from apps.users.models import Role, User
 
 # Zulip's grace past the time limits (clients let people start an edit just before one).
 EDIT_LIMIT_BUFFER_SECONDS = 20
@@ -271,28 +269,15 @@ def move_user_topics(
 # --- the Notification Bot's notices --------------------------------------------------------------
 
 
-@transaction.atomic(savepoint=False)
 def do_create_notification_bot(realm: Realm) -> User:
-    """The organization's Notification Bot, created (a generic system bot owned by nobody, its address
-    notification-bot@ the organization's domain for hidden addresses) when it has none; the
-    organization's row is locked meanwhile, so there is only ever one.
+    """The organization's Notification Bot (a system bot owned by nobody, its address
+    notification-bot@ the organization's domain for hidden addresses), created when it has none.
 
     Audit: USER_CREATED. Emits: realm_user/add (do_create_user) when created.
     """
-    Realm.objects.select_for_update().filter(id=realm.id).values_list("id", flat=True).first()
-    row = NotificationBot.objects.filter(realm=realm).select_related("bot__realm").first()
-    if row is not None:
-        return row.bot
-    domain = fake_email_domain(realm.host)
-    email, number = f"{NotificationBot.EMAIL_LOCAL_PART}@{domain}", 1
-    while delivery_email_in_use(realm, email):
-        number += 1
-        email = f"{NotificationBot.EMAIL_LOCAL_PART}-{number}@{domain}"
-    bot = do_create_user(
-        realm, email, NotificationBot.FULL_NAME, bot_type=BotType.GENERIC, system_bot=True, acting_user=None
+    return do_create_system_bot_once(
+        realm, NotificationBot, full_name=NotificationBot.FULL_NAME, email_local_part=NotificationBot.EMAIL_LOCAL_PART
     )
-    NotificationBot.objects.create(realm=realm, bot=bot)
-    return bot
 
 
 def _encode_hash_component(text: str) -> str:

@@ -16,7 +16,7 @@ from apps.users.actions.realm_defaults import new_user_settings
 from apps.users.errors import EmailInUseError
 from apps.users.hooks import person_created, user_created
 from apps.users.models import BotService, BotType, Role, User
-from apps.users.selectors import delivery_email_in_use
+from apps.users.selectors import delivery_email_in_use, fake_email_domain
 
 # Characters Zulip refuses in names: they break mention syntax or Markdown.
 NAME_INVALID_CHARS = set('*`\\>"@')
@@ -109,7 +109,7 @@ def do_create_user(
 ) -> User:
     """Create a user or bot with a fresh API key.
 
-    A `system_bot` is a bot of the server's own, without an owner (apps.invites: the Welcome Bot).
+    A `system_bot` is a bot of the server's own, without an owner (do_create_system_bot_once).
     `welcome_message_custom_text` is passed on to the person_created hooks (an invitation's text).
 
     Raises JsonableError for an invalid or taken email, an invalid name, a weak password, or bot
@@ -180,3 +180,27 @@ def check_create_user_by_admin(admin: User, *, email: str, password: str, full_n
     if not password:
         raise JsonableError("The password is too weak.")
     return do_create_user(admin.realm, email, full_name, password=password, acting_user=admin)
+
+
+@transaction.atomic(savepoint=False)
+def do_create_system_bot_once(realm: Realm, kind: type, *, full_name: str, email_local_part: str) -> User:
+    """The organization's system bot of a `kind` (a model with one row per organization naming its
+    `bot`: apps.invites' WelcomeBot, apps.messages' NotificationBot), created when it has none: a
+    generic bot owned by nobody, its address `email_local_part`@ the organization's domain for
+    hidden addresses (numbered when someone has it). The organization's row is locked meanwhile, so
+    there is only ever one of each kind.
+
+    Audit: USER_CREATED. Emits: realm_user/add (do_create_user) when created.
+    """
+    Realm.objects.select_for_update().filter(id=realm.id).values_list("id", flat=True).first()
+    row = kind.objects.filter(realm=realm).select_related("bot__realm").first()
+    if row is not None:
+        return row.bot
+    domain = fake_email_domain(realm.host)
+    email, number = f"{email_local_part}@{domain}", 1
+    while delivery_email_in_use(realm, email):
+        number += 1
+        email = f"{email_local_part}-{number}@{domain}"
+    bot = do_create_user(realm, email, full_name, bot_type=BotType.GENERIC, system_bot=True, acting_user=None)
+    kind.objects.create(realm=realm, bot=bot)
+    return bot
