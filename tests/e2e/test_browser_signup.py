@@ -31,7 +31,7 @@ PASSWORD = "a long and unusual passphrase 47"
 def links(people):
     """A usable link (member, into #newcomers, with a welcome text) and a revoked one."""
     realm, owner, _ = people
-    do_create_welcome_bot(realm, acting_user=None)
+    do_create_welcome_bot(realm)
     newcomers = create_stream(realm, "newcomers", owner)
     usable = do_create_multiuse_invite(
         realm, streams=[newcomers], welcome_message_custom_text="Say hello in #**newcomers**!", acting_user=owner
