@@ -3,8 +3,12 @@
 Django compiles `iexact` on SQLite to `LIKE %s ESCAPE '\\'`, and SQLite refuses a LIKE pattern
 longer than 50,000 bytes ("LIKE or GLOB pattern too complex", an OperationalError, which the API
 answers as the database being unreachable). Names and emails come from clients, so here it is
-`UPPER(column) = UPPER(%s)`, as on PostgreSQL: no length limit, nothing to escape, and the same
-result (SQLite's UPPER folds ASCII letters, as its LIKE does), able to use the `Upper(...)` indexes.
+`UPPER(column) = UPPER(%s)`, as on PostgreSQL: no length limit, nothing to escape, able to use the
+`Upper(...)` indexes.
+
+SQLite's own UPPER folds ASCII letters only, so "Été" and "été" were two topics (and two channel
+names) here and one on PostgreSQL, whose UPPER folds every letter: each connection replaces it
+with Python's str.upper (the indexes built with the old one are rebuilt by messages 0011).
 """
 
 from django.db.backends.sqlite3 import base, operations
@@ -18,6 +22,17 @@ class DatabaseOperations(operations.DatabaseOperations):
         return x  # compared with =, where % and _ are not wildcards
 
 
+def unicode_upper(value: object) -> object:
+    """SQL's UPPER as PostgreSQL has it in a UTF-8 database: every letter, not only ASCII ones."""
+    return value.upper() if isinstance(value, str) else value
+
+
 class DatabaseWrapper(base.DatabaseWrapper):
     ops_class = DatabaseOperations
     operators = {**base.DatabaseWrapper.operators, "iexact": "= UPPER(%s)"}
+
+    def get_new_connection(self, conn_params):
+        connection = super().get_new_connection(conn_params)
+        # Deterministic, so that indexes on UPPER(...) may use it.
+        connection.create_function("upper", 1, unicode_upper, deterministic=True)
+        return connection
