@@ -1,29 +1,16 @@
 """Reads of outgoing webhooks."""
 
-from apps.core.cache import cached
+from collections.abc import Collection
+
 from apps.users.models import BotService, BotType, User
 
-# Which bots of an organization have a webhook is asked for every direct message and mention, inside
-# the message's transaction: cached, dropped when such a bot is created, deactivated or reactivated
-# (receivers.py), and kept no longer than this (where the drop does not reach: another process with
-# the cache in its own memory, no Redis).
-WEBHOOK_BOTS_CACHE_SECONDS = 60
 
-
-def webhook_bots_cache_key(realm_id: int) -> str:
-    return f"webhooks:bots:{realm_id}"
-
-
-def realm_webhook_bot_ids(realm_id: int) -> list[int]:
-    """The organization's active outgoing-webhook bots with a service, by id."""
-
-    def compute() -> list[int]:
-        bots = User.objects.filter(
-            realm_id=realm_id, is_active=True, bot_type=BotType.OUTGOING_WEBHOOK, services__isnull=False
-        )
-        return sorted(set(bots.values_list("id", flat=True)))
-
-    return cached(webhook_bots_cache_key(realm_id), compute, WEBHOOK_BOTS_CACHE_SECONDS)
+def webhook_bot_ids_among(realm_id: int, user_ids: Collection[int]) -> list[int]:
+    """Those of `user_ids` that are active outgoing-webhook bots of the organization with a service."""
+    bots = User.objects.filter(
+        realm_id=realm_id, id__in=user_ids, is_active=True, bot_type=BotType.OUTGOING_WEBHOOK, services__isnull=False
+    )
+    return sorted(set(bots.values_list("id", flat=True)))
 
 
 def bot_service(bot: User) -> BotService | None:
