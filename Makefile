@@ -4,7 +4,9 @@
 PYTHON ?= python3
 VENV := .venv
 BIN := $(VENV)/bin
-PORT ?= 8000
+# The environment's PORT, else the one in .env (where manage.py's commands read it too, for the
+# links they print), else 8000.
+PORT ?= $(or $(shell sed -n 's/^PORT=//p' .env 2>/dev/null | tail -n 1),8000)
 export PORT
 
 .PHONY: run test lint format install migrate shell

@@ -1,0 +1,35 @@
+"""The README's `make run` takes its port from the environment, else from .env (where manage.py's
+commands read it too), else 8000."""
+
+import os
+import shutil
+import subprocess
+
+import pytest
+
+from tests.server import BASE_DIR
+
+
+def demo_url(directory, **env) -> str:
+    """The address `make run` would give the demo (a dry run: nothing is executed)."""
+    environment = {key: value for key, value in os.environ.items() if key != "PORT"} | env
+    output = subprocess.run(
+        ["make", "-n", "run"], cwd=directory, env=environment, capture_output=True, text=True, timeout=60
+    ).stdout
+    (line,) = [line for line in output.splitlines() if "bootstrap_demo" in line]
+    return line.split("--url ")[1].strip()
+
+
+@pytest.fixture
+def checkout(tmp_path):
+    shutil.copy(BASE_DIR / "Makefile", tmp_path / "Makefile")
+    (tmp_path / "requirements.txt").touch()  # a prerequisite of the install step (not run)
+    return tmp_path
+
+
+@pytest.mark.skipif(shutil.which("make") is None, reason="needs make")
+def test_the_port_comes_from_the_environment_then_dotenv_then_8000(checkout):
+    assert demo_url(checkout) == "http://127.0.0.1:8000"
+    (checkout / ".env").write_text("DATABASE_URL=sqlite:////tmp/x.sqlite3\nPORT=8123\n")
+    assert demo_url(checkout) == "http://127.0.0.1:8123"
+    assert demo_url(checkout, PORT="9001") == "http://127.0.0.1:9001"
