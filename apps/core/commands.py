@@ -13,6 +13,7 @@ line on standard error.
 
 from typing import Any
 
+from django.conf import settings
 from django.core.management.base import BaseCommand, CommandError
 
 from apps.core.errors import REDIS_UNAVAILABLE, dependency_error
@@ -31,5 +32,14 @@ class OperatorCommand(BaseCommand):
 
 
 def _unreachable(error: BaseException) -> str:
+    detail = " ".join(str(error).split()).rstrip(".")
+    if "no such table" in detail:
+        # SQLite's answer for a database never migrated: most often not the server's (a command
+        # run without the DATABASE_URL the server has opens the embedded default, empty).
+        name = settings.DATABASES["default"]["NAME"]
+        return (
+            f"The database {name} has no tables ({detail}): is it the server's (DATABASE_URL)? "
+            "A new database is set up with `manage.py migrate`."
+        )
     what = "Redis (REDIS_URL)" if isinstance(error, REDIS_UNAVAILABLE) else "The database"
-    return f"{what} cannot be reached: {' '.join(str(error).split()).rstrip('.')}"
+    return f"{what} cannot be reached: {detail}"

@@ -82,6 +82,16 @@ def test_a_database_that_is_down_is_one_line_on_stderr(db):
     assert run.returncode == 1
     assert run.stdout == ""
     assert run.stderr.startswith("CommandError: The database cannot be reached: ")
+
+
+def test_a_database_never_migrated_is_named_in_the_error(tmp_path):
+    """A command run without the server's DATABASE_URL opens an empty SQLite file: the error says
+    which database it opened, not that the database cannot be reached."""
+    empty = tmp_path / "empty.sqlite3"
+    run = manage("list_realms", DATABASE_URL=f"sqlite:///{empty}")
+    assert run.returncode == 1
+    assert run.stderr.startswith(f"CommandError: The database {empty} has no tables (no such table: realms_realm)")
+    assert "DATABASE_URL" in run.stderr
     assert len(run.stderr.splitlines()) == 1
 
 
