@@ -3,6 +3,7 @@
 `@**Full Name**` (or `@**Full Name|id**`) mentions a user and sets their `mentioned` flag;
 `@_**Full Name**` is a silent mention (shown, no flag); `@**all**`, `@**everyone**`,
 `@**channel**` and `@**stream**` mention the channel, `@**topic**` the topic's participants.
+`#**channel**` and `#**channel>topic**` link a channel or a topic, as Zulip's do.
 The organization's linkifiers link what they match outside code and links (apps.linkifiers).
 """
 
@@ -11,12 +12,15 @@ import re
 import secrets
 from collections.abc import Collection
 from dataclasses import dataclass, field
+from urllib.parse import quote
 
 from apps.core.converters import is_ascii_digits
 from apps.core.markdown import render_markdown
 from apps.linkifiers.patterns import LinkifierRules
 
 MENTION_RE = re.compile(r"@(_?)\*\*([^*\n]+?)\*\*")
+# #**channel** or #**channel>topic** (a channel's name has no ">").
+CHANNEL_LINK_RE = re.compile(r"#\*\*([^*>\n]+?)(?:>([^*\n]+?))?\*\*")
 STREAM_WILDCARDS = {"all", "everyone", "channel", "stream"}
 TOPIC_WILDCARDS = {"topic"}
 LINK_RE = re.compile(r"<a\s")
@@ -46,15 +50,28 @@ def silent_mention(user) -> str:
     return f"@_**{user.full_name}|{user.id}**"
 
 
+def encode_hash_component(text: str) -> str:
+    """Zulip's hash_util_encode: the form of a channel or topic name inside a narrow link."""
+    return quote(text, safe="").replace(".", "%2E").replace("%", ".")
+
+
+def channel_narrow(stream_id: int, name: str, topic: str | None = None) -> str:
+    """The narrow of a channel, or of one of its topics, in Zulip's links (`#narrow/channel/...`)."""
+    path = f"#narrow/channel/{stream_id}-{encode_hash_component(name.replace(' ', '-'))}"
+    return path if topic is None else f"{path}/topic/{encode_hash_component(topic)}"
+
+
 def render_message(
     content: str,
     users_by_name: dict[str, list[tuple[int, str]]],
     user_ids: set[int],
     linkifiers: LinkifierRules | None = None,
+    channels_by_name: dict[str, tuple[int, str]] | None = None,
 ) -> Rendered:
     """Render `content`. `users_by_name` maps lower-cased full names to (id, full name) of the
     organization's active users; `user_ids` is the set of their ids (for `@**Name|id**`);
-    `linkifiers` are the organization's."""
+    `linkifiers` are the organization's; `channels_by_name` maps lower-cased names to (id, name) of
+    the channels the content may link (a link to any other is left as written, as in Zulip)."""
     nonce = secrets.token_hex(8)
     replacements: dict[str, str] = {}
     # token -> (what the mention does: ("user", id), ("stream", None), ("topic", None) or None, as written)
@@ -85,7 +102,24 @@ def render_message(
         effects[token] = (effect, match.group(0))
         return token
 
-    prepared = MENTION_RE.sub(mention, content)
+    def channel_link(match: re.Match) -> str:
+        found = (channels_by_name or {}).get(match.group(1).strip().lower())
+        topic = match.group(2).strip() if match.group(2) else None
+        if found is None or topic == "":
+            return match.group(0)
+        stream_id, name = found
+        href = html.escape("/" + channel_narrow(stream_id, name, topic))
+        if topic is None:
+            link = f'<a class="stream" data-stream-id="{stream_id}" href="{href}">#{html.escape(name)}</a>'
+        else:
+            text = f"#{html.escape(name)} &gt; {html.escape(topic)}"
+            link = f'<a class="stream-topic" data-stream-id="{stream_id}" href="{href}">{text}</a>'
+        token = f"zmention{nonce}x{len(replacements)}z"
+        replacements[token] = link
+        effects[token] = (None, match.group(0))
+        return token
+
+    prepared = CHANNEL_LINK_RE.sub(channel_link, MENTION_RE.sub(mention, content))
     text_links = _linkifier_links(linkifiers, re.compile(f"zmention{nonce}x[0-9]+z")) if linkifiers else None
     rendered = render_markdown(prepared, text_links=text_links)
     # A mention inside code is text, as in Zulip: shown as written, and it mentions nobody.

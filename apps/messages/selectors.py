@@ -38,7 +38,7 @@ from apps.messages.narrow import (
     needs_user_messages,
     with_flag_columns,
 )
-from apps.messages.rendering import MENTION_RE
+from apps.messages.rendering import CHANNEL_LINK_RE, MENTION_RE
 from apps.messages.serializers import flag_names, message_to_dict
 from apps.subscriptions.errors import StreamDoesNotExistError, StreamWithIdDoesNotExistError
 from apps.subscriptions.models import Stream, Subscription, UserTopic
@@ -47,6 +47,7 @@ from apps.subscriptions.selectors import (
     has_content_access,
     has_metadata_access,
     is_subscribed,
+    streams_by_name,
     subscribed_stream_ids,
     subscriber_ids_by_stream,
 )
@@ -395,6 +396,23 @@ def mention_targets(realm_id: int, content: str) -> tuple[dict[str, list[tuple[i
             by_name[full_name.lower()].append((user_id, full_name))
             ids.add(user_id)
     return by_name, ids
+
+
+def channel_link_targets(author: User, content: str) -> dict[str, tuple[int, str]]:
+    """The channels the content's links (`#**channel**`, `#**channel>topic**`) may name, as
+    render_message takes them: {lower-cased name: (id, name)}, those the author knows exist (not
+    archived). Queries only when the content has such links."""
+    names = {match.group(1).strip() for match in CHANNEL_LINK_RE.finditer(content)}
+    found = [s for s in streams_by_name(author.realm_id, names).values() if not s.deactivated]
+    if not found:
+        return {}
+    subscribed = set(subscribed_stream_ids(author, found))
+    membership = Membership(author)
+    return {
+        s.name.lower(): (s.id, s.name)
+        for s in found
+        if has_metadata_access(membership, s, is_subscribed=s.id in subscribed)
+    }
 
 
 def muting_user_ids(sender: User, among: Iterable[int]) -> set[int]:

@@ -289,7 +289,7 @@ def get_stream_by_name(realm: Realm, name: str) -> Stream | None:
     return Stream.objects.filter(realm=realm, name__iexact=name.strip()).first()
 
 
-def streams_by_name(realm: Realm, names: Iterable[str]) -> dict[str, Stream]:
+def streams_by_name(realm: Realm | int, names: Iterable[str]) -> dict[str, Stream]:
     """{lower-cased name: channel} for the channels of these names (archived ones too), in one query."""
     wanted = list(dict.fromkeys(names))
     if not wanted:

@@ -52,6 +52,8 @@ def test_a_whole_topic_moves_to_another_channel(design, kitchen, send, member, a
     assert topic_ids(kitchen, "lunch")[:3] == ids
     assert notices(kitchen, "lunch") == [f"This topic was moved here from #**design>lunch** by {mention(admin)}."]
     assert notices(design, "lunch") == [f"This topic was moved to #**kitchen>lunch** by {mention(admin)}."]
+    notice_html = Message.objects.filter(stream=design, topic="lunch").latest("id").rendered_content
+    assert f'<a class="stream-topic" data-stream-id="{kitchen.id}" ' in notice_html  # a link, as in Zulip
     [event] = update_events(received[member.id])
     keys = ("message_id", "message_ids", "stream_id", "new_stream_id", "orig_subject", "propagate_mode")
     assert {k: event[k] for k in keys} == {"message_id": ids[1], "message_ids": ids, "stream_id": design.id,

@@ -280,7 +280,7 @@ def _edit_content(message: Message, content: str, entry: dict, now) -> dict:
     the previous content), the recipients' mention and alert-word flags recomputed; the event's
     content fields."""
     linkifiers = linkifier_rules(message.realm_id)
-    rendered = render_content(message.realm_id, content, linkifiers)
+    rendered = render_content(message.sender, content, linkifiers)
     changes = {
         "orig_content": message.content,
         "orig_rendered_content": message.rendered_content,

@@ -10,7 +10,6 @@ import json
 from collections import defaultdict
 from dataclasses import dataclass
 from datetime import timedelta
-from urllib.parse import quote
 
 from django.db.models import Count, Min
 from django.utils import timezone
@@ -20,7 +19,7 @@ from apps.events.publish import send_event_on_commit
 from apps.groups.selectors import is_user_in_group
 from apps.messages.actions.send import do_send_message
 from apps.messages.models import Message, NotificationBot, UserMessage
-from apps.messages.rendering import silent_mention
+from apps.messages.rendering import channel_narrow, silent_mention
 from apps.realms.models import Realm
 from apps.subscriptions.actions.access import send_stream_update
 from apps.subscriptions.actions.user_topics import do_set_user_topic_visibility_policy
@@ -280,15 +279,9 @@ def do_create_notification_bot(realm: Realm) -> User:
     )
 
 
-def _encode_hash_component(text: str) -> str:
-    """Zulip's hash_util_encode: the form of a channel or topic name inside a narrow link."""
-    return quote(text, safe="").replace(".", "%2E").replace("%", ".")
-
-
 def message_link(realm: Realm, stream: Stream, topic: str, message_id: int) -> str:
     """Zulip's link to a message in its conversation (`#narrow/channel/.../topic/.../near/id`)."""
-    channel = f"{stream.id}-{_encode_hash_component(stream.name.replace(' ', '-'))}"
-    return f"{realm.url}/#narrow/channel/{channel}/topic/{_encode_hash_component(topic)}/near/{message_id}"
+    return f"{realm.url}/{channel_narrow(stream.id, stream.name, topic)}/near/{message_id}"
 
 
 @dataclass(frozen=True)

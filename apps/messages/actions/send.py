@@ -26,6 +26,7 @@ from apps.messages.selectors import (
     access_dm_recipients,
     access_stream_for_sending,
     alert_word_users,
+    channel_link_targets,
     mention_targets,
     muting_user_ids,
     topic_participant_ids,
@@ -67,11 +68,12 @@ def normalize_topic(topic: str | None, stream: Stream, realm: Realm) -> str:
     return topic
 
 
-def render_content(realm_id: int, content: str, linkifiers: LinkifierRules) -> Rendered:
-    """The content as HTML, with the organization's users its mentions name (one query if any)
-    and its linkifiers."""
-    by_name, user_ids = mention_targets(realm_id, content)
-    return render_message(content, by_name, user_ids, linkifiers)
+def render_content(author: User, content: str, linkifiers: LinkifierRules) -> Rendered:
+    """The content as HTML, with the organization's users its mentions name (one query if any),
+    the channels its links name (if any, those the author knows of) and its linkifiers."""
+    by_name, user_ids = mention_targets(author.realm_id, content)
+    channels = channel_link_targets(author, content)
+    return render_message(content, by_name, user_ids, linkifiers, channels)
 
 
 # Clients a person types into: what they send is read for its sender. Messages sent through the API
@@ -149,7 +151,7 @@ def do_send_message(
     """
     check_acting_for(sender, acting_user)
     linkifiers = linkifier_rules(sender.realm_id)
-    rendered = render_content(sender.realm_id, content, linkifiers)
+    rendered = render_content(sender, content, linkifiers)
     topic_participants = wildcard_topic_participants(sender, stream, topic, rendered)
     if stream is not None:
         people = None
