@@ -3,7 +3,8 @@
 `@**Full Name**` (or `@**Full Name|id**`) mentions a user and sets their `mentioned` flag;
 `@_**Full Name**` is a silent mention (shown, no flag); `@**all**`, `@**everyone**`,
 `@**channel**` and `@**stream**` mention the channel, `@**topic**` the topic's participants.
-`#**channel**` and `#**channel>topic**` link a channel or a topic, as Zulip's do.
+`#**channel**`, `#**channel>topic**` and `#**channel>topic@id**` link a channel, a topic or a
+message, as Zulip's do.
 The organization's linkifiers link what they match outside code and links (apps.linkifiers).
 """
 
@@ -21,6 +22,8 @@ from apps.linkifiers.patterns import LinkifierRules
 MENTION_RE = re.compile(r"@(_?)\*\*([^*\n]+?)\*\*")
 # #**channel** or #**channel>topic** (a channel's name has no ">").
 CHANNEL_LINK_RE = re.compile(r"#\*\*([^*>\n]+?)(?:>([^*\n]+?))?\*\*")
+# A topic link's "topic@id": a message of that topic.
+MESSAGE_IN_TOPIC_RE = re.compile(r"(.+)@([0-9]+)")
 STREAM_WILDCARDS = {"all", "everyone", "channel", "stream"}
 TOPIC_WILDCARDS = {"topic"}
 LINK_RE = re.compile(r"<a\s")
@@ -108,10 +111,17 @@ def render_message(
         if found is None or topic == "":
             return match.group(0)
         stream_id, name = found
-        href = html.escape("/" + channel_narrow(stream_id, name, topic))
-        if topic is None:
+        message = MESSAGE_IN_TOPIC_RE.fullmatch(topic) if topic is not None else None
+        if message is not None:  # #**channel>topic@id**: a message
+            topic = message.group(1)
+            href = html.escape(f"/{channel_narrow(stream_id, name, topic)}/near/{message.group(2)}")
+            text = f"#{html.escape(name)} &gt; {html.escape(topic)} @ 💬"
+            link = f'<a class="message-link" href="{href}">{text}</a>'
+        elif topic is None:
+            href = html.escape("/" + channel_narrow(stream_id, name))
             link = f'<a class="stream" data-stream-id="{stream_id}" href="{href}">#{html.escape(name)}</a>'
         else:
+            href = html.escape("/" + channel_narrow(stream_id, name, topic))
             text = f"#{html.escape(name)} &gt; {html.escape(topic)}"
             link = f'<a class="stream-topic" data-stream-id="{stream_id}" href="{href}">{text}</a>'
         token = f"zmention{nonce}x{len(replacements)}z"

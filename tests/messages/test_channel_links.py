@@ -1,6 +1,7 @@
-"""`#**channel**` and `#**channel>topic**` link a channel or a topic in the rendered content, as
-Zulip's Markdown does (the Notification Bot's notices write them); a channel the author cannot know
-exists, an archived one, an unknown name or a link inside code is not linked."""
+"""`#**channel**`, `#**channel>topic**` and `#**channel>topic@id**` link a channel, a topic or a
+message in the rendered content, as Zulip's Markdown does (the Notification Bot's notices write
+them); a channel the author cannot know exists, an archived one, an unknown name or a link inside
+code is not linked."""
 
 import pytest
 
@@ -55,3 +56,12 @@ def test_an_edit_links_too(design, make_stream, member):
     message_id = assert_success(post_message(member, type="stream", to="design", topic="t", content="x"))["id"]
     assert_success(api(member).patch(f"/messages/{message_id}", {"content": "now #**plans**"}))
     assert f'data-stream-id="{plans.id}"' in Message.objects.get(id=message_id).rendered_content
+
+
+def test_a_message_is_linked_in_its_topic(design, send, member):
+    message_id = send(member, design, topic="plans")
+    html = rendered(member, f"#**design>plans@{message_id}**")
+    assert html == (
+        f'<p><a class="message-link" href="/#narrow/channel/{design.id}-design/topic/plans/near/{message_id}">'
+        "#design &gt; plans @ 💬</a></p>"
+    )
