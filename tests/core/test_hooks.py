@@ -31,4 +31,4 @@ def test_higher_apps_register_in_the_order_of_their_layers():
         "apps.groups.receivers",
         "apps.subscriptions.receivers",
     ]
-    assert [f.__module__ for f in user_created._functions] == ["apps.groups.receivers", "apps.webhooks.receivers"]
+    assert [f.__module__ for f in user_created._functions] == ["apps.groups.receivers"]
