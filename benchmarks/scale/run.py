@@ -17,14 +17,15 @@ measured user's register and mark-all-as-read find their unread messages as buil
 each: 10,000 at S, 100,000 at L); a second register is a typical member's (1,000 messages, 50
 unread; one of those with an event queue). `create_user` is timed in the checkout's own Python
 (stack/scale_bench_create_user.py), rolled back each time. Then `wrk` measures throughput of the
-bare view, GET /users/me and GET /server_settings (`--wrk-seconds` each, 32 keep-alive connections,
-2 threads). Medians over every round are printed per checkout, and everything lands in
-var/bench/scale.json.
+bare view, the bare view making GET /users/me's two round trips, GET /users/me and GET
+/server_settings (`--wrk-seconds` each, 32 keep-alive connections, 2 threads). Medians over every
+round are printed per checkout, and everything lands in var/bench/scale.json.
 
-Every checkout needs its own .venv. A checkout runs on the built databases, or on copies of them
-named by a suffix (`--repos ../before@_before,.`: parley_bench_scale_s_before, made with
-`createdb -T parley_bench_scale_s parley_bench_scale_s_before`), so that one older than a migration
-runs on the schema it knows.
+Every checkout needs its own .venv. A checkout runs on the built database, or on a copy of it named
+by a suffix (`--repos ../before@_before,.`: parley_bench_scale_s_before), so that one older than a
+migration runs on the schema it knows. Each is made afresh from the build's own copy
+(parley_bench_scale_s_built) before the size is measured, unless `--keep-databases` is given (a
+copy migrated back by hand, say).
 """
 
 import argparse
@@ -167,6 +168,23 @@ def vacuum(database_url: str) -> None:
         conn.execute("CHECKPOINT")
 
 
+def restore_databases(database_url: str, suffixes: set[str]) -> None:
+    """Each checkout's database (the built one's name plus its suffix) afresh from the copy the build
+    kept, so that every run measures the organization as built: a run sends thousands of messages
+    to everyone and creates people, and a second run on the same database measured an older,
+    bigger organization (a recipient cost 17 µs instead of 10 at L)."""
+    admin_url, name = database_url.rsplit("/", 1)[0] + "/postgres", database_url.rsplit("/", 1)[1]
+    pristine = build.pristine_name(name)
+    import psycopg
+
+    with psycopg.connect(admin_url.replace("postgres://", "postgresql://"), autocommit=True) as conn:
+        exists = conn.execute("SELECT 1 FROM pg_database WHERE datname = %s", [pristine]).fetchone()
+    if not exists:
+        raise SystemExit(f"{pristine} is missing: build the organization again (build.py), or pass --keep-databases")
+    for suffix in sorted(suffixes):
+        build.copy_database(admin_url, pristine, name + suffix)
+
+
 def listener_credentials(database_url: str, manifest: dict) -> list[dict]:
     """Every LISTENER_SHARE-th member of the busy channel (the measured user aside), by id."""
     import psycopg
@@ -236,6 +254,7 @@ def measure_create_user(repo: Path, database_url: str, count: int) -> list[float
 
 WRK_PATHS = {
     "bare view": "/bench/bare",
+    "bare view + /users/me's round trips": "/bench/round-trips?user={measured}",
     "GET /users/me": "/api/v1/users/me",
     "GET /server_settings": "/api/v1/server_settings",
 }
@@ -249,7 +268,8 @@ def measure_throughput(
     auth = auth_header(manifest["measured"])
     for name, path in paths.items():
         command = ["wrk", "-t2", "-c32", f"-d{seconds}s", "-H", f"Authorization: {auth}"]
-        output = subprocess.run([*command, f"http://{HOST}:{server.port}{path}"], check=True, capture_output=True,
+        url = f"http://{HOST}:{server.port}{path.format(measured=manifest['measured']['id'])}"
+        output = subprocess.run([*command, url], check=True, capture_output=True,
                                 text=True).stdout  # fmt: skip
         if "Non-2xx" in output:
             raise RuntimeError(f"wrk {path}: errors\n{output}")
@@ -267,6 +287,9 @@ def main() -> None:
     parser.add_argument("--requests", type=int, default=8, help="measured requests of each kind per round")
     parser.add_argument("--wrk-seconds", type=int, default=10)
     parser.add_argument("--out", default=str(BASE_DIR / "var" / "bench" / "scale.json"))
+    parser.add_argument(
+        "--keep-databases", action="store_true", help="measure the databases as they are, not fresh copies of the build"
+    )
     args = parser.parse_args()
     suffixes = {}
     for entry in args.repos.split(","):
@@ -278,6 +301,8 @@ def main() -> None:
     raw: dict = {}
     for size in args.sizes.split(","):
         manifest = json.loads(build.manifest_path(size).read_text())
+        if not args.keep_databases:
+            restore_databases(manifest["database_url"], set(suffixes.values()))
         listeners = listener_credentials(manifest["database_url"], manifest)
         for round_number in range(args.rounds):
             for repo in repos if round_number % 2 == 0 else reversed(repos):
