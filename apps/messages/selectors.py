@@ -390,7 +390,8 @@ def mention_targets(realm_id: int, content: str) -> tuple[dict[str, list[tuple[i
     ids = set()
     if names:
         users = User.objects.filter(realm_id=realm_id, is_active=True).annotate(lower_name=Lower("full_name"))
-        # Also the names as written: SQLite lower-cases ASCII letters only ("Émile" stays "Émile").
+        # Also the names as written: Python and the database lower-case a few letters differently
+        # ("İ" is "i̇" in Python, "i" in PostgreSQL).
         matching = users.filter(Q(lower_name__in=names) | Q(full_name__in=written))
         for user_id, full_name in matching.values_list("id", "full_name"):
             by_name[full_name.lower()].append((user_id, full_name))

@@ -150,6 +150,13 @@ def test_name_filter_is_a_case_insensitive_substring(directory_for, realm, membe
     assert directory_for(member).get("/users", {"name": " Lee"}).json()["items"][0]["name"] == "Ann Lee"
 
 
+def test_name_filter_ignores_the_case_of_accented_letters(directory_for, realm, member):
+    UserFactory(realm=realm, full_name="ÉLODIE Martin")
+    UserFactory(realm=realm, full_name="Héloïse Dupré")
+    body = directory_for(member).get("/users", {"name": "éLo"}).json()
+    assert sorted(item["name"] for item in body["items"]) == ["Héloïse Dupré", "ÉLODIE Martin"]
+
+
 def test_name_filter_treats_like_wildcards_literally(directory_for, realm, member):
     UserFactory(realm=realm, full_name="Percent % Sign")
     UserFactory(realm=realm, full_name="Under_score")

@@ -1,6 +1,7 @@
 """Names and topics that differ only in the case of a non-ASCII letter ("Été", "été") are the same,
-as PostgreSQL's UPPER has them, on SQLite too (apps/core/sqlite/base.py), and the SQLite indexes
-built with SQLite's own ASCII-only UPPER are rebuilt (messages 0011)."""
+as PostgreSQL's UPPER has them, on SQLite too (apps/core/sqlite/base.py), in searches and mentions
+as well, and the SQLite indexes built with SQLite's own ASCII-only UPPER are rebuilt (messages
+0011)."""
 
 import importlib
 
@@ -10,7 +11,7 @@ from django.db import connection
 from apps.core.sqlite.base import unicode_upper
 from apps.messages.models import Message
 from tests.api import api_for, assert_success
-from tests.messages.conftest import message_ids
+from tests.messages.conftest import get_messages, message_ids
 
 SPELLINGS = ("Été", "été", "ÉTÉ")
 
@@ -42,6 +43,29 @@ def test_a_channel_name_is_taken_whatever_the_case_of_its_accented_letters(make_
     subscribed = assert_success(response)
     assert subscribed["subscribed"] == {}
     assert subscribed["already_subscribed"] == {str(admin.id): ["Équipe"]}
+
+
+def test_search_ignores_the_case_of_accented_letters(design, send, member, admin):
+    ids = [send(member, design, content=f"un {word} chaud", topic="vacances") for word in SPELLINGS]
+    in_topic = send(member, design, content="rien", topic="ÉTÉ 2026")
+    send(member, design, content="un hiver froid", topic="vacances")
+    assert message_ids(admin, [{"operator": "search", "operand": "été"}]) == [*ids, in_topic]
+    assert message_ids(admin, [{"operator": "search", "operand": "ÉTÉ CHAUD"}]) == ids
+
+
+def test_a_mention_ignores_the_case_of_accented_letters(design, send, member, admin):
+    admin.full_name = "Émile Durand"
+    admin.save(update_fields=["full_name"])
+    message_id = send(member, design, content="@**ÉMILE DURAND** à toi")
+    [message] = [m for m in get_messages(admin, [])["messages"] if m["id"] == message_id]
+    assert "mentioned" in message["flags"]
+    assert f'data-user-id="{admin.id}"' in message["content"]
+
+
+def test_lower_and_upper_fold_every_letter(db):
+    with connection.cursor() as cursor:
+        cursor.execute("SELECT LOWER(%s), UPPER(%s)", ["ÉTÉ Ünïcode", "été ünïcode"])
+        assert cursor.fetchone() == ("été ünïcode", "ÉTÉ ÜNÏCODE")
 
 
 @pytest.mark.skipif(connection.vendor != "sqlite", reason="SQLite's indexes only")
