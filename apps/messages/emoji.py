@@ -1,5 +1,5 @@
-"""The server's emoji, for reactions: Unicode emoji by Zulip's conventions, and Zulip's one extra
-emoji (`zulip`).
+"""The server's emoji, for reactions and for messages' text: Unicode emoji by Zulip's conventions,
+and Zulip's one extra emoji (`zulip`).
 
 A Unicode emoji's `emoji_code` is its code points in lower-case hex joined by "-", without the
 variation selector FE0F ("2764" for a red heart, "1f44d" for a thumbs up), as Zulip writes them.
@@ -8,6 +8,7 @@ package has for it ("thumbs_up", "+1", "thumbsup"; "party_popper", "tada"), the 
 keeping a name two emoji would share.
 """
 
+import html
 import re
 from functools import cache
 
@@ -52,3 +53,51 @@ def is_unicode_emoji_code(code: str) -> bool:
 def code_to_names() -> dict[str, list[str]]:
     """Every Unicode emoji's code with its names (the first is the one the server lists first)."""
     return _tables()[1]
+
+
+# An emoji written by name in a message (":smile:", ":+1:"), as Zulip's Markdown finds them.
+EMOJI_NAME_RE = re.compile(r":([\w+-]+):")
+# The emoji characters that stand for themselves: the fully and minimally qualified ones, not those
+# shown as text unless followed by FE0F ("©", "↔", a lone "❤"), as in Zulip.
+_EMOJI_STATUSES = {emoji.STATUS["fully_qualified"], emoji.STATUS["minimally_qualified"]}
+
+
+def emoji_in_text(text: str, custom: dict[str, str]) -> str:
+    """`text` (a piece of HTML's text, outside any tag) with its emoji as Zulip's message HTML has
+    them: a name of a Unicode emoji, or a Unicode emoji itself, becomes a span naming its code
+    (`<span class="emoji emoji-1f604" ...>:smile:</span>`), the name of one of the organization's
+    custom emoji (`custom`: {name: image URL}, the active ones) an image. Other names stay text."""
+    if ":" in text:
+        text = EMOJI_NAME_RE.sub(lambda match: _named(match, custom), text)
+    if text.isascii():
+        return text
+    parts, last = [], 0
+    for found in emoji.emoji_list(text):
+        data = emoji.EMOJI_DATA.get(found["emoji"])
+        code = emoji_code(found["emoji"])
+        names = code_to_names().get(code)
+        if data is None or data["status"] not in _EMOJI_STATUSES or not names:
+            continue
+        parts += [text[last : found["match_start"]], _span(code, names[0])]
+        last = found["match_end"]
+    return "".join([*parts, text[last:]]) if parts else text
+
+
+def _named(match: re.Match, custom: dict[str, str]) -> str:
+    name = match.group(1)
+    if name in custom:  # the organization's emoji come first, as in Zulip
+        title = html.escape(name.replace("_", " "))
+        return f'<img alt=":{html.escape(name)}:" class="emoji" src="{html.escape(custom[name])}" title="{title}">'
+    code = unicode_emoji_code(name)
+    return _span(code, name) if code is not None else match.group(0)
+
+
+def _span(code: str, name: str) -> str:
+    title = html.escape(name.replace("_", " "))
+    attributes = f'aria-label="{title}" class="emoji emoji-{code}" role="img" title="{title}"'
+    return f"<span {attributes}>:{html.escape(name)}:</span>"
+
+
+def emoji_names_in(content: str) -> set[str]:
+    """The names written as emoji (":name:") in the content: those a custom emoji may be."""
+    return set(EMOJI_NAME_RE.findall(content)) if ":" in content else set()

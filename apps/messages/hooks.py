@@ -13,7 +13,8 @@ from apps.core.hooks import Hooks
 message_content_saved = Hooks("message_content_saved")
 
 # custom_emoji(realm_id) -> dict: the organization's custom emoji, active or not, by emoji code:
-# {code: {"name": str, "deactivated": bool}}, merged (apps.uploads: the organization's emoji).
+# {code: {"name": str, "deactivated": bool, "source_url": str}}, merged (apps.uploads: the
+# organization's emoji).
 custom_emoji = Hooks("custom_emoji")
 
 # message_sent(message, flags): a message was stored; `flags` maps each of its recipients' user ids

@@ -1,4 +1,4 @@
-"""Message content: Markdown to safe HTML, with Zulip's mentions.
+"""Message content: Markdown to safe HTML, with Zulip's mentions and emoji.
 
 `@**Full Name**` (or `@**Full Name|id**`) mentions a user and sets their `mentioned` flag;
 `@_**Full Name**` is a silent mention (shown, no flag); `@**all**`, `@**everyone**`,
@@ -6,6 +6,7 @@
 `#**channel**`, `#**channel>topic**` and `#**channel>topic@id**` link a channel, a topic or a
 message, as Zulip's do.
 The organization's linkifiers link what they match outside code and links (apps.linkifiers).
+`:name:` and Unicode emoji outside code are marked as Zulip marks them (apps.messages.emoji).
 """
 
 import html
@@ -18,6 +19,7 @@ from urllib.parse import quote
 from apps.core.converters import is_ascii_digits
 from apps.core.markdown import render_markdown
 from apps.linkifiers.patterns import LinkifierRules
+from apps.messages.emoji import emoji_in_text
 
 MENTION_RE = re.compile(r"@(_?)\*\*([^*\n]+?)\*\*")
 # #**channel** or #**channel>topic** (a channel's name has no ">").
@@ -29,6 +31,8 @@ TOPIC_WILDCARDS = {"topic"}
 LINK_RE = re.compile(r"<a\s")
 IMAGE_RE = re.compile(r"<img\s")
 CODE_RE = re.compile(r"<code[^>]*>.*?</code>", re.S)
+HTML_TAG_RE = re.compile(r"(<[^>]*>)")
+CODE_TAG_RE = re.compile(r"</?code[\s>]")
 
 
 @dataclass
@@ -70,11 +74,13 @@ def render_message(
     user_ids: set[int],
     linkifiers: LinkifierRules | None = None,
     channels_by_name: dict[str, tuple[int, str]] | None = None,
+    custom_emoji: dict[str, str] | None = None,
 ) -> Rendered:
     """Render `content`. `users_by_name` maps lower-cased full names to (id, full name) of the
     organization's active users; `user_ids` is the set of their ids (for `@**Name|id**`);
     `linkifiers` are the organization's; `channels_by_name` maps lower-cased names to (id, name) of
-    the channels the content may link (a link to any other is left as written, as in Zulip)."""
+    the channels the content may link (a link to any other is left as written, as in Zulip);
+    `custom_emoji` maps names to image URLs of the organization's active custom emoji it may name."""
     nonce = secrets.token_hex(8)
     replacements: dict[str, str] = {}
     # token -> (what the mention does: ("user", id), ("stream", None), ("topic", None) or None, as written)
@@ -131,7 +137,7 @@ def render_message(
 
     prepared = CHANNEL_LINK_RE.sub(channel_link, MENTION_RE.sub(mention, content))
     text_links = _linkifier_links(linkifiers, re.compile(f"zmention{nonce}x[0-9]+z")) if linkifiers else None
-    rendered = render_markdown(prepared, text_links=text_links)
+    rendered = _with_emoji(render_markdown(prepared, text_links=text_links), custom_emoji or {})
     # A mention inside code is text, as in Zulip: shown as written, and it mentions nobody.
     in_code = {token for block in CODE_RE.findall(rendered) for token in replacements if token in block}
     for token, span in replacements.items():
@@ -148,6 +154,20 @@ def render_message(
             result.mentioned_user_ids.add(effect[1])
     result.html = rendered
     return result
+
+
+def _with_emoji(rendered: str, custom_emoji: dict[str, str]) -> str:
+    """The emoji of the HTML's text outside code (before the mentions and channel links are put in:
+    a name shown in them is never an emoji)."""
+    parts = HTML_TAG_RE.split(rendered)
+    in_code = 0
+    for index, part in enumerate(parts):
+        if index % 2:  # a tag
+            if CODE_TAG_RE.match(part):
+                in_code += -1 if part[1] == "/" else 1
+        elif part and not in_code:
+            parts[index] = emoji_in_text(part, custom_emoji)
+    return "".join(parts)
 
 
 def _linkifier_links(linkifiers: LinkifierRules, mention_token: re.Pattern):

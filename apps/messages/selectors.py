@@ -20,7 +20,9 @@ from apps.groups.selectors import is_user_in_group
 from apps.linkifiers.patterns import LinkifierRules
 from apps.linkifiers.selectors import linkifier_rules
 from apps.messages.edit_history import visible_edit_history
+from apps.messages.emoji import emoji_names_in
 from apps.messages.errors import InvalidMessageError
+from apps.messages.hooks import custom_emoji
 from apps.messages.models import (
     AlertWord,
     DirectMessageGroup,
@@ -414,6 +416,16 @@ def channel_link_targets(author: User, content: str) -> dict[str, tuple[int, str
         for s in found
         if has_metadata_access(membership, s, is_subscribed=s.id in subscribed)
     }
+
+
+def custom_emoji_targets(realm_id: int, content: str) -> dict[str, str]:
+    """The organization's active custom emoji the content may name (":name:"), as render_message
+    takes them: {name: image URL}. Asked for only when the content names an emoji."""
+    names = emoji_names_in(content)
+    if not names:
+        return {}
+    found = custom_emoji.call_merged(realm_id).values()
+    return {e["name"]: e["source_url"] for e in found if e["name"] in names and not e["deactivated"]}
 
 
 def muting_user_ids(sender: User, among: Iterable[int]) -> set[int]:

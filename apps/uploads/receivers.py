@@ -4,6 +4,7 @@ from apps.messages.hooks import custom_emoji, message_content_saved
 from apps.messages.models import Message
 from apps.uploads.actions import do_sync_message_attachments
 from apps.uploads.models import RealmEmoji
+from apps.uploads.selectors import emoji_url
 
 
 @message_content_saved.register
@@ -14,6 +15,9 @@ def claim_linked_files(message: Message) -> dict[str, bool]:
 
 @custom_emoji.register
 def organization_emoji(realm_id: int) -> dict[str, dict]:
-    """Reactions name custom emoji by id (emoji_code) and name."""
-    rows = RealmEmoji.objects.filter(realm_id=realm_id).exclude(file_name="").values_list("id", "name", "deactivated")
-    return {str(emoji_id): {"name": name, "deactivated": deactivated} for emoji_id, name, deactivated in rows}
+    """Reactions name custom emoji by id (emoji_code) and name; messages show their images."""
+    rows = RealmEmoji.objects.filter(realm_id=realm_id).exclude(file_name="")
+    return {
+        str(emoji_id): {"name": name, "deactivated": deactivated, "source_url": emoji_url(realm_id, file_name)}
+        for emoji_id, name, deactivated, file_name in rows.values_list("id", "name", "deactivated", "file_name")
+    }

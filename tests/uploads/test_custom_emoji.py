@@ -277,3 +277,24 @@ def test_custom_emoji_in_user_statuses(member, admin, foreign_user):
     assert_error(api_for(foreign_user).post("/users/me/status", params), 400, "BAD_REQUEST", "Invalid custom emoji.")
     assert_error(api_for(foreign_user).post("/users/me/status", {"emoji_name": "party_parrot"}), 400,
                  "BAD_REQUEST", "Emoji 'party_parrot' does not exist")  # fmt: skip
+
+
+# --- in messages ------------------------------------------------------------------------------------
+
+
+def rendered(user, content: str) -> str:
+    body = api_for(user).post("/messages", {"type": "stream", "to": "design", "topic": "t", "content": content})
+    return assert_success(api_for(user).get(f"/messages/{assert_success(body)['id']}"))["message"]["content"]
+
+
+def test_a_message_shows_the_organizations_active_custom_emoji(member, admin, foreign_user, make_stream):
+    make_stream("design", member, admin)
+    assert_success(add_emoji(member, "party_parrot"))
+    assert_success(add_emoji(member, "old_one"))
+    assert_success(api_for(admin).delete("/realm/emoji/old_one"))
+    assert_success(add_emoji(foreign_user, "theirs"))
+    parrot = RealmEmoji.objects.get(name="party_parrot")
+    src = f"/user_avatars/{member.realm_id}/emoji/images/{parrot.file_name}"
+    assert rendered(member, "hi :party_parrot: :old_one: :theirs:") == (
+        f'<p>hi <img alt=":party_parrot:" class="emoji" src="{src}" title="party parrot"> :old_one: :theirs:</p>'
+    )

@@ -27,6 +27,7 @@ from apps.messages.selectors import (
     access_stream_for_sending,
     alert_word_users,
     channel_link_targets,
+    custom_emoji_targets,
     mention_targets,
     muting_user_ids,
     topic_participant_ids,
@@ -70,10 +71,12 @@ def normalize_topic(topic: str | None, stream: Stream, realm: Realm) -> str:
 
 def render_content(author: User, content: str, linkifiers: LinkifierRules) -> Rendered:
     """The content as HTML, with the organization's users its mentions name (one query if any),
-    the channels its links name (if any, those the author knows of) and its linkifiers."""
+    the channels its links name (if any, those the author knows of), the custom emoji it names (if
+    it names any emoji) and its linkifiers."""
     by_name, user_ids = mention_targets(author.realm_id, content)
     channels = channel_link_targets(author, content)
-    return render_message(content, by_name, user_ids, linkifiers, channels)
+    emoji = custom_emoji_targets(author.realm_id, content)
+    return render_message(content, by_name, user_ids, linkifiers, channels, emoji)
 
 
 # Clients a person types into: what they send is read for its sender. Messages sent through the API

@@ -34,6 +34,20 @@ export function emojiText(reaction) {
   }
 }
 
+// The server marks emoji in a message as Zulip's does, `<span class="emoji emoji-1f604" ...>:smile:</span>`
+// (Zulip's web app draws them from a sprite sheet): shown here as the characters of their code.
+function showEmoji(content) {
+  for (const span of content.querySelectorAll("span.emoji")) {
+    const code = [...span.classList].find((name) => /^emoji-[0-9a-f]+(-[0-9a-f]+)*$/.test(name));
+    if (!code) continue;
+    try {
+      span.textContent = String.fromCodePoint(...code.slice(6).split("-").map((hex) => parseInt(hex, 16)));
+    } catch {
+      // not a code point: the name stays
+    }
+  }
+}
+
 const timeFormat = new Intl.DateTimeFormat(undefined, { hour: "2-digit", minute: "2-digit" });
 const dateFormat = new Intl.DateTimeFormat(undefined, { dateStyle: "medium", timeStyle: "short" });
 
@@ -131,6 +145,7 @@ export function messageItem(message, ctx) {
   const unread = !(message.flags || []).includes("read");
   const content = el("div", { class: "content" });
   content.innerHTML = message.content; // sanitized by the server (apps/messages/rendering.py)
+  showEmoji(content);
   return el(
     "li",
     {
