@@ -153,6 +153,16 @@ def adapt_typing_event(event: dict, options: QueueOptions) -> dict:
     return {**event, "topic": topic_for_client(event["topic"], allow_empty_topic_name=allow_empty_topic_name)}
 
 
+@event_transform("typing_edit_message")
+def adapt_edit_typing_event(event: dict, options: QueueOptions) -> dict:
+    recipient = event["recipient"]
+    if recipient["type"] != "channel":
+        return event
+    allow_empty_topic_name = options.client_capabilities.get("empty_topic_name", False)
+    topic = topic_for_client(recipient["topic"], allow_empty_topic_name=allow_empty_topic_name)
+    return {**event, "recipient": {**recipient, "topic": topic}}
+
+
 @event_transform("update_message")
 def adapt_update_message_event(event: dict, options: QueueOptions) -> dict:
     """A moved topic named for the client (the empty topic's name for older clients); a move to

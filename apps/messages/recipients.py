@@ -6,7 +6,7 @@ from collections.abc import Sequence
 
 from django.db import IntegrityError, transaction
 
-from apps.messages.models import DirectMessageGroup, Recipient
+from apps.messages.models import DirectMessageGroup, Message, Recipient
 from apps.realms.models import Realm
 
 
@@ -57,3 +57,11 @@ def direct_message_recipient(realm: Realm, sender_id: int, user_ids: Sequence[in
         other = next((uid for uid in people if uid != sender_id), sender_id)
         return get_recipient(Recipient.Type.PERSONAL, other)
     return group_recipient(realm, sorted(people))
+
+
+def direct_message_people(message: Message) -> set[int]:
+    """The ids of a direct message's people: its sender and recipient, or its group's."""
+    recipient = message.recipient
+    if recipient.type == Recipient.Type.PERSONAL:
+        return {message.sender_id, recipient.type_id}
+    return set(DirectMessageGroup.objects.get(id=recipient.type_id).user_ids)

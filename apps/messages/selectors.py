@@ -7,6 +7,7 @@ with the flags `read` and `historical` when they have no row). Another organizat
 and messages of channels the user may not read, do not exist for them.
 """
 
+import contextlib
 from collections import defaultdict
 from collections.abc import Callable, Collection, Iterable, Sequence
 from dataclasses import dataclass
@@ -15,13 +16,14 @@ from typing import Any
 from django.db.models import Q, QuerySet
 from django.db.models.functions import Lower
 
+from apps.core.converters import is_ascii_digits
 from apps.core.errors import JsonableError
 from apps.groups.selectors import is_user_in_group
 from apps.linkifiers.patterns import LinkifierRules
 from apps.linkifiers.selectors import linkifier_rules
 from apps.messages.edit_history import visible_edit_history
 from apps.messages.emoji import emoji_names_in
-from apps.messages.errors import InvalidMessageError
+from apps.messages.errors import BadNarrowError, InvalidMessageError
 from apps.messages.hooks import custom_emoji
 from apps.messages.models import (
     AlertWord,
@@ -40,6 +42,7 @@ from apps.messages.narrow import (
     needs_user_messages,
     with_flag_columns,
 )
+from apps.messages.recipients import direct_message_people
 from apps.messages.rendering import CHANNEL_LINK_RE, MENTION_RE
 from apps.messages.serializers import flag_names, message_to_dict
 from apps.subscriptions.errors import StreamDoesNotExistError, StreamWithIdDoesNotExistError
@@ -416,6 +419,36 @@ def channel_link_targets(author: User, content: str) -> dict[str, tuple[int, str
         for s in found
         if has_metadata_access(membership, s, is_subscribed=s.id in subscribed)
     }
+
+
+def with_conversation(user: User, terms: list[Term]) -> list[Term]:
+    """Zulip's `with` operator: the terms of the conversation the message is in now (its channel and
+    topic, or its direct message's people) in place of the narrow's own, so that a link to a message
+    finds it even after it moved. A message the user cannot see leaves a narrow that names a
+    conversation as it is, and makes any other invalid."""
+    found = [term for term in terms if term.operator == "with"]
+    if not found:
+        return terms
+    if len(found) > 1:
+        raise BadNarrowError("Duplicate 'with' operators.")
+    rest = [term for term in terms if term.operator != "with"]
+    message = None
+    if is_ascii_digits(str(found[0].operand)):
+        with contextlib.suppress(InvalidMessageError):
+            message, _ = access_message(user, int(found[0].operand))
+    if message is None:
+        if _names_a_conversation(rest):
+            return rest
+        raise BadNarrowError("Invalid 'with' operator")
+    kept = [term for term in rest if term.operator not in ("channel", "topic", "dm")]
+    if message.stream_id is not None:
+        return [Term("channel", message.stream_id), Term("topic", message.topic), *kept]
+    return [Term("dm", sorted(direct_message_people(message))), *kept]
+
+
+def _names_a_conversation(terms: list[Term]) -> bool:
+    operators = {term.operator for term in terms}
+    return "dm" in operators or {"channel", "topic"} <= operators
 
 
 def custom_emoji_targets(realm_id: int, content: str) -> dict[str, str]:

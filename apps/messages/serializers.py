@@ -276,6 +276,16 @@ class TypingParams(Params):
     topic: str | None = None
 
 
+class EditTypingParams(Params):
+    op: Literal["start", "stop"]
+
+
+class LegacyEditTypingParams(EditTypingParams):
+    """POST /message_edit_typing, the endpoint's first name (Zulip feature level 351; 361 moved it)."""
+
+    message_id: Json[Id]
+
+
 class TopicsParams(Params):
     allow_empty_topic_name: Json[bool] = False
 

@@ -12,6 +12,8 @@ urlpatterns = [
     path("messages/<id:message_id>/history", views.MessageHistoryView.as_view()),
     path("messages/<id:message_id>/read_receipts", views.ReadReceiptsView.as_view()),
     path("messages/<id:message_id>/report", views.ReportMessageView.as_view()),
+    path("messages/<id:message_id>/typing", views.EditTypingView.as_view()),
+    path("message_edit_typing", views.LegacyEditTypingView.as_view()),
     path("submessage", views.SubmessageView.as_view()),
     path("typing", views.TypingView.as_view()),
     path("users/me/<id:stream_id>/topics", views.ChannelTopicsView.as_view()),

@@ -29,7 +29,7 @@ from apps.messages.actions.reactions import check_add_reaction, check_remove_rea
 from apps.messages.actions.report import check_report_message
 from apps.messages.actions.send import check_send_message
 from apps.messages.actions.submessages import check_add_submessage
-from apps.messages.actions.typing import check_send_direct_typing, check_send_stream_typing
+from apps.messages.actions.typing import check_send_direct_typing, check_send_edit_typing, check_send_stream_typing
 from apps.messages.edit_history import message_history, visible_edit_history
 from apps.messages.emoji import code_to_names
 from apps.messages.narrow import Term, parse_narrow
@@ -45,14 +45,17 @@ from apps.messages.selectors import (
     read_receipt_user_ids,
     submessages_by_message,
     topic_links_of,
+    with_conversation,
 )
 from apps.messages.serializers import (
     MAX_MESSAGES_PER_REQUEST,
     AddAlertWordsParams,
     AddReactionParams,
     DeleteTopicParams,
+    EditTypingParams,
     GetMessageParams,
     GetMessagesParams,
+    LegacyEditTypingParams,
     MarkStreamParams,
     MarkTopicParams,
     MatchesNarrowParams,
@@ -111,7 +114,7 @@ class MessagesView(ApiView):
             raise JsonableError(f"Too many messages requested (maximum {MAX_MESSAGES_PER_REQUEST}).")
         if params.num_before > 0 and params.num_after > 0 and not params.include_anchor:
             raise JsonableError("The anchor can only be excluded at an end of the range")
-        terms = parse_narrow(params.narrow)
+        terms = with_conversation(user, parse_narrow(params.narrow))
         anchor = resolve_anchor(user, params.anchor, params.use_first_unread_anchor, terms)
         ids, found_anchor, found_oldest, found_newest = messages_around(
             user, terms, anchor, params.num_before, params.num_after, include_anchor=params.include_anchor
@@ -283,6 +286,28 @@ class TypingView(ApiView):
         return json_success(request)
 
 
+class EditTypingView(ApiView):
+    """POST /messages/{message_id}/typing: the user is editing the message (op "start") or stopped."""
+
+    @uses_params(EditTypingParams)
+    def post(self, request: Request, message_id: int):
+        params = parse_params(EditTypingParams, request)
+        message, _ = access_message(request.user, message_id)
+        check_send_edit_typing(request.user, message, op=params.op)
+        return json_success(request)
+
+
+class LegacyEditTypingView(ApiView):
+    """POST /message_edit_typing: the same, the message named by `message_id`."""
+
+    @uses_params(LegacyEditTypingParams)
+    def post(self, request: Request):
+        params = parse_params(LegacyEditTypingParams, request)
+        message, _ = access_message(request.user, params.message_id)
+        check_send_edit_typing(request.user, message, op=params.op)
+        return json_success(request)
+
+
 class SubmessageView(ApiView):
     """POST /submessage: a vote, option or task of a poll or to-do list (or any submessage)."""
 
@@ -334,7 +359,7 @@ class MessageFlagsForNarrowView(ApiView):
         check_flag(params.flag)
         if params.num_before + params.num_after > MAX_MESSAGES_PER_REQUEST:
             raise JsonableError(f"Too many messages requested (maximum {MAX_MESSAGES_PER_REQUEST}).")
-        terms = parse_narrow(params.narrow)
+        terms = with_conversation(user, parse_narrow(params.narrow))
         anchor = resolve_anchor(user, params.anchor, False, terms)
         ids, _, found_oldest, found_newest = messages_around(
             user, terms, anchor, params.num_before, params.num_after, include_anchor=params.include_anchor
@@ -388,7 +413,7 @@ class MatchesNarrowView(ApiView):
     @uses_params(MatchesNarrowParams)
     def get(self, request: Request):
         params = parse_params(MatchesNarrowParams, request)
-        terms = parse_narrow(params.narrow)
+        terms = with_conversation(request.user, parse_narrow(params.narrow))
         return json_success(request, {"messages": matches_narrow(request.user, params.msg_ids, terms)})
 
 

@@ -105,7 +105,6 @@ def test_only_the_sender_edits_content_within_the_limit(realm, design, send, mem
     [
         ({}, "Nothing to change"),
         ({"topic": "lunch"}, "Nothing to change"),
-        ({"content": "   "}, "Message must not be empty"),
         ({"propagate_mode": "change_all", "content": "x"}, "Invalid propagate_mode without topic edit"),
         (
             {"content": "x", "prev_content_sha256": "0" * 64},
@@ -118,6 +117,14 @@ def test_only_the_sender_edits_content_within_the_limit(realm, design, send, mem
 def test_malformed_edits_are_refused(design, send, member, params, msg):
     message_id = send(member, design, "hello")
     refused(member, message_id, msg, **params)
+
+
+def test_content_edited_to_nothing_reads_deleted(design, send, member):
+    message_id = send(member, design, "hello")
+    assert_success(edit(member, message_id, content="  \n "))
+    message = shown(member, message_id)
+    assert message["content"] == "<p>(deleted)</p>"
+    assert message["edit_history"][0]["prev_content"] == "hello"
 
 
 def test_the_expected_content_digest_is_checked(design, send, member):

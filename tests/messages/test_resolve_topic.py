@@ -12,7 +12,7 @@ from apps.subscriptions.actions.user_topics import do_set_user_topic_visibility_
 from apps.subscriptions.models import UserTopic
 from apps.users.settings_values import ResolvedTopicNoticeAutoRead
 from tests.api import assert_success
-from tests.messages.test_edit_message import edit, refused, topic_ids
+from tests.messages.test_edit_message import edit, refused, shown, topic_ids
 from tests.messages.test_move_between_channels import mention, notices
 
 
@@ -134,3 +134,14 @@ def test_no_notice_when_the_bot_is_deactivated(design, send, member, admin):
     message_id = send(member, design, topic="lunch")
     assert_success(edit(admin, message_id, topic="✔ lunch"))
     assert bot_messages(design) == []
+
+
+def test_resolving_alone_is_not_a_move_clients_show(design, send, member):
+    message_id = send(member, design, topic="lunch")
+    assert_success(edit(member, message_id, topic="✔ lunch", propagate_mode="change_all"))
+    assert_success(edit(member, message_id, topic="lunch", propagate_mode="change_all"))
+    message = shown(member, message_id)
+    assert [entry["topic"] for entry in message["edit_history"]] == ["lunch", "✔ lunch"]
+    assert "last_moved_timestamp" not in message  # Zulip's: absent when only resolved or unresolved
+    assert_success(edit(member, message_id, topic="✔ dinner", propagate_mode="change_all"))
+    assert "last_moved_timestamp" in shown(member, message_id)

@@ -1,6 +1,9 @@
-"""POST /typing: typing to people and to a channel's topic, Zulip's errors, who is told (active
-people who receive typing notifications; for channels, subscribers whose client declared
-stream_typing_notifications), and that nothing is stored."""
+"""POST /typing: typing to people and to a channel's topic (and POST /messages/{id}/typing: editing
+one of one's messages), Zulip's errors, who is told (active people who receive typing notifications;
+for channels, subscribers whose client declared stream_typing_notifications), and that nothing is
+stored."""
+
+from datetime import timedelta
 
 import pytest
 
@@ -101,3 +104,73 @@ def test_other_organizations_people_and_hidden_channels_are_refused(make_stream,
     secret = make_stream("secret", admin, private=True)
     assert_error(typing(member, op="start", type="stream", stream_id=secret.id, topic="x"), 400,
                  "STREAM_DOES_NOT_EXIST", f"Channel with ID '{secret.id}' does not exist")  # fmt: skip
+
+
+# --- while editing a message (POST /messages/{id}/typing; POST /message_edit_typing) ---------------
+
+
+def sent(user, to, **params) -> int:
+    if isinstance(to, list):
+        params.update(type="private", to=[u.id for u in to])
+    else:
+        params.update(type="stream", to=to.name, topic=params.get("topic", "plans"))
+    return assert_success(api_for(user).post("/messages", {"content": "hi", **params}))["id"]
+
+
+def test_editing_a_channel_message_reaches_its_subscribers(design, member, admin, owner, capture_events):
+    message_id = sent(member, design, topic="")
+    with capture_events(admin, owner) as received:
+        assert_success(api_for(member).post(f"/messages/{message_id}/typing", {"op": "start"}))
+        assert_success(api_for(member).post("/message_edit_typing", {"message_id": message_id, "op": "stop"}))
+    start = {"type": "typing_edit_message", "op": "start", "sender_id": member.id, "message_id": message_id,
+             "recipient": {"type": "channel", "channel_id": design.id, "topic": "general chat"}}  # fmt: skip
+    assert received[admin.id] == [start, {**start, "op": "stop"}]
+    assert received[owner.id] == []  # not subscribed
+    with capture_events(admin, client_capabilities={"empty_topic_name": True}) as received:
+        assert_success(api_for(member).post(f"/messages/{message_id}/typing", {"op": "start"}))
+    assert received[admin.id][0]["recipient"]["topic"] == ""
+
+
+def test_editing_a_direct_message_reaches_its_people(member, admin, owner, moderator, capture_events):
+    message_id = sent(member, [admin, owner])
+    owner.receives_typing_notifications = False
+    owner.save(update_fields=["receives_typing_notifications"])
+    with capture_events(admin, owner, moderator) as received:
+        assert_success(api_for(member).post(f"/messages/{message_id}/typing", {"op": "start"}))
+    told = sorted([member.id, admin.id])
+    recipient = {"type": "direct", "user_ids": told}
+    assert received[admin.id] == [{"type": "typing_edit_message", "op": "start", "sender_id": member.id,
+                                   "message_id": message_id, "recipient": recipient}]  # fmt: skip
+    assert received[owner.id] == received[moderator.id] == []
+
+
+@pytest.mark.parametrize(
+    ("who", "params", "code"),
+    [
+        ("admin", {"op": "start"}, "BAD_REQUEST"),  # "You don't have permission to edit this message"
+        ("member", {"op": "begin"}, "REQUEST_VARIABLE_INVALID"),
+        ("member", {}, "REQUEST_VARIABLE_MISSING"),
+    ],
+)
+def test_only_a_message_one_may_edit_and_a_valid_op(design, member, admin, capture_events, who, params, code):
+    message_id = sent(member, design)
+    user = {"member": member, "admin": admin}[who]
+    with capture_events(admin, member) as received:
+        response = api_for(user).post(f"/messages/{message_id}/typing", params)
+    assert_error(response, 400, code)
+    assert received == {admin.id: [], member.id: []}
+
+
+def test_a_message_one_cannot_see_or_past_the_edit_limit_is_refused(make_stream, design, member, admin, realm):
+    secret = make_stream("secret", admin, private=True)
+    hidden = sent(admin, secret)
+    assert_error(api_for(member).post(f"/messages/{hidden}/typing", {"op": "start"}), 400, "BAD_REQUEST",
+                 "Invalid message(s)")  # fmt: skip
+    message_id = sent(member, design)
+    realm.message_content_edit_limit_seconds = 60
+    realm.save(update_fields=["message_content_edit_limit_seconds"])
+    Message.objects.filter(id=message_id).update(
+        date_sent=Message.objects.get(id=message_id).date_sent - timedelta(seconds=61)
+    )
+    assert_error(api_for(member).post(f"/messages/{message_id}/typing", {"op": "start"}), 400, "BAD_REQUEST",
+                 "The time limit for editing this message has passed")  # fmt: skip

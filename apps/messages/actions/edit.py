@@ -83,9 +83,24 @@ class MessageEdit:
     propagate_mode: str
 
 
+DELETED_CONTENT = "(deleted)"
+
+
 def is_resolving(old_topic: str, new_topic: str) -> bool:
     """Whether a move only marks the topic resolved ("✔ " added) or unresolved (removed)."""
     return resolve_change(old_topic, new_topic) is not None
+
+
+def check_can_edit_content(user: User, message: Message, *, grace: bool = True) -> None:
+    """That the user may edit the message's content now (Zulip's validate_user_can_edit_message): it
+    is theirs, the organization allows editing, and its time limit has not passed (with Zulip's grace
+    unless `grace` is False, as for saying one is editing)."""
+    if message.sender_id != user.id:
+        raise JsonableError("You don't have permission to edit this message")
+    if not user.realm.allow_message_editing:
+        raise JsonableError("Your organization has turned off message editing")
+    if past_limit(message, user.realm.message_content_edit_limit_seconds, grace=grace):
+        raise JsonableError("The time limit for editing this message has passed")
 
 
 def check_message_edit(
@@ -130,13 +145,9 @@ def check_message_edit(
             and hashlib.sha256(message.content.encode()).hexdigest() != prev_content_sha256
         ):
             raise JsonableError("'prev_content_sha256' value does not match the expected value.")
-        if message.sender_id != user.id:
-            raise JsonableError("You don't have permission to edit this message")
-        if not realm.allow_message_editing:
-            raise JsonableError("Your organization has turned off message editing")
-        if past_limit(message, realm.message_content_edit_limit_seconds):
-            raise JsonableError("The time limit for editing this message has passed")
-        content = normalize_content(content)
+        check_can_edit_content(user, message)
+        # Emptied, the message reads "(deleted)", as in Zulip (sending nothing is refused).
+        content = normalize_content(content if content.strip() else DELETED_CONTENT)
     if topic is not None:
         topic = normalize_topic(topic, destination or message.stream, realm)
         if is_resolving(message.topic, topic):
@@ -326,6 +337,8 @@ def _move(moved: list[Message], message: Message, edit: MessageEdit, entry: dict
         changes.update(subject=edit.topic, topic_links=linkifier_rules(message.realm_id).topic_links(edit.topic))
     if edit.stream is not None:
         changes["new_stream_id"] = edit.stream.id
+    # Marking the topic resolved or unresolved is not a move that clients show (last_moved_timestamp).
+    resolving_only = edit.stream is None and edit.topic is not None and is_resolving(old_topic, edit.topic)
     for each in moved:
         # The edited message's entry also holds its content edit, if any.
         record = entry if each.id == message.id else {"user_id": entry["user_id"], "timestamp": entry["timestamp"]}
@@ -337,7 +350,8 @@ def _move(moved: list[Message], message: Message, edit: MessageEdit, entry: dict
             record.update(prev_stream=each.stream_id, stream=edit.stream.id)
             each.stream, each.recipient = edit.stream, recipient
         each.edit_history = [record, *(each.edit_history or [])]
-        each.last_moved_time = now
+        if not resolving_only:
+            each.last_moved_time = now
     return changes
 
 

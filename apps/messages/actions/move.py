@@ -42,11 +42,13 @@ ID_BATCH = 10_000
 MAX_HISTORY_GROUPS = 20
 
 
-def past_limit(message: Message, limit_seconds: int | None) -> bool:
-    """Whether `message` was sent longer ago than `limit_seconds` (None: no limit), with the grace."""
+def past_limit(message: Message, limit_seconds: int | None, *, grace: bool = True) -> bool:
+    """Whether `message` was sent longer ago than `limit_seconds` (None: no limit), with the grace
+    unless `grace` is False."""
     if limit_seconds is None:
         return False
-    return timezone.now() - message.date_sent > timedelta(seconds=limit_seconds + EDIT_LIMIT_BUFFER_SECONDS)
+    buffer = EDIT_LIMIT_BUFFER_SECONDS if grace else 0
+    return timezone.now() - message.date_sent > timedelta(seconds=limit_seconds + buffer)
 
 
 def access_destination_channel(user: User, stream_id: int) -> Stream:

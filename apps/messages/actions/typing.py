@@ -1,9 +1,13 @@
 """Typing notifications (POST /typing): someone is composing a message to people or to a channel's
-topic. Nothing is stored: the event tells the people concerned (those who receive typing
-notifications), and clients expire it themselves if no "stop" follows."""
+topic; or editing one of their messages (POST /messages/{id}/typing). Nothing is stored: the event
+tells the people concerned (those who receive typing notifications), and clients expire it
+themselves if no "stop" follows."""
 
 from apps.core.errors import JsonableError
 from apps.events.publish import send_event_on_commit
+from apps.messages.actions.edit import check_can_edit_content
+from apps.messages.models import Message
+from apps.messages.recipients import direct_message_people
 from apps.messages.selectors import access_stream_for_sending
 from apps.subscriptions.models import Stream
 from apps.subscriptions.selectors import subscriber_ids_by_stream
@@ -70,4 +74,28 @@ def check_send_stream_typing(sender: User, *, stream_id: int, topic: str, op: st
         "topic": truncate_topic(topic_from_client(topic)),
     }
     receivers = _receivers(sender.realm_id, subscriber_ids_by_stream([stream.id])[stream.id])
+    send_event_on_commit(sender.realm_id, event, receivers)
+
+
+def check_send_edit_typing(sender: User, message: Message, *, op: str) -> None:
+    """Typing while editing one's message (Zulip's send_message_edit_notification_backend): only a
+    message the sender may edit now (no grace past the time limit).
+
+    Emits: typing_edit_message {op, sender_id, message_id, recipient} to the people who have the
+    message and receive typing notifications: recipient is {type: "channel", channel_id, topic}, or
+    {type: "direct", user_ids} (those told).
+    """
+    check_can_edit_content(sender, message, grace=False)
+    if message.stream_id is not None:
+        if not sender.send_stream_typing_notifications:
+            raise JsonableError("User has disabled typing notifications for channel messages")
+        receivers = _receivers(sender.realm_id, subscriber_ids_by_stream([message.stream_id])[message.stream_id])
+        recipient = {"type": "channel", "channel_id": message.stream_id, "topic": message.topic}
+    else:
+        if not sender.send_private_typing_notifications:
+            raise JsonableError("User has disabled typing notifications for direct messages")
+        receivers = _receivers(sender.realm_id, direct_message_people(message))
+        recipient = {"type": "direct", "user_ids": sorted(receivers)}
+    event = {"type": "typing_edit_message", "op": op, "sender_id": sender.id, "message_id": message.id,
+             "recipient": recipient}  # fmt: skip
     send_event_on_commit(sender.realm_id, event, receivers)
