@@ -204,12 +204,14 @@ def _mark_used(request: HttpRequest | Request, names: tuple[str, ...]) -> None:
 
 
 def ignored_parameters(request: HttpRequest | Request) -> list[str]:
+    """The parameters the view did not read; files are the request's payload, never parameters (the
+    official client names an upload's part after the file)."""
     used = request_notes(request).used_params
     try:
         provided = request_params(request)
     except JsonableError:
         return []
-    return sorted(set(provided) - used)
+    return sorted(set(provided) - used - set(request.FILES))
 
 
 def _reject_null_bytes(var_name: str, path: str, value: Any) -> None:

@@ -239,8 +239,8 @@ class NarrowBuilder:
 
     def by_search(self, operand: str) -> Q:
         words = search_words(operand)
-        if not words:
-            return Q()
+        if not words:  # nothing to search for ("✔"): no message, as Zulip's empty text query finds
+            return Q(**{self.field("id__in"): []})
         if connection.vendor == "postgresql":
             # The generated, GIN-indexed tsvector column of migration 0002 (stemmed English). A
             # self-contained subquery: the table is aliased differently wherever the ORM nests it.

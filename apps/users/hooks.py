@@ -5,8 +5,7 @@ Each runs inside the action's transaction, after the user's own change and its r
 
 from apps.core.hooks import Hooks
 
-# user_created(user): a user or bot was created (apps.groups: the system groups of their role;
-# apps.webhooks: its cached list of webhook bots).
+# user_created(user): a user or bot was created (apps.groups: the system groups of their role).
 user_created = Hooks("user_created")
 
 # person_created(user, welcome_message_custom_text): a person (not a bot) was created, after the
@@ -20,8 +19,8 @@ person_created = Hooks("person_created")
 user_role_changing = Hooks("user_role_changing")
 
 # users_deactivated(users): these users (a user and their bots) were deactivated
-# (apps.groups: settings listing them; apps.subscriptions: subscriber lists; apps.webhooks: its
-# cached list of webhook bots).
+# (apps.groups: settings listing them; apps.subscriptions: subscriber lists; apps.invites: the
+# invitations they made).
 users_deactivated = Hooks("users_deactivated")
 
 # user_reactivated(user): the user was reactivated (the same, the other way).

@@ -40,7 +40,15 @@ def test_upload_answers_zulips_fields_and_stores_the_file(member, realm, uploads
 
 
 def test_upload_takes_any_field_name(member):
-    assert assert_success(upload(member, field="whatever"))["filename"] == "notes.txt"
+    body = assert_success(upload(member, field="whatever"))
+    assert body["filename"] == "notes.txt"
+    assert "ignored_parameters_unsupported" not in body  # the file is the payload, not a parameter
+
+
+def test_an_uploads_other_parameters_are_reported_ignored(member):
+    files = {"file": SimpleUploadedFile("notes.txt", b"hi", "text/plain")}
+    body = assert_success(post_files(member, "/user_uploads", files, colour="blue"))
+    assert body["ignored_parameters_unsupported"] == ["colour"]
 
 
 @pytest.mark.parametrize(
