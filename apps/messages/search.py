@@ -21,17 +21,21 @@ def _match_fields(rendered_content: str, topic: str, is_channel: bool, words: se
     return {"match_content": highlight(rendered_content, words), "match_subject": highlight(escape(topic), words)}
 
 
-def matches_narrow(user: User, message_ids: Sequence[int], terms: list[Term]) -> dict[str, dict[str, str]]:
-    """GET /messages/matches_narrow: {id: match fields} for those of the messages the user may see
-    that match the narrow."""
+def matching_ids(user: User, message_ids: Sequence[int], terms: list[Term]) -> set[int]:
+    """Those of the messages the user may see that match the narrow."""
     visible = visible_message_flags(user, message_ids)
     if needs_user_messages(terms):
         query = with_flag_columns(UserMessage.objects.filter(user=user, message_id__in=visible))
         builder = NarrowBuilder(user, on_user_messages=True)
-        matching = set(builder.apply(query, terms).values_list("message_id", flat=True))
-    else:
-        builder = NarrowBuilder(user, on_user_messages=False)
-        matching = set(builder.apply(Message.objects.filter(id__in=visible), terms).values_list("id", flat=True))
+        return set(builder.apply(query, terms).values_list("message_id", flat=True))
+    builder = NarrowBuilder(user, on_user_messages=False)
+    return set(builder.apply(Message.objects.filter(id__in=visible), terms).values_list("id", flat=True))
+
+
+def matches_narrow(user: User, message_ids: Sequence[int], terms: list[Term]) -> dict[str, dict[str, str]]:
+    """GET /messages/matches_narrow: {id: match fields} for those of the messages the user may see
+    that match the narrow."""
+    matching = matching_ids(user, message_ids, terms)
     words = searched_words(terms, highlighted_only=True)
     return {
         str(message.id): _match_fields(message.rendered_content, message.topic, message.stream_id is not None, words)

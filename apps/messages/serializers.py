@@ -138,7 +138,7 @@ class MessageShape(TypedDict):
 
 class MessagesAnswer(TypedDict):
     messages: list[MessageShape]
-    anchor: int
+    anchor: NotRequired[int]  # not with message_ids
     found_anchor: bool
     found_oldest: bool
     found_newest: bool
@@ -179,6 +179,8 @@ Anchor = Annotated[str, Field(max_length=40)]
 
 class GetMessagesParams(Params):
     anchor: Anchor | None = None
+    # These messages instead of a range (those of them in the narrow): Zulip's feature level 300.
+    message_ids: Json[Annotated[list[Id], Field(max_length=MAX_MESSAGES_PER_REQUEST)]] | None = None
     num_before: Json[Annotated[int, Field(ge=0)]] = 0
     num_after: Json[Annotated[int, Field(ge=0)]] = 0
     narrow: Json[list[Any]] = Field(default_factory=list)

@@ -33,7 +33,7 @@ from apps.messages.actions.typing import check_send_direct_typing, check_send_ed
 from apps.messages.edit_history import message_history, visible_edit_history
 from apps.messages.emoji import code_to_names
 from apps.messages.narrow import Term, parse_narrow
-from apps.messages.search import add_search_fields, matches_narrow
+from apps.messages.search import add_search_fields, matches_narrow, matching_ids
 from apps.messages.selectors import (
     access_message,
     alert_words_of,
@@ -103,6 +103,10 @@ def resolve_anchor(user: User, anchor: str | None, use_first_unread: bool, terms
     return min(max(value, 0), LARGER_THAN_ANY_ID)  # out-of-range anchors are clamped, as in Zulip
 
 
+# What GET /messages' `message_ids` may not come with (Zulip's IncompatibleParametersError lists them).
+RANGE_PARAMETERS = ("num_before", "num_after", "anchor", "message_ids", "include_anchor", "use_first_unread_anchor")
+
+
 class MessagesView(ApiView):
     """GET /messages (a narrow around an anchor) and POST /messages (send)."""
 
@@ -110,6 +114,8 @@ class MessagesView(ApiView):
     def get(self, request: Request):
         params = parse_params(GetMessagesParams, request)
         user = request.user
+        if params.message_ids is not None:
+            return self._by_ids(request, params)
         if params.num_before + params.num_after > MAX_MESSAGES_PER_REQUEST:
             raise JsonableError(f"Too many messages requested (maximum {MAX_MESSAGES_PER_REQUEST}).")
         if params.num_before > 0 and params.num_after > 0 and not params.include_anchor:
@@ -139,6 +145,29 @@ class MessagesView(ApiView):
                 "history_limited": False,
             },
         )
+
+    def _by_ids(self, request: Request, params: GetMessagesParams):
+        """GET /messages with `message_ids`: those of them in the narrow the user may see; nothing is
+        found around an anchor (the range's parameters may not come too, as in Zulip)."""
+        if params.num_before or params.num_after or params.anchor is not None or params.use_first_unread_anchor:
+            raise JsonableError(
+                f"Unsupported parameter combination: {', '.join(RANGE_PARAMETERS)}",
+                parameters=", ".join(RANGE_PARAMETERS),
+            )
+        user = request.user
+        terms = with_conversation(user, parse_narrow(params.narrow))
+        ids = sorted(matching_ids(user, params.message_ids, terms))
+        messages = messages_as_dicts(
+            user,
+            ids,
+            apply_markdown=params.apply_markdown,
+            client_gravatar=params.client_gravatar,
+            allow_empty_topic_name=params.allow_empty_topic_name,
+        )
+        if any(term.operator == "search" for term in terms):
+            add_search_fields(messages, terms)
+        ends = {"found_anchor": False, "found_oldest": False, "found_newest": False, "history_limited": False}
+        return json_success(request, {"messages": messages, **ends})
 
     @uses_params(SendMessageParams, returns=SentMessageAnswer)
     def post(self, request: Request):

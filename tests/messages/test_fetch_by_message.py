@@ -1,6 +1,7 @@
-"""The `with` narrow operator (Zulip's, feature level 271): `with:ID` narrows to the conversation
-message ID is in now, in place of the narrow's own channel, topic or dm terms, so that a link to a
-message still finds it after it moved."""
+"""Two ways GET /messages finds messages besides a range in a narrow: the `with` narrow operator
+(Zulip's feature level 271: `with:ID` narrows to the conversation message ID is in now, in place of
+the narrow's own channel, topic or dm terms, so that a link to a message still finds it after it
+moved), and `message_ids` (feature level 300: those of the messages in the narrow)."""
 
 import pytest
 
@@ -58,3 +59,31 @@ def test_a_message_one_cannot_see_leaves_a_conversation_narrow_as_it_is(design, 
     bad(member, [w(hidden)], "Invalid 'with' operator")
     bad(member, [w("x")], "Invalid 'with' operator")
     bad(member, [w(lunch), w(lunch)], "Duplicate 'with' operators.")
+
+
+# --- GET /messages with message_ids (Zulip's feature level 300) -------------------------------------
+
+
+def by_ids(user, ids, narrow=(), **params):
+    return api_for(user).get("/messages", {"message_ids": ids, "narrow": list(narrow), **params})
+
+
+def test_message_ids_fetch_those_in_the_narrow_one_may_see(design, make_stream, send, member, admin):
+    secret = make_stream("secret", admin, private=True)
+    hidden = send(admin, secret)
+    lunch, other = send(member, design, topic="lunch"), send(member, design, topic="other")
+    body = assert_success(by_ids(member, [other, hidden, lunch, 999999]))
+    assert [m["id"] for m in body["messages"]] == [lunch, other]
+    assert (body["found_anchor"], body["found_oldest"], body["found_newest"], body["history_limited"]) == (
+        False, False, False, False,
+    )  # fmt: skip
+    assert "anchor" not in body
+    topic = [{"operator": "topic", "operand": "lunch"}]
+    assert [m["id"] for m in assert_success(by_ids(member, [lunch, other], topic))["messages"]] == [lunch]
+
+
+@pytest.mark.parametrize("extra", [{"anchor": "newest"}, {"num_before": 5}, {"use_first_unread_anchor": "true"}])
+def test_message_ids_come_without_a_range(design, send, member, extra):
+    message_id = send(member, design)
+    body = assert_error(by_ids(member, [message_id], **extra), 400, "BAD_REQUEST")
+    assert body["msg"].startswith("Unsupported parameter combination: num_before, num_after, anchor, message_ids")
