@@ -228,6 +228,17 @@ def test_history_oldest_first(design, send, member, admin):
     ]
     assert history[1]["prev_content"] == "one"
     assert history[2]["prev_topic"] == "lunch"
+    assert [("content_html_diff" in version) for version in history] == [False, True, False]
+
+
+def test_a_content_edit_has_zulips_html_diff(design, send, member):
+    message_id = send(member, design, "content before edit")
+    assert_success(edit(member, message_id, content="content after edit"))
+    history = assert_success(api_for(member).get(f"/messages/{message_id}/history"))["message_history"]
+    assert history[1]["content_html_diff"] == (
+        '<div><p>content <span class="highlight_text_inserted">after</span> '
+        '<span class="highlight_text_deleted">before</span> edit</p></div>'
+    )  # Zulip's own test's
 
 
 def test_history_by_the_organizations_policy(realm, design, send, member, admin):
