@@ -239,9 +239,10 @@ def test_id_selects_one_message_as_number_or_string(scene, admin):
     assert matching(admin, ["id", scene.unseen]) == set()
 
 
-def test_near_and_with_only_move_the_anchor(scene, admin):
+def test_near_only_moves_the_anchor_and_with_narrows_to_the_conversation(scene, admin):
     assert matching(admin, ["near", str(scene.dm)]) == scene.all
-    assert matching(admin, as_dict("with", scene.dm)) == scene.all
+    assert matching(admin, as_dict("with", scene.dm)) == {scene.dm}  # tests/messages/test_fetch_by_message.py
+    assert matching(admin, as_dict("with", scene.lunch)) == {scene.lunch}
 
 
 def test_channels_public_selects_public_channel_messages(scene, make_stream, send, owner, admin):
