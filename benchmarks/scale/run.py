@@ -4,7 +4,8 @@ Parley compared in one run on one machine.
     .venv/bin/python benchmarks/scale/build.py S                          # once (build.py's docstring)
     .venv/bin/python benchmarks/scale/run.py --sizes S --repos /path/to/before,.
 
-For each size, round and checkout (rounds alternate the checkouts' order) one gunicorn process with
+For each round, size and checkout (each round measures every size, so that the machine's drift over
+the run weighs on the sizes alike; rounds alternate the checkouts' order) one gunicorn process with
 one uvicorn worker serves the built organization, PostgreSQL and Redis as in production (rate limits
 on, high enough never to refuse); the task worker is off. The database is vacuumed first (see
 vacuum()), its Redis database (the benchmark's own) emptied, then one member of the busy channel in
@@ -299,42 +300,50 @@ def main() -> None:
     log_dir = Path(args.out).parent
     log_dir.mkdir(parents=True, exist_ok=True)
     raw: dict = {}
-    for size in args.sizes.split(","):
-        manifest = json.loads(build.manifest_path(size).read_text())
+    sizes = args.sizes.split(",")
+    manifests = {size: json.loads(build.manifest_path(size).read_text()) for size in sizes}
+    listeners = {}
+    for size, manifest in manifests.items():
         if not args.keep_databases:
             restore_databases(manifest["database_url"], set(suffixes.values()))
-        listeners = listener_credentials(manifest["database_url"], manifest)
-        for round_number in range(args.rounds):
+        listeners[size] = listener_credentials(manifest["database_url"], manifest)
+    # Each round measures every size, so that what the machine does over the run (it drifts by
+    # tens of percent) weighs on the sizes alike: a ratio of L to S compares the same minutes.
+    for round_number in range(args.rounds):
+        for size in sizes:
             for repo in repos if round_number % 2 == 0 else reversed(repos):
                 into = raw.setdefault(size, {}).setdefault(str(repo), {"requests": {}, "wrk": {}})
-                database_url = manifest["database_url"] + suffixes[repo]
-                redis.Redis.from_url(REDIS_URL).flushdb()  # the benchmark's own: no queues of a round before
-                vacuum(database_url)
-                server = Server(repo, database_url, log_dir)
-                try:
-                    register_listeners(server, listeners)
-                    for name, samples in measure_requests(
-                        server, manifest, database_url, args.requests, listeners[0]
-                    ).items():
-                        into["requests"].setdefault(name, []).extend(samples)
-                    for name, rate in measure_throughput(server, manifest, args.wrk_seconds).items():
-                        into["wrk"].setdefault(name, []).append(rate)
-                finally:
-                    server.stop()
-                # What the rate limit's Redis round trip costs an ordinary request: a server like the
-                # one above, without rate limits.
-                server = Server(repo, database_url, log_dir, RATE_LIMITING_ENABLED="false")
-                try:
-                    for name, rate in measure_throughput(server, manifest, args.wrk_seconds, WRK_UNLIMITED).items():
-                        into["wrk"].setdefault(name, []).append(rate)
-                finally:
-                    server.stop()
-                created = measure_create_user(repo, database_url, args.requests)
-                into["requests"].setdefault("create_user", []).extend((t, 0, -1) for t in created)
+                database_url = manifests[size]["database_url"] + suffixes[repo]
+                measure_round(repo, database_url, manifests[size], listeners[size], args, into, log_dir)
                 print(json.dumps({"size": size, "round": round_number, "repo": str(repo)}), flush=True)
     summary = summarize(raw)
     Path(args.out).write_text(json.dumps({"args": vars(args), "summary": summary, "raw": raw}, indent=2))
     print_table(summary)
+
+
+def measure_round(repo: Path, database_url: str, manifest: dict, listeners: list, args, into: dict, log_dir: Path):
+    """One round of one checkout on one size: its samples added to `into`."""
+    redis.Redis.from_url(REDIS_URL).flushdb()  # the benchmark's own: no queues of a round before
+    vacuum(database_url)
+    server = Server(repo, database_url, log_dir)
+    try:
+        register_listeners(server, listeners)
+        for name, samples in measure_requests(server, manifest, database_url, args.requests, listeners[0]).items():
+            into["requests"].setdefault(name, []).extend(samples)
+        for name, rate in measure_throughput(server, manifest, args.wrk_seconds).items():
+            into["wrk"].setdefault(name, []).append(rate)
+    finally:
+        server.stop()
+    # What the rate limit's Redis round trip costs an ordinary request: a server like the one
+    # above, without rate limits.
+    server = Server(repo, database_url, log_dir, RATE_LIMITING_ENABLED="false")
+    try:
+        for name, rate in measure_throughput(server, manifest, args.wrk_seconds, WRK_UNLIMITED).items():
+            into["wrk"].setdefault(name, []).append(rate)
+    finally:
+        server.stop()
+    created = measure_create_user(repo, database_url, args.requests)
+    into["requests"].setdefault("create_user", []).extend((t, 0, -1) for t in created)
 
 
 def summarize(raw: dict) -> dict:
