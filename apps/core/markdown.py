@@ -1,10 +1,13 @@
 """Markdown to safe HTML, for user-written text shown to others (profile fields, descriptions)."""
 
 from collections.abc import Callable, Sequence
+from typing import Any
 
 import nh3
 from markdown_it import MarkdownIt
 from markdown_it.token import Token
+
+from apps.core.hooks import Hooks
 
 # CommonMark with raw HTML disabled; nh3 then removes anything unsafe that slipped through
 # (e.g. javascript: links) and adds rel="noopener noreferrer" to links.
@@ -22,6 +25,18 @@ ALLOWED_ATTRIBUTES = {"a": {"href", "title"}, "img": {"src", "alt", "title"}, "o
 
 # Links to add to a piece of text: (start, end, URL) of its characters, in order, not overlapping.
 TextLinks = Callable[[str], Sequence[tuple[int, int, str]]]
+
+
+# description_renderer(realm_id, text, acting_user) -> str: a channel's or a folder's description as
+# HTML, rendered as a message is (Zulip's descriptions: mentions, channel links, emoji, the
+# organization's linkifiers; apps.messages, above the apps that own descriptions).
+description_renderer = Hooks("description_renderer")
+
+
+def render_description(realm_id: int, text: str, *, acting_user: Any) -> str:
+    """A channel's or a folder's description as HTML (plain Markdown without the messages app)."""
+    rendered = description_renderer.call(realm_id, text, acting_user)
+    return rendered[-1] if rendered else render_markdown(text)
 
 
 def render_markdown(text: str, *, text_links: TextLinks | None = None) -> str:

@@ -8,7 +8,7 @@ from collections.abc import Sequence
 from django.db import IntegrityError, transaction
 
 from apps.core.errors import JsonableError
-from apps.core.markdown import render_markdown
+from apps.core.markdown import render_description
 from apps.core.text import unprintable_position
 from apps.events.publish import Everyone, send_event_on_commit
 from apps.folders.errors import ChannelFolderNameInUseError
@@ -84,7 +84,7 @@ def do_add_channel_folder(realm: Realm, *, name: str, description: str, acting_u
                 realm=realm,
                 name=name,
                 description=description,
-                rendered_description=render_markdown(description),
+                rendered_description=render_description(realm.id, description, acting_user=acting_user),
                 order=next_folder_order(realm),
                 creator=acting_user,
             )
@@ -156,7 +156,7 @@ def do_change_channel_folder_description(folder: ChannelFolder, description: str
     """
     old = folder.description
     folder.description = description
-    folder.rendered_description = render_markdown(description)
+    folder.rendered_description = render_description(folder.realm_id, description, acting_user=acting_user)
     folder.save(update_fields=["description", "rendered_description"])
     extra = changed("description", old, description)
     _audit(folder, AuditLogEventType.CHANNEL_FOLDER_DESCRIPTION_CHANGED, acting_user, **extra)

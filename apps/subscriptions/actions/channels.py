@@ -12,7 +12,7 @@ from django.db.models.functions import Coalesce
 
 from apps.core import ratelimit
 from apps.core.errors import InvalidArgumentError, JsonableError, RateLimitedError
-from apps.core.markdown import render_markdown
+from apps.core.markdown import render_description
 from apps.core.text import unprintable_position
 from apps.events.publish import send_event_on_commit
 from apps.folders.models import ChannelFolder
@@ -140,7 +140,7 @@ def create_streams(
                     realm=realm,
                     name=channel.name,
                     description=channel.description,
-                    rendered_description=render_markdown(channel.description),
+                    rendered_description=render_description(realm.id, channel.description, acting_user=acting_user),
                     creator=acting_user,
                     invite_only=invite_only,
                     history_public_to_subscribers=history_public_to_subscribers,
@@ -242,7 +242,7 @@ def do_change_stream_description(stream: Stream, description: str, *, acting_use
     if description == old:
         return
     stream.description = description
-    stream.rendered_description = render_markdown(description)
+    stream.rendered_description = render_description(stream.realm_id, description, acting_user=acting_user)
     stream.save(update_fields=["description", "rendered_description"])
     audit(
         stream.realm_id,
