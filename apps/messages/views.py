@@ -107,6 +107,20 @@ def resolve_anchor(user: User, anchor: str | None, use_first_unread: bool, terms
 RANGE_PARAMETERS = ("num_before", "num_after", "anchor", "message_ids", "include_anchor", "use_first_unread_anchor")
 
 
+def _messages_of(user: User, ids: list[int], terms: list[Term], params: GetMessagesParams) -> list[dict]:
+    """GET /messages' Message objects of these ids, with a search's match fields."""
+    messages = messages_as_dicts(
+        user,
+        ids,
+        apply_markdown=params.apply_markdown,
+        client_gravatar=params.client_gravatar,
+        allow_empty_topic_name=params.allow_empty_topic_name,
+    )
+    if any(term.operator == "search" for term in terms):
+        add_search_fields(messages, terms)
+    return messages
+
+
 class MessagesView(ApiView):
     """GET /messages (a narrow around an anchor) and POST /messages (send)."""
 
@@ -125,15 +139,7 @@ class MessagesView(ApiView):
         ids, found_anchor, found_oldest, found_newest = messages_around(
             user, terms, anchor, params.num_before, params.num_after, include_anchor=params.include_anchor
         )
-        messages = messages_as_dicts(
-            user,
-            ids,
-            apply_markdown=params.apply_markdown,
-            client_gravatar=params.client_gravatar,
-            allow_empty_topic_name=params.allow_empty_topic_name,
-        )
-        if any(term.operator == "search" for term in terms):
-            add_search_fields(messages, terms)
+        messages = _messages_of(user, ids, terms, params)
         return json_success(
             request,
             {
@@ -156,16 +162,7 @@ class MessagesView(ApiView):
             )
         user = request.user
         terms = with_conversation(user, parse_narrow(params.narrow))
-        ids = sorted(matching_ids(user, params.message_ids, terms))
-        messages = messages_as_dicts(
-            user,
-            ids,
-            apply_markdown=params.apply_markdown,
-            client_gravatar=params.client_gravatar,
-            allow_empty_topic_name=params.allow_empty_topic_name,
-        )
-        if any(term.operator == "search" for term in terms):
-            add_search_fields(messages, terms)
+        messages = _messages_of(user, sorted(matching_ids(user, params.message_ids, terms)), terms, params)
         ends = {"found_anchor": False, "found_oldest": False, "found_newest": False, "history_limited": False}
         return json_success(request, {"messages": messages, **ends})
 
@@ -315,15 +312,18 @@ class TypingView(ApiView):
         return json_success(request)
 
 
+def _edit_typing(request: Request, message_id: int, op: str):
+    message, _ = access_message(request.user, message_id)
+    check_send_edit_typing(request.user, message, op=op)
+    return json_success(request)
+
+
 class EditTypingView(ApiView):
     """POST /messages/{message_id}/typing: the user is editing the message (op "start") or stopped."""
 
     @uses_params(EditTypingParams)
     def post(self, request: Request, message_id: int):
-        params = parse_params(EditTypingParams, request)
-        message, _ = access_message(request.user, message_id)
-        check_send_edit_typing(request.user, message, op=params.op)
-        return json_success(request)
+        return _edit_typing(request, message_id, parse_params(EditTypingParams, request).op)
 
 
 class LegacyEditTypingView(ApiView):
@@ -332,9 +332,7 @@ class LegacyEditTypingView(ApiView):
     @uses_params(LegacyEditTypingParams)
     def post(self, request: Request):
         params = parse_params(LegacyEditTypingParams, request)
-        message, _ = access_message(request.user, params.message_id)
-        check_send_edit_typing(request.user, message, op=params.op)
-        return json_success(request)
+        return _edit_typing(request, params.message_id, params.op)
 
 
 class SubmessageView(ApiView):
