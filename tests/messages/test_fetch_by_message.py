@@ -87,3 +87,9 @@ def test_message_ids_come_without_a_range(design, send, member, extra):
     message_id = send(member, design)
     body = assert_error(by_ids(member, [message_id], **extra), 400, "BAD_REQUEST")
     assert body["msg"].startswith("Unsupported parameter combination: num_before, num_after, anchor, message_ids")
+
+
+@pytest.mark.parametrize("ids", ["x", '[1, "a"]', "{}", "[-1]"])
+def test_malformed_message_ids_are_refused(design, member, ids):
+    response = api_for(member).get("/messages", {"message_ids": ids})
+    assert_error(response, 400, "REQUEST_VARIABLE_INVALID")

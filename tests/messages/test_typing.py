@@ -174,3 +174,17 @@ def test_a_message_one_cannot_see_or_past_the_edit_limit_is_refused(make_stream,
     )
     assert_error(api_for(member).post(f"/messages/{message_id}/typing", {"op": "start"}), 400, "BAD_REQUEST",
                  "The time limit for editing this message has passed")  # fmt: skip
+
+
+@pytest.mark.parametrize(
+    ("setting", "to_channel", "msg"),
+    [
+        ("send_stream_typing_notifications", True, "User has disabled typing notifications for channel messages"),
+        ("send_private_typing_notifications", False, "User has disabled typing notifications for direct messages"),
+    ],
+)
+def test_editing_typing_follows_the_users_typing_settings(design, member, admin, setting, to_channel, msg):
+    message_id = sent(member, design if to_channel else [admin])
+    setattr(member, setting, False)
+    member.save(update_fields=[setting])
+    assert_error(api_for(member).post(f"/messages/{message_id}/typing", {"op": "start"}), 400, "BAD_REQUEST", msg)
