@@ -18,8 +18,9 @@ def newest_message(user: User) -> dict[str, int]:
 @description_renderer.register
 def render_description(realm_id: int, text: str, acting_user: User | None) -> str:
     """Descriptions are rendered as messages, as in Zulip: their mentions name people (and notify
-    nobody), their channel links link the channels the one writing knows of (none without one)."""
+    nobody), their channel links link the channels the one writing knows of (the public ones when
+    the server's own tools write it)."""
     by_name, user_ids = mention_targets(realm_id, text)
-    channels = channel_link_targets(acting_user, text) if acting_user is not None else {}
+    channels = channel_link_targets(realm_id, acting_user, text)
     emoji = custom_emoji_targets(realm_id, text)
     return render_message(text, by_name, user_ids, linkifier_rules(realm_id), channels, emoji).html

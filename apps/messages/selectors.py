@@ -404,21 +404,20 @@ def mention_targets(realm_id: int, content: str) -> tuple[dict[str, list[tuple[i
     return by_name, ids
 
 
-def channel_link_targets(author: User, content: str) -> dict[str, tuple[int, str]]:
+def channel_link_targets(realm_id: int, author: User | None, content: str) -> dict[str, tuple[int, str]]:
     """The channels the content's links (`#**channel**`, `#**channel>topic**`) may name, as
     render_message takes them: {lower-cased name: (id, name)}, those the author knows exist (not
-    archived). Queries only when the content has such links."""
+    archived); without an author (a description the server's own tools write) the public ones.
+    Queries only when the content has such links."""
     names = {match.group(1).strip() for match in CHANNEL_LINK_RE.finditer(content)}
-    found = [s for s in streams_by_name(author.realm_id, names).values() if not s.deactivated]
-    if not found:
-        return {}
-    subscribed = set(subscribed_stream_ids(author, found))
-    membership = Membership(author)
-    return {
-        s.name.lower(): (s.id, s.name)
-        for s in found
-        if has_metadata_access(membership, s, is_subscribed=s.id in subscribed)
-    }
+    found = [s for s in streams_by_name(realm_id, names).values() if not s.deactivated]
+    if author is None:
+        found = [s for s in found if s.is_public]
+    elif found:
+        subscribed = set(subscribed_stream_ids(author, found))
+        membership = Membership(author)
+        found = [s for s in found if has_metadata_access(membership, s, is_subscribed=s.id in subscribed)]
+    return {s.name.lower(): (s.id, s.name) for s in found}
 
 
 def with_conversation(user: User, terms: list[Term]) -> list[Term]:

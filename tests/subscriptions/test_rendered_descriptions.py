@@ -2,6 +2,8 @@
 notify nobody), links to the channels the one writing knows of, emoji and the organization's
 linkifiers, besides Markdown."""
 
+from django.core.management import call_command
+
 from apps.subscriptions.models import Stream
 from tests.api import api_for, assert_success
 
@@ -38,3 +40,12 @@ def test_a_folders_description_renders_emoji_and_mentions(admin):
     ]
     assert f'data-user-id="{admin.id}"' in folder["rendered_description"]
     assert 'class="emoji emoji-1f527"' in folder["rendered_description"]
+
+
+def test_a_description_the_servers_tools_write_links_only_public_channels(make_stream, member, admin):
+    design = make_stream("design", member, admin)
+    make_stream("secret", admin, private=True)
+    call_command("create_stream", "ops", "--realm", "", "--description", "see #**design**, not #**secret**")
+    assert Stream.objects.get(name="ops").rendered_description == (
+        f"<p>see {channel_link(design)}, not #<strong>secret</strong></p>"
+    )

@@ -74,7 +74,7 @@ def render_content(author: User, content: str, linkifiers: LinkifierRules) -> Re
     the channels its links name (if any, those the author knows of), the custom emoji it names (if
     it names any emoji) and its linkifiers."""
     by_name, user_ids = mention_targets(author.realm_id, content)
-    channels = channel_link_targets(author, content)
+    channels = channel_link_targets(author.realm_id, author, content)
     emoji = custom_emoji_targets(author.realm_id, content)
     return render_message(content, by_name, user_ids, linkifiers, channels, emoji)
 
