@@ -3,6 +3,7 @@
 `@**Full Name**` (or `@**Full Name|id**`) mentions a user and sets their `mentioned` flag;
 `@_**Full Name**` is a silent mention (shown, no flag); `@**all**`, `@**everyone**`,
 `@**channel**` and `@**stream**` mention the channel, `@**topic**` the topic's participants.
+`@*group*` mentions a user group (`@_*group*` silently; apps.messages.group_mentions).
 `#**channel**`, `#**channel>topic**` and `#**channel>topic@id**` link a channel, a topic or a
 message, as Zulip's do.
 The organization's linkifiers link what they match outside code and links (apps.linkifiers).
@@ -22,6 +23,9 @@ from apps.linkifiers.patterns import LinkifierRules
 from apps.messages.emoji import emoji_in_text
 
 MENTION_RE = re.compile(r"@(_?)\*\*([^*\n]+?)\*\*")
+# @*group* or @_*group*, after a space, a line's start, a quote or an opening bracket (Zulip's
+# BEFORE_MENTION_ALLOWED_REGEX): "a@*b*" mentions nobody.
+GROUP_MENTION_RE = re.compile(r"(?<![^\s'\"({\[/<])@(_?)\*([^*\n]+)\*")
 # #**channel** or #**channel>topic** (a channel's name has no ">").
 CHANNEL_LINK_RE = re.compile(r"#\*\*([^*>\n]+?)(?:>([^*\n]+?))?\*\*")
 # A topic link's "topic@id": a message of that topic.
@@ -39,6 +43,8 @@ CODE_TAG_RE = re.compile(r"</?code[\s>]")
 class Rendered:
     html: str
     mentioned_user_ids: set[int] = field(default_factory=set)
+    # The groups mentioned (not silently): their members are mentioned (group_mentions).
+    mentioned_group_ids: set[int] = field(default_factory=set)
     stream_wildcard: bool = False
     topic_wildcard: bool = False
 
@@ -49,6 +55,10 @@ class Rendered:
     @property
     def has_image(self) -> bool:
         return bool(IMAGE_RE.search(self.html))
+
+
+# A group a mention may name: (id, name as shown, deactivated).
+GroupTarget = tuple[int, str, bool]
 
 
 def silent_mention(user) -> str:
@@ -75,15 +85,18 @@ def render_message(
     linkifiers: LinkifierRules | None = None,
     channels_by_name: dict[str, tuple[int, str]] | None = None,
     custom_emoji: dict[str, str] | None = None,
+    groups_by_name: dict[str, GroupTarget] | None = None,
 ) -> Rendered:
     """Render `content`. `users_by_name` maps lower-cased full names to (id, full name) of the
     organization's active users; `user_ids` is the set of their ids (for `@**Name|id**`);
     `linkifiers` are the organization's; `channels_by_name` maps lower-cased names to (id, name) of
     the channels the content may link (a link to any other is left as written, as in Zulip);
-    `custom_emoji` maps names to image URLs of the organization's active custom emoji it may name."""
+    `custom_emoji` maps names to image URLs of the organization's active custom emoji it may name;
+    `groups_by_name` the names of the named groups it may mention to what they are."""
     nonce = secrets.token_hex(8)
     replacements: dict[str, str] = {}
-    # token -> (what the mention does: ("user", id), ("stream", None), ("topic", None) or None, as written)
+    # token -> (what the mention does: ("user", id), ("group", id), ("stream", None), ("topic", None)
+    # or None, as written)
     effects: dict[str, tuple[tuple[str, int | None] | None, str]] = {}
     result = Rendered(html="")
 
@@ -94,21 +107,31 @@ def render_message(
         if not id_text and name.lower() in STREAM_WILDCARDS | TOPIC_WILDCARDS:
             if not silent:
                 effect = ("stream", None) if name.lower() in STREAM_WILDCARDS else ("topic", None)
-            css = "topic-mention" if name.lower() in TOPIC_WILDCARDS else "user-mention"
-            span = f'<span class="{css}{" silent" if silent else ""}" data-user-id="*">@{html.escape(name)}</span>'
+            css = "topic-mention" if name.lower() in TOPIC_WILDCARDS else "user-mention channel-wildcard-mention"
+            span = _mention_span(css, "data-user-id", "*", name, silent)
         else:
             target = _find_user(name, id_text, users_by_name, user_ids)
             if target is not None:
                 user_id, full_name = target
                 if not silent:
                     effect = ("user", user_id)
-                css = "user-mention silent" if silent else "user-mention"
-                span = f'<span class="{css}" data-user-id="{user_id}">@{html.escape(full_name)}</span>'
+                span = _mention_span("user-mention", "data-user-id", user_id, full_name, silent)
         if span is None:
             return match.group(0)  # not a mention: left as written
         token = f"zmention{nonce}x{len(replacements)}z"
         replacements[token] = span
         effects[token] = (effect, match.group(0))
+        return token
+
+    def group_mention(match: re.Match) -> str:
+        found = (groups_by_name or {}).get(match.group(2))
+        if found is None:
+            return match.group(0)
+        group_id, name, deactivated = found
+        silent = match.group(1) == "_" or deactivated
+        token = f"zmention{nonce}x{len(replacements)}z"
+        replacements[token] = _mention_span("user-group-mention", "data-user-group-id", group_id, name, silent)
+        effects[token] = (None if silent else ("group", group_id), match.group(0))
         return token
 
     def channel_link(match: re.Match) -> str:
@@ -135,7 +158,8 @@ def render_message(
         effects[token] = (None, match.group(0))
         return token
 
-    prepared = CHANNEL_LINK_RE.sub(channel_link, MENTION_RE.sub(mention, content))
+    prepared = GROUP_MENTION_RE.sub(group_mention, MENTION_RE.sub(mention, content))
+    prepared = CHANNEL_LINK_RE.sub(channel_link, prepared)
     text_links = _linkifier_links(linkifiers, re.compile(f"zmention{nonce}x[0-9]+z")) if linkifiers else None
     rendered = _with_emoji(render_markdown(prepared, text_links=text_links), custom_emoji or {})
     # A mention inside code is text, as in Zulip: shown as written, and it mentions nobody.
@@ -150,10 +174,18 @@ def render_message(
             result.stream_wildcard = True
         elif effect == ("topic", None):
             result.topic_wildcard = True
+        elif effect is not None and effect[0] == "group":
+            result.mentioned_group_ids.add(effect[1])
         elif effect is not None:
             result.mentioned_user_ids.add(effect[1])
     result.html = rendered
     return result
+
+
+def _mention_span(css: str, id_attribute: str, target_id: int | str, name: str, silent: bool) -> str:
+    """A mention as Zulip shows it: "@Name", or "Name" with the class "silent" for a silent one."""
+    css, text = (f"{css} silent", name) if silent else (css, f"@{name}")
+    return f'<span class="{css}" {id_attribute}="{target_id}">{html.escape(text)}</span>'
 
 
 def _with_emoji(rendered: str, custom_emoji: dict[str, str]) -> str:

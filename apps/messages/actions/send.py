@@ -18,6 +18,11 @@ from apps.linkifiers.selectors import linkifier_rules
 from apps.messages.actions.acting import check_acting_for
 from apps.messages.actions.submessages import add_widget
 from apps.messages.alert_words import alerted_user_ids
+from apps.messages.group_mentions import (
+    check_group_mentions_allowed,
+    group_mention_targets,
+    mentioned_group_member_ids,
+)
 from apps.messages.hooks import message_content_saved, message_sent
 from apps.messages.models import Message, PublicChannelListener, Recipient, SubMessage, UserMessage
 from apps.messages.recipients import direct_message_recipient, get_recipient
@@ -72,11 +77,17 @@ def normalize_topic(topic: str | None, stream: Stream, realm: Realm) -> str:
 def render_content(author: User, content: str, linkifiers: LinkifierRules) -> Rendered:
     """The content as HTML, with the organization's users its mentions name (one query if any),
     the channels its links name (if any, those the author knows of), the custom emoji it names (if
-    it names any emoji) and its linkifiers."""
+    it names any emoji), the groups it mentions (if any: the author must be allowed to mention
+    them, and their members are mentioned) and its linkifiers."""
     by_name, user_ids = mention_targets(author.realm_id, content)
     channels = channel_link_targets(author.realm_id, author, content)
     emoji = custom_emoji_targets(author.realm_id, content)
-    return render_message(content, by_name, user_ids, linkifiers, channels, emoji)
+    groups = group_mention_targets(author.realm_id, content)
+    rendered = render_message(content, by_name, user_ids, linkifiers, channels, emoji, groups)
+    if rendered.mentioned_group_ids:
+        check_group_mentions_allowed(author, rendered.mentioned_group_ids)
+        rendered.mentioned_user_ids |= mentioned_group_member_ids(rendered.mentioned_group_ids)
+    return rendered
 
 
 # Clients a person types into: what they send is read for its sender. Messages sent through the API
