@@ -27,6 +27,7 @@ from apps.uploads.selectors import (
     can_see_attachment,
     linked_path_ids,
     realm_emoji_dicts,
+    realm_emoji_to_dict,
     upload_space_used,
 )
 from apps.uploads.storage import (
@@ -248,7 +249,8 @@ def do_add_realm_emoji(
     """Record a custom emoji whose image is stored; "A custom emoji with this name already
     exists." when another request added an active one of this name first (the unique constraint).
 
-    Emits: realm_emoji/update {realm_emoji: all of the organization's} to its active users.
+    Emits: realm_emoji/add {emoji} to its active users (realm_emoji/update {realm_emoji: all of the
+    organization's} to queues without the individual_emoji_changes capability).
     """
     emoji = RealmEmoji(realm=realm, name=name, author=acting_user, file_name=file_name, is_animated=is_animated)
     try:
@@ -256,7 +258,7 @@ def do_add_realm_emoji(
             emoji.save(force_insert=True)
     except IntegrityError:
         raise JsonableError("A custom emoji with this name already exists.") from None
-    _notify_realm_emoji(realm.id)
+    _notify_realm_emoji(realm.id, {"op": "add", "emoji": realm_emoji_to_dict(emoji)})
     return emoji
 
 
@@ -276,13 +278,16 @@ def check_remove_realm_emoji(name: str, *, acting_user: User) -> None:
 def do_deactivate_realm_emoji(emoji: RealmEmoji, *, acting_user: User | None) -> None:
     """Deactivate a custom emoji (kept: reactions name it; its name is free again).
 
-    Emits: realm_emoji/update {realm_emoji} to the organization's active users.
+    Emits: realm_emoji/update_one {emoji_id, data: {deactivated: true}} to the organization's active
+    users (realm_emoji/update {realm_emoji} to queues without individual_emoji_changes).
     """
     emoji.deactivated = True
     emoji.save(update_fields=["deactivated"])
-    _notify_realm_emoji(emoji.realm_id)
+    _notify_realm_emoji(emoji.realm_id, {"op": "update_one", "emoji_id": str(emoji.id), "data": {"deactivated": True}})
 
 
-def _notify_realm_emoji(realm_id: int) -> None:
-    event = {"type": "realm_emoji", "op": "update", "realm_emoji": realm_emoji_dicts(realm_id)}
+def _notify_realm_emoji(realm_id: int, change: dict) -> None:
+    """The change (Zulip's realm_emoji/add or update_one), with every emoji of the organization for
+    the queues that take the whole list instead (apps.uploads.events.realm_emoji_for_queue)."""
+    event = {"type": "realm_emoji", **change, "realm_emoji": realm_emoji_dicts(realm_id)}
     send_event_on_commit(realm_id, event, Everyone())

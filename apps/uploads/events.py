@@ -1,9 +1,10 @@
 """Uploads' part of the event system: the organization's custom emoji (`realm_emoji`) and the
-upload limit in the "realm" state. `attachment` and `realm_emoji` events go to queues as they are."""
+upload limit in the "realm" state. `attachment` events go to queues as they are, `realm_emoji` events in
+the form each queue asked for."""
 
 from django.conf import settings
 
-from apps.events.registry import StateContext, initial_state
+from apps.events.registry import QueueOptions, StateContext, event_transform, initial_state
 from apps.uploads.selectors import realm_emoji_dicts
 from apps.uploads.thumbnails import THUMBNAIL_OUTPUT_FORMATS
 
@@ -11,6 +12,15 @@ from apps.uploads.thumbnails import THUMBNAIL_OUTPUT_FORMATS
 @initial_state("realm_emoji")
 def realm_emoji_state(context: StateContext) -> dict:
     return {"realm_emoji": realm_emoji_dicts(context.user.realm_id)}
+
+
+@event_transform("realm_emoji")
+def realm_emoji_for_queue(event: dict, options: QueueOptions) -> dict:
+    """Zulip's realm_emoji/add and realm_emoji/update_one for queues with the individual_emoji_changes
+    capability (feature level 491); for the others, realm_emoji/update with every custom emoji."""
+    if options.client_capabilities.get("individual_emoji_changes"):
+        return {key: value for key, value in event.items() if key != "realm_emoji"}
+    return {key: event[key] for key in ("id", "type", "realm_emoji") if key in event} | {"op": "update"}
 
 
 @initial_state("realm")

@@ -3,6 +3,7 @@ size limit that decodes), DELETE (deactivates; administrators and the author), G
 realm_emoji in /register and realm_emoji events, the images served without credentials, and
 reactions with reaction_type realm_emoji."""
 
+import json
 from io import BytesIO
 
 import pytest
@@ -10,6 +11,7 @@ from django.core.files.uploadedfile import SimpleUploadedFile
 from PIL import Image
 
 from apps.uploads.models import RealmEmoji
+from apps.uploads.selectors import realm_emoji_to_dict
 from tests.api import api_for, assert_error, assert_success
 from tests.uploads.conftest import image_bytes, post_files
 
@@ -192,14 +194,26 @@ def test_register_and_events(member, admin, capture_events):
     emoji = RealmEmoji.objects.get()
     for user in (member, admin):
         [event] = received[user.id]
-        assert event["type"] == "realm_emoji"
-        assert event["op"] == "update"
+        assert (set(event), event["type"], event["op"]) == ({"type", "op", "realm_emoji"}, "realm_emoji", "update")
         assert list(event["realm_emoji"]) == [str(emoji.id)]
     with capture_events(admin, event_types=["realm_emoji"]) as received:
         assert_success(api_for(member).delete("/realm/emoji/brand_new"))
     assert received[admin.id][0]["realm_emoji"][str(emoji.id)]["deactivated"] is True
     state = assert_success(api_for(member).post("/register", {"fetch_event_types": ["realm_emoji"]}))
     assert state["realm_emoji"][str(emoji.id)]["name"] == "brand_new"
+
+
+def test_queues_with_individual_emoji_changes_get_each_change(member, admin, capture_events):
+    """Zulip's feature level 491: realm_emoji/add and realm_emoji/update_one instead of every emoji."""
+    capabilities = json.dumps({"individual_emoji_changes": True})
+    with capture_events(admin, event_types=["realm_emoji"], client_capabilities=capabilities) as received:
+        assert_success(add_emoji(member, "brand_new"))
+    emoji = RealmEmoji.objects.get()
+    assert received[admin.id] == [{"type": "realm_emoji", "op": "add", "emoji": realm_emoji_to_dict(emoji)}]
+    with capture_events(admin, event_types=["realm_emoji"], client_capabilities=capabilities) as received:
+        assert_success(api_for(member).delete("/realm/emoji/brand_new"))
+    change = {"type": "realm_emoji", "op": "update_one", "emoji_id": str(emoji.id), "data": {"deactivated": True}}
+    assert received[admin.id] == [change]
 
 
 def test_unknown_emoji_images_are_not_found(anonymous, realm):
