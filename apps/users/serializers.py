@@ -78,6 +78,9 @@ def users_to_dicts(
         }
         if profile_data is not None and not is_bot:
             shape["profile_data"] = profile_data.get(user_id, {})
+        if is_bot and bot_owner_id is None:
+            # The server's own bots (Notification Bot, Welcome Bot): Zulip marks its system bots so.
+            shape["is_system_bot"] = True
         result.append(shape)
     return result
 

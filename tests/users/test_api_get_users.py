@@ -4,6 +4,7 @@ import hashlib
 
 import pytest
 
+from apps.messages.actions.move import do_create_notification_bot
 from apps.realms.models import EmailVisibility
 from apps.users.actions.profile_data import check_update_user_custom_profile_data
 from apps.users.models import CustomProfileField
@@ -203,3 +204,11 @@ def test_members_list_query_count_does_not_grow(member, realm, django_assert_num
         large = assert_success(api.get("/users", {"include_custom_profile_fields": True}))
     assert len(large["members"]) == len(small["members"]) + 10
     assert sum(len(u["profile_data"]) for u in large["members"]) == 12
+
+
+def test_the_servers_own_bots_are_marked_as_system_bots(realm, member, bot):
+    notification_bot = do_create_notification_bot(realm)
+    users = {user["user_id"]: user for user in assert_success(ApiClient(member).get("/users"))["members"]}
+    assert users[notification_bot.id]["is_system_bot"] is True  # as Zulip marks its system bots
+    assert "is_system_bot" not in users[bot.id]
+    assert "is_system_bot" not in users[member.id]
