@@ -91,11 +91,15 @@ def visible_message_flags(user: User, message_ids: Sequence[int]) -> dict[int, i
 
 
 def access_message(user: User, message_id: int) -> tuple[Message, int]:
-    """The message and the user's flags for it; "Invalid message(s)" when they may not see it."""
+    """The message and the user's flags for it; "Invalid message(s)" when they may not see it, or
+    when it was deleted between the two reads."""
     flags = visible_message_flags(user, [message_id])
-    if message_id not in flags:
+    message = None
+    if message_id in flags:
+        message = Message.objects.select_related("sender", "stream", "realm").filter(id=message_id).first()
+    if message is None:
         raise InvalidMessageError()
-    return Message.objects.select_related("sender", "stream", "realm").get(id=message_id), flags[message_id]
+    return message, flags[message_id]
 
 
 def users_told_of(stream: Stream | None, message_ids: Iterable[int]) -> set[int]:

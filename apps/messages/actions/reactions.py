@@ -7,6 +7,7 @@ from django.db import IntegrityError, transaction
 from apps.core.errors import JsonableError
 from apps.events.publish import send_event_on_commit
 from apps.messages.emoji import ZULIP_EXTRA_EMOJI, is_unicode_emoji_code, unicode_emoji_code
+from apps.messages.errors import InvalidMessageError
 from apps.messages.hooks import custom_emoji
 from apps.messages.models import Message, Reaction
 from apps.messages.selectors import users_told_of
@@ -80,10 +81,14 @@ def check_add_reaction(
 @transaction.atomic
 def do_add_reaction(reaction: Reaction, *, acting_user: User) -> None:
     """Store a checked reaction; "Reaction already exists." when the user has this emoji on the
-    message (another request's too: the unique constraint, in a savepoint).
+    message (another request's too: the unique constraint, in a savepoint); "Invalid message(s)"
+    when another request deleted the message since it was read (its row is locked first, so that a
+    deletion waits for the reaction, or the reaction sees it gone).
 
     Emits: reaction/add to everyone who can see the message (users_told_of).
     """
+    if not Message.objects.select_for_update().filter(id=reaction.message_id).exists():
+        raise InvalidMessageError()
     try:
         with transaction.atomic():
             reaction.save(force_insert=True)
