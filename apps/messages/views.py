@@ -21,6 +21,7 @@ from apps.messages.actions.edit import check_update_message
 from apps.messages.actions.flags import (
     check_flag,
     check_mark_all_as_read,
+    check_mark_topic_as_read,
     check_update_message_flags,
     do_mark_messages_read,
 )
@@ -430,7 +431,7 @@ class MarkTopicAsReadView(ApiView):
     def post(self, request: Request):
         params = parse_params(MarkTopicParams, request)
         stream, _ = access_stream_by_id(request.user, params.stream_id)
-        do_mark_messages_read(request.user, stream=stream, topic_name=params.topic_name, acting_user=request.user)
+        check_mark_topic_as_read(request.user, stream, params.topic_name, acting_user=request.user)
         return json_success(request)
 
 

@@ -831,6 +831,12 @@ def test_mark_topic_as_read_marks_only_that_topic(design, send, member, admin):
     dinner = send(member, design, topic="dinner")
     assert_success(ApiClient(admin).post("/mark_topic_as_read", {"stream_id": design.id, "topic_name": "lunch"}))
     assert (flags_of(admin, lunch), flags_of(admin, dinner)) == (READ, 0)
+    before = db_state()
+    refused(
+        ApiClient(admin).post("/mark_topic_as_read", {"stream_id": design.id, "topic_name": "breakfast"}),
+        "No such topic 'breakfast'",
+        before,
+    )
 
 
 def test_mark_stream_as_read_of_invisible_channel_is_refused(make_stream, send, owner, member):

@@ -167,6 +167,16 @@ def do_mark_messages_read(
     return _mark_read(user, rows, everything=stream is None and topic_name is None and sender is None)
 
 
+def check_mark_topic_as_read(user: User, stream: Stream, topic_name: str, *, acting_user: User | None) -> int:
+    """POST /mark_topic_as_read: "No such topic 'x'" when the user has no message in the channel's
+    topic (a topic named "" is not looked for), as in Zulip; else do_mark_messages_read."""
+    if topic_name:
+        topic = same_topic("message__topic", topic_from_narrow(topic_name))
+        if not UserMessage.objects.filter(topic, user=user, message__stream_id=stream.id).exists():
+            raise JsonableError(f"No such topic '{topic_name}'")
+    return do_mark_messages_read(user, stream=stream, topic_name=topic_name, acting_user=acting_user)
+
+
 def check_mark_all_as_read(user: User, *, acting_user: User | None) -> bool:
     """POST /mark_all_as_read, as Zulip does it: the notifications on the user's phones come off
     first, then their unread messages are marked read in batches of MARK_READ_BATCH_SIZE, each its
