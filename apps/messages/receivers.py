@@ -19,8 +19,8 @@ def newest_message(user: User) -> dict[str, int]:
 @description_renderer.register
 def render_description(realm_id: int, text: str, acting_user: User | None) -> str:
     """Descriptions are rendered as messages, as in Zulip: their mentions name people and groups
-    (and notify nobody), their channel links link the channels the one writing knows of (the public ones when
-    the server's own tools write it)."""
+    (and notify nobody), their channel links link the channels the one writing knows of (the public
+    ones when the server's own tools write it)."""
     by_name, user_ids = mention_targets(realm_id, text)
     channels = channel_link_targets(realm_id, acting_user, text)
     emoji = custom_emoji_targets(realm_id, text)

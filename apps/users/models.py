@@ -101,6 +101,11 @@ class User(AbstractBaseUser, PermissionsMixin, UserBaseSettings):
         return self.bot_type is not None
 
     @property
+    def is_system_bot(self) -> bool:
+        """One of the server's own bots (the Welcome Bot, the Notification Bot): owned by nobody."""
+        return self.bot_type is not None and self.bot_owner_id is None
+
+    @property
     def is_owner(self) -> bool:
         return self.role == Role.OWNER
 

@@ -5,6 +5,7 @@ names, and mentioning a group takes its can_mention_group permission (when sent 
 import pytest
 
 from apps.groups.actions.groups import do_deactivate_user_group
+from apps.invites.actions.welcome import do_create_welcome_bot, do_send_welcome_message
 from apps.messages.models import Message, UserMessage
 from tests.api import assert_error, assert_success
 from tests.messages.conftest import api, db_state, flags_of, post_message
@@ -72,6 +73,15 @@ def test_mentioning_a_group_takes_its_can_mention_group(design, make_group, sys_
     refused = api(member).patch(f"/messages/{mine}", {"content": "@*oncall* help"})
     assert_error(refused, 400, "BAD_REQUEST", not_allowed)
     assert Message.objects.get(id=mine).content == "hello"
+
+
+def test_the_welcome_bot_may_mention_any_group(make_group, sys_groups, realm, member, admin, owner):
+    """A newcomer's greeting with the administrators' text is never refused (it would refuse the
+    newcomer's sign-up): the server's own bots are not held to can_mention_group."""
+    make_group(admin, "oncall", [owner], settings={"can_mention_group": sys_groups["role:administrators"].id})
+    do_create_welcome_bot(realm)
+    greeting = do_send_welcome_message(member, custom_text="Ask @*oncall* anything.", acting_user=None)
+    assert 'class="user-group-mention"' in greeting.rendered_content
 
 
 def test_system_groups_are_shown_by_their_display_names_and_cannot_be_mentioned(design, sys_groups, member, owner):

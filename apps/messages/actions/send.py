@@ -85,7 +85,8 @@ def render_content(author: User, content: str, linkifiers: LinkifierRules) -> Re
     groups = group_mention_targets(author.realm_id, content)
     rendered = render_message(content, by_name, user_ids, linkifiers, channels, emoji, groups)
     if rendered.mentioned_group_ids:
-        check_group_mentions_allowed(author, rendered.mentioned_group_ids)
+        if not author.is_system_bot:  # the Welcome Bot says what the administrators wrote
+            check_group_mentions_allowed(author, rendered.mentioned_group_ids)
         rendered.mentioned_user_ids |= mentioned_group_member_ids(rendered.mentioned_group_ids)
     return rendered
 
