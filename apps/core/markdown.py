@@ -5,6 +5,8 @@ from typing import Any
 
 import nh3
 from markdown_it import MarkdownIt
+from markdown_it.common.utils import escapeHtml
+from markdown_it.renderer import RendererHTML
 from markdown_it.token import Token
 
 from apps.core.hooks import Hooks
@@ -18,9 +20,16 @@ _markdown = (
 
 ALLOWED_TAGS = {
     "a", "p", "br", "strong", "em", "del", "code", "pre", "blockquote", "ul", "ol", "li",
-    "h1", "h2", "h3", "h4", "h5", "h6", "hr", "table", "thead", "tbody", "tr", "th", "td", "img",
+    "h1", "h2", "h3", "h4", "h5", "h6", "hr", "table", "thead", "tbody", "tr", "th", "td", "img", "div", "span",
 }  # fmt: skip
-ALLOWED_ATTRIBUTES = {"a": {"href", "title"}, "img": {"src", "alt", "title"}, "ol": {"start"}}
+ALLOWED_ATTRIBUTES = {
+    "a": {"href", "title"},
+    "img": {"src", "alt", "title"},
+    "ol": {"start"},
+    "div": {"aria-hidden", "data-code-language"},
+}
+# Zulip's spoilers and code blocks (_fence).
+ALLOWED_CLASSES = {"div": {"spoiler-block", "spoiler-header", "spoiler-content", "codehilite"}}
 
 
 # Links to add to a piece of text: (start, end, URL) of its characters, in order, not overlapping.
@@ -42,22 +51,55 @@ def render_description(realm_id: int, text: str, *, acting_user: Any) -> str:
 def render_markdown(text: str, *, text_links: TextLinks | None = None) -> str:
     """`text` as safe HTML. `text_links` (a message's linkifiers) is asked about each piece of
     plain text outside links and code, after Markdown made links of bare URLs."""
-    if text_links is None:
-        html = _markdown.render(text)
-    else:
-        env: dict = {}
-        tokens = _markdown.parse(text, env)
-        for token in tokens:
-            if token.type == "inline" and token.children:
-                token.children = _with_links(token.children, text_links)
-        html = _markdown.renderer.render(tokens, _markdown.options, env)
     return nh3.clean(
-        html,
+        _html(text, text_links),
         tags=ALLOWED_TAGS,
         attributes=ALLOWED_ATTRIBUTES,
+        allowed_classes=ALLOWED_CLASSES,
         url_schemes={"http", "https", "mailto"},
         link_rel="noopener noreferrer",
     ).strip()
+
+
+def _html(text: str, text_links: TextLinks | None) -> str:
+    env: dict = {"text_links": text_links}
+    tokens = _markdown.parse(text, env)
+    if text_links is not None:
+        for token in tokens:
+            if token.type == "inline" and token.children:
+                token.children = _with_links(token.children, text_links)
+    return _markdown.renderer.render(tokens, _markdown.options, env)
+
+
+def _fence(renderer: RendererHTML, tokens: Sequence[Token], idx: int, options: Any, env: dict) -> str:
+    """Zulip's fenced blocks that are not code: ```spoiler [header] (a header shown, the content
+    hidden until opened) and ```quote; their text is Markdown like the rest (mentions, links)."""
+    token = tokens[idx]
+    kind, _, header = token.info.strip().partition(" ")
+    if kind == "spoiler":
+        header_html = _html(header.strip(), env["text_links"]) if header.strip() else ""
+        return (
+            f'<div class="spoiler-block"><div class="spoiler-header">\n{header_html}</div>'
+            f'<div class="spoiler-content" aria-hidden="true">\n{_html(token.content, env["text_links"])}</div></div>\n'
+        )
+    if kind == "quote":
+        return f"<blockquote>\n{_html(token.content, env['text_links'])}</blockquote>\n"
+    return _code_block(renderer, tokens, idx, options, env)
+
+
+def _code_block(renderer: RendererHTML, tokens: Sequence[Token], idx: int, options: Any, env: dict) -> str:
+    """A code block as Zulip writes one (Pygments' markup, without its highlighting), which is the
+    only form the mobile app reads as code."""
+    token = tokens[idx]
+    language = token.info.strip().partition(" ")[0]
+    attributes = f' data-code-language="{escapeHtml(language)}"' if language else ""
+    return (
+        f'<div class="codehilite"{attributes}><pre><span></span><code>{escapeHtml(token.content)}</code></pre></div>\n'
+    )
+
+
+_markdown.add_render_rule("fence", _fence)
+_markdown.add_render_rule("code_block", _code_block)
 
 
 def _with_links(children: list[Token], text_links: TextLinks) -> list[Token]:

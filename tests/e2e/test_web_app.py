@@ -166,6 +166,16 @@ def test_two_people_chat_live(web_server, people, chromium):
         olive.mouse.move(0, 0)  # no message hovered: its action buttons stay hidden
         olive.screenshot(path=SCREENSHOTS / "6-feed.png")  # the README's (docs/images/web-app.png)
 
+        # A spoiler shows its header; its content once opened.
+        olive.goto(f"{url}/#channel/{general.id}/topic/lunch")
+        olive.fill("#compose-content", "```spoiler The answer\nforty-two\n```")
+        olive.press("#compose-content", "Enter")
+        spoiler = olive.locator("li.message details.spoiler")
+        expect(spoiler.locator("summary")).to_have_text("The answer")
+        expect(spoiler.get_by_text("forty-two")).to_be_hidden()
+        spoiler.locator("summary").click()
+        expect(spoiler.get_by_text("forty-two")).to_be_visible()
+
         # Logging out ends the session's access: the browser's API answers 401.
         assert member_context.request.get(f"{url}/json/users/me").status == 200
         assert_nothing_blocked(olive, mick)

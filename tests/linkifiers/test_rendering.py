@@ -48,7 +48,7 @@ def test_content_is_linkified_outside_code_and_links(issues, general, member):
     assert link(12) in html
     assert link(13) in html
     assert "<code>#14</code>" in html
-    assert "<pre><code>#15\n</code></pre>" in html
+    assert "<pre><span></span><code>#15\n</code></pre>" in html
     assert '<a href="https://example.com/" rel="noopener noreferrer">#16</a>' in html
     assert '<a href="https://x.com/#17" rel="noopener noreferrer">https://x.com/#17</a>' in html
     assert not any(f"issues/{number}" in html for number in (14, 15, 16))

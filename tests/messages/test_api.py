@@ -308,7 +308,7 @@ def test_mentions_inside_code_mention_nobody(design, member, admin):
     html = Message.objects.get(id=message_id).rendered_content
     assert "user-mention" not in html
     assert "<code>@**Adam Admin**</code>" in html
-    assert "<pre><code>@**all**\n</code></pre>" in html
+    assert "<pre><span></span><code>@**all**\n</code></pre>" in html
 
 
 def test_link_and_image_set_has_columns(design, member):

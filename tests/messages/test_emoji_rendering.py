@@ -50,7 +50,10 @@ def test_what_is_not_an_emoji_or_is_code_stays_as_written(design, member, conten
 
 
 def test_an_emoji_in_a_code_block_stays_as_written(design, member):
-    assert rendered(member, "```\n:smile: 😀\n```") == "<pre><code>:smile: 😀\n</code></pre>"
+    assert (
+        rendered(member, "```\n:smile: 😀\n```")
+        == '<div class="codehilite"><pre><span></span><code>:smile: 😀\n</code></pre></div>'
+    )
 
 
 def test_a_mentioned_name_is_never_an_emoji(design, member, admin):

@@ -48,6 +48,18 @@ function showEmoji(content) {
   }
 }
 
+// A spoiler (Zulip's markup: a header, then content hidden until opened) as a <details>, whose
+// summary is the header ("Spoiler" when it has none).
+function showSpoilers(content) {
+  for (const block of content.querySelectorAll("div.spoiler-block")) {
+    const header = block.querySelector(":scope > .spoiler-header");
+    const hidden = block.querySelector(":scope > .spoiler-content");
+    const summary = el("summary", {}, ...(header?.textContent.trim() ? [...header.childNodes] : ["Spoiler"]));
+    const details = el("details", { class: "spoiler" }, summary, ...(hidden ? [...hidden.childNodes] : []));
+    block.replaceWith(details);
+  }
+}
+
 const timeFormat = new Intl.DateTimeFormat(undefined, { hour: "2-digit", minute: "2-digit" });
 const dateFormat = new Intl.DateTimeFormat(undefined, { dateStyle: "medium", timeStyle: "short" });
 
@@ -146,6 +158,7 @@ export function messageItem(message, ctx) {
   const content = el("div", { class: "content" });
   content.innerHTML = message.content; // sanitized by the server (apps/messages/rendering.py)
   showEmoji(content);
+  showSpoilers(content);
   return el(
     "li",
     {
