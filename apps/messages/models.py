@@ -92,15 +92,18 @@ class UserMessage(models.Model):
     # finds a user's direct messages without walking their channel messages (migration 0010).
     # Internal: not one of the flags the API shows.
     IS_PRIVATE = 2048
-    # API names, for the flags a message shows (wildcard_mentioned is either wildcard bit).
+    # API names, for the flags a message shows, in Zulip's order: wildcard_mentioned (either
+    # wildcard bit) last, for clients older than the two (Zulip's feature level 224).
     FLAG_NAMES = {
         "read": READ,
         "starred": STARRED,
         "collapsed": COLLAPSED,
         "mentioned": MENTIONED,
-        "wildcard_mentioned": STREAM_WILDCARD_MENTIONED | TOPIC_WILDCARD_MENTIONED,
+        "stream_wildcard_mentioned": STREAM_WILDCARD_MENTIONED,
+        "topic_wildcard_mentioned": TOPIC_WILDCARD_MENTIONED,
         "has_alert_word": HAS_ALERT_WORD,
         "historical": HISTORICAL,
+        "wildcard_mentioned": STREAM_WILDCARD_MENTIONED | TOPIC_WILDCARD_MENTIONED,
     }
     EDITABLE_FLAGS = ("read", "starred", "collapsed")
 

@@ -264,7 +264,11 @@ def test_mentions_set_mentioned_and_wildcard_flags(design, member, admin, owner)
     ]
     assert (flags_of(admin, wildcard), flags_of(owner, wildcard)) == (WILDCARD, WILDCARD)
     [shape] = get_messages(admin, [["id", wildcard]])["messages"]
-    assert shape["flags"] == ["wildcard_mentioned"]
+    assert shape["flags"] == ["stream_wildcard_mentioned", "wildcard_mentioned"]  # the older name too, as Zulip
+    assert_success(post_message(admin, type="stream", to="design", topic="t", content="here"))
+    topic = assert_success(post_message(member, type="stream", to="design", topic="t", content="@**topic** look"))["id"]
+    [shape] = get_messages(admin, [["id", topic]])["messages"]
+    assert shape["flags"] == ["topic_wildcard_mentioned", "wildcard_mentioned"]
 
 
 def test_wildcard_mentions_skip_subscribers_who_turned_them_off(design, member, admin, owner):

@@ -112,10 +112,14 @@ def test_unknown_emoji_are_refused(design, send, member, params, msg):
 def test_a_user_reacts_once_with_an_emoji_but_others_may_too(design, send, member, admin):
     message_id = send(member, design)
     assert_success(react(member, message_id, emoji_name="octopus"))
-    refused(lambda: react(member, message_id, emoji_name="octopus"), "Reaction already exists.")
+    refused(
+        lambda: react(member, message_id, emoji_name="octopus"), "Reaction already exists.", "REACTION_ALREADY_EXISTS"
+    )
     # Another name for the same emoji is the same reaction.
     assert_success(react(member, message_id, emoji_name="+1"))
-    refused(lambda: react(member, message_id, emoji_name="thumbs_up"), "Reaction already exists.")
+    refused(
+        lambda: react(member, message_id, emoji_name="thumbs_up"), "Reaction already exists.", "REACTION_ALREADY_EXISTS"
+    )
     assert_success(react(admin, message_id, emoji_name="octopus"))
     assert [r["user_id"] for r in reactions_of(member, message_id)] == [member.id, member.id, admin.id]
 
@@ -129,7 +133,9 @@ def test_removing_by_name_or_by_code(design, send, member, admin, capture_events
         assert_success(unreact(member, message_id, emoji_code="1f389", reaction_type="unicode_emoji"))
     assert [(e["op"], e["emoji_code"]) for e in received[admin.id]] == [("remove", "1f419"), ("remove", "1f389")]
     assert reactions_of(member, message_id) == []
-    refused(lambda: unreact(member, message_id, emoji_name="octopus"), "Reaction doesn't exist.")
+    refused(
+        lambda: unreact(member, message_id, emoji_name="octopus"), "Reaction doesn't exist.", "REACTION_DOES_NOT_EXIST"
+    )
     refused(
         lambda: unreact(member, message_id),
         "At least one of the following arguments must be present: emoji_name, emoji_code",
@@ -139,7 +145,9 @@ def test_removing_by_name_or_by_code(design, send, member, admin, capture_events
 def test_one_cannot_remove_anothers_reaction(design, send, member, admin):
     message_id = send(member, design)
     assert_success(react(admin, message_id, emoji_name="octopus"))
-    refused(lambda: unreact(member, message_id, emoji_name="octopus"), "Reaction doesn't exist.")
+    refused(
+        lambda: unreact(member, message_id, emoji_name="octopus"), "Reaction doesn't exist.", "REACTION_DOES_NOT_EXIST"
+    )
 
 
 def test_messages_one_cannot_see_cannot_be_reacted_to(make_stream, send, member, admin, foreign_user):

@@ -4,7 +4,7 @@ is left out), one per user, message and emoji; everyone who can see the message 
 
 from django.db import IntegrityError, transaction
 
-from apps.core.errors import JsonableError
+from apps.core.errors import ErrorCode, JsonableError
 from apps.events.publish import send_event_on_commit
 from apps.messages.emoji import ZULIP_EXTRA_EMOJI, is_unicode_emoji_code, unicode_emoji_code
 from apps.messages.errors import InvalidMessageError
@@ -93,7 +93,7 @@ def do_add_reaction(reaction: Reaction, *, acting_user: User) -> None:
         with transaction.atomic():
             reaction.save(force_insert=True)
     except IntegrityError:
-        raise JsonableError("Reaction already exists.") from None
+        raise JsonableError("Reaction already exists.", code=ErrorCode.REACTION_ALREADY_EXISTS) from None
     _notify(reaction, "add")
 
 
@@ -133,7 +133,7 @@ def do_remove_reaction(message: Message, *, emoji_code: str, reaction_type: str,
         .first()
     )
     if reaction is None:
-        raise JsonableError("Reaction doesn't exist.")
+        raise JsonableError("Reaction doesn't exist.", code=ErrorCode.REACTION_DOES_NOT_EXIST)
     reaction.delete()
     reaction.user, reaction.message = acting_user, message
     _notify(reaction, "remove")
