@@ -81,6 +81,10 @@ def count_channel_creation(user: User, count: int) -> None:
 # --- creating -------------------------------------------------------------------------------------
 
 
+class ChannelNameTakenError(JsonableError):
+    """Another request created a channel of this name after it was looked up (the unique constraint)."""
+
+
 @dataclass(frozen=True)
 class NewChannel:
     """A channel asked for: its name and description as given, and (when subscribing) the color
@@ -150,7 +154,7 @@ def create_streams(
                     **settings,
                 )
         except IntegrityError:
-            raise JsonableError(f"Channel '{channel.name}' already exists") from None
+            raise ChannelNameTakenError(f"Channel '{channel.name}' already exists") from None
         audit(realm, AuditLogEventType.STREAM_CREATED, modified_stream=stream, acting_user=acting_user)
         streams.append(stream)
     return streams

@@ -6,11 +6,12 @@ the same channel run one after the other and each sees the other's result. Zulip
 audit log entries are not written (Parley's log records organization changes).
 """
 
+import functools
 import json
 from collections import defaultdict
-from collections.abc import Collection, Sequence
+from collections.abc import Callable, Collection, Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, ParamSpec, TypeVar
 
 from django.db import transaction
 
@@ -21,6 +22,7 @@ from apps.groups.serializers import GroupSettingValue
 from apps.realms.models import Realm
 from apps.subscriptions.actions.access import send_stream_access_changes, send_stream_creation
 from apps.subscriptions.actions.channels import (
+    ChannelNameTakenError,
     NewChannel,
     check_channel_creation,
     check_description,
@@ -239,6 +241,26 @@ def _names_by_user(changes: list[SubscriptionChange]) -> dict[str, list[str]]:
     return dict(result)
 
 
+P = ParamSpec("P")
+R = TypeVar("R")
+
+
+def _again_if_a_name_was_taken(function: Callable[P, R]) -> Callable[P, R]:
+    """`function` once more when another request created one of the channels it was creating
+    (between its lookup and its insert): the channel exists then, and the second run subscribes to
+    it as to any other, after the same checks (it may be one the user cannot see)."""
+
+    @functools.wraps(function)
+    def run(*args: P.args, **kwargs: P.kwargs) -> R:
+        try:
+            return function(*args, **kwargs)
+        except ChannelNameTakenError:
+            return function(*args, **kwargs)
+
+    return run
+
+
+@_again_if_a_name_was_taken
 @transaction.atomic
 def check_add_subscriptions(
     channels: Sequence[NewChannel],
