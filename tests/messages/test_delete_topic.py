@@ -12,6 +12,7 @@ from apps.messages.recipients import get_recipient
 from apps.realms.models import AuditLogEventType, RealmAuditLog
 from apps.subscriptions.models import Stream, Subscription, UserTopic
 from tests.api import ApiClient, assert_error, assert_success
+from tests.concurrency import at_once
 from tests.messages.conftest import db_state
 
 BULK = {"bulk_message_deletion": True}
@@ -357,32 +358,16 @@ def test_concurrent_delete_topic_calls_neither_deadlock_nor_fail(settings, desig
     first = send(member, design, topic="kept")
     set_policy(member, design, "big", 1)
     set_policy(owner, design, "big", 3)
-    barrier = threading.Barrier(2)
-    results, left_behind, errors = {}, {}, []
 
     def call(user):
-        try:
-            barrier.wait(timeout=10)
-            results[user.id] = delete_topic(user, design, "big")
-            # A call that answers complete leaves none of the topic behind, however the other fares.
-            left_behind[user.id] = len(topic_ids(design, "big"))
-        except Exception as error:  # reported below
-            errors.append(error)
-        finally:
-            connection.close()  # each thread had its own connection
+        response = delete_topic(user, design, "big")
+        # A call that answers complete leaves none of the topic behind, however the other fares.
+        return response, len(topic_ids(design, "big"))
 
-    threads = [threading.Thread(target=call, args=(user,)) for user in (admin, owner)]
-    for thread in threads:
-        thread.start()
-    for thread in threads:
-        thread.join(timeout=60)
-    assert not any(thread.is_alive() for thread in threads)
-    assert errors == []
-    bodies = [assert_success(response) for response in results.values()]
-    assert len(bodies) == 2
-    for user in (admin, owner):
-        if results[user.id].json()["complete"]:
-            assert left_behind[user.id] == 0
+    outcomes = at_once(lambda: call(admin), lambda: call(owner))
+    for response, left_behind in outcomes:
+        if assert_success(response)["complete"]:
+            assert left_behind == 0
     # Whatever each answered, repeating until complete leaves nothing of the topic.
     while not assert_success(delete_topic(admin, design, "big"))["complete"]:
         pass

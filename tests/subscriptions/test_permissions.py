@@ -2,11 +2,8 @@
 subgroups), private channels that do not exist for outsiders, organizations that never see each
 other, and concurrent subscription changes of one user."""
 
-import threading
-
 import pytest
 from django.conf import settings
-from django.db import connection
 
 from apps.groups.actions.groups import check_add_user_group
 from apps.groups.models import SystemGroups
@@ -16,6 +13,7 @@ from apps.subscriptions.actions.channel_settings import do_change_stream_group_s
 from apps.subscriptions.models import Stream, Subscription, UserTopic
 from apps.users.models import Role
 from tests.api import ApiClient, assert_error, assert_success
+from tests.concurrency import at_once
 from tests.factories import BotFactory, UserFactory
 
 INSUFFICIENT = "Insufficient permission"
@@ -455,33 +453,13 @@ def test_same_channel_name_in_two_organizations(member, foreign_user, other_real
 POSTGRES = settings.DATABASES["default"]["ENGINE"] != "apps.core.sqlite"
 
 
-def run_together(*calls):
-    """Run the calls at once, each in its own thread (so its own database connection)."""
-    barrier = threading.Barrier(len(calls))
-    results: list = [None] * len(calls)
-
-    def run(index, call):
-        try:
-            barrier.wait()
-            results[index] = call()
-        finally:
-            connection.close()
-
-    threads = [threading.Thread(target=run, args=(i, call)) for i, call in enumerate(calls)]
-    for thread in threads:
-        thread.start()
-    for thread in threads:
-        thread.join()
-    return results
-
-
 @pytest.mark.skipif(not POSTGRES, reason="needs PostgreSQL: SQLite has no concurrent writers")
 @pytest.mark.django_db(transaction=True)
 def test_concurrent_subscribe_and_unsubscribe_leave_one_consistent_row(realm, member, make_stream):
     stream = make_stream("race")
     api = ApiClient(member)
     for _ in range(8):
-        responses = run_together(
+        responses = at_once(
             lambda: api.post("/users/me/subscriptions", {"subscriptions": [{"name": "race"}]}),
             lambda: api.delete("/users/me/subscriptions", {"subscriptions": ["race"]}),
         )
@@ -501,7 +479,7 @@ def test_concurrent_subscribes_create_one_row(realm, member, admin, make_stream)
     for round_number in range(5):
         name = f"race {round_number}"
         make_stream(name)
-        responses = run_together(
+        responses = at_once(
             lambda name=name: ApiClient(member).post("/users/me/subscriptions", {"subscriptions": [{"name": name}]}),
             lambda name=name: ApiClient(admin).post(
                 "/users/me/subscriptions", {"subscriptions": [{"name": name}], "principals": [member.id]}
@@ -518,7 +496,7 @@ def test_concurrent_subscribes_create_one_row(realm, member, admin, make_stream)
 def test_concurrent_creation_of_one_channel_gives_one_channel(realm, member, admin):
     for round_number in range(5):
         name = f"new {round_number}"
-        responses = run_together(
+        responses = at_once(
             lambda name=name: ApiClient(member).post("/users/me/subscriptions", {"subscriptions": [{"name": name}]}),
             lambda name=name: ApiClient(admin).post(
                 "/users/me/subscriptions", {"subscriptions": [{"name": name.upper()}]}
@@ -539,7 +517,7 @@ def test_concurrent_policies_for_one_new_topic_give_one_row(realm, member, make_
     api = ApiClient(member)
     for round_number in range(5):
         topic = f"topic {round_number}"
-        responses = run_together(
+        responses = at_once(
             lambda topic=topic: api.post(
                 "/user_topics", {"stream_id": stream.id, "topic": topic, "visibility_policy": 1}
             ),
