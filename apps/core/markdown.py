@@ -72,12 +72,13 @@ def _html(text: str, text_links: TextLinks | None) -> str:
 
 
 def _fence(renderer: RendererHTML, tokens: Sequence[Token], idx: int, options: Any, env: dict) -> str:
-    """Zulip's fenced blocks that are not code: ```spoiler [header] (a header shown, the content
-    hidden until opened) and ```quote; their text is Markdown like the rest (mentions, links)."""
+    """A fenced block as Zulip writes it: ```spoiler [header] (a header shown, the content hidden
+    until opened) and ```quote hold Markdown like the rest (mentions, links); any other is code."""
     token = tokens[idx]
     kind, _, header = token.info.strip().partition(" ")
+    header = header.strip()
     if kind == "spoiler":
-        header_html = _html(header.strip(), env["text_links"]) if header.strip() else ""
+        header_html = _html(header, env["text_links"]) if header else ""
         return (
             f'<div class="spoiler-block"><div class="spoiler-header">\n{header_html}</div>'
             f'<div class="spoiler-content" aria-hidden="true">\n{_html(token.content, env["text_links"])}</div></div>\n'
