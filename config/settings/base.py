@@ -381,7 +381,10 @@ LOG_LEVEL = env.str("LOG_LEVEL", default="INFO").upper()
 LOGGING = {
     "version": 1,
     "disable_existing_loggers": False,
-    "filters": {"request_id": {"()": "apps.core.logging.RequestIdFilter"}},
+    "filters": {
+        "request_id": {"()": "apps.core.logging.RequestIdFilter"},
+        "suspicious_request": {"()": "apps.core.logging.SuspiciousRequestFilter"},
+    },
     "formatters": {
         "text": {"format": "%(asctime)s %(levelname)s [%(request_id)s] %(name)s: %(message)s"},
         "json": {"()": "apps.core.logging.JsonFormatter"},
@@ -390,7 +393,7 @@ LOGGING = {
         "stderr": {
             "class": "logging.StreamHandler",
             "stream": "ext://sys.stderr",
-            "filters": ["request_id"],
+            "filters": ["request_id", "suspicious_request"],
             "formatter": LOG_FORMAT if LOG_FORMAT in ("text", "json") else "text",
         }
     },

@@ -1,5 +1,6 @@
 """The envelope every response shares, including Django's own 404/405/500 and request ids."""
 
+import io
 import logging
 
 import pytest
@@ -117,3 +118,18 @@ def test_the_answer_is_json_whatever_the_accept_header_asks(client_for, member, 
     assert assert_success(response)["user_id"] == member.id
     assert response["Content-Type"] == "application/json"
     assert b"\n" not in response.content
+
+
+def test_a_disallowed_host_is_one_warning_line_in_the_log(realm):
+    # Django logs it as an ERROR with a traceback: anyone could fill the operator's log with them.
+    (handler,) = [h for h in logging.getLogger().handlers if getattr(h, "name", None) == "stderr"]
+    stream = io.StringIO()
+    previous = handler.setStream(stream)
+    try:
+        ApiClient(host="evil.example.org").get("/users/me")
+    finally:
+        handler.setStream(previous)
+    (line,) = [line for line in stream.getvalue().splitlines() if "django.security" in line]
+    assert " WARNING " in line
+    assert "Invalid HTTP_HOST header: 'evil.example.org'" in line
+    assert "Traceback" not in stream.getvalue()
