@@ -92,6 +92,8 @@ def parse_narrow(raw: Any) -> list[Term]:
                 raise JsonableError(f"Invalid operand for {operator}")
         elif not isinstance(operand, str):
             raise JsonableError(f"Invalid operand for {operator}")
+        elif operator == "search" and not operand.strip():
+            raise JsonableError(f"Invalid narrow[{len(terms)}]: operand cannot be blank")  # as Zulip's
         terms.append(Term(operator, operand, negated))
     if len(searched_words(terms)) > MAX_SEARCH_WORDS:
         raise BadNarrowError(f"search has too many words (limit: {MAX_SEARCH_WORDS})")
@@ -135,9 +137,11 @@ class NarrowBuilder:
         return Q(**{self.field("stream_id"): self.stream(operand).id})
 
     def by_channels(self, operand) -> Q:
-        if operand != "public":
-            raise BadNarrowError("invalid channels operand")
-        return Q(**{self.field("stream__invite_only"): False})
+        if operand == "public":
+            return Q(**{self.field("stream__invite_only"): False})
+        if operand == "web-public":
+            return Q(**{self.field("stream__is_web_public"): True})
+        raise BadNarrowError("invalid channels operand")
 
     by_streams = by_channels
 

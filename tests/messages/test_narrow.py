@@ -255,6 +255,12 @@ def test_channels_public_selects_public_channel_messages(scene, make_stream, sen
     assert matching(admin, as_dict("channels", "public", negated=True)) == scene_all - public
 
 
+def test_channels_web_public_selects_web_public_channel_messages(scene, admin):
+    # As Zulip's; Parley has no web-public channels ("Web-public channels are not enabled"): none.
+    assert matching(admin, ["channels", "web-public"]) == set()
+    assert matching(admin, as_dict("channels", "web-public", negated=True)) == scene.all
+
+
 def test_search_matches_every_word_in_content_or_topic(scene, admin):
     check_operator(admin, scene, "search", "pizza", {scene.lunch})
     check_operator(admin, scene, "search", "PIZZA noon", {scene.lunch})
@@ -278,6 +284,14 @@ def test_search_with_query_syntax_characters_is_plain_text(scene, send, member, 
     assert matching(admin, ["search", "%"]) == set()
     assert matching(admin, ["search", "✔"]) == set()
     assert matching(admin, as_dict("search", "✔", negated=True)) == scene.all | {quoted}
+
+
+@pytest.mark.parametrize("blank", ["", "   "])
+def test_a_blank_search_is_refused(scene, admin, blank):
+    # Zulip's validator: "operand cannot be blank" (a client's empty search box is no narrow at all).
+    for term in (as_dict("search", blank), ["search", blank]):
+        response = ApiClient(admin).get("/messages", {"anchor": "newest", "num_before": 5, "narrow": [term]})
+        assert_error(response, 400, "BAD_REQUEST", "Invalid narrow[0]: operand cannot be blank")
 
 
 @on_postgresql
@@ -322,6 +336,7 @@ def test_unknown_operands_are_bad_narrow(scene, admin):
     bad_narrow(admin, [["has", "cats"]], "Invalid narrow operator: unknown 'has' operand")
     bad_narrow(admin, [["id", "seven"]], "Invalid narrow operator: invalid message ID")
     bad_narrow(admin, [["channels", "all"]], "Invalid narrow operator: invalid channels operand")
+    bad_narrow(admin, [["channels", "web_public"]], "Invalid narrow operator: invalid channels operand")
     bad_narrow(admin, [["channel", "nowhere"]], "Invalid narrow operator: unknown channel")
     bad_narrow(admin, [as_dict("channel", 987654)], "Invalid narrow operator: unknown channel")
     bad_narrow(admin, [["sender", "nobody@example.com"]], "Invalid narrow operator: unknown user")
