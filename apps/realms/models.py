@@ -191,6 +191,7 @@ class AuditLogEventType(models.IntegerChoices):
 
     STREAM_CREATED = 601, "channel created"
     STREAM_DEACTIVATED = 602, "channel archived"
+    STREAM_REACTIVATED = 604, "channel unarchived"
     STREAM_NAME_CHANGED = 603, "channel renamed"
     STREAM_PROPERTY_CHANGED = 607, "channel setting changed"
     STREAM_GROUP_BASED_SETTING_CHANGED = 608, "channel permission changed"

@@ -12,6 +12,7 @@ from apps.subscriptions.actions.channels import (
     do_change_stream_description,
     do_deactivate_stream,
     do_rename_stream,
+    do_unarchive_stream,
 )
 from apps.subscriptions.actions.subscriptions import bulk_remove_subscriptions
 from apps.subscriptions.models import Stream, Subscription, UserTopic
@@ -54,7 +55,7 @@ class StreamAdmin(admin.ModelAdmin):
         "folder",  # changed through the API (PATCH /streams/{id})
         *Stream.SETTINGS,
     )
-    actions = ("archive",)
+    actions = ("archive", "unarchive")
 
     def get_queryset(self, request):
         active = Q(subscriptions__active=True, subscriptions__user__is_active=True)
@@ -84,6 +85,17 @@ class StreamAdmin(admin.ModelAdmin):
         for stream in streams:
             do_deactivate_stream(stream, acting_user=request.user)
         self.message_user(request, f"Archived {len(streams)} channel(s).", messages.SUCCESS)
+
+    @admin.action(description="Unarchive the selected channels")
+    def unarchive(self, request, queryset) -> None:
+        done = 0
+        for stream in queryset.select_related("realm").filter(deactivated=True):
+            try:
+                do_unarchive_stream(stream, acting_user=request.user)
+                done += 1
+            except JsonableError as exc:
+                self.message_user(request, f"{stream.name}: {exc.msg}", messages.ERROR)
+        self.message_user(request, f"Unarchived {done} channel(s).", messages.SUCCESS)
 
 
 @admin.register(Subscription)

@@ -332,6 +332,7 @@ class UpdateStreamParams(Params):
     message_retention_days: Json[str | int] | None = None
     topics_policy: str | None = None
     folder_id: Json[int | None] = None  # null takes the channel out of its folder
+    is_archived: Json[bool] | None = None
     can_add_subscribers_group: Json[Any] = None
     can_administer_channel_group: Json[Any] = None
     can_move_messages_out_of_channel_group: Json[Any] = None

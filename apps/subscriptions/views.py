@@ -1,6 +1,7 @@
 """Channels, subscriptions and topic visibility (/api/v1/streams..., /users/me/subscriptions...,
 /user_topics): parse, find what is acted on with an access selector, call one action."""
 
+from django.db import transaction
 from rest_framework.request import Request
 
 from apps.core.params import parse_params, uses_params
@@ -10,7 +11,7 @@ from apps.core.views import ApiView
 from apps.groups.actions.realm import check_update_realm
 from apps.realms.models import Realm
 from apps.subscriptions.actions.channel_settings import check_update_stream
-from apps.subscriptions.actions.channels import NewChannel, do_deactivate_stream
+from apps.subscriptions.actions.channels import NewChannel, do_deactivate_stream, do_unarchive_stream
 from apps.subscriptions.actions.subscriptions import (
     check_add_subscriptions,
     check_change_subscription_properties,
@@ -164,21 +165,28 @@ class StreamView(ApiView):
     @uses_params(UpdateStreamParams)
     def patch(self, request: Request, stream_id: int):
         params = parse_params(UpdateStreamParams, request)
-        stream = access_stream_to_administer(request.user, stream_id, allow_archived=False)
-        check_update_stream(
-            stream,
-            description=params.description,
-            new_name=params.new_name,
-            is_private=params.is_private,
-            is_web_public=params.is_web_public,
-            history_public_to_subscribers=params.history_public_to_subscribers,
-            is_default_stream=params.is_default_stream,
-            message_retention_days=params.retention_days(),
-            topics_policy=params.topics_policy,
-            folder_id=params.folder_change(),
-            group_settings=params.group_setting_changes(),
-            acting_user=request.user,
-        )
+        # is_archived false unarchives the channel (Zulip's only use of it) before the other
+        # changes; true archives it after them, as DELETE does. All or nothing.
+        stream = access_stream_to_administer(request.user, stream_id, allow_archived=params.is_archived is not None)
+        with transaction.atomic():
+            if params.is_archived is False:
+                do_unarchive_stream(stream, acting_user=request.user)
+            check_update_stream(
+                stream,
+                description=params.description,
+                new_name=params.new_name,
+                is_private=params.is_private,
+                is_web_public=params.is_web_public,
+                history_public_to_subscribers=params.history_public_to_subscribers,
+                is_default_stream=params.is_default_stream,
+                message_retention_days=params.retention_days(),
+                topics_policy=params.topics_policy,
+                folder_id=params.folder_change(),
+                group_settings=params.group_setting_changes(),
+                acting_user=request.user,
+            )
+            if params.is_archived:
+                do_deactivate_stream(stream, acting_user=request.user)
         return json_success(request)
 
     def delete(self, request: Request, stream_id: int):

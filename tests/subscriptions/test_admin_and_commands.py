@@ -141,6 +141,30 @@ def test_admin_archive_action(staff, member, make_stream, capture_events):
     assert "Archived 1 channel(s)." in staff.get("/admin/subscriptions/stream/").content.decode()
 
 
+def test_admin_unarchive_action(staff, member, make_stream, capture_events):
+    design = make_stream("design", member)
+    do_deactivate_stream(design, acting_user=None)
+    with capture_events(member, event_types=CHANNEL_EVENTS) as events:
+        response = action(staff, "subscriptions/stream", "unarchive", [design.id])
+    assert response.status_code == 302
+    assert [(e["type"], e["op"]) for e in events[member.id]] == [("stream", "create"), ("subscription", "add")]
+    design.refresh_from_db()
+    assert design.deactivated is False
+    assert [s["name"] for s in assert_success(ApiClient(member).get("/streams"))["streams"]] == ["design"]
+    assert "Unarchived 1 channel(s)." in staff.get("/admin/subscriptions/stream/").content.decode()
+
+
+def test_admin_unarchive_action_says_why_it_cannot(staff, member, make_stream):
+    secret = make_stream("secret", private=True)
+    do_deactivate_stream(secret, acting_user=None)
+    action(staff, "subscriptions/stream", "unarchive", [secret.id])
+    page = staff.get("/admin/subscriptions/stream/").content.decode()
+    assert "Secret: Channel is private and have no subscribers" in page  # the admin capitalizes it
+    assert "Unarchived 0 channel(s)." in page
+    secret.refresh_from_db()
+    assert secret.deactivated is True
+
+
 def test_admin_unsubscribe_action(staff, member, admin, make_stream, capture_events):
     stream = make_stream("design", member, admin)
     sub = Subscription.objects.get(user=member, stream=stream)

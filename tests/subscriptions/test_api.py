@@ -1087,6 +1087,65 @@ def test_patch_archived_stream_is_invalid(owner, design, change):
     refused(patch_stream(owner, design.id, **change), "Invalid channel ID", before)
 
 
+def test_patch_is_archived_false_unarchives_the_channel(admin, member, design):
+    assert_success(ApiClient(admin).delete(f"/streams/{design.id}"))
+    assert_success(patch_stream(admin, design.id, is_archived=False, description="back"))
+    design.refresh_from_db()
+    assert (design.deactivated, design.description) == (False, "back")
+    assert stream_names(member) == ["design"]
+    assert channel(member, design.id)["is_archived"] is False
+    assert own_subscription(member, design.id)["name"] == "design"  # the subscriptions it kept
+    assert_success(
+        ApiClient(member).post("/messages", {"type": "stream", "to": "design", "topic": "t", "content": "hi"})
+    )
+
+
+def test_patch_is_archived_true_archives_the_channel(admin, member, design):
+    assert_success(patch_stream(admin, design.id, is_archived=True))
+    design.refresh_from_db()
+    assert design.deactivated is True
+    assert stream_names(member) == []
+
+
+@pytest.mark.parametrize(
+    ("archived", "change", "msg"),
+    [
+        (False, {"is_archived": False}, "Channel is not currently deactivated"),
+        (True, {"is_archived": True}, "Channel is already deactivated"),
+        (True, {"is_archived": True, "description": "edited"}, "Channel is already deactivated"),
+        (True, {"is_archived": False, "new_name": ""}, "Channel name can't be empty."),
+    ],
+)
+def test_patch_is_archived_refusals_change_nothing(admin, design, archived, change, msg):
+    if archived:
+        do_deactivate_stream(design, acting_user=None)
+    before = db_state()
+    refused(patch_stream(admin, design.id, **change), msg, before)
+    refused(
+        patch_stream(admin, design.id, is_archived="maybe"),
+        "is_archived is not valid JSON",
+        before,
+        "REQUEST_VARIABLE_INVALID",
+    )
+
+
+def test_unarchiving_a_private_channel_without_subscribers_is_refused(owner, make_stream):
+    # As Zulip's (with its wording): nobody could read it.
+    secret = make_stream("secret", owner, private=True)
+    assert_success(ApiClient(owner).delete("/users/me/subscriptions", {"subscriptions": ["secret"]}))
+    do_deactivate_stream(secret, acting_user=None)
+    before = db_state()
+    refused(patch_stream(owner, secret.id, is_archived=False), "Channel is private and have no subscribers", before)
+
+
+def test_unarchiving_needs_the_right_to_administer_the_channel(member, realm, design):
+    do_deactivate_stream(design, acting_user=None)
+    other = UserFactory(realm=realm, role=Role.MEMBER)
+    before = db_state()
+    msg = "You do not have permission to administer this channel."
+    refused(patch_stream(other, design.id, is_archived=False), msg, before, "CANNOT_ADMINISTER_CHANNEL")
+
+
 def test_patch_stream_description_is_rendered_safely(admin, design):
     description = "**bold** <script>alert(1)</script>\n[x](javascript:alert(1))"
     assert_success(patch_stream(admin, design.id, description=description))

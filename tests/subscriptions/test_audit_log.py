@@ -11,7 +11,7 @@ from apps.groups.models import SystemGroups
 from apps.groups.serializers import AnonymousGroupValue, GroupSettingChange
 from apps.realms.models import AuditLogEventType, RealmAuditLog
 from apps.subscriptions.actions.channel_settings import check_update_stream
-from apps.subscriptions.actions.channels import NewChannel, do_deactivate_stream
+from apps.subscriptions.actions.channels import NewChannel, do_deactivate_stream, do_unarchive_stream
 from apps.subscriptions.actions.subscriptions import check_add_subscriptions
 from apps.subscriptions.models import Stream
 from apps.subscriptions.serializers import UNCHANGED
@@ -21,6 +21,7 @@ E = AuditLogEventType
 CHANNEL_EVENTS = (
     E.STREAM_CREATED,
     E.STREAM_DEACTIVATED,
+    E.STREAM_REACTIVATED,
     E.STREAM_NAME_CHANGED,
     E.STREAM_PROPERTY_CHANGED,
     E.STREAM_GROUP_BASED_SETTING_CHANGED,
@@ -143,6 +144,8 @@ def test_archiving_is_recorded(admin, make_stream):
     stream = make_stream("design", admin)
     do_deactivate_stream(stream, acting_user=admin)
     assert entries(stream)[-1] == (E.STREAM_DEACTIVATED, admin.id, stream.id, {})
+    do_unarchive_stream(stream, acting_user=admin)
+    assert entries(stream)[-1] == (E.STREAM_REACTIVATED, admin.id, stream.id, {})
 
 
 def test_a_refused_change_records_nothing(owner, admin, sys_groups, make_stream):

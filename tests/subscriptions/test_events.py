@@ -211,6 +211,30 @@ def test_channel_changes_reach_those_who_see_the_channel(queue_of, owner, admin,
     assert guests() == []
 
 
+def test_unarchiving_a_channel_tells_those_who_see_it_again(queue_of, owner, admin, member, guest, make_stream):
+    # Archiving told their clients to forget the channel (stream/delete): they learn it once more,
+    # its subscribers their subscription too, the others who is in it.
+    stream = make_stream("design", member, admin)
+    api = ApiClient(admin)
+    assert_success(api.delete(f"/streams/{stream.id}"))
+    subscriber, outsider, guests = queue_of(member), queue_of(owner), queue_of(guest)
+    assert_success(api.patch(f"/streams/{stream.id}", {"is_archived": "false"}))
+    created, added = subscriber()
+    assert (created["op"], [s["stream_id"] for s in created["streams"]]) == ("create", [stream.id])
+    assert created["streams"][0]["is_archived"] is False
+    assert (added["type"], added["op"]) == ("subscription", "add")
+    [sub] = added["subscriptions"]
+    assert (sub["stream_id"], sorted(sub["subscribers"])) == (stream.id, sorted([member.id, admin.id]))
+    created, peers = outsider()
+    assert (created["op"], [s["stream_id"] for s in created["streams"]]) == ("create", [stream.id])
+    assert (peers["op"], peers["stream_ids"], peers["user_ids"]) == (
+        "peer_add",
+        [stream.id],
+        sorted([member.id, admin.id]),
+    )
+    assert guests() == []
+
+
 def test_making_a_channel_private_hides_it_from_outsiders(queue_of, owner, admin, member, moderator, make_stream):
     stream = make_stream("design", member, admin)  # changing privacy needs access to the content
     outsider, insider = queue_of(moderator), queue_of(member)

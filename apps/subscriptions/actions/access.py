@@ -5,13 +5,14 @@ These write no rows: the actions that change who sees a channel call them in the
 and the events leave on commit.
 """
 
+import json
 from collections import defaultdict
 from collections.abc import Collection, Sequence
 from typing import Any
 
 from apps.events.publish import send_event_on_commit
 from apps.realms.models import Realm
-from apps.subscriptions.models import Stream
+from apps.subscriptions.models import Stream, Subscription
 from apps.subscriptions.selectors import (
     metadata_access_user_ids,
     private_streams_seen_through_groups,
@@ -19,6 +20,7 @@ from apps.subscriptions.selectors import (
     subscriber_ids_by_stream,
     visible_streams,
 )
+from apps.subscriptions.serializers import subscription_to_dict
 from apps.users.models import User
 
 
@@ -49,6 +51,28 @@ def send_stream_delete(stream: Stream, user_ids: Collection[int]) -> None:
     shape = stream_dicts([stream])[stream.id]
     event = {"type": "stream", "op": "delete", "streams": [shape], "stream_ids": [stream.id]}
     send_event_on_commit(stream.realm_id, event, user_ids)
+
+
+def send_subscription_adds(realm: Realm | int, streams: Sequence[Stream], subs: Sequence[Subscription]) -> None:
+    """Emits: subscription/add {these subscriptions, to channels among `streams`} to their users."""
+    subscribers = subscriber_ids_by_stream([s.id for s in streams])
+    shapes = stream_dicts(streams, subscriber_ids=subscribers)
+    per_user: dict[int, list[dict]] = defaultdict(list)
+    for sub in subs:
+        shape = shapes[sub.stream_id]
+        per_user[sub.user_id].append(subscription_to_dict(sub, shape, subscribers=sorted(subscribers[sub.stream_id])))
+    send_subscription_lists(realm, "add", per_user)
+
+
+def send_subscription_lists(realm: Realm | int, op: str, per_user: dict[int, list[dict]]) -> None:
+    """Emits: subscription/`op` {subscriptions: the user's list} to each user of `per_user`; users
+    whose lists are the same share one event."""
+    by_payload: dict[str, list[int]] = defaultdict(list)
+    for user_id, dicts in per_user.items():
+        by_payload[json.dumps(dicts, sort_keys=True)].append(user_id)
+    for payload, user_ids in by_payload.items():
+        event = {"type": "subscription", "op": op, "subscriptions": json.loads(payload)}
+        send_event_on_commit(realm, event, user_ids)
 
 
 def send_stream_access_changes(realm: Realm | int, streams: Sequence[Stream], before: dict[int, set[int]]) -> None:

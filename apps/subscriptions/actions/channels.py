@@ -1,6 +1,7 @@
 """Channels: their names and descriptions (Zulip's rules), who may create them, creating, renaming,
-describing and archiving them. Each change writes its audit log entry (STREAM_CREATED,
-STREAM_NAME_CHANGED, STREAM_PROPERTY_CHANGED, STREAM_DEACTIVATED) in its transaction."""
+describing, archiving and unarchiving them. Each change writes its audit log entry (STREAM_CREATED,
+STREAM_NAME_CHANGED, STREAM_PROPERTY_CHANGED, STREAM_DEACTIVATED, STREAM_REACTIVATED) in its
+transaction."""
 
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
@@ -23,7 +24,13 @@ from apps.groups.serializers import AnonymousGroupValue, GroupSettingValue
 from apps.realms.actions import do_change_realm_settings
 from apps.realms.audit import audit, changed
 from apps.realms.models import AuditLogEventType, Realm
-from apps.subscriptions.actions.access import send_stream_creation, send_stream_delete, send_stream_update
+from apps.subscriptions.actions.access import (
+    send_stream_access_changes,
+    send_stream_creation,
+    send_stream_delete,
+    send_stream_update,
+    send_subscription_adds,
+)
 from apps.subscriptions.models import Stream, Subscription
 from apps.subscriptions.selectors import Membership, can_create_channels, get_stream_by_name, metadata_access_user_ids
 from apps.users.models import User
@@ -275,3 +282,28 @@ def do_deactivate_stream(stream: Stream, *, acting_user: User | None) -> None:
     # An archived channel takes no more reports (as in Zulip): reporting is off until another is set.
     if stream.realm.moderation_request_channel_id == stream.id:
         do_change_realm_settings(stream.realm, {"moderation_request_channel": None}, acting_user=acting_user)
+
+
+@transaction.atomic
+def do_unarchive_stream(stream: Stream, *, acting_user: User | None) -> None:
+    """Unarchive the channel (Zulip's do_unarchive_stream): it is back, with the subscriptions and
+    settings it kept. Raises "Channel is not currently deactivated", and Zulip's "Channel is private
+    and have no subscribers" (nobody could read it), before any change.
+
+    Emits, as the channel's archiving told clients to forget it: stream/create to everyone who can
+    see it, then subscription/add to its subscribers and subscription/peer_add {its subscribers} to
+    the others. Audit: STREAM_REACTIVATED."""
+    if not stream.deactivated:
+        raise JsonableError("Channel is not currently deactivated")
+    subs = list(Subscription.objects.filter(stream=stream, active=True).select_related("user"))
+    if stream.invite_only and not subs:
+        raise JsonableError("Channel is private and have no subscribers")
+    stream.deactivated = False
+    stream.save(update_fields=["deactivated"])
+    audit(stream.realm_id, AuditLogEventType.STREAM_REACTIVATED, modified_stream=stream, acting_user=acting_user)
+    subs = [sub for sub in subs if sub.user.is_active]
+    subscriber_ids = {sub.user_id for sub in subs}
+    send_stream_creation(stream.realm, [stream], only_to=subscriber_ids)
+    send_subscription_adds(stream.realm_id, [stream], subs)
+    # Everyone else who sees it: stream/create and its subscribers (peer_add), as on gaining sight.
+    send_stream_access_changes(stream.realm_id, [stream], before={stream.id: subscriber_ids})

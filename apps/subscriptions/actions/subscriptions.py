@@ -7,7 +7,6 @@ audit log entries are not written (Parley's log records organization changes).
 """
 
 import functools
-import json
 from collections import defaultdict
 from collections.abc import Callable, Collection, Sequence
 from dataclasses import dataclass
@@ -20,7 +19,12 @@ from apps.events.publish import send_event_on_commit
 from apps.folders.selectors import access_channel_folder_by_id
 from apps.groups.serializers import GroupSettingValue
 from apps.realms.models import Realm
-from apps.subscriptions.actions.access import send_stream_access_changes, send_stream_creation
+from apps.subscriptions.actions.access import (
+    send_stream_access_changes,
+    send_stream_creation,
+    send_subscription_adds,
+    send_subscription_lists,
+)
 from apps.subscriptions.actions.channels import (
     ChannelNameTakenError,
     NewChannel,
@@ -41,12 +45,10 @@ from apps.subscriptions.selectors import (
     controls,
     has_content_access,
     metadata_access_user_ids,
-    stream_dicts,
     streams_by_name,
     subscribed_pairs,
     subscribed_stream_ids,
     subscribed_stream_ids_of_users,
-    subscriber_ids_by_stream,
     subscription_rows,
     used_colors_by_user,
 )
@@ -54,7 +56,6 @@ from apps.subscriptions.serializers import (
     BOOLEAN_PROPERTIES,
     COLOR_RE,
     STREAM_ASSIGNMENT_COLORS,
-    subscription_to_dict,
 )
 from apps.users.models import User
 
@@ -133,30 +134,9 @@ def bulk_add_subscriptions(
     ]
     for stream in {c.stream for c in newly_visible}:
         send_stream_creation(realm, [stream], only_to=[c.user.id for c in newly_visible if c.stream == stream])
-    _send_subscription_adds(realm, streams, subscribed, rows)
+    send_subscription_adds(realm, streams, [rows[(change.user.id, change.stream.id)] for change in subscribed])
     _send_peer_events(realm, "peer_add", subscribed)
     return subscribed, already
-
-
-def _send_subscription_adds(
-    realm: Realm, streams: Sequence[Stream], subscribed: list[SubscriptionChange], rows: dict
-) -> None:
-    """Emits: subscription/add to each new subscriber; users whose events are the same share one."""
-    subscribers = subscriber_ids_by_stream([s.id for s in streams])
-    shapes = stream_dicts(streams, subscriber_ids=subscribers)
-    per_user: dict[int, list[dict]] = defaultdict(list)
-    for change in subscribed:
-        sub = rows[(change.user.id, change.stream.id)]
-        per_user[change.user.id].append(
-            subscription_to_dict(sub, shapes[change.stream.id], subscribers=sorted(subscribers[change.stream.id]))
-        )
-    by_payload: dict[str, list[int]] = defaultdict(list)
-    for user_id, subs in per_user.items():
-        by_payload[json.dumps(subs, sort_keys=True)].append(user_id)
-    for payload, user_ids in by_payload.items():
-        send_event_on_commit(
-            realm, {"type": "subscription", "op": "add", "subscriptions": json.loads(payload)}, user_ids
-        )
 
 
 def _send_peer_events(
@@ -224,12 +204,7 @@ def bulk_remove_subscriptions(
     by_user: dict[int, list[dict]] = defaultdict(list)
     for change in removed:
         by_user[change.user.id].append({"stream_id": change.stream.id, "name": change.stream.name})
-    by_payload: dict[str, list[int]] = defaultdict(list)
-    for user_id, subs in by_user.items():
-        by_payload[json.dumps(subs, sort_keys=True)].append(user_id)
-    for payload, user_ids in by_payload.items():
-        event = {"type": "subscription", "op": "remove", "subscriptions": json.loads(payload)}
-        send_event_on_commit(realm, event, user_ids)
+    send_subscription_lists(realm, "remove", by_user)
     send_stream_access_changes(realm, left, could_see)
     return removed, not_subscribed
 
