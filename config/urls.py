@@ -5,8 +5,8 @@ from apps.core import views as api_views
 from apps.core.docs import ApiDocsView, OpenApiDocumentView
 from apps.directory import views as directory_views
 from apps.directory.urls import is_directory_path
-from apps.messages import views as messages_views
 from apps.messages.emoji import EMOJI_DATA_PATH
+from apps.messages.views.conversation import EmojiDataView
 
 # The API's endpoints, served twice with the same views: /api/v1/ with API keys (every client),
 # /json/ with the browser's session and CSRF token (the web app: apps/core/sessions.py).
@@ -35,7 +35,7 @@ urlpatterns = [
     *[path(prefix, include(urlconf)) for prefix in ("api/v1/", "json/") for urlconf in API_URLCONFS],
     path("admin/", admin.site.urls),
     # The server's emoji names (server_emoji_data_url), for clients' emoji pickers: no authentication.
-    path(EMOJI_DATA_PATH.lstrip("/"), messages_views.EmojiDataView.as_view()),
+    path(EMOJI_DATA_PATH.lstrip("/"), EmojiDataView.as_view()),
     # Uploaded files (/user_uploads/...) and custom emoji images (/user_avatars/...).
     path("", include("apps.uploads.page_urls")),
     # HTML pages: confirming a new email address.

@@ -15,7 +15,7 @@ from functools import cache
 import emoji
 
 ZULIP_EXTRA_EMOJI = "zulip"
-# Where the server's emoji names are served (config/urls.py; apps.messages.views.EmojiDataView).
+# Where the server's emoji names are served (config/urls.py; apps.messages.views.conversation.EmojiDataView).
 EMOJI_DATA_PATH = "/emoji/emoji_api.json"
 
 _NOT_IN_NAMES = re.compile(r"[^a-z0-9_+-]")

@@ -40,7 +40,7 @@ def unread_state(context: StateContext) -> dict:
 
 @initial_state("realm")
 def emoji_data_state(context: StateContext) -> dict:
-    """Where clients read the server's emoji names (apps.messages.views.EmojiDataView)."""
+    """Where clients read the server's emoji names (apps.messages.views.conversation.EmojiDataView)."""
     return {"server_emoji_data_url": f"{context.user.realm.url}{EMOJI_DATA_PATH}"}
 
 
