@@ -149,6 +149,10 @@ class SentMessageAnswer(TypedDict):
     id: int
 
 
+class RenderedAnswer(TypedDict):
+    rendered: str
+
+
 # --- parameters -----------------------------------------------------------------------------------
 
 # A product name is an HTTP token (RFC 9110): anything else ends it, whatever a client sends (a
@@ -160,6 +164,10 @@ def client_name(user_agent: str) -> str:
     """Zulip's `client` field: the User-Agent's product name ("ZulipPython/0.9.1 ..." -> "ZulipPython")."""
     name = _PRODUCT_RE.match(user_agent.strip()).group()
     return name[:40] or "API"
+
+
+class RenderMessageParams(Params):
+    content: str
 
 
 class SendMessageParams(Params):

@@ -5,6 +5,7 @@ from apps.messages.views import conversation, flags, messages
 urlpatterns = [
     path("messages", messages.MessagesView.as_view()),
     path("messages/matches_narrow", messages.MatchesNarrowView.as_view()),
+    path("messages/render", messages.RenderMessageView.as_view()),
     path("messages/flags", flags.MessageFlagsView.as_view()),
     path("messages/flags/narrow", flags.MessageFlagsForNarrowView.as_view()),
     path("messages/<id:message_id>", messages.MessageView.as_view()),

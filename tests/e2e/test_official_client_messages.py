@@ -58,3 +58,6 @@ def test_a_sent_message_is_received_found_and_highlighted(parley_server, people)
 
     direct = sender.send_message({"type": "private", "to": [member.id], "content": "psst"})
     assert received.get(timeout=20)["id"] == direct["id"]
+
+    preview = sender.render_message({"content": "**Lift-off** at @**Nobody Here**"})
+    assert preview["rendered"] == "<p><strong>Lift-off</strong> at @<strong>Nobody Here</strong></p>", preview

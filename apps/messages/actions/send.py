@@ -74,21 +74,31 @@ def normalize_topic(topic: str | None, stream: Stream, realm: Realm) -> str:
     return topic
 
 
-def render_content(author: User, content: str, linkifiers: LinkifierRules) -> Rendered:
+def render_content(author: User, content: str, linkifiers: LinkifierRules, *, preview: bool = False) -> Rendered:
     """The content as HTML, with the organization's users its mentions name (one query if any),
     the channels its links name (if any, those the author knows of), the custom emoji it names (if
     it names any emoji), the groups it mentions (if any: the author must be allowed to mention
-    them, and their members are mentioned) and its linkifiers."""
+    them, unless this is a `preview` that sends nothing; their members are mentioned) and its
+    linkifiers."""
     by_name, user_ids = mention_targets(author.realm_id, content)
     channels = channel_link_targets(author.realm_id, author, content)
     emoji = custom_emoji_targets(author.realm_id, content)
     groups = group_mention_targets(author.realm_id, content)
     rendered = render_message(content, by_name, user_ids, linkifiers, channels, emoji, groups)
     if rendered.mentioned_group_ids:
-        if not author.is_system_bot:  # the Welcome Bot says what the administrators wrote
+        if not (preview or author.is_system_bot):  # the Welcome Bot says what the administrators wrote
             check_group_mentions_allowed(author, rendered.mentioned_group_ids)
         rendered.mentioned_user_ids |= mentioned_group_member_ids(rendered.mentioned_group_ids)
     return rendered
+
+
+def preview_content(author: User, content: str) -> str:
+    """POST /messages/render: the HTML `content` would be sent as (cut as sending cuts it), as
+    Zulip's preview. Nothing is sent, so no permission is checked (a group's can_mention_group)."""
+    content = content.rstrip()
+    if len(content) > MAX_MESSAGE_LENGTH:
+        content = normalize_content(content)
+    return render_content(author, content, linkifier_rules(author.realm_id), preview=True).html
 
 
 # Clients a person types into: what they send is read for its sender. Messages sent through the API

@@ -11,7 +11,7 @@ from apps.core.views import ApiView
 from apps.messages.actions.delete import check_delete_message
 from apps.messages.actions.edit import check_update_message
 from apps.messages.actions.report import check_report_message
-from apps.messages.actions.send import check_send_message
+from apps.messages.actions.send import check_send_message, preview_content
 from apps.messages.edit_history import message_history, visible_edit_history
 from apps.messages.narrow import Term, parse_narrow
 from apps.messages.search import add_search_fields, matches_narrow, matching_ids
@@ -33,6 +33,8 @@ from apps.messages.serializers import (
     GetMessagesParams,
     MatchesNarrowParams,
     MessagesAnswer,
+    RenderedAnswer,
+    RenderMessageParams,
     ReportMessageParams,
     SendMessageParams,
     SentMessageAnswer,
@@ -200,6 +202,15 @@ class ReadReceiptsView(ApiView):
         if not request.user.realm.enable_read_receipts:
             raise JsonableError("Read receipts are disabled in this organization.")
         return json_success(request, {"user_ids": read_receipt_user_ids(request.user, message)})
+
+
+class RenderMessageView(ApiView):
+    """POST /messages/render: the HTML a message's content would have (a client's preview)."""
+
+    @uses_params(RenderMessageParams, returns=RenderedAnswer)
+    def post(self, request: Request):
+        params = parse_params(RenderMessageParams, request)
+        return json_success(request, {"rendered": preview_content(request.user, params.content)})
 
 
 class ReportMessageView(ApiView):
