@@ -318,6 +318,14 @@ class GetStreamsParams(Params):
     include_owner_subscribed: Json[bool] = False
 
 
+class StreamEmailAddressParams(Params):
+    sender_id: Json[int] | None = None
+
+
+class StreamEmailAddressAnswer(TypedDict):
+    email: str
+
+
 class GetStreamIdParams(Params):
     stream: str
 

@@ -18,6 +18,7 @@ from apps.subscriptions.actions.subscriptions import (
     check_remove_subscriptions,
 )
 from apps.subscriptions.actions.user_topics import check_mute_topic, do_set_user_topic_visibility_policy
+from apps.subscriptions.email_gateway import channel_email_address
 from apps.subscriptions.models import UserTopic
 from apps.subscriptions.realm_channels import access_moderation_request_channel
 from apps.subscriptions.selectors import (
@@ -39,6 +40,8 @@ from apps.subscriptions.serializers import (
     GetStreamsParams,
     LegacyMuteTopicParams,
     ListSubscriptionsParams,
+    StreamEmailAddressAnswer,
+    StreamEmailAddressParams,
     SubscribeParams,
     SubscriptionsAnswer,
     UnsubscribeParams,
@@ -193,6 +196,15 @@ class StreamView(ApiView):
         stream = access_stream_to_administer(request.user, stream_id, allow_archived=True)
         do_deactivate_stream(stream, acting_user=request.user)
         return json_success(request)
+
+
+class StreamEmailAddressView(ApiView):
+    """GET /streams/{stream_id}/email_address (apps.subscriptions.email_gateway)."""
+
+    @uses_params(StreamEmailAddressParams, returns=StreamEmailAddressAnswer)
+    def get(self, request: Request, stream_id: int):
+        params = parse_params(StreamEmailAddressParams, request)
+        return json_success(request, {"email": channel_email_address(request.user, stream_id, params.sender_id)})
 
 
 class StreamMembersView(ApiView):
