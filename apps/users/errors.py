@@ -1,6 +1,6 @@
 """The users app's errors that more than one place raises or names (Zulip's messages, BAD_REQUEST)."""
 
-from apps.core.errors import JsonableError
+from apps.core.errors import ErrorCode, JsonableError
 
 
 class LastOwnerRoleError(JsonableError):
@@ -19,6 +19,16 @@ class LastOwnerDeactivationError(JsonableError):
 
     def __init__(self) -> None:
         super().__init__(self.MSG)
+
+
+class CannotDeactivateLastUserError(JsonableError):
+    """A user leaving an organization they are the only (owner) of, as Zulip's."""
+
+    code = ErrorCode.CANNOT_DEACTIVATE_LAST_USER
+
+    def __init__(self, is_last_owner: bool = True) -> None:
+        entity = "organization owner" if is_last_owner else "user"
+        super().__init__(f"Cannot deactivate the only {entity}.", is_last_owner=is_last_owner, entity=entity)
 
 
 class EmailInUseError(JsonableError):

@@ -7,7 +7,7 @@ from apps.core.params import parse_params, uses_params
 from apps.core.permissions import IsAuthenticatedUser, IsHuman, IsOrganizationAdministrator
 from apps.core.responses import json_success
 from apps.core.views import ApiView
-from apps.users.actions.activation import check_deactivate_user, do_reactivate_user
+from apps.users.actions.activation import check_deactivate_own_user, check_deactivate_user, do_reactivate_user
 from apps.users.actions.create_user import check_create_user_by_admin
 from apps.users.actions.profile_data import check_remove_user_custom_profile_data, check_update_user_custom_profile_data
 from apps.users.actions.profile_fields import (
@@ -56,6 +56,9 @@ from apps.users.serializers import (
 
 
 class OwnUserView(ApiView):
+    """GET /users/me; DELETE /users/me: the user leaves the organization (deactivates their account
+    and their bots), as in Zulip."""
+
     @uses_params(returns=OwnUserShape)
     def get(self, request: Request):
         user = request.user
@@ -67,6 +70,10 @@ class OwnUserView(ApiView):
                 extras=own_user_extras.call_merged(user),
             ),
         )
+
+    def delete(self, request: Request):
+        check_deactivate_own_user(request.user)
+        return json_success(request)
 
 
 class UsersView(ApiView):

@@ -22,8 +22,8 @@ def test_wrong_method_is_405_with_allowed_methods(client_for, member, anonymous,
     api = client_for(member) if authenticated else anonymous
     response = api.put("/users/me")
     body = assert_error(response, 405, "BAD_REQUEST", "Method Not Allowed")
-    assert body["allowed_methods"] == ["GET", "HEAD"]
-    assert response["Allow"] == "GET, HEAD"
+    assert body["allowed_methods"] == ["GET", "DELETE", "HEAD"]
+    assert response["Allow"] == "GET, DELETE, HEAD"
 
 
 def test_options_is_not_answered_with_framework_metadata(client_for, member):

@@ -1,7 +1,8 @@
-"""DELETE /users/{id} (deactivate) and POST /users/{id}/reactivate."""
+"""DELETE /users/{id} (deactivate), DELETE /users/me (leave) and POST /users/{id}/reactivate."""
 
 import pytest
 
+from apps.realms.models import AuditLogEventType, RealmAuditLog
 from apps.users.models import Role
 from tests.api import ApiClient, assert_error, assert_success
 from tests.factories import BotFactory, UserFactory
@@ -85,3 +86,40 @@ def test_non_administrators_cannot_reactivate(request, actor, realm):
     response = ApiClient(request.getfixturevalue(actor)).post(f"/users/{target.id}/reactivate")
     assert_error(response, 400, "BAD_REQUEST", "Insufficient permission")
     assert not is_active(target)
+
+
+# --- DELETE /users/me ------------------------------------------------------------------------------
+
+
+def test_a_member_leaves_with_their_bots(member, owner, bot, capture_events):
+    with capture_events(owner, event_types=["realm_user"]) as received:
+        assert_success(ApiClient(member).delete("/users/me"))
+    assert (is_active(member), is_active(bot)) == (False, False)
+    assert_error(ApiClient(member).get("/users/me"), 401, "UNAUTHORIZED", "Account is deactivated")
+    gone = {e["person"]["user_id"] for e in received[owner.id] if e["person"].get("is_active") is False}
+    assert gone == {member.id, bot.id}
+    entry = RealmAuditLog.objects.filter(event_type=AuditLogEventType.USER_DEACTIVATED, modified_user=member).get()
+    assert entry.acting_user_id == member.id
+
+
+def test_the_only_owner_cannot_leave_but_one_of_two_can(owner, member, realm):
+    response = ApiClient(owner).delete("/users/me")
+    body = assert_error(response, 400, "CANNOT_DEACTIVATE_LAST_USER", "Cannot deactivate the only organization owner.")
+    assert (body["is_last_owner"], body["entity"]) == (True, "organization owner")
+    assert is_active(owner)
+    UserFactory(realm=realm, role=Role.OWNER)
+    assert_success(ApiClient(owner).delete("/users/me"))
+    assert not is_active(owner)
+
+
+def test_the_only_user_cannot_leave(owner, realm):
+    # Bots are not people: an organization of one person and their bot keeps its person.
+    bot = BotFactory(realm=realm, bot_owner=owner)
+    body = assert_error(ApiClient(owner).delete("/users/me"), 400, "CANNOT_DEACTIVATE_LAST_USER")
+    assert (body["msg"], body["is_last_owner"], body["entity"]) == ("Cannot deactivate the only user.", False, "user")
+    assert (is_active(owner), is_active(bot)) == (True, True)
+
+
+def test_a_bot_leaves_alone(bot, member):
+    assert_success(ApiClient(bot).delete("/users/me"))
+    assert (is_active(bot), is_active(member)) == (False, True)

@@ -8,7 +8,7 @@ from apps.events.publish import Everyone, delete_queues_on_commit, forget_creden
 from apps.realms.audit import audit
 from apps.realms.models import AuditLogEventType, Realm
 from apps.users.actions.notify import send_person_update
-from apps.users.errors import LastOwnerDeactivationError
+from apps.users.errors import CannotDeactivateLastUserError, LastOwnerDeactivationError
 from apps.users.hooks import user_reactivated, users_deactivated
 from apps.users.models import User
 from apps.users.selectors import active_bots_owned_by, is_last_owner
@@ -31,6 +31,18 @@ def check_deactivate_user(target: User, *, acting_user: User) -> list[User]:
     if target.is_owner and not acting_user.is_owner:
         raise OrganizationOwnerRequiredError()
     return do_deactivate_user(target, acting_user=acting_user)
+
+
+@transaction.atomic
+def check_deactivate_own_user(user: User) -> list[User]:
+    """DELETE /users/me: the user leaves the organization (their bots with them), as in Zulip: never
+    its only user nor its only owner (CANNOT_DEACTIVATE_LAST_USER, the organization's row locked)."""
+    Realm.objects.select_for_update().filter(id=user.realm_id).first()
+    others = User.objects.filter(realm_id=user.realm_id, is_active=True, bot_type__isnull=True).exclude(id=user.id)
+    if not others.exists():
+        raise CannotDeactivateLastUserError(is_last_owner=False)
+    check_keeps_an_owner(user, CannotDeactivateLastUserError)
+    return do_deactivate_user(user, acting_user=user)
 
 
 @transaction.atomic
