@@ -51,6 +51,17 @@ def positive_int(variable: str, default: int) -> int:
     return value
 
 
+def positive_float(variable: str, default: float) -> float:
+    """A number of seconds, more than 0."""
+    try:
+        value = env.float(variable, default=default)
+    except ValueError:
+        fail(variable, f"must be a number, got {env.str(variable)!r}")
+    if not value > 0:
+        fail(variable, f"must be more than 0, got {value}")
+    return value
+
+
 def non_negative_int(variable: str, default: int) -> int:
     """An integer, 0 or more (0 turning something off)."""
     try:

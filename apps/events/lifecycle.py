@@ -1,5 +1,6 @@
-"""Per server process: listening for event notifications, the periodic sweep of expired queues, and
-ending the waiting polls when the process stops."""
+"""Per server process: listening for event notifications, the periodic sweep of expired queues,
+without Redis following the outbox for other processes' events, and ending the waiting polls when
+the process stops."""
 
 import asyncio
 import contextlib
@@ -11,6 +12,7 @@ from django.conf import settings
 from apps.core.asgi import outside_request
 from apps.events.actions import do_sweep_event_queues
 from apps.events.backends import get_backend
+from apps.events.publish import newest_outbox_id, publish_events_since
 
 logger = logging.getLogger(__name__)
 
@@ -19,6 +21,7 @@ class BackgroundTasks:
     def __init__(self) -> None:
         self._sweeper: asyncio.Task | None = None
         self._listening: asyncio.Task | None = None
+        self._following: asyncio.Task | None = None
 
     async def serve_lifespan(self, receive, send) -> None:
         """The ASGI lifespan protocol: start at start-up, stop at shutdown."""
@@ -41,6 +44,8 @@ class BackgroundTasks:
         # In the background: a Redis that is down must not hold up start-up; polls subscribe again.
         self._listening = loop.create_task(self._start_notifications(), name="parley-event-subscribe")
         self._sweeper = loop.create_task(self._sweep_periodically(), name="parley-event-sweep")
+        if not settings.REDIS_URL:
+            self._following = loop.create_task(self._follow_outbox(), name="parley-event-outbox")
 
     async def _start_notifications(self) -> None:
         try:
@@ -49,7 +54,7 @@ class BackgroundTasks:
             logger.warning("event notifications not started yet: %s", exc)
 
     async def stop(self) -> None:
-        for task in (self._sweeper, self._listening):
+        for task in (self._sweeper, self._listening, self._following):
             if task is not None:
                 task.cancel()
                 with contextlib.suppress(asyncio.CancelledError):
@@ -63,6 +68,22 @@ class BackgroundTasks:
                 await sync_to_async(outside_request(do_sweep_event_queues), thread_sensitive=False)()
             except Exception as exc:
                 logger.warning("event queue sweep failed: %s", exc)
+
+    async def _follow_outbox(self) -> None:
+        """Without Redis: the events other processes commit (the task worker's, a command's) reach
+        this process's queues within EVENT_OUTBOX_POLL_SECONDS (one query on the outbox's newest
+        row when nothing happened), not at the next sweep."""
+        run = sync_to_async(outside_request(publish_events_since), thread_sensitive=False)
+        after = None  # events committed before this process started are the sweep's
+        while True:
+            try:
+                if after is None:
+                    after = await sync_to_async(outside_request(newest_outbox_id), thread_sensitive=False)()
+                else:
+                    after = await run(get_backend(), after)
+            except Exception as exc:
+                logger.warning("publishing other processes' events failed: %s", exc)
+            await asyncio.sleep(settings.EVENT_OUTBOX_POLL_SECONDS)
 
 
 background_tasks = BackgroundTasks()

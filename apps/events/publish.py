@@ -29,6 +29,8 @@ from apps.events.credentials import credential_cache
 from apps.events.models import OutboxEvent
 
 if TYPE_CHECKING:
+    from django.db.models import QuerySet
+
     from apps.realms.models import Realm
 
 logger = logging.getLogger(__name__)
@@ -120,9 +122,30 @@ def _publish_all(backend: EventQueueBackend, rows: list[OutboxEvent]) -> None:
 def publish_missed_events(backend: EventQueueBackend) -> int:
     """Publish committed events that never reached the queues (their publish failed, or the process
     died right after the commit); returns how many. Called by the periodic sweep."""
-    newest = dict(
-        OutboxEvent.objects.filter(seq__isnull=False).values_list("realm_id").annotate(newest=Max("seq")).order_by()
-    )
+    newest = OutboxEvent.objects.filter(seq__isnull=False)
+    return _publish_unpublished(backend, newest)
+
+
+def publish_events_since(backend: EventQueueBackend, after_id: int) -> int:
+    """Publish the events of outbox rows after `after_id` that have not reached these queues; returns
+    the newest row id seen. Without Redis, the queues are in the server's memory, and the events of
+    other processes (the task worker's: scheduled messages sent, outgoing webhooks' replies; a
+    command's) reach them this way, a moment after their commit (lifecycle: EVENT_OUTBOX_POLL_SECONDS)."""
+    newest_id = OutboxEvent.objects.filter(id__gt=after_id).aggregate(newest=Max("id"))["newest"]
+    if newest_id is None:
+        return after_id
+    _publish_unpublished(backend, OutboxEvent.objects.filter(id__gt=after_id, id__lte=newest_id, seq__isnull=False))
+    return newest_id
+
+
+def newest_outbox_id() -> int:
+    return OutboxEvent.objects.aggregate(newest=Max("id"))["newest"] or 0
+
+
+def _publish_unpublished(backend: EventQueueBackend, rows: "QuerySet[OutboxEvent]") -> int:
+    """Publish, for each organization with rows among `rows`, its outbox events the backend has not
+    published yet; returns how many."""
+    newest = dict(rows.values_list("realm_id").annotate(newest=Max("seq")).order_by())
     published = backend.last_published_seqs(list(newest))
     count = 0
     for realm_id, newest_seq in newest.items():
@@ -132,9 +155,9 @@ def publish_missed_events(backend: EventQueueBackend) -> int:
         # is applied twice.
         last = published.get(realm_id, 0)
         if newest_seq > last:
-            rows = list(OutboxEvent.objects.filter(realm_id=realm_id, seq__gt=last).order_by("seq"))
-            _publish_all(backend, rows)
-            count += len(rows)
+            missed = list(OutboxEvent.objects.filter(realm_id=realm_id, seq__gt=last).order_by("seq"))
+            _publish_all(backend, missed)
+            count += len(missed)
     return count
 
 

@@ -326,6 +326,9 @@ EVENT_QUEUE_MOBILE_LIFESPAN_SECONDS = cfg.positive_int("EVENT_QUEUE_MOBILE_LIFES
 EVENT_QUEUE_MAX_EVENTS = cfg.positive_int("EVENT_QUEUE_MAX_EVENTS", 10000)
 EVENT_QUEUE_MAX_PER_USER = cfg.positive_int("EVENT_QUEUE_MAX_PER_USER", 50)
 EVENT_QUEUE_SWEEP_SECONDS = cfg.positive_int("EVENT_QUEUE_SWEEP_SECONDS", 60)
+# Without Redis, how often the server looks in the outbox for events other processes committed (the
+# task worker's: a scheduled message sent, a bot's reply), which reach its in-memory queues so.
+EVENT_OUTBOX_POLL_SECONDS = cfg.positive_float("EVENT_OUTBOX_POLL_SECONDS", 1.0)
 # A waiting poll is answered with a heartbeat after a random time in this range (Zulip: 45-55 s).
 EVENTS_HEARTBEAT_SECONDS = cfg.seconds_range("EVENTS_HEARTBEAT_SECONDS", (45.0, 55.0))
 # Clients use this as their HTTP timeout for long-polls; above the heartbeat.
