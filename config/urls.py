@@ -20,6 +20,7 @@ API_URLCONFS = [
     "apps.messages.urls",
     "apps.presence.urls",
     "apps.drafts.urls",
+    "apps.scheduled_messages.urls",
     "apps.snippets.urls",
     "apps.bot_storage.urls",
     "apps.push.urls",

@@ -47,6 +47,7 @@ INSTALLED_APPS = [
     "apps.messages",
     "apps.presence",
     "apps.drafts",
+    "apps.scheduled_messages",
     "apps.snippets",
     "apps.bot_storage",
     "apps.push",

@@ -1,0 +1,33 @@
+"""Admin page for scheduled messages: staff see them (and why one failed) and delete them through
+the action (their senders are told)."""
+
+from django.contrib import admin, messages
+
+from apps.scheduled_messages.actions import do_delete_scheduled_message
+from apps.scheduled_messages.models import ScheduledMessage
+
+
+@admin.register(ScheduledMessage)
+class ScheduledMessageAdmin(admin.ModelAdmin):
+    list_display = ("id", "sender", "stream", "topic", "scheduled_timestamp", "delivered", "failed")
+    list_filter = ("delivered", "failed", "realm")
+    search_fields = ("sender__full_name", "sender__delivery_email", "content")
+    list_select_related = ("sender", "stream")
+    readonly_fields = [field.name for field in ScheduledMessage._meta.fields]
+    actions = ("delete_scheduled",)
+
+    def has_add_permission(self, request) -> bool:
+        return False  # its sender schedules it (POST /scheduled_messages)
+
+    def has_delete_permission(self, request, obj=None) -> bool:
+        return False  # "delete_scheduled" tells the sender
+
+    def has_change_permission(self, request, obj=None) -> bool:
+        return False  # its sender's to change
+
+    @admin.action(description="Delete the selected scheduled messages")
+    def delete_scheduled(self, request, queryset) -> None:
+        rows = list(queryset.select_related("sender"))
+        for scheduled in rows:
+            do_delete_scheduled_message(scheduled.sender, scheduled.id, acting_user=None)
+        self.message_user(request, f"Deleted {len(rows)} scheduled message(s).", messages.SUCCESS)

@@ -1,0 +1,41 @@
+"""Request parameter classes of /scheduled_messages and Zulip's scheduled message object."""
+
+from typing import Any, Literal
+
+from apps.core.params import Json, Params
+from apps.scheduled_messages.models import ScheduledMessage
+
+# Zulip's names of a message's type: "channel" and "direct" are the newer ones.
+MessageType = Literal["stream", "channel", "private", "direct"]
+
+
+class CreateScheduledMessageParams(Params):
+    type: MessageType
+    to: Json[int | list[int]]  # a channel id, or user ids
+    topic: str | None = None
+    content: str
+    scheduled_delivery_timestamp: Json[int]
+    read_by_sender: Json[bool] | None = None
+
+
+class UpdateScheduledMessageParams(Params):
+    type: MessageType | None = None
+    to: Json[int | list[int]] | None = None
+    topic: str | None = None
+    content: str | None = None
+    scheduled_delivery_timestamp: Json[int] | None = None
+
+
+def scheduled_message_to_dict(scheduled: ScheduledMessage) -> dict[str, Any]:
+    """Zulip's scheduled message object: a channel message's `to` is the channel's id (with its
+    `topic`), a direct message's the ids of the people it goes to."""
+    common = {
+        "scheduled_message_id": scheduled.id,
+        "content": scheduled.content,
+        "rendered_content": scheduled.rendered_content,
+        "scheduled_delivery_timestamp": int(scheduled.scheduled_timestamp.timestamp()),
+        "failed": scheduled.failed,
+    }
+    if scheduled.stream_id is not None:
+        return {"type": "stream", "to": scheduled.stream_id, "topic": scheduled.topic, **common}
+    return {"type": "private", "to": list(scheduled.dm_user_ids), **common}
