@@ -21,6 +21,7 @@ from apps.core.errors import JsonableError
 from apps.groups.selectors import is_user_in_group
 from apps.linkifiers.patterns import LinkifierRules
 from apps.linkifiers.selectors import linkifier_rules
+from apps.messages.access import check_channel_message_access
 from apps.messages.edit_history import visible_edit_history
 from apps.messages.emoji import emoji_names_in
 from apps.messages.errors import BadNarrowError, InvalidMessageError
@@ -54,7 +55,6 @@ from apps.subscriptions.selectors import (
     is_subscribed,
     streams_by_name,
     subscribed_stream_ids,
-    subscriber_ids_by_stream,
 )
 from apps.subscriptions.topics import same_topic, topic_key
 from apps.users.models import User
@@ -90,25 +90,19 @@ def visible_message_flags(user: User, message_ids: Sequence[int]) -> dict[int, i
     return flags
 
 
-def access_message(user: User, message_id: int) -> tuple[Message, int]:
-    """The message and the user's flags for it; "Invalid message(s)" when they may not see it, or
-    when it was deleted between the two reads."""
+def access_message(user: User, message_id: int, *, changing: bool = False) -> tuple[Message, int]:
+    """The message and the user's flags for it; "Invalid message(s)" when they may not see it
+    (apps.messages.access: a channel's, when they may not read the channel now; when `changing`
+    it, one of an archived channel), or when it was deleted between the reads."""
     flags = visible_message_flags(user, [message_id])
     message = None
     if message_id in flags:
         message = Message.objects.select_related("sender", "stream", "realm").filter(id=message_id).first()
     if message is None:
         raise InvalidMessageError()
+    if message.stream is not None:
+        check_channel_message_access(user, message.stream, changing=changing)
     return message, flags[message_id]
-
-
-def users_told_of(stream: Stream | None, message_ids: Iterable[int]) -> set[int]:
-    """Who hears of a change to these messages (all of one conversation): whoever received them,
-    and, in a channel whose history is public to subscribers, its subscribers."""
-    user_ids = set(UserMessage.objects.filter(message_id__in=message_ids).values_list("user_id", flat=True))
-    if stream is not None and stream.history_public_to_subscribers:
-        user_ids |= subscriber_ids_by_stream([stream.id])[stream.id]
-    return user_ids
 
 
 def reactions_by_message(message_ids: Iterable[int]) -> dict[int, list[Reaction]]:

@@ -97,15 +97,23 @@ def test_history_public_to_subscribers_of_private_channel_shows_earlier_messages
     assert flags_of(moderator, before) is not None
 
 
-def test_former_subscriber_keeps_the_messages_received(secret, send, realm, owner, member):
+def test_former_subscriber_keeps_the_messages_received_in_their_lists_only(secret, send, realm, owner, member):
     received = send(owner, secret, "secret: yours")
     bulk_remove_subscriptions(realm, [member], [secret], acting_user=None)
     later = send(owner, secret, "secret: after you left")
-    assert_visible(member, received)
     assert_invisible(member, later)
-    # They can still narrow to the channel they were in, and see what they received there.
+    # They can still narrow to the channel they were in, and see what they received there (as in
+    # Zulip, whose lists read the user's rows) ...
     assert message_ids(member, [["channel", "secret"]]) == [received]
     assert message_ids(member, [["channel", secret.id], ["topic", "lunch"]]) == [received]
+    # ... but the message itself is no longer theirs to read, edit or react to (Zulip's
+    # has_message_access: a private channel's messages take a subscription now).
+    for response in (
+        single(member, received),
+        ApiClient(member).get(f"/messages/{received}/history"),
+        ApiClient(member).post(f"/messages/{received}/reactions", {"emoji_name": "smile"}),
+    ):
+        assert_error(response, 400, "BAD_REQUEST", "Invalid message(s)")
 
 
 def test_public_channel_history_is_visible_to_every_member_but_guests(make_stream, send, member, moderator, guest):

@@ -11,11 +11,11 @@ from django.utils import timezone
 from apps.core.errors import JsonableError
 from apps.events.publish import send_event_on_commit
 from apps.groups.selectors import has_realm_permission
+from apps.messages.access import users_told_of
 from apps.messages.actions.delete_topic import do_delete_messages
 from apps.messages.errors import InvalidMessageError
 from apps.messages.hooks import messages_deleting
 from apps.messages.models import Message, UserMessage
-from apps.messages.selectors import users_told_of
 from apps.users.models import User
 
 

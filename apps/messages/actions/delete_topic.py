@@ -8,9 +8,9 @@ from django.db import transaction
 from django.db.models import Min
 
 from apps.events.publish import send_event_on_commit
+from apps.messages.access import users_told_of
 from apps.messages.hooks import messages_deleting
 from apps.messages.models import Message, UserMessage
-from apps.messages.selectors import users_told_of
 from apps.realms.audit import audit
 from apps.realms.models import AuditLogEventType
 from apps.subscriptions.actions.access import send_stream_update

@@ -19,6 +19,7 @@ from apps.core.errors import ErrorCode, JsonableError
 from apps.events.publish import send_event_on_commit
 from apps.groups.selectors import has_realm_permission
 from apps.linkifiers.selectors import linkifier_rules
+from apps.messages.access import users_told_of
 from apps.messages.actions.move import (
     Move,
     access_destination_channel,
@@ -49,7 +50,7 @@ from apps.messages.errors import InvalidMessageError
 from apps.messages.hooks import message_content_saved
 from apps.messages.models import Message, Recipient, SubMessage, UserMessage
 from apps.messages.recipients import get_recipient
-from apps.messages.selectors import alert_word_users, users_told_of
+from apps.messages.selectors import alert_word_users
 from apps.realms.limits import EMPTY_TOPIC_DISPLAY_NAME
 from apps.subscriptions.models import Stream
 from apps.subscriptions.selectors import can_move_messages_to_another_topic, subscriber_ids_by_stream

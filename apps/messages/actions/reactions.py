@@ -6,11 +6,11 @@ from django.db import IntegrityError, transaction
 
 from apps.core.errors import ErrorCode, JsonableError
 from apps.events.publish import send_event_on_commit
+from apps.messages.access import users_told_of
 from apps.messages.emoji import ZULIP_EXTRA_EMOJI, is_unicode_emoji_code, unicode_emoji_code
 from apps.messages.errors import InvalidMessageError
 from apps.messages.hooks import custom_emoji
 from apps.messages.models import Message, Reaction
-from apps.messages.selectors import users_told_of
 from apps.messages.serializers import reaction_event_user
 from apps.users.models import User
 

@@ -7,8 +7,8 @@ from django.db import transaction
 
 from apps.core.errors import JsonableError
 from apps.events.publish import send_event_on_commit
+from apps.messages.access import users_told_of
 from apps.messages.models import Message, SubMessage
-from apps.messages.selectors import users_told_of
 from apps.messages.widgets import check_widget_change, widget_of, widget_type_of
 from apps.users.models import User
 

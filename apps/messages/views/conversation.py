@@ -70,7 +70,7 @@ class ReactionsView(ApiView):
 
     def _change(self, request: Request, message_id: int, params_class, action):
         params = parse_params(params_class, request)
-        message, _ = access_message(request.user, message_id)
+        message, _ = access_message(request.user, message_id, changing=True)
         action(message, **params.model_dump(), acting_user=request.user)
         return json_success(request)
 
@@ -81,7 +81,7 @@ class SubmessageView(ApiView):
     @uses_params(SubmessageParams)
     def post(self, request: Request):
         params = parse_params(SubmessageParams, request)
-        message, _ = access_message(request.user, params.message_id)
+        message, _ = access_message(request.user, params.message_id, changing=True)
         check_add_submessage(message, msg_type=params.msg_type, content=params.content, acting_user=request.user)
         return json_success(request)
 
@@ -106,7 +106,7 @@ class TypingView(ApiView):
 
 
 def _edit_typing(request: Request, message_id: int, op: str):
-    message, _ = access_message(request.user, message_id)
+    message, _ = access_message(request.user, message_id, changing=True)
     check_send_edit_typing(request.user, message, op=op)
     return json_success(request)
 

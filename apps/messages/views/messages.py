@@ -173,7 +173,7 @@ class MessageView(ApiView):
     @uses_params(UpdateMessageParams)
     def patch(self, request: Request, message_id: int):
         params = parse_params(UpdateMessageParams, request)
-        message, _ = access_message(request.user, message_id)
+        message, _ = access_message(request.user, message_id, changing=True)
         check_update_message(
             message,
             content=params.content,
@@ -188,7 +188,7 @@ class MessageView(ApiView):
         return json_success(request, {"detached_uploads": []})
 
     def delete(self, request: Request, message_id: int):
-        message, _ = access_message(request.user, message_id)
+        message, _ = access_message(request.user, message_id, changing=True)
         check_delete_message(message, acting_user=request.user)
         return json_success(request)
 
