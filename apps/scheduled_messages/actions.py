@@ -123,12 +123,7 @@ def check_schedule_message(
             read_by_sender=read_by_sender,
             sending_client=client,
         )
-        event = {
-            "type": "scheduled_messages",
-            "op": "add",
-            "scheduled_messages": [scheduled_message_to_dict(scheduled)],
-        }
-        send_event_on_commit(sender.realm_id, event, [sender.id])
+        _send_event(scheduled, "add", scheduled_messages=[scheduled_message_to_dict(scheduled)])
     return scheduled
 
 
@@ -183,12 +178,7 @@ def check_edit_scheduled_message(
         for name, value in fields.items():
             setattr(scheduled, name, value)
         scheduled.save(update_fields=list(fields))
-        event = {
-            "type": "scheduled_messages",
-            "op": "update",
-            "scheduled_message": scheduled_message_to_dict(scheduled),
-        }
-        send_event_on_commit(sender.realm_id, event, [sender.id])
+        _send_event(scheduled, "update", scheduled_message=scheduled_message_to_dict(scheduled))
 
 
 @transaction.atomic
