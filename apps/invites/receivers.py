@@ -20,7 +20,7 @@ def create_welcome_bot(realm: Realm) -> None:
 
 
 @person_created.register
-def welcome(user: User, welcome_message_custom_text: str | None) -> None:
+def welcome(user: User, welcome_message_custom_text: str | None, join_default_channels: bool) -> None:
     do_send_welcome_message(user, custom_text=welcome_message_custom_text, acting_user=None)
 
 

@@ -2,6 +2,7 @@
 "muted_topics" initial state, and how subscription events adapt to a queue's capabilities."""
 
 from apps.events.registry import QueueOptions, StateContext, event_transform, initial_state
+from apps.subscriptions.realm_channels import default_channels
 from apps.subscriptions.selectors import (
     muted_topics_of,
     stream_dicts,
@@ -79,6 +80,13 @@ def subscription_state(context: StateContext) -> dict:
 def stream_state(context: StateContext) -> dict:
     shapes = _stream_shapes(context)
     return {"streams": [shapes[stream.id] for stream in _visible(context)]}
+
+
+@initial_state("default_streams")
+def default_streams_state(context: StateContext) -> dict:
+    """The ids of the organization's default channels (none for guests, as in Zulip)."""
+    user = context.user
+    return {"realm_default_streams": [] if user.is_guest else [s.id for s in default_channels(user.realm_id)]}
 
 
 @initial_state("user_topic")

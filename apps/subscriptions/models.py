@@ -43,6 +43,8 @@ class Stream(models.Model):
     history_public_to_subscribers = models.BooleanField(default=True)
     is_web_public = models.BooleanField(default=False)
     deactivated = models.BooleanField(default=False)
+    # A default channel: people who join the organization join it (Zulip's DefaultStream).
+    is_default = models.BooleanField(default=False)
     first_message_id = models.BigIntegerField(null=True, blank=True)
     # How many active users are active subscribers: what `subscriber_count` says, kept by every
     # change of a subscription or of a user's activation (recount_subscribers), so that lists of

@@ -1,5 +1,6 @@
 """Organization settings whose value is a channel (Zulip's moderation_request_channel; its
-new_stream_announcements_stream and the like when Parley has them): which channels they may be."""
+new_stream_announcements_stream and the like when Parley has them), and the organization's default
+channels (those people join when they join it): which channels they may be."""
 
 from apps.core.errors import JsonableError
 from apps.subscriptions.models import Stream
@@ -7,6 +8,7 @@ from apps.subscriptions.selectors import access_stream_by_id
 from apps.users.models import User
 
 MODERATION_CHANNEL_MUST_BE_PRIVATE = "Moderation request channel must be private."
+DEFAULT_CHANNEL_MUST_BE_PUBLIC = "A default channel cannot be private."
 
 
 def access_moderation_request_channel(user: User, channel_id: int) -> Stream | None:
@@ -17,4 +19,18 @@ def access_moderation_request_channel(user: User, channel_id: int) -> Stream | N
     stream, _ = access_stream_by_id(user, channel_id, require_content_access=False)
     if not stream.invite_only:
         raise JsonableError(MODERATION_CHANNEL_MUST_BE_PRIVATE)
+    return stream
+
+
+def default_channels(realm_id: int) -> list[Stream]:
+    """The organization's default channels (never archived, never private), by id."""
+    return list(Stream.objects.filter(realm_id=realm_id, is_default=True, deactivated=False).order_by("id"))
+
+
+def access_channel_to_make_default(user: User, channel_id: int) -> Stream:
+    """POST /default_streams' channel: one the (administrator) user can read, and public ("Private
+    channels cannot be made default.", as Zulip says it)."""
+    stream, _ = access_stream_by_id(user, channel_id)
+    if stream.invite_only:
+        raise JsonableError("Private channels cannot be made default.")
     return stream

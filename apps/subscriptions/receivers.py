@@ -7,9 +7,9 @@ from typing import Any
 from apps.groups.hooks import group_deactivation_objections, group_membership_changing
 from apps.groups.models import UserGroup
 from apps.subscriptions.actions.access import GroupChannelAccess, send_stream_events_for_role_change
-from apps.subscriptions.actions.subscriptions import send_peer_events_for_activation
+from apps.subscriptions.actions.subscriptions import join_default_channels, send_peer_events_for_activation
 from apps.subscriptions.selectors import settings_using_groups, visible_streams
-from apps.users.hooks import user_reactivated, user_role_changing, users_deactivated
+from apps.users.hooks import person_created, user_reactivated, user_role_changing, users_deactivated
 from apps.users.models import User
 
 
@@ -19,6 +19,14 @@ def channels_seen(user: User, old_role: int, new_role: int) -> Callable[[], None
     private channel, and back: the channels seen before, then the events for the difference."""
     before = visible_streams(user)
     return lambda: send_stream_events_for_role_change(user, before)
+
+
+@person_created.register
+def join_the_default_channels(
+    user: User, welcome_message_custom_text: str | None, join_default_channels_: bool
+) -> None:
+    if join_default_channels_:
+        join_default_channels(user)
 
 
 @users_deactivated.register

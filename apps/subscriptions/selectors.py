@@ -461,7 +461,7 @@ def streams_for_list(
 ) -> list[dict[str, Any]]:
     """GET /streams: the channels the user can see, as asked (with `include_all`, every one the
     user has metadata access to, Zulip's rule), sorted by name; with `include_default`, each says
-    it is not a default channel (Parley has none). A fixed number of queries."""
+    whether it is one of the organization's default channels. A fixed number of queries."""
     streams, subscribed = _visible_streams(user, include_archived=include_archived)
 
     def wanted(stream: Stream) -> bool:
@@ -473,11 +473,12 @@ def streams_for_list(
             return True
         return include_web_public and stream.is_web_public
 
-    shapes = list(stream_dicts([s for s in streams if wanted(s)]).values())
+    shown = [s for s in streams if wanted(s)]
+    shapes = stream_dicts(shown)
     if include_default:
-        for shape in shapes:
-            shape["is_default"] = False
-    return shapes
+        for stream in shown:
+            shapes[stream.id]["is_default"] = stream.is_default and not stream.deactivated
+    return list(shapes.values())
 
 
 def subscriptions_for_list(user: User, *, include_subscribers: bool) -> list[dict[str, Any]]:

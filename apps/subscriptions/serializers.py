@@ -318,6 +318,10 @@ class GetStreamsParams(Params):
     include_owner_subscribed: Json[bool] = False
 
 
+class DefaultStreamParams(Params):
+    stream_id: Json[int]
+
+
 class StreamEmailAddressParams(Params):
     sender_id: Json[int] | None = None
 

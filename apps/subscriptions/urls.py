@@ -14,6 +14,7 @@ urlpatterns = [
     path("streams/<id:stream_id>/members", views.StreamMembersView.as_view()),
     path("streams/<id:stream_id>/email_address", views.StreamEmailAddressView.as_view()),
     path("get_stream_id", views.StreamIdView.as_view()),
+    path("default_streams", views.DefaultStreamsView.as_view()),
     # PATCH /realm is here: it changes the organization's group-valued and channel-valued settings too.
     path("realm", views.RealmView.as_view()),
 ]

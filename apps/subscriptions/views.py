@@ -11,7 +11,12 @@ from apps.core.views import ApiView
 from apps.groups.actions.realm import check_update_realm
 from apps.realms.models import Realm
 from apps.subscriptions.actions.channel_settings import check_update_stream
-from apps.subscriptions.actions.channels import NewChannel, do_deactivate_stream, do_unarchive_stream
+from apps.subscriptions.actions.channels import (
+    NewChannel,
+    do_deactivate_stream,
+    do_set_default_channel,
+    do_unarchive_stream,
+)
 from apps.subscriptions.actions.subscriptions import (
     check_add_subscriptions,
     check_change_subscription_properties,
@@ -20,7 +25,7 @@ from apps.subscriptions.actions.subscriptions import (
 from apps.subscriptions.actions.user_topics import check_mute_topic, do_set_user_topic_visibility_policy
 from apps.subscriptions.email_gateway import channel_email_address
 from apps.subscriptions.models import UserTopic
-from apps.subscriptions.realm_channels import access_moderation_request_channel
+from apps.subscriptions.realm_channels import access_channel_to_make_default, access_moderation_request_channel
 from apps.subscriptions.selectors import (
     access_principals,
     access_stream_by_id,
@@ -36,6 +41,7 @@ from apps.subscriptions.selectors import (
 )
 from apps.subscriptions.serializers import (
     BulkSubscriptionPropertiesParams,
+    DefaultStreamParams,
     GetStreamIdParams,
     GetStreamsParams,
     LegacyMuteTopicParams,
@@ -236,6 +242,27 @@ class LegacyMutedTopicsView(ApiView):
         else:
             stream, _ = access_stream_by_name(request.user, params.stream)
         check_mute_topic(stream, params.topic, mute=params.op == "add", acting_user=request.user)
+        return json_success(request)
+
+
+class DefaultStreamsView(ApiView):
+    """POST and DELETE /default_streams: administrators make a public channel one of the
+    organization's default channels (people who join the organization join it), or not."""
+
+    permission_classes = [IsAuthenticatedUser, IsOrganizationAdministrator]
+
+    @uses_params(DefaultStreamParams)
+    def post(self, request: Request):
+        params = parse_params(DefaultStreamParams, request)
+        stream = access_channel_to_make_default(request.user, params.stream_id)
+        do_set_default_channel(stream, True, acting_user=request.user)
+        return json_success(request)
+
+    @uses_params(DefaultStreamParams)
+    def delete(self, request: Request):
+        params = parse_params(DefaultStreamParams, request)
+        stream, _ = access_stream_by_id(request.user, params.stream_id, require_content_access=False)
+        do_set_default_channel(stream, False, acting_user=request.user)
         return json_success(request)
 
 

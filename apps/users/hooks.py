@@ -8,9 +8,11 @@ from apps.core.hooks import Hooks
 # user_created(user): a user or bot was created (apps.groups: the system groups of their role).
 user_created = Hooks("user_created")
 
-# person_created(user, welcome_message_custom_text): a person (not a bot) was created, after the
-# user_created hooks; `welcome_message_custom_text` is the text their invitation adds to the welcome
-# (None: the organization's default; "": none) (apps.invites: the Welcome Bot's direct message).
+# person_created(user, welcome_message_custom_text, join_default_channels): a person (not a bot) was
+# created, after the user_created hooks; `welcome_message_custom_text` is the text their invitation
+# adds to the welcome (None: the organization's default; "": none) (apps.invites: the Welcome Bot's
+# direct message); `join_default_channels`, whether they join the organization's default channels
+# (apps.subscriptions; an invitation link says).
 person_created = Hooks("person_created")
 
 # user_role_changing(user, old_role, new_role) -> callable or None: called before the role changes

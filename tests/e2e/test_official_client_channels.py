@@ -41,6 +41,11 @@ def test_client_subscribes_lists_updates_and_unsubscribes(clients):
     stream_id = subs[0]["stream_id"]
     assert member_client.get_stream_id("design")["stream_id"] == stream_id
     assert [s["name"] for s in member_client.get_streams()["streams"]] == ["design"]
+    # Default channels: the owner's to choose.
+    assert member_client.add_default_stream(stream_id)["msg"] == "Must be an organization administrator"
+    assert owner_client.add_default_stream(stream_id)["result"] == "success"
+    shown = member_client.get_streams(include_default=True)["streams"]
+    assert [(s["name"], s["is_default"]) for s in shown] == [("design", True)]
 
     result = member_client.update_subscription_settings(
         [

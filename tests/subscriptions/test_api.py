@@ -396,11 +396,6 @@ def test_subscribe_public_channel_always_has_public_history(member):
     assert (stream.invite_only, stream.history_public_to_subscribers) == (False, True)
 
 
-def test_subscribe_as_default_channel_is_refused(admin):
-    before = db_state()
-    refused(subscribe(admin, "everyone", is_default_stream=True), "Default channels are not supported.", before)
-
-
 def test_subscribe_web_public_is_refused(owner):
     before = db_state()
     refused(subscribe(owner, "web", is_web_public=True), "Web-public channels are not enabled.", before)
@@ -1276,11 +1271,6 @@ def test_patch_stream_refuses_invalid_group_setting(admin, design, realm, value,
         value = {"new": system_groups(realm.id)[SystemGroups.EVERYONE].id}
     before = db_state()
     refused(patch_stream(admin, design.id, can_remove_subscribers_group=value), msg, before, code=code)
-
-
-def test_patch_stream_refuses_default_channel(admin, design):
-    before = db_state()
-    refused(patch_stream(admin, design.id, is_default_stream=True), "Default channels are not supported.", before)
 
 
 def test_patch_stream_topics_policy(admin, member, design):

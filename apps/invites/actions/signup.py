@@ -23,8 +23,8 @@ def do_join_with_invite(realm: Realm, key: str, *, email: str, full_name: str, p
     do_create_user's errors (the address in use, the name, the password); nothing is left of a
     refused attempt.
 
-    The channels and groups still active are joined; Parley has no default channels, so
-    `include_realm_default_subscriptions` adds none. Emits: what do_create_user,
+    The channels and groups still active are joined, and the organization's default channels when
+    the link has `include_realm_default_subscriptions`. Emits: what do_create_user,
     bulk_add_subscriptions and do_add_user_group_members send.
     """
     found = usable_invite_by_key(realm, key)
@@ -38,6 +38,7 @@ def do_join_with_invite(realm: Realm, key: str, *, email: str, full_name: str, p
         role=invite.invited_as,
         password=password,
         welcome_message_custom_text=invite.welcome_message_custom_text,
+        join_default_channels=invite.include_realm_default_subscriptions,
         acting_user=None,
     )
     streams = list(invite.streams.filter(deactivated=False).order_by("id"))

@@ -22,10 +22,11 @@ from apps.subscriptions.actions.channels import (
     check_stream_name,
     do_change_stream_description,
     do_rename_stream,
+    do_set_default_channel,
     lock_streams,
 )
 from apps.subscriptions.models import Stream
-from apps.subscriptions.realm_channels import MODERATION_CHANNEL_MUST_BE_PRIVATE
+from apps.subscriptions.realm_channels import DEFAULT_CHANNEL_MUST_BE_PUBLIC, MODERATION_CHANNEL_MUST_BE_PRIVATE
 from apps.subscriptions.selectors import (
     Membership,
     can_create_channels,
@@ -203,8 +204,10 @@ def check_update_stream(
         raise JsonableError("Insufficient permission")
     if is_web_public:
         raise JsonableError("Web-public channels are not enabled.")
-    if is_default_stream is not None:
-        raise JsonableError("Default channels are not supported.")
+    if private and (stream.is_default if is_default_stream is None else is_default_stream):
+        raise JsonableError(DEFAULT_CHANNEL_MUST_BE_PUBLIC)
+    if is_default_stream is not None and not acting_user.is_admin:
+        raise JsonableError("Insufficient permission")
     if message_retention_days is not UNCHANGED and not acting_user.is_owner:
         raise OrganizationOwnerRequiredError()
     if topics_policy is not None and not acting_user.is_admin:
@@ -229,6 +232,8 @@ def check_update_stream(
         is_web_public=web_public,
         acting_user=acting_user,
     )
+    if is_default_stream is not None:
+        do_set_default_channel(stream, is_default_stream, acting_user=acting_user)
     if message_retention_days is not UNCHANGED:
         do_change_stream_message_retention_days(stream, message_retention_days, acting_user=acting_user)
     if topics_policy is not None:

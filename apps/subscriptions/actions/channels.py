@@ -33,7 +33,7 @@ from apps.subscriptions.actions.access import (
 )
 from apps.subscriptions.models import Stream, Subscription
 from apps.subscriptions.selectors import Membership, can_create_channels, get_stream_by_name, metadata_access_user_ids
-from apps.users.models import User
+from apps.users.models import Role, User
 
 # --- names and descriptions -----------------------------------------------------------------------
 
@@ -275,6 +275,7 @@ def do_deactivate_stream(stream: Stream, *, acting_user: User | None) -> None:
     if stream.deactivated:
         raise JsonableError("Channel is already deactivated")
     audience = metadata_access_user_ids(stream.realm_id, [stream])[stream.id]
+    do_set_default_channel(stream, False, acting_user=acting_user)  # an archived channel is no default
     stream.deactivated = True
     stream.save(update_fields=["deactivated"])
     audit(stream.realm_id, AuditLogEventType.STREAM_DEACTIVATED, modified_stream=stream, acting_user=acting_user)
@@ -307,3 +308,29 @@ def do_unarchive_stream(stream: Stream, *, acting_user: User | None) -> None:
     send_subscription_adds(stream.realm_id, [stream], subs)
     # Everyone else who sees it: stream/create and its subscribers (peer_add), as on gaining sight.
     send_stream_access_changes(stream.realm_id, [stream], before={stream.id: subscriber_ids})
+
+
+@transaction.atomic
+def do_set_default_channel(stream: Stream, is_default: bool, *, acting_user: User | None) -> None:
+    """Make the channel one of the organization's default channels (people who join it join them),
+    or not; nothing when it already is as asked. The caller checked that it is public.
+
+    Audit: STREAM_PROPERTY_CHANGED {is_default}. Emits: default_streams {default_streams: the
+    default channels' ids} to the organization's active members but guests, as Zulip does."""
+    if stream.is_default == is_default:
+        return
+    stream.is_default = is_default
+    stream.save(update_fields=["is_default"])
+    audit(
+        stream.realm_id,
+        AuditLogEventType.STREAM_PROPERTY_CHANGED,
+        modified_stream=stream,
+        extra_data=changed("is_default", not is_default, is_default),
+        acting_user=acting_user,
+    )
+    ids = list(
+        Stream.objects.filter(realm_id=stream.realm_id, is_default=True).order_by("id").values_list("id", flat=True)
+    )
+    audience = User.objects.filter(realm_id=stream.realm_id, is_active=True).exclude(role=Role.GUEST)
+    event = {"type": "default_streams", "default_streams": ids}
+    send_event_on_commit(stream.realm_id, event, list(audience.values_list("id", flat=True)))

@@ -33,10 +33,12 @@ from apps.subscriptions.actions.channels import (
     check_stream_name,
     count_channel_creation,
     create_streams,
+    do_set_default_channel,
     lock_streams,
     recount_subscribers,
 )
 from apps.subscriptions.models import Stream, Subscription
+from apps.subscriptions.realm_channels import DEFAULT_CHANNEL_MUST_BE_PUBLIC, default_channels
 from apps.subscriptions.selectors import (
     Membership,
     access_stream_by_id,
@@ -209,6 +211,14 @@ def bulk_remove_subscriptions(
     return removed, not_subscribed
 
 
+def join_default_channels(user: User) -> None:
+    """A person who joined the organization joins its default channels (Zulip's
+    add_new_user_history: their history is the channels'). Emits: see bulk_add_subscriptions."""
+    streams = default_channels(user.realm_id)
+    if streams:
+        bulk_add_subscriptions(user.realm, streams, [user], acting_user=None)
+
+
 def _names_by_user(changes: list[SubscriptionChange]) -> dict[str, list[str]]:
     result: dict[str, list[str]] = defaultdict(list)
     for change in changes:
@@ -270,8 +280,10 @@ def check_add_subscriptions(
         raise JsonableError("Insufficient permission")
     # A public channel's history is public to its subscribers whatever was asked (as in Zulip).
     history_public = history_public_to_subscribers if invite_only else True
-    if is_default_stream:
-        raise JsonableError("Default channels are not supported.")
+    if is_default_stream and not acting_user.is_admin:
+        raise JsonableError("Insufficient permission")
+    if is_default_stream and invite_only:
+        raise JsonableError(DEFAULT_CHANNEL_MUST_BE_PUBLIC)
     folder = access_channel_folder_by_id(realm, folder_id) if folder_id is not None else None
 
     existing = streams_by_name(realm, [channel.name for channel in wanted.values()])
@@ -308,6 +320,8 @@ def check_add_subscriptions(
         folder=folder,
         acting_user=acting_user,
     )
+    for stream in created if is_default_stream else ():
+        do_set_default_channel(stream, True, acting_user=acting_user)
     streams = [*authorized, *created]
     colors = {channel.name: channel.color for channel in wanted.values() if channel.color is not None}
     subscribed, already = bulk_add_subscriptions(

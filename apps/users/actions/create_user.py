@@ -105,12 +105,15 @@ def do_create_user(
     service_url: str | None = None,
     system_bot: bool = False,
     welcome_message_custom_text: str | None = None,
+    join_default_channels: bool = True,
     acting_user: User | None,
 ) -> User:
     """Create a user or bot with a fresh API key.
 
     A `system_bot` is a bot of the server's own, without an owner (do_create_system_bot_once).
-    `welcome_message_custom_text` is passed on to the person_created hooks (an invitation's text).
+    `welcome_message_custom_text` (an invitation's text) and `join_default_channels` (a person joins
+    the organization's default channels, unless their invitation link says otherwise) are passed on
+    to the person_created hooks.
 
     Raises JsonableError for an invalid or taken email, an invalid name, a weak password, or bot
     settings that do not fit together; all is checked (and the password hashed) before the
@@ -168,7 +171,7 @@ def do_create_user(
         send_user_added(user)
         user_created.call(user)
         if bot_type is None:
-            person_created.call(user, welcome_message_custom_text)
+            person_created.call(user, welcome_message_custom_text, join_default_channels)
     return user
 
 
