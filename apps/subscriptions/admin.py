@@ -12,6 +12,7 @@ from apps.subscriptions.actions.channels import (
     do_change_stream_description,
     do_deactivate_stream,
     do_rename_stream,
+    do_set_default_channel,
     do_unarchive_stream,
 )
 from apps.subscriptions.actions.subscriptions import bulk_remove_subscriptions
@@ -40,8 +41,8 @@ class StreamForm(forms.ModelForm):
 @admin.register(Stream)
 class StreamAdmin(admin.ModelAdmin):
     form = StreamForm
-    list_display = ("name", "realm", "invite_only", "subscriber_count", "deactivated", "date_created")
-    list_filter = ("realm", "invite_only", "deactivated")
+    list_display = ("name", "realm", "invite_only", "subscriber_count", "is_default", "deactivated", "date_created")
+    list_filter = ("realm", "invite_only", "is_default", "deactivated")
     search_fields = ("name", "description", "realm__string_id")
     list_select_related = ("realm", "creator")
     readonly_fields = (
@@ -51,11 +52,12 @@ class StreamAdmin(admin.ModelAdmin):
         "invite_only",
         "history_public_to_subscribers",
         "deactivated",
+        "is_default",  # the actions below, or the API
         "rendered_description",
         "folder",  # changed through the API (PATCH /streams/{id})
         *Stream.SETTINGS,
     )
-    actions = ("archive", "unarchive")
+    actions = ("archive", "unarchive", "make_default", "remove_from_defaults")
 
     def get_queryset(self, request):
         active = Q(subscriptions__active=True, subscriptions__user__is_active=True)
@@ -96,6 +98,20 @@ class StreamAdmin(admin.ModelAdmin):
             except JsonableError as exc:
                 self.message_user(request, f"{stream.name}: {exc.msg}", messages.ERROR)
         self.message_user(request, f"Unarchived {done} channel(s).", messages.SUCCESS)
+
+    @admin.action(description="Make the selected public channels default (people who join join them)")
+    def make_default(self, request, queryset) -> None:
+        streams = list(queryset.select_related("realm").filter(invite_only=False, deactivated=False))
+        for stream in streams:
+            do_set_default_channel(stream, True, acting_user=request.user)
+        self.message_user(request, f"{len(streams)} channel(s) are default channels.", messages.SUCCESS)
+
+    @admin.action(description="Remove the selected channels from the default channels")
+    def remove_from_defaults(self, request, queryset) -> None:
+        streams = list(queryset.select_related("realm").filter(is_default=True))
+        for stream in streams:
+            do_set_default_channel(stream, False, acting_user=request.user)
+        self.message_user(request, f"{len(streams)} channel(s) are no longer default channels.", messages.SUCCESS)
 
 
 @admin.register(Subscription)

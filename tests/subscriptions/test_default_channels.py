@@ -104,3 +104,13 @@ def test_an_archived_channel_is_no_default(lobby, admin, member, capture_events)
         do_deactivate_stream(lobby, acting_user=admin)
     assert received[member.id] == [{"type": "default_streams", "default_streams": []}]
     assert defaults(member) == []
+
+
+def test_staff_choose_them_in_the_django_admin(staff, lobby, make_stream, admin):
+    secret = make_stream("secret", admin, private=True)
+    ids = [lobby.id, secret.id]
+    staff.post("/admin/subscriptions/stream/", {"action": "make_default", "_selected_action": ids})
+    assert list(Stream.objects.filter(is_default=True).values_list("name", flat=True)) == ["lobby"]  # public only
+    assert "1 channel(s) are default channels." in staff.get("/admin/subscriptions/stream/").content.decode()
+    staff.post("/admin/subscriptions/stream/", {"action": "remove_from_defaults", "_selected_action": ids})
+    assert not Stream.objects.filter(is_default=True).exists()
