@@ -93,7 +93,7 @@ def parse_narrow(raw: Any) -> list[Term]:
         elif not isinstance(operand, str):
             raise JsonableError(f"Invalid operand for {operator}")
         elif operator == "search" and not operand.strip():
-            raise JsonableError(f"Invalid narrow[{len(terms)}]: operand cannot be blank")  # as Zulip's
+            raise JsonableError("operand cannot be blank.")  # Zulip's words
         terms.append(Term(operator, operand, negated))
     if len(searched_words(terms)) > MAX_SEARCH_WORDS:
         raise BadNarrowError(f"search has too many words (limit: {MAX_SEARCH_WORDS})")

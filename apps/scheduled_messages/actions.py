@@ -22,6 +22,7 @@ from apps.messages.actions.acting import check_acting_for
 from apps.messages.actions.move import do_create_notification_bot
 from apps.messages.actions.send import (
     check_send_message,
+    default_read_by_sender,
     do_send_message,
     normalize_content,
     normalize_topic,
@@ -33,6 +34,7 @@ from apps.scheduled_messages.errors import DeliveryTimeNotInFutureError, TooMany
 from apps.scheduled_messages.models import ScheduledMessage
 from apps.scheduled_messages.selectors import access_scheduled_message
 from apps.scheduled_messages.serializers import scheduled_message_to_dict
+from apps.subscriptions.errors import StreamWithIdDoesNotExistError
 from apps.subscriptions.models import Stream
 from apps.users.models import User
 
@@ -82,6 +84,8 @@ def check_addressed(sender: User, kind: str, to: Any, topic: str | None, content
         topic = normalize_topic(topic, stream, sender.realm)
         dm_user_ids: list[int] = []
     else:
+        if not isinstance(to, list):  # people are named by a list of ids (Zulip's rule)
+            raise JsonableError("Invalid data type for recipients")
         people = access_dm_recipients(sender, to)
         stream, topic = None, ""
         dm_user_ids = sorted({person.id for person in people} - {sender.id}) or [sender.id]
@@ -111,6 +115,10 @@ def check_schedule_message(
     check_acting_for(sender, acting_user)
     deliver_at = check_delivery_time(scheduled_delivery_timestamp)
     addressed = check_addressed(sender, kind, to, topic, content)
+    if read_by_sender is None:
+        # As Zulip decides it when scheduling: read for a client a person types into, but a message
+        # to oneself only (a reminder) arrives unread.
+        read_by_sender = default_read_by_sender(client) and addressed.dm_user_ids != [sender.id]
     with transaction.atomic():
         User.objects.select_for_update().filter(id=sender.id).first()
         if ScheduledMessage.objects.filter(sender=sender, delivered=False).count() >= ScheduledMessage.MAX_PER_USER:
@@ -260,16 +268,20 @@ def _send(scheduled: ScheduledMessage) -> Message:
     if timezone.now() > scheduled.scheduled_timestamp + LATE_CUTOFF:
         raise JsonableError("Message could not be sent at the scheduled time.")
     is_channel = scheduled.stream_id is not None
-    return check_send_message(
-        scheduled.sender,
-        kind="stream" if is_channel else "private",
-        to=scheduled.stream_id if is_channel else list(scheduled.dm_user_ids),
-        topic=scheduled.topic if is_channel else None,
-        content=scheduled.content,
-        client=scheduled.sending_client,
-        read_by_sender=scheduled.read_by_sender,
-        acting_user=None,
-    )
+    try:
+        return check_send_message(
+            scheduled.sender,
+            kind="stream" if is_channel else "private",
+            to=scheduled.stream_id if is_channel else list(scheduled.dm_user_ids),
+            topic=scheduled.topic if is_channel else None,
+            content=scheduled.content,
+            client=scheduled.sending_client,
+            read_by_sender=scheduled.read_by_sender,
+            acting_user=None,
+        )
+    except StreamWithIdDoesNotExistError:
+        # The channel they chose is hidden from them now (a private one they left): say so by name.
+        raise JsonableError(f"Not authorized to send to channel '{scheduled.stream.name}'") from None
 
 
 def _fail(scheduled: ScheduledMessage, why: str, *, notify: bool = False) -> None:

@@ -9,10 +9,11 @@ import pytest
 from django.utils import timezone
 
 from apps.events.models import OutboxEvent
-from apps.messages.models import Message
+from apps.messages.models import Message, UserMessage
 from apps.scheduled_messages.actions import deliver_due_scheduled_messages
 from apps.scheduled_messages.models import ScheduledMessage
 from apps.subscriptions.actions.channels import do_deactivate_stream
+from apps.subscriptions.actions.subscriptions import bulk_remove_subscriptions
 from apps.users.actions.activation import do_deactivate_user
 from tests.api import api_for, assert_error, assert_success
 
@@ -257,3 +258,39 @@ def test_staff_see_them_and_delete_them_telling_the_sender(staff, design, member
                    {"action": "delete_scheduled", "_selected_action": [scheduled_id]})  # fmt: skip
     assert received[member.id] == [{"type": "scheduled_messages", "op": "remove", "scheduled_message_id": scheduled_id}]
     assert listed(member) == []
+
+
+def test_read_by_sender_is_decided_when_scheduling_and_a_message_to_oneself_arrives_unread(design, member, admin):
+    typed = {"HTTP_USER_AGENT": "ZulipMobile/27.200 (Android 14)"}  # a client a person types into
+    body = {"content": "x", "scheduled_delivery_timestamp": in_an_hour()}
+    to_self = api(member).post("/scheduled_messages", {**body, "type": "direct", "to": [member.id]}, **typed)
+    to_admin = api(member).post("/scheduled_messages", {**body, "type": "direct", "to": [admin.id]}, **typed)
+    ids = [assert_success(r)["scheduled_message_id"] for r in (to_self, to_admin)]
+    for scheduled_id in ids:
+        make_due(scheduled_id)
+    deliver_due_scheduled_messages()
+    sent = [ScheduledMessage.objects.get(id=i).delivered_message_id for i in ids]
+    read = [bool(UserMessage.objects.get(message_id=m, user=member).flags & UserMessage.READ) for m in sent]
+    assert read == [False, True]
+
+
+@pytest.mark.parametrize(
+    ("to", "msg"),
+    [(1, "Invalid data type for recipients"), (["me@example.com"], "to is not an integer")],
+)
+def test_people_are_named_by_a_list_of_ids(member, to, msg):
+    body = {"type": "direct", "to": to, "content": "x", "scheduled_delivery_timestamp": in_an_hour()}
+    before = db_state()
+    response = api(member).post("/scheduled_messages", body)
+    assert response.status_code == 400
+    assert response.json()["msg"] == msg
+    assert db_state() == before
+
+
+def test_a_private_channel_the_sender_left_is_named_in_the_failure(make_stream, realm, owner, member):
+    secret = make_stream("secret", owner, member, private=True)
+    scheduled_id = schedule(member, type="stream", to=secret.id, topic="t")
+    bulk_remove_subscriptions(realm, [member], [secret], acting_user=None)
+    make_due(scheduled_id)
+    deliver_due_scheduled_messages()
+    assert ScheduledMessage.objects.get(id=scheduled_id).failure_message == "Not authorized to send to channel 'secret'"
