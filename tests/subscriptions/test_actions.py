@@ -10,7 +10,7 @@ from apps.groups.actions.settings import do_change_realm_permission_group_settin
 from apps.groups.models import SystemGroups
 from apps.groups.serializers import AnonymousGroupValue, GroupSettingChange
 from apps.subscriptions.actions.channel_settings import check_update_stream, do_change_stream_group_setting
-from apps.subscriptions.actions.channels import NewChannel, do_deactivate_stream
+from apps.subscriptions.actions.channels import NewChannel, do_deactivate_stream, do_unarchive_stream
 from apps.subscriptions.actions.subscriptions import bulk_remove_subscriptions, check_add_subscriptions
 from apps.subscriptions.actions.user_topics import check_mute_topic, do_set_user_topic_visibility_policy
 from apps.subscriptions.errors import CannotAdministerChannelError
@@ -312,3 +312,17 @@ def test_a_policy_is_removed_without_access_to_its_channel(member, admin, make_s
     # Without a policy there to remove, the channel is as hidden as for setting one.
     with pytest.raises(JsonableError, match="Invalid channel ID"):
         access_stream_for_user_topic(member, secret.id, removing=True)
+
+
+def test_archiving_or_unarchiving_a_channel_changed_meanwhile_is_refused(admin, make_stream):
+    # Two requests read the channel, then each changes it: the second finds it changed already
+    # (its row is read again under a lock), rather than archiving it twice (twice the events).
+    stream = make_stream("design", admin)
+    stale = Stream.objects.get(id=stream.id)
+    do_deactivate_stream(stream, acting_user=admin)
+    with pytest.raises(JsonableError, match="Channel is already deactivated"):
+        do_deactivate_stream(stale, acting_user=admin)
+    stale = Stream.objects.get(id=stream.id)
+    do_unarchive_stream(stream, acting_user=admin)
+    with pytest.raises(JsonableError, match="Channel is not currently deactivated"):
+        do_unarchive_stream(stale, acting_user=admin)

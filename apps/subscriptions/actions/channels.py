@@ -265,6 +265,14 @@ def do_change_stream_description(stream: Stream, description: str, *, acting_use
     send_stream_update(stream, "description", description, rendered_description=stream.rendered_description)
 
 
+def _locked_deactivated(stream: Stream) -> bool:
+    """Whether the channel is archived, read again under its row's lock (a request that archived or
+    unarchived it meanwhile has committed: concurrent requests change it once)."""
+    lock_streams([stream])
+    stream.deactivated = Stream.objects.filter(id=stream.id).values_list("deactivated", flat=True).get()
+    return stream.deactivated
+
+
 @transaction.atomic
 def do_deactivate_stream(stream: Stream, *, acting_user: User | None) -> None:
     """Archive the channel: it keeps its subscriptions but is gone from lists and cannot be joined.
@@ -272,7 +280,7 @@ def do_deactivate_stream(stream: Stream, *, acting_user: User | None) -> None:
 
     Emits: stream/delete {streams: [channel], stream_ids} to everyone who could see it.
     Audit: STREAM_DEACTIVATED."""
-    if stream.deactivated:
+    if _locked_deactivated(stream):
         raise JsonableError("Channel is already deactivated")
     audience = metadata_access_user_ids(stream.realm_id, [stream])[stream.id]
     do_set_default_channel(stream, False, acting_user=acting_user)  # an archived channel is no default
@@ -294,7 +302,7 @@ def do_unarchive_stream(stream: Stream, *, acting_user: User | None) -> None:
     Emits, as the channel's archiving told clients to forget it: stream/create to everyone who can
     see it, then subscription/add to its subscribers and subscription/peer_add {its subscribers} to
     the others. Audit: STREAM_REACTIVATED."""
-    if not stream.deactivated:
+    if not _locked_deactivated(stream):
         raise JsonableError("Channel is not currently deactivated")
     subs = list(Subscription.objects.filter(stream=stream, active=True).select_related("user"))
     if stream.invite_only and not subs:
