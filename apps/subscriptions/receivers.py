@@ -22,10 +22,8 @@ def channels_seen(user: User, old_role: int, new_role: int) -> Callable[[], None
 
 
 @person_created.register
-def join_the_default_channels(
-    user: User, welcome_message_custom_text: str | None, join_default_channels_: bool
-) -> None:
-    if join_default_channels_:
+def join_the_default_channels(user: User, welcome_message_custom_text: str | None, join: bool) -> None:
+    if join:
         join_default_channels(user)
 
 

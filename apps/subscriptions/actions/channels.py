@@ -15,7 +15,7 @@ from apps.core import ratelimit
 from apps.core.errors import InvalidArgumentError, JsonableError, RateLimitedError
 from apps.core.markdown import render_description
 from apps.core.text import unprintable_position
-from apps.events.publish import send_event_on_commit
+from apps.events.publish import Everyone, send_event_on_commit
 from apps.folders.models import ChannelFolder
 from apps.groups.actions.settings import check_group_setting_value, normalize_group_setting_value
 from apps.groups.models import GROUP_CREATOR, SystemGroups, UserGroup
@@ -32,6 +32,7 @@ from apps.subscriptions.actions.access import (
     send_subscription_adds,
 )
 from apps.subscriptions.models import Stream, Subscription
+from apps.subscriptions.realm_channels import default_channels
 from apps.subscriptions.selectors import Membership, can_create_channels, get_stream_by_name, metadata_access_user_ids
 from apps.users.models import Role, User
 
@@ -336,9 +337,9 @@ def do_set_default_channel(stream: Stream, is_default: bool, *, acting_user: Use
         extra_data=changed("is_default", not is_default, is_default),
         acting_user=acting_user,
     )
-    ids = list(
-        Stream.objects.filter(realm_id=stream.realm_id, is_default=True).order_by("id").values_list("id", flat=True)
-    )
-    audience = User.objects.filter(realm_id=stream.realm_id, is_active=True).exclude(role=Role.GUEST)
-    event = {"type": "default_streams", "default_streams": ids}
-    send_event_on_commit(stream.realm_id, event, list(audience.values_list("id", flat=True)))
+    event = {
+        "type": "default_streams",
+        "default_streams": [channel.id for channel in default_channels(stream.realm_id)],
+    }
+    guests = User.objects.filter(realm_id=stream.realm_id, is_active=True, role=Role.GUEST).values_list("id", flat=True)
+    send_event_on_commit(stream.realm_id, event, Everyone(tuple(guests)))
