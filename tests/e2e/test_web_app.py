@@ -175,6 +175,11 @@ def test_two_people_chat_live(web_server, people, chromium):
         expect(spoiler.get_by_text("forty-two")).to_be_hidden()
         spoiler.locator("summary").click()
         expect(spoiler.get_by_text("forty-two")).to_be_visible()
+        # Drawn again (starred: a flag event), the message keeps its spoiler open.
+        answer = message(olive, "The answer")
+        answer.get_by_role("button", name="Star").click()
+        expect(answer.locator(".star")).to_have_attribute("aria-pressed", "true")
+        expect(spoiler.get_by_text("forty-two")).to_be_visible()
 
         # Logging out ends the session's access: the browser's API answers 401.
         assert member_context.request.get(f"{url}/json/users/me").status == 200

@@ -244,8 +244,16 @@ function appendMessage(message) {
   markShownAsRead();
 }
 
+// A message drawn again (a reaction, a flag, an edit) keeps the spoilers its reader opened.
 function rerender(message) {
-  document.getElementById(`message-${message.id}`)?.replaceWith(messageItem(message, ctx));
+  const shown = document.getElementById(`message-${message.id}`);
+  if (!shown) return;
+  const opened = [...shown.querySelectorAll("details.spoiler")].map((details) => details.open);
+  const item = messageItem(message, ctx);
+  item.querySelectorAll("details.spoiler").forEach((details, index) => {
+    details.open = opened[index] ?? false;
+  });
+  shown.replaceWith(item);
 }
 
 // Shown messages are read while the page is visible (the server tells every tab, by event).
