@@ -3,6 +3,8 @@ for the apps that enforce them and for the "realm" state of POST /register."""
 
 MAX_TOPIC_LENGTH = 60
 MAX_MESSAGE_LENGTH = 10000
+# A reminder's note: a tenth of a message, the rest is for the message it quotes.
+MAX_REMINDER_NOTE_LENGTH = 1000
 MAX_STREAM_NAME_LENGTH = 60
 MAX_STREAM_DESCRIPTION_LENGTH = 1024
 MAX_CHANNEL_FOLDER_NAME_LENGTH = 60

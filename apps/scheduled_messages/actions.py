@@ -1,10 +1,12 @@
-"""Scheduled messages: a user's messages for the server to send later (Zulip's "send later").
+"""Scheduled messages: a user's messages for the server to send later (Zulip's "send later"), and
+their reminders about messages (the Notification Bot's direct message to them, when they asked).
 
-Each is checked as sending checks a message (where it goes, whether the user may post there, its
+Each scheduled message is checked as sending checks a message (where it goes, whether the user may post there, its
 content, the groups it mentions) when it is scheduled and when it is edited, and again when the
 task worker sends it: what changed meanwhile (a channel archived, a permission taken away) makes it
 fail, with why, and the Notification Bot tells its sender. A user's scheduled messages are their
-own (apps/messages/actions/acting.py); the events go to the sender's queues only.
+own (apps/messages/actions/acting.py); the events go to the sender's queues only. A reminder that
+cannot be sent (its user deactivated) fails silently, as Zulip's: it stays listed, failed.
 """
 
 import logging
@@ -29,11 +31,12 @@ from apps.messages.actions.send import (
     render_content,
 )
 from apps.messages.models import Message
-from apps.messages.selectors import access_dm_recipients, access_stream_for_sending
+from apps.messages.selectors import access_dm_recipients, access_message, access_stream_for_sending
 from apps.scheduled_messages.errors import DeliveryTimeNotInFutureError, TooManyScheduledMessagesError
 from apps.scheduled_messages.models import ScheduledMessage
-from apps.scheduled_messages.selectors import access_scheduled_message
-from apps.scheduled_messages.serializers import scheduled_message_to_dict
+from apps.scheduled_messages.reminders import normalize_note, reminder_content
+from apps.scheduled_messages.selectors import access_reminder, access_scheduled_message, unsent
+from apps.scheduled_messages.serializers import reminder_to_dict, scheduled_message_to_dict
 from apps.subscriptions.errors import StreamWithIdDoesNotExistError
 from apps.subscriptions.models import Stream
 from apps.users.models import User
@@ -120,9 +123,7 @@ def check_schedule_message(
         # to oneself only (a reminder) arrives unread.
         read_by_sender = default_read_by_sender(client) and addressed.dm_user_ids != [sender.id]
     with transaction.atomic():
-        User.objects.select_for_update().filter(id=sender.id).first()
-        if ScheduledMessage.objects.filter(sender=sender, delivered=False).count() >= ScheduledMessage.MAX_PER_USER:
-            raise TooManyScheduledMessagesError(ScheduledMessage.MAX_PER_USER)
+        _check_room(sender, ScheduledMessage.DeliveryType.SEND_LATER)
         scheduled = ScheduledMessage.objects.create(
             realm_id=sender.realm_id,
             sender=sender,
@@ -199,6 +200,14 @@ def do_delete_scheduled_message(sender: User, scheduled_message_id: int, *, acti
     _send_event(scheduled, "remove", scheduled_message_id=scheduled_message_id)
 
 
+def _check_room(sender: User, delivery_type: int) -> None:
+    """At most ScheduledMessage.MAX_PER_USER unsent ones of a kind, counted under a lock on the
+    user (call in a transaction)."""
+    User.objects.select_for_update().filter(id=sender.id).first()
+    if unsent(sender, delivery_type).count() >= ScheduledMessage.MAX_PER_USER:
+        raise TooManyScheduledMessagesError(ScheduledMessage.MAX_PER_USER)
+
+
 def _addressed_fields(addressed: Addressed) -> dict[str, Any]:
     return {
         "stream": addressed.stream,
@@ -213,6 +222,76 @@ def _send_event(scheduled: ScheduledMessage, op: str, **data: Any) -> None:
     """Emits: scheduled_messages/`op` {data} to the scheduled message's sender."""
     event = {"type": "scheduled_messages", "op": op, **data}
     send_event_on_commit(scheduled.realm_id, event, [scheduled.sender_id])
+
+
+# --- reminders -------------------------------------------------------------------------------------
+
+
+def check_schedule_reminder(
+    user: User,
+    message_id: int,
+    *,
+    scheduled_delivery_timestamp: int,
+    note: str | None = None,
+    client: str = "API",
+    acting_user: User | None,
+) -> ScheduledMessage:
+    """POST /reminders: a reminder about a message the user may read, checked in Zulip's order (the
+    time, the message, the note). Its content is written now (GET /reminders shows it) and again
+    when it is sent, from the message as it is then.
+
+    Emits: reminders/add {reminders: [it]} to the user."""
+    check_acting_for(user, acting_user)
+    deliver_at = check_delivery_time(scheduled_delivery_timestamp)
+    message, _ = access_message(user, message_id)
+    note = normalize_note(note)
+    content = reminder_content(user, message, note)
+    rendered = render_content(user, content, linkifier_rules(user.realm_id))
+    with transaction.atomic():
+        _check_room(user, ScheduledMessage.DeliveryType.REMIND)
+        reminder = ScheduledMessage.objects.create(
+            realm_id=user.realm_id,
+            sender=user,
+            dm_user_ids=[user.id],
+            content=content,
+            rendered_content=rendered.html,
+            scheduled_timestamp=deliver_at,
+            read_by_sender=False,
+            sending_client=client,
+            delivery_type=ScheduledMessage.DeliveryType.REMIND,
+            reminder_target_message_id=message.id,
+            reminder_note=note,
+        )
+        _send_reminders_event(reminder, "add", reminders=[reminder_to_dict(reminder)])
+    return reminder
+
+
+@transaction.atomic
+def do_delete_reminder(user: User, reminder_id: int, *, acting_user: User | None) -> None:
+    """DELETE /reminders/{id}: it will not be sent. Emits: reminders/remove {reminder_id} to the user."""
+    check_acting_for(user, acting_user)
+    reminder = access_reminder(user, reminder_id, lock=True)
+    reminder.delete()
+    _send_reminders_event(reminder, "remove", reminder_id=reminder_id)
+
+
+def _send_reminders_event(reminder: ScheduledMessage, op: str, **data: Any) -> None:
+    send_event_on_commit(reminder.realm_id, {"type": "reminders", "op": op, **data}, [reminder.sender_id])
+
+
+def _send_reminder(reminder: ScheduledMessage) -> Message:
+    """The Notification Bot's direct message to the reminder's user: about the message as it is
+    now, or, when they may no longer read it (deleted, moved away from them), as it was."""
+    user = reminder.sender
+    try:
+        message, _ = access_message(user, reminder.reminder_target_message_id)
+        content = reminder_content(user, message, reminder.reminder_note)
+    except JsonableError:
+        content = reminder.content
+    bot = do_create_notification_bot(user.realm)
+    if not bot.is_active:
+        raise JsonableError("Reminder could not be sent.")
+    return do_send_message(bot, dm_with=[user], content=content, client="Internal", acting_user=None)
 
 
 # --- sending them when they are due (the task worker) ---------------------------------------------
@@ -245,22 +324,27 @@ def try_deliver_one_scheduled_message() -> bool:
     if scheduled is None:
         return False
     sender = scheduled.sender
+    is_reminder = scheduled.delivery_type == ScheduledMessage.DeliveryType.REMIND
     if not sender.is_active or sender.realm.deactivated:
         _fail(scheduled, "Account is deactivated" if not sender.is_active else "This organization has been deactivated")
         return True
     try:
         with transaction.atomic():  # a refusal rolls back the attempt alone
-            message = _send(scheduled)
+            message = _send_reminder(scheduled) if is_reminder else _send(scheduled)
     except Exception as exc:
         if dependency_error(exc) is not None:
             raise  # the worker waits for the database and tries again
         if not isinstance(exc, JsonableError):
             logger.exception("scheduled message %d could not be sent", scheduled.id)
-        _fail(scheduled, exc.msg if isinstance(exc, JsonableError) else "Internal server error", notify=True)
+        # A reminder fails silently (it stays listed, failed), as Zulip's.
+        _fail(scheduled, exc.msg if isinstance(exc, JsonableError) else "Internal server error", notify=not is_reminder)
         return True
     scheduled.delivered, scheduled.delivered_message = True, message
     scheduled.save(update_fields=["delivered", "delivered_message"])
-    _send_event(scheduled, "remove", scheduled_message_id=scheduled.id)
+    if is_reminder:
+        _send_reminders_event(scheduled, "remove", reminder_id=scheduled.id)
+    else:
+        _send_event(scheduled, "remove", scheduled_message_id=scheduled.id)
     return True
 
 

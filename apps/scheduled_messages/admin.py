@@ -1,16 +1,16 @@
-"""Admin page for scheduled messages: staff see them (and why one failed) and delete them through
+"""Admin page for scheduled messages and reminders: staff see them (and why one failed) and delete them through
 the action (their senders are told)."""
 
 from django.contrib import admin, messages
 
-from apps.scheduled_messages.actions import do_delete_scheduled_message
+from apps.scheduled_messages.actions import do_delete_reminder, do_delete_scheduled_message
 from apps.scheduled_messages.models import ScheduledMessage
 
 
 @admin.register(ScheduledMessage)
 class ScheduledMessageAdmin(admin.ModelAdmin):
-    list_display = ("id", "sender", "stream", "topic", "scheduled_timestamp", "delivered", "failed")
-    list_filter = ("delivered", "failed", "realm")
+    list_display = ("id", "delivery_type", "sender", "stream", "topic", "scheduled_timestamp", "delivered", "failed")
+    list_filter = ("delivery_type", "delivered", "failed", "realm")
     search_fields = ("sender__full_name", "sender__delivery_email", "content")
     list_select_related = ("sender", "stream")
     readonly_fields = [field.name for field in ScheduledMessage._meta.fields]
@@ -29,5 +29,8 @@ class ScheduledMessageAdmin(admin.ModelAdmin):
     def delete_scheduled(self, request, queryset) -> None:
         rows = list(queryset.select_related("sender"))
         for scheduled in rows:
-            do_delete_scheduled_message(scheduled.sender, scheduled.id, acting_user=None)
+            if scheduled.delivery_type == ScheduledMessage.DeliveryType.REMIND:
+                do_delete_reminder(scheduled.sender, scheduled.id, acting_user=None)
+            else:
+                do_delete_scheduled_message(scheduled.sender, scheduled.id, acting_user=None)
         self.message_user(request, f"Deleted {len(rows)} scheduled message(s).", messages.SUCCESS)

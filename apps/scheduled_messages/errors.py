@@ -10,6 +10,13 @@ class ScheduledMessageDoesNotExistError(ResourceNotFoundError):
         super().__init__("Scheduled message does not exist")
 
 
+class ReminderDoesNotExistError(ResourceNotFoundError):
+    """One that does not exist for the user: missing, or someone else's (one answer for both)."""
+
+    def __init__(self) -> None:
+        super().__init__("Reminder does not exist")
+
+
 class DeliveryTimeNotInFutureError(JsonableError):
     def __init__(self) -> None:
         super().__init__("Scheduled delivery time must be in the future.")

@@ -9,13 +9,26 @@ from apps.users.models import User
 
 
 class ScheduledMessage(models.Model):
-    """A message its sender asked the server to send later (Zulip's ScheduledMessage, of the "send
-    later" kind): to a channel's topic, or to people (`dm_user_ids`: the others, or the sender alone
-    for a message to themselves). The task worker sends it at `scheduled_timestamp`, with the
-    checks of sending then; one it could not send is `failed`, with why, until its sender edits or
-    deletes it. Sent ones are kept, with the message they became."""
+    """A message its sender asked the server to send later (Zulip's ScheduledMessage).
 
-    # The most unsent scheduled messages a user may have (GET /scheduled_messages answers them all).
+    Of the "send later" kind: to a channel's topic, or to people (`dm_user_ids`: the others, or the
+    sender alone for a message to themselves). The task worker sends it at `scheduled_timestamp`,
+    with the checks of sending then; one it could not send is `failed`, with why, until its sender
+    edits or deletes it.
+
+    A reminder (Zulip's "remind" kind) is a direct message to its sender alone, about the message
+    `reminder_target_message_id`: the Notification Bot sends it to them when it is due (with the
+    target message as it is then, when they may still read it). Reminders are kept apart from the
+    other kind: /reminders lists and deletes them, /scheduled_messages never shows them.
+
+    Sent ones are kept, with the message they became."""
+
+    class DeliveryType(models.IntegerChoices):
+        SEND_LATER = 1, "Send later"
+        REMIND = 2, "Reminder"
+
+    # The most unsent scheduled messages (and, apart, reminders) a user may have: the lists answer
+    # them all.
     MAX_PER_USER = 1000
 
     realm = models.ForeignKey(Realm, on_delete=models.CASCADE, related_name="+")
@@ -32,6 +45,13 @@ class ScheduledMessage(models.Model):
     delivered_message = models.ForeignKey(Message, on_delete=models.SET_NULL, null=True, blank=True, related_name="+")
     failed = models.BooleanField(default=False)
     failure_message = models.TextField(blank=True, default="")
+    delivery_type = models.PositiveSmallIntegerField(
+        choices=DeliveryType.choices, default=DeliveryType.SEND_LATER, db_default=DeliveryType.SEND_LATER
+    )
+    # Reminders only: the message it is about (its id: the message may be deleted meanwhile), and
+    # the note its sender added.
+    reminder_target_message_id = models.BigIntegerField(null=True, blank=True)
+    reminder_note = models.TextField(blank=True, default="", db_default="")
 
     class Meta:
         indexes = [

@@ -1,4 +1,5 @@
-"""Request parameter classes of /scheduled_messages and Zulip's scheduled message object."""
+"""Request parameter classes of /scheduled_messages and /reminders, and Zulip's scheduled message
+and reminder objects."""
 
 from typing import Any, Literal
 
@@ -26,6 +27,12 @@ class UpdateScheduledMessageParams(Params):
     scheduled_delivery_timestamp: Json[int] | None = None
 
 
+class CreateReminderParams(Params):
+    message_id: Json[int]
+    scheduled_delivery_timestamp: Json[int]
+    note: str | None = None
+
+
 def scheduled_message_to_dict(scheduled: ScheduledMessage) -> dict[str, Any]:
     """Zulip's scheduled message object: a channel message's `to` is the channel's id (with its
     `topic`), a direct message's the ids of the people it goes to."""
@@ -39,3 +46,18 @@ def scheduled_message_to_dict(scheduled: ScheduledMessage) -> dict[str, Any]:
     if scheduled.stream_id is not None:
         return {"type": "stream", "to": scheduled.stream_id, "topic": scheduled.topic, **common}
     return {"type": "private", "to": list(scheduled.dm_user_ids), **common}
+
+
+def reminder_to_dict(reminder: ScheduledMessage) -> dict[str, Any]:
+    """Zulip's reminder object: a direct message to its sender alone (their id in `to`), with the
+    message it is about."""
+    return {
+        "reminder_id": reminder.id,
+        "type": "private",
+        "to": [reminder.sender_id],
+        "content": reminder.content,
+        "rendered_content": reminder.rendered_content,
+        "scheduled_delivery_timestamp": int(reminder.scheduled_timestamp.timestamp()),
+        "failed": reminder.failed,
+        "reminder_target_message_id": reminder.reminder_target_message_id,
+    }

@@ -1,4 +1,5 @@
-"""Scheduled messages (/api/v1/scheduled_messages...): a user's own, for every user, bots included."""
+"""Scheduled messages (/api/v1/scheduled_messages...) and reminders (/api/v1/reminders...): a user's
+own, for every user, bots included."""
 
 from rest_framework.request import Request
 
@@ -9,10 +10,16 @@ from apps.messages.serializers import client_name
 from apps.scheduled_messages.actions import (
     check_edit_scheduled_message,
     check_schedule_message,
+    check_schedule_reminder,
+    do_delete_reminder,
     do_delete_scheduled_message,
 )
-from apps.scheduled_messages.selectors import unsent_scheduled_messages
-from apps.scheduled_messages.serializers import CreateScheduledMessageParams, UpdateScheduledMessageParams
+from apps.scheduled_messages.selectors import unsent_reminders, unsent_scheduled_messages
+from apps.scheduled_messages.serializers import (
+    CreateReminderParams,
+    CreateScheduledMessageParams,
+    UpdateScheduledMessageParams,
+)
 
 
 def _client(request: Request) -> str:
@@ -63,4 +70,32 @@ class ScheduledMessageView(ApiView):
 
     def delete(self, request: Request, scheduled_message_id: int):
         do_delete_scheduled_message(request.user, scheduled_message_id, acting_user=request.user)
+        return json_success(request)
+
+
+class RemindersView(ApiView):
+    """GET /reminders: the user's unsent ones (failed ones too), soonest first; POST: set one."""
+
+    def get(self, request: Request):
+        return json_success(request, {"reminders": unsent_reminders(request.user)})
+
+    @uses_params(CreateReminderParams)
+    def post(self, request: Request):
+        params = parse_params(CreateReminderParams, request)
+        reminder = check_schedule_reminder(
+            request.user,
+            params.message_id,
+            scheduled_delivery_timestamp=params.scheduled_delivery_timestamp,
+            note=params.note,
+            client=_client(request),
+            acting_user=request.user,
+        )
+        return json_success(request, {"reminder_id": reminder.id})
+
+
+class ReminderView(ApiView):
+    """DELETE /reminders/{reminder_id}."""
+
+    def delete(self, request: Request, reminder_id: int):
+        do_delete_reminder(request.user, reminder_id, acting_user=request.user)
         return json_success(request)

@@ -52,3 +52,37 @@ def test_a_scheduled_message_is_sent_by_the_worker_when_due(transactional_db, li
         ("add", None),
         ("remove", created["scheduled_message_id"]),
     ]
+
+
+def test_a_reminder_comes_from_the_notification_bot_when_due(transactional_db, live_server_factory, people):
+    _, owner, member = people
+    server = live_server_factory(TASK_WORKER="1")
+    client = zulip.Client(email=member.delivery_email, api_key=member.api_key, site=server.url)
+    message_id = client.send_message({"type": "private", "to": [owner.id], "content": "Call the plumber"})["id"]
+    queue = client.register(event_types=["reminders", "message"])
+    assert queue["reminders"] == []
+
+    due = int(time.time()) + 3
+    request = {"message_id": message_id, "scheduled_delivery_timestamp": due, "note": "before noon"}
+    created = client.call_endpoint(url="reminders", method="POST", request=request)
+    assert created["result"] == "success", created
+    [listed] = client.call_endpoint(url="reminders", method="GET")["reminders"]
+    assert (listed["reminder_id"], listed["reminder_target_message_id"]) == (created["reminder_id"], message_id)
+
+    deadline = time.monotonic() + 30
+    events: list[dict] = []
+    while not any(e["type"] == "message" for e in events) and time.monotonic() < deadline:
+        events = client.get_events(queue_id=queue["queue_id"], last_event_id=-1, dont_block=True)["events"]
+        time.sleep(0.5)
+    [notice] = [e for e in events if e["type"] == "message"]
+    delivered = notice["message"]
+    assert delivered["sender_full_name"] == "Notification Bot", server.log()[-3000:]
+    assert "before noon" in delivered["content"]
+    assert "Call the plumber" in delivered["content"]
+    assert "read" not in notice["flags"]
+    while len(events) < 3 and time.monotonic() < deadline:
+        events = client.get_events(queue_id=queue["queue_id"], last_event_id=-1, dont_block=True)["events"]
+        time.sleep(0.2)
+    kinds = [(e["type"], e.get("op")) for e in events]
+    assert kinds == [("reminders", "add"), ("message", None), ("reminders", "remove")]
+    assert client.call_endpoint(url="reminders", method="GET")["reminders"] == []

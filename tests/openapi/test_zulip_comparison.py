@@ -21,6 +21,7 @@ KNOWN_STRICTER = {
     "POST /channel_folders/create",
     "POST /drafts",
     "POST /mobile_push/register",
+    "POST /reminders",
 }
 
 

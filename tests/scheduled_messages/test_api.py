@@ -2,13 +2,10 @@
 their rules (Zulip's), another person's and another organization's, their events and the
 `scheduled_messages` state of POST /register; and the task worker sending them when due."""
 
-import time
 from datetime import timedelta
 
 import pytest
-from django.utils import timezone
 
-from apps.events.models import OutboxEvent
 from apps.messages.models import Message, UserMessage
 from apps.scheduled_messages.actions import deliver_due_scheduled_messages
 from apps.scheduled_messages.models import ScheduledMessage
@@ -16,17 +13,9 @@ from apps.subscriptions.actions.channels import do_deactivate_stream
 from apps.subscriptions.actions.subscriptions import bulk_remove_subscriptions
 from apps.users.actions.activation import do_deactivate_user
 from tests.api import api_for, assert_error, assert_success
+from tests.scheduled_messages.support import db_state, in_an_hour, make_due, refused
 
 api = api_for
-
-
-@pytest.fixture
-def design(make_stream, member, admin):
-    return make_stream("design", member, admin)
-
-
-def in_an_hour() -> int:
-    return int(time.time()) + 3600
 
 
 def schedule(user, **params) -> int:
@@ -36,24 +25,6 @@ def schedule(user, **params) -> int:
 
 def listed(user) -> list[dict]:
     return assert_success(api(user).get("/scheduled_messages"))["scheduled_messages"]
-
-
-def db_state() -> dict:
-    return {
-        "scheduled": list(ScheduledMessage.objects.order_by("id").values()),
-        "messages": list(Message.objects.order_by("id").values_list("id", flat=True)),
-        "events": OutboxEvent.objects.count(),
-    }
-
-
-def refused(user, method: str, path: str, params: dict, msg: str, status: int = 400, code: str = "BAD_REQUEST"):
-    before = db_state()
-    assert_error(api(user).request(method, path, params), status, code, msg)
-    assert db_state() == before
-
-
-def make_due(scheduled_id: int, ago: timedelta = timedelta(seconds=1)) -> None:
-    ScheduledMessage.objects.filter(id=scheduled_id).update(scheduled_timestamp=timezone.now() - ago)
 
 
 # --- scheduling and listing -----------------------------------------------------------------------
