@@ -23,6 +23,7 @@ API_URLCONFS = [
     "apps.scheduled_messages.urls",
     "apps.snippets.urls",
     "apps.bot_storage.urls",
+    "apps.bots.urls",
     "apps.push.urls",
     "apps.uploads.urls",
     "apps.invites.urls",

@@ -30,17 +30,25 @@ OUTBOX_RETENTION = timedelta(minutes=10)
 SUPERSEDED_EVENT_TYPES = {"muted_topics": "user_topic"}
 
 
-def queue_options(params: QueueParams, *, lifespan_secs: int) -> QueueOptions:
+def queue_options(params: QueueParams, *, lifespan_secs: int, user=None) -> QueueOptions:
+    """The options of a new queue. With `user`, a bot's defaults (Zulip's) apply where the request
+    says nothing: its default_all_public_streams, and a narrow to its default_events_register_stream."""
+    all_public_streams, narrow = params.all_public_streams, tuple(params.narrow)
+    if user is not None and user.is_bot:
+        if "all_public_streams" not in params.model_fields_set:
+            all_public_streams = user.default_all_public_streams
+        if not narrow and user.default_events_register_stream_id is not None:
+            narrow = (("channel", user.default_events_register_stream.name, False),)
     event_types = None
     if params.event_types is not None:
         event_types = frozenset(params.event_types)
         event_types -= {old for old, new in SUPERSEDED_EVENT_TYPES.items() if new in event_types}
     return QueueOptions(
         event_types=event_types,
-        narrow=tuple(params.narrow),
+        narrow=narrow,
         apply_markdown=params.apply_markdown,
         client_gravatar=params.client_gravatar,
-        all_public_streams=params.all_public_streams,
+        all_public_streams=all_public_streams,
         slim_presence=params.slim_presence,
         include_subscribers=params.include_subscribers,
         client_capabilities=params.client_capabilities,

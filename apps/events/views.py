@@ -21,7 +21,7 @@ class RegisterView(ApiView):
     @uses_params(RegisterParams, returns=RegisterAnswer)
     def post(self, request: Request):
         params = parse_params(RegisterParams, request)
-        options = queue_options(params, lifespan_secs=params.requested_lifespan_secs())
+        options = queue_options(params, lifespan_secs=params.requested_lifespan_secs(), user=request.user)
         # fetch_event_types defaults to event_types; sent as null it means everything.
         fetch_types = params.fetch_event_types if "fetch_event_types" in params.model_fields_set else params.event_types
         queue_id, state = do_register_queue(request.user, options, fetch_types)

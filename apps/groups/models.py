@@ -70,6 +70,8 @@ REALM_SETTINGS = {
     "can_resolve_topics_group": GroupSetting(default=SystemGroups.EVERYONE, allow_everyone_group=True),
     "can_add_custom_emoji_group": GroupSetting(default=SystemGroups.MEMBERS, allow_everyone_group=False),
     "can_mention_many_users_group": GroupSetting(default=SystemGroups.ADMINISTRATORS, allow_everyone_group=True),
+    "can_create_bots_group": GroupSetting(default=SystemGroups.MEMBERS, allow_everyone_group=False),
+    "can_create_write_only_bots_group": GroupSetting(default=SystemGroups.MEMBERS, allow_everyone_group=False),
 }
 
 

@@ -224,6 +224,8 @@ class UpdateRealmParams(Params):
     can_resolve_topics_group: Json[Any] = None
     can_add_custom_emoji_group: Json[Any] = None
     can_mention_many_users_group: Json[Any] = None
+    can_create_bots_group: Json[Any] = None
+    can_create_write_only_bots_group: Json[Any] = None
 
     _groups = field_validator(*REALM_SETTINGS)(parse_setting_change_field)
 

@@ -313,7 +313,12 @@ def alert_word_users(realm_id: int, user_ids: Collection[int]) -> dict[str, set[
 
 
 def access_stream_for_sending(sender: User, to: Any) -> Stream:
-    """The channel `to` names (id, name, or a one-item list of either), if the sender may post."""
+    """The channel `to` names (id, name, or a one-item list of either), if the sender may post; none
+    named (None, "" or []), the sender's default_sending_stream (a bot's, as in Zulip)."""
+    if to is None or to in ("", []):
+        if sender.default_sending_stream_id is None:
+            raise JsonableError("Missing channel")
+        to = sender.default_sending_stream_id
     if isinstance(to, list):
         if len(to) != 1:
             raise JsonableError("Expected exactly one channel")

@@ -172,8 +172,9 @@ class RenderMessageParams(Params):
 
 class SendMessageParams(Params):
     type: Literal["stream", "channel", "private", "direct"]
-    # A channel name or id, or user ids / emails: JSON when it parses, else the raw text.
-    to: JsonOrText
+    # A channel name or id, or user ids / emails: JSON when it parses, else the raw text. A bot may
+    # leave a channel out: its default_sending_stream is meant.
+    to: JsonOrText | None = None
     topic: str | None = None
     subject: str | None = None
     content: str

@@ -72,6 +72,8 @@ class Realm(models.Model):
     can_move_messages_between_channels_group = group_setting("Who may move messages to another channel.")
     can_resolve_topics_group = group_setting("Who may mark topics resolved (and unresolved).")
     can_add_custom_emoji_group = group_setting("Who may add custom emoji.")
+    can_create_bots_group = group_setting("Who may create bots of every kind.")
+    can_create_write_only_bots_group = group_setting("Who may create incoming webhook bots (bots that only post).")
     can_mention_many_users_group = group_setting(
         "Who may use wildcard mentions (@all, @topic) in channels and topics with more than 15 people."
     )

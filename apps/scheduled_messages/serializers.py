@@ -3,7 +3,7 @@ and reminder objects."""
 
 from typing import Any, Literal
 
-from apps.core.params import Json, Params
+from apps.core.params import Id, Json, Params
 from apps.scheduled_messages.models import ScheduledMessage
 
 # Zulip's names of a message's type: "channel" and "direct" are the newer ones.
@@ -28,7 +28,7 @@ class UpdateScheduledMessageParams(Params):
 
 
 class CreateReminderParams(Params):
-    message_id: Json[int]
+    message_id: Json[Id]
     scheduled_delivery_timestamp: Json[int]
     note: str | None = None
 

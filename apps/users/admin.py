@@ -177,8 +177,10 @@ class BotAdmin(AccountAdmin):
     form = BotForm
     list_display = ("full_name", "delivery_email", "realm", "bot_type", "bot_owner", "is_active", "date_joined")
     list_filter = ("realm", "bot_type", "is_active")
-    fields = (*AccountAdmin.readonly_fields, "bot_type", "bot_owner", "full_name", "role")
-    readonly_fields = (*AccountAdmin.readonly_fields, "bot_type", "bot_owner")
+    # Its defaults are its owner's to set (PATCH /bots/{id}): shown here.
+    defaults = ("default_sending_stream", "default_events_register_stream", "default_all_public_streams")
+    fields = (*AccountAdmin.readonly_fields, "bot_type", "bot_owner", *defaults, "full_name", "role")
+    readonly_fields = (*AccountAdmin.readonly_fields, "bot_type", "bot_owner", *defaults)
     inlines = (BotServiceInline,)
     actions = (*AccountAdmin.actions, "rotate_service_token")
 

@@ -1,8 +1,9 @@
-"""Users' part of the event system: the "realm_user", "custom_profile_fields", "user_settings" and
-"realm_user_settings_defaults" initial state (with Zulip's legacy top-level settings), and how user
+"""Users' part of the event system: the "realm_user", "realm_bot", "custom_profile_fields",
+"user_settings" and "realm_user_settings_defaults" initial state (with Zulip's legacy top-level settings), and how user
 events adapt to a queue's `client_gravatar`."""
 
 from apps.events.registry import QueueOptions, StateContext, event_transform, initial_state
+from apps.users.bots import administered_bots, bot_dicts
 from apps.users.models import DEFAULT_EXTERNAL_ACCOUNTS, CustomProfileField
 from apps.users.selectors import (
     avatar_url,
@@ -54,6 +55,13 @@ def realm_user_state(context: StateContext) -> dict:
         "avatar_url": avatar_url(me),
         "avatar_url_medium": avatar_url(me, medium=True),
     }
+
+
+@initial_state("realm_bot")
+def realm_bot_state(context: StateContext) -> dict:
+    """The bots the user administers (Zulip's realm_bots): every bot with an owner, for
+    administrators; their own, for everyone else."""
+    return {"realm_bots": bot_dicts(administered_bots(context.user))}
 
 
 @initial_state("custom_profile_fields")

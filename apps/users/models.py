@@ -59,6 +59,15 @@ class User(AbstractBaseUser, PermissionsMixin, UserBaseSettings):
 
     bot_type = models.PositiveSmallIntegerField(choices=BotType.choices, null=True, blank=True)
     bot_owner = models.ForeignKey("self", on_delete=models.SET_NULL, null=True, blank=True, related_name="owned_bots")
+    # Bots' defaults (Zulip's): the channel a bot posts to when it names none, the channel whose
+    # events it registers for, and whether it registers for every public channel's.
+    default_sending_stream = models.ForeignKey(
+        "subscriptions.Stream", on_delete=models.SET_NULL, null=True, blank=True, related_name="+"
+    )
+    default_events_register_stream = models.ForeignKey(
+        "subscriptions.Stream", on_delete=models.SET_NULL, null=True, blank=True, related_name="+"
+    )
+    default_all_public_streams = models.BooleanField(default=False, db_default=False)
 
     avatar_source = models.CharField(max_length=1, choices=AvatarSource.choices, default=AvatarSource.GRAVATAR)
     avatar_version = models.PositiveIntegerField(default=1)
@@ -90,6 +99,11 @@ class User(AbstractBaseUser, PermissionsMixin, UserBaseSettings):
                 include=["full_name"],
                 condition=models.Q(is_active=True),
                 name="users_user_directory",
+            ),
+            # The bots someone administers (realm_bots of POST /register): an organization's bots,
+            # or one owner's, without reading its people.
+            models.Index(
+                fields=["realm", "bot_owner"], condition=models.Q(bot_type__isnull=False), name="users_user_bots"
             ),
         ]
 

@@ -50,6 +50,7 @@ INSTALLED_APPS = [
     "apps.scheduled_messages",
     "apps.snippets",
     "apps.bot_storage",
+    "apps.bots",
     "apps.push",
     "apps.uploads",
     "apps.webhooks",

@@ -110,6 +110,9 @@ def test_only_about_a_message_one_may_read_in_the_future_with_a_short_note(
             "Scheduled delivery time must be in the future.")  # fmt: skip
     too_long = {"message_id": visible, "scheduled_delivery_timestamp": future, "note": "n" * 1001}
     refused(member, "POST", "/reminders", too_long, "Maximum reminder note length: 1000 characters")
+    for bad_id, msg in ((2**63, "message_id is too large"), (0, "message_id is too small")):
+        refused(member, "POST", "/reminders", {"message_id": bad_id, "scheduled_delivery_timestamp": future}, msg,
+                code="REQUEST_VARIABLE_INVALID")  # fmt: skip
     body = assert_error(api(member).post("/reminders", {"scheduled_delivery_timestamp": future}), 400,
                         "REQUEST_VARIABLE_MISSING", "Missing 'message_id' argument")  # fmt: skip
     assert body["var_name"] == "message_id"

@@ -9,7 +9,7 @@ from typing import Any
 from django.db import connection, transaction
 from django.utils import timezone
 
-from apps.core.errors import ErrorCode, JsonableError
+from apps.core.errors import ErrorCode, JsonableError, MissingArgumentError
 from apps.events.publish import send_event_on_commit
 from apps.events.serializers import MAX_QUEUE_LIFESPAN_SECS
 from apps.groups.selectors import has_realm_permission
@@ -141,6 +141,8 @@ def check_send_message(
             sender, stream=stream, topic=normalize_topic(topic, stream, sender.realm), content=content, client=client,
             read_by_sender=read_by_sender, local_id=local_id, acting_user=acting_user,
         )  # fmt: skip
+    if to is None:
+        raise MissingArgumentError("to")
     others = [u for u in access_dm_recipients(sender, to) if u.id != sender.id]
     return do_send_message(
         sender, dm_with=others, content=content, client=client, read_by_sender=read_by_sender, local_id=local_id,

@@ -2,6 +2,7 @@
 
 import re
 import secrets
+from typing import Any
 
 from django.contrib.auth.password_validation import validate_password
 from django.core.exceptions import ValidationError
@@ -13,6 +14,7 @@ from apps.realms.audit import audit
 from apps.realms.models import AuditLogEventType, EmailVisibility, Realm
 from apps.users.actions.notify import send_user_added
 from apps.users.actions.realm_defaults import new_user_settings
+from apps.users.bots import send_bot_added
 from apps.users.errors import EmailInUseError
 from apps.users.hooks import person_created, user_created
 from apps.users.models import BotService, BotType, Role, User
@@ -103,6 +105,9 @@ def do_create_user(
     bot_type: int | None = None,
     bot_owner: User | None = None,
     service_url: str | None = None,
+    service_name: str | None = None,
+    service_interface: int = BotService.Interface.GENERIC,
+    bot_defaults: dict[str, Any] | None = None,
     system_bot: bool = False,
     welcome_message_custom_text: str | None = None,
     join_default_channels: bool = True,
@@ -110,7 +115,9 @@ def do_create_user(
 ) -> User:
     """Create a user or bot with a fresh API key.
 
-    A `system_bot` is a bot of the server's own, without an owner (do_create_system_bot_once).
+    A `system_bot` is a bot of the server's own, without an owner (do_create_system_bot_once). A
+    service bot's service is reached at `service_url` (named `service_name`, else as the bot);
+    `bot_defaults` are a bot's default_* fields (its default channels, checked by the caller).
     `welcome_message_custom_text` (an invitation's text) and `join_default_channels` (a person joins
     the organization's default channels, unless their invitation link says otherwise) are passed on
     to the person_created hooks.
@@ -120,7 +127,8 @@ def do_create_user(
     transaction. People start with the organization's defaults for new users (their settings,
     email visibility included); bots with Zulip's defaults, their email shown to all.
     Audit: USER_CREATED {role}. Emits: realm_user/add to the organization, then what the
-    user_created hooks (and, for a person, the person_created hooks) send.
+    user_created hooks (and, for a person, the person_created hooks) send; for a bot with an owner,
+    realm_bot/add to those who administer it.
     """
     email = check_email(email)
     full_name = check_full_name(full_name)
@@ -144,6 +152,7 @@ def do_create_user(
         bot_owner=bot_owner,
         api_key=generate_api_key(),
         **settings,
+        **(bot_defaults or {}),
     )
     if password:
         try:
@@ -160,7 +169,13 @@ def do_create_user(
         except IntegrityError:
             raise EmailInUseError(email) from None  # created meanwhile by another request
         if service_url:
-            BotService.objects.create(bot=user, name=full_name, base_url=service_url, token=generate_api_key())
+            BotService.objects.create(
+                bot=user,
+                name=service_name or full_name,
+                base_url=service_url,
+                interface=service_interface,
+                token=generate_api_key(),
+            )
         audit(
             realm,
             AuditLogEventType.USER_CREATED,
@@ -172,6 +187,8 @@ def do_create_user(
         user_created.call(user)
         if bot_type is None:
             person_created.call(user, welcome_message_custom_text, join_default_channels)
+        elif bot_owner is not None:
+            send_bot_added(user)
     return user
 
 
