@@ -24,6 +24,7 @@ API_URLCONFS = [
     "apps.snippets.urls",
     "apps.bot_storage.urls",
     "apps.bots.urls",
+    "apps.navigation_views.urls",
     "apps.push.urls",
     "apps.uploads.urls",
     "apps.invites.urls",

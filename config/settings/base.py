@@ -49,6 +49,7 @@ INSTALLED_APPS = [
     "apps.drafts",
     "apps.scheduled_messages",
     "apps.snippets",
+    "apps.navigation_views",
     "apps.bot_storage",
     "apps.bots",
     "apps.push",
