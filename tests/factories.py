@@ -134,7 +134,9 @@ def realm_admin_form(realm: Realm, **changes) -> dict:
         "moderation_request_channel": realm.moderation_request_channel_id or "",
         **{name: getattr(realm, f"{name}_id") for name in REALM_SETTINGS},
     }
-    for name in ("password_auth_enabled", "allow_message_editing", "enable_read_receipts"):
+    booleans = ("password_auth_enabled", "allow_message_editing", "enable_read_receipts",
+                "emails_restricted_to_domains", "disallow_disposable_email_addresses")  # fmt: skip
+    for name in booleans:
         if getattr(realm, name):
             form[name] = "on"
     return {**form, **changes}

@@ -7,16 +7,18 @@ from typing import Any
 
 from django.db import transaction
 
-from apps.bots.selectors import CREATABLE_BOT_TYPES, allowed_bot_types, bot_name_in_use
+from apps.bots.selectors import CREATABLE_BOT_TYPES, allowed_bot_types
 from apps.core.errors import JsonableError, OrganizationAdministratorRequiredError, OrganizationOwnerRequiredError
+from apps.realms.models import Realm
 from apps.subscriptions.selectors import access_stream_by_name
 from apps.users.actions.activation import do_deactivate_user
 from apps.users.actions.bot_services import do_change_bot_defaults, do_update_bot_service
 from apps.users.actions.create_user import check_email, check_full_name, check_service_url, do_create_user
 from apps.users.actions.roles import check_change_user_role
 from apps.users.actions.user_settings import do_change_bot_owner, do_change_full_name, do_change_user_delivery_email
+from apps.users.errors import EmailInUseError
 from apps.users.models import BotService, BotType, Role, User
-from apps.users.selectors import delivery_email_in_use, fake_email_domain
+from apps.users.selectors import active_name_in_use, delivery_email_in_use, fake_email_domain
 
 
 def bot_email(realm, short_name: str) -> str:
@@ -58,6 +60,13 @@ def _bot_defaults(user: User, given: dict[str, Any]) -> dict[str, Any]:
     return defaults
 
 
+def _lock_names(realm_id: int) -> None:
+    """Hold the organization's row until the transaction ends: two requests naming bots alike (or
+    giving them one address) take turns, so the second sees the first's."""
+    Realm.objects.select_for_update().filter(id=realm_id).values_list("id", flat=True).first()
+
+
+@transaction.atomic
 def check_create_bot(
     owner: User,
     *,
@@ -80,9 +89,10 @@ def check_create_bot(
     full_name = check_full_name(full_name)
     if bot_type == BotType.EMBEDDED:
         raise JsonableError("Embedded bots are not enabled.")
+    _lock_names(realm.id)
     if delivery_email_in_use(realm, email):
         raise JsonableError("Email is already in use.")
-    if bot_name_in_use(realm.id, full_name):
+    if active_name_in_use(realm.id, full_name):
         raise JsonableError("Name is already in use.")
     allowed = allowed_bot_types(owner)
     if not allowed or (bot_type in CREATABLE_BOT_TYPES and bot_type not in allowed):
@@ -97,18 +107,24 @@ def check_create_bot(
     service_url = None
     if bot_type == BotType.OUTGOING_WEBHOOK:
         service_url = _check_payload_url("payload_url", payload_url)
-    return do_create_user(
-        realm,
-        email,
-        full_name,
-        bot_type=bot_type,
-        bot_owner=owner,
-        service_url=service_url,
-        service_name=service_name or short_name.strip(),
-        service_interface=interface_type,
-        bot_defaults=bot_defaults,
-        acting_user=owner,
-    )
+    limit = BotService._meta.get_field("name").max_length
+    if service_name and len(service_name) > limit:
+        raise JsonableError(f"service_name is too long (limit: {limit} characters)")
+    try:
+        return do_create_user(
+            realm,
+            email,
+            full_name,
+            bot_type=bot_type,
+            bot_owner=owner,
+            service_url=service_url,
+            service_name=service_name or short_name.strip()[:limit],
+            service_interface=interface_type,
+            bot_defaults=bot_defaults,
+            acting_user=owner,
+        )
+    except EmailInUseError:
+        raise JsonableError("Email is already in use.") from None
 
 
 @transaction.atomic
@@ -127,9 +143,10 @@ def check_update_bot(
     """PATCH /bots/{id} by someone who administers the bot (access_bot_by_id): every change asked,
     or none when one is refused (Zulip's checks and texts). A name or an address that stays the same
     changes nothing."""
+    _lock_names(bot.realm_id)
     if full_name is not None and full_name.strip() != bot.full_name:
         name = check_full_name(full_name)
-        if bot_name_in_use(bot.realm_id, name, exclude=bot):
+        if active_name_in_use(bot.realm_id, name, exclude=bot):
             raise JsonableError("Name is already in use.")
         do_change_full_name(bot, name, acting_user=acting_user)
     if short_name is not None:
@@ -137,7 +154,10 @@ def check_update_bot(
         if email.lower() != bot.delivery_email.lower():
             if delivery_email_in_use(bot.realm, email, exclude=bot):
                 raise JsonableError("Email address already in use")
-            do_change_user_delivery_email(bot, email, acting_user=acting_user)
+            try:
+                do_change_user_delivery_email(bot, email, acting_user=acting_user)
+            except EmailInUseError:  # taken meanwhile by a change that does not take the lock (a person's)
+                raise JsonableError("Email address already in use") from None
     if role is not None and role != bot.role:
         if Role.OWNER in (role, bot.role) and not acting_user.is_owner:
             raise OrganizationOwnerRequiredError()

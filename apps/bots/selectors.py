@@ -41,12 +41,3 @@ def allowed_bot_types(user: User) -> list[int]:
     if has_realm_permission(user, "can_create_write_only_bots_group"):
         return [BotType.INCOMING_WEBHOOK]
     return []
-
-
-def bot_name_in_use(realm_id: int, full_name: str, *, exclude: User | None = None) -> bool:
-    """Whether another active user or bot of the organization has exactly this name (Zulip's
-    check_bot_name_available)."""
-    same = User.objects.filter(realm_id=realm_id, full_name=full_name, is_active=True)
-    if exclude is not None:
-        same = same.exclude(id=exclude.id)
-    return same.exists()

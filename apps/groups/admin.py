@@ -214,7 +214,7 @@ class RealmWithGroupSettingsForm(RealmForm):
 
 class RealmWithGroupSettingsAdmin(RealmAdmin):
     form = RealmWithGroupSettingsForm
-    fields = ("string_id", "url", *EDITABLE, *REALM_SETTINGS, "date_created", "deactivated")
+    fields = ("string_id", "url", *EDITABLE, *REALM_SETTINGS, "allowed_domains", "date_created", "deactivated")
 
     def save_model(self, request, obj: Realm, form, change: bool) -> None:
         super().save_model(request, obj, form, change)

@@ -176,6 +176,8 @@ PLAIN_REALM_SETTINGS = (
     "enable_read_receipts",
     "topics_policy",
     "waiting_period_threshold",
+    "emails_restricted_to_domains",
+    "disallow_disposable_email_addresses",
 )
 TIME_LIMIT_SETTINGS = (
     "message_content_edit_limit_seconds",
@@ -210,6 +212,8 @@ class UpdateRealmParams(Params):
     enable_read_receipts: Json[bool] | None = None
     topics_policy: one_of(*Realm.TopicsPolicy.values) | None = None
     waiting_period_threshold: Json[Annotated[int, Field(ge=0, le=MAX_WAITING_PERIOD_DAYS)]] | None = None
+    emails_restricted_to_domains: Json[bool] | None = None
+    disallow_disposable_email_addresses: Json[bool] | None = None
     message_content_edit_limit_seconds: str | None = None
     message_content_delete_limit_seconds: str | None = None
     move_messages_within_stream_limit_seconds: str | None = None

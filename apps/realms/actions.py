@@ -3,14 +3,15 @@
 import re
 from typing import TYPE_CHECKING, Any
 
-from django.db import models, transaction
+from django.db import IntegrityError, models, transaction
 
 from apps.core.errors import JsonableError
-from apps.events.publish import forget_credentials_on_commit
+from apps.events.publish import Everyone, forget_credentials_on_commit, send_event_on_commit
 from apps.realms.audit import audit, changed
+from apps.realms.domains import check_domain
 from apps.realms.hooks import realm_created, realm_settings_changed
-from apps.realms.models import AuditLogEventType, Realm
-from apps.realms.selectors import realm_string_id_in_use
+from apps.realms.models import AuditLogEventType, Realm, RealmDomain
+from apps.realms.selectors import realm_domains, realm_string_id_in_use
 
 if TYPE_CHECKING:
     from apps.users.models import User
@@ -96,6 +97,8 @@ CHANGEABLE_SETTINGS = (
     "enable_read_receipts",
     "topics_policy",
     "waiting_period_threshold",
+    "emails_restricted_to_domains",
+    "disallow_disposable_email_addresses",
     # A channel of the organization's, or None (apps.subscriptions checks the channel first:
     # check_moderation_request_channel); given and stored as the channel, sent on as its id.
     "moderation_request_channel",
@@ -134,3 +137,68 @@ def do_change_realm_settings(realm: Realm, changes: dict, *, acting_user: "User 
             )
         realm_settings_changed.call(realm, {name: _stored(value) for name, value in changes.items()})
         forget_credentials_on_commit(realm_ids=[realm.id])
+
+
+# --- allowed domains ------------------------------------------------------------------------------
+
+
+def _domain_changed(realm: Realm, event_type: AuditLogEventType, key: str, value: Any, *, acting_user) -> None:
+    audit(realm, event_type, extra_data={"realm_domains": realm_domains(realm), key: value}, acting_user=acting_user)
+
+
+@transaction.atomic
+def do_add_realm_domain(
+    realm: Realm, domain: str, allow_subdomains: bool, *, acting_user: "User | None"
+) -> RealmDomain:
+    """Allow a domain (checked: check_domain); "The domain ... is already a part of your
+    organization." for one it has.
+
+    Audit: REALM_DOMAIN_ADDED. Emits: realm_domains/add {realm_domain} to the organization."""
+    domain = check_domain(domain)
+    if RealmDomain.objects.filter(realm=realm, domain=domain).exists():
+        raise JsonableError(f"The domain {domain} is already a part of your organization.")
+    try:
+        with transaction.atomic():
+            row = RealmDomain.objects.create(realm=realm, domain=domain, allow_subdomains=allow_subdomains)
+    except IntegrityError:
+        raise JsonableError(f"The domain {domain} is already a part of your organization.") from None
+    shape = {"domain": domain, "allow_subdomains": allow_subdomains}
+    _domain_changed(realm, AuditLogEventType.REALM_DOMAIN_ADDED, "added_domain", shape, acting_user=acting_user)
+    send_event_on_commit(realm, {"type": "realm_domains", "op": "add", "realm_domain": shape}, Everyone())
+    return row
+
+
+def access_realm_domain(realm: Realm, domain: str) -> RealmDomain:
+    """The organization's allowed domain, as written; else Zulip's "No entry found for domain ..."."""
+    row = RealmDomain.objects.select_for_update().filter(realm=realm, domain=domain).first()
+    if row is None:
+        raise JsonableError(f"No entry found for domain {domain}.")
+    return row
+
+
+@transaction.atomic
+def do_change_realm_domain(realm: Realm, domain: str, allow_subdomains: bool, *, acting_user: "User | None") -> None:
+    """Audit: REALM_DOMAIN_CHANGED. Emits: realm_domains/change {realm_domain} to the organization."""
+    row = access_realm_domain(realm, domain)
+    row.allow_subdomains = allow_subdomains
+    row.save(update_fields=["allow_subdomains"])
+    shape = {"domain": row.domain, "allow_subdomains": allow_subdomains}
+    _domain_changed(realm, AuditLogEventType.REALM_DOMAIN_CHANGED, "changed_domain", shape, acting_user=acting_user)
+    send_event_on_commit(realm, {"type": "realm_domains", "op": "change", "realm_domain": shape}, Everyone())
+
+
+@transaction.atomic
+def do_remove_realm_domain(realm: Realm, domain: str, *, acting_user: "User | None") -> None:
+    """The last domain removed, the organization no longer restricts addresses to domains (which
+    would refuse every address), as Zulip's.
+
+    Audit: REALM_DOMAIN_REMOVED. Emits: realm/update emails_restricted_to_domains (then), and
+    realm_domains/remove {domain} to the organization."""
+    row = access_realm_domain(realm, domain)
+    shape = {"domain": row.domain, "allow_subdomains": row.allow_subdomains}
+    row.delete()
+    _domain_changed(realm, AuditLogEventType.REALM_DOMAIN_REMOVED, "removed_domain", shape, acting_user=acting_user)
+    restricted = Realm.objects.filter(id=realm.id).values_list("emails_restricted_to_domains", flat=True).get()
+    if restricted and not RealmDomain.objects.filter(realm=realm).exists():
+        do_change_realm_settings(realm, {"emails_restricted_to_domains": False}, acting_user=acting_user)
+    send_event_on_commit(realm, {"type": "realm_domains", "op": "remove", "domain": row.domain}, Everyone())

@@ -10,7 +10,7 @@ from apps.realms.actions import (
     do_change_realm_settings,
     do_set_realm_deactivated,
 )
-from apps.realms.models import Realm, RealmAuditLog
+from apps.realms.models import Realm, RealmAuditLog, RealmDomain
 
 # What staff edit here: every setting the action changes.
 EDITABLE = CHANGEABLE_SETTINGS
@@ -52,8 +52,8 @@ class RealmAdmin(admin.ModelAdmin):
     list_display = ("display_string_id", "name", "url", "active_users", "deactivated", "date_created")
     list_filter = ("deactivated", "password_auth_enabled")
     search_fields = ("string_id", "name")
-    readonly_fields = ("string_id", "url", "date_created", "deactivated")
-    fields = ("string_id", "url", *EDITABLE, "date_created", "deactivated")
+    readonly_fields = ("string_id", "url", "date_created", "deactivated", "allowed_domains")
+    fields = ("string_id", "url", *EDITABLE, "allowed_domains", "date_created", "deactivated")
     actions = ("deactivate", "reactivate")
     date_hierarchy = "date_created"
 
@@ -67,6 +67,11 @@ class RealmAdmin(admin.ModelAdmin):
     @admin.display(description="string id", ordering="string_id")
     def display_string_id(self, realm: Realm) -> str:
         return realm.string_id or "(default)"
+
+    @admin.display(description="allowed email domains")
+    def allowed_domains(self, realm: Realm) -> str:
+        """Its owners change them (/realm/domains); shown here."""
+        return ", ".join(str(row) for row in RealmDomain.objects.filter(realm=realm).order_by("id")) or "-"
 
     @admin.display(description="active users", ordering="_active_users")
     def active_users(self, realm: Realm) -> int:

@@ -1,4 +1,5 @@
-"""The organization's part of POST /register: the "realm" state, with its settings and the server's limits."""
+"""The organization's part of POST /register: the "realm" state, with its settings and the server's
+limits, and the "realm_domains" state (its allowed domains)."""
 
 from django.conf import settings
 
@@ -15,7 +16,7 @@ from apps.realms.limits import (
     MAX_TOPIC_LENGTH,
 )
 from apps.realms.models import Realm
-from apps.realms.selectors import realm_icon_url
+from apps.realms.selectors import realm_domains, realm_icon_url
 
 
 @initial_state("realm")
@@ -50,6 +51,8 @@ def realm_state(context: StateContext) -> dict:
         "realm_waiting_period_threshold": realm.waiting_period_threshold,
         # (realm_wildcard_mention_policy: apps.groups; max_file_upload_size_mib: apps.uploads.)
         "realm_enable_read_receipts": realm.enable_read_receipts,
+        "realm_emails_restricted_to_domains": realm.emails_restricted_to_domains,
+        "realm_disallow_disposable_email_addresses": realm.disallow_disposable_email_addresses,
         "max_topic_length": MAX_TOPIC_LENGTH,
         "max_message_length": MAX_MESSAGE_LENGTH,
         "max_reminder_note_length": MAX_REMINDER_NOTE_LENGTH,
@@ -63,3 +66,8 @@ def realm_state(context: StateContext) -> dict:
         "server_typing_started_wait_period_milliseconds": 30000,
         "zulip_plan_is_not_limited": True,
     }
+
+
+@initial_state("realm_domains")
+def realm_domains_state(context: StateContext) -> dict:
+    return {"realm_domains": realm_domains(context.user.realm)}

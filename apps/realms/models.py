@@ -142,6 +142,17 @@ class Realm(models.Model):
         help_text="What of a message's edit history people are shown.",
     )
 
+    emails_restricted_to_domains = models.BooleanField(
+        default=False,
+        db_default=False,
+        help_text="Whether only addresses of the organization's allowed domains (below) may join.",
+    )
+    disallow_disposable_email_addresses = models.BooleanField(
+        default=True,
+        db_default=True,
+        help_text="Whether disposable addresses are refused (when addresses are not restricted to domains).",
+    )
+
     class Meta:
         verbose_name = "organization"
 
@@ -180,6 +191,9 @@ class AuditLogEventType(models.IntegerChoices):
     REALM_PROPERTY_CHANGED = 207, "organization setting changed"
     REALM_CREATED = 215, "organization created"
     REALM_DEFAULT_USER_SETTINGS_CHANGED = 216, "default for new users changed"
+    REALM_DOMAIN_ADDED = 218, "allowed domain added"
+    REALM_DOMAIN_CHANGED = 219, "allowed domain changed"
+    REALM_DOMAIN_REMOVED = 220, "allowed domain removed"
     REALM_LINKIFIER_ADDED = 223, "linkifier added"
     REALM_LINKIFIER_CHANGED = 224, "linkifier changed"
     REALM_LINKIFIER_REMOVED = 225, "linkifier removed"
@@ -255,3 +269,20 @@ class RealmAuditLog(models.Model):
 
     def __str__(self) -> str:
         return f"{self.get_event_type_display()} at {self.event_time:%Y-%m-%d %H:%M:%S}"
+
+
+class RealmDomain(models.Model):
+    """A domain whose addresses may join an organization that restricts addresses to its domains
+    (emails_restricted_to_domains); with `allow_subdomains`, its subdomains' too. Stored lower-case."""
+
+    MAX_DOMAIN_LENGTH = 80
+
+    realm = models.ForeignKey(Realm, on_delete=models.CASCADE, related_name="domains")
+    domain = models.CharField(max_length=MAX_DOMAIN_LENGTH)
+    allow_subdomains = models.BooleanField(default=False)
+
+    class Meta:
+        constraints = [models.UniqueConstraint(fields=["realm", "domain"], name="realms_one_domain_per_realm")]
+
+    def __str__(self) -> str:
+        return f"{self.domain}{' (and subdomains)' if self.allow_subdomains else ''}"

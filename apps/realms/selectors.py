@@ -4,6 +4,7 @@ import hashlib
 import time
 from collections.abc import Collection
 from datetime import datetime
+from typing import Any
 
 from django.conf import settings
 from django.db.models import QuerySet
@@ -11,7 +12,7 @@ from django.http.request import split_domain_port
 
 from apps.core.cache import instance_copy
 from apps.core.errors import InvalidSubdomainError
-from apps.realms.models import Realm, RealmAuditLog
+from apps.realms.models import Realm, RealmAuditLog, RealmDomain
 from config.env import is_ip_address
 
 
@@ -108,3 +109,8 @@ def audit_log_entries(
     if event_types is not None:
         entries = entries.filter(event_type__in=event_types)
     return entries
+
+
+def realm_domains(realm: Realm) -> list[dict[str, Any]]:
+    """Zulip's realm_domains: the organization's allowed domains, in the order they were added."""
+    return list(RealmDomain.objects.filter(realm=realm).order_by("id").values("domain", "allow_subdomains"))

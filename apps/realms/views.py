@@ -5,11 +5,14 @@ from rest_framework.request import Request
 
 from apps.core.auth import realm_for_request
 from apps.core.markdown import render_markdown
+from apps.core.params import Json, Params, parse_params, uses_params
+from apps.core.permissions import IsAuthenticatedUser, IsOrganizationOwner
 from apps.core.responses import json_success
 from apps.core.version import PARLEY_VERSION
 from apps.core.views import ApiView
+from apps.realms.actions import do_add_realm_domain, do_change_realm_domain, do_remove_realm_domain
 from apps.realms.models import Realm
-from apps.realms.selectors import realm_icon_url
+from apps.realms.selectors import realm_domains, realm_icon_url
 
 EXTERNAL_AUTH_METHODS = (
     "dev",
@@ -62,3 +65,43 @@ class ServerSettingsView(ApiView):
                 "realm_web_public_access_enabled": False,
             },
         )
+
+
+class AddRealmDomainParams(Params):
+    domain: str
+    allow_subdomains: Json[bool]
+
+
+class ChangeRealmDomainParams(Params):
+    allow_subdomains: Json[bool]
+
+
+class RealmDomainsView(ApiView):
+    """GET /realm/domains: the organization's allowed domains, for everyone; POST: owners add one."""
+
+    method_permission_classes = {"post": [IsOrganizationOwner]}
+
+    def get(self, request: Request):
+        return json_success(request, {"domains": realm_domains(request.user.realm)})
+
+    @uses_params(AddRealmDomainParams)
+    def post(self, request: Request):
+        params = parse_params(AddRealmDomainParams, request)
+        row = do_add_realm_domain(request.user.realm, params.domain, params.allow_subdomains, acting_user=request.user)
+        return json_success(request, {"new_domain": [row.id, row.domain]})
+
+
+class RealmDomainView(ApiView):
+    """PATCH and DELETE /realm/domains/{domain}: owners only."""
+
+    permission_classes = [IsAuthenticatedUser, IsOrganizationOwner]
+
+    @uses_params(ChangeRealmDomainParams)
+    def patch(self, request: Request, domain: str):
+        params = parse_params(ChangeRealmDomainParams, request)
+        do_change_realm_domain(request.user.realm, domain, params.allow_subdomains, acting_user=request.user)
+        return json_success(request)
+
+    def delete(self, request: Request, domain: str):
+        do_remove_realm_domain(request.user.realm, domain, acting_user=request.user)
+        return json_success(request)

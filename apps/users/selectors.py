@@ -250,6 +250,15 @@ def active_service_bot_ids(realm_id: int, user_ids: Iterable[int]) -> set[int]:
     return set(bots.values_list("id", flat=True))
 
 
+def active_name_in_use(realm_id: int, full_name: str, *, exclude: User | None = None) -> bool:
+    """Whether another active user or bot of the organization has exactly this name (Zulip's
+    check_bot_name_available: a bot's name is its own among the active)."""
+    same = User.objects.filter(realm_id=realm_id, full_name=full_name, is_active=True)
+    if exclude is not None:
+        same = same.exclude(id=exclude.id)
+    return same.exists()
+
+
 def delivery_email_in_use(realm: Realm, email: str, *, exclude: User | None = None) -> bool:
     """Whether another user of the organization has this address (compared without case)."""
     existing = User.objects.filter(realm=realm, delivery_email__iexact=email)

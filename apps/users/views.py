@@ -7,7 +7,7 @@ from apps.core.params import parse_params, uses_params
 from apps.core.permissions import IsAuthenticatedUser, IsHuman, IsOrganizationAdministrator
 from apps.core.responses import json_success
 from apps.core.views import ApiView
-from apps.users.actions.activation import check_deactivate_own_user, check_deactivate_user, do_reactivate_user
+from apps.users.actions.activation import check_deactivate_own_user, check_deactivate_user, check_reactivate_user
 from apps.users.actions.create_user import check_create_user_by_admin
 from apps.users.actions.profile_data import check_remove_user_custom_profile_data, check_update_user_custom_profile_data
 from apps.users.actions.profile_fields import (
@@ -160,7 +160,7 @@ class UserByEmailView(UserView):
 class ReactivateUserView(ApiView):
     def post(self, request: Request, user_id: int):
         target = access_user_by_id(request.user, user_id, allow_deactivated=True, allow_bots=True, for_admin=True)
-        do_reactivate_user(target, acting_user=request.user)
+        check_reactivate_user(target, acting_user=request.user)
         return json_success(request)
 
 

@@ -270,3 +270,30 @@ def test_a_bot_posts_to_its_default_channel_when_it_names_none(make_stream, memb
                  "Missing channel")  # fmt: skip
     assert_error(api(member).post("/messages", {"type": "direct", "content": "hi"}), 400, "REQUEST_VARIABLE_MISSING",
                  "Missing 'to' argument")  # fmt: skip
+
+
+def test_what_does_not_fit_is_refused_not_stored(member):
+    long_url = json.dumps("https://example.com/" + "a" * 2000)
+    cases = [
+        ({"short_name": "x" * 250}, "Bad name or username"),  # an address past 254 characters
+        ({"bot_type": 3, "payload_url": long_url}, "Invalid payload_url: Value error, Not a URL"),
+        ({"bot_type": 3, "payload_url": "https://a.example.com/", "service_name": "s" * 101},
+         "service_name is too long (limit: 100 characters)"),
+    ]  # fmt: skip
+    for params, msg in cases:
+        refused(member, "POST", "/bots", {"full_name": "Build Bot", "short_name": "build", **params}, msg)
+    # A service named after a long short name is cut to fit.
+    answer = create(member, bot_type=3, payload_url="https://a.example.com/", short_name="s" * 150)
+    assert BotService.objects.get(bot_id=answer["user_id"]).name == "s" * 100
+    refused(member, "PATCH", f"/bots/{answer['user_id']}", {"service_payload_url": long_url},
+            "Invalid service_payload_url: Value error, Not a URL")  # fmt: skip
+
+
+def test_a_bot_is_reactivated_only_while_its_name_is_free(member, admin):
+    old_id = create(member, full_name="Twin")["user_id"]
+    assert_success(api(member).delete(f"/bots/{old_id}"))
+    create(member, full_name="Twin", short_name="twin2")
+    refused(admin, "POST", f"/users/{old_id}/reactivate", {},
+            'There is already an active bot named "Twin" in this organization. To reactivate this bot, you must '
+            "rename or deactivate the other one first.")  # fmt: skip
+    assert not User.objects.get(id=old_id).is_active

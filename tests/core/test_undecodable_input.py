@@ -24,7 +24,12 @@ from tests.api import ApiClient, assert_success, handlers_of
 # character, and digits that are not ASCII (Arabic-Indic one, two).
 BAD_PATH_VALUES = ["%00", "a%00b@example.com", "%ED%A0%80", "%FF", "%D9%A1%D9%A2"]
 # A valid value for each converter; the directory's regex routes take UUIDs.
-VALID_VALUES = {"id": "1", "str": "someone@example.com", None: "00000000-0000-4000-8000-000000000000"}
+VALID_VALUES = {
+    "id": "1",
+    "str": "someone@example.com",
+    "path": "narrow/is/starred",
+    None: "00000000-0000-4000-8000-000000000000",
+}
 
 
 @dataclass(frozen=True)

@@ -5,6 +5,7 @@ from typing import Any
 
 from django.db import transaction
 
+from apps.core.errors import OrganizationOwnerRequiredError
 from apps.groups.actions.settings import check_realm_group_setting_change, do_change_realm_permission_group_setting
 from apps.groups.selectors import setting_values_for_api
 from apps.groups.serializers import GroupSettingChange
@@ -12,6 +13,9 @@ from apps.realms.actions import do_change_realm_settings
 from apps.realms.models import Realm
 from apps.realms.serializers import setting_for_api
 from apps.users.models import User
+
+# Who may join: owners only change it (Zulip's, since feature level 143).
+OWNER_SETTINGS = {"emails_restricted_to_domains", "disallow_disposable_email_addresses"}
 
 
 @transaction.atomic
@@ -21,6 +25,8 @@ def check_update_realm(
     """Change these settings (checked first: nothing changes when one is refused); returns those
     whose value changed, with their new value as the API shows it (Zulip's answer to PATCH /realm).
     Emits and audits what do_change_realm_settings and do_change_realm_permission_group_setting do."""
+    if OWNER_SETTINGS & set(settings) and not acting_user.is_owner:
+        raise OrganizationOwnerRequiredError()
     checked = {name: check_realm_group_setting_change(realm, name, change) for name, change in group_changes.items()}
     before = {name: getattr(realm, name) for name in settings}
     do_change_realm_settings(realm, settings, acting_user=acting_user)

@@ -11,7 +11,7 @@ from apps.users.actions.notify import send_person_update
 from apps.users.errors import CannotDeactivateLastUserError, LastOwnerDeactivationError
 from apps.users.hooks import user_reactivated, users_deactivated
 from apps.users.models import User
-from apps.users.selectors import active_bots_owned_by, is_last_owner
+from apps.users.selectors import active_bots_owned_by, active_name_in_use, is_last_owner
 
 
 def check_keeps_an_owner(user: User, error: type[JsonableError]) -> None:
@@ -71,6 +71,16 @@ def do_deactivate_user(user: User, *, acting_user: User | None) -> list[User]:
     users_deactivated.call(deactivated)
     delete_queues_on_commit(u.id for u in deactivated)  # after their events: registered first
     return deactivated
+
+
+def check_reactivate_user(user: User, *, acting_user: User) -> None:
+    """POST /users/{id}/reactivate: a bot only while no active user has its name (Zulip's words)."""
+    if user.is_bot and not user.is_active and active_name_in_use(user.realm_id, user.full_name, exclude=user):
+        raise JsonableError(
+            f'There is already an active bot named "{user.full_name}" in this organization. To reactivate this '
+            "bot, you must rename or deactivate the other one first."
+        )
+    do_reactivate_user(user, acting_user=acting_user)
 
 
 @transaction.atomic(savepoint=False)

@@ -11,6 +11,7 @@ from django.db import IntegrityError, transaction
 
 from apps.core.errors import JsonableError
 from apps.realms.audit import audit
+from apps.realms.domains import ADMIN_REFUSALS, check_email_allowed
 from apps.realms.models import AuditLogEventType, EmailVisibility, Realm
 from apps.users.actions.notify import send_user_added
 from apps.users.actions.realm_defaults import new_user_settings
@@ -53,6 +54,8 @@ def check_email(email: str) -> str:
         validate_email(email)
     except ValidationError:
         raise JsonableError("Invalid address.") from None
+    if len(email) > User._meta.get_field("delivery_email").max_length:
+        raise JsonableError("Invalid address.")
     return email
 
 
@@ -92,6 +95,8 @@ def check_service_url(url: str) -> str:
         URLValidator(schemes=["http", "https"])(url)
     except ValidationError:
         raise JsonableError("Invalid service URL") from None
+    if len(url) > BotService._meta.get_field("base_url").max_length:
+        raise JsonableError("Invalid service URL")
     return url
 
 
@@ -199,6 +204,7 @@ def check_create_user_by_admin(admin: User, *, email: str, password: str, full_n
         raise JsonableError("User not authorized to create users")
     if not password:
         raise JsonableError("The password is too weak.")
+    check_email_allowed(admin.realm, check_email(email), ADMIN_REFUSALS)
     return do_create_user(admin.realm, email, full_name, password=password, acting_user=admin)
 
 

@@ -18,6 +18,7 @@ from django.utils import timezone
 
 from apps.core import ratelimit
 from apps.core.errors import AuthenticationFailedError, JsonableError, RateLimitedError
+from apps.realms.domains import check_email_allowed
 from apps.users.actions.create_user import check_email, check_email_available
 from apps.users.actions.user_settings import do_change_user_delivery_email
 from apps.users.backends import check_password_login
@@ -53,13 +54,15 @@ def check_new_password(user: User, old_password: str | None, new_password: str) 
 
 
 def check_email_change(user: User, email: str) -> str | None:
-    """The new address to confirm (None: it is the current one), once valid, not taken in the
-    organization and within the user's limit of changes (RATE_LIMIT_EMAIL_CHANGE_*: Zulip's
-    `email_change_by_user`; 429 past it, 503 when Redis cannot count)."""
+    """The new address to confirm (None: it is the current one), once valid, one the organization
+    allows (apps.realms.domains), not taken in it and within the user's limit of changes
+    (RATE_LIMIT_EMAIL_CHANGE_*: Zulip's `email_change_by_user`; 429 past it, 503 when Redis cannot
+    count)."""
     new_email = email.strip()
     if new_email == user.delivery_email:
         return None
     new_email = check_email(new_email)
+    check_email_allowed(user.realm, new_email)
     check_email_available(user.realm, new_email, exclude=user)
     _count_email_change(user)
     return new_email

@@ -4,7 +4,7 @@ settings of PATCH /settings, time zone included, are apps/users/actions/settings
 
 from typing import Any
 
-from django.db import transaction
+from django.db import IntegrityError, transaction
 from django.db.models import F
 
 from apps.core.errors import JsonableError
@@ -21,6 +21,7 @@ from apps.users.actions.notify import (
 from apps.users.actions.profile_data import check_update_user_custom_profile_data
 from apps.users.actions.roles import check_change_user_role
 from apps.users.bots import send_bot_added, send_bot_removed
+from apps.users.errors import EmailInUseError
 from apps.users.models import User
 from apps.users.selectors import api_email
 
@@ -82,7 +83,11 @@ def do_change_user_delivery_email(user: User, new_email: str, *, acting_user: Us
     check_email_available(user.realm, new_email, exclude=user)
     old_email, old_api_email = user.delivery_email, api_email(user)
     with transaction.atomic(savepoint=False):
-        User.objects.filter(id=user.id).update(delivery_email=new_email)
+        try:
+            with transaction.atomic():
+                User.objects.filter(id=user.id).update(delivery_email=new_email)
+        except IntegrityError:
+            raise EmailInUseError(new_email) from None  # taken meanwhile by another request
         user.delivery_email = new_email
         audit_user_change(
             user, AuditLogEventType.USER_EMAIL_CHANGED, "delivery_email", old_email, new_email, acting_user=acting_user
