@@ -8,6 +8,8 @@ class CoreConfig(AppConfig):
 
     def ready(self) -> None:
         from apps.core import tasks  # noqa: F401 (counts background tasks in the metrics)
-        from apps.core.converters import IdConverter
+        from apps.core.converters import IdConverter, TextConverter, TextPathConverter
 
         register_converter(IdConverter, "id")
+        register_converter(TextConverter, "text")
+        register_converter(TextPathConverter, "textpath")

@@ -37,3 +37,23 @@ def ascii_int(text: str) -> int:
     if not _ASCII_INTEGER_RE.fullmatch(text):
         raise ValueError(f"not an integer: {text!r}")
     return int(text)
+
+
+class TextConverter:
+    """A piece of text in a URL (as Django's `str`: no slash) that the database can be asked about:
+    without NUL (PostgreSQL refuses it in text) or a lone surrogate (no UTF-8 encoding). Such a
+    path names nothing: a 404."""
+
+    regex = "[^/\x00\ud800-\udfff]+"
+
+    def to_python(self, value: str) -> str:
+        return value
+
+    def to_url(self, value: str) -> str:
+        return value
+
+
+class TextPathConverter(TextConverter):
+    """The same, slashes allowed (as Django's `path`)."""
+
+    regex = "[^\x00\ud800-\udfff]+"

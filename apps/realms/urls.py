@@ -5,5 +5,5 @@ from apps.realms import views
 urlpatterns = [
     path("server_settings", views.ServerSettingsView.as_view()),
     path("realm/domains", views.RealmDomainsView.as_view()),
-    path("realm/domains/<str:domain>", views.RealmDomainView.as_view()),
+    path("realm/domains/<text:domain>", views.RealmDomainView.as_view()),
 ]

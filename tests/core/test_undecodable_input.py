@@ -27,7 +27,8 @@ BAD_PATH_VALUES = ["%00", "a%00b@example.com", "%ED%A0%80", "%FF", "%D9%A1%D9%A2
 VALID_VALUES = {
     "id": "1",
     "str": "someone@example.com",
-    "path": "narrow/is/starred",
+    "text": "example.com",
+    "textpath": "narrow/is/starred",
     None: "00000000-0000-4000-8000-000000000000",
 }
 
