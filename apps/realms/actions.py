@@ -169,7 +169,10 @@ def do_add_realm_domain(
 
 
 def access_realm_domain(realm: Realm, domain: str) -> RealmDomain:
-    """The organization's allowed domain, as written; else Zulip's "No entry found for domain ..."."""
+    """The organization's allowed domain, as written; else Zulip's "No entry found for domain ...".
+    The organization's row is locked first (call in a transaction): changes to its domains take
+    turns, so removing the last two at once still sees the last one go."""
+    Realm.objects.select_for_update().filter(id=realm.id).values_list("id", flat=True).first()
     row = RealmDomain.objects.select_for_update().filter(realm=realm, domain=domain).first()
     if row is None:
         raise JsonableError(f"No entry found for domain {domain}.")

@@ -6,11 +6,13 @@ sign-up page of an invitation link, an administrator's POST /users, a person's n
 import json
 
 import pytest
+from django.db import connection
 
 from apps.invites.actions.invites import do_create_multiuse_invite
 from apps.realms.models import AuditLogEventType, Realm, RealmAuditLog, RealmDomain
 from apps.users.models import Role, User
 from tests.api import api_for, assert_error, assert_success
+from tests.concurrency import at_once
 from tests.web.conftest import PASSWORD, browser, join_path, submit
 
 api = api_for
@@ -160,3 +162,12 @@ def test_staff_see_the_domains_on_the_organizations_page(staff, owner, realm):
     restrict(owner, ("acme.com", True))
     page = staff.get(f"/admin/realms/realm/{realm.id}/change/").content.decode()
     assert "acme.com (and subdomains)" in page
+
+
+@pytest.mark.skipif(connection.vendor != "postgresql", reason="SQLite runs one writing transaction at a time")
+@pytest.mark.django_db(transaction=True)
+def test_removing_the_last_two_at_once_still_lifts_the_restriction(realm, owner):
+    restrict(owner, ("one.com", False), ("two.com", False))
+    answers = at_once(*(lambda d=domain: api(owner).delete(f"/realm/domains/{d}") for domain in ("one.com", "two.com")))
+    assert [answer.status_code for answer in answers] == [200, 200]
+    assert not Realm.objects.get(id=realm.id).emails_restricted_to_domains
