@@ -9,13 +9,14 @@ from django.db import transaction
 
 from apps.bots.selectors import CREATABLE_BOT_TYPES, allowed_bot_types
 from apps.core.errors import JsonableError, OrganizationAdministratorRequiredError, OrganizationOwnerRequiredError
-from apps.realms.models import Realm
+from apps.realms.selectors import lock_realm
 from apps.subscriptions.selectors import access_stream_by_name
 from apps.users.actions.activation import do_deactivate_user
 from apps.users.actions.bot_services import do_change_bot_defaults, do_update_bot_service
 from apps.users.actions.create_user import check_email, check_full_name, check_service_url, do_create_user
 from apps.users.actions.roles import check_change_user_role
 from apps.users.actions.user_settings import do_change_bot_owner, do_change_full_name, do_change_user_delivery_email
+from apps.users.bots import BOT_DEFAULTS
 from apps.users.errors import EmailInUseError
 from apps.users.models import BotService, BotType, Role, User
 from apps.users.selectors import active_name_in_use, delivery_email_in_use, fake_email_domain
@@ -51,19 +52,11 @@ def _default_channel(user: User, name: str | None):
 
 def _bot_defaults(user: User, given: dict[str, Any]) -> dict[str, Any]:
     """The defaults of a bot the request gives (those not None), channels found by name."""
-    defaults = {}
+    defaults = {name: given[name] for name in BOT_DEFAULTS if given.get(name) is not None}
     for name in ("default_sending_stream", "default_events_register_stream"):
-        if given.get(name) is not None:
-            defaults[name] = _default_channel(user, given[name])
-    if given.get("default_all_public_streams") is not None:
-        defaults["default_all_public_streams"] = given["default_all_public_streams"]
+        if name in defaults:
+            defaults[name] = _default_channel(user, defaults[name])
     return defaults
-
-
-def _lock_names(realm_id: int) -> None:
-    """Hold the organization's row until the transaction ends: two requests naming bots alike (or
-    giving them one address) take turns, so the second sees the first's."""
-    Realm.objects.select_for_update().filter(id=realm_id).values_list("id", flat=True).first()
 
 
 @transaction.atomic
@@ -89,7 +82,7 @@ def check_create_bot(
     full_name = check_full_name(full_name)
     if bot_type == BotType.EMBEDDED:
         raise JsonableError("Embedded bots are not enabled.")
-    _lock_names(realm.id)
+    lock_realm(realm.id)  # two requests naming bots alike (or one address) take turns
     if delivery_email_in_use(realm, email):
         raise JsonableError("Email is already in use.")
     if active_name_in_use(realm.id, full_name):
@@ -143,7 +136,7 @@ def check_update_bot(
     """PATCH /bots/{id} by someone who administers the bot (access_bot_by_id): every change asked,
     or none when one is refused (Zulip's checks and texts). A name or an address that stays the same
     changes nothing."""
-    _lock_names(bot.realm_id)
+    lock_realm(bot.realm_id)
     if full_name is not None and full_name.strip() != bot.full_name:
         name = check_full_name(full_name)
         if active_name_in_use(bot.realm_id, name, exclude=bot):

@@ -3,7 +3,7 @@
 from typing import Any
 
 from apps.core.params import Id, Json, JsonOrText, Params
-from apps.users.bots import bot_to_dict
+from apps.users.bots import BOT_DEFAULTS, bot_to_dict
 from apps.users.models import BotType, User
 from apps.users.selectors import api_email, avatar_url
 from apps.users.serializers import RoleValue
@@ -38,8 +38,7 @@ class UpdateBotParams(Params):
 
 def bot_defaults_to_dict(bot: User) -> dict[str, Any]:
     shape = bot_to_dict(bot, services=[])
-    return {name: shape[name] for name in ("default_sending_stream", "default_events_register_stream",
-                                           "default_all_public_streams")}  # fmt: skip
+    return {name: shape[name] for name in BOT_DEFAULTS}
 
 
 def owned_bot_to_dict(bot: User) -> dict[str, Any]:

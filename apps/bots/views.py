@@ -11,13 +11,13 @@ from apps.core.permissions import IsAuthenticatedUser, IsHuman, IsNotGuest
 from apps.core.responses import json_success
 from apps.core.views import ApiView
 from apps.users.actions.user_settings import do_regenerate_api_key
+from apps.users.bots import BOT_DEFAULTS
 from apps.users.models import BotService
 from apps.users.selectors import api_email, avatar_url
 
 # Zulip's require_member_or_admin: "Not allowed for guest users", then "This endpoint does not accept
 # bot requests."
 MEMBERS_AND_ADMINS = [IsAuthenticatedUser, IsNotGuest, IsHuman]
-DEFAULTS = ("default_sending_stream", "default_events_register_stream", "default_all_public_streams")
 
 
 class BotsView(ApiView):
@@ -39,7 +39,7 @@ class BotsView(ApiView):
             payload_url=params.payload_url,
             service_name=params.service_name,
             interface_type=params.interface_type,
-            defaults={name: getattr(params, name) for name in DEFAULTS},
+            defaults={name: getattr(params, name) for name in BOT_DEFAULTS},
         )
         return json_success(
             request,
@@ -65,7 +65,7 @@ class BotView(ApiView):
             bot_owner_id=params.bot_owner_id,
             service_payload_url=params.service_payload_url,
             service_interface=params.service_interface,
-            defaults={name: getattr(params, name) for name in DEFAULTS},
+            defaults={name: getattr(params, name) for name in BOT_DEFAULTS},
             acting_user=request.user,
         )
         bot.refresh_from_db()

@@ -11,7 +11,7 @@ from apps.realms.audit import audit, changed
 from apps.realms.domains import check_domain
 from apps.realms.hooks import realm_created, realm_settings_changed
 from apps.realms.models import AuditLogEventType, Realm, RealmDomain
-from apps.realms.selectors import realm_domains, realm_string_id_in_use
+from apps.realms.selectors import lock_realm, realm_domains, realm_string_id_in_use
 
 if TYPE_CHECKING:
     from apps.users.models import User
@@ -172,7 +172,7 @@ def access_realm_domain(realm: Realm, domain: str) -> RealmDomain:
     """The organization's allowed domain, as written; else Zulip's "No entry found for domain ...".
     The organization's row is locked first (call in a transaction): changes to its domains take
     turns, so removing the last two at once still sees the last one go."""
-    Realm.objects.select_for_update().filter(id=realm.id).values_list("id", flat=True).first()
+    lock_realm(realm.id)
     row = RealmDomain.objects.select_for_update().filter(realm=realm, domain=domain).first()
     if row is None:
         raise JsonableError(f"No entry found for domain {domain}.")

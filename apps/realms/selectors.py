@@ -111,6 +111,12 @@ def audit_log_entries(
     return entries
 
 
+def lock_realm(realm_id: int) -> None:
+    """Hold the organization's row until the transaction ends (call in one): changes that must see
+    each other's (names, domains, the only owner) take turns on it."""
+    Realm.objects.select_for_update().filter(id=realm_id).values_list("id", flat=True).first()
+
+
 def realm_domains(realm: Realm) -> list[dict[str, Any]]:
     """Zulip's realm_domains: the organization's allowed domains, in the order they were added."""
     return list(RealmDomain.objects.filter(realm=realm).order_by("id").values("domain", "allow_subdomains"))

@@ -26,6 +26,7 @@ from apps.users.actions.user_settings import (
     do_set_can_create_users,
     do_set_user_staff,
 )
+from apps.users.bots import BOT_DEFAULTS
 from apps.users.errors import LastOwnerRoleError
 from apps.users.models import Bot, BotService, CustomProfileField, EmailChangeRequest, RealmUserDefault, Role, User
 from apps.users.selectors import api_email, is_last_owner
@@ -178,9 +179,8 @@ class BotAdmin(AccountAdmin):
     list_display = ("full_name", "delivery_email", "realm", "bot_type", "bot_owner", "is_active", "date_joined")
     list_filter = ("realm", "bot_type", "is_active")
     # Its defaults are its owner's to set (PATCH /bots/{id}): shown here.
-    defaults = ("default_sending_stream", "default_events_register_stream", "default_all_public_streams")
-    fields = (*AccountAdmin.readonly_fields, "bot_type", "bot_owner", *defaults, "full_name", "role")
-    readonly_fields = (*AccountAdmin.readonly_fields, "bot_type", "bot_owner", *defaults)
+    fields = (*AccountAdmin.readonly_fields, "bot_type", "bot_owner", *BOT_DEFAULTS, "full_name", "role")
+    readonly_fields = (*AccountAdmin.readonly_fields, "bot_type", "bot_owner", *BOT_DEFAULTS)
     inlines = (BotServiceInline,)
     actions = (*AccountAdmin.actions, "rotate_service_token")
 

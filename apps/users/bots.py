@@ -14,6 +14,8 @@ from apps.events.publish import send_event_on_commit
 from apps.users.models import BotService, BotType, Role, User
 
 ADMIN_ROLES = (Role.OWNER, Role.ADMINISTRATOR)
+# A bot's defaults (Zulip's), as its fields, bot objects and realm_bot events name them.
+BOT_DEFAULTS = ("default_sending_stream", "default_events_register_stream", "default_all_public_streams")
 
 
 def administered_bots(user: User) -> list[User]:

@@ -8,11 +8,8 @@ from django.db import transaction
 from apps.core.errors import JsonableError
 from apps.events.publish import forget_credentials_on_commit
 from apps.users.actions.create_user import check_service_url, generate_api_key
-from apps.users.bots import send_bot_update, services_of
+from apps.users.bots import bot_to_dict, send_bot_update, services_of
 from apps.users.models import BotService, User
-
-# A bot's defaults (Zulip's), and how realm_bot events name their values.
-BOT_DEFAULTS = ("default_sending_stream", "default_events_register_stream", "default_all_public_streams")
 
 
 @transaction.atomic(savepoint=False)
@@ -72,5 +69,6 @@ def do_change_bot_defaults(bot: User, changes: dict[str, Any], *, acting_user: U
         setattr(bot, name, value)
     bot.save(update_fields=list(changed))
     forget_credentials_on_commit(user_ids=[bot.id])  # its next registrations read them
-    for name, value in changed.items():
-        send_bot_update(bot, {name: value.name if hasattr(value, "name") else value})
+    shape = bot_to_dict(bot, services=[])
+    for name in changed:
+        send_bot_update(bot, {name: shape[name]})

@@ -13,6 +13,7 @@ from apps.core.errors import JsonableError
 from apps.realms.audit import audit
 from apps.realms.domains import ADMIN_REFUSALS, check_email_allowed
 from apps.realms.models import AuditLogEventType, EmailVisibility, Realm
+from apps.realms.selectors import lock_realm
 from apps.users.actions.notify import send_user_added
 from apps.users.actions.realm_defaults import new_user_settings
 from apps.users.bots import send_bot_added
@@ -218,7 +219,7 @@ def do_create_system_bot_once(realm: Realm, kind: type, *, full_name: str, email
 
     Audit: USER_CREATED. Emits: realm_user/add (do_create_user) when created.
     """
-    Realm.objects.select_for_update().filter(id=realm.id).values_list("id", flat=True).first()
+    lock_realm(realm.id)
     row = kind.objects.filter(realm=realm).select_related("bot__realm").first()
     if row is not None:
         return row.bot
