@@ -10,14 +10,15 @@ from django.utils.html import format_html
 
 from apps.core.errors import JsonableError
 from apps.groups.models import UserGroup
+from apps.invites.actions.email_invitations import do_revoke_email_invitation
 from apps.invites.actions.invites import (
     check_invite_lifetime,
     check_welcome_message_custom_text,
     do_create_multiuse_invite,
     do_revoke_multiuse_invite,
 )
-from apps.invites.errors import InvitationAlreadyRevokedError
-from apps.invites.models import MultiuseInvite
+from apps.invites.errors import InvitationAlreadyRevokedError, InvitationNotFoundError
+from apps.invites.models import EmailInvitation, MultiuseInvite
 from apps.invites.serializers import DEFAULT_INVITE_EXPIRES_IN_MINUTES
 from apps.subscriptions.models import Stream
 
@@ -151,3 +152,55 @@ class MultiuseInviteAdmin(admin.ModelAdmin):
             with contextlib.suppress(InvitationAlreadyRevokedError):  # revoked meanwhile
                 do_revoke_multiuse_invite(invite, acting_user=request.user)
         self.message_user(request, f"Revoked {len(invites)} invitation link(s).", messages.SUCCESS)
+
+
+@admin.register(EmailInvitation)
+class EmailInvitationAdmin(admin.ModelAdmin):
+    """Invitations sent by email: listed, searched and revoked (they are sent through the API)."""
+
+    list_display = ("id", "email", "realm", "invited_as", "referred_by", "created", "expiry_date", "state")
+    list_filter = ("realm", "invited_as", "status")
+    list_select_related = ("realm", "referred_by")
+    search_fields = ("email", "realm__string_id", "referred_by__delivery_email")
+    date_hierarchy = "created"
+    ordering = ("-created", "-id")
+    actions = ("revoke",)
+    readonly_fields = (
+        "realm",
+        "email",
+        "invited_as",
+        "referred_by",
+        "streams",
+        "groups",
+        "include_realm_default_subscriptions",
+        "notify_referrer_on_join",
+        "welcome_message_custom_text",
+        "created",
+        "expiry_date",
+        "state",
+        "created_user",
+    )
+    fields = readonly_fields
+
+    def has_add_permission(self, request) -> bool:
+        return False
+
+    def has_change_permission(self, request, obj=None) -> bool:
+        return False
+
+    def has_delete_permission(self, request, obj=None) -> bool:
+        return False
+
+    @admin.display(description="status")
+    def state(self, invite: EmailInvitation) -> str:
+        if invite.status == EmailInvitation.Status.PENDING and invite.is_expired():
+            return "expired"
+        return invite.get_status_display()
+
+    @admin.action(description="Revoke the selected invitations")
+    def revoke(self, request, queryset):
+        invites = list(queryset.filter(status=EmailInvitation.Status.PENDING).select_related("realm"))
+        for invite in invites:
+            with contextlib.suppress(InvitationNotFoundError):  # used or revoked meanwhile
+                do_revoke_email_invitation(invite, acting_user=request.user)
+        self.message_user(request, f"Revoked {len(invites)} invitation(s).", messages.SUCCESS)

@@ -1,6 +1,9 @@
 """The error classes of invitations (Zulip's messages, BAD_REQUEST)."""
 
-from apps.core.errors import JsonableError
+from apps.core.errors import ErrorCode, JsonableError
+
+# (address, why, whether its account is deactivated): Zulip's InvitationError entries.
+AddressError = tuple[str, str, bool]
 
 
 class InvitationNotFoundError(JsonableError):
@@ -26,3 +29,21 @@ class InvalidInvitationLinkError(JsonableError):
 
     def __init__(self) -> None:
         super().__init__("This invitation link cannot be used.")
+
+
+class InvitationError(JsonableError):
+    """Zulip's INVITATION_FAILED: which addresses could not be invited and why, whether the others
+    were, and whether the organization's daily limit stopped it."""
+
+    code = ErrorCode.INVITATION_FAILED
+
+    def __init__(
+        self, msg: str, errors: list[AddressError], *, sent_invitations: bool, daily_limit_reached: bool = False
+    ) -> None:
+        super().__init__(
+            msg,
+            errors=[list(error) for error in errors],
+            sent_invitations=sent_invitations,
+            license_limit_reached=False,
+            daily_limit_reached=daily_limit_reached,
+        )

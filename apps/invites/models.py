@@ -7,9 +7,9 @@ from apps.subscriptions.models import Stream
 from apps.users.models import Role, User
 
 
-class MultiuseInvite(models.Model):
-    """A reusable invitation link (Zulip's MultiuseInvite): whoever opens it before it expires or is
-    revoked may create an account in the organization, with its role, channels and groups.
+class Invitation(models.Model):
+    """What both kinds of invitation hold: the organization, who created it, the role, channels and
+    groups it gives, and the link's secret.
 
     The link carries `key`, a secret of KEY_BITS random bits. A link is found by the SHA-256 digest
     of the key it carries (`key_digest`, unique), then the keys are compared in constant time
@@ -32,6 +32,22 @@ class MultiuseInvite(models.Model):
     created = models.DateTimeField(default=timezone.now)
     # None: never expires.
     expiry_date = models.DateTimeField(null=True, blank=True)
+
+    class Meta:
+        abstract = True
+
+    @property
+    def link_url(self) -> str:
+        return f"{self.realm.url}/join/{self.key}/"
+
+    def is_expired(self, now=None) -> bool:
+        return self.expiry_date is not None and self.expiry_date <= (now or timezone.now())
+
+
+class MultiuseInvite(Invitation):
+    """A reusable invitation link (Zulip's MultiuseInvite): whoever opens it before it expires or is
+    revoked may create an account in the organization, with its role, channels and groups."""
+
     revoked = models.BooleanField(default=False)
 
     class Meta:
@@ -45,15 +61,41 @@ class MultiuseInvite(models.Model):
         return f"invitation {self.id} to {self.realm} as {self.get_invited_as_display()}"
 
     @property
-    def link_url(self) -> str:
-        return f"{self.realm.url}/join/{self.key}/"
+    def is_usable(self) -> bool:
+        return not self.revoked and not self.is_expired()
 
-    def is_expired(self, now=None) -> bool:
-        return self.expiry_date is not None and self.expiry_date <= (now or timezone.now())
+
+class EmailInvitation(Invitation):
+    """An invitation sent by email (Zulip's PreregistrationUser of an invitation): its link lets one
+    person create one account, with the address it was sent to. Used, it is kept (who joined through
+    it); revoked, it is kept too (the audit log names it), and either way its link no longer works.
+    Other invitations to the same address close when that address joins (apps.invites.receivers)."""
+
+    class Status(models.IntegerChoices):
+        PENDING = 0, "pending"
+        USED = 1, "used"
+        REVOKED = 2, "revoked"
+
+    email = models.EmailField(max_length=254)
+    # Whether the Notification Bot tells its creator when the invitation is accepted.
+    notify_referrer_on_join = models.BooleanField(default=True)
+    status = models.PositiveSmallIntegerField(choices=Status.choices, default=Status.PENDING)
+    # The account made with it, once used.
+    created_user = models.ForeignKey(User, on_delete=models.PROTECT, null=True, blank=True, related_name="+")
+
+    class Meta:
+        verbose_name = "email invitation"
+        indexes = [
+            # GET /invites and the daily count: an organization's pending invitations, by creator.
+            models.Index(fields=["realm", "referred_by"], condition=models.Q(status=0), name="invites_email_pending"),
+        ]
+
+    def __str__(self) -> str:
+        return f"invitation of {self.email} to {self.realm} as {self.get_invited_as_display()}"
 
     @property
     def is_usable(self) -> bool:
-        return not self.revoked and not self.is_expired()
+        return self.status == self.Status.PENDING and not self.is_expired()
 
 
 class WelcomeBot(models.Model):

@@ -5,6 +5,7 @@ The hooks do not say who made the change: the audit entries written here have no
 
 from collections.abc import Sequence
 
+from apps.invites.actions.email_invitations import do_close_email_invitations
 from apps.invites.actions.invites import do_revoke_invites_created_by
 from apps.invites.actions.welcome import do_create_welcome_bot, do_send_welcome_message
 from apps.realms.hooks import realm_created
@@ -24,7 +25,16 @@ def welcome(user: User, welcome_message_custom_text: str | None, join_default_ch
     do_send_welcome_message(user, custom_text=welcome_message_custom_text, acting_user=None)
 
 
+@person_created.register
+def close_invitations_to_them(user: User, welcome_message_custom_text: str | None, join_default_channels: bool) -> None:
+    """Their address has an account now: the other invitations sent to it stop working (Zulip
+    revokes them), whichever way they joined."""
+    do_close_email_invitations(user.realm_id, email=user.delivery_email)
+
+
 @users_deactivated.register
 def revoke_their_invitations(users: Sequence[User]) -> None:
-    """A deactivated user's invitation links stop working (Zulip revokes them too)."""
+    """A deactivated user's invitations stop working, links and emails (Zulip revokes them too)."""
     do_revoke_invites_created_by(users, acting_user=None)
+    if users:
+        do_close_email_invitations(users[0].realm_id, referrers=users)

@@ -10,9 +10,11 @@ import hmac
 import re
 from collections import defaultdict
 from collections.abc import Iterable, Sequence
+from datetime import datetime
 from typing import Any
 
 from django.db.models import Q
+from django.db.models.functions import Upper
 from django.utils import timezone
 
 from apps.core.errors import JsonableError, OrganizationOwnerRequiredError
@@ -24,16 +26,16 @@ from apps.groups.selectors import (
     recursive_membership_group_ids,
 )
 from apps.invites.errors import InvalidInviteChannelError, InvitationAlreadyRevokedError, InvitationNotFoundError
-from apps.invites.models import MultiuseInvite, WelcomeBot
-from apps.invites.serializers import multiuse_invite_to_dict
-from apps.realms.models import Realm
+from apps.invites.models import EmailInvitation, Invitation, MultiuseInvite, WelcomeBot
+from apps.invites.serializers import email_invitation_to_dict, multiuse_invite_to_dict
+from apps.realms.models import AuditLogEventType, Realm, RealmAuditLog
 from apps.subscriptions.models import Stream
 from apps.subscriptions.selectors import Membership, has_content_access, subscribed_stream_ids
 from apps.users.models import Role, User
 from apps.users.selectors import active_users_and_roles
 
 # The keys links carry: lowercase base32 of MultiuseInvite.KEY_BITS random bits.
-KEY_RE = re.compile(rf"[a-z2-7]{{{MultiuseInvite.KEY_BITS // 5}}}")
+KEY_RE = re.compile(rf"[a-z2-7]{{{Invitation.KEY_BITS // 5}}}")
 MAX_ID = 2**63 - 1
 ADMIN_ROLES = (Role.OWNER, Role.ADMINISTRATOR)
 
@@ -46,20 +48,24 @@ def key_digest(key: str) -> str:
 # --- a link, by the key it carries ---------------------------------------------------------------
 
 
-def invite_by_key(realm: Realm, key: str) -> MultiuseInvite | None:
-    """The invitation of `realm` whose link carries `key`, usable or not; None for a key that is no
-    invitation's, or another organization's (the same answer). The database is asked for the key's
-    digest, and the keys are then compared in constant time."""
+def invite_by_key(realm: Realm, key: str) -> Invitation | None:
+    """The invitation of `realm` (a link or an email's) whose link carries `key`, usable or not;
+    None for a key that is no invitation's, or another organization's (the same answer). The
+    database is asked for the key's digest, and the keys are then compared in constant time."""
     if not KEY_RE.fullmatch(key):
         return None
-    invite = MultiuseInvite.objects.filter(key_digest=key_digest(key)).select_related("realm").first()
-    if invite is None or not hmac.compare_digest(invite.key.encode(), key.encode()) or invite.realm_id != realm.id:
-        return None
-    return invite
+    digest = key_digest(key)
+    for model in (MultiuseInvite, EmailInvitation):
+        invite = model.objects.filter(key_digest=digest).select_related("realm").first()
+        if invite is not None:
+            if not hmac.compare_digest(invite.key.encode(), key.encode()) or invite.realm_id != realm.id:
+                return None
+            return invite
+    return None
 
 
-def usable_invite_by_key(realm: Realm, key: str) -> MultiuseInvite | None:
-    """invite_by_key, if the invitation may still be used: neither revoked nor expired."""
+def usable_invite_by_key(realm: Realm, key: str) -> Invitation | None:
+    """invite_by_key, if the invitation may still be used: neither revoked, used nor expired."""
     invite = invite_by_key(realm, key)
     return invite if invite is not None and invite.is_usable else None
 
@@ -67,38 +73,52 @@ def usable_invite_by_key(realm: Realm, key: str) -> MultiuseInvite | None:
 # --- the invitations a user controls ---------------------------------------------------------------
 
 
+def _unexpired() -> Q:
+    return Q(expiry_date__isnull=True) | Q(expiry_date__gt=timezone.now())
+
+
 def open_invites(realm: Realm | int) -> Any:
-    """The organization's invitations that may still be used (neither revoked nor expired)."""
-    unexpired = Q(expiry_date__isnull=True) | Q(expiry_date__gt=timezone.now())
-    return MultiuseInvite.objects.filter(unexpired, realm=realm, revoked=False)
+    """The organization's invitation links that may still be used (neither revoked nor expired)."""
+    return MultiuseInvite.objects.filter(_unexpired(), realm=realm, revoked=False)
+
+
+def pending_email_invitations(realm: Realm | int) -> Any:
+    """The organization's email invitations that may still be used (neither used, revoked nor expired)."""
+    return EmailInvitation.objects.filter(_unexpired(), realm=realm, status=EmailInvitation.Status.PENDING)
 
 
 def invites_for_user(user: User) -> list[dict[str, Any]]:
     """GET /invites: the open invitations `user` controls (all of the organization's for an
-    administrator, else their own), as Invite objects by id. Three queries, however many."""
-    invites = open_invites(user.realm)
-    if not user.is_admin:
-        invites = invites.filter(referred_by=user)
-    invites = list(invites.select_related("realm").order_by("id"))
-    stream_ids, group_ids = _named_ids(invites)
-    return [
-        multiuse_invite_to_dict(invite, stream_ids=stream_ids[invite.id], group_ids=group_ids[invite.id])
-        for invite in invites
-    ]
+    administrator, else their own), as Invite objects: the email invitations by id, then the
+    links by id. At most six queries, however many."""
+    answer = []
+    for invites, to_dict in (
+        (pending_email_invitations(user.realm), email_invitation_to_dict),
+        (open_invites(user.realm), multiuse_invite_to_dict),
+    ):
+        if not user.is_admin:
+            invites = invites.filter(referred_by=user)
+        invites = list(invites.select_related("realm").order_by("id"))
+        stream_ids, group_ids = _named_ids(invites)
+        answer += [
+            to_dict(invite, stream_ids=stream_ids[invite.id], group_ids=group_ids[invite.id]) for invite in invites
+        ]
+    return answer
 
 
-def _named_ids(invites: Sequence[MultiuseInvite]) -> tuple[dict[int, list[int]], dict[int, list[int]]]:
-    """({invite id: its channel ids}, {invite id: its group ids}), sorted, two queries."""
+def _named_ids(invites: Sequence[Invitation]) -> tuple[dict[int, list[int]], dict[int, list[int]]]:
+    """({invite id: its channel ids}, {invite id: its group ids}) of invitations of one kind,
+    sorted, two queries (none for no invitation)."""
     streams: dict[int, list[int]] = defaultdict(list)
     groups: dict[int, list[int]] = defaultdict(list)
-    ids = [invite.id for invite in invites]
-    if ids:
-        links = MultiuseInvite.streams.through.objects.filter(multiuseinvite_id__in=ids)
-        for invite_id, stream_id in links.order_by("stream_id").values_list("multiuseinvite_id", "stream_id"):
-            streams[invite_id].append(stream_id)
-        links = MultiuseInvite.groups.through.objects.filter(multiuseinvite_id__in=ids)
-        for invite_id, group_id in links.order_by("usergroup_id").values_list("multiuseinvite_id", "usergroup_id"):
-            groups[invite_id].append(group_id)
+    if invites:
+        model = type(invites[0])
+        ids = [invite.id for invite in invites]
+        owner = f"{model._meta.model_name}_id"
+        for field, target, found in (("streams", "stream_id", streams), ("groups", "usergroup_id", groups)):
+            links = getattr(model, field).through.objects.filter(**{f"{owner}__in": ids})
+            for invite_id, item_id in links.order_by(target).values_list(owner, target):
+                found[invite_id].append(item_id)
     return streams, groups
 
 
@@ -122,6 +142,52 @@ def access_multiuse_invite_by_id(user: User, invite_id: int) -> MultiuseInvite:
     if invite.revoked:
         raise InvitationAlreadyRevokedError()
     return invite
+
+
+def access_email_invitation_by_id(user: User, invite_id: int) -> EmailInvitation:
+    """A pending email invitation `user` may revoke or send again: one they created, or as an
+    administrator (an owner for an owner's invitation). "No such invitation" for ids of other
+    organizations, of none, and of invitations used, revoked or expired alike."""
+    invite = (
+        pending_email_invitations(user.realm_id)
+        .filter(id=invite_id, referred_by__isnull=False)
+        .select_related("realm", "referred_by")
+        .first()
+    )
+    if invite is None:
+        raise InvitationNotFoundError()
+    if invite.referred_by_id != user.id:
+        check_role_based_permission(user, invite.invited_as, require_admin=True)
+    return invite
+
+
+def invitation_emails_sent_since(realm: Realm | int, since: datetime) -> int:
+    """How many invitation emails the organization sent since then (their audit entries)."""
+    return RealmAuditLog.objects.filter(
+        realm=realm, event_type=AuditLogEventType.INVITATION_EMAIL_SENT, event_time__gte=since
+    ).count()
+
+
+def existing_user_errors(realm: Realm, emails: Sequence[str]) -> dict[str, tuple[str, bool]]:
+    """Zulip's get_existing_user_errors: {address: (why, deactivated)} for each of these addresses
+    that already has an account in the organization (compared without case). One query."""
+    if not emails:
+        return {}
+    # Upper(), as the unique constraint on addresses: its index serves the lookup.
+    found = User.objects.alias(upper=Upper("delivery_email")).filter(realm=realm, upper__in=[e.upper() for e in emails])
+    rows = found.values_list("delivery_email", "is_active")
+    active_by_email = {email.lower(): is_active for email, is_active in rows}
+    errors = {}
+    for email in emails:
+        is_active = active_by_email.get(email.lower())
+        if is_active is not None:
+            errors[email] = ("Already has an account.", False) if is_active else ("Account has been deactivated.", True)
+    return errors
+
+
+def can_invite_users_by_email(user: User) -> bool:
+    """Whether the user is in the organization's can_invite_users_group (never guests)."""
+    return has_realm_permission(user, "can_invite_users_group")
 
 
 def can_create_multiuse_invite(user: User) -> bool:

@@ -6,7 +6,7 @@ from typing import Annotated, Any
 from pydantic import Field
 
 from apps.core.params import Json, Params, one_of
-from apps.invites.models import MultiuseInvite
+from apps.invites.models import EmailInvitation, Invitation, MultiuseInvite
 from apps.realms.models import Realm
 from apps.users.models import Role
 
@@ -33,6 +33,19 @@ class CreateMultiuseInviteParams(Params):
     welcome_message_custom_text: WelcomeText | None = None
 
 
+class InviteUsersParams(Params):
+    """POST /invites: Zulip requires the addresses and the channels (an empty list for none)."""
+
+    invitee_emails: str
+    stream_ids: Json[IdList]
+    invite_expires_in_minutes: Json[ExpiresInMinutes | None] = DEFAULT_INVITE_EXPIRES_IN_MINUTES
+    invite_as: Json[RoleValue] = Role.MEMBER
+    group_ids: Json[IdList] = Field(default_factory=list)
+    include_realm_default_subscriptions: Json[bool] = False
+    notify_referrer_on_join: Json[bool] = True
+    welcome_message_custom_text: WelcomeText | None = None
+
+
 class TestWelcomeMessageParams(Params):
     welcome_message_custom_text: WelcomeText
 
@@ -41,16 +54,31 @@ def _timestamp(moment: datetime | None) -> int | None:
     return None if moment is None else int(moment.timestamp())
 
 
-def multiuse_invite_to_dict(invite: MultiuseInvite, *, stream_ids: list[int], group_ids: list[int]) -> dict[str, Any]:
-    """Zulip's Invite object for a reusable link, with the channels and groups it gives."""
+def _invite_to_dict(invite: Invitation, *, stream_ids: list[int], group_ids: list[int]) -> dict[str, Any]:
+    """The fields of Zulip's Invite object both kinds have, with the channels and groups it gives."""
     return {
         "id": invite.id,
         "invited_by_user_id": invite.referred_by_id,
         "invited": _timestamp(invite.created),
         "expiry_date": _timestamp(invite.expiry_date),
         "invited_as": invite.invited_as,
-        "link_url": invite.link_url,
-        "is_multiuse": True,
         "stream_ids": stream_ids,
         "group_ids": group_ids,
+    }
+
+
+def multiuse_invite_to_dict(invite: MultiuseInvite, *, stream_ids: list[int], group_ids: list[int]) -> dict[str, Any]:
+    """Zulip's Invite object for a reusable link."""
+    answer = _invite_to_dict(invite, stream_ids=stream_ids, group_ids=group_ids)
+    return {**answer, "link_url": invite.link_url, "is_multiuse": True}
+
+
+def email_invitation_to_dict(invite: EmailInvitation, *, stream_ids: list[int], group_ids: list[int]) -> dict[str, Any]:
+    """Zulip's Invite object for an invitation sent by email."""
+    answer = _invite_to_dict(invite, stream_ids=stream_ids, group_ids=group_ids)
+    return {
+        **answer,
+        "email": invite.email,
+        "notify_referrer_on_join": invite.notify_referrer_on_join,
+        "is_multiuse": False,
     }

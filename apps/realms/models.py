@@ -64,6 +64,7 @@ class Realm(models.Model):
     can_create_private_channel_group = group_setting("Who may create private channels.")
     can_create_public_channel_group = group_setting("Who may create public channels.")
     can_create_multiuse_invite_group = group_setting("Who may create reusable invitation links.")
+    can_invite_users_group = group_setting("Who may invite people by email.")
     can_delete_any_message_group = group_setting("Who may delete any message, at any time.")
     can_delete_own_message_group = group_setting(
         "Who may delete their own messages (and their bots'), within the time limit below."
@@ -204,6 +205,7 @@ class AuditLogEventType(models.IntegerChoices):
     CUSTOM_PROFILE_FIELDS_REORDERED = 243, "profile fields reordered"
     INVITATION_CREATED = 250, "invitation created"  # Parley's
     INVITATION_REVOKED = 251, "invitation revoked"
+    INVITATION_EMAIL_SENT = 252, "invitation email sent"
 
     STREAM_CREATED = 601, "channel created"
     STREAM_DEACTIVATED = 602, "channel archived"

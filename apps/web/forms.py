@@ -20,10 +20,14 @@ class JoinForm(forms.Form):
         label="Password", strip=False, max_length=MAX_PASSWORD_LENGTH, widget=forms.PasswordInput
     )
 
-    def __init__(self, realm: Realm, *args, **kwargs) -> None:
+    def __init__(self, realm: Realm, *args, email: str | None = None, **kwargs) -> None:
+        """With `email` (an invitation sent to it), the address is that one, not the visitor's."""
         super().__init__(*args, **kwargs)
         self.realm = realm
         self.fields["password"].help_text = " ".join(password_validators_help_texts())
+        if email is not None:
+            self.fields["email"].disabled = True
+            self.fields["email"].initial = email
 
     def clean_email(self) -> str:
         try:

@@ -25,6 +25,7 @@ from apps.core.errors import InvalidSubdomainError, JsonableError, RateLimitedEr
 from apps.core.sessions import session_user
 from apps.invites.actions.signup import do_join_with_invite
 from apps.invites.errors import InvalidInvitationLinkError
+from apps.invites.models import EmailInvitation
 from apps.invites.selectors import usable_invite_by_key
 from apps.realms.models import Realm
 from apps.users.actions.user_settings import do_regenerate_api_key
@@ -69,11 +70,11 @@ class JoinView(View):
         return super().dispatch(request, key)
 
     def get(self, request: HttpRequest, key: str) -> HttpResponse:
-        return self._form(request, self.realm, self.invite, JoinForm(self.realm))
+        return self._form(request, self.realm, self.invite, self._join_form())
 
     def post(self, request: HttpRequest, key: str) -> HttpResponse:
         realm, invite = self.realm, self.invite
-        form = JoinForm(realm, request.POST)
+        form = self._join_form(request.POST)
         if not form.is_valid():
             return self._form(request, realm, invite, form, status=400)
         try:
@@ -89,6 +90,11 @@ class JoinView(View):
         login(request, user, backend=SESSION_BACKEND)
         messages.success(request, f"Welcome to {realm.name}! Your account is ready.")
         return redirect("account")
+
+    def _join_form(self, data=None) -> JoinForm:
+        """The sign-up form; for an invitation sent by email, with its address (not to be changed)."""
+        email = self.invite.email if isinstance(self.invite, EmailInvitation) else None
+        return JoinForm(self.realm, data, email=email)
 
     def _form(self, request, realm, invite, form, *, status: int = 200) -> HttpResponse:
         context = {"realm": realm, "role": invite.get_invited_as_display(), "form": form}

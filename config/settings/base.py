@@ -367,6 +367,10 @@ RATE_LIMIT_EMAIL_CHANGE = (
     (cfg.positive_int("RATE_LIMIT_EMAIL_CHANGE_PER_DAY", 5), 86400),
 )
 
+# Invitation emails (POST /invites and their resending) an organization may send in 24 hours: a
+# member cannot turn the server into a source of spam.
+INVITATIONS_PER_DAY = cfg.positive_int("INVITATIONS_PER_DAY", 1000)
+
 # Feature level advertised to Zulip clients; they switch parameter encodings on it.
 API_FEATURE_LEVEL = 496
 # Fallback domain for hidden email addresses when the organization's host is not a domain.

@@ -15,7 +15,7 @@ from apps.core.errors import JsonableError
 from apps.events.publish import send_event_on_commit
 from apps.groups.models import UserGroup
 from apps.invites.errors import InvitationAlreadyRevokedError
-from apps.invites.models import MultiuseInvite
+from apps.invites.models import EmailInvitation, Invitation, MultiuseInvite
 from apps.invites.selectors import (
     access_groups_for_invite,
     access_streams_for_invite,
@@ -132,18 +132,7 @@ def do_create_multiuse_invite(
         )
         invite.streams.set(streams)
         invite.groups.set(groups)
-        audit(
-            realm,
-            AuditLogEventType.INVITATION_CREATED,
-            extra_data={
-                "invite_id": invite.id,
-                "invited_as": invited_as,
-                "expiry_date": invite.expiry_date.isoformat() if invite.expiry_date else None,
-                "stream_ids": sorted(stream.id for stream in streams),
-                "group_ids": sorted(group.id for group in groups),
-            },
-            acting_user=acting_user,
-        )
+        audit_invitation_created(invite, streams, groups, acting_user=acting_user)
         notify_invites_changed(realm.id, [invite.referred_by_id])
     return invite
 
@@ -187,6 +176,27 @@ def do_revoke_invites_created_by(users: Sequence[User], *, acting_user: User | N
         )
     notify_invites_changed(realm_id)
     return len(invites)
+
+
+def audit_invitation_created(
+    invite: Invitation, streams: Sequence[Stream], groups: Sequence[UserGroup], *, acting_user: User | None
+) -> None:
+    """Audit: INVITATION_CREATED {invite_id, invited_as, expiry_date, stream_ids, group_ids, and an
+    emailed invitation's email}."""
+    email = {"email": invite.email} if isinstance(invite, EmailInvitation) else {}
+    audit(
+        invite.realm_id,
+        AuditLogEventType.INVITATION_CREATED,
+        extra_data={
+            "invite_id": invite.id,
+            **email,
+            "invited_as": invite.invited_as,
+            "expiry_date": invite.expiry_date.isoformat() if invite.expiry_date else None,
+            "stream_ids": sorted(stream.id for stream in streams),
+            "group_ids": sorted(group.id for group in groups),
+        },
+        acting_user=acting_user,
+    )
 
 
 def notify_invites_changed(realm_id: int, referrer_ids: Sequence[int | None] = ()) -> None:

@@ -1,0 +1,48 @@
+"""Background tasks of invitations: the invitation email (queued by apps.invites.actions.email_invitations
+in the transaction that records it, sent by the task worker)."""
+
+import logging
+import smtplib
+
+from django.conf import settings
+from django.core.mail import EmailMessage
+from django.template.loader import render_to_string
+
+from apps.core.tasks import TemporaryFailure, retried_task
+from apps.invites.models import EmailInvitation
+
+logger = logging.getLogger("apps.invites")
+
+# Attempts while the mail server is down or refuses for now (the waits add up to about 10 minutes).
+MAX_ATTEMPTS = 6
+
+
+@retried_task(max_attempts=MAX_ATTEMPTS)
+def send_invitation_email(invitation_id: int) -> None:
+    """Email the invitation its link, unless it was used or revoked meanwhile (nor sent twice to a
+    dead link). A mail server that cannot be reached, or refuses for now (4xx), is tried again; an
+    address it refuses for good is logged."""
+    invite = EmailInvitation.objects.select_related("realm", "referred_by").filter(id=invitation_id).first()
+    if invite is None or not invite.is_usable:
+        return
+    context = {
+        "referrer_name": invite.referred_by.full_name if invite.referred_by else invite.realm.name,
+        "referrer_email": invite.referred_by.delivery_email if invite.referred_by else None,
+        "realm_name": invite.realm.name,
+        "realm_url": invite.realm.url,
+        "link": invite.link_url,
+        "expiry_date": invite.expiry_date,
+    }
+    subject = " ".join(render_to_string("invites/emails/invitation.subject.txt", context).split())
+    body = render_to_string("invites/emails/invitation.txt", context)
+    reply_to = [context["referrer_email"]] if context["referrer_email"] else []
+    message = EmailMessage(subject, body, settings.DEFAULT_FROM_EMAIL, [invite.email], reply_to=reply_to)
+    try:
+        message.send()
+    except smtplib.SMTPRecipientsRefused as exc:
+        codes = [code for code, _ in exc.recipients.values()]
+        if any(400 <= code < 500 for code in codes):
+            raise TemporaryFailure(f"the mail server refused {invite.email} for now: {codes}") from exc
+        logger.warning("the mail server refused the invitation %d to %s: %s", invite.id, invite.email, codes)
+    except (smtplib.SMTPException, OSError) as exc:
+        raise TemporaryFailure(f"could not send the invitation {invite.id}: {exc!r}") from exc
