@@ -51,9 +51,16 @@ def legacy_presence(times: PresenceTimes, date_joined: int) -> dict[str, dict[st
     return {"website": website, "aggregated": aggregated}
 
 
-class UpdateStatusParams(Params):
-    away: Json[bool] | None = None
+class UpdateUserStatusParams(Params):
+    """POST /users/{user_id}/status: what an administrator may set of someone's status (not `away`)."""
+
     status_text: Annotated[str, Field(max_length=UserStatus.MAX_TEXT_LENGTH)] | None = None
     emoji_name: Annotated[str, Field(max_length=60)] | None = None
     emoji_code: Annotated[str, Field(max_length=60)] | None = None
     reaction_type: Annotated[str, Field(max_length=30)] | None = None
+
+
+class UpdateStatusParams(UpdateUserStatusParams):
+    """POST /users/me/status."""
+
+    away: Json[bool] | None = None

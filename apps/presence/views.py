@@ -4,12 +4,17 @@ from rest_framework.request import Request
 
 from apps.core.errors import JsonableError
 from apps.core.params import parse_params, uses_params
-from apps.core.permissions import IsAuthenticatedUser, IsHuman
+from apps.core.permissions import IsAuthenticatedUser, IsHuman, IsOrganizationAdministrator
 from apps.core.responses import json_success
 from apps.core.views import ApiView
 from apps.presence.actions import check_update_user_status, do_update_user_presence
 from apps.presence.selectors import access_user_for_presence, presence_response, user_presence, user_status_of
-from apps.presence.serializers import GetUserPresenceParams, UpdatePresenceParams, UpdateStatusParams
+from apps.presence.serializers import (
+    GetUserPresenceParams,
+    UpdatePresenceParams,
+    UpdateStatusParams,
+    UpdateUserStatusParams,
+)
 from apps.users.selectors import access_user_by_id
 
 STATUSES = {"active": True, "idle": False}
@@ -78,8 +83,24 @@ class OwnStatusView(ApiView):
 
 
 class UserStatusView(ApiView):
-    """GET /users/{user_id}/status."""
+    """GET /users/{user_id}/status; POST, for administrators: set someone's status (Zulip 11)."""
+
+    method_permission_classes = {"post": [IsOrganizationAdministrator]}
 
     def get(self, request: Request, user_id: int):
         user = access_user_by_id(request.user, user_id, allow_deactivated=True, allow_bots=True)
         return json_success(request, {"status": user_status_of(user)})
+
+    @uses_params(UpdateUserStatusParams)
+    def post(self, request: Request, user_id: int):
+        params = parse_params(UpdateUserStatusParams, request)
+        user = access_user_by_id(request.user, user_id)
+        check_update_user_status(
+            user,
+            away=None,
+            status_text=params.status_text,
+            emoji_name=params.emoji_name,
+            emoji_code=params.emoji_code,
+            reaction_type=params.reaction_type,
+        )
+        return json_success(request)

@@ -266,6 +266,13 @@ class UnsubscribeParams(Params):
     principals: Json[Principals] | None = None
 
 
+class UpdateSubscriptionsParams(Params):
+    """PATCH /users/me/subscriptions: Zulip's update_subscriptions, both lists optional."""
+
+    add: Json[Annotated[list[NewSubscription], Field(max_length=MAX_ITEMS)]] = Field(default_factory=list)
+    delete: Json[Annotated[list[str], Field(max_length=MAX_ITEMS)]] = Field(default_factory=list)
+
+
 class ListSubscriptionsParams(Params):
     include_subscribers: Json[bool] = False
 

@@ -4,6 +4,7 @@
 from django.db import transaction
 from rest_framework.request import Request
 
+from apps.core.errors import JsonableError
 from apps.core.params import parse_params, uses_params
 from apps.core.permissions import IsAuthenticatedUser, IsNotGuest, IsOrganizationAdministrator
 from apps.core.responses import json_success
@@ -54,13 +55,15 @@ from apps.subscriptions.serializers import (
     UpdateRealmWithChannelParams,
     UpdateStreamParams,
     UpdateSubscriptionPropertyParams,
+    UpdateSubscriptionsParams,
     UserTopicParams,
 )
 from apps.users.selectors import access_user_by_id
 
 
 class SubscriptionsView(ApiView):
-    """GET (list), POST (subscribe, creating channels) and DELETE (unsubscribe) /users/me/subscriptions."""
+    """GET (list), POST (subscribe, creating channels), DELETE (unsubscribe) and PATCH (both)
+    /users/me/subscriptions."""
 
     method_permission_classes = {"post": [IsNotGuest]}
 
@@ -96,6 +99,25 @@ class SubscriptionsView(ApiView):
         users = access_principals(request.user, params.principals)
         streams = access_streams_by_names(request.user, params.subscriptions)
         return json_success(request, check_remove_subscriptions(streams, users=users, acting_user=request.user))
+
+    @uses_params(UpdateSubscriptionsParams)
+    def patch(self, request: Request):
+        """Zulip's update_subscriptions: the user subscribed to `add` (created as POST creates
+        them; not by guests) and unsubscribed from `delete`, all or nothing; both answers in one."""
+        params = parse_params(UpdateSubscriptionsParams, request)
+        if not params.add and not params.delete:
+            raise JsonableError('Nothing to do. Specify at least one of "add" or "delete".')
+        user = request.user
+        if params.add and user.is_guest:
+            raise IsNotGuest().error()
+        answer: dict = {"subscribed": {}, "already_subscribed": {}}
+        with transaction.atomic():
+            if params.add:
+                channels = [NewChannel(item.name, item.description or "", item.color) for item in params.add]
+                answer = check_add_subscriptions(channels, users=[user], acting_user=user)
+            streams = access_streams_by_names(user, params.delete)
+            answer |= check_remove_subscriptions(streams, users=[user], acting_user=user)
+        return json_success(request, answer)
 
 
 class SubscriptionPropertiesView(ApiView):

@@ -63,3 +63,32 @@ def test_staff_see_statuses_read_only(staff, member):
     assert_success(set_status(member, status_text="Findable"))
     assert "Findable" in staff.get("/admin/presence/userstatus/?q=Findable").content.decode()
     assert staff.get("/admin/presence/userstatus/add/").status_code == 403
+
+
+# --- POST /users/{user_id}/status: an administrator sets someone's status ---------------------------
+
+
+def test_an_administrator_sets_someones_status(member, admin, capture_events):
+    with capture_events(member) as received:
+        assert_success(api_for(admin).post(f"/users/{member.id}/status", {"status_text": "On leave",
+                                                                          "emoji_name": "palm_tree"}))  # fmt: skip
+    expected = {"status_text": "On leave", "emoji_name": "palm_tree", "emoji_code": "1f334",
+                "reaction_type": "unicode_emoji"}  # fmt: skip
+    assert received[member.id] == [{"type": "user_status", "user_id": member.id, **expected}]
+    assert assert_success(api_for(member).get(f"/users/{member.id}/status"))["status"] == expected
+    assert_success(api_for(admin).post(f"/users/{member.id}/status", {"status_text": "", "emoji_name": ""}))
+    assert state_of(admin) == {}
+
+
+def test_only_administrators_set_others_statuses(member, moderator, admin, foreign_user):
+    for caller in (member, moderator):
+        response = api_for(caller).post(f"/users/{admin.id}/status", {"status_text": "Fired"})
+        assert_error(response, 400, "UNAUTHORIZED_PRINCIPAL", "Must be an organization administrator")
+    response = api_for(admin).post(f"/users/{foreign_user.id}/status", {"status_text": "x"})
+    assert_error(response, 400, "BAD_REQUEST", "No such user")
+    assert_error(api_for(admin).post(f"/users/{member.id}/status", {}), 400, "BAD_REQUEST",
+                 "Client did not pass any new values.")  # fmt: skip
+    # `away` is the user's own (POST /users/me/status): ignored here, so nothing to change.
+    assert_error(api_for(admin).post(f"/users/{member.id}/status", {"away": "true"}), 400, "BAD_REQUEST",
+                 "Client did not pass any new values.")  # fmt: skip
+    assert not UserStatus.objects.exists()
