@@ -45,6 +45,7 @@ class User(AbstractBaseUser, PermissionsMixin, UserBaseSettings):
     """
 
     MAX_NAME_LENGTH = 100
+    MIN_NAME_LENGTH = 2
     API_KEY_LENGTH = 32
 
     realm = models.ForeignKey(Realm, on_delete=models.PROTECT, related_name="users")

@@ -83,12 +83,12 @@ def test_an_outgoing_webhook_bot_has_its_service(member):
 
 def test_making_a_bot_is_refused_with_zulips_words(make_stream, realm, member, guest, bot, admin):
     make_stream("secret", admin, private=True)
-    refused(guest, "POST", "/bots", {"full_name": "B", "short_name": "b"}, "Not allowed for guest users")
-    refused(bot, "POST", "/bots", {"full_name": "B", "short_name": "b"}, "This endpoint does not accept bot requests.")
+    refused(guest, "POST", "/bots", {"full_name": "Bo", "short_name": "b"}, "Not allowed for guest users")
+    refused(bot, "POST", "/bots", {"full_name": "Bo", "short_name": "b"}, "This endpoint does not accept bot requests.")
     cases = [
         ({"short_name": "  "}, "Bad name or username"),
         ({"short_name": "a b"}, "Bad name or username"),
-        ({"full_name": ""}, "Name must not be empty!"),
+        ({"full_name": ""}, "Name too short!"),
         ({"full_name": "Mel Member"}, "Name is already in use."),
         ({"bot_type": 4}, "Embedded bots are not enabled."),
         ({"bot_type": 7}, "Invalid bot type"),
@@ -108,11 +108,11 @@ def test_who_may_make_which_kind_is_the_organizations_setting(member, admin, sys
     for name, group in (("can_create_bots_group", "role:administrators"),
                         ("can_create_write_only_bots_group", "role:nobody")):  # fmt: skip
         assert_success(api(admin).patch("/realm", {name: json.dumps({"new": sys_groups[group].id})}))
-    refused(member, "POST", "/bots", {"full_name": "B", "short_name": "b"}, "Insufficient permission")
+    refused(member, "POST", "/bots", {"full_name": "Bo", "short_name": "b"}, "Insufficient permission")
     create(admin)
     assert_success(api(admin).patch("/realm", {"can_create_write_only_bots_group": json.dumps(
         {"new": sys_groups["role:members"].id})}))  # fmt: skip
-    refused(member, "POST", "/bots", {"full_name": "B", "short_name": "b"}, "Insufficient permission")
+    refused(member, "POST", "/bots", {"full_name": "Bo", "short_name": "b"}, "Insufficient permission")
     assert create(member, full_name="Hook", short_name="hook", bot_type=BotType.INCOMING_WEBHOOK)["user_id"]
     state = assert_success(api(member).post("/register", {"fetch_event_types": '["realm"]'}))
     assert state["realm_can_create_bots_group"] == sys_groups["role:administrators"].id

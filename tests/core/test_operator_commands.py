@@ -23,7 +23,7 @@ CHANGING_COMMANDS = [
     ("create_user", "--realm", "", "--email", "new@example.com", "--full-name", "New"),
     ("change_user_role", "member@example.com", "moderator"),
     ("deactivate_user", "member@example.com", "--for-real"),
-    ("create_realm", "--string-id", "new", "--name", "New", "--owner-email", "o@new.example", "--owner-full-name", "O"),
+    ("create_realm", "--string-id", "new", "--name", "New", "--owner-email", "o@new.ex", "--owner-full-name", "Ol"),
 ]
 
 

@@ -164,7 +164,7 @@ def test_guests_never_create_links_whatever_the_setting(realm, guest):
 
 
 def test_new_organizations_let_administrators_create_links(db):
-    realm, owner = do_create_realm_with_owner("new", "New", owner_email="o@new.example", owner_full_name="O",
+    realm, owner = do_create_realm_with_owner("new", "New", owner_email="o@new.example", owner_full_name="Olga",
                                               acting_user=None)  # fmt: skip
     realm = Realm.objects.get(id=realm.id)
     assert realm.can_create_multiuse_invite_group.name == "role:administrators"

@@ -47,7 +47,7 @@ def welcome_bot(realm):
 
 
 def test_new_organizations_have_a_welcome_bot_that_greets_their_owner(db):
-    realm, owner = do_create_realm_with_owner("acme", "Acme", owner_email="o@acme.example", owner_full_name="O",
+    realm, owner = do_create_realm_with_owner("acme", "Acme", owner_email="o@acme.example", owner_full_name="Olga",
                                               acting_user=None)  # fmt: skip
     bot = get_welcome_bot(realm)
     assert (bot.full_name, bot.bot_type, bot.bot_owner, bot.role) == ("Welcome Bot", BotType.GENERIC, None, Role.MEMBER)

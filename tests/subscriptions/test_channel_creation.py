@@ -241,7 +241,7 @@ def test_the_migration_sets_existing_organizations_to_members(db):
 
 def test_new_organizations_get_the_defaults(db):
     realm, _ = do_create_realm_with_owner(
-        "new", "New", owner_email="o@new.example", owner_full_name="O", acting_user=None
+        "new", "New", owner_email="o@new.example", owner_full_name="Olga", acting_user=None
     )
     members = system_groups(realm.id)[SystemGroups.MEMBERS].id
     realm = Realm.objects.get(id=realm.id)

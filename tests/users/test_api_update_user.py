@@ -89,8 +89,8 @@ def test_invalid_role_values(admin, guest, role):
 @pytest.mark.parametrize(
     ("name", "msg"),
     [
-        ("", "Name must not be empty!"),
-        ("   ", "Name must not be empty!"),
+        ("", "Name too short!"),
+        ("   ", "Name too short!"),
         ("x" * 101, "Name too long!"),
         ("Bad*Name", "Invalid characters in name!"),
         ("@mention", "Invalid characters in name!"),

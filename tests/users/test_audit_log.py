@@ -50,7 +50,7 @@ def entries(realm, *types) -> list[tuple]:
 
 def test_creating_users_and_bots_is_recorded_with_their_role(realm, admin):
     user = do_create_user(realm, "new@example.com", "New One", role=Role.MODERATOR, acting_user=admin)
-    bot = do_create_user(realm, "b-bot@example.com", "B", bot_type=BotType.GENERIC, bot_owner=user, acting_user=user)
+    bot = do_create_user(realm, "b-bot@example.com", "Bo", bot_type=BotType.GENERIC, bot_owner=user, acting_user=user)
     assert entries(realm, E.USER_CREATED) == [
         (E.USER_CREATED, admin.id, user.id, {"role": Role.MODERATOR}),
         (E.USER_CREATED, user.id, bot.id, {"role": Role.MEMBER}),

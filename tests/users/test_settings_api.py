@@ -166,7 +166,8 @@ def test_full_name_follows_the_existing_rules(member):
         modified_user=member, event_type=AuditLogEventType.USER_FULL_NAME_CHANGED, acting_user=member
     ).exists()
     assert_error(patch(member, full_name="a*b", enter_sends=True), 400, "BAD_REQUEST", "Invalid characters in name!")
-    assert_error(patch(member, full_name=" "), 400, "BAD_REQUEST", "Name must not be empty!")
+    assert_error(patch(member, full_name=" "), 400, "BAD_REQUEST", "Name too short!")
+    assert_error(patch(member, full_name=" J "), 400, "BAD_REQUEST", "Name too short!")  # Zulip: at least 2
     assert_error(patch(member, full_name="x" * 101), 400, "BAD_REQUEST", "Name too long!")
     assert (User.objects.get(id=member.id).full_name, User.objects.get(id=member.id).enter_sends) == (
         "Mel Renamed",

@@ -39,8 +39,8 @@ def check_full_name(full_name: str) -> str:
     name = full_name.strip()
     if len(name) > User.MAX_NAME_LENGTH:
         raise JsonableError("Name too long!")
-    if not name:
-        raise JsonableError("Name must not be empty!")
+    if len(name) < User.MIN_NAME_LENGTH:
+        raise JsonableError("Name too short!")
     if any(ch in NAME_INVALID_CHARS or not ch.isprintable() for ch in name):
         raise JsonableError("Invalid characters in name!")
     if re.search(r"\|\d+$", name):
