@@ -8,6 +8,7 @@ from django import forms
 from django.contrib import admin, messages
 from django.utils.html import format_html
 
+from apps.core.admin import ReadOnlyAdmin
 from apps.core.errors import JsonableError
 from apps.groups.models import UserGroup
 from apps.invites.actions.email_invitations import do_revoke_email_invitation
@@ -155,7 +156,7 @@ class MultiuseInviteAdmin(admin.ModelAdmin):
 
 
 @admin.register(EmailInvitation)
-class EmailInvitationAdmin(admin.ModelAdmin):
+class EmailInvitationAdmin(ReadOnlyAdmin):
     """Invitations sent by email: listed, searched and revoked (they are sent through the API)."""
 
     list_display = ("id", "email", "realm", "invited_as", "referred_by", "created", "expiry_date", "state")
@@ -181,15 +182,6 @@ class EmailInvitationAdmin(admin.ModelAdmin):
         "created_user",
     )
     fields = readonly_fields
-
-    def has_add_permission(self, request) -> bool:
-        return False
-
-    def has_change_permission(self, request, obj=None) -> bool:
-        return False
-
-    def has_delete_permission(self, request, obj=None) -> bool:
-        return False
 
     @admin.display(description="status")
     def state(self, invite: EmailInvitation) -> str:

@@ -20,8 +20,8 @@ MAX_ATTEMPTS = 6
 @retried_task(max_attempts=MAX_ATTEMPTS)
 def send_invitation_email(invitation_id: int) -> None:
     """Email the invitation its link, unless it was used or revoked meanwhile, or its organization
-    deactivated (no dead link is sent). A mail server that cannot be reached, or refuses for now (4xx), is tried again; an
-    address it refuses for good is logged."""
+    deactivated (no dead link is sent). A mail server that cannot be reached, or refuses for now
+    (4xx), is tried again; an address it refuses for good is logged."""
     invite = EmailInvitation.objects.select_related("realm", "referred_by").filter(id=invitation_id).first()
     if invite is None or not invite.is_usable or invite.realm.deactivated:
         return

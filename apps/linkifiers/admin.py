@@ -2,9 +2,13 @@
 them with (apps.linkifiers.patterns), and added, changed, moved and removed through the actions
 (audit log, events, the cache)."""
 
+import contextlib
+
 from django import forms
 from django.contrib import admin
 
+from apps.core.admin import ReadOnlyAdmin
+from apps.core.errors import JsonableError
 from apps.linkifiers.actions import (
     DUPLICATE_PATTERN,
     check_reorder_linkifiers,
@@ -12,8 +16,9 @@ from apps.linkifiers.actions import (
     do_remove_linkifier,
     do_update_linkifier,
 )
-from apps.linkifiers.models import Linkifier
+from apps.linkifiers.models import Linkifier, Playground
 from apps.linkifiers.patterns import LinkifierFields, LinkifierInvalid, check_linkifier_fields
+from apps.linkifiers.playgrounds import do_remove_playground
 from apps.linkifiers.selectors import linkifiers_in_order, pattern_in_use
 
 
@@ -108,3 +113,25 @@ class LinkifierAdmin(admin.ModelAdmin):
     def delete_queryset(self, request, queryset) -> None:
         for linkifier in queryset.select_related("realm"):
             do_remove_linkifier(linkifier, acting_user=request.user)
+
+
+@admin.register(Playground)
+class PlaygroundAdmin(ReadOnlyAdmin):
+    """Code playgrounds: listed, and removed through the action (audit log, events); added with the
+    API's POST /realm/playgrounds."""
+
+    list_display = ("name", "pygments_language", "url_template", "realm")
+    list_filter = ("realm",)
+    list_select_related = ("realm",)
+    search_fields = ("name", "pygments_language", "realm__string_id")
+    ordering = ("realm", "pygments_language", "name")
+    readonly_fields = ("realm", "name", "pygments_language", "url_template")
+    actions = ("remove",)
+
+    @admin.action(description="Remove the selected playgrounds")
+    def remove(self, request, queryset):
+        playgrounds = list(queryset.select_related("realm"))
+        for playground in playgrounds:
+            with contextlib.suppress(JsonableError):  # removed meanwhile
+                do_remove_playground(playground, acting_user=request.user)
+        self.message_user(request, f"Removed {len(playgrounds)} playground(s).")

@@ -1,9 +1,10 @@
 """Linkifiers' part of the event system. Clients that registered with the
 `linkifier_url_template` capability get `realm_linkifiers` (state and events); the others get the
 legacy `realm_filters` ([pattern, URL template, id]) and an empty `realm_linkifiers`, as Zulip
-gives clients that do not know URL templates."""
+gives clients that do not know URL templates. And the code playgrounds, `realm_playgrounds`."""
 
 from apps.events.registry import QueueOptions, StateContext, event_filter, initial_state
+from apps.linkifiers.playgrounds import playgrounds_for_realm
 from apps.linkifiers.selectors import legacy_tuples, linkifiers_for_realm
 
 
@@ -23,6 +24,11 @@ def realm_filters_state(context: StateContext) -> dict:
     if takes_url_templates(context.options):
         return {"realm_filters": []}
     return {"realm_filters": legacy_tuples(linkifiers_for_realm(context.user.realm_id))}
+
+
+@initial_state("realm_playgrounds")
+def realm_playgrounds_state(context: StateContext) -> dict:
+    return {"realm_playgrounds": playgrounds_for_realm(context.user.realm_id)}
 
 
 @event_filter("realm_linkifiers")

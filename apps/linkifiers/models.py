@@ -24,3 +24,25 @@ class Linkifier(models.Model):
 
     def __str__(self) -> str:
         return f"{self.pattern} -> {self.url_template}"
+
+
+class Playground(models.Model):
+    """A code playground (Zulip's RealmPlayground): where code blocks of one language can be opened,
+    a URL template whose only variable is `code`. Clients offer it on code blocks of its language."""
+
+    MAX_NAME_LENGTH = 100
+    MAX_PYGMENTS_LANGUAGE_LENGTH = 40
+
+    realm = models.ForeignKey(Realm, on_delete=models.CASCADE, related_name="+")
+    name = models.TextField()
+    # A Pygments lexer's name (or any language a code block may name: Zulip does not restrict it).
+    pygments_language = models.CharField(max_length=MAX_PYGMENTS_LANGUAGE_LENGTH)
+    url_template = models.TextField()
+
+    class Meta:
+        constraints = [
+            models.UniqueConstraint(fields=["realm", "pygments_language", "name"], name="linkifiers_unique_playground")
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.name} ({self.pygments_language})"

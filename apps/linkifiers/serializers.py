@@ -36,3 +36,11 @@ class LinkifierParams(Params):
 
 class ReorderLinkifiersParams(Params):
     ordered_linkifier_ids: Json[Annotated[list[Id], Field(max_length=MAX_ORDERED_IDS)]]
+
+
+class PlaygroundParams(Params):
+    """POST /realm/playgrounds (apps.linkifiers.playgrounds checks the values)."""
+
+    name: Annotated[str, Field(max_length=1000)]
+    pygments_language: Annotated[str, Field(max_length=1000)]
+    url_template: Annotated[str, Field(max_length=10_000)]

@@ -1,5 +1,6 @@
 """Linkifiers: GET /realm/linkifiers for everyone; POST, PATCH and DELETE /realm/filters[/{id}]
-and the reorder (PATCH /realm/linkifiers) for administrators; the legacy GET /realm/filters."""
+and the reorder (PATCH /realm/linkifiers) for administrators; the legacy GET /realm/filters. Code
+playgrounds: POST and DELETE /realm/playgrounds[/{id}], for administrators."""
 
 from rest_framework.request import Request
 
@@ -13,8 +14,9 @@ from apps.linkifiers.actions import (
     check_update_linkifier,
     do_remove_linkifier,
 )
+from apps.linkifiers.playgrounds import access_playground_by_id, check_add_playground, do_remove_playground
 from apps.linkifiers.selectors import access_linkifier_by_id, legacy_tuples, linkifiers_for_realm
-from apps.linkifiers.serializers import LinkifierParams, ReorderLinkifiersParams
+from apps.linkifiers.serializers import LinkifierParams, PlaygroundParams, ReorderLinkifiersParams
 
 
 class LinkifiersView(ApiView):
@@ -64,4 +66,33 @@ class FilterView(ApiView):
     def delete(self, request: Request, filter_id: int):
         linkifier = access_linkifier_by_id(request.user.realm, filter_id)
         do_remove_linkifier(linkifier, acting_user=request.user)
+        return json_success(request)
+
+
+class PlaygroundsView(ApiView):
+    """POST /realm/playgrounds: add a code playground."""
+
+    permission_classes = [IsAuthenticatedUser, IsOrganizationAdministrator]
+
+    @uses_params(PlaygroundParams)
+    def post(self, request: Request):
+        params = parse_params(PlaygroundParams, request)
+        playground = check_add_playground(
+            request.user.realm,
+            name=params.name,
+            pygments_language=params.pygments_language,
+            url_template=params.url_template,
+            acting_user=request.user,
+        )
+        return json_success(request, {"id": playground.id})
+
+
+class PlaygroundView(ApiView):
+    """DELETE /realm/playgrounds/{playground_id}."""
+
+    permission_classes = [IsAuthenticatedUser, IsOrganizationAdministrator]
+
+    def delete(self, request: Request, playground_id: int):
+        playground = access_playground_by_id(request.user.realm, playground_id)
+        do_remove_playground(playground, acting_user=request.user)
         return json_success(request)

@@ -199,6 +199,8 @@ class AuditLogEventType(models.IntegerChoices):
     REALM_LINKIFIER_CHANGED = 224, "linkifier changed"
     REALM_LINKIFIER_REMOVED = 225, "linkifier removed"
     REALM_LINKIFIERS_REORDERED = 228, "linkifiers reordered"
+    REALM_PLAYGROUND_ADDED = 229, "code playground added"
+    REALM_PLAYGROUND_REMOVED = 230, "code playground removed"
     CUSTOM_PROFILE_FIELD_CREATED = 240, "profile field created"  # Parley's
     CUSTOM_PROFILE_FIELD_CHANGED = 241, "profile field changed"
     CUSTOM_PROFILE_FIELD_REMOVED = 242, "profile field removed"

@@ -431,3 +431,19 @@ def test_a_mail_server_that_accepts_gets_the_email(smtp, admin):
     assert run_ready_tasks() == 1
     assert retries() == []
     assert DBTaskResult.objects.get().status == TaskResultStatus.SUCCESSFUL
+
+
+def test_staff_list_and_revoke_them(staff, admin):
+    assert_success(invite(admin, "a@example.com, b@example.com"))
+    first, _ = invitations()
+    page = staff.get("/admin/invites/emailinvitation/?q=a%40example.com").content.decode()
+    assert "a@example.com" in page
+    assert "b@example.com" not in page
+    assert staff.get(f"/admin/invites/emailinvitation/{first.id}/change/").status_code == 200
+    response = staff.post("/admin/invites/emailinvitation/", {"action": "revoke", "_selected_action": [first.id]})
+    assert response.status_code == 302
+    assert [(i.email, i.status) for i in invitations()] == [
+        ("a@example.com", EmailInvitation.Status.REVOKED),
+        ("b@example.com", EmailInvitation.Status.PENDING),
+    ]
+    assert staff.get("/admin/invites/emailinvitation/add/").status_code == 403
