@@ -8,8 +8,9 @@ from apps.core.hooks import Hooks
 # message_content_saved(message) -> dict: `message` was stored with new content (sent, or its
 # content edited; for an edit the row itself is written after the call). What the functions return
 # is merged; `has_attachment` and `has_image` true set the message's fields, a `rendered_content`
-# replaces its HTML (apps.uploads: the uploaded files its content links are claimed, those it no
-# longer links released; the previews of the images it links added to its HTML).
+# replaces its HTML, `detached_uploads` lists the sender's files (Attachment objects) nothing links
+# any more (apps.uploads: the uploaded files its content links are claimed, those it no longer
+# links released; the previews of the images it links added to its HTML).
 message_content_saved = Hooks("message_content_saved")
 
 # custom_emoji(realm_id) -> dict: the organization's custom emoji, active or not, by emoji code:

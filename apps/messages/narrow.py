@@ -10,13 +10,13 @@ from dataclasses import dataclass
 from typing import Any
 
 from django.db import connection
-from django.db.models import F, Q, QuerySet
+from django.db.models import Exists, F, OuterRef, Q, QuerySet
 from django.db.models.expressions import RawSQL
 
 from apps.core.converters import ascii_int, is_ascii_digits
 from apps.core.errors import JsonableError
 from apps.messages.errors import BadNarrowError
-from apps.messages.models import DirectMessageGroup, Recipient, UserMessage
+from apps.messages.models import DirectMessageGroup, Reaction, Recipient, UserMessage
 from apps.messages.recipients import find_group_recipient
 from apps.messages.rendering import search_words
 from apps.subscriptions.models import Stream, UserTopic
@@ -238,7 +238,9 @@ class NarrowBuilder:
         if operand not in HAS_OPERANDS:
             raise BadNarrowError("unknown 'has' operand")
         if operand == "reaction":
-            return Q(pk__in=[])  # reactions do not exist yet
+            # Served by the reactions' unique constraint, whose first column is the message.
+            reacted = Reaction.objects.filter(message_id=OuterRef("message_id" if self.on_user_messages else "id"))
+            return Q(Exists(reacted))
         return Q(**{self.field(f"has_{operand}"): True})
 
     def by_search(self, operand: str) -> Q:

@@ -435,7 +435,7 @@ def with_conversation(user: User, terms: list[Term]) -> list[Term]:
         raise BadNarrowError("Duplicate 'with' operators.")
     rest = [term for term in terms if term.operator != "with"]
     message = None
-    if is_ascii_digits(str(found[0].operand)):
+    if is_ascii_digits(str(found[0].operand)) and int(found[0].operand) < 2**63:
         with contextlib.suppress(InvalidMessageError):
             message, _ = access_message(user, int(found[0].operand))
     if message is None:

@@ -155,9 +155,10 @@ def do_sync_message_attachments(message: Message) -> dict[str, bool]:
     """The files `message`'s content links now: those its sender may see (their own, or linked by
     a message they may see) are claimed by it, those it no longer links are released (Zulip's
     do_claim_attachments and check_attachment_reference_change). Returns the message's
-    has_attachment and has_image (an image file claimed), and its rendered_content with the previews
-    of the thumbnailed images it links (apps.uploads.thumbnails) when there are any. No query for a
-    message that links no file and linked none.
+    has_attachment and has_image (an image file claimed), its rendered_content with the previews
+    of the thumbnailed images it links (apps.uploads.thumbnails) when there are any, and
+    `detached_uploads`: the sender's files this content no longer links and no message links now
+    (Zulip's, for the edit's answer). No query for a message that links no file and linked none.
 
     Emits: attachment/update {attachment, upload_space_used} to the owner of each file claimed or
     released.
@@ -176,11 +177,16 @@ def do_sync_message_attachments(message: Message) -> dict[str, bool]:
             attachment.messages.add(message)
             kept.append(attachment)
             changed.append(attachment)
+    detached = []
     for attachment in changed:
-        _notify_attachment(attachment, "update", attachment_to_dict(attachment))
+        data = attachment_to_dict(attachment)
+        _notify_attachment(attachment, "update", data)
+        if attachment.owner_id == message.sender_id and not data["messages"]:
+            detached.append(data)
     found = {
         "has_attachment": bool(kept),
         "has_image": any(a.content_type.startswith("image/") for a in kept),
+        "detached_uploads": detached,
     }
     images = {a.path_id: a for a in kept if a.thumbnails}
     if images:

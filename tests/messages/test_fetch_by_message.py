@@ -58,6 +58,9 @@ def test_a_message_one_cannot_see_leaves_a_conversation_narrow_as_it_is(design, 
     assert message_ids(member, [*conversation, w(999999)]) == [lunch]
     bad(member, [w(hidden)], "Invalid 'with' operator")
     bad(member, [w("x")], "Invalid 'with' operator")
+    for beyond in (2**63, str(2**63), 10**30):  # no message id: no database is asked (SQLite's int64)
+        bad(member, [w(beyond)], "Invalid 'with' operator")
+        assert message_ids(member, [*conversation, w(beyond)]) == [lunch]
     bad(member, [w(lunch), w(lunch)], "Duplicate 'with' operators.")
 
 

@@ -227,9 +227,25 @@ def test_has_link_and_image_select_by_content(scene, admin):
     check_operator(admin, scene, "has", "image", {scene.image})
 
 
-def test_has_attachment_and_reaction_select_nothing_yet(scene, admin):
+def test_has_attachment_selects_nothing_here(scene, admin):
     check_operator(admin, scene, "has", "attachment", set())
+
+
+def test_has_reaction_selects_messages_with_a_reaction(scene, admin, member, owner, moderator, make_stream, send):
     check_operator(admin, scene, "has", "reaction", set())
+    assert_success(ApiClient(member).post(f"/messages/{scene.lunch}/reactions", {"emoji_name": "smile"}))
+    assert_success(ApiClient(owner).post(f"/messages/{scene.group}/reactions", {"emoji_name": "tada"}))
+    assert_success(ApiClient(admin).post(f"/messages/{scene.group}/reactions", {"emoji_name": "tada"}))
+    assert_success(ApiClient(moderator).post(f"/messages/{scene.unseen}/reactions", {"emoji_name": "tada"}))
+    check_operator(admin, scene, "has", "reaction", {scene.lunch, scene.group})
+    assert_success(ApiClient(member).delete(f"/messages/{scene.lunch}/reactions", {"emoji_name": "smile"}))
+    check_operator(admin, scene, "has", "reaction", {scene.group})
+    # Also where the user has no rows: a public channel they read without subscribing.
+    public = make_stream("public", member)
+    plain, liked = send(member, public, "plain"), send(member, public, "liked")
+    assert_success(ApiClient(member).post(f"/messages/{liked}/reactions", {"emoji_name": "heart"}))
+    assert matching(admin, ["channel", "public"]) == {plain, liked}
+    assert matching(admin, ["channel", "public"], ["has", "reaction"]) == {liked}
 
 
 def test_id_selects_one_message_as_number_or_string(scene, admin):

@@ -72,6 +72,34 @@ def test_editing_claims_new_links_and_releases_old_ones(member, design):
     assert not Attachment.objects.filter(messages__isnull=False).exists()
 
 
+def test_an_edit_answers_the_files_it_detached(member, admin, design):
+    kept, dropped, shared = (uploaded(member, name=name) for name in ("kept.txt", "dropped.txt", "shared.txt"))
+    message_id = send(member, design, f"[k]({kept}) [d]({dropped}) [s]({shared})")
+    send(admin, design, f"[s]({shared})")  # admin links member's file too: it stays linked
+    body = assert_success(api_for(member).patch(f"/messages/{message_id}", {"content": f"[k]({kept})"}))
+    dropped_file = Attachment.objects.get(file_name="dropped.txt")
+    assert body["detached_uploads"] == [
+        {
+            "id": dropped_file.id,
+            "name": "dropped.txt",
+            "path_id": dropped_file.path_id,
+            "size": dropped_file.size,
+            "create_time": int(dropped_file.create_time.timestamp() * 1000),
+            "messages": [],
+        }
+    ]
+    # An edit that detaches nothing, or changes only the topic, answers an empty list.
+    assert (
+        assert_success(api_for(member).patch(f"/messages/{message_id}", {"content": f"[k]({kept}) again"}))[
+            "detached_uploads"
+        ]
+        == []
+    )
+    assert (
+        assert_success(api_for(member).patch(f"/messages/{message_id}", {"topic": "moved"}))["detached_uploads"] == []
+    )
+
+
 def test_forwarding_a_file_one_can_see_claims_it(member, admin, design, moderator):
     url = uploaded(member)
     send(member, design, f"[f]({url})")

@@ -199,10 +199,12 @@ def check_update_message(
     send_notification_to_old_thread: bool = False,
     send_notification_to_new_thread: bool = True,
     acting_user: User,
-) -> int:
+) -> list[dict]:
     """PATCH /messages/{id}, on a message `acting_user` can see: the edit checked, then made.
-    Returns how many messages changed. The message's row is locked first, so that two edits of it
-    are made one after the other (each recorded in its history).
+    Returns the edit's `detached_uploads`: the files of the editor that its new content no longer
+    links and no other message does (Zulip's, for a client to offer deleting them). The message's
+    row is locked first, so that two edits of it are made one after the other (each recorded in its
+    history).
 
     Emits: update_message to everyone who has the messages (users_told_of), each with their flags;
     for a move between channels, see send_channel_move_events; user_topic for the policies that
@@ -230,8 +232,10 @@ def check_update_message(
         event.update(stream_id=message.stream_id, stream_name=message.stream.name)
     moved = [message]
     old_stream, old_topic = message.stream, message.topic
+    detached_uploads: list[dict] = []
     if edit.content is not None:
-        event.update(_edit_content(message, edit.content, entry, now))
+        changes, detached_uploads = _edit_content(message, edit.content, entry, now)
+        event.update(changes)
     is_move = edit.topic is not None or edit.stream is not None
     if is_move:
         moved = _messages_to_move(acting_user, message, edit)
@@ -276,7 +280,7 @@ def check_update_message(
             to_new_thread=send_notification_to_new_thread,
             acting_user=acting_user,
         )
-    return len(moved)
+    return detached_uploads
 
 
 def _holders(message: Message, message_ids: list[int]) -> dict[int, int]:
@@ -287,10 +291,10 @@ def _holders(message: Message, message_ids: list[int]) -> dict[int, int]:
     return {user_id: flags.get(user_id, 0) for user_id in user_ids}
 
 
-def _edit_content(message: Message, content: str, entry: dict, now) -> dict:
+def _edit_content(message: Message, content: str, entry: dict, now) -> tuple[dict, list[dict]]:
     """The new content rendered and stored on `message` (unsaved; `entry`, its history entry, gets
     the previous content), the recipients' mention and alert-word flags recomputed; the event's
-    content fields."""
+    content fields, and the uploads the edit detached."""
     linkifiers = linkifier_rules(message.realm_id)
     rendered = render_content(message.sender, content, linkifiers)
     changes = {
@@ -325,7 +329,7 @@ def _edit_content(message: Message, content: str, entry: dict, now) -> dict:
             row.flags = bits
             changed.append(row)
     UserMessage.objects.bulk_update(changed, ["flags"], batch_size=5000)
-    return changes
+    return changes, files.get("detached_uploads", [])
 
 
 def _move(moved: list[Message], message: Message, edit: MessageEdit, entry: dict, now) -> dict:

@@ -174,7 +174,7 @@ class MessageView(ApiView):
     def patch(self, request: Request, message_id: int):
         params = parse_params(UpdateMessageParams, request)
         message, _ = access_message(request.user, message_id, changing=True)
-        check_update_message(
+        detached_uploads = check_update_message(
             message,
             content=params.content,
             topic=params.topic if params.topic is not None else params.subject,
@@ -185,7 +185,7 @@ class MessageView(ApiView):
             send_notification_to_new_thread=params.send_notification_to_new_thread,
             acting_user=request.user,
         )
-        return json_success(request, {"detached_uploads": []})
+        return json_success(request, {"detached_uploads": detached_uploads})
 
     def delete(self, request: Request, message_id: int):
         message, _ = access_message(request.user, message_id, changing=True)
