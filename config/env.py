@@ -226,6 +226,13 @@ def email(default: str = "consolemail://") -> dict:
         fail("EMAIL_URL", f"must be {example}")
     if config["EMAIL_BACKEND"].endswith(".smtp.EmailBackend") and not config.get("EMAIL_HOST"):
         fail("EMAIL_URL", f"names no SMTP host; it must be {example}")
+    if config["EMAIL_BACKEND"].endswith(".filebased.EmailBackend"):
+        # filemail:///var/mail/parley names an absolute folder (django-environ would keep only
+        # "var/mail/parley", relative to the working directory); four slashes work too.
+        folder = urlsplit(env.str("EMAIL_URL", default=default)).path.lstrip("/")
+        if not folder:
+            fail("EMAIL_URL", "names no folder; it must be filemail:///absolute/folder")
+        config["EMAIL_FILE_PATH"] = "/" + folder
     # Unset parts keep Django's defaults (None is not a valid host, user or port).
     return {name: value for name, value in config.items() if value not in (None, "")}
 

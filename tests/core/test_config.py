@@ -34,6 +34,7 @@ def start_with(**env: str) -> subprocess.CompletedProcess:
         ({"EXTERNAL_HOST": "https://chat.example.com"}, "EXTERNAL_HOST: must be a host name"),
         ({"EXTERNAL_HOST": "bad_host!"}, "EXTERNAL_HOST: is not a valid host"),
         ({"RATE_LIMIT_API_BY_USER": "0"}, "RATE_LIMIT_API_BY_USER: must be at least 1"),
+        ({"EMAIL_URL": "filemail://"}, "EMAIL_URL: names no folder"),
     ],
 )
 def test_bad_settings_stop_the_process_with_a_clear_message(env, message):
@@ -117,3 +118,15 @@ def test_the_server_connects_through_a_unix_socket():
     )
     assert result.returncode == 0, result.stderr
     assert int(result.stdout.strip()) >= 140000
+
+
+@pytest.mark.parametrize("url", ["filemail:///var/mail/parley", "filemail:////var/mail/parley"])
+def test_a_filemail_url_names_an_absolute_folder(monkeypatch, url):
+    """As the README writes it (three slashes), and with four: never relative to the working directory."""
+    monkeypatch.setenv("EMAIL_URL", url)
+    from config import env
+
+    assert env.email() == {
+        "EMAIL_BACKEND": "django.core.mail.backends.filebased.EmailBackend",
+        "EMAIL_FILE_PATH": "/var/mail/parley",
+    }

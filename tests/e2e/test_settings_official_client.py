@@ -22,7 +22,7 @@ def mailbox(tmp_path):
 
 @pytest.fixture
 def server(transactional_db, live_server_factory, mailbox):
-    # filemail:// and an absolute path: four slashes.
+    # filemail:// and an absolute path (four slashes; three work too).
     return live_server_factory(EMAIL_URL=f"filemail:///{mailbox}")
 
 

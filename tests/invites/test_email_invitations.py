@@ -16,6 +16,8 @@ from django_tasks_db.models import DBTaskResult
 
 from apps.events.models import OutboxEvent
 from apps.groups.selectors import group_member_ids
+from apps.invites.actions.signup import do_join_with_invite
+from apps.invites.errors import InvalidInvitationLinkError
 from apps.invites.models import EmailInvitation
 from apps.messages.models import Message
 from apps.realms.models import AuditLogEventType, RealmAuditLog
@@ -326,6 +328,27 @@ def test_joining_closes_the_other_invitations_to_that_address(realm, admin, memb
     }
     # Their emails, still queued, are not sent.
     assert list(sent_links()) == ["ted@example.com"]
+
+
+@pytest.mark.skipif(connection.vendor != "postgresql", reason="SQLite runs one writing transaction at a time")
+@pytest.mark.django_db(transaction=True)
+def test_two_invitations_to_one_address_used_at_once(realm, admin, member):
+    """Each sign-up would hold its invitation and wait for the other's (joining closes the other
+    invitations to the address): a deadlock, before they took turns on the organization's row."""
+    assert_success(invite(admin, "twin@example.com"))
+    assert_success(invite(member, "twin@example.com"))
+    keys = [i.key for i in invitations()]
+
+    def join(key):
+        try:
+            return do_join_with_invite(realm, key, email="", full_name="Twin", password=PASSWORD).id
+        except InvalidInvitationLinkError:
+            return None
+
+    results = at_once(*(lambda key=key: join(key) for key in keys))
+    assert sorted(result is None for result in results) == [False, True]
+    assert User.objects.filter(delivery_email="twin@example.com").count() == 1
+    assert sorted(i.status for i in invitations()) == [EmailInvitation.Status.USED, EmailInvitation.Status.REVOKED]
 
 
 # --- revoking and resending -----------------------------------------------------------------------

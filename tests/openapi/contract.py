@@ -2,6 +2,7 @@
 document cannot drift from the code: the status and body must be ones the operation documents, and
 every parameter the view read must be one the operation documents."""
 
+import threading
 from functools import cache
 from typing import Any
 
@@ -22,10 +23,20 @@ from apps.core.openapi import openapi_document
 PROJECT_URLCONF = settings.ROOT_URLCONF
 
 
+_building = threading.Lock()
+
+
 @cache
-def openapi() -> OpenAPI:
+def _openapi() -> OpenAPI:
     # Loading checks the document against the OpenAPI 3.1 schema.
     return OpenAPI.from_dict(openapi_document())
+
+
+def openapi() -> OpenAPI:
+    """The document, built once: by one thread at a time (tests that run requests at once,
+    tests.concurrency, may be the first to ask; drf-spectacular's generation is not thread-safe)."""
+    with _building:
+        return _openapi()
 
 
 class ApiOpenAPIRequest(DjangoOpenAPIRequest):

@@ -17,6 +17,7 @@ from apps.messages.actions.send import do_send_message
 from apps.messages.rendering import silent_mention
 from apps.realms.domains import SIGNUP_REFUSALS, check_email_allowed
 from apps.realms.models import Realm
+from apps.realms.selectors import lock_realm
 from apps.subscriptions.actions.subscriptions import bulk_add_subscriptions
 from apps.users.actions.create_user import check_email, do_create_user
 from apps.users.models import User
@@ -37,6 +38,10 @@ def do_join_with_invite(realm: Realm, key: str, *, email: str, full_name: str, p
     invites_changed, and the Notification Bot's word to its creator when they asked for it.
     """
     found = usable_invite_by_key(realm, key)
+    # Sign-ups take turns on the organization's row, before their invitation's: two invitations to
+    # one address used at once would otherwise each hold one and wait for the other (joining closes
+    # the address's other invitations). The second then finds its invitation closed.
+    lock_realm(realm.id)
     invite = type(found).objects.select_for_update().filter(id=found.id).first() if found else None
     if realm.deactivated or invite is None or not invite.is_usable:
         raise InvalidInvitationLinkError()
