@@ -244,15 +244,22 @@ def search_words(query: str) -> list[str]:
     return WORD_RE.findall(query.lower())
 
 
-def highlight(text_html: str, words: Collection[str]) -> str:
+def text_words(text_html: str) -> set[str]:
+    """The different words (lower case) of the text of `text_html`, outside its tags."""
+    parts = TAG_RE.split(text_html)
+    return {word.lower() for part in parts if not part.startswith(("<", "&")) for word in WORD_RE.findall(part)}
+
+
+def highlight(text_html: str, words: Collection[str], also: Collection[str] = ()) -> str:
     """Wrap the words of the text of `text_html` (never inside a tag) that begin with a word of a
-    search (lower case, as search_words gives them) in `<span class="highlight">`.
+    search (lower case, as search_words gives them), or are among `also` (lower case: the words a
+    stemmed search matched), in `<span class="highlight">`.
 
     One pass over the text, looking each of its words up once per distinct length of the search's
     words: the work grows with the message, not with the search (a pattern of alternatives would
     try every search word at every word of the text).
     """
-    wanted = frozenset(words)
+    wanted, matched = frozenset(words), frozenset(also)
     if not wanted:
         return text_html
     lengths = sorted({len(word) for word in wanted})
@@ -260,6 +267,8 @@ def highlight(text_html: str, words: Collection[str]) -> str:
     def mark(match: re.Match) -> str:
         word = match.group(0)
         lowered = word.lower()
+        if lowered in matched:
+            return f"{HIGHLIGHT_OPEN}{word}{HIGHLIGHT_CLOSE}"
         for length in lengths:
             if length > len(lowered):
                 break

@@ -2,6 +2,7 @@
 wrapped in `<span class="highlight">` in the rendered content and the HTML-escaped topic."""
 
 import pytest
+from django.db import connection
 
 from tests.api import ApiClient, assert_error, assert_success
 
@@ -148,3 +149,21 @@ def test_highlighting_takes_the_words_of_the_text_that_begin_with_a_search_word(
     assert entry["match_content"] == (
         f"<p>{HL('Partying')} {HL('partly')}, {HL('PARTS')} of a counterpart; {HL('part_time_job')}</p>"
     )
+
+
+@pytest.mark.skipif(connection.vendor != "postgresql", reason="SQLite searches substrings, without stems")
+def test_postgresql_highlights_the_words_its_stemmed_search_matched(design, send, member, admin):
+    fox = send(member, design, "The quick brown fox jumps", topic="running foxes")
+    foxes = send(member, design, "Foxes are running", topic="t")
+    result = matches(admin, [fox, foxes], [["search", "foxes run"]])
+    assert result[str(foxes)]["match_content"] == f"<p>{HL('Foxes')} are {HL('running')}</p>"
+    assert result[str(fox)]["match_subject"] == f"{HL('running')} {HL('foxes')}"
+    assert result[str(fox)]["match_content"] == f"<p>The quick brown {HL('fox')} jumps</p>"
+    # GET /messages with the same narrow highlights the same words.
+    body = assert_success(
+        ApiClient(admin).get("/messages", {"anchor": "newest", "num_before": 10, "narrow": [["search", "foxes run"]]})
+    )
+    assert {m["id"]: m["match_content"] for m in body["messages"]} == {
+        fox: result[str(fox)]["match_content"],
+        foxes: result[str(foxes)]["match_content"],
+    }
