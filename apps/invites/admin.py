@@ -178,6 +178,7 @@ class EmailInvitationAdmin(ReadOnlyAdmin):
         "welcome_message_custom_text",
         "created",
         "expiry_date",
+        "last_sent",
         "state",
         "created_user",
     )

@@ -82,6 +82,8 @@ class EmailInvitation(Invitation):
     status = models.PositiveSmallIntegerField(choices=Status.choices, default=Status.PENDING)
     # The account made with it, once used.
     created_user = models.ForeignKey(User, on_delete=models.PROTECT, null=True, blank=True, related_name="+")
+    # When its email was last sent (a resend too): the reminder queued then is the one that counts.
+    last_sent = models.DateTimeField(null=True, blank=True)
 
     class Meta:
         verbose_name = "email invitation"

@@ -420,8 +420,12 @@ def smtp(settings):
         server.stop()
 
 
+def email_tasks():
+    return DBTaskResult.objects.filter(task_path__endswith=".send_invitation_email")
+
+
 def retries() -> list[DBTaskResult]:
-    return list(DBTaskResult.objects.filter(status=TaskResultStatus.READY))
+    return list(email_tasks().filter(status=TaskResultStatus.READY))
 
 
 @pytest.mark.parametrize("rcpt_reply", [None, "451 try again later"])
@@ -453,7 +457,7 @@ def test_a_mail_server_that_accepts_gets_the_email(smtp, admin):
     assert_success(invite(admin, "a@example.com"))
     assert run_ready_tasks() == 1
     assert retries() == []
-    assert DBTaskResult.objects.get().status == TaskResultStatus.SUCCESSFUL
+    assert email_tasks().get().status == TaskResultStatus.SUCCESSFUL
 
 
 def test_staff_list_and_revoke_them(staff, admin):
@@ -470,3 +474,42 @@ def test_staff_list_and_revoke_them(staff, admin):
         ("b@example.com", EmailInvitation.Status.PENDING),
     ]
     assert staff.get("/admin/invites/emailinvitation/add/").status_code == 403
+
+
+# --- the reminder ---------------------------------------------------------------------------------
+
+
+def reminders():
+    return DBTaskResult.objects.filter(task_path__endswith=".send_invitation_reminder").order_by("enqueued_at")
+
+
+def due_now(tasks) -> None:
+    tasks.update(run_after=timezone.now())
+
+
+def test_a_reminder_two_days_before_a_link_of_four_days_or_more_expires(realm, admin):
+    assert_success(invite(admin, "long@example.com"))  # 10 days, Zulip's default
+    assert_success(invite(admin, "short@example.com", invite_expires_in_minutes=3 * 24 * 60))
+    assert_success(invite(admin, "never@example.com", invite_expires_in_minutes="null"))
+    long_invite = EmailInvitation.objects.get(email="long@example.com")
+    [reminder] = reminders()
+    assert reminder.run_after == long_invite.expiry_date - timedelta(days=2)
+    sent_links()
+    mail.outbox.clear()
+    assert run_ready_tasks() == 0  # not due yet
+    due_now(reminders())
+    links = sent_links()
+    assert links == {"long@example.com": long_invite.link_url}
+    assert mail.outbox[0].subject == f"Reminder: {admin.full_name} invited you to join {realm.name}"
+
+
+def test_only_the_last_emails_reminder_counts_and_none_for_a_closed_invitation(admin):
+    assert_success(invite(admin, "a@example.com, b@example.com"))
+    first, second = invitations()
+    assert_success(api(admin).post(f"/invites/{first.id}/resend"))
+    assert reminders().count() == 3
+    assert_success(api(admin).delete(f"/invites/{second.id}"))
+    sent_links()
+    mail.outbox.clear()
+    due_now(reminders())
+    assert sent_links() == {"a@example.com": first.link_url}  # one reminder: the resend's

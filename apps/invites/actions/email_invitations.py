@@ -38,7 +38,7 @@ from apps.invites.selectors import (
     key_digest,
     pending_email_invitations,
 )
-from apps.invites.tasks import send_invitation_email
+from apps.invites.tasks import send_invitation_email, send_invitation_reminder
 from apps.realms.audit import audit
 from apps.realms.domains import INVITE_REFUSALS, check_email_allowed
 from apps.realms.models import AuditLogEventType, Realm
@@ -52,6 +52,9 @@ DAILY_LIMIT_MESSAGE = (
     "reached the limit, no invitations were sent."
 )
 _NAMED_ADDRESS = re.compile(r"<(?P<email>.*)>")
+# Zulip's: an email whose link is valid this long or longer gets a reminder, this long before it expires.
+REMINDER_FOR_LINKS_VALID = timedelta(days=4)
+REMINDER_BEFORE_EXPIRY = timedelta(days=2)
 
 
 def parse_invitee_emails(raw: str) -> list[str]:
@@ -187,7 +190,11 @@ def check_daily_limit(realm: Realm, count: int) -> None:
 
 
 def _send(invite: EmailInvitation, *, acting_user: User | None) -> None:
-    """Record the email and queue it for the task worker (it runs after the commit)."""
+    """Record the email and queue it for the task worker (it runs after the commit), with its
+    reminder two days before the link expires when it is valid four days or more (Zulip's rule)."""
+    now = timezone.now()
+    EmailInvitation.objects.filter(id=invite.id).update(last_sent=now)
+    invite.last_sent = now
     audit(
         invite.realm_id,
         AuditLogEventType.INVITATION_EMAIL_SENT,
@@ -195,6 +202,9 @@ def _send(invite: EmailInvitation, *, acting_user: User | None) -> None:
         acting_user=acting_user,
     )
     send_invitation_email.enqueue(invite.id)
+    if invite.expiry_date is not None and invite.expiry_date - now >= REMINDER_FOR_LINKS_VALID:
+        reminder = send_invitation_reminder.using(run_after=invite.expiry_date - REMINDER_BEFORE_EXPIRY)
+        reminder.enqueue(invite.id, now.isoformat())
 
 
 @transaction.atomic
