@@ -5,6 +5,7 @@ from django import forms
 from django.contrib import admin, messages
 from django.db.models import Count, Q
 
+from apps.core.admin import ReadOnlyAdmin
 from apps.core.errors import JsonableError
 from apps.subscriptions.actions.channels import (
     check_description,
@@ -16,7 +17,7 @@ from apps.subscriptions.actions.channels import (
     do_unarchive_stream,
 )
 from apps.subscriptions.actions.subscriptions import bulk_remove_subscriptions
-from apps.subscriptions.models import Stream, Subscription, UserTopic
+from apps.subscriptions.models import DefaultChannelGroup, Stream, Subscription, UserTopic
 
 
 class StreamForm(forms.ModelForm):
@@ -156,3 +157,20 @@ class UserTopicAdmin(admin.ModelAdmin):
 
     def has_delete_permission(self, request, obj=None) -> bool:
         return False  # the user's clients would not hear of it (no event): users change their own
+
+
+@admin.register(DefaultChannelGroup)
+class DefaultChannelGroupAdmin(ReadOnlyAdmin):
+    """Default channel groups, read only (administrators change them through the API)."""
+
+    list_display = ("name", "realm", "description", "channels")
+    list_filter = ("realm",)
+    search_fields = ("name", "realm__string_id")
+    ordering = ("realm", "name")
+
+    def get_queryset(self, request):
+        return super().get_queryset(request).select_related("realm").prefetch_related("streams")
+
+    @admin.display(description="channels")
+    def channels(self, group: DefaultChannelGroup) -> str:
+        return ", ".join(f"#{stream.name}" for stream in group.streams.all())

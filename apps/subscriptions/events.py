@@ -2,6 +2,7 @@
 "muted_topics" initial state, and how subscription events adapt to a queue's capabilities."""
 
 from apps.events.registry import QueueOptions, StateContext, event_transform, initial_state
+from apps.subscriptions.default_groups import default_channel_groups
 from apps.subscriptions.realm_channels import default_channels
 from apps.subscriptions.selectors import (
     muted_topics_of,
@@ -87,6 +88,13 @@ def default_streams_state(context: StateContext) -> dict:
     """The ids of the organization's default channels (none for guests, as in Zulip)."""
     user = context.user
     return {"realm_default_streams": [] if user.is_guest else [s.id for s in default_channels(user.realm_id)]}
+
+
+@initial_state("default_stream_groups")
+def default_stream_groups_state(context: StateContext) -> dict:
+    """The organization's default channel groups (none for guests, as the events)."""
+    user = context.user
+    return {"realm_default_stream_groups": [] if user.is_guest else default_channel_groups(user.realm_id)}
 
 
 @initial_state("user_topic")

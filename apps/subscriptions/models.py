@@ -129,3 +129,23 @@ class UserTopic(models.Model):
 
     def __str__(self) -> str:
         return f"{self.user}: {self.stream} > {self.topic_name} ({self.get_visibility_policy_display()})"
+
+
+class DefaultChannelGroup(models.Model):
+    """A named set of channels offered together to people joining the organization (Zulip's
+    DefaultStreamGroup); its channels are never the organization's default channels."""
+
+    MAX_NAME_LENGTH = 60
+    MAX_DESCRIPTION_LENGTH = 1024
+
+    realm = models.ForeignKey(Realm, on_delete=models.CASCADE, related_name="+")
+    name = models.CharField(max_length=MAX_NAME_LENGTH)
+    description = models.CharField(max_length=MAX_DESCRIPTION_LENGTH, blank=True, default="")
+    streams = models.ManyToManyField(Stream, related_name="+")
+
+    class Meta:
+        verbose_name = "default channel group"
+        constraints = [models.UniqueConstraint(fields=["realm", "name"], name="subscriptions_unique_channel_group")]
+
+    def __str__(self) -> str:
+        return self.name

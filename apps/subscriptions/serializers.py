@@ -402,3 +402,19 @@ class UpdateRealmWithChannelParams(UpdateRealmParams):
     """PATCH /realm: the organization's settings (apps.groups) and those whose value is a channel."""
 
     moderation_request_channel_id: Json[int] | None = None
+
+
+class CreateDefaultChannelGroupParams(Params):
+    group_name: Annotated[str, Field(max_length=1000)]
+    description: Annotated[str, Field(max_length=10_000)]
+    stream_names: Json[Annotated[list[str], Field(max_length=MAX_ITEMS)]]
+
+
+class UpdateDefaultChannelGroupParams(Params):
+    new_group_name: Annotated[str, Field(max_length=1000)] | None = None
+    new_description: Annotated[str, Field(max_length=10_000)] | None = None
+
+
+class DefaultChannelGroupChannelsParams(Params):
+    op: Annotated[str, Field(max_length=100)]
+    stream_names: Json[Annotated[list[str], Field(max_length=MAX_ITEMS)]]

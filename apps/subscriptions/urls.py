@@ -15,6 +15,9 @@ urlpatterns = [
     path("streams/<id:stream_id>/email_address", views.StreamEmailAddressView.as_view()),
     path("get_stream_id", views.StreamIdView.as_view()),
     path("default_streams", views.DefaultStreamsView.as_view()),
+    path("default_stream_groups/create", views.DefaultChannelGroupsView.as_view()),
+    path("default_stream_groups/<id:group_id>", views.DefaultChannelGroupView.as_view()),
+    path("default_stream_groups/<id:group_id>/streams", views.DefaultChannelGroupChannelsView.as_view()),
     # PATCH /realm is here: it changes the organization's group-valued and channel-valued settings too.
     path("realm", views.RealmView.as_view()),
 ]

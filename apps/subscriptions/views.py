@@ -24,6 +24,14 @@ from apps.subscriptions.actions.subscriptions import (
     check_remove_subscriptions,
 )
 from apps.subscriptions.actions.user_topics import check_mute_topic, do_set_user_topic_visibility_policy
+from apps.subscriptions.default_groups import (
+    access_channels_by_names,
+    access_default_channel_group,
+    do_change_default_channel_group,
+    do_change_default_channel_group_channels,
+    do_create_default_channel_group,
+    do_remove_default_channel_group,
+)
 from apps.subscriptions.email_gateway import channel_email_address
 from apps.subscriptions.models import UserTopic
 from apps.subscriptions.realm_channels import access_channel_to_make_default, access_moderation_request_channel
@@ -42,6 +50,8 @@ from apps.subscriptions.selectors import (
 )
 from apps.subscriptions.serializers import (
     BulkSubscriptionPropertiesParams,
+    CreateDefaultChannelGroupParams,
+    DefaultChannelGroupChannelsParams,
     DefaultStreamParams,
     GetStreamIdParams,
     GetStreamsParams,
@@ -52,6 +62,7 @@ from apps.subscriptions.serializers import (
     SubscribeParams,
     SubscriptionsAnswer,
     UnsubscribeParams,
+    UpdateDefaultChannelGroupParams,
     UpdateRealmWithChannelParams,
     UpdateStreamParams,
     UpdateSubscriptionPropertyParams,
@@ -304,3 +315,49 @@ class RealmView(ApiView):
         realm = Realm.objects.get(id=request.user.realm_id)
         changed = check_update_realm(realm, settings, params.group_settings(), acting_user=request.user)
         return json_success(request, changed)
+
+
+class DefaultChannelGroupsView(ApiView):
+    """POST /default_stream_groups/create: a default channel group (administrators)."""
+
+    permission_classes = [IsAuthenticatedUser, IsOrganizationAdministrator]
+
+    @uses_params(CreateDefaultChannelGroupParams)
+    def post(self, request: Request):
+        params = parse_params(CreateDefaultChannelGroupParams, request)
+        streams = access_channels_by_names(request.user, params.stream_names)
+        do_create_default_channel_group(request.user.realm, params.group_name, params.description, streams)
+        return json_success(request)
+
+
+class DefaultChannelGroupView(ApiView):
+    """PATCH (its name, its description) and DELETE /default_stream_groups/{group_id}."""
+
+    permission_classes = [IsAuthenticatedUser, IsOrganizationAdministrator]
+
+    @uses_params(UpdateDefaultChannelGroupParams)
+    def patch(self, request: Request, group_id: int):
+        params = parse_params(UpdateDefaultChannelGroupParams, request)
+        if not params.new_group_name and not params.new_description:
+            raise JsonableError('You must pass "new_description" or "new_group_name".')
+        group = access_default_channel_group(request.user.realm, group_id)
+        do_change_default_channel_group(group, name=params.new_group_name, description=params.new_description)
+        return json_success(request)
+
+    def delete(self, request: Request, group_id: int):
+        do_remove_default_channel_group(access_default_channel_group(request.user.realm, group_id))
+        return json_success(request)
+
+
+class DefaultChannelGroupChannelsView(ApiView):
+    """PATCH /default_stream_groups/{group_id}/streams: add or remove channels."""
+
+    permission_classes = [IsAuthenticatedUser, IsOrganizationAdministrator]
+
+    @uses_params(DefaultChannelGroupChannelsParams)
+    def patch(self, request: Request, group_id: int):
+        params = parse_params(DefaultChannelGroupChannelsParams, request)
+        group = access_default_channel_group(request.user.realm, group_id)
+        streams = access_channels_by_names(request.user, params.stream_names)
+        do_change_default_channel_group_channels(group, params.op, streams)
+        return json_success(request)

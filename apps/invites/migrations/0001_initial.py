@@ -7,64 +7,37 @@ from django.db import migrations, models
 
 
 class Migration(migrations.Migration):
+
     initial = True
 
     dependencies = [
-        ("groups", "0002_system_groups_of_existing_realms"),
-        ("realms", "0003_audit_log"),
-        ("subscriptions", "0001_initial"),
+        ('groups', '0002_system_groups_of_existing_realms'),
+        ('realms', '0003_audit_log'),
+        ('subscriptions', '0001_initial'),
         migrations.swappable_dependency(settings.AUTH_USER_MODEL),
     ]
 
     operations = [
         migrations.CreateModel(
-            name="MultiuseInvite",
+            name='MultiuseInvite',
             fields=[
-                ("id", models.BigAutoField(auto_created=True, primary_key=True, serialize=False, verbose_name="ID")),
-                ("key", models.CharField(max_length=64)),
-                ("key_digest", models.CharField(max_length=64, unique=True)),
-                (
-                    "invited_as",
-                    models.PositiveSmallIntegerField(
-                        choices=[
-                            (100, "Organization owner"),
-                            (200, "Organization administrator"),
-                            (300, "Moderator"),
-                            (400, "Member"),
-                            (600, "Guest"),
-                        ],
-                        default=400,
-                    ),
-                ),
-                ("include_realm_default_subscriptions", models.BooleanField(default=False)),
-                ("welcome_message_custom_text", models.TextField(blank=True, null=True)),
-                ("created", models.DateTimeField(default=django.utils.timezone.now)),
-                ("expiry_date", models.DateTimeField(blank=True, null=True)),
-                ("revoked", models.BooleanField(default=False)),
-                ("groups", models.ManyToManyField(blank=True, related_name="+", to="groups.usergroup")),
-                (
-                    "realm",
-                    models.ForeignKey(on_delete=django.db.models.deletion.CASCADE, related_name="+", to="realms.realm"),
-                ),
-                (
-                    "referred_by",
-                    models.ForeignKey(
-                        blank=True,
-                        null=True,
-                        on_delete=django.db.models.deletion.PROTECT,
-                        related_name="+",
-                        to=settings.AUTH_USER_MODEL,
-                    ),
-                ),
-                ("streams", models.ManyToManyField(blank=True, related_name="+", to="subscriptions.stream")),
+                ('id', models.BigAutoField(auto_created=True, primary_key=True, serialize=False, verbose_name='ID')),
+                ('key', models.CharField(max_length=64)),
+                ('key_digest', models.CharField(max_length=64, unique=True)),
+                ('invited_as', models.PositiveSmallIntegerField(choices=[(100, 'Organization owner'), (200, 'Organization administrator'), (300, 'Moderator'), (400, 'Member'), (600, 'Guest')], default=400)),
+                ('include_realm_default_subscriptions', models.BooleanField(default=False)),
+                ('welcome_message_custom_text', models.TextField(blank=True, null=True)),
+                ('created', models.DateTimeField(default=django.utils.timezone.now)),
+                ('expiry_date', models.DateTimeField(blank=True, null=True)),
+                ('revoked', models.BooleanField(default=False)),
+                ('groups', models.ManyToManyField(blank=True, related_name='+', to='groups.usergroup')),
+                ('realm', models.ForeignKey(on_delete=django.db.models.deletion.CASCADE, related_name='+', to='realms.realm')),
+                ('referred_by', models.ForeignKey(blank=True, null=True, on_delete=django.db.models.deletion.PROTECT, related_name='+', to=settings.AUTH_USER_MODEL)),
+                ('streams', models.ManyToManyField(blank=True, related_name='+', to='subscriptions.stream')),
             ],
             options={
-                "verbose_name": "invitation link",
-                "indexes": [
-                    models.Index(
-                        condition=models.Q(("revoked", False)), fields=["realm", "referred_by"], name="invites_open"
-                    )
-                ],
+                'verbose_name': 'invitation link',
+                'indexes': [models.Index(condition=models.Q(('revoked', False)), fields=['realm', 'referred_by'], name='invites_open')],
             },
         ),
     ]

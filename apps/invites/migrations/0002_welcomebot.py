@@ -6,29 +6,20 @@ from django.db import migrations, models
 
 
 class Migration(migrations.Migration):
+
     dependencies = [
-        ("invites", "0001_initial"),
-        ("realms", "0007_welcome_message_custom_text"),
+        ('invites', '0001_initial'),
+        ('realms', '0007_welcome_message_custom_text'),
         migrations.swappable_dependency(settings.AUTH_USER_MODEL),
     ]
 
     operations = [
         migrations.CreateModel(
-            name="WelcomeBot",
+            name='WelcomeBot',
             fields=[
-                ("id", models.BigAutoField(auto_created=True, primary_key=True, serialize=False, verbose_name="ID")),
-                (
-                    "bot",
-                    models.OneToOneField(
-                        on_delete=django.db.models.deletion.PROTECT, related_name="+", to=settings.AUTH_USER_MODEL
-                    ),
-                ),
-                (
-                    "realm",
-                    models.OneToOneField(
-                        on_delete=django.db.models.deletion.CASCADE, related_name="+", to="realms.realm"
-                    ),
-                ),
+                ('id', models.BigAutoField(auto_created=True, primary_key=True, serialize=False, verbose_name='ID')),
+                ('bot', models.OneToOneField(on_delete=django.db.models.deletion.PROTECT, related_name='+', to=settings.AUTH_USER_MODEL)),
+                ('realm', models.OneToOneField(on_delete=django.db.models.deletion.CASCADE, related_name='+', to='realms.realm')),
             ],
         ),
     ]

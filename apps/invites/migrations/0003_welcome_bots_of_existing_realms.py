@@ -74,9 +74,7 @@ def create_welcome_bots(apps, schema_editor):
         groups = UserGroup.objects.filter(realm=realm, is_system_group=True, name__in=MEMBER_GROUPS)
         UserGroupMembership.objects.bulk_create(UserGroupMembership(user_group=group, user=bot) for group in groups)
         WelcomeBot.objects.create(realm=realm, bot=bot)
-        RealmAuditLog.objects.create(
-            realm=realm, event_type=USER_CREATED, modified_user=bot, extra_data={"role": MEMBER}
-        )
+        RealmAuditLog.objects.create(realm=realm, event_type=USER_CREATED, modified_user=bot, extra_data={"role": MEMBER})
 
 
 class Migration(migrations.Migration):

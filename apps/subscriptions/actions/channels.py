@@ -31,6 +31,7 @@ from apps.subscriptions.actions.access import (
     send_stream_update,
     send_subscription_adds,
 )
+from apps.subscriptions.default_groups import do_remove_channel_from_groups
 from apps.subscriptions.models import Stream, Subscription
 from apps.subscriptions.realm_channels import default_channels
 from apps.subscriptions.selectors import Membership, can_create_channels, get_stream_by_name, metadata_access_user_ids
@@ -285,6 +286,7 @@ def do_deactivate_stream(stream: Stream, *, acting_user: User | None) -> None:
         raise JsonableError("Channel is already deactivated")
     audience = metadata_access_user_ids(stream.realm_id, [stream])[stream.id]
     do_set_default_channel(stream, False, acting_user=acting_user)  # an archived channel is no default
+    do_remove_channel_from_groups(stream)  # nor in a default channel group
     stream.deactivated = True
     stream.save(update_fields=["deactivated"])
     audit(stream.realm_id, AuditLogEventType.STREAM_DEACTIVATED, modified_stream=stream, acting_user=acting_user)
