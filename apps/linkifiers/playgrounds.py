@@ -62,6 +62,12 @@ def check_playground(name: str, pygments_language: str, url_template: str) -> tu
         )
     if not pygments_language:
         raise PlaygroundValidationError("pygments_language", "This field cannot be blank.")
+    if len(pygments_language) > Playground.MAX_PYGMENTS_LANGUAGE_LENGTH:
+        raise PlaygroundValidationError(
+            "pygments_language",
+            f"Ensure this value has at most {Playground.MAX_PYGMENTS_LANGUAGE_LENGTH} characters "
+            f"(it has {len(pygments_language)}).",
+        )
     if not _PYGMENTS_LANGUAGE.fullmatch(pygments_language):
         raise JsonableError("Invalid characters in pygments language")
     try:

@@ -358,6 +358,14 @@ def with_flag_columns(query: QuerySet) -> QuerySet:
     return query.alias(**{f"flag_{bit}": F("flags").bitand(bit) for bit in bits})
 
 
+def reads_public_history(user: User, terms: list[Term]) -> bool:
+    """Whether the narrow reads every public channel's history (a positive `channels:public`, as
+    Zulip's search of all public channels), which guests may not."""
+    return not user.is_guest and any(
+        t.operator in ("channels", "streams") and t.operand == "public" and not t.negated for t in terms
+    )
+
+
 def history_channel(user: User, terms: list[Term]) -> Stream | None:
     """The channel of a narrow that reads the channel's history (all its messages, not only those
     the user received): a positive `channel` term, on a channel whose history is public to its

@@ -41,6 +41,7 @@ from apps.messages.narrow import (
     Term,
     history_channel,
     needs_user_messages,
+    reads_public_history,
     with_flag_columns,
 )
 from apps.messages.recipients import direct_message_people
@@ -136,10 +137,11 @@ class NarrowQuery:
 
 
 def narrow_query(user: User, terms: list[Term]) -> NarrowQuery:
-    stream = None if needs_user_messages(terms) else history_channel(user, terms)
-    if stream is not None:
+    history = not needs_user_messages(terms)
+    stream = history_channel(user, terms) if history else None
+    if stream is not None or (history and reads_public_history(user, terms)):
         builder = NarrowBuilder(user, on_user_messages=False)
-        query = Message.objects.filter(realm_id=user.realm_id, stream_id=stream.id)
+        query = Message.objects.filter(realm_id=user.realm_id, **({"stream_id": stream.id} if stream else {}))
         return NarrowQuery(builder.apply(query, terms).values_list("id", flat=True), on_user_messages=False)
     builder = NarrowBuilder(user, on_user_messages=True)
     query = with_flag_columns(UserMessage.objects.filter(user=user))

@@ -55,6 +55,7 @@ def test_an_administrator_adds_and_removes_a_playground(admin, member, capture_e
         ({"name": "x" * 101}, "Ensure this value has at most 100 characters (it has 101)."),
         ({"pygments_language": ""}, "This field cannot be blank."),
         ({"pygments_language": "py<script>"}, "Invalid characters in pygments language"),
+        ({"pygments_language": "P" * 41}, "Ensure this value has at most 40 characters (it has 41)."),
         ({"url_template": "https://py.example.com?c={code"}, "Invalid URL template."),
         ({"url_template": "javascript:alert({code})"}, "URL template must expand to an http or https URL."),
         ({"url_template": "https://py.example.com"}, 'Missing the required variable "code" in the URL template'),

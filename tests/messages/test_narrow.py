@@ -271,6 +271,21 @@ def test_channels_public_selects_public_channel_messages(scene, make_stream, sen
     assert matching(admin, as_dict("channels", "public", negated=True)) == scene_all - public
 
 
+def test_channels_public_reads_every_public_channels_history(scene, make_stream, send, owner, admin, guest):
+    """As Zulip's search of all public channels: messages of public channels the user never
+    received are found too (not by guests, who read only what they received)."""
+    elsewhere = make_stream("elsewhere", owner, guest)
+    unreceived = send(owner, elsewhere, "in a channel admin is not in")
+    hidden = send(owner, make_stream("secret", owner, private=True), "private")
+    found = matching(admin, ["channels", "public"])
+    assert unreceived in found
+    assert hidden not in found
+    assert found == {scene.lunch, scene.link, scene.image, scene.mention, unreceived}
+    assert matching(admin, ["channels", "public"], ["search", "channel admin"]) == {unreceived}
+    assert matching(guest, ["channels", "public"]) == {unreceived}  # received: guest is subscribed
+    assert scene.lunch not in matching(guest, ["channels", "public"])
+
+
 def test_channels_web_public_selects_web_public_channel_messages(scene, admin):
     # As Zulip's; Parley has no web-public channels ("Web-public channels are not enabled"): none.
     assert matching(admin, ["channels", "web-public"]) == set()

@@ -106,6 +106,16 @@ def test_edit_user_goes_through_validation(staff, member):
     assert (member.full_name, member.role) == ("Good Name", Role.MODERATOR)
 
 
+def test_a_user_whose_old_name_is_no_longer_allowed_can_still_be_edited(staff, member):
+    User.objects.filter(id=member.id).update(full_name="Z")  # one letter: allowed before
+    url = f"/admin/users/user/{member.id}/change/"
+    assert staff.post(url, {"full_name": "Z", "role": Role.MODERATOR}).status_code == 302
+    member.refresh_from_db()
+    assert (member.full_name, member.role) == ("Z", Role.MODERATOR)
+    response = staff.post(url, {"full_name": "Y", "role": Role.MODERATOR})
+    assert "Name too short!" in response.content.decode()
+
+
 def test_the_only_owner_cannot_be_demoted_in_the_admin(staff, owner):
     response = staff.post(
         f"/admin/users/user/{owner.id}/change/", {"full_name": owner.full_name, "role": Role.MEMBER, "is_staff": "on"}

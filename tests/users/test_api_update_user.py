@@ -89,8 +89,8 @@ def test_invalid_role_values(admin, guest, role):
 @pytest.mark.parametrize(
     ("name", "msg"),
     [
-        ("", "Name too short!"),
-        ("   ", "Name too short!"),
+        ("J", "Name too short!"),
+        (" J ", "Name too short!"),
         ("x" * 101, "Name too long!"),
         ("Bad*Name", "Invalid characters in name!"),
         ("@mention", "Invalid characters in name!"),
@@ -102,6 +102,16 @@ def test_invalid_names(admin, member, name, msg):
     assert_error(ApiClient(admin).patch(f"/users/{member.id}", {"full_name": name}), 400, "BAD_REQUEST", msg)
     member.refresh_from_db()
     assert member.full_name == "Mel Member"
+
+
+def test_a_blank_or_unchanged_name_is_no_change(admin, member):
+    """Zulip's rule: an account whose name is no longer allowed (one letter, from before the rule)
+    can still be changed in other ways with its name sent as it is."""
+    User.objects.filter(id=member.id).update(full_name="Z")
+    for name in ("", "   ", "Z"):
+        assert_success(ApiClient(admin).patch(f"/users/{member.id}", {"full_name": name, "role": Role.MODERATOR}))
+    member.refresh_from_db()
+    assert (member.full_name, member.role) == ("Z", Role.MODERATOR)
 
 
 def test_null_byte_in_name(admin, member):

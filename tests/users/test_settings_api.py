@@ -175,6 +175,14 @@ def test_full_name_follows_the_existing_rules(member):
     )
 
 
+def test_an_unchanged_name_is_not_checked_again(member):
+    """Zulip's rule: an account whose name is no longer allowed (one letter, from before the rule)
+    can send it back unchanged with other settings."""
+    User.objects.filter(id=member.id).update(full_name="Z")
+    assert_success(patch(member, full_name="Z", enter_sends=True))
+    assert (User.objects.get(id=member.id).full_name, User.objects.get(id=member.id).enter_sends) == ("Z", True)
+
+
 # --- password -------------------------------------------------------------------------------------
 
 STRONG = "a much longer passphrase 8472"

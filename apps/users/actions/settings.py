@@ -78,7 +78,8 @@ def check_update_settings(
     if acting_user is not None and acting_user.id != user.id:
         raise ValueError("a person's own settings are changed by that person (or an operator)")
     changes = check_settings(changes)
-    name = check_full_name(full_name) if full_name is not None else None
+    # As in Zulip, a name is checked only when it changes (older accounts keep names no longer allowed).
+    name = check_full_name(full_name) if full_name is not None and full_name != user.full_name else None
     password_hash = check_new_password(user, old_password, new_password) if new_password is not None else None
     new_email = check_email_change(user, email) if email is not None else None  # counts the rate limit: last
     do_change_user_settings({user: changes}, new_password_hash=password_hash, acting_user=acting_user)

@@ -36,8 +36,9 @@ def check_update_user(
     new_email: str | None,
     acting_user: User,
 ) -> None:
-    """PATCH /users/{id}: all the requested changes, or none of them when one is refused."""
-    if full_name is not None:
+    """PATCH /users/{id}: all the requested changes, or none of them when one is refused. A blank or
+    unchanged name is no change (Zulip's rule: older accounts keep names no longer allowed)."""
+    if full_name is not None and full_name.strip() and full_name != target.full_name:
         do_change_full_name(target, check_full_name(full_name), acting_user=acting_user)
     if role is not None:
         check_change_user_role(target, role, acting_user=acting_user)
