@@ -152,8 +152,8 @@ def do_remove_default_channel_group(group: DefaultChannelGroup) -> None:
 
 
 def do_remove_channel_from_groups(stream: Stream) -> None:
-    """The channel leaves every group (it was archived, or made a default channel). Emits:
-    default_stream_groups when it was in one."""
+    """The channel leaves every group (it was archived). Emits: default_stream_groups when it was
+    in one."""
     links = DefaultChannelGroup.streams.through.objects.filter(stream=stream)
     if links.delete()[0]:
         notify_default_channel_groups(stream.realm_id)
