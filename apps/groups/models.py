@@ -62,6 +62,7 @@ GROUP_CREATOR = "group_creator"
 REALM_SETTINGS = {
     "can_create_multiuse_invite_group": GroupSetting(default=SystemGroups.ADMINISTRATORS, allow_everyone_group=False),
     "can_invite_users_group": GroupSetting(default=SystemGroups.MEMBERS, allow_everyone_group=False),
+    "can_add_subscribers_group": GroupSetting(default=SystemGroups.MEMBERS, allow_everyone_group=False),
     "can_create_private_channel_group": GroupSetting(default=SystemGroups.MEMBERS, allow_everyone_group=False),
     "can_create_public_channel_group": GroupSetting(default=SystemGroups.MEMBERS, allow_everyone_group=False),
     "can_delete_any_message_group": GroupSetting(default=SystemGroups.ADMINISTRATORS, allow_everyone_group=False),

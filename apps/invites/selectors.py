@@ -30,7 +30,12 @@ from apps.invites.models import EmailInvitation, Invitation, MultiuseInvite, Wel
 from apps.invites.serializers import email_invitation_to_dict, multiuse_invite_to_dict
 from apps.realms.models import AuditLogEventType, Realm, RealmAuditLog
 from apps.subscriptions.models import Stream
-from apps.subscriptions.selectors import Membership, has_content_access, subscribed_stream_ids
+from apps.subscriptions.selectors import (
+    Membership,
+    channels_closed_to_adding_subscribers,
+    has_content_access,
+    subscribed_stream_ids,
+)
 from apps.users.models import Role, User
 from apps.users.selectors import active_users_and_roles
 
@@ -200,9 +205,10 @@ def can_create_multiuse_invite(user: User) -> bool:
 
 def access_streams_for_invite(user: User, stream_ids: Iterable[int]) -> list[Stream]:
     """The channels, each once in the order given, if `user` may subscribe others to them: active
-    channels of the organization whose content they may access (in Parley everyone who may invite
-    may subscribe others to those). "Invalid channel ID N. No invites were sent." for the first one
-    that is not, as for one that does not exist. A fixed number of queries."""
+    channels of the organization whose content they may access ("Invalid channel ID N. No invites
+    were sent." for the first one that is not, as for one that does not exist), and to which they
+    may add subscribers, default channels always (Zulip's "You do not have permission to subscribe
+    other users to channels."). A fixed number of queries."""
     wanted = list(dict.fromkeys(stream_ids))
     in_range = [stream_id for stream_id in wanted if 0 < stream_id <= MAX_ID]
     found = {s.id: s for s in Stream.objects.filter(realm_id=user.realm_id, id__in=in_range)}
@@ -214,7 +220,10 @@ def access_streams_for_invite(user: User, stream_ids: Iterable[int]) -> list[Str
             raise InvalidInviteChannelError(stream_id)
         if not has_content_access(membership, stream, is_subscribed=stream_id in subscribed):
             raise InvalidInviteChannelError(stream_id)
-    return [found[stream_id] for stream_id in wanted]
+    streams = [found[stream_id] for stream_id in wanted]
+    if channels_closed_to_adding_subscribers(membership, streams, allow_default=True):
+        raise JsonableError("You do not have permission to subscribe other users to channels.")
+    return streams
 
 
 def access_groups_for_invite(user: User, group_ids: Iterable[int]) -> list[UserGroup]:

@@ -14,7 +14,14 @@ from collections.abc import Iterable
 from apps.messages.errors import InvalidMessageError
 from apps.messages.models import UserMessage
 from apps.subscriptions.models import Stream
-from apps.subscriptions.selectors import Membership, has_content_access, is_subscribed, subscriber_ids_by_stream
+from apps.subscriptions.selectors import (
+    Membership,
+    can_administer,
+    has_content_access,
+    has_realm_setting,
+    is_subscribed,
+    subscriber_ids_by_stream,
+)
 from apps.users.models import Role, User
 
 
@@ -43,3 +50,33 @@ def users_told_of(stream: Stream | None, message_ids: Iterable[int]) -> set[int]
     if not stream.is_public:
         return subscribers
     return subscribers | set(rows.exclude(user__role=Role.GUEST).values_list("user_id", flat=True))
+
+
+# --- who may move messages ------------------------------------------------------------------------
+
+
+def can_move_messages_out_of_channel(user: User, stream: Stream) -> bool:
+    """Zulip's can_move_messages_out_of_channel, for a channel the user can read: administrators,
+    the organization's can_move_messages_between_channels_group, the channel's administrators and
+    its can_move_messages_out_of_channel_group."""
+    membership = Membership(user)
+    return (
+        user.is_admin
+        or has_realm_setting(membership, "can_move_messages_between_channels_group")
+        or can_administer(membership, stream)
+        or membership.holds(stream, "can_move_messages_out_of_channel_group")
+    )
+
+
+def can_move_messages_to_another_topic(user: User, old: Stream, new: Stream) -> bool:
+    """Zulip's can_edit_topic: the organization's can_move_messages_between_topics_group, or, in the
+    channel the messages leave or the one they go to, its administrators (organization administrators
+    included) and its can_move_messages_within_channel_group."""
+    membership = Membership(user)
+    if has_realm_setting(membership, "can_move_messages_between_topics_group"):
+        return True
+    channels = [old] if old.id == new.id else [old, new]
+    return any(
+        can_administer(membership, stream) or membership.holds(stream, "can_move_messages_within_channel_group")
+        for stream in channels
+    )

@@ -65,6 +65,9 @@ class Realm(models.Model):
     can_create_public_channel_group = group_setting("Who may create public channels.")
     can_create_multiuse_invite_group = group_setting("Who may create reusable invitation links.")
     can_invite_users_group = group_setting("Who may invite people by email.")
+    can_add_subscribers_group = group_setting(
+        "Who may subscribe others to any channel they may see (each channel's own setting adds others)."
+    )
     can_delete_any_message_group = group_setting("Who may delete any message, at any time.")
     can_delete_own_message_group = group_setting(
         "Who may delete their own messages (and their bots'), within the time limit below."

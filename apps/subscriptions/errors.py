@@ -17,6 +17,16 @@ class StreamWithIdDoesNotExistError(JsonableError):
         super().__init__(f"Channel with ID '{stream_id}' does not exist", stream_id=stream_id)
 
 
+class ChannelExistsError(JsonableError):
+    """POST /channels/create for a name taken (Zulip 11's 409)."""
+
+    code = ErrorCode.CHANNEL_ALREADY_EXISTS
+    http_status_code = 409
+
+    def __init__(self, name: str) -> None:
+        super().__init__(f"Channel '{name}' already exists")
+
+
 class CannotAdministerChannelError(JsonableError):
     """The user sees the channel but may not change its settings."""
 

@@ -10,6 +10,8 @@ channel (Zulip's rules, zerver/lib/streams.py).
 - Guests see only the channels they are subscribed to (and web-public ones).
 - Creating channels: the organization's can_create_public_channel_group or
   can_create_private_channel_group (never guests).
+- Subscribing others: the organization's can_add_subscribers_group, or per channel its
+  administrators and can_add_subscribers_group (never guests).
 """
 
 from collections import defaultdict
@@ -84,7 +86,7 @@ def can_create_channels(membership: Membership, *, invite_only: bool) -> bool:
     """Whether the user may create private (`invite_only`) or public channels: Zulip's
     can_create_private_streams / can_create_public_streams, by the organization's settings."""
     name = "can_create_private_channel_group" if invite_only else "can_create_public_channel_group"
-    return _has_realm_setting(membership, name)
+    return has_realm_setting(membership, name)
 
 
 def can_administer(membership: Membership, stream: Stream) -> bool:
@@ -92,36 +94,31 @@ def can_administer(membership: Membership, stream: Stream) -> bool:
     return membership.user.is_admin or membership.holds(stream, "can_administer_channel_group")
 
 
-def _has_realm_setting(membership: Membership, name: str) -> bool:
+def channels_closed_to_adding_subscribers(
+    membership: Membership, streams: Iterable[Stream], *, allow_default: bool = False
+) -> list[Stream]:
+    """Those of these channels (whose content the caller checked the user may access) to which the
+    user may not subscribe others, as Zulip's get_streams_to_which_user_cannot_add_subscribers: all
+    of them for guests; none for administrators and the organization's can_add_subscribers_group;
+    else those the user neither administers nor holds can_add_subscribers_group of (nor, with
+    `allow_default`, default channels: an invitation may name those)."""
+    user = membership.user
+    if user.is_guest:
+        return list(streams)
+    if user.is_admin or has_realm_setting(membership, "can_add_subscribers_group"):
+        return []
+    return [
+        stream
+        for stream in streams
+        if not (allow_default and stream.is_default)
+        and not can_administer(membership, stream)
+        and not membership.holds(stream, "can_add_subscribers_group")
+    ]
+
+
+def has_realm_setting(membership: Membership, name: str) -> bool:
     user = membership.user
     return user_has_permission(user, getattr(user.realm, f"{name}_id"), REALM_SETTINGS[name], membership.group_ids)
-
-
-def can_move_messages_out_of_channel(user: User, stream: Stream) -> bool:
-    """Zulip's can_move_messages_out_of_channel, for a channel the user can read: administrators,
-    the organization's can_move_messages_between_channels_group, the channel's administrators and
-    its can_move_messages_out_of_channel_group."""
-    membership = Membership(user)
-    return (
-        user.is_admin
-        or _has_realm_setting(membership, "can_move_messages_between_channels_group")
-        or can_administer(membership, stream)
-        or membership.holds(stream, "can_move_messages_out_of_channel_group")
-    )
-
-
-def can_move_messages_to_another_topic(user: User, old: Stream, new: Stream) -> bool:
-    """Zulip's can_edit_topic: the organization's can_move_messages_between_topics_group, or, in the
-    channel the messages leave or the one they go to, its administrators (organization administrators
-    included) and its can_move_messages_within_channel_group."""
-    membership = Membership(user)
-    if _has_realm_setting(membership, "can_move_messages_between_topics_group"):
-        return True
-    channels = [old] if old.id == new.id else [old, new]
-    return any(
-        can_administer(membership, stream) or membership.holds(stream, "can_move_messages_within_channel_group")
-        for stream in channels
-    )
 
 
 # --- whether a user is subscribed ---------------------------------------------------------------

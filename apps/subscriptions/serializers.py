@@ -236,11 +236,10 @@ class _ChannelSettings(Params):
         return {name: getattr(self, name) for name in Stream.SETTINGS if getattr(self, name) is not None}
 
 
-class SubscribeParams(_ChannelSettings):
-    subscriptions: Json[Annotated[list[NewSubscription], Field(max_length=MAX_ITEMS)]]
-    principals: Json[Principals] | None = None
-    authorization_errors_fatal: Json[bool] = True
-    announce: Json[bool] = False
+class NewChannelParams(_ChannelSettings):
+    """The settings of the channels a request creates (POST /users/me/subscriptions and POST
+    /channels/create)."""
+
     invite_only: Json[bool] = False
     is_web_public: Json[bool] = False
     is_default_stream: Json[bool] = False
@@ -259,6 +258,25 @@ class SubscribeParams(_ChannelSettings):
     def retention_days(self) -> int | None:
         """The new channels' message_retention_days (None: the organization's default)."""
         return parse_message_retention_days(self.message_retention_days)
+
+
+class SubscribeParams(NewChannelParams):
+    subscriptions: Json[Annotated[list[NewSubscription], Field(max_length=MAX_ITEMS)]]
+    principals: Json[Principals] | None = None
+    authorization_errors_fatal: Json[bool] = True
+    announce: Json[bool] = False
+
+
+class CreateChannelParams(NewChannelParams):
+    """POST /channels/create (Zulip 11): `subscribers` is required, as in Zulip (empty: nobody)."""
+
+    name: str
+    description: Annotated[str, Field(max_length=Stream.MAX_DESCRIPTION_LENGTH)] = ""
+    subscribers: Json[Annotated[list[Id], Field(max_length=MAX_ITEMS)]]
+
+
+class CreateChannelAnswer(TypedDict):
+    id: int
 
 
 class UnsubscribeParams(Params):

@@ -9,6 +9,7 @@ urlpatterns = [
     path("users/me/subscriptions/<id:stream_id>", views.SubscriptionView.as_view()),
     path("users/<id:user_id>/subscriptions/<id:stream_id>", views.UserSubscriptionView.as_view()),
     path("user_topics", views.UserTopicsView.as_view()),
+    path("channels/create", views.CreateChannelView.as_view()),
     path("streams", views.StreamsView.as_view()),
     path("streams/<id:stream_id>", views.StreamView.as_view()),
     path("streams/<id:stream_id>/members", views.StreamMembersView.as_view()),

@@ -14,6 +14,7 @@ from apps.realms.models import Realm
 from apps.subscriptions.actions.channel_settings import check_update_stream
 from apps.subscriptions.actions.channels import (
     NewChannel,
+    NewChannelOptions,
     do_deactivate_stream,
     do_set_default_channel,
     do_unarchive_stream,
@@ -21,6 +22,7 @@ from apps.subscriptions.actions.channels import (
 from apps.subscriptions.actions.subscriptions import (
     check_add_subscriptions,
     check_change_subscription_properties,
+    check_create_channel,
     check_remove_subscriptions,
 )
 from apps.subscriptions.actions.user_topics import check_mute_topic, do_set_user_topic_visibility_policy
@@ -50,6 +52,8 @@ from apps.subscriptions.selectors import (
 )
 from apps.subscriptions.serializers import (
     BulkSubscriptionPropertiesParams,
+    CreateChannelAnswer,
+    CreateChannelParams,
     CreateDefaultChannelGroupParams,
     DefaultChannelGroupChannelsParams,
     DefaultStreamParams,
@@ -57,6 +61,7 @@ from apps.subscriptions.serializers import (
     GetStreamsParams,
     LegacyMuteTopicParams,
     ListSubscriptionsParams,
+    NewChannelParams,
     StreamEmailAddressAnswer,
     StreamEmailAddressParams,
     SubscribeParams,
@@ -70,6 +75,19 @@ from apps.subscriptions.serializers import (
     UserTopicParams,
 )
 from apps.users.selectors import access_user_by_id
+
+
+def new_channel_options(params: NewChannelParams) -> NewChannelOptions:
+    return NewChannelOptions(
+        invite_only=params.invite_only,
+        is_web_public=params.is_web_public,
+        is_default_stream=params.is_default_stream,
+        history_public_to_subscribers=params.history_public_to_subscribers,
+        message_retention_days=params.retention_days(),
+        topics_policy=params.topics_policy,
+        group_settings=params.group_settings(),
+        folder_id=params.folder_id,
+    )
 
 
 class SubscriptionsView(ApiView):
@@ -92,14 +110,7 @@ class SubscriptionsView(ApiView):
             [NewChannel(item.name, item.description or "", item.color) for item in params.subscriptions],
             users=users,
             authorization_errors_fatal=params.authorization_errors_fatal,
-            invite_only=params.invite_only,
-            is_web_public=params.is_web_public,
-            is_default_stream=params.is_default_stream,
-            history_public_to_subscribers=params.history_public_to_subscribers,
-            message_retention_days=params.retention_days(),
-            topics_policy=params.topics_policy,
-            group_settings=params.group_settings(),
-            folder_id=params.folder_id,
+            options=new_channel_options(params),
             acting_user=request.user,
         )
         return json_success(request, result)
@@ -129,6 +140,24 @@ class SubscriptionsView(ApiView):
             streams = access_streams_by_names(user, params.delete)
             answer |= check_remove_subscriptions(streams, users=[user], acting_user=user)
         return json_success(request, answer)
+
+
+class CreateChannelView(ApiView):
+    """POST /channels/create: one new channel and its first subscribers (Zulip 11)."""
+
+    permission_classes = [IsAuthenticatedUser, IsNotGuest]
+
+    @uses_params(CreateChannelParams, returns=CreateChannelAnswer)
+    def post(self, request: Request):
+        params = parse_params(CreateChannelParams, request)
+        subscribers = access_principals(request.user, params.subscribers) if params.subscribers else []
+        stream = check_create_channel(
+            NewChannel(params.name, params.description),
+            subscribers=subscribers,
+            options=new_channel_options(params),
+            acting_user=request.user,
+        )
+        return json_success(request, {"id": stream.id})
 
 
 class SubscriptionPropertiesView(ApiView):

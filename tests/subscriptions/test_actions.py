@@ -10,7 +10,12 @@ from apps.groups.actions.settings import do_change_realm_permission_group_settin
 from apps.groups.models import SystemGroups
 from apps.groups.serializers import AnonymousGroupValue, GroupSettingChange
 from apps.subscriptions.actions.channel_settings import check_update_stream, do_change_stream_group_setting
-from apps.subscriptions.actions.channels import NewChannel, do_deactivate_stream, do_unarchive_stream
+from apps.subscriptions.actions.channels import (
+    NewChannel,
+    NewChannelOptions,
+    do_deactivate_stream,
+    do_unarchive_stream,
+)
 from apps.subscriptions.actions.subscriptions import bulk_remove_subscriptions, check_add_subscriptions
 from apps.subscriptions.actions.user_topics import check_mute_topic, do_set_user_topic_visibility_policy
 from apps.subscriptions.errors import CannotAdministerChannelError
@@ -161,7 +166,9 @@ def set_policy(realm, setting, group_id) -> None:
 
 
 def create(user, name, **options) -> dict:
-    return check_add_subscriptions([NewChannel(name)], users=[user], acting_user=user, **options)
+    return check_add_subscriptions(
+        [NewChannel(name)], users=[user], acting_user=user, options=NewChannelOptions(**options)
+    )
 
 
 @pytest.mark.parametrize(("setting", "invite_only"), [(PUBLIC, False), (PRIVATE, True)])

@@ -19,7 +19,7 @@ from apps.core.errors import ErrorCode, JsonableError
 from apps.events.publish import send_event_on_commit
 from apps.groups.selectors import has_realm_permission
 from apps.linkifiers.selectors import linkifier_rules
-from apps.messages.access import users_told_of
+from apps.messages.access import can_move_messages_to_another_topic, users_told_of
 from apps.messages.actions.move import (
     Move,
     access_destination_channel,
@@ -53,7 +53,7 @@ from apps.messages.recipients import get_recipient
 from apps.messages.selectors import alert_word_users
 from apps.realms.limits import EMPTY_TOPIC_DISPLAY_NAME
 from apps.subscriptions.models import Stream
-from apps.subscriptions.selectors import can_move_messages_to_another_topic, subscriber_ids_by_stream
+from apps.subscriptions.selectors import subscriber_ids_by_stream
 from apps.subscriptions.topics import RESOLVED_TOPIC_PREFIX, same_topic, topic_from_client
 from apps.users.models import User
 

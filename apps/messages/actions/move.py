@@ -17,6 +17,7 @@ from django.utils import timezone
 from apps.core.errors import JsonableError
 from apps.events.publish import send_event_on_commit
 from apps.groups.selectors import is_user_in_group
+from apps.messages.access import can_move_messages_out_of_channel
 from apps.messages.actions.send import do_send_message
 from apps.messages.models import Message, NotificationBot, UserMessage
 from apps.messages.rendering import channel_narrow, silent_mention
@@ -24,11 +25,7 @@ from apps.realms.models import Realm
 from apps.subscriptions.actions.access import send_stream_update
 from apps.subscriptions.actions.user_topics import do_set_user_topic_visibility_policy
 from apps.subscriptions.models import Stream, Subscription, UserTopic
-from apps.subscriptions.selectors import (
-    access_stream_by_id,
-    can_move_messages_out_of_channel,
-    subscriber_ids_by_stream,
-)
+from apps.subscriptions.selectors import access_stream_by_id, subscriber_ids_by_stream
 from apps.subscriptions.topics import check_topics_policy, same_topic, topic_key
 from apps.users.actions.create_user import do_create_system_bot_once
 from apps.users.models import Role, User

@@ -4,7 +4,7 @@ STREAM_NAME_CHANGED, STREAM_PROPERTY_CHANGED, STREAM_DEACTIVATED, STREAM_REACTIV
 transaction."""
 
 from collections.abc import Iterable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 from django.conf import settings
 from django.db import IntegrityError, transaction
@@ -12,11 +12,12 @@ from django.db.models import Count, OuterRef, Subquery
 from django.db.models.functions import Coalesce
 
 from apps.core import ratelimit
-from apps.core.errors import InvalidArgumentError, JsonableError, RateLimitedError
+from apps.core.errors import InvalidArgumentError, JsonableError, OrganizationOwnerRequiredError, RateLimitedError
 from apps.core.markdown import render_description
 from apps.core.text import unprintable_position
 from apps.events.publish import Everyone, send_event_on_commit
 from apps.folders.models import ChannelFolder
+from apps.folders.selectors import access_channel_folder_by_id
 from apps.groups.actions.settings import check_group_setting_value, normalize_group_setting_value
 from apps.groups.models import GROUP_CREATOR, SystemGroups, UserGroup
 from apps.groups.selectors import system_groups
@@ -33,7 +34,7 @@ from apps.subscriptions.actions.access import (
 )
 from apps.subscriptions.default_groups import do_remove_channel_from_groups
 from apps.subscriptions.models import Stream, Subscription
-from apps.subscriptions.realm_channels import default_channels
+from apps.subscriptions.realm_channels import DEFAULT_CHANNEL_MUST_BE_PUBLIC, default_channels
 from apps.subscriptions.selectors import Membership, can_create_channels, get_stream_by_name, metadata_access_user_ids
 from apps.users.models import Role, User
 
@@ -102,6 +103,76 @@ class NewChannel:
     name: str
     description: str = ""
     color: str | None = None
+
+
+@dataclass(frozen=True)
+class NewChannelOptions:
+    """How the channels a request creates are set up: the settings POST /users/me/subscriptions and
+    POST /channels/create take (Zulip's defaults). `history_public_to_subscribers` None: public
+    history unless private."""
+
+    invite_only: bool = False
+    is_web_public: bool = False
+    is_default_stream: bool = False
+    history_public_to_subscribers: bool | None = None
+    message_retention_days: int | None = None  # None: the organization's default
+    topics_policy: str = Stream.TopicsPolicy.INHERIT
+    group_settings: dict[str, GroupSettingValue] = field(default_factory=dict)
+    folder_id: int | None = None
+
+
+def check_new_channel_options(acting_user: User, options: NewChannelOptions) -> ChannelFolder | None:
+    """Whether the user may ask for these settings (Zulip's checks and words), before anything is
+    looked up or changed; returns the folder asked for ("Invalid channel folder ID" unless the
+    organization's)."""
+    if options.is_web_public:
+        raise JsonableError("Web-public channels are not enabled.")
+    if options.topics_policy != Stream.TopicsPolicy.INHERIT and not acting_user.is_admin:
+        raise JsonableError("Insufficient permission")
+    if options.is_default_stream and not acting_user.is_admin:
+        raise JsonableError("Insufficient permission")
+    if options.is_default_stream and options.invite_only:
+        raise JsonableError(DEFAULT_CHANNEL_MUST_BE_PUBLIC)
+    if options.folder_id is None:
+        return None
+    return access_channel_folder_by_id(acting_user.realm, options.folder_id)
+
+
+def check_create_streams(
+    membership: Membership,
+    channels: Sequence[NewChannel],
+    options: NewChannelOptions,
+    *,
+    folder: ChannelFolder | None,
+) -> list[Stream]:
+    """Create these channels (names checked and free; options checked by check_new_channel_options)
+    for the member, after the checks of creating: the organization's policy for the kind, an owner
+    for a retention period, the rate limit. Default channels are made default. Sends nothing (see
+    create_streams).
+
+    Audit: STREAM_CREATED for each (and STREAM_PROPERTY_CHANGED {is_default})."""
+    if not channels:
+        return []
+    acting_user = membership.user
+    check_channel_creation(membership, len(channels), invite_only=options.invite_only)
+    if options.message_retention_days is not None and not acting_user.is_owner:
+        raise OrganizationOwnerRequiredError()
+    count_channel_creation(acting_user, len(channels))
+    created = create_streams(
+        acting_user.realm,
+        [NewChannel(channel.name, check_description(channel.description)) for channel in channels],
+        invite_only=options.invite_only,
+        # A public channel's history is public to its subscribers whatever was asked (as in Zulip).
+        history_public_to_subscribers=options.history_public_to_subscribers if options.invite_only else True,
+        message_retention_days=options.message_retention_days,
+        topics_policy=options.topics_policy,
+        group_settings=options.group_settings,
+        folder=folder,
+        acting_user=acting_user,
+    )
+    for stream in created if options.is_default_stream else ():
+        do_set_default_channel(stream, True, acting_user=acting_user)
+    return created
 
 
 def resolve_channel_settings(

@@ -14,10 +14,8 @@ from typing import Any, ParamSpec, TypeVar
 
 from django.db import transaction
 
-from apps.core.errors import JsonableError, OrganizationOwnerRequiredError
+from apps.core.errors import JsonableError
 from apps.events.publish import send_event_on_commit
-from apps.folders.selectors import access_channel_folder_by_id
-from apps.groups.serializers import GroupSettingValue
 from apps.realms.models import Realm
 from apps.subscriptions.actions.access import (
     send_stream_access_changes,
@@ -28,22 +26,22 @@ from apps.subscriptions.actions.access import (
 from apps.subscriptions.actions.channels import (
     ChannelNameTakenError,
     NewChannel,
-    check_channel_creation,
-    check_description,
+    NewChannelOptions,
+    check_create_streams,
+    check_new_channel_options,
     check_stream_name,
-    count_channel_creation,
-    create_streams,
-    do_set_default_channel,
     lock_streams,
     recount_subscribers,
 )
+from apps.subscriptions.errors import ChannelExistsError
 from apps.subscriptions.models import Stream, Subscription
-from apps.subscriptions.realm_channels import DEFAULT_CHANNEL_MUST_BE_PUBLIC, default_channels
+from apps.subscriptions.realm_channels import default_channels
 from apps.subscriptions.selectors import (
     Membership,
     access_stream_by_id,
     active_subscriptions_of_users,
     can_administer,
+    channels_closed_to_adding_subscribers,
     controls,
     has_content_access,
     metadata_access_user_ids,
@@ -252,19 +250,12 @@ def check_add_subscriptions(
     *,
     users: Sequence[User],
     authorization_errors_fatal: bool = True,
-    invite_only: bool = False,
-    is_web_public: bool = False,
-    is_default_stream: bool = False,
-    history_public_to_subscribers: bool | None = None,
-    message_retention_days: int | None = None,
-    topics_policy: str = Stream.TopicsPolicy.INHERIT,
-    group_settings: dict[str, GroupSettingValue] | None = None,
-    folder_id: int | None = None,
+    options: NewChannelOptions | None = None,
     acting_user: User,
 ) -> dict[str, Any]:
     """POST /users/me/subscriptions: subscribe `users` (access_principals) to these channels,
-    creating those that do not exist with these settings (`acting_user` their creator, in the
-    folder `folder_id` of the organization: "Invalid channel folder ID" otherwise).
+    creating those that do not exist with these options (default: Zulip's; `acting_user` their
+    creator).
     Everything is checked before anything changes; returns the endpoint's `subscribed`,
     `already_subscribed` (and, unless authorization errors are fatal, `unauthorized`).
 
@@ -274,17 +265,8 @@ def check_add_subscriptions(
     for channel in channels:
         name = check_stream_name(channel.name)
         wanted.setdefault(name.lower(), NewChannel(name, channel.description, channel.color))
-    if is_web_public:
-        raise JsonableError("Web-public channels are not enabled.")
-    if topics_policy != Stream.TopicsPolicy.INHERIT and not acting_user.is_admin:
-        raise JsonableError("Insufficient permission")
-    # A public channel's history is public to its subscribers whatever was asked (as in Zulip).
-    history_public = history_public_to_subscribers if invite_only else True
-    if is_default_stream and not acting_user.is_admin:
-        raise JsonableError("Insufficient permission")
-    if is_default_stream and invite_only:
-        raise JsonableError(DEFAULT_CHANNEL_MUST_BE_PUBLIC)
-    folder = access_channel_folder_by_id(realm, folder_id) if folder_id is not None else None
+    options = options or NewChannelOptions()
+    folder = check_new_channel_options(acting_user, options)
 
     existing = streams_by_name(realm, [channel.name for channel in wanted.values()])
     membership = Membership(acting_user)
@@ -297,31 +279,14 @@ def check_add_subscriptions(
         (authorized if allowed else unauthorized).append(stream)
     if unauthorized and authorization_errors_fatal:
         raise JsonableError(f"Unable to access channel ({unauthorized[0].name}).")
+    # Subscribing others to existing channels takes a permission (to new ones, their creator may).
+    if any(user.id != acting_user.id for user in users) and channels_closed_to_adding_subscribers(
+        membership, authorized
+    ):
+        raise JsonableError("Insufficient permission")
 
-    missing = [
-        NewChannel(channel.name, check_description(channel.description))
-        for key, channel in wanted.items()
-        if key not in existing
-    ]
-    if missing:
-        check_channel_creation(membership, len(missing), invite_only=invite_only)
-    if message_retention_days is not None and not acting_user.is_owner and missing:
-        raise OrganizationOwnerRequiredError()  # a setting of the channels being created
-    if missing:
-        count_channel_creation(acting_user, len(missing))
-    created = create_streams(
-        realm,
-        missing,
-        invite_only=invite_only,
-        history_public_to_subscribers=history_public,
-        message_retention_days=message_retention_days,
-        topics_policy=topics_policy,
-        group_settings=group_settings,
-        folder=folder,
-        acting_user=acting_user,
-    )
-    for stream in created if is_default_stream else ():
-        do_set_default_channel(stream, True, acting_user=acting_user)
+    missing = [channel for key, channel in wanted.items() if key not in existing]
+    created = check_create_streams(membership, missing, options, folder=folder)
     streams = [*authorized, *created]
     colors = {channel.name: channel.color for channel in wanted.values() if channel.color is not None}
     subscribed, already = bulk_add_subscriptions(
@@ -331,6 +296,30 @@ def check_add_subscriptions(
     if not authorization_errors_fatal:
         result["unauthorized"] = [stream.name for stream in unauthorized]
     return result
+
+
+@transaction.atomic
+def check_create_channel(
+    channel: NewChannel, *, subscribers: Sequence[User], options: NewChannelOptions, acting_user: User
+) -> Stream:
+    """POST /channels/create (Zulip 11): create the channel with these options and subscribe
+    `subscribers` (none: nobody, not even its creator) to it. A channel of that name, archived or
+    not, seen or not, is Zulip's 409 "Channel '...' already exists" (CHANNEL_ALREADY_EXISTS), as is
+    one another request creates meanwhile. Otherwise the checks of check_add_subscriptions.
+
+    Emits: see bulk_add_subscriptions. Audit: STREAM_CREATED."""
+    name = check_stream_name(channel.name)
+    folder = check_new_channel_options(acting_user, options)
+    if streams_by_name(acting_user.realm_id, [name]):
+        raise ChannelExistsError(name)
+    try:
+        [stream] = check_create_streams(
+            Membership(acting_user), [NewChannel(name, channel.description)], options, folder=folder
+        )
+    except ChannelNameTakenError:
+        raise ChannelExistsError(name) from None
+    bulk_add_subscriptions(acting_user.realm, [stream], subscribers, created=[stream], acting_user=acting_user)
+    return stream
 
 
 @transaction.atomic
