@@ -14,6 +14,7 @@ from apps.groups.actions.system_groups import do_create_system_groups
 from apps.groups.models import REALM_SETTINGS, SystemGroups, UserGroup, UserGroupMembership
 from apps.groups.selectors import system_groups
 from apps.realms.models import EmailVisibility, Realm
+from apps.realms.serializers import CHANNEL_SETTINGS
 from apps.subscriptions.actions.channels import NewChannel, create_streams
 from apps.subscriptions.actions.subscriptions import bulk_add_subscriptions
 from apps.subscriptions.models import Stream
@@ -131,7 +132,7 @@ def realm_admin_form(realm: Realm, **changes) -> dict:
         "message_edit_history_visibility_policy": realm.message_edit_history_visibility_policy,
         "topics_policy": realm.topics_policy,
         "waiting_period_threshold": realm.waiting_period_threshold,
-        "moderation_request_channel": realm.moderation_request_channel_id or "",
+        **{name: getattr(realm, f"{name}_id") or "" for name in CHANNEL_SETTINGS},
         **{name: getattr(realm, f"{name}_id") for name in REALM_SETTINGS},
     }
     booleans = ("password_auth_enabled", "allow_message_editing", "enable_read_receipts",

@@ -2,11 +2,16 @@
 
 from apps.core.markdown import description_renderer
 from apps.linkifiers.selectors import linkifier_rules
+from apps.messages.actions.move import do_create_notification_bot
+from apps.messages.actions.send import do_send_message
 from apps.messages.group_mentions import group_mention_targets
 from apps.messages.newest import max_message_id
-from apps.messages.rendering import render_message
+from apps.messages.rendering import render_message, silent_mention
 from apps.messages.selectors import channel_link_targets, custom_emoji_targets, mention_targets
-from apps.users.hooks import own_user_extras
+from apps.realms.models import Realm
+from apps.subscriptions.hooks import channels_announced
+from apps.subscriptions.models import Stream
+from apps.users.hooks import own_user_extras, person_created
 from apps.users.models import User
 
 
@@ -26,3 +31,38 @@ def render_description(realm_id: int, text: str, acting_user: User | None) -> st
     emoji = custom_emoji_targets(realm_id, text)
     groups = group_mention_targets(realm_id, text)
     return render_message(text, by_name, user_ids, linkifier_rules(realm_id), channels, emoji, groups).html
+
+
+# --- the Notification Bot's announcements ----------------------------------------------------------
+
+
+@channels_announced.register
+def announce_new_channels(acting_user: User, streams: list[Stream]) -> None:
+    """Zulip's announcement of channels created with `announce`, in the organization's new channel
+    announcements channel, topic "new channels" (read for their creator)."""
+    links = ", ".join(f"#**{stream.name}**" for stream in streams)
+    if len(streams) > 1:
+        content = f"{silent_mention(acting_user)} created the following channels: {links}."
+    else:
+        content = f"{silent_mention(acting_user)} created a new channel {links}."
+    _announce(
+        acting_user.realm, acting_user.realm.new_stream_announcements_stream, "new channels", content, acting_user
+    )
+
+
+@person_created.register
+def announce_new_person(user: User, welcome_message_custom_text: str | None, join_default_channels: bool) -> None:
+    """Zulip's "@_**Ann|5** joined this organization." in the organization's signup announcements
+    channel, topic "signups", when it has one."""
+    realm = user.realm
+    if realm.signup_announcements_stream_id is not None:
+        content = f"{silent_mention(user)} joined this organization."
+        _announce(realm, realm.signup_announcements_stream, "signups", content, None)
+
+
+def _announce(realm: Realm, stream: Stream, topic: str, content: str, acting_user: User | None) -> None:
+    bot = do_create_notification_bot(realm)
+    read_by = [acting_user.id] if acting_user is not None else []
+    do_send_message(
+        bot, stream=stream, topic=topic, content=content, client="Internal", read_by=read_by, acting_user=None
+    )

@@ -99,9 +99,12 @@ CHANGEABLE_SETTINGS = (
     "waiting_period_threshold",
     "emails_restricted_to_domains",
     "disallow_disposable_email_addresses",
-    # A channel of the organization's, or None (apps.subscriptions checks the channel first:
-    # check_moderation_request_channel); given and stored as the channel, sent on as its id.
+    # Channels of the organization's, or None (apps.subscriptions checks the channel first:
+    # realm_channels); given and stored as the channel, sent on as its id (CHANNEL_SETTINGS).
     "moderation_request_channel",
+    "new_stream_announcements_stream",
+    "signup_announcements_stream",
+    "zulip_update_announcements_stream",
 )
 
 

@@ -11,6 +11,7 @@ from apps.realms.actions import (
     do_set_realm_deactivated,
 )
 from apps.realms.models import Realm, RealmAuditLog, RealmDomain
+from apps.realms.serializers import CHANNEL_SETTINGS
 
 # What staff edit here: every setting the action changes.
 EDITABLE = CHANGEABLE_SETTINGS
@@ -23,9 +24,13 @@ class RealmForm(forms.ModelForm):
 
     def __init__(self, *args, **kwargs):
         super().__init__(*args, **kwargs)
-        # The moderation request channel: one of the organization's private, active channels.
+        # The moderation request channel: one of the organization's private, active channels; the
+        # others: any of its active channels.
+        for name in CHANNEL_SETTINGS:
+            channel = self.fields[name]
+            channel.queryset = channel.queryset.filter(realm_id=self.instance.id, deactivated=False)
         channel = self.fields["moderation_request_channel"]
-        channel.queryset = channel.queryset.filter(realm_id=self.instance.id, invite_only=True, deactivated=False)
+        channel.queryset = channel.queryset.filter(invite_only=True)
 
     def clean_name(self):
         try:

@@ -17,6 +17,7 @@ from apps.realms.limits import (
 )
 from apps.realms.models import Realm
 from apps.realms.selectors import realm_domains, realm_icon_url
+from apps.realms.serializers import CHANNEL_SETTINGS
 
 
 @initial_state("realm")
@@ -47,7 +48,7 @@ def realm_state(context: StateContext) -> dict:
         "realm_topics_policy": realm.topics_policy,
         # Zulip's setting before topics_policy (feature level 392), for older clients.
         "realm_mandatory_topics": realm.topics_policy == Realm.TopicsPolicy.DISABLE_EMPTY_TOPIC,
-        "realm_moderation_request_channel_id": realm.moderation_request_channel_id or -1,
+        **{f"realm_{name}_id": getattr(realm, f"{name}_id") or -1 for name in CHANNEL_SETTINGS},
         "realm_waiting_period_threshold": realm.waiting_period_threshold,
         # (realm_wildcard_mention_policy: apps.groups; max_file_upload_size_mib: apps.uploads.)
         "realm_enable_read_receipts": realm.enable_read_receipts,

@@ -132,6 +132,31 @@ class Realm(models.Model):
         related_name="+",
         help_text="The private channel where reports of messages arrive; empty: reporting is off.",
     )
+    # Where the Notification Bot announces things (Zulip's): none by default.
+    new_stream_announcements_stream = models.ForeignKey(
+        "subscriptions.Stream",
+        null=True,
+        blank=True,
+        on_delete=models.SET_NULL,
+        related_name="+",
+        help_text="Where new channels are announced, when their creator asks; empty: nowhere.",
+    )
+    signup_announcements_stream = models.ForeignKey(
+        "subscriptions.Stream",
+        null=True,
+        blank=True,
+        on_delete=models.SET_NULL,
+        related_name="+",
+        help_text="Where the arrival of each new person is announced; empty: nowhere.",
+    )
+    zulip_update_announcements_stream = models.ForeignKey(
+        "subscriptions.Stream",
+        null=True,
+        blank=True,
+        on_delete=models.SET_NULL,
+        related_name="+",
+        help_text="Zulip's channel for news of the server's new features (kept for clients; Parley posts none).",
+    )
 
     class EditHistoryVisibility(models.TextChoices):
         ALL = "all", "Show edits and moves"

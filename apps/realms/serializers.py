@@ -4,13 +4,21 @@ from typing import Any
 
 from apps.realms.models import AuditLogEventType, RealmAuditLog
 
+# The organization's settings whose value is a channel: `<name>_id` for clients, -1 for none.
+CHANNEL_SETTINGS = (
+    "moderation_request_channel",
+    "new_stream_announcements_stream",
+    "signup_announcements_stream",
+    "zulip_update_announcements_stream",
+)
+
 
 def setting_for_api(name: str, value: Any) -> tuple[str, Any]:
     """An organization setting's name and value as clients know them (PATCH /realm's answer, the
-    realm/update event): the moderation request channel as moderation_request_channel_id, -1 for
-    none (given as the channel, its id or None)."""
-    if name == "moderation_request_channel":
-        return "moderation_request_channel_id", -1 if value is None else getattr(value, "pk", value)
+    realm/update event): a channel setting as `<name>_id`, -1 for none (given as the channel, its id
+    or None)."""
+    if name in CHANNEL_SETTINGS:
+        return f"{name}_id", -1 if value is None else getattr(value, "pk", value)
     return name, value
 
 

@@ -1,6 +1,6 @@
-"""Organization settings whose value is a channel (Zulip's moderation_request_channel; its
-new_stream_announcements_stream and the like when Parley has them), and the organization's default
-channels (those people join when they join it): which channels they may be."""
+"""Organization settings whose value is a channel (Zulip's moderation_request_channel and its
+announcement channels), and the organization's default channels (those people join when they join
+it): which channels they may be."""
 
 from apps.core.errors import JsonableError
 from apps.subscriptions.models import Stream
@@ -19,6 +19,16 @@ def access_moderation_request_channel(user: User, channel_id: int) -> Stream | N
     stream, _ = access_stream_by_id(user, channel_id, require_content_access=False)
     if not stream.invite_only:
         raise JsonableError(MODERATION_CHANNEL_MUST_BE_PRIVATE)
+    return stream
+
+
+def access_announcement_channel(user: User, channel_id: int) -> Stream | None:
+    """PATCH /realm's new_stream_announcements_stream_id, signup_announcements_stream_id and
+    zulip_update_announcements_stream_id: -1 for none, else a channel of the organization the
+    (administrator) user may read, as Zulip checks them ("Invalid channel ID")."""
+    if channel_id == -1:
+        return None
+    stream, _ = access_stream_by_id(user, channel_id)
     return stream
 
 

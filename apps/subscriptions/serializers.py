@@ -247,6 +247,7 @@ class NewChannelParams(_ChannelSettings):
     message_retention_days: Json[str | int] = "realm_default"
     topics_policy: str | None = None
     folder_id: Json[int] | None = None  # of the channels created
+    announce: Json[bool] = False
 
     @model_validator(mode="after")
     def _values(self) -> Self:
@@ -264,7 +265,6 @@ class SubscribeParams(NewChannelParams):
     subscriptions: Json[Annotated[list[NewSubscription], Field(max_length=MAX_ITEMS)]]
     principals: Json[Principals] | None = None
     authorization_errors_fatal: Json[bool] = True
-    announce: Json[bool] = False
 
 
 class CreateChannelParams(NewChannelParams):
@@ -416,10 +416,21 @@ class LegacyMuteTopicParams(Params):
         return self.model_copy(update={"topic": topic})
 
 
+# The organization's announcement channels: PATCH /realm takes each as `<name>_id`.
+ANNOUNCEMENT_CHANNELS = (
+    "new_stream_announcements_stream",
+    "signup_announcements_stream",
+    "zulip_update_announcements_stream",
+)
+
+
 class UpdateRealmWithChannelParams(UpdateRealmParams):
     """PATCH /realm: the organization's settings (apps.groups) and those whose value is a channel."""
 
     moderation_request_channel_id: Json[int] | None = None
+    new_stream_announcements_stream_id: Json[int] | None = None
+    signup_announcements_stream_id: Json[int] | None = None
+    zulip_update_announcements_stream_id: Json[int] | None = None
 
 
 class CreateDefaultChannelGroupParams(Params):

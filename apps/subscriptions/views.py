@@ -36,7 +36,11 @@ from apps.subscriptions.default_groups import (
 )
 from apps.subscriptions.email_gateway import channel_email_address
 from apps.subscriptions.models import UserTopic
-from apps.subscriptions.realm_channels import access_channel_to_make_default, access_moderation_request_channel
+from apps.subscriptions.realm_channels import (
+    access_announcement_channel,
+    access_channel_to_make_default,
+    access_moderation_request_channel,
+)
 from apps.subscriptions.selectors import (
     access_principals,
     access_stream_by_id,
@@ -51,6 +55,7 @@ from apps.subscriptions.selectors import (
     subscriptions_for_list,
 )
 from apps.subscriptions.serializers import (
+    ANNOUNCEMENT_CHANNELS,
     BulkSubscriptionPropertiesParams,
     CreateChannelAnswer,
     CreateChannelParams,
@@ -87,6 +92,7 @@ def new_channel_options(params: NewChannelParams) -> NewChannelOptions:
         topics_policy=params.topics_policy,
         group_settings=params.group_settings(),
         folder_id=params.folder_id,
+        announce=params.announce,
     )
 
 
@@ -341,6 +347,10 @@ class RealmView(ApiView):
         if params.moderation_request_channel_id is not None:
             channel = access_moderation_request_channel(request.user, params.moderation_request_channel_id)
             settings["moderation_request_channel"] = channel
+        for name in ANNOUNCEMENT_CHANNELS:
+            channel_id = getattr(params, f"{name}_id")
+            if channel_id is not None:
+                settings[name] = access_announcement_channel(request.user, channel_id)
         realm = Realm.objects.get(id=request.user.realm_id)
         changed = check_update_realm(realm, settings, params.group_settings(), acting_user=request.user)
         return json_success(request, changed)

@@ -123,8 +123,10 @@ def test_the_admin_sets_the_policies(staff, make_stream, realm, admin, member, o
     foreign = make_stream("theirs", in_realm=other_realm, private=True)
     page = staff.get(f"/admin/realms/realm/{realm.id}/change/").content.decode()
     assert 'name="topics_policy"' in page
-    assert "moderation" in page
-    assert ">lobby<" not in page
+    # The moderation channel's choices: the organization's private channels only.
+    choices = page.split('name="moderation_request_channel"')[1].split("</select>")[0]
+    assert ">moderation<" in choices
+    assert ">lobby<" not in choices
     assert ">theirs<" not in page
     url = f"/admin/realms/realm/{realm.id}/change/"
     for refused in (public, foreign):

@@ -25,6 +25,7 @@ from apps.groups.serializers import AnonymousGroupValue, GroupSettingValue
 from apps.realms.actions import do_change_realm_settings
 from apps.realms.audit import audit, changed
 from apps.realms.models import AuditLogEventType, Realm
+from apps.realms.serializers import CHANNEL_SETTINGS
 from apps.subscriptions.actions.access import (
     send_stream_access_changes,
     send_stream_creation,
@@ -33,6 +34,7 @@ from apps.subscriptions.actions.access import (
     send_subscription_adds,
 )
 from apps.subscriptions.default_groups import do_remove_channel_from_groups
+from apps.subscriptions.hooks import channels_announced
 from apps.subscriptions.models import Stream, Subscription
 from apps.subscriptions.realm_channels import DEFAULT_CHANNEL_MUST_BE_PUBLIC, default_channels
 from apps.subscriptions.selectors import Membership, can_create_channels, get_stream_by_name, metadata_access_user_ids
@@ -119,6 +121,8 @@ class NewChannelOptions:
     topics_policy: str = Stream.TopicsPolicy.INHERIT
     group_settings: dict[str, GroupSettingValue] = field(default_factory=dict)
     folder_id: int | None = None
+    # Announce them in the organization's new channel announcements channel, if it has one.
+    announce: bool = False
 
 
 def check_new_channel_options(acting_user: User, options: NewChannelOptions) -> ChannelFolder | None:
@@ -148,7 +152,7 @@ def check_create_streams(
     """Create these channels (names checked and free; options checked by check_new_channel_options)
     for the member, after the checks of creating: the organization's policy for the kind, an owner
     for a retention period, the rate limit. Default channels are made default. Sends nothing (see
-    create_streams).
+    create_streams) but, with `announce`, the channels_announced hooks' message.
 
     Audit: STREAM_CREATED for each (and STREAM_PROPERTY_CHANGED {is_default})."""
     if not channels:
@@ -172,6 +176,8 @@ def check_create_streams(
     )
     for stream in created if options.is_default_stream else ():
         do_set_default_channel(stream, True, acting_user=acting_user)
+    if options.announce and acting_user.realm.new_stream_announcements_stream_id is not None:
+        channels_announced.call(acting_user, created)
     return created
 
 
@@ -362,9 +368,11 @@ def do_deactivate_stream(stream: Stream, *, acting_user: User | None) -> None:
     stream.save(update_fields=["deactivated"])
     audit(stream.realm_id, AuditLogEventType.STREAM_DEACTIVATED, modified_stream=stream, acting_user=acting_user)
     send_stream_delete(stream, audience)
-    # An archived channel takes no more reports (as in Zulip): reporting is off until another is set.
-    if stream.realm.moderation_request_channel_id == stream.id:
-        do_change_realm_settings(stream.realm, {"moderation_request_channel": None}, acting_user=acting_user)
+    # An archived channel takes no more reports nor announcements (as in Zulip): they are off until
+    # another is set.
+    naming_it = {name: None for name in CHANNEL_SETTINGS if getattr(stream.realm, f"{name}_id") == stream.id}
+    if naming_it:
+        do_change_realm_settings(stream.realm, naming_it, acting_user=acting_user)
 
 
 @transaction.atomic
