@@ -24,6 +24,14 @@ def group_setting(help_text: str) -> models.ForeignKey:
     )
 
 
+def channel_setting(help_text: str) -> models.ForeignKey:
+    """A channel-valued setting of the organization (apps.realms.serializers.CHANNEL_SETTINGS); NULL:
+    none, as when the channel is deleted."""
+    return models.ForeignKey(
+        "subscriptions.Stream", null=True, blank=True, on_delete=models.SET_NULL, related_name="+", help_text=help_text
+    )
+
+
 def seconds_limit(default: int, help_text: str) -> models.PositiveIntegerField:
     """A time limit of the organization's, in seconds; NULL: none."""
     return models.PositiveIntegerField(null=True, blank=True, default=default, db_default=default, help_text=help_text)
@@ -124,38 +132,16 @@ class Realm(models.Model):
         db_default=TopicsPolicy.ALLOW_EMPTY_TOPIC,
         help_text="Whether messages to channels that do not decide it themselves may go without a topic.",
     )
-    moderation_request_channel = models.ForeignKey(
-        "subscriptions.Stream",
-        null=True,
-        blank=True,
-        on_delete=models.SET_NULL,
-        related_name="+",
-        help_text="The private channel where reports of messages arrive; empty: reporting is off.",
+    moderation_request_channel = channel_setting(
+        "The private channel where reports of messages arrive; empty: reporting is off."
     )
     # Where the Notification Bot announces things (Zulip's): none by default.
-    new_stream_announcements_stream = models.ForeignKey(
-        "subscriptions.Stream",
-        null=True,
-        blank=True,
-        on_delete=models.SET_NULL,
-        related_name="+",
-        help_text="Where new channels are announced, when their creator asks; empty: nowhere.",
+    new_stream_announcements_stream = channel_setting(
+        "Where new channels are announced, when their creator asks; empty: nowhere."
     )
-    signup_announcements_stream = models.ForeignKey(
-        "subscriptions.Stream",
-        null=True,
-        blank=True,
-        on_delete=models.SET_NULL,
-        related_name="+",
-        help_text="Where the arrival of each new person is announced; empty: nowhere.",
-    )
-    zulip_update_announcements_stream = models.ForeignKey(
-        "subscriptions.Stream",
-        null=True,
-        blank=True,
-        on_delete=models.SET_NULL,
-        related_name="+",
-        help_text="Zulip's channel for news of the server's new features (kept for clients; Parley posts none).",
+    signup_announcements_stream = channel_setting("Where the arrival of each new person is announced; empty: nowhere.")
+    zulip_update_announcements_stream = channel_setting(
+        "Zulip's channel for news of the server's new features (kept for clients; Parley posts none)."
     )
 
     class EditHistoryVisibility(models.TextChoices):
