@@ -8,6 +8,7 @@ Screenshots are kept under var/screenshots/web/ (CI keeps var/ as artifacts). Th
 collected static files, as `make run` does (collectstatic first).
 """
 
+import re
 from pathlib import Path
 
 import pytest
@@ -291,5 +292,45 @@ def test_one_person_at_200_percent_zoom_with_the_keyboard(web_server, people, ch
         page.press("#settings-name", "Enter")
         expect(page.locator("#settings-status")).to_have_text("Saved.")
         expect(page.locator("#me")).to_have_text("Olive O.")
+        assert_nothing_blocked(page)
+        browser.close()
+
+
+def test_a_new_channel_and_a_file_in_it(web_server, people, chromium):
+    """The channel browser creates a channel (POST /channels/create), shown at once; a name taken is
+    said so. A file attached is uploaded and linked in the message box, then sent and downloadable."""
+    server, _ = web_server
+    _, owner, _ = people
+    url = server.url
+    with sync_playwright() as playwright:
+        browser = playwright.chromium.launch(executable_path=chromium, headless=True)
+        _, page = log_in(browser, url, owner.delivery_email)
+        page.click("#browse-channels")
+        page.fill("#new-channel-name", "design")
+        page.fill("#new-channel-description", "Pixels and type")
+        page.check("#new-channel-private")
+        page.get_by_role("button", name="Create").click()
+        expect(page.locator("#narrow-title")).to_have_text("#design")
+        expect(page.locator("#channels")).to_contain_text("design")
+
+        page.click("#browse-channels")
+        expect(page.locator("#all-channels")).to_contain_text("#design — Pixels and type")
+        page.fill("#new-channel-name", "Design")
+        page.get_by_role("button", name="Create").click()
+        expect(page.locator("#create-channel-status")).to_have_text("Not created: Channel 'Design' already exists")
+
+        page.goto(f"{url}/#channel/{page.locator('#channels li', has_text='design').get_attribute('data-stream-id')}")
+        page.fill("#compose-topic", "files")
+        page.fill("#compose-content", "Here: ")
+        page.set_input_files("#compose-file", files=[{"name": "notes.txt", "mimeType": "text/plain", "buffer": b"hi"}])
+        expect(page.locator("#compose-content")).to_have_value(
+            re.compile(r"^Here: \[notes\.txt\]\(/user_uploads/.+\)$")
+        )
+        page.press("#compose-content", "Enter")
+        link = message(page, "Here").get_by_role("link", name="notes.txt")
+        expect(link).to_be_visible()
+        download = page.request.get(f"{url}{link.get_attribute('href')}")
+        assert (download.status, download.body()) == (200, b"hi")
+        page.screenshot(path=SCREENSHOTS / "6-new-channel-and-file.png")
         assert_nothing_blocked(page)
         browser.close()

@@ -39,6 +39,18 @@ export async function api(method, path, params = {}, { signal } = {}) {
     init.headers["Content-Type"] = "application/x-www-form-urlencoded";
     init.body = encodeParams(params).toString();
   }
+  return send(url, init);
+}
+
+// POST /json/user_uploads: one file, as Zulip's web app sends it (a multipart form); answers its `url`.
+export async function upload(file) {
+  const form = new FormData();
+  form.append("file", file, file.name);
+  const headers = { Accept: "application/json", "X-CSRFToken": csrfToken };
+  return send("/json/user_uploads", { method: "POST", credentials: "same-origin", headers, body: form });
+}
+
+async function send(url, init) {
   const response = await fetch(url, init);
   let body = null;
   try {

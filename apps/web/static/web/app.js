@@ -4,6 +4,7 @@
 
 import { api } from "./api.js";
 import {
+  onAttach,
   onComposeKey,
   onSend,
   presetCompose,
@@ -130,6 +131,10 @@ const handlers = {
     renderSidebar();
     renderComposeChannels();
     if (!$("#channel-browser").hidden) showChannelBrowser();
+    if (event.op === "add" && event.subscriptions.some((sub) => sub.stream_id === state.openWhenSubscribed)) {
+      window.location.hash = hashFor({ kind: "channel", streamId: state.openWhenSubscribed });
+      state.openWhenSubscribed = null;
+    }
   },
   stream() {
     if (!$("#channel-browser").hidden) showChannelBrowser();
@@ -325,6 +330,29 @@ async function showChannelBrowser() {
   );
 }
 
+// A new channel (POST /channels/create), its creator its first subscriber; it is shown once the
+// subscription's event has told the page of it.
+async function createChannel(event) {
+  event.preventDefault();
+  const form = event.target;
+  const status = $("#create-channel-status");
+  try {
+    const body = await api("POST", "/channels/create", {
+      name: $("#new-channel-name").value,
+      description: $("#new-channel-description").value,
+      invite_only: $("#new-channel-private").checked,
+      subscribers: [state.ownUserId],
+    });
+    form.reset();
+    status.textContent = "";
+    // The subscription's event may come before this answer, or after it.
+    if (state.subs.has(body.id)) window.location.hash = hashFor({ kind: "channel", streamId: body.id });
+    else state.openWhenSubscribed = body.id;
+  } catch (error) {
+    status.textContent = `Not created: ${error.message}`;
+  }
+}
+
 async function setSubscribed(name, subscribe) {
   if (subscribe) await api("POST", "/users/me/subscriptions", { subscriptions: [{ name }] });
   else await api("DELETE", "/users/me/subscriptions", { subscriptions: [name] });
@@ -367,6 +395,8 @@ function start() {
   $("#compose-channel").addEventListener("change", toggleComposeFields);
   $("#cancel-edit").addEventListener("click", stopEditing);
   $("#browse-channels").addEventListener("click", showChannelBrowser);
+  $("#create-channel").addEventListener("submit", createChannel);
+  $("#compose-file").addEventListener("change", onAttach);
   $("#unsubscribe").addEventListener("click", () => setSubscribed(ctx.streamName(state.view.streamId), false));
   $("#open-settings").addEventListener("click", () => {
     $("#settings").hidden = false;

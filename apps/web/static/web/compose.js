@@ -1,7 +1,7 @@
 // The message box: to a channel's topic or to people, or editing an own message. Enter sends,
 // Shift+Enter is a new line, Esc cancels.
 
-import { api } from "./api.js";
+import { api, upload } from "./api.js";
 import { el } from "./render.js";
 import { $, state } from "./state.js";
 
@@ -87,5 +87,26 @@ export function onComposeKey(event) {
     if (state.editing !== null) stopEditing();
     else $("#compose-content").value = "";
     setComposeStatus("");
+  }
+}
+
+// A file chosen: uploaded, then linked where the cursor is, as Zulip's web app does ([name](url)).
+export async function onAttach(event) {
+  const input = event.target;
+  const file = input.files[0];
+  if (!file) return;
+  setComposeStatus(`Uploading ${file.name}…`);
+  try {
+    const body = await upload(file);
+    const name = file.name.replace(/[[\]]/g, "");
+    const box = $("#compose-content");
+    const at = box.selectionStart ?? box.value.length;
+    box.value = `${box.value.slice(0, at)}[${name}](${body.url})${box.value.slice(box.selectionEnd ?? at)}`;
+    box.focus();
+    setComposeStatus("");
+  } catch (error) {
+    setComposeStatus(`Not uploaded: ${error.message}`);
+  } finally {
+    input.value = "";
   }
 }

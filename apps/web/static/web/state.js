@@ -19,6 +19,7 @@ export const state = {
   view: viewFromHash(window.location.hash),
   topics: [],
   editing: null,
+  openWhenSubscribed: null, // a channel this page created: shown once subscribed
   markingRead: new Set(),
 };
 
