@@ -88,6 +88,16 @@ def test_new_channels_announced_when_asked(admin, member, lobby):
     assert 'class="stream"' in Message.objects.filter(stream=lobby).first().rendered_content
 
 
+def test_the_channel_is_announced_to_clients_before_the_message(admin, member, lobby, capture_events):
+    assert_success(set_channel(admin, NAMES[0], lobby.id))
+    with capture_events(admin) as received:
+        assert_success(
+            ApiClient(member).post("/channels/create", {"name": "x", "subscribers": "[]", "announce": "true"})
+        )
+    kinds = [(e["type"], e.get("op")) for e in received[admin.id]]
+    assert kinds.index(("stream", "create")) < kinds.index(("message", None))
+
+
 def test_no_announcement_without_the_channel(realm, member):
     assert_success(ApiClient(member).post("/channels/create", {"name": "x", "subscribers": "[]", "announce": "true"}))
     assert not Message.objects.filter(realm=realm).exists()

@@ -152,7 +152,7 @@ def check_create_streams(
     """Create these channels (names checked and free; options checked by check_new_channel_options)
     for the member, after the checks of creating: the organization's policy for the kind, an owner
     for a retention period, the rate limit. Default channels are made default. Sends nothing (see
-    create_streams) but, with `announce`, the channels_announced hooks' message.
+    create_streams and announce_streams).
 
     Audit: STREAM_CREATED for each (and STREAM_PROPERTY_CHANGED {is_default})."""
     if not channels:
@@ -176,9 +176,15 @@ def check_create_streams(
     )
     for stream in created if options.is_default_stream else ():
         do_set_default_channel(stream, True, acting_user=acting_user)
-    if options.announce and acting_user.realm.new_stream_announcements_stream_id is not None:
-        channels_announced.call(acting_user, created)
     return created
+
+
+def announce_streams(created: Sequence[Stream], options: NewChannelOptions, *, acting_user: User) -> None:
+    """With `announce`, the channels_announced hooks' message about the channels created, in the
+    organization's new channel announcements channel if it has one; called once the channels are
+    announced to their viewers (their stream/create events come first, as in Zulip)."""
+    if options.announce and created and acting_user.realm.new_stream_announcements_stream_id is not None:
+        channels_announced.call(acting_user, list(created))
 
 
 def resolve_channel_settings(

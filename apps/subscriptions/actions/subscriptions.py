@@ -27,6 +27,7 @@ from apps.subscriptions.actions.channels import (
     ChannelNameTakenError,
     NewChannel,
     NewChannelOptions,
+    announce_streams,
     check_create_streams,
     check_new_channel_options,
     check_stream_name,
@@ -292,6 +293,7 @@ def check_add_subscriptions(
     subscribed, already = bulk_add_subscriptions(
         realm, streams, users, color_map=colors, created=created, acting_user=acting_user
     )
+    announce_streams(created, options, acting_user=acting_user)
     result: dict[str, Any] = {"subscribed": _names_by_user(subscribed), "already_subscribed": _names_by_user(already)}
     if not authorization_errors_fatal:
         result["unauthorized"] = [stream.name for stream in unauthorized]
@@ -319,6 +321,7 @@ def check_create_channel(
     except ChannelNameTakenError:
         raise ChannelExistsError(name) from None
     bulk_add_subscriptions(acting_user.realm, [stream], subscribers, created=[stream], acting_user=acting_user)
+    announce_streams([stream], options, acting_user=acting_user)
     return stream
 
 
