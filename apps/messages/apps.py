@@ -7,4 +7,7 @@ class MessagesConfig(AppConfig):
     verbose_name = "messages"
 
     def ready(self) -> None:
-        from apps.messages import receivers  # noqa: F401 (registers with the hooks of the apps below)
+        from apps.messages import (  # noqa: F401
+            receivers,  # registers with the hooks of the apps below
+            retention,  # registers its periodic job
+        )
