@@ -143,3 +143,10 @@ def user_statuses(realm_id: int) -> dict[str, dict]:
 
 def user_status_of(user: User) -> dict:
     return status_to_dict(UserStatus.objects.filter(user=user).first())
+
+
+def is_active_now(user: User) -> bool:
+    """Whether a presence ping said the user was active in the last OFFLINE_THRESHOLD_SECS (push and
+    email notifications reach those who are not)."""
+    times = store().of_user(user.realm_id, user.id)
+    return times is not None and times.active is not None and time.time() - times.active < OFFLINE_THRESHOLD_SECS

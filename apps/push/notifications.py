@@ -20,7 +20,6 @@ Someone active (a presence ping saying so in the last OFFLINE_THRESHOLD_SECS) is
 """
 
 import logging
-import time
 from collections import defaultdict
 from typing import Any
 
@@ -30,8 +29,7 @@ from apps.core.tasks import retried_task
 from apps.messages.hooks import message_sent, messages_deleting, messages_read
 from apps.messages.models import Message, UserMessage
 from apps.messages.selectors import muted_conversation_checker
-from apps.presence.backends import store as presence_store
-from apps.presence.limits import OFFLINE_THRESHOLD_SECS
+from apps.presence.selectors import is_active_now
 from apps.push import payloads
 from apps.push.actions import do_remove_refused
 from apps.push.backends import push_backend
@@ -123,7 +121,7 @@ def who_to_notify(message: Message) -> dict[int, str]:
     triggers = {}
     for uid, user in users.items():
         trigger = _trigger(user, message, flags[uid], subscriptions.get(uid), policies.get(uid))
-        if trigger is not None and (user.enable_online_push_notifications or not _is_active(user)):
+        if trigger is not None and (user.enable_online_push_notifications or not is_active_now(user)):
             triggers[uid] = trigger
     return triggers
 
@@ -152,11 +150,6 @@ def _trigger(user: User, message: Message, bits: int, sub: Subscription | None, 
     if channel_push and sub is not None and not muted:
         return payloads.STREAM_PUSH
     return None
-
-
-def _is_active(user: User) -> bool:
-    times = presence_store().of_user(user.realm_id, user.id)
-    return times is not None and times.active is not None and time.time() - times.active < OFFLINE_THRESHOLD_SECS
 
 
 @retried_task(max_attempts=MAX_ATTEMPTS)

@@ -53,6 +53,7 @@ INSTALLED_APPS = [
     "apps.bot_storage",
     "apps.bots",
     "apps.push",
+    "apps.email_notifications",
     "apps.uploads",
     "apps.webhooks",
     "apps.invites",
@@ -359,6 +360,8 @@ globals().update(cfg.email())
 DEFAULT_FROM_EMAIL = env.str("DEFAULT_FROM_EMAIL", default=f"Parley <noreply@{cfg.mail_domain(EXTERNAL_HOST)}>")
 SERVER_EMAIL = DEFAULT_FROM_EMAIL
 EMAIL_TIMEOUT = cfg.positive_int("EMAIL_TIMEOUT", 10)
+# Email notifications of direct messages and mentions to people who are offline (apps.email_notifications).
+EMAIL_NOTIFICATIONS = env.bool("EMAIL_NOTIFICATIONS", default=True)
 # How long a link confirming a new email address may be used.
 EMAIL_CHANGE_LINK_VALIDITY_SECONDS = cfg.positive_int("EMAIL_CHANGE_LINK_VALIDITY_SECONDS", 24 * 3600)
 # Email changes a user may start (Zulip's email_change_by_user): per hour and per day.

@@ -185,7 +185,8 @@ def test_a_refused_message_opens_no_transaction(design, member):
 def test_a_message_is_checked_and_rendered_before_its_transaction(design, member, admin, owner, to):
     """The transaction holds the writes: the access checks, the mentions' lookup and the
     recipients' reads come before it; inside, only what the writes need (the recipient row; which
-    of the people are outgoing-webhook bots, whose deliveries are queued with the message)."""
+    of the people are outgoing-webhook bots, whose deliveries are queued with the message; whether
+    one of those mentioned may be emailed about it, whose task is queued with it too)."""
     target = design if to == "channel" else [admin, owner]
     send(member, target, "the first")  # not the channel's first message: that one announces it
     check_add_alert_words(admin, ["hi"], acting_user=admin)
@@ -197,12 +198,13 @@ def test_a_message_is_checked_and_rendered_before_its_transaction(design, member
     assert any('FROM "chat_messages_alertword"' in statement for statement in sql[:begin])  # the recipients' words
     assert flags_of(admin, message.id) & UserMessage.HAS_ALERT_WORD
     reads = [s for s in sql[begin:] if s.startswith("SELECT")]
-    webhook_bots = [s for s in reads if 'FROM "users_user"' in s and "bot_type" in s]
-    assert len(webhook_bots) == 1
+    emailable = [s for s in reads if 'FROM "users_user"' in s and "enable_offline_email_notifications" in s]
+    webhook_bots = [s for s in reads if 'FROM "users_user"' in s and "bot_type" in s and s not in emailable]
+    assert len(webhook_bots) == len(emailable) == 1
     assert all(
         'FROM "chat_messages_recipient"' in s or 'FROM "chat_messages_directmessagegroup"' in s
         for s in reads
-        if s not in webhook_bots
+        if s not in webhook_bots + emailable
     )
 
 

@@ -9,6 +9,13 @@ from tests.tasks import run_ready_tasks
 from tests.webhooks.fake_service import start_fake_service
 
 
+@pytest.fixture(autouse=True)
+def no_email_notifications(settings):
+    """These tests count the tasks a message queues: email notifications (the bots' answers are
+    direct messages to people who are offline) would add theirs (tests/email_notifications)."""
+    settings.EMAIL_NOTIFICATIONS = False
+
+
 @pytest.fixture
 def service(settings):
     """A bot's service on 127.0.0.1, the only network the server may post to besides public ones."""

@@ -1,0 +1,208 @@
+"""Email notifications of messages, as Zulip's missed-message emails: someone who is offline (no
+presence ping saying they were active in the last OFFLINE_THRESHOLD_SECS) is emailed about the
+direct messages and mentions they have not read:
+- a direct message, a personal or group mention: when `enable_offline_email_notifications` is on;
+- a wildcard mention (@**all**, @**topic**): the same, and `wildcard_mentions_notify` (the
+  channel's setting, else theirs), unless the conversation is muted for them.
+Zulip can also email about followed topics and every message of chosen channels
+(`enable_followed_topic_email_notifications`, `enable_stream_email_notifications`); Parley does not.
+The server's EMAIL_NOTIFICATIONS setting turns them all off.
+
+How: the message's transaction queues one task, when someone but its sender has it unread and it is
+a direct message or mentions them, and is a person who wants these emails (one query; nothing at all
+for other messages: sending stays cheap); the task worker
+works out who is emailed (who_to_email) and records an EmailNotification for each, due after their
+`email_notifications_batching_period_seconds`. Every EMAIL_CHECK_SECONDS the worker's job emails
+each person whose first notification is due: one email per conversation, with every pending message
+of theirs still unread (those read meanwhile are dropped unsent), `message_content_in_email_
+notifications` deciding whether their content is in it. A mail server that is down keeps them
+pending for the next run.
+"""
+
+import logging
+import smtplib
+import time
+from collections import defaultdict
+from datetime import timedelta
+from typing import Any
+
+from django.conf import settings
+from django.core.mail import EmailMessage
+from django.db import transaction
+from django.template.loader import render_to_string
+from django.utils import timezone
+
+from apps.core.tasks import periodic, retried_task
+from apps.email_notifications.models import EmailNotification
+from apps.messages.hooks import message_sent
+from apps.messages.models import Message, UserMessage
+from apps.messages.recipients import direct_message_people
+from apps.messages.rendering import channel_narrow
+from apps.messages.selectors import muted_conversation_checker
+from apps.presence.selectors import is_active_now
+from apps.subscriptions.models import Subscription
+from apps.users.models import User
+
+logger = logging.getLogger("apps.email_notifications")
+
+EMAIL_CHECK_SECONDS = 30
+# A run of the job sends for this long at most; the rest waits for the next.
+SEND_TIME_BUDGET_SECONDS = 20
+MAX_ATTEMPTS = 6
+
+DIRECT_MESSAGE, MENTION, WILDCARD_MENTION = "direct_message", "mention", "wildcard_mention"
+MENTION_BITS = UserMessage.MENTIONED | UserMessage.STREAM_WILDCARD_MENTIONED | UserMessage.TOPIC_WILDCARD_MENTIONED
+
+
+# --- in the request (the hook of apps.messages) -----------------------------------------------------
+
+
+@message_sent.register
+def queue_email_notifications(message: Message, flags: dict[int, int]) -> None:
+    if not settings.EMAIL_NOTIFICATIONS:
+        return
+    candidates = [uid for uid, bits in flags.items() if _may_email(message, uid, bits)]
+    if candidates and _emailable(candidates).exists():
+        schedule_email_notifications.enqueue(message.id)
+
+
+def _emailable(user_ids):
+    """Those of these users who may get email notifications at all: active people who want them."""
+    return User.objects.filter(
+        id__in=user_ids, is_active=True, bot_type__isnull=True, enable_offline_email_notifications=True
+    )
+
+
+def _may_email(message: Message, user_id: int, bits: int) -> bool:
+    unread_by_another = user_id != message.sender_id and not bits & UserMessage.READ
+    return unread_by_another and (message.stream_id is None or bool(bits & MENTION_BITS))
+
+
+# --- in the task worker -----------------------------------------------------------------------------
+
+
+@retried_task(max_attempts=MAX_ATTEMPTS)
+def schedule_email_notifications(message_id: int) -> dict[str, Any]:
+    """Records who is to be emailed about the message, each due after their batching period."""
+    message = Message.objects.filter(id=message_id).first()
+    if message is None:
+        return {"scheduled": 0}  # deleted meanwhile
+    now = timezone.now()
+    rows = [
+        EmailNotification(
+            user=user,
+            message=message,
+            trigger=trigger,
+            scheduled_at=now + timedelta(seconds=user.email_notifications_batching_period_seconds),
+        )
+        for user, trigger in who_to_email(message)
+    ]
+    EmailNotification.objects.bulk_create(rows, ignore_conflicts=True)
+    return {"scheduled": len(rows)}
+
+
+def who_to_email(message: Message) -> list[tuple[User, str]]:
+    """(user, why they are emailed) of those to email about the message (see the module's docstring)."""
+    rows = UserMessage.objects.filter(message=message).values_list("user_id", "flags")
+    flags = {uid: bits for uid, bits in rows if _may_email(message, uid, bits)}
+    if not flags:
+        return []
+    users = _emailable(flags).order_by("id")
+    subscriptions = {}
+    if message.stream_id is not None:
+        subs = Subscription.objects.filter(stream_id=message.stream_id, user_id__in=flags, active=True)
+        subscriptions = {sub.user_id: sub for sub in subs}
+    found = []
+    for user in users:
+        trigger = _trigger(user, message, flags[user.id], subscriptions.get(user.id))
+        if trigger is not None and not is_active_now(user):
+            found.append((user, trigger))
+    return found
+
+
+def _trigger(user: User, message: Message, bits: int, sub: Subscription | None) -> str | None:
+    if message.stream_id is None:
+        return DIRECT_MESSAGE
+    if bits & UserMessage.MENTIONED:
+        return MENTION
+    notify = sub.wildcard_mentions_notify if sub and sub.wildcard_mentions_notify is not None else None
+    if notify is None:
+        notify = user.wildcard_mentions_notify
+    if notify and not muted_conversation_checker(user)(message.stream_id, message.topic):
+        return WILDCARD_MENTION
+    return None
+
+
+@periodic(EMAIL_CHECK_SECONDS)
+def send_due_email_notifications() -> int:
+    """Emails everyone whose first pending notification is due; returns how many emails were sent."""
+    deadline = time.monotonic() + SEND_TIME_BUDGET_SECONDS
+    due = EmailNotification.objects.filter(scheduled_at__lte=timezone.now())
+    sent = 0
+    for user_id in due.order_by("user_id").values_list("user_id", flat=True).distinct():
+        sent += _email_user(user_id)
+        if time.monotonic() >= deadline:
+            break
+    return sent
+
+
+@transaction.atomic
+def _email_user(user_id: int) -> int:
+    """Sends the user one email per conversation of their pending notifications still unread, and
+    forgets them all; the rows stay locked meanwhile (another worker's run skips them). Returns how
+    many emails were sent. An email that cannot be sent undoes the whole, for the next run."""
+    rows = list(EmailNotification.objects.select_for_update(skip_locked=True).filter(user_id=user_id).order_by("id"))
+    if not rows:
+        return 0
+    EmailNotification.objects.filter(id__in=[row.id for row in rows]).delete()
+    user = User.objects.select_related("realm").filter(id=user_id, is_active=True).first()
+    unread = UserMessage.objects.filter(user_id=user_id, message_id__in=[row.message_id for row in rows])
+    unread_ids = {mid for mid, bits in unread.values_list("message_id", "flags") if not bits & UserMessage.READ}
+    if user is None or not unread_ids or user.realm.deactivated:
+        return 0
+    messages = Message.objects.filter(id__in=unread_ids).select_related("sender", "stream").order_by("id")
+    conversations: dict[tuple, list[Message]] = defaultdict(list)
+    for message in messages:
+        conversations[_conversation(message)].append(message)
+    triggers = {row.message_id: row.trigger for row in rows}
+    for conversation in conversations.values():
+        _send(user, conversation, {triggers[message.id] for message in conversation})
+    return len(conversations)
+
+
+def _conversation(message: Message) -> tuple:
+    if message.stream_id is not None:
+        return ("channel", message.stream_id, message.topic.lower())
+    return ("direct", message.recipient_id)
+
+
+def _send(user: User, messages: list[Message], triggers: set[str]) -> None:
+    first = messages[0]
+    realm = user.realm
+    if first.stream_id is not None:
+        link = f"{realm.url}/{channel_narrow(first.stream_id, first.stream.name, first.topic)}"
+        where = f"#{first.stream.name} > {first.topic}"
+    else:
+        others = sorted(direct_message_people(first) - {user.id})
+        link = f"{realm.url}/#narrow/dm/{','.join(map(str, others))}-{'dm' if len(others) == 1 else 'group'}"
+        senders = sorted({message.sender.full_name for message in messages})
+        where = f"DMs with {', '.join(senders)}"
+    context = {
+        "user": user,
+        "realm": realm,
+        "where": where,
+        "link": link,
+        "messages": messages,
+        "show_content": user.message_content_in_email_notifications,
+        "mentioned": triggers & {MENTION, WILDCARD_MENTION},
+        "settings_link": f"{realm.url}/#settings/notifications",
+    }
+    subject = " ".join(render_to_string("email_notifications/messages.subject.txt", context).split())
+    body = render_to_string("email_notifications/messages.txt", context)
+    try:
+        EmailMessage(subject, body, settings.DEFAULT_FROM_EMAIL, [user.delivery_email]).send()
+    except smtplib.SMTPRecipientsRefused as exc:
+        logger.warning("the mail server refused the notification email to %s: %s", user.delivery_email, exc)
+    except (smtplib.SMTPException, OSError):
+        logger.warning("could not send a notification email to %s; next run tries again", user.delivery_email)
+        raise

@@ -1,0 +1,153 @@
+"""Email notifications (Zulip's missed-message emails): an offline person is emailed about the
+direct messages and mentions they did not read, once their batching period has passed, one email
+per conversation; read messages, active people, bots, muted conversations and those who turned the
+setting off get none; a mail server that is down keeps them for the next run."""
+
+import json
+from datetime import timedelta
+
+import pytest
+from django.core import mail
+from django.utils import timezone
+
+from apps.core.tasks import PERIODIC_JOBS
+from apps.email_notifications import notifications
+from apps.email_notifications.models import EmailNotification
+from apps.users.models import User
+from tests.api import ApiClient, assert_success
+from tests.tasks import run_ready_tasks
+
+
+def dm(sender, *to, content="hello there"):
+    params = {"type": "direct", "to": json.dumps([u.id for u in to]), "content": content}
+    return assert_success(ApiClient(sender).post("/messages", params))["id"]
+
+
+def to_channel(sender, stream, content, topic="plans"):
+    params = {"type": "stream", "to": stream.name, "topic": topic, "content": content}
+    return assert_success(ApiClient(sender).post("/messages", params))["id"]
+
+
+def pending() -> list[tuple[int, int, str]]:
+    rows = EmailNotification.objects.order_by("id")
+    return [(row.user_id, row.message_id, row.trigger) for row in rows]
+
+
+def send_due(later_by: float = 0) -> int:
+    """Runs the queued tasks, then the job, `later_by` seconds after now (the batching period)."""
+    run_ready_tasks()
+    EmailNotification.objects.update(scheduled_at=timezone.now() - timedelta(seconds=later_by))
+    return notifications.send_due_email_notifications()
+
+
+@pytest.fixture
+def channel(make_stream, owner, member, admin):
+    return make_stream("design", owner, member, admin)
+
+
+def test_the_job_runs_every_30_seconds():
+    assert (30, notifications.send_due_email_notifications) in PERIODIC_JOBS
+
+
+def test_a_direct_message_is_emailed_once_the_batching_period_passed(realm, owner, member):
+    first = dm(member, owner, content="Are you coming **tonight**?")
+    second = dm(member, owner, content="Say yes")
+    run_ready_tasks()
+    assert pending() == [(owner.id, first, "direct_message"), (owner.id, second, "direct_message")]
+    due = EmailNotification.objects.get(message_id=first).scheduled_at - timezone.now()
+    assert timedelta(seconds=110) < due <= timedelta(seconds=120)  # Zulip's default period
+    assert notifications.send_due_email_notifications() == 0  # not yet
+    assert send_due() == 1
+    [email] = mail.outbox
+    assert email.to == [owner.delivery_email]
+    assert email.subject == f"DMs with Mel Member ({realm.name})"
+    assert "Are you coming **tonight**?" in email.body
+    assert "Say yes" in email.body
+    assert f"{realm.url}/#narrow/dm/{member.id}-dm" in email.body
+    assert pending() == []
+    assert send_due() == 0  # sent once
+
+
+def test_mentions_by_conversation_and_plain_messages_not(realm, channel, owner, member, admin):
+    to_channel(member, channel, "no mention here")
+    mention = to_channel(member, channel, "@**Olivia Owner** look", topic="plans")
+    other = to_channel(member, channel, "@**Olivia Owner** and here", topic="other")
+    direct = dm(member, owner)
+    run_ready_tasks()
+    assert sorted(pending()) == [
+        (owner.id, mention, "mention"),
+        (owner.id, other, "mention"),
+        (owner.id, direct, "direct_message"),
+    ]
+    assert send_due() == 3
+    subjects = sorted(email.subject for email in mail.outbox)
+    assert subjects == [
+        f"#design > other ({realm.name})",
+        f"#design > plans ({realm.name})",
+        f"DMs with Mel Member ({realm.name})",
+    ]
+    assert "You were mentioned in #design > plans" in next(e.body for e in mail.outbox if "plans" in e.subject)
+
+
+def test_wildcard_mentions_follow_the_setting_and_muting(channel, owner, member, admin):
+    assert_success(ApiClient(admin).patch("/settings", {"wildcard_mentions_notify": "false"}))
+    muted = {"stream_id": channel.id, "topic": "plans", "visibility_policy": "1"}
+    assert_success(ApiClient(member).post("/user_topics", muted))
+    message_id = to_channel(owner, channel, "@**all** meeting now")
+    run_ready_tasks()
+    assert pending() == []  # the admin turned it off; the member muted the topic
+    other = to_channel(owner, channel, "@**all** again", topic="other")
+    run_ready_tasks()
+    assert pending() == [(member.id, other, "wildcard_mention")]
+    assert message_id
+
+
+def test_read_messages_active_people_bots_and_the_setting(realm, owner, member, admin, bot):
+    read = dm(member, owner)
+    assert_success(ApiClient(owner).post("/messages/flags", {"messages": f"[{read}]", "op": "add", "flag": "read"}))
+    assert send_due() == 0  # read before it was due: dropped unsent
+    assert pending() == []
+
+    assert_success(ApiClient(admin).post("/users/me/presence", {"status": "active"}))
+    assert_success(ApiClient(member).patch("/settings", {"enable_offline_email_notifications": "false"}))
+    dm(owner, admin, member, bot)
+    run_ready_tasks()
+    assert pending() == []  # active, turned off, a bot
+    assert mail.outbox == []
+
+
+def test_the_content_is_left_out_when_asked(owner, member):
+    assert_success(ApiClient(owner).patch("/settings", {"message_content_in_email_notifications": "false"}))
+    dm(member, owner, content="the secret plan")
+    assert send_due() == 1
+    assert "the secret plan" not in mail.outbox[0].body
+    assert "not shown in email notifications" in mail.outbox[0].body
+
+
+def test_a_deactivated_user_or_a_deleted_message_gets_nothing(owner, member, admin):
+    message_id = dm(member, owner)
+    dm(member, admin)
+    run_ready_tasks()
+    assert_success(ApiClient(owner).delete(f"/messages/{message_id}"))
+    User.objects.filter(id=admin.id).update(is_active=False)
+    assert send_due() == 0
+    assert pending() == []
+
+
+def test_a_mail_server_down_keeps_them_for_the_next_run(settings, owner, member):
+    dm(member, owner)
+    settings.EMAIL_BACKEND = "django.core.mail.backends.smtp.EmailBackend"
+    settings.EMAIL_HOST, settings.EMAIL_PORT, settings.EMAIL_TIMEOUT = "127.0.0.1", 1, 2  # nothing listens
+    with pytest.raises(ConnectionRefusedError):
+        send_due()
+    assert len(pending()) == 1
+    settings.EMAIL_BACKEND = "django.core.mail.backends.locmem.EmailBackend"
+    assert send_due() == 1
+    assert pending() == []
+
+
+def test_the_server_setting_turns_them_off(settings, owner, member):
+    settings.EMAIL_NOTIFICATIONS = False
+    dm(member, owner)
+    assert send_due() == 0
+    assert pending() == []
