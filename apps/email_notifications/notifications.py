@@ -160,7 +160,7 @@ def _email_user(user_id: int) -> int:
     unread_ids = {mid for mid, bits in unread.values_list("message_id", "flags") if not bits & UserMessage.READ}
     if user is None or not unread_ids or user.realm.deactivated:
         return 0
-    messages = Message.objects.filter(id__in=unread_ids).select_related("sender", "stream").order_by("id")
+    messages = Message.objects.filter(id__in=unread_ids).select_related("sender", "stream", "recipient").order_by("id")
     conversations: dict[tuple, list[Message]] = defaultdict(list)
     for message in messages:
         conversations[_conversation(message)].append(message)
@@ -173,7 +173,8 @@ def _email_user(user_id: int) -> int:
 def _conversation(message: Message) -> tuple:
     if message.stream_id is not None:
         return ("channel", message.stream_id, message.topic.lower())
-    return ("direct", message.recipient_id)
+    # A person's one-to-one messages from different people share its recipient: its people tell.
+    return ("direct", frozenset(direct_message_people(message)))
 
 
 def _send(user: User, messages: list[Message], triggers: set[str]) -> None:
@@ -185,8 +186,8 @@ def _send(user: User, messages: list[Message], triggers: set[str]) -> None:
     else:
         others = sorted(direct_message_people(first) - {user.id})
         link = f"{realm.url}/#narrow/dm/{','.join(map(str, others))}-{'dm' if len(others) == 1 else 'group'}"
-        senders = sorted({message.sender.full_name for message in messages})
-        where = f"DMs with {', '.join(senders)}"
+        names = sorted(User.objects.filter(id__in=others).values_list("full_name", flat=True))
+        where = f"{'DMs' if len(others) == 1 else 'Group DMs'} with {', '.join(names)}"
     context = {
         "user": user,
         "realm": realm,

@@ -68,6 +68,24 @@ def test_a_direct_message_is_emailed_once_the_batching_period_passed(realm, owne
     assert send_due() == 0  # sent once
 
 
+def test_one_email_per_conversation(realm, owner, member, admin):
+    dm(member, owner, content="from Mel")
+    dm(admin, owner, content="from Adam")
+    dm(admin, owner, member, content="to the three")
+    assert send_due() == 4  # three to Olivia, one to Mel
+    to_owner = {email.subject: email.body for email in mail.outbox if email.to == [owner.delivery_email]}
+    assert sorted(to_owner) == [
+        f"DMs with Adam Admin ({realm.name})",
+        f"DMs with Mel Member ({realm.name})",
+        f"Group DMs with Adam Admin, Mel Member ({realm.name})",
+    ]
+    assert "from Adam" in to_owner[f"DMs with Adam Admin ({realm.name})"]
+    assert "from Mel" not in to_owner[f"DMs with Adam Admin ({realm.name})"]
+    group = to_owner[f"Group DMs with Adam Admin, Mel Member ({realm.name})"]
+    assert "to the three" in group
+    assert f"#narrow/dm/{admin.id},{member.id}-group" in group or f"#narrow/dm/{member.id},{admin.id}-group" in group
+
+
 def test_mentions_by_conversation_and_plain_messages_not(realm, channel, owner, member, admin):
     to_channel(member, channel, "no mention here")
     mention = to_channel(member, channel, "@**Olivia Owner** look", topic="plans")
