@@ -300,7 +300,7 @@ def test_a_new_channel_and_a_file_in_it(web_server, people, chromium):
     """The channel browser creates a channel (POST /channels/create), shown at once; a name taken is
     said so. A file attached is uploaded and linked in the message box, then sent and downloadable."""
     server, _ = web_server
-    _, owner, _ = people
+    _, owner, member = people
     url = server.url
     with sync_playwright() as playwright:
         browser = playwright.chromium.launch(executable_path=chromium, headless=True)
@@ -332,5 +332,13 @@ def test_a_new_channel_and_a_file_in_it(web_server, people, chromium):
         download = page.request.get(f"{url}{link.get_attribute('href')}")
         assert (download.status, download.body()) == (200, b"hi")
         page.screenshot(path=SCREENSHOTS / "6-new-channel-and-file.png")
+
+        # Zulip's links, as the server writes them into messages and emails, open the same views.
+        stream_id = page.locator("#channels li", has_text="design").get_attribute("data-stream-id")
+        page.goto(f"{url}/#narrow/channel/{stream_id}-design/topic/files")
+        expect(page.locator("#narrow-title")).to_have_text("#design \u203a files")
+        expect(message(page, "Here")).to_be_visible()
+        page.goto(f"{url}/#narrow/dm/{member.id}-dm")
+        expect(page.locator("#narrow-title")).to_have_text("Direct messages with Mick Member")
         assert_nothing_blocked(page)
         browser.close()

@@ -27,8 +27,31 @@ export function parseSearch(query, { ownEmail } = {}) {
   return narrow;
 }
 
+// Zulip's links (`#narrow/channel/12-design/topic/plans.20ahead`, `#narrow/dm/5-dm`), which the
+// server writes into messages and emails: operator/operand pairs, operands encoded as Zulip's
+// hash_util_encode does (percent-encoding with "." for "%").
+function viewFromZulipNarrow(path) {
+  const decode = (text) => decodeURIComponent(text.replace(/\./g, "%"));
+  const raw = path.split("/");
+  const operands = {};
+  for (let i = 0; i + 1 < raw.length; i += 2) operands[raw[i]] = raw[i + 1];
+  const channel = operands.channel ?? operands.stream;
+  if (channel !== undefined) {
+    const streamId = Number(channel.split("-")[0]);
+    const topic = operands.topic ?? operands.subject;
+    return topic !== undefined ? { kind: "topic", streamId, topic: decode(topic) } : { kind: "channel", streamId };
+  }
+  const people = operands.dm ?? operands["pm-with"];
+  if (people !== undefined) {
+    const ids = people.split("-")[0].split(",").map(Number);
+    return ids.length === 1 ? { kind: "dm", userId: ids[0] } : { kind: "dms" };
+  }
+  return operands.is === "starred" ? { kind: "starred" } : { kind: "feed" };
+}
+
 // The view a hash names: {kind, ...} (unknown hashes are the combined feed).
 export function viewFromHash(hash) {
+  if (hash.startsWith("#narrow/")) return viewFromZulipNarrow(hash.slice("#narrow/".length));
   const parts = hash.replace(/^#/, "").split("/").map(decodeURIComponent);
   switch (parts[0]) {
     case "channel":
