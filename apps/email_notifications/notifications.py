@@ -3,14 +3,15 @@ presence ping saying they were active in the last OFFLINE_THRESHOLD_SECS) is ema
 direct messages and mentions they have not read:
 - a direct message, a personal or group mention: when `enable_offline_email_notifications` is on;
 - a wildcard mention (@**all**, @**topic**): the same, and `wildcard_mentions_notify` (the
-  channel's setting, else theirs), unless the conversation is muted for them.
-Zulip can also email about followed topics and every message of chosen channels
-(`enable_followed_topic_email_notifications`, `enable_stream_email_notifications`); Parley does not.
+  channel's setting, else theirs), unless the conversation is muted for them (or they follow it);
+- any message of a topic they follow: `enable_followed_topic_email_notifications`.
+Zulip can also email about every message of chosen channels (`enable_stream_email_notifications`,
+a subscription's `email_notifications`); Parley does not.
 The server's EMAIL_NOTIFICATIONS setting turns them all off.
 
 How: the message's transaction queues one task, when someone but its sender has it unread and it is
-a direct message or mentions them, and is a person who wants these emails (one query; nothing at all
-for other messages: sending stays cheap); the task worker
+a direct message or mentions them, and is a person who wants these emails, or follows its topic and
+wants those (a query or two, on indexes; sending stays cheap); the task worker
 works out who is emailed (who_to_email) and records an EmailNotification for each, due after their
 `email_notifications_batching_period_seconds`. Every EMAIL_CHECK_SECONDS the worker's job emails
 each person whose first notification is due: one email per conversation, with every pending message
@@ -23,12 +24,14 @@ import logging
 import smtplib
 import time
 from collections import defaultdict
+from collections.abc import Iterable
 from datetime import timedelta
 from typing import Any
 
 from django.conf import settings
 from django.core.mail import EmailMessage
 from django.db import transaction
+from django.db.models import QuerySet
 from django.template.loader import render_to_string
 from django.utils import timezone
 
@@ -40,7 +43,8 @@ from apps.messages.recipients import direct_message_people
 from apps.messages.rendering import channel_narrow
 from apps.messages.selectors import muted_conversation_checker
 from apps.presence.selectors import is_active_now
-from apps.subscriptions.models import Subscription
+from apps.subscriptions.models import Subscription, UserTopic
+from apps.subscriptions.topics import same_topic
 from apps.users.models import User
 
 logger = logging.getLogger("apps.email_notifications")
@@ -50,7 +54,12 @@ EMAIL_CHECK_SECONDS = 30
 SEND_TIME_BUDGET_SECONDS = 20
 MAX_ATTEMPTS = 6
 
-DIRECT_MESSAGE, MENTION, WILDCARD_MENTION = "direct_message", "mention", "wildcard_mention"
+DIRECT_MESSAGE, MENTION, WILDCARD_MENTION, FOLLOWED_TOPIC = (
+    "direct_message",
+    "mention",
+    "wildcard_mention",
+    "followed_topic",
+)
 MENTION_BITS = UserMessage.MENTIONED | UserMessage.STREAM_WILDCARD_MENTIONED | UserMessage.TOPIC_WILDCARD_MENTIONED
 
 
@@ -61,21 +70,29 @@ MENTION_BITS = UserMessage.MENTIONED | UserMessage.STREAM_WILDCARD_MENTIONED | U
 def queue_email_notifications(message: Message, flags: dict[int, int]) -> None:
     if not settings.EMAIL_NOTIFICATIONS:
         return
-    candidates = [uid for uid, bits in flags.items() if _may_email(message, uid, bits)]
-    if candidates and _emailable(candidates).exists():
+    unread = {uid: bits for uid, bits in flags.items() if uid != message.sender_id and not bits & UserMessage.READ}
+    addressed = [uid for uid, bits in unread.items() if message.stream_id is None or bits & MENTION_BITS]
+    if (addressed and _people(addressed, enable_offline_email_notifications=True).exists()) or (
+        message.stream_id is not None and _followers(message).exclude(user_id=message.sender_id).exists()
+    ):
         schedule_email_notifications.enqueue(message.id)
 
 
-def _emailable(user_ids):
-    """Those of these users who may get email notifications at all: active people who want them."""
-    return User.objects.filter(
-        id__in=user_ids, is_active=True, bot_type__isnull=True, enable_offline_email_notifications=True
+def _people(user_ids: Iterable[int], **settings: bool) -> QuerySet[User]:
+    """Those of these users who are active people (not bots) with these settings."""
+    return User.objects.filter(id__in=user_ids, is_active=True, bot_type__isnull=True, **settings)
+
+
+def _followers(message: Message) -> QuerySet[UserTopic]:
+    """Who follows the message's topic and wants emails about it (active people)."""
+    return UserTopic.objects.filter(
+        same_topic("topic_name", message.topic),
+        stream_id=message.stream_id,
+        visibility_policy=UserTopic.VisibilityPolicy.FOLLOWED,
+        user__is_active=True,
+        user__bot_type__isnull=True,
+        user__enable_followed_topic_email_notifications=True,
     )
-
-
-def _may_email(message: Message, user_id: int, bits: int) -> bool:
-    unread_by_another = user_id != message.sender_id and not bits & UserMessage.READ
-    return unread_by_another and (message.stream_id is None or bool(bits & MENTION_BITS))
 
 
 # --- in the task worker -----------------------------------------------------------------------------
@@ -102,35 +119,45 @@ def schedule_email_notifications(message_id: int) -> dict[str, Any]:
 
 
 def who_to_email(message: Message) -> list[tuple[User, str]]:
-    """(user, why they are emailed) of those to email about the message (see the module's docstring)."""
-    rows = UserMessage.objects.filter(message=message).values_list("user_id", "flags")
-    flags = {uid: bits for uid, bits in rows if _may_email(message, uid, bits)}
-    if not flags:
+    """(user, why they are emailed) of those to email about the message (see the module's docstring):
+    of those who have it unread, the people it is addressed to (a direct message's, those it
+    mentions) and those who follow its topic (not everyone who has it: a channel may be large)."""
+    rows = (
+        UserMessage.objects.filter(message=message).exclude(user_id=message.sender_id).values_list("user_id", "flags")
+    )
+    unread = {uid: bits for uid, bits in rows if not bits & UserMessage.READ}
+    wanted = {uid for uid, bits in unread.items() if message.stream_id is None or bits & MENTION_BITS}
+    followers = set()
+    if message.stream_id is not None:
+        followers = set(_followers(message).values_list("user_id", flat=True)) & unread.keys()
+    if not wanted | followers:
         return []
-    users = _emailable(flags).order_by("id")
     subscriptions = {}
     if message.stream_id is not None:
-        subs = Subscription.objects.filter(stream_id=message.stream_id, user_id__in=flags, active=True)
+        subs = Subscription.objects.filter(stream_id=message.stream_id, user_id__in=wanted, active=True)
         subscriptions = {sub.user_id: sub for sub in subs}
     found = []
-    for user in users:
-        trigger = _trigger(user, message, flags[user.id], subscriptions.get(user.id))
+    for user in _people(wanted | followers).order_by("id"):
+        trigger = _trigger(user, message, unread[user.id], subscriptions.get(user.id), user.id in followers)
         if trigger is not None and not is_active_now(user):
             found.append((user, trigger))
     return found
 
 
-def _trigger(user: User, message: Message, bits: int, sub: Subscription | None) -> str | None:
+def _trigger(user: User, message: Message, bits: int, sub: Subscription | None, followed: bool) -> str | None:
+    offline_email = user.enable_offline_email_notifications
     if message.stream_id is None:
-        return DIRECT_MESSAGE
+        return DIRECT_MESSAGE if offline_email else None
     if bits & UserMessage.MENTIONED:
-        return MENTION
-    notify = sub.wildcard_mentions_notify if sub and sub.wildcard_mentions_notify is not None else None
-    if notify is None:
-        notify = user.wildcard_mentions_notify
-    if notify and not muted_conversation_checker(user)(message.stream_id, message.topic):
-        return WILDCARD_MENTION
-    return None
+        return MENTION if offline_email else None
+    if bits & MENTION_BITS and offline_email:
+        notify = sub.wildcard_mentions_notify if sub and sub.wildcard_mentions_notify is not None else None
+        if notify is None:
+            notify = user.wildcard_mentions_notify
+        muted = muted_conversation_checker(user)(message.stream_id, message.topic)
+        if followed or (notify and not muted):
+            return WILDCARD_MENTION
+    return FOLLOWED_TOPIC if followed else None
 
 
 @periodic(EMAIL_CHECK_SECONDS)
@@ -195,7 +222,8 @@ def _send(user: User, messages: list[Message], triggers: set[str]) -> None:
         "link": link,
         "messages": messages,
         "show_content": user.message_content_in_email_notifications,
-        "mentioned": triggers & {MENTION, WILDCARD_MENTION},
+        "mentioned": bool(triggers & {MENTION, WILDCARD_MENTION}),
+        "followed": triggers == {FOLLOWED_TOPIC},
         "settings_link": f"{realm.url}/#settings/notifications",
     }
     subject = " ".join(render_to_string("email_notifications/messages.subject.txt", context).split())

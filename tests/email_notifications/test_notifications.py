@@ -169,3 +169,21 @@ def test_the_server_setting_turns_them_off(settings, owner, member):
     dm(member, owner)
     assert send_due() == 0
     assert pending() == []
+
+
+def test_a_followed_topic_is_emailed_without_a_mention(realm, channel, owner, member, admin):
+    follow = {"stream_id": channel.id, "topic": "plans", "visibility_policy": "3"}
+    assert_success(ApiClient(owner).post("/user_topics", follow))
+    assert_success(ApiClient(admin).post("/user_topics", follow))
+    assert_success(ApiClient(admin).patch("/settings", {"enable_followed_topic_email_notifications": "false"}))
+    followed = to_channel(member, channel, "news in plans")
+    to_channel(member, channel, "elsewhere", topic="other")
+    run_ready_tasks()
+    assert pending() == [(owner.id, followed, "followed_topic")]  # the admin turned them off
+    assert send_due() == 1
+    [email] = mail.outbox
+    assert email.subject == f"#design > plans ({realm.name})"
+    assert "New messages in #design > plans, a topic you follow" in email.body
+    # A follower's own message, and nobody else's follow: nothing queued.
+    to_channel(owner, channel, "my own", topic="plans")
+    assert run_ready_tasks() == 0
