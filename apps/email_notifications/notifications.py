@@ -1,6 +1,6 @@
 """Email notifications of messages, as Zulip's missed-message emails: someone who is offline (no
-presence ping saying they were active in the last OFFLINE_THRESHOLD_SECS) is emailed about the
-direct messages and mentions they have not read:
+presence ping saying they were active in the last OFFLINE_THRESHOLD_SECS) is emailed about these
+messages, if they have not read them:
 - a direct message, a personal or group mention: when `enable_offline_email_notifications` is on;
 - a wildcard mention (@**all**, @**topic**): the same, and `wildcard_mentions_notify` (the
   channel's setting, else theirs), unless the conversation is muted for them (or they follow it);
@@ -17,7 +17,8 @@ works out who is emailed (who_to_email) and records an EmailNotification for eac
 each person whose first notification is due: one email per conversation, with every pending message
 of theirs still unread (those read meanwhile are dropped unsent), `message_content_in_email_
 notifications` deciding whether their content is in it. A mail server that is down keeps them
-pending for the next run.
+pending for the next run (a person's emails are sent in one transaction: if the server fails after
+the first of several, that one is sent again).
 """
 
 import logging
@@ -167,7 +168,11 @@ def send_due_email_notifications() -> int:
     due = EmailNotification.objects.filter(scheduled_at__lte=timezone.now())
     sent = 0
     for user_id in due.order_by("user_id").values_list("user_id", flat=True).distinct():
-        sent += _email_user(user_id)
+        try:
+            sent += _email_user(user_id)
+        except (smtplib.SMTPException, OSError) as exc:
+            logger.warning("email notifications wait for the next run: the mail server failed (%r)", exc)
+            break
         if time.monotonic() >= deadline:
             break
     return sent
@@ -230,8 +235,5 @@ def _send(user: User, messages: list[Message], triggers: set[str]) -> None:
     body = render_to_string("email_notifications/messages.txt", context)
     try:
         EmailMessage(subject, body, settings.DEFAULT_FROM_EMAIL, [user.delivery_email]).send()
-    except smtplib.SMTPRecipientsRefused as exc:
+    except smtplib.SMTPRecipientsRefused as exc:  # this address, for good or for now: not retried
         logger.warning("the mail server refused the notification email to %s: %s", user.delivery_email, exc)
-    except (smtplib.SMTPException, OSError):
-        logger.warning("could not send a notification email to %s; next run tries again", user.delivery_email)
-        raise
