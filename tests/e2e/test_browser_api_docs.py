@@ -58,13 +58,20 @@ def test_docs_page_lists_the_operations_in_a_browser(docs_server, chromium):
 
 
 def listed_paths(page) -> set[str]:
-    """The paths of the operations Swagger UI lists: it renders them as they scroll into view."""
+    """The paths of the operations Swagger UI lists: it renders them as they scroll into view, and a
+    scroll can outrun its rendering (CI once missed two): down the page again until a pass finds
+    nothing new."""
     seen: set[str] = set()
-    for _ in range(200):
-        texts = page.locator(".opblock-summary-path").all_inner_texts()
-        seen.update(text.replace("\u200b", "") for text in texts)
-        if page.locator(".models").is_visible() and page.locator(".models").bounding_box()["y"] < 800:
-            break  # the end of the operations (the schemas come last)
-        page.mouse.wheel(0, 600)
-        page.wait_for_timeout(50)
+    for _ in range(3):
+        before = len(seen)
+        page.evaluate("window.scrollTo(0, 0)")
+        for _ in range(300):
+            texts = page.locator(".opblock-summary-path").all_inner_texts()
+            seen.update(text.replace("\u200b", "") for text in texts)
+            if page.locator(".models").is_visible() and page.locator(".models").bounding_box()["y"] < 800:
+                break  # the end of the operations (the schemas come last)
+            page.mouse.wheel(0, 400)
+            page.wait_for_timeout(50)
+        if len(seen) == before:
+            break
     return seen
