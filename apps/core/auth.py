@@ -62,15 +62,25 @@ def realm_for_request(request: HttpRequest) -> Any:
     return notes.realm
 
 
-def authenticated_user(request: HttpRequest) -> Any:
+INCOMING_WEBHOOK_REFUSED = "This API is not available to incoming webhook bots."
+
+
+def authenticated_user(request: HttpRequest, *, incoming_webhook_bots: bool = False) -> Any:
     """The active user of the request's organization its Authorization header names, or the error
     user_for_authorization gives; a header that authenticated lately is not looked up again (the
-    accounts' cache, dropped by every change that could change the answer)."""
+    accounts' cache, dropped by every change that could change the answer).
+
+    An incoming webhook bot's key only sends messages: the endpoints that accept it (POST
+    /messages) say so with `incoming_webhook_bots`; everywhere else it is refused, as in Zulip
+    (401, with the key's other errors)."""
     realm = realm_for_request(request)
     header = request.META.get("HTTP_AUTHORIZATION", "")
-    return accounts().user_for_credentials(
+    user = accounts().user_for_credentials(
         request.get_host().lower(), realm, header, lambda: user_for_authorization(realm, header)
     )
+    if user.is_incoming_webhook and not incoming_webhook_bots:
+        raise UnauthorizedError(INCOMING_WEBHOOK_REFUSED)
+    return user
 
 
 def parse_basic_header(header: str) -> tuple[str, str]:

@@ -30,6 +30,8 @@ class ApiKeyAuthentication(BaseAuthentication):
 
     No Authorization header is no attempt (another authenticator, or the permission that asks for a
     user, decides); a header that fails is a refusal, whatever else could authenticate the request.
+    An incoming webhook bot is refused unless the view lists the method in
+    `incoming_webhook_bot_methods` (apps.core.auth.authenticated_user).
     """
 
     url_space = API_URL_SPACE
@@ -38,8 +40,10 @@ class ApiKeyAuthentication(BaseAuthentication):
         header = request.META.get("HTTP_AUTHORIZATION", "")
         if not header:
             return None
+        view = request.parser_context.get("view")
+        webhook_methods = getattr(view, "incoming_webhook_bot_methods", ())
         try:
-            user = authenticated_user(request._request)
+            user = authenticated_user(request._request, incoming_webhook_bots=request.method.lower() in webhook_methods)
         except JsonableError as error:
             raise ApiAuthenticationFailed(error) from None
         request_notes(request).user_id = user.id

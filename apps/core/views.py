@@ -42,6 +42,8 @@ class ApiViewMixin:
     http_method_names = ["get", "post", "put", "patch", "delete", "head"]
     # Role gates of single methods, after `permission_classes`: {"post": [IsOrganizationAdministrator]}.
     method_permission_classes: dict[str, list] = {}
+    # The methods an incoming webhook bot's key may call ({"post"} on POST /messages); none elsewhere.
+    incoming_webhook_bot_methods: frozenset[str] = frozenset()
 
     def get_authenticators(self) -> list:
         """The authentication classes of the request's URL space: API keys on /api/v1, the session

@@ -31,6 +31,8 @@ class Identity:
     # For ordinary requests: the user as read from the database, without its organization (which
     # has a cache of its own); never handed out itself, each request gets a copy.
     user: Any = field(default=None, compare=False, repr=False)
+    # An incoming webhook bot's key, cached by a send: never an identity for the long-poll path.
+    send_only: bool = False
 
 
 class CredentialCache:

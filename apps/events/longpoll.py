@@ -203,7 +203,7 @@ async def _authenticate(poll: PollRequest) -> Identity:
         poll.notes.user_id = user.id
         return Identity(user_id=user.id, realm_id=user.realm_id)
     identity = credential_cache.get(poll.host.lower(), poll.authorization)
-    if identity is None:
+    if identity is None or identity.send_only:
         generation = credential_cache.generation
         # Bounded, so that thousands of clients reconnecting at once (after a restart) queue here
         # cheaply instead of all holding database work in flight.

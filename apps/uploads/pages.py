@@ -21,7 +21,7 @@ from django.http import FileResponse, HttpRequest, HttpResponse
 from django.utils.cache import patch_cache_control
 from django.views import View
 
-from apps.core.auth import realm_for_request, user_for_authorization
+from apps.core.auth import authenticated_user, realm_for_request
 from apps.core.errors import JsonableError, UnauthorizedError, error_response
 from apps.core.sessions import session_user
 from apps.uploads.errors import UploadNotFoundError
@@ -88,7 +88,7 @@ def _accessible_attachment(request: HttpRequest, realm_id: int, random: str, nam
     realm = realm_for_request(request)
     header = request.META.get("HTTP_AUTHORIZATION", "")
     if header:
-        user = user_for_authorization(realm, header)
+        user = authenticated_user(request)
     else:
         user = session_user(request, realm)
         if user is None:

@@ -28,7 +28,9 @@ def user_for_credentials(host: str, realm: Realm, authorization: str, load: Call
     setattr(user, KEPT_READS, {})
     kept = instance_copy(user)
     kept._state.fields_cache = {}  # not the organization, nor anything a view cached on it
-    credential_cache.put(host, authorization, Identity(user.id, user.realm_id, user=kept), generation)
+    credential_cache.put(
+        host, authorization, Identity(user.id, user.realm_id, user=kept, send_only=user.is_incoming_webhook), generation
+    )
     return user
 
 

@@ -116,6 +116,11 @@ class User(AbstractBaseUser, PermissionsMixin, UserBaseSettings):
         return self.bot_type is not None
 
     @property
+    def is_incoming_webhook(self) -> bool:
+        """A bot whose key only sends messages (apps.core.auth refuses it everywhere else)."""
+        return self.bot_type == BotType.INCOMING_WEBHOOK
+
+    @property
     def is_system_bot(self) -> bool:
         """One of the server's own bots (the Welcome Bot, the Notification Bot): owned by nobody."""
         return self.bot_type is not None and self.bot_owner_id is None

@@ -174,7 +174,8 @@ def get_user_by_api_credentials(email: str, api_key: str) -> User | None:
 
 def active_user_id_by_api_credentials(realm: Realm, email: str, api_key: str) -> int | None:
     """The id of the active user of the active `realm` with these credentials, in one light query;
-    None in every other case (the caller then authenticates fully, which says what is wrong).
+    None in every other case, incoming webhook bots included (the caller then authenticates fully,
+    which says what is wrong).
 
     For the long-poll path, where a burst of clients reconnecting must cost little.
     """
@@ -185,6 +186,8 @@ def active_user_id_by_api_credentials(realm: Realm, email: str, api_key: str) ->
         "id", "delivery_email", "api_key", "email_address_visibility", "bot_type"
     )
     for user_id, delivery_email, key, visibility, bot_type in rows:
+        if bot_type == BotType.INCOMING_WEBHOOK:
+            continue  # refused: the full authentication says why
         address = _api_email(user_id, delivery_email, visibility, bot_type is not None, realm)
         named = wanted in (email_key(delivery_email), email_key(address))
         if hmac.compare_digest(key.encode(), api_key.encode()) and named:

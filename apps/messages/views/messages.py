@@ -87,7 +87,10 @@ def _messages_of(user: User, ids: list[int], terms: list[Term], params: GetMessa
 
 
 class MessagesView(ApiView):
-    """GET /messages (a narrow around an anchor) and POST /messages (send)."""
+    """GET /messages (a narrow around an anchor) and POST /messages (send, the one thing an incoming
+    webhook bot's key may do)."""
+
+    incoming_webhook_bot_methods = frozenset({"post"})
 
     @uses_params(GetMessagesParams, returns=MessagesAnswer)
     def get(self, request: Request):
