@@ -4,6 +4,8 @@
 `@_**Full Name**` is a silent mention (shown, no flag); `@**all**`, `@**everyone**`,
 `@**channel**` and `@**stream**` mention the channel, `@**topic**` the topic's participants.
 `@*group*` mentions a user group (`@_*group*` silently; apps.messages.group_mentions).
+Inside a quote (`> ...`, ```` ```quote ````) every mention is silent, as in Zulip: quoting a
+message notifies nobody again.
 `#**channel**`, `#**channel>topic**` and `#**channel>topic@id**` link a channel, a topic or a
 message, as Zulip's do.
 The organization's linkifiers link what they match outside code and links (apps.linkifiers).
@@ -34,9 +36,9 @@ STREAM_WILDCARDS = {"all", "everyone", "channel", "stream"}
 TOPIC_WILDCARDS = {"topic"}
 LINK_RE = re.compile(r"<a\s")
 IMAGE_RE = re.compile(r"<img\s")
-CODE_RE = re.compile(r"<code[^>]*>.*?</code>", re.S)
 HTML_TAG_RE = re.compile(r"(<[^>]*>)")
 CODE_TAG_RE = re.compile(r"</?code[\s>]")
+BLOCKQUOTE_TAG_RE = re.compile(r"</?blockquote[\s>]")
 
 
 @dataclass
@@ -94,7 +96,8 @@ def render_message(
     `custom_emoji` maps names to image URLs of the organization's active custom emoji it may name;
     `groups_by_name` the names of the named groups it may mention to what they are."""
     nonce = secrets.token_hex(8)
-    replacements: dict[str, str] = {}
+    # token -> what it shows, and what it shows inside a quote (a mention's silent form)
+    replacements: dict[str, tuple[str, str]] = {}
     # token -> (what the mention does: ("user", id), ("group", id), ("stream", None), ("topic", None)
     # or None, as written)
     effects: dict[str, tuple[tuple[str, int | None] | None, str]] = {}
@@ -108,18 +111,18 @@ def render_message(
             if not silent:
                 effect = ("stream", None) if name.lower() in STREAM_WILDCARDS else ("topic", None)
             css = "topic-mention" if name.lower() in TOPIC_WILDCARDS else "user-mention channel-wildcard-mention"
-            span = _mention_span(css, "data-user-id", "*", name, silent)
+            span = (css, "data-user-id", "*", name)
         else:
             target = _find_user(name, id_text, users_by_name, user_ids)
             if target is not None:
                 user_id, full_name = target
                 if not silent:
                     effect = ("user", user_id)
-                span = _mention_span("user-mention", "data-user-id", user_id, full_name, silent)
+                span = ("user-mention", "data-user-id", user_id, full_name)
         if span is None:
             return match.group(0)  # not a mention: left as written
         token = f"zmention{nonce}x{len(replacements)}z"
-        replacements[token] = span
+        replacements[token] = (_mention_span(*span, silent), _mention_span(*span, silent=True))
         effects[token] = (effect, match.group(0))
         return token
 
@@ -130,7 +133,8 @@ def render_message(
         group_id, name, deactivated = found
         silent = match.group(1) == "_" or deactivated
         token = f"zmention{nonce}x{len(replacements)}z"
-        replacements[token] = _mention_span("user-group-mention", "data-user-group-id", group_id, name, silent)
+        span = ("user-group-mention", "data-user-group-id", group_id, name)
+        replacements[token] = (_mention_span(*span, silent), _mention_span(*span, silent=True))
         effects[token] = (None if silent else ("group", group_id), match.group(0))
         return token
 
@@ -154,7 +158,7 @@ def render_message(
             text = f"#{html.escape(name)} &gt; {html.escape(topic)}"
             link = f'<a class="stream-topic" data-stream-id="{stream_id}" href="{href}">{text}</a>'
         token = f"zmention{nonce}x{len(replacements)}z"
-        replacements[token] = link
+        replacements[token] = (link, link)
         effects[token] = (None, match.group(0))
         return token
 
@@ -162,14 +166,9 @@ def render_message(
     prepared = CHANNEL_LINK_RE.sub(channel_link, prepared)
     text_links = _linkifier_links(linkifiers, re.compile(f"zmention{nonce}x[0-9]+z")) if linkifiers else None
     rendered = _with_emoji(render_markdown(prepared, text_links=text_links), custom_emoji or {})
-    # A mention inside code is text, as in Zulip: shown as written, and it mentions nobody.
-    in_code = {token for block in CODE_RE.findall(rendered) for token in replacements if token in block}
-    for token, span in replacements.items():
-        effect, written = effects[token]
-        if token in in_code:
-            rendered = rendered.replace(token, html.escape(written, quote=False))
-            continue
-        rendered = rendered.replace(token, span)
+    shown = _put_in(rendered, re.compile(f"zmention{nonce}x[0-9]+z"), replacements, effects)
+    for token in shown.mentions:
+        effect = effects[token][0]
         if effect == ("stream", None):
             result.stream_wildcard = True
         elif effect == ("topic", None):
@@ -178,8 +177,45 @@ def render_message(
             result.mentioned_group_ids.add(effect[1])
         elif effect is not None:
             result.mentioned_user_ids.add(effect[1])
-    result.html = rendered
+    result.html = shown.html
     return result
+
+
+@dataclass
+class _Shown:
+    html: str
+    mentions: set[str]  # the placeholders shown as live mentions (not in code, a quote or a tag)
+
+
+def _put_in(rendered: str, token_re: re.Pattern, replacements: dict, effects: dict) -> _Shown:
+    """The rendered HTML with its placeholders replaced, each by what its place asks, as in Zulip:
+    inside code, the text as written (it mentions nobody); inside a quote, the silent form;
+    inside a tag (a link's address), the text as written, escaped for the attribute; elsewhere,
+    the mention or link itself."""
+    mentions: set[str] = set()
+
+    def live(match: re.Match) -> str:
+        mentions.add(match.group(0))
+        return replacements[match.group(0)][0]
+
+    parts = HTML_TAG_RE.split(rendered)
+    code = quote = 0
+    for index, part in enumerate(parts):
+        if "zmention" not in part and index % 2 == 0:
+            continue
+        if index % 2:  # a tag
+            if CODE_TAG_RE.match(part):
+                code += -1 if part[1] == "/" else 1
+            elif BLOCKQUOTE_TAG_RE.match(part):
+                quote += -1 if part[1] == "/" else 1
+            parts[index] = token_re.sub(lambda m: html.escape(effects[m.group(0)][1]), part)
+        elif code:
+            parts[index] = token_re.sub(lambda m: html.escape(effects[m.group(0)][1], quote=False), part)
+        elif quote:
+            parts[index] = token_re.sub(lambda m: replacements[m.group(0)][1], part)
+        else:
+            parts[index] = token_re.sub(live, part)
+    return _Shown("".join(parts), mentions)
 
 
 def _mention_span(css: str, id_attribute: str, target_id: int | str, name: str, silent: bool) -> str:

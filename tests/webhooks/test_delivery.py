@@ -219,3 +219,10 @@ def test_a_bot_another_process_created_is_triggered_at_once(service, member, adm
     send_dm(member, bot)
     assert run_ready_tasks() == 1
     assert len(service.received) == 1
+
+
+def test_a_quoted_mention_does_not_trigger(hook_bot, service, owner, member, make_stream):
+    stream = make_stream("general", owner, member, hook_bot)
+    send_to_channel(member, stream, "> @**Hook Bot** hello\n\nas it said")
+    assert run_ready_tasks() == 0
+    assert service.received == []
