@@ -28,6 +28,10 @@ users_deactivated = Hooks("users_deactivated")
 # user_reactivated(user): the user was reactivated (the same, the other way).
 user_reactivated = Hooks("user_reactivated")
 
+# bot_reactivating(bot, acting_user): `acting_user` asks to reactivate `bot`; a function raises to
+# refuse (apps.bots: they must still be allowed to make bots of its kind, as in Zulip).
+bot_reactivating = Hooks("bot_reactivating")
+
 # own_user_extras(user) -> dict: fields of GET /users/me that other apps own
 # (apps.messages: max_message_id).
 own_user_extras = Hooks("own_user_extras")

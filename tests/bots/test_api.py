@@ -289,6 +289,20 @@ def test_what_does_not_fit_is_refused_not_stored(member):
             "Invalid service_payload_url: Value error, Not a URL")  # fmt: skip
 
 
+def test_its_owner_reactivates_it_while_allowed_to_make_its_kind(member, other_member, admin, sys_groups):
+    bot_id = create(member)["user_id"]
+    assert_success(api(member).delete(f"/bots/{bot_id}"))
+    refused(other_member, "POST", f"/users/{bot_id}/reactivate", {}, "Insufficient permission")
+    refused(member, "POST", f"/users/{other_member.id}/reactivate", {}, "Insufficient permission")  # a person
+    assert_success(api(admin).patch("/realm", {"can_create_bots_group": json.dumps(
+        {"new": sys_groups["role:administrators"].id})}))  # fmt: skip
+    refused(member, "POST", f"/users/{bot_id}/reactivate", {}, "Insufficient permission")
+    assert_success(api(admin).patch("/realm", {"can_create_bots_group": json.dumps(
+        {"new": sys_groups["role:members"].id})}))  # fmt: skip
+    assert_success(api(member).post(f"/users/{bot_id}/reactivate"))
+    assert User.objects.get(id=bot_id).is_active
+
+
 def test_a_bot_is_reactivated_only_while_its_name_is_free(member, admin):
     old_id = create(member, full_name="Twin")["user_id"]
     assert_success(api(member).delete(f"/bots/{old_id}"))

@@ -9,7 +9,7 @@ from apps.realms.audit import audit
 from apps.realms.models import AuditLogEventType, Realm
 from apps.users.actions.notify import send_person_update
 from apps.users.errors import CannotDeactivateLastUserError, LastOwnerDeactivationError
-from apps.users.hooks import user_reactivated, users_deactivated
+from apps.users.hooks import bot_reactivating, user_reactivated, users_deactivated
 from apps.users.models import User
 from apps.users.selectors import active_bots_owned_by, active_name_in_use, is_last_owner
 
@@ -74,7 +74,13 @@ def do_deactivate_user(user: User, *, acting_user: User | None) -> list[User]:
 
 
 def check_reactivate_user(user: User, *, acting_user: User) -> None:
-    """POST /users/{id}/reactivate: a bot only while no active user has its name (Zulip's words)."""
+    """POST /users/{id}/reactivate: by an administrator, or a bot by its owner (Zulip's
+    can_admin_user), who must still be allowed to make bots of its kind (bot_reactivating); a bot
+    only while no active user has its name (Zulip's words)."""
+    if not (acting_user.is_admin or (user.is_bot and user.bot_owner_id == acting_user.id)):
+        raise JsonableError("Insufficient permission")
+    if user.is_bot:
+        bot_reactivating.call(user, acting_user)
     if user.is_bot and not user.is_active and active_name_in_use(user.realm_id, user.full_name, exclude=user):
         raise JsonableError(
             f'There is already an active bot named "{user.full_name}" in this organization. To reactivate this '
