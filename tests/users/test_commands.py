@@ -123,6 +123,7 @@ def test_create_bot_with_service(realm, member):
         (["--bot-owner", "member@example.com"], "need --bot-type"),
         (["--bot-type", "outgoing_webhook", "--bot-owner", "member@example.com"], "need a service URL"),
         (["--bot-type", "generic", "--bot-owner", "nobody@example.com"], "No user with email"),
+        (["--bot-type", "embedded", "--bot-owner", "member@example.com"], "invalid choice: 'embedded'"),
     ],
 )
 def test_create_user_refusals(member, extra, msg):

@@ -18,8 +18,7 @@ BOT_TYPES = {
     "generic": BotType.GENERIC,
     "incoming_webhook": BotType.INCOMING_WEBHOOK,
     "outgoing_webhook": BotType.OUTGOING_WEBHOOK,
-    "embedded": BotType.EMBEDDED,
-}
+}  # not embedded bots: Parley runs none (the API's "Embedded bots are not enabled.")
 
 
 class Command(OperatorCommand):
@@ -33,7 +32,7 @@ class Command(OperatorCommand):
         parser.add_argument("--password-file", help='file whose first line is the password ("-": stdin)')
         parser.add_argument("--bot-type", choices=sorted(BOT_TYPES), help="create a bot of this type")
         parser.add_argument("--bot-owner", help="email of the bot's owner (required for bots)")
-        parser.add_argument("--service-url", help="where an outgoing-webhook or embedded bot is reached")
+        parser.add_argument("--service-url", help="where an outgoing-webhook bot is reached")
         parser.add_argument("--json", action="store_true", help="print one JSON object")
 
     def handle(self, *args, **options):
