@@ -68,6 +68,8 @@ class User(AbstractBaseUser, PermissionsMixin, UserBaseSettings):
     default_events_register_stream = models.ForeignKey(
         "subscriptions.Stream", on_delete=models.SET_NULL, null=True, blank=True, related_name="+"
     )
+    # Bots: when their owner was last told that they sent nowhere (apps.messages.actions.send).
+    last_reminder = models.DateTimeField(null=True, blank=True)
     default_all_public_streams = models.BooleanField(default=False, db_default=False)
 
     avatar_source = models.CharField(max_length=1, choices=AvatarSource.choices, default=AvatarSource.GRAVATAR)

@@ -18,8 +18,8 @@ from apps.core.errors import JsonableError
 from apps.events.publish import send_event_on_commit
 from apps.groups.selectors import is_user_in_group
 from apps.messages.access import can_move_messages_out_of_channel
-from apps.messages.actions.send import do_send_message
-from apps.messages.models import Message, NotificationBot, UserMessage
+from apps.messages.actions.send import do_create_notification_bot, do_send_message
+from apps.messages.models import Message, UserMessage
 from apps.messages.rendering import channel_narrow, silent_mention
 from apps.realms.models import Realm
 from apps.subscriptions.actions.access import send_stream_update
@@ -27,7 +27,6 @@ from apps.subscriptions.actions.user_topics import do_set_user_topic_visibility_
 from apps.subscriptions.models import Stream, Subscription, UserTopic
 from apps.subscriptions.selectors import access_stream_by_id, subscriber_ids_by_stream
 from apps.subscriptions.topics import check_topics_policy, same_topic, topic_key
-from apps.users.actions.create_user import do_create_system_bot_once
 from apps.users.models import Role, User
 
 # Zulip's grace past the time limits (clients let people start an edit just before one).
@@ -265,17 +264,6 @@ def move_user_topics(
 
 
 # --- the Notification Bot's notices --------------------------------------------------------------
-
-
-def do_create_notification_bot(realm: Realm) -> User:
-    """The organization's Notification Bot (a system bot owned by nobody, its address
-    notification-bot@ the organization's domain for hidden addresses), created when it has none.
-
-    Audit: USER_CREATED. Emits: realm_user/add (do_create_user) when created.
-    """
-    return do_create_system_bot_once(
-        realm, NotificationBot, full_name=NotificationBot.FULL_NAME, email_local_part=NotificationBot.EMAIL_LOCAL_PART
-    )
 
 
 def message_link(realm: Realm, stream: Stream, topic: str, message_id: int) -> str:

@@ -7,6 +7,7 @@ from datetime import timedelta
 from typing import Any
 
 from django.db import connection, transaction
+from django.db.models import Q
 from django.utils import timezone
 
 from apps.core.errors import ErrorCode, JsonableError, MissingArgumentError
@@ -24,7 +25,7 @@ from apps.messages.group_mentions import (
     mentioned_group_member_ids,
 )
 from apps.messages.hooks import message_content_saved, message_sent
-from apps.messages.models import Message, PublicChannelListener, Recipient, SubMessage, UserMessage
+from apps.messages.models import Message, NotificationBot, PublicChannelListener, Recipient, SubMessage, UserMessage
 from apps.messages.recipients import direct_message_recipient, get_recipient
 from apps.messages.rendering import Rendered, render_message
 from apps.messages.selectors import (
@@ -43,13 +44,70 @@ from apps.realms.limits import MAX_MESSAGE_LENGTH
 from apps.realms.models import Realm
 from apps.subscriptions.actions.access import send_stream_update
 from apps.subscriptions.actions.channels import unprintable_position
+from apps.subscriptions.errors import StreamDoesNotExistError, StreamWithIdDoesNotExistError
 from apps.subscriptions.models import Stream
 from apps.subscriptions.selectors import subscriber_ids_by_stream
 from apps.subscriptions.topics import check_topics_policy, topic_from_client, truncate_topic
+from apps.users.actions.create_user import do_create_system_bot_once
 from apps.users.models import Role, User
 from apps.users.selectors import active_service_bot_ids, avatar_url_for_client
 
 TRUNCATED = "\n[message truncated]"
+
+
+# --- the Notification Bot, and what it tells a bot's owner ---------------------------------------
+
+
+def do_create_notification_bot(realm: Realm) -> User:
+    """The organization's Notification Bot (a system bot owned by nobody, its address
+    notification-bot@ the organization's domain for hidden addresses), created when it has none.
+
+    Audit: USER_CREATED. Emits: realm_user/add (do_create_user) when created.
+    """
+    return do_create_system_bot_once(
+        realm, NotificationBot, full_name=NotificationBot.FULL_NAME, email_local_part=NotificationBot.EMAIL_LOCAL_PART
+    )
+
+
+# A bot's owner is told at most this often that the bot sent nowhere (Zulip's waiting period).
+BOT_OWNER_ALERT_INTERVAL = timedelta(minutes=1)
+
+
+def _alert_bot_owner_of_missing_channel(sender: User, missing: JsonableError) -> None:
+    if not (sender.is_bot and sender.bot_owner_id):
+        return
+    if "stream_id" in missing.data:
+        stream_id = missing.data["stream_id"]
+        _alert_bot_owner(
+            sender, f"tried to send a message to channel ID {stream_id}, but there is no channel with that ID."
+        )
+        return
+    name = missing.data["stream"]
+    if Stream.objects.filter(realm_id=sender.realm_id, name__iexact=name).exists():
+        return  # a private channel the bot may not see: not the owner's to hear of
+    _alert_bot_owner(
+        sender,
+        f"tried to send a message to channel #**{name}**, but that channel does not exist. "
+        "Click [here](#channels/new) to create it.",
+    )
+
+
+def _alert_bot_owner(sender: User, what_it_did: str) -> None:
+    """A direct message from the Notification Bot to the owner of `sender` (a bot, else nothing)
+    saying what the bot tried (Zulip's send_pm_if_empty_stream); once a minute per bot at most,
+    across processes (its last_reminder is claimed in one UPDATE). check_send_message opens no
+    transaction, so the notice stays when the bot's request then fails."""
+    if not (sender.is_bot and sender.bot_owner_id):
+        return
+    now = timezone.now()
+    stale = Q(last_reminder__isnull=True) | Q(last_reminder__lt=now - BOT_OWNER_ALERT_INTERVAL)
+    if not User.objects.filter(stale, id=sender.id).update(last_reminder=now):
+        return
+    owner = User.objects.filter(id=sender.bot_owner_id, is_active=True).first()
+    notifier = do_create_notification_bot(sender.realm)
+    if owner is not None and notifier.is_active:
+        text = f"Your bot `{sender.delivery_email}` {what_it_did}"
+        do_send_message(notifier, dm_with=[owner], content=text, acting_user=None)
 
 
 # --- checking what is sent ------------------------------------------------------------------------
@@ -136,7 +194,11 @@ def check_send_message(
     if kind in ("stream", "channel"):
         if topic is None:
             raise JsonableError("Missing topic")
-        stream = access_stream_for_sending(sender, to)
+        try:
+            stream = access_stream_for_sending(sender, to)
+        except (StreamDoesNotExistError, StreamWithIdDoesNotExistError) as missing:
+            _alert_bot_owner_of_missing_channel(sender, missing)
+            raise
         return do_send_message(
             sender, stream=stream, topic=normalize_topic(topic, stream, sender.realm), content=content, client=client,
             read_by_sender=read_by_sender, local_id=local_id, acting_user=acting_user,
@@ -183,6 +245,12 @@ def do_send_message(
     if stream is not None:
         people = None
         receivers = subscriber_ids_by_stream([stream.id])[stream.id]
+        if not receivers:
+            _alert_bot_owner(
+                sender,
+                f"tried to send a message to channel #**{stream.name}**. "
+                "The channel exists but does not have any subscribers.",
+            )
         check_wildcard_mentions(sender, rendered, len(receivers), topic_participants)
         # A service bot mentioned in a channel it is not subscribed to receives the message too, as
         # in Zulip (which is how its outgoing webhook is triggered: apps.webhooks).
