@@ -3,8 +3,10 @@ make which kind, the bot's address from its short name, its service and default 
 owner or an administrator renames it, gives it away, changes its service, defaults and role, reads
 and rotates its API key, deactivates it. The changes themselves are apps.users' actions."""
 
+from collections.abc import Sequence
 from typing import Any
 
+from django.core.files.uploadedfile import UploadedFile
 from django.db import transaction
 
 from apps.bots.selectors import CREATABLE_BOT_TYPES, allowed_bot_types
@@ -12,6 +14,7 @@ from apps.core.errors import JsonableError, OrganizationAdministratorRequiredErr
 from apps.realms.selectors import lock_realm
 from apps.subscriptions.selectors import access_stream_by_name
 from apps.users.actions.activation import do_deactivate_user
+from apps.users.actions.avatars import check_upload_avatar
 from apps.users.actions.bot_services import do_change_bot_defaults, do_update_bot_service
 from apps.users.actions.create_user import check_email, check_full_name, check_service_url, do_create_user
 from apps.users.actions.roles import check_change_user_role
@@ -70,11 +73,13 @@ def check_create_bot(
     service_name: str | None = None,
     interface_type: int = BotService.Interface.GENERIC,
     defaults: dict[str, Any] | None = None,
+    avatar: Sequence[UploadedFile] = (),
 ) -> User:
     """POST /bots: a bot owned by `owner`, checked in Zulip's order (the short name, the name, the
     kind, the address and the name free, the permission, the interface, the default channels, the
     service). Its address is `<short name>-bot@...`; an outgoing webhook bot's service is reached at
-    `payload_url`, named `service_name` (else the short name).
+    `payload_url`, named `service_name` (else the short name); its avatar is the picture in `avatar`
+    (at most one), else Gravatar's.
 
     Audit and events: do_create_user's (realm_user/add, the system groups', realm_bot/add)."""
     realm = owner.realm
@@ -103,8 +108,10 @@ def check_create_bot(
     limit = BotService._meta.get_field("name").max_length
     if service_name and len(service_name) > limit:
         raise JsonableError(f"service_name is too long (limit: {limit} characters)")
+    if len(avatar) > 1:
+        raise JsonableError("You may only upload one file at a time")
     try:
-        return do_create_user(
+        bot = do_create_user(
             realm,
             email,
             full_name,
@@ -118,6 +125,9 @@ def check_create_bot(
         )
     except EmailInUseError:
         raise JsonableError("Email is already in use.") from None
+    if avatar:
+        check_upload_avatar(bot, list(avatar), acting_user=owner)
+    return bot
 
 
 @transaction.atomic
@@ -131,11 +141,14 @@ def check_update_bot(
     service_payload_url: Any = None,
     service_interface: int | None = None,
     defaults: dict[str, Any] | None = None,
+    avatar: Sequence[UploadedFile] = (),
     acting_user: User,
 ) -> None:
     """PATCH /bots/{id} by someone who administers the bot (access_bot_by_id): every change asked,
     or none when one is refused (Zulip's checks and texts). A name or an address that stays the same
-    changes nothing."""
+    changes nothing; a picture in `avatar` (at most one) becomes its avatar."""
+    if len(avatar) > 1:
+        raise JsonableError("You may only upload one file at a time")
     lock_realm(bot.realm_id)
     if full_name is not None and full_name.strip() != bot.full_name:
         name = check_full_name(full_name)
@@ -162,6 +175,8 @@ def check_update_bot(
     if service_payload_url is not None or service_interface is not None:
         _update_service(bot, service_payload_url, service_interface, acting_user=acting_user)
     do_change_bot_defaults(bot, _bot_defaults(acting_user, defaults or {}), acting_user=acting_user)
+    if avatar:
+        check_upload_avatar(bot, list(avatar), acting_user=acting_user)
 
 
 def _new_owner(bot: User, owner_id: int) -> User:

@@ -6,7 +6,7 @@ from rest_framework.request import Request
 from apps.bots.actions import check_create_bot, check_update_bot, do_deactivate_bot
 from apps.bots.selectors import access_bot_by_id, owned_active_bots
 from apps.bots.serializers import CreateBotParams, UpdateBotParams, bot_defaults_to_dict, owned_bot_to_dict
-from apps.core.params import parse_params, uses_params
+from apps.core.params import parse_params, uploaded_files, uses_params
 from apps.core.permissions import IsAuthenticatedUser, IsHuman, IsNotGuest
 from apps.core.responses import json_success
 from apps.core.views import ApiView
@@ -40,6 +40,7 @@ class BotsView(ApiView):
             service_name=params.service_name,
             interface_type=params.interface_type,
             defaults={name: getattr(params, name) for name in BOT_DEFAULTS},
+            avatar=uploaded_files(request),
         )
         return json_success(
             request,
@@ -66,6 +67,7 @@ class BotView(ApiView):
             service_payload_url=params.service_payload_url,
             service_interface=params.service_interface,
             defaults={name: getattr(params, name) for name in BOT_DEFAULTS},
+            avatar=uploaded_files(request),
             acting_user=request.user,
         )
         bot.refresh_from_db()

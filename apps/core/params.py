@@ -38,6 +38,7 @@ __all__ = [
     "parse_param_source",
     "parse_params",
     "request_params",
+    "uploaded_files",
     "uses_params",
 ]
 
@@ -201,6 +202,11 @@ def parse_param_source(params_class: type[P], source: Mapping[str, str]) -> P:
 def _mark_used(request: HttpRequest | Request, names: tuple[str, ...]) -> None:
     notes = request_notes(request)
     notes.used_params = notes.used_params.union(names)
+
+
+def uploaded_files(request: HttpRequest | Request) -> list:
+    """Every file of a multipart request (UploadedFile), whatever its field names."""
+    return [file for key in request.FILES for file in request.FILES.getlist(key)]
 
 
 def ignored_parameters(request: HttpRequest | Request) -> list[str]:

@@ -178,6 +178,7 @@ PLAIN_REALM_SETTINGS = (
     "waiting_period_threshold",
     "emails_restricted_to_domains",
     "disallow_disposable_email_addresses",
+    "avatar_changes_disabled",
 )
 TIME_LIMIT_SETTINGS = (
     "message_content_edit_limit_seconds",
@@ -214,6 +215,7 @@ class UpdateRealmParams(Params):
     waiting_period_threshold: Json[Annotated[int, Field(ge=0, le=MAX_WAITING_PERIOD_DAYS)]] | None = None
     emails_restricted_to_domains: Json[bool] | None = None
     disallow_disposable_email_addresses: Json[bool] | None = None
+    avatar_changes_disabled: Json[bool] | None = None
     message_content_edit_limit_seconds: str | None = None
     message_content_delete_limit_seconds: str | None = None
     move_messages_within_stream_limit_seconds: str | None = None

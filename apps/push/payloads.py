@@ -16,7 +16,7 @@ from django.conf import settings
 from apps.messages.models import Message
 from apps.messages.selectors import dm_users_by_recipient
 from apps.users.models import User
-from apps.users.selectors import api_email, avatar_url
+from apps.users.selectors import absolute_avatar_url, api_email
 
 # Notification text longer than this is cut, with an ellipsis (Zulip's truncate_content).
 MAX_CONTENT_LENGTH = 200
@@ -92,7 +92,7 @@ def message_notification(user: User, message: Message, trigger: str) -> Notifica
         "realm_name": user.realm.name,
         "user_id": user.id,
         "sender_id": sender.id,
-        "sender_avatar_url": avatar_url(sender),
+        "sender_avatar_url": absolute_avatar_url(sender),
         "sender_full_name": sender.full_name,
         "message_id": message.id,
         "time": common["time"],
@@ -112,7 +112,9 @@ def message_notification(user: User, message: Message, trigger: str) -> Notifica
         e2ee["recipient_user_ids"] = [person.id for person in people]
         title = ", ".join(sorted(p.full_name for p in people)) if len(people) > 2 else sender.full_name
     fcm = {**common, "event": "message", "zulip_message_id": message.id, "content": content}
-    fcm.update(content_truncated=was_cut, sender_full_name=sender.full_name, sender_avatar_url=avatar_url(sender))
+    fcm.update(
+        content_truncated=was_cut, sender_full_name=sender.full_name, sender_avatar_url=absolute_avatar_url(sender)
+    )
     apns = {
         "alert": {"title": title, "subtitle": _apns_subtitle(sender, trigger, people, message), "body": content},
         "sound": "default",

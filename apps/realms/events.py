@@ -50,10 +50,12 @@ def realm_state(context: StateContext) -> dict:
         "realm_mandatory_topics": realm.topics_policy == Realm.TopicsPolicy.DISABLE_EMPTY_TOPIC,
         **{f"realm_{name}_id": getattr(realm, f"{name}_id") or -1 for name in CHANNEL_SETTINGS},
         "realm_waiting_period_threshold": realm.waiting_period_threshold,
-        # (realm_wildcard_mention_policy: apps.groups; max_file_upload_size_mib: apps.uploads.)
+        # (realm_wildcard_mention_policy: apps.groups; max_file_upload_size_mib and
+        # max_avatar_file_size_mib: apps.uploads.)
         "realm_enable_read_receipts": realm.enable_read_receipts,
         "realm_emails_restricted_to_domains": realm.emails_restricted_to_domains,
         "realm_disallow_disposable_email_addresses": realm.disallow_disposable_email_addresses,
+        "realm_avatar_changes_disabled": realm.avatar_changes_disabled,
         "max_topic_length": MAX_TOPIC_LENGTH,
         "max_message_length": MAX_MESSAGE_LENGTH,
         "max_reminder_note_length": MAX_REMINDER_NOTE_LENGTH,

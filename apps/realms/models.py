@@ -167,6 +167,11 @@ class Realm(models.Model):
         db_default=True,
         help_text="Whether disposable addresses are refused (when addresses are not restricted to domains).",
     )
+    avatar_changes_disabled = models.BooleanField(
+        default=False,
+        db_default=False,
+        help_text="Whether only administrators may change avatars (people keep their Gravatar or picture).",
+    )
 
     class Meta:
         verbose_name = "organization"
@@ -193,6 +198,7 @@ class AuditLogEventType(models.IntegerChoices):
     USER_DEACTIVATED = 103, "user deactivated"
     USER_REACTIVATED = 104, "user reactivated"
     USER_ROLE_CHANGED = 105, "role changed"
+    USER_AVATAR_SOURCE_CHANGED = 121, "avatar changed"
     USER_PASSWORD_CHANGED = 122, "password changed"
     USER_FULL_NAME_CHANGED = 124, "name changed"
     USER_EMAIL_CHANGED = 125, "email changed"

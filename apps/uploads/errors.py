@@ -34,7 +34,3 @@ class UploadForbiddenError(JsonableError):
 
     def __init__(self) -> None:
         super().__init__("You are not authorized to view this file.")
-
-
-class BadImageError(JsonableError):
-    pass

@@ -28,6 +28,7 @@ def upload_limits_state(context: StateContext) -> dict:
     # (realm_can_add_custom_emoji_group is among the organization's group settings: apps.groups.)
     return {
         "max_file_upload_size_mib": settings.MAX_FILE_UPLOAD_SIZE_MIB,
+        "max_avatar_file_size_mib": settings.MAX_AVATAR_FILE_SIZE_MIB,
         # Zulip's: the thumbnails of uploaded images, which clients may ask for instead of the one
         # a message shows (apps.uploads.thumbnails).
         "server_thumbnail_formats": [each.to_dict() for each in THUMBNAIL_OUTPUT_FORMATS],

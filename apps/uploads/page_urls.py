@@ -12,4 +12,5 @@ urlpatterns = [
     path("user_uploads/<id:realm_id>/<str:random>/<str:name>", pages.ServeFileView.as_view()),
     path("user_avatars/<id:realm_id>/emoji/images/still/<str:name>", pages.StillEmojiImageView.as_view()),
     path("user_avatars/<id:realm_id>/emoji/images/<str:name>", pages.EmojiImageView.as_view()),
+    path("user_avatars/<id:realm_id>/<str:name>", pages.AvatarImageView.as_view()),
 ]

@@ -6,7 +6,9 @@
   image's thumbnail (apps.uploads.thumbnails), to the same people;
 - GET /user_uploads/temporary/{token}/{name}: without credentials, for a minute after
   GET /api/v1/user_uploads/... handed out the token;
-- GET /user_avatars/{realm_id}/emoji/images/{name}: custom emoji, to anyone.
+- GET /user_avatars/{realm_id}/emoji/images/{name}: custom emoji, to anyone;
+- GET /user_avatars/{realm_id}/{hash}.png (and {hash}-medium.png): uploaded avatars
+  (apps.users.avatars), to anyone, as Zulip serves them.
 
 Files are sent with their content type, inline only when a browser shows that type without running
 anything (storage.INLINE_MIME_TYPES), never sniffed, and in a CSP sandbox: an uploaded HTML or SVG
@@ -29,11 +31,13 @@ from apps.uploads.models import Attachment
 from apps.uploads.selectors import access_attachment_for_download, attachment_by_path_id
 from apps.uploads.storage import attachment_storage_name, emoji_storage_name, is_inline, upload_storage
 from apps.uploads.thumbnails import thumbnail_storage_name
+from apps.users.avatars import avatar_storage, avatar_storage_name
 
 TEMPORARY_URL_SECONDS = 60
 _TOKEN_SALT = "apps.uploads.temporary_url"  # noqa: S105 (a signing salt, not a secret)
 SANDBOX_CSP = "default-src 'none'; style-src 'unsafe-inline'; img-src 'self'; media-src 'self'; sandbox"
 _EMOJI_FILE_RE = re.compile(r"[A-Za-z0-9_]{1,40}\.(png|gif|jpeg|webp)")
+_AVATAR_FILE_RE = re.compile(r"([0-9a-f]{32})(-medium)?\.png")
 _EMOJI_CONTENT_TYPES = {"png": "image/png", "gif": "image/gif", "jpeg": "image/jpeg", "webp": "image/webp"}
 
 
@@ -156,3 +160,21 @@ class EmojiImageView(_FileView):
 
 class StillEmojiImageView(EmojiImageView):
     still = True
+
+
+class AvatarImageView(_FileView):
+    """GET /user_avatars/{realm_id}/{hash}.png and {hash}-medium.png: no credentials. A new upload
+    has a new hash, so an address always shows the same picture (cached for a year)."""
+
+    def get(self, request: HttpRequest, realm_id: int, name: str) -> HttpResponse:
+        match = _AVATAR_FILE_RE.fullmatch(name)
+        if match is None:
+            raise UploadNotFoundError()
+        storage_name = avatar_storage_name(realm_id, match.group(1), medium=bool(match.group(2)))
+        try:
+            stored = avatar_storage().open(storage_name, "rb")
+        except OSError:
+            raise UploadNotFoundError() from None
+        response = FileResponse(stored, content_type="image/png")
+        patch_cache_control(response, public=True, max_age=365 * 86400, immutable=True)
+        return _protect(response)

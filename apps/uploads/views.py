@@ -1,10 +1,10 @@
 """Uploads and custom emoji under /api/v1: POST /user_uploads, the temporary URL of a file
 (GET /user_uploads/{realm_id}/{random}/{name}), /attachments, and /realm/emoji."""
 
-from django.core.files.uploadedfile import UploadedFile
 from rest_framework.request import Request
 
 from apps.core.errors import JsonableError
+from apps.core.params import uploaded_files
 from apps.core.responses import json_success
 from apps.core.views import ApiView, ApiViewSet
 from apps.uploads.actions import (
@@ -22,11 +22,6 @@ from apps.uploads.selectors import (
     realm_emoji_dicts,
     upload_space_used,
 )
-
-
-def uploaded_files(request: Request) -> list[UploadedFile]:
-    """Every file of a multipart request, whatever its field names."""
-    return [file for key in request.FILES for file in request.FILES.getlist(key)]
 
 
 class UploadFileView(ApiView):

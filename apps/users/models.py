@@ -74,6 +74,9 @@ class User(AbstractBaseUser, PermissionsMixin, UserBaseSettings):
 
     avatar_source = models.CharField(max_length=1, choices=AvatarSource.choices, default=AvatarSource.GRAVATAR)
     avatar_version = models.PositiveIntegerField(default=1)
+    # An uploaded avatar's name (random, new with each upload): served as
+    # /user_avatars/{realm_id}/{avatar_hash}.png (apps.users.avatars).
+    avatar_hash = models.CharField(max_length=32, blank=True, default="", db_default="")
     is_imported_stub = models.BooleanField(default=False)
     # Special permission, granted by an operator (change_user_role), to change others' emails.
     can_change_user_emails = models.BooleanField(default=False)

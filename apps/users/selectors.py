@@ -86,8 +86,25 @@ def can_access_delivery_email(requester: User, target: User) -> bool:
 
 
 def avatar_url(user: User, *, medium: bool = False) -> str:
-    # Only Gravatar is served for now; uploaded avatars would change avatar_source to "U".
-    return gravatar_url(user.delivery_email, user.avatar_version, medium=medium)
+    return avatar_url_of(
+        user.realm_id, user.delivery_email, user.avatar_source, user.avatar_hash, user.avatar_version, medium=medium
+    )
+
+
+def absolute_avatar_url(user: User) -> str:
+    """avatar_url with the organization's address in front of an uploaded avatar's (for what is read
+    away from the server: push notifications)."""
+    url = avatar_url(user)
+    return url if url.startswith(("https://", "http://")) else f"{user.realm.url}{url}"
+
+
+def avatar_url_of(
+    realm_id: int, email: str, source: str, avatar_hash: str, version: int, *, medium: bool = False
+) -> str:
+    """An uploaded avatar's address on this server (relative, as Zulip's), else Gravatar's."""
+    if source == AvatarSource.UPLOADED and avatar_hash:
+        return f"/user_avatars/{realm_id}/{avatar_hash}{'-medium' if medium else ''}.png?version={version}"
+    return gravatar_url(email, version, medium=medium)
 
 
 def gravatar_url(email: str, version: int, *, medium: bool = False) -> str:
@@ -204,7 +221,7 @@ def users_in_realm(realm: Realm) -> QuerySet[User]:
 # for lists of every user: a User instance carries every setting, and ten thousand of them cost.
 USER_ROW_FIELDS = (
     "id", "delivery_email", "email_address_visibility", "full_name", "date_joined", "is_active", "role",
-    "bot_type", "bot_owner_id", "timezone", "avatar_source", "avatar_version", "is_imported_stub",
+    "bot_type", "bot_owner_id", "timezone", "avatar_source", "avatar_version", "avatar_hash", "is_imported_stub",
 )  # fmt: skip
 
 

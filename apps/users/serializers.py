@@ -8,7 +8,7 @@ from typing_extensions import TypedDict
 from apps.core.params import Id, Json, ParamError, Params, one_of
 from apps.realms.models import EmailVisibility, Realm
 from apps.users.models import AvatarSource, CustomProfileField, Role, User
-from apps.users.selectors import USER_ROW_FIELDS, VISIBILITY_FOR_ROLE, fake_email_domain, gravatar_url
+from apps.users.selectors import USER_ROW_FIELDS, VISIBILITY_FOR_ROLE, avatar_url_of, fake_email_domain
 from apps.users.settings_models import USER_SETTINGS, Setting, UserBaseSettings
 from apps.users.settings_values import NOTIFICATION_SOUNDS, emojiset_choices
 
@@ -50,13 +50,13 @@ def users_to_dicts(
     owner, admins, guest = Role.OWNER, (Role.OWNER, Role.ADMINISTRATOR), Role.GUEST
     result = []
     for (user_id, email, visibility, full_name, date_joined, is_active, role, bot_type, bot_owner_id, timezone,
-         avatar_source, avatar_version, is_imported_stub) in rows:  # fmt: skip
+         avatar_source, avatar_version, avatar_hash, is_imported_stub) in rows:  # fmt: skip
         is_bot = bot_type is not None
         shown = is_bot or visibility == everyone
         if client_gravatar and avatar_source == gravatar and visibility == everyone and not is_bot:
             avatar = None
         else:
-            avatar = gravatar_url(email, avatar_version)
+            avatar = avatar_url_of(realm.id, email, avatar_source, avatar_hash, avatar_version)
         shape = {
             "user_id": user_id,
             "email": email if shown else f"user{user_id}@{fake_domain}",

@@ -6,6 +6,7 @@ urlpatterns = [
     path("fetch_api_key", views.FetchApiKeyView.as_view()),
     path("users", views.UsersView.as_view()),
     path("users/me", views.OwnUserView.as_view()),
+    path("users/me/avatar", views.OwnAvatarView.as_view()),
     path("users/me/profile_data", views.OwnProfileDataView.as_view()),
     path("users/<id:user_id>", views.UserView.as_view()),
     path("users/<id:user_id>/reactivate", views.ReactivateUserView.as_view()),

@@ -3,11 +3,13 @@
 from rest_framework.request import Request
 
 from apps.core.auth import realm_for_request
-from apps.core.params import parse_params, uses_params
+from apps.core.errors import JsonableError
+from apps.core.params import parse_params, uploaded_files, uses_params
 from apps.core.permissions import IsAuthenticatedUser, IsHuman, IsOrganizationAdministrator
 from apps.core.responses import json_success
 from apps.core.views import ApiView
 from apps.users.actions.activation import check_deactivate_own_user, check_deactivate_user, check_reactivate_user
+from apps.users.actions.avatars import check_may_change_avatar, check_upload_avatar, do_change_avatar
 from apps.users.actions.create_user import check_create_user_by_admin
 from apps.users.actions.profile_data import check_remove_user_custom_profile_data, check_update_user_custom_profile_data
 from apps.users.actions.profile_fields import (
@@ -21,11 +23,12 @@ from apps.users.actions.settings import TargetUsers, check_update_settings
 from apps.users.actions.user_settings import check_update_user
 from apps.users.backends import check_password_login
 from apps.users.hooks import own_user_extras
-from apps.users.models import User
+from apps.users.models import AvatarSource, User
 from apps.users.selectors import (
     access_custom_profile_field,
     access_user_by_email,
     access_user_by_id,
+    avatar_url,
     custom_profile_data,
     custom_profile_data_in_realm,
     get_custom_profile_fields,
@@ -162,6 +165,24 @@ class ReactivateUserView(ApiView):
         target = access_user_by_id(request.user, user_id, allow_deactivated=True, allow_bots=True)
         check_reactivate_user(target, acting_user=request.user)
         return json_success(request)
+
+
+class OwnAvatarView(ApiView):
+    """POST /users/me/avatar: one picture becomes the user's avatar; DELETE: back to Gravatar. Both
+    answer the new `avatar_url` (DELETE the medium one, as Zulip)."""
+
+    def post(self, request: Request):
+        files = uploaded_files(request)
+        if len(files) != 1:
+            raise JsonableError("You must upload exactly one avatar.")
+        check_may_change_avatar(request.user)
+        check_upload_avatar(request.user, files, acting_user=request.user)
+        return json_success(request, {"avatar_url": avatar_url(request.user)})
+
+    def delete(self, request: Request):
+        check_may_change_avatar(request.user)
+        do_change_avatar(request.user, AvatarSource.GRAVATAR, acting_user=request.user)
+        return json_success(request, {"avatar_url": avatar_url(request.user, medium=True)})
 
 
 class OwnProfileDataView(ApiView):

@@ -319,6 +319,8 @@ MARK_READ_TIME_BUDGET_SECONDS = float(cfg.positive_int("MARK_READ_TIME_BUDGET_SE
 # space an organization's files may take altogether (0: no quota).
 MAX_FILE_UPLOAD_SIZE_MIB = cfg.non_negative_int("MAX_FILE_UPLOAD_SIZE_MIB", 25)
 UPLOAD_QUOTA_MIB_PER_REALM = cfg.non_negative_int("UPLOAD_QUOTA_MIB_PER_REALM", 0)
+# The largest picture POST /users/me/avatar (and a bot's) takes (apps.users.avatars).
+MAX_AVATAR_FILE_SIZE_MIB = cfg.positive_int("MAX_AVATAR_FILE_SIZE_MIB", 5)
 
 # Event queues (apps/events). A queue lives this long after its last poll unless the client asks
 # otherwise (queue_lifespan_secs, up to 7 days); caps bound memory (an evicted queue answers

@@ -8,6 +8,7 @@ import pytest
 from django_tasks_db.models import DBTaskResult
 
 from apps.push.models import ActivePushNotification
+from apps.users.models import AvatarSource, User
 from tests.api import api_for, assert_success
 from tests.tasks import run_ready_tasks
 
@@ -60,6 +61,7 @@ def test_a_direct_message_notifies_the_recipients_phone_once(member, admin, push
     assert payload["sender_full_name"] == admin.full_name
     assert payload["realm_url"] == member.realm.url
     assert payload["user_id"] == member.id
+    assert payload["sender_avatar_url"].startswith("https://secure.gravatar.com/avatar/")
     assert ActivePushNotification.objects.filter(user=member, message_id=message_id).exists()
     # The task running again (a worker killed after sending) sends nothing more.
     from apps.push.notifications import send_message_notifications
@@ -210,3 +212,11 @@ def test_encrypted_devices_get_the_apps_payload(member, admin, pushes):
     assert payload["message_id"] == message_id
     assert payload["recipient_user_ids"] == sorted([admin.id, member.id])
     assert payload["content"] == "x" * 200 + "…"
+
+
+def test_an_uploaded_avatar_is_sent_as_an_absolute_address(member, admin, pushes):
+    with_phone(member)
+    User.objects.filter(id=admin.id).update(avatar_source=AvatarSource.UPLOADED, avatar_hash="ab" * 16)
+    send_dm(admin, member)
+    [(_, _, payload)] = pushes()
+    assert payload["sender_avatar_url"] == f"{member.realm.url}/user_avatars/{admin.realm_id}/{'ab' * 16}.png?version=1"
