@@ -15,6 +15,8 @@ for GET. Errors use Zulip's codes and wording; parameters a view does not declar
 """
 
 import json
+import mimetypes
+import re
 from collections.abc import Callable, Mapping
 from functools import cache
 from typing import Annotated, Any, TypeVar
@@ -34,6 +36,7 @@ __all__ = [
     "JsonOrText",
     "ParamError",
     "Params",
+    "content_type_of",
     "one_of",
     "parse_param_source",
     "parse_params",
@@ -207,6 +210,18 @@ def _mark_used(request: HttpRequest | Request, names: tuple[str, ...]) -> None:
 def uploaded_files(request: HttpRequest | Request) -> list:
     """Every file of a multipart request (UploadedFile), whatever its field names."""
     return [file for key in request.FILES for file in request.FILES.getlist(key)]
+
+
+_CONTENT_TYPE_RE = re.compile(r"[A-Za-z0-9][A-Za-z0-9!#$&^_.+-]{0,126}/[A-Za-z0-9][A-Za-z0-9!#$&^_.+-]{0,126}")
+
+
+def content_type_of(declared: str | None, file_name: str) -> str:
+    """An uploaded file's content type: the one the client declared (when it is one), else the one
+    its name suggests (the official client declares none), else application/octet-stream."""
+    if declared and _CONTENT_TYPE_RE.fullmatch(declared.strip()):
+        return declared.strip().lower()
+    guessed, _ = mimetypes.guess_type(file_name, strict=False)
+    return guessed or "application/octet-stream"
 
 
 def ignored_parameters(request: HttpRequest | Request) -> list[str]:

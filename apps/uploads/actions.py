@@ -14,6 +14,7 @@ from django.core.files.uploadedfile import UploadedFile
 from django.db import IntegrityError, transaction
 
 from apps.core.errors import JsonableError
+from apps.core.params import content_type_of
 from apps.events.publish import Everyone, send_event_on_commit
 from apps.messages.emoji import ZULIP_EXTRA_EMOJI, unicode_emoji_code
 from apps.messages.models import Message
@@ -32,7 +33,6 @@ from apps.uploads.selectors import (
 )
 from apps.uploads.storage import (
     attachment_storage_name,
-    content_type_of,
     emoji_storage_name,
     new_path_id,
     upload_storage,

@@ -2,7 +2,6 @@
 (settings.STORAGES; the filesystem under var/uploads by default, any storage backend otherwise),
 with the names, file names and content types Zulip gives them."""
 
-import mimetypes
 import os
 import re
 import secrets
@@ -34,7 +33,6 @@ INLINE_MIME_TYPES = frozenset(
 )
 # Most filesystems limit a path component to 255 bytes; the sanitized name is one.
 MAX_FILE_NAME_BYTES = 255
-_CONTENT_TYPE_RE = re.compile(r"[A-Za-z0-9][A-Za-z0-9!#$&^_.+-]{0,126}/[A-Za-z0-9][A-Za-z0-9!#$&^_.+-]{0,126}")
 
 
 def upload_storage() -> Storage:
@@ -76,15 +74,6 @@ def sanitize_name(value: str) -> str:
 def new_path_id(realm_id: int, file_name: str) -> str:
     """Where a new upload goes: "{realm id}/{24 random characters}/{sanitized name}"."""
     return f"{realm_id}/{secrets.token_urlsafe(18)}/{sanitize_name(file_name)}"
-
-
-def content_type_of(declared: str | None, file_name: str) -> str:
-    """The content type the client declared (when it is one), else the one the name suggests,
-    else application/octet-stream."""
-    if declared and _CONTENT_TYPE_RE.fullmatch(declared.strip()):
-        return declared.strip().lower()
-    guessed, _ = mimetypes.guess_type(file_name, strict=False)
-    return guessed or "application/octet-stream"
 
 
 def is_inline(content_type: str) -> bool:

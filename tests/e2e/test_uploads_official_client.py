@@ -107,3 +107,24 @@ def test_an_uploaded_image_shows_its_preview_with_the_official_client(server, pe
     response = requests.get(server.url + thumbnail, auth=(member.delivery_email, member.api_key), timeout=10)
     assert response.status_code == 200
     assert Image.open(io.BytesIO(response.content)).size == (840, 420)
+
+
+def test_an_avatar_with_the_official_client(server, people):
+    _, owner, member = people
+    client = zulip.Client(email=owner.delivery_email, api_key=owner.api_key, site=server.url)
+    reader = zulip.Client(email=member.delivery_email, api_key=member.api_key, site=server.url)
+    image = io.BytesIO()
+    Image.new("RGB", (640, 480), (200, 30, 30)).save(image, format="JPEG")
+    image.seek(0)
+    image.name = "me.jpg"
+    result = client.call_endpoint(url="users/me/avatar", method="POST", files=[image])
+    assert result["result"] == "success", result
+    url = result["avatar_url"]
+    [shown] = [u for u in reader.get_members({"client_gravatar": True})["members"] if u["user_id"] == owner.id]
+    assert shown["avatar_url"] == url
+    picture = requests.get(server.url + url, timeout=10)  # no credentials
+    assert picture.headers["Content-Type"] == "image/png"
+    assert Image.open(io.BytesIO(picture.content)).size == (100, 100)
+    back = client.call_endpoint(url="users/me/avatar", method="DELETE")
+    assert back["avatar_url"].startswith("https://secure.gravatar.com/avatar/"), back
+    assert requests.get(server.url + url, timeout=10).status_code == 404

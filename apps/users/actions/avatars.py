@@ -12,6 +12,7 @@ from django.db import transaction
 from django.db.models import F
 
 from apps.core.errors import JsonableError
+from apps.core.params import content_type_of
 from apps.events.publish import forget_credentials_on_commit
 from apps.realms.models import AuditLogEventType
 from apps.users.actions.notify import audit_user_change, send_avatar_update
@@ -36,7 +37,7 @@ def check_upload_avatar(user: User, files: list[UploadedFile], *, acting_user: U
         raise JsonableError(
             f"Uploaded file is larger than the allowed limit of {settings.MAX_AVATAR_FILE_SIZE_MIB} MiB"
         )
-    small, medium = avatar_pngs(uploaded.read(), uploaded.content_type or "")
+    small, medium = avatar_pngs(uploaded.read(), content_type_of(uploaded.content_type, uploaded.name or ""))
     avatar_hash = secrets.token_hex(16)
     storage = avatar_storage()
     written = [
