@@ -4,14 +4,14 @@ messages, if they have not read them:
 - a direct message, a personal or group mention: when `enable_offline_email_notifications` is on;
 - a wildcard mention (@**all**, @**topic**): the same, and `wildcard_mentions_notify` (the
   channel's setting, else theirs), unless the conversation is muted for them (or they follow it);
-- any message of a topic they follow: `enable_followed_topic_email_notifications`.
-Zulip can also email about every message of chosen channels (`enable_stream_email_notifications`,
-a subscription's `email_notifications`); Parley does not.
+- any message of a topic they follow: `enable_followed_topic_email_notifications`;
+- any other message of a channel: the subscription's `email_notifications` (else their
+  `enable_stream_email_notifications`, off by default), unless the conversation is muted for them.
 The server's EMAIL_NOTIFICATIONS setting turns them all off.
 
 How: the message's transaction queues one task, when someone but its sender has it unread and it is
-a direct message or mentions them, and is a person who wants these emails, or follows its topic and
-wants those (a query or two, on indexes; sending stays cheap); the task worker
+a direct message or mentions them, and is a person who wants these emails, or follows its topic or
+channel and wants those (a query or two, on indexes; sending stays cheap); the task worker
 works out who is emailed (who_to_email) and records an EmailNotification for each, due after their
 `email_notifications_batching_period_seconds`. Every EMAIL_CHECK_SECONDS the worker's job emails
 each person whose first notification is due: one email per conversation, with every pending message
@@ -55,11 +55,12 @@ EMAIL_CHECK_SECONDS = 30
 SEND_TIME_BUDGET_SECONDS = 20
 MAX_ATTEMPTS = 6
 
-DIRECT_MESSAGE, MENTION, WILDCARD_MENTION, FOLLOWED_TOPIC = (
+DIRECT_MESSAGE, MENTION, WILDCARD_MENTION, FOLLOWED_TOPIC, CHANNEL = (
     "direct_message",
     "mention",
     "wildcard_mention",
     "followed_topic",
+    "channel",
 )
 MENTION_BITS = UserMessage.MENTIONED | UserMessage.STREAM_WILDCARD_MENTIONED | UserMessage.TOPIC_WILDCARD_MENTIONED
 
@@ -74,9 +75,16 @@ def queue_email_notifications(message: Message, flags: dict[int, int]) -> None:
     unread = {uid: bits for uid, bits in flags.items() if uid != message.sender_id and not bits & UserMessage.READ}
     addressed = [uid for uid, bits in unread.items() if message.stream_id is None or bits & MENTION_BITS]
     if (addressed and _people(addressed, enable_offline_email_notifications=True).exists()) or (
-        message.stream_id is not None and _followers(message).exclude(user_id=message.sender_id).exists()
+        message.stream_id is not None and _watchers(message).exists()
     ):
         schedule_email_notifications.enqueue(message.id)
+
+
+def _watchers(message: Message) -> QuerySet:
+    """The ids of those but the sender who follow the message's topic or want an email about every
+    message of its channel (what they muted is the worker's to see): one query, on indexes."""
+    parts = [query.exclude(user_id=message.sender_id).values("user_id") for query in _channel_watchers(message)]
+    return parts[0].union(*parts[1:])
 
 
 def _people(user_ids: Iterable[int], **settings: bool) -> QuerySet[User]:
@@ -93,6 +101,21 @@ def _followers(message: Message) -> QuerySet[UserTopic]:
         user__is_active=True,
         user__bot_type__isnull=True,
         user__enable_followed_topic_email_notifications=True,
+    )
+
+
+def _channel_watchers(message: Message) -> tuple[QuerySet, ...]:
+    """Those who follow the message's topic (_followers), and the active people subscribed to its
+    channel who want an email about every message: the subscription says so, or says nothing and
+    the person's `enable_stream_email_notifications` does (few: both are read on partial indexes)."""
+    subscribed = Subscription.objects.filter(
+        stream_id=message.stream_id, active=True, user__is_active=True, user__bot_type__isnull=True
+    )
+    wanting = User.objects.filter(realm_id=message.realm_id, enable_stream_email_notifications=True)
+    return (
+        _followers(message),
+        subscribed.filter(email_notifications=True),
+        subscribed.filter(email_notifications__isnull=True, user_id__in=wanting.values("id")),
     )
 
 
@@ -122,35 +145,43 @@ def schedule_email_notifications(message_id: int) -> dict[str, Any]:
 def who_to_email(message: Message) -> list[tuple[User, str]]:
     """(user, why they are emailed) of those to email about the message (see the module's docstring):
     of those who have it unread, the people it is addressed to (a direct message's, those it
-    mentions) and those who follow its topic (not everyone who has it: a channel may be large)."""
+    mentions), those who follow its topic and those who want every message of its channel (not
+    everyone who has it: a channel may be large)."""
     rows = (
         UserMessage.objects.filter(message=message).exclude(user_id=message.sender_id).values_list("user_id", "flags")
     )
     unread = {uid: bits for uid, bits in rows if not bits & UserMessage.READ}
     wanted = {uid for uid, bits in unread.items() if message.stream_id is None or bits & MENTION_BITS}
-    followers = set()
+    followers, channel_emails = set(), set()
     if message.stream_id is not None:
-        followers = set(_followers(message).values_list("user_id", flat=True)) & unread.keys()
-    if not wanted | followers:
+        follows, *wants_channel = (query.values_list("user_id", flat=True) for query in _channel_watchers(message))
+        followers = set(follows) & unread.keys()
+        channel_emails = {uid for query in wants_channel for uid in query} & unread.keys()
+    if not wanted | followers | channel_emails:
         return []
     subscriptions = {}
     if message.stream_id is not None:
         subs = Subscription.objects.filter(stream_id=message.stream_id, user_id__in=wanted, active=True)
         subscriptions = {sub.user_id: sub for sub in subs}
     found = []
-    for user in _people(wanted | followers).order_by("id"):
-        trigger = _trigger(user, message, unread[user.id], subscriptions.get(user.id), user.id in followers)
+    for user in _people(wanted | followers | channel_emails).order_by("id"):
+        trigger = _trigger(
+            user, message, unread[user.id], subscriptions.get(user.id), user.id in followers, user.id in channel_emails
+        )
         if trigger is not None and not is_active_now(user):
             found.append((user, trigger))
     return found
 
 
-def _trigger(user: User, message: Message, bits: int, sub: Subscription | None, followed: bool) -> str | None:
+def _trigger(
+    user: User, message: Message, bits: int, sub: Subscription | None, followed: bool, channel_email: bool
+) -> str | None:
     offline_email = user.enable_offline_email_notifications
     if message.stream_id is None:
         return DIRECT_MESSAGE if offline_email else None
     if bits & UserMessage.MENTIONED:
         return MENTION if offline_email else None
+    muted = None
     if bits & MENTION_BITS and offline_email:
         notify = sub.wildcard_mentions_notify if sub and sub.wildcard_mentions_notify is not None else None
         if notify is None:
@@ -158,7 +189,13 @@ def _trigger(user: User, message: Message, bits: int, sub: Subscription | None, 
         muted = muted_conversation_checker(user)(message.stream_id, message.topic)
         if followed or (notify and not muted):
             return WILDCARD_MENTION
-    return FOLLOWED_TOPIC if followed else None
+    if followed:
+        return FOLLOWED_TOPIC
+    if channel_email:
+        if muted is None:
+            muted = muted_conversation_checker(user)(message.stream_id, message.topic)
+        return None if muted else CHANNEL
+    return None
 
 
 @periodic(EMAIL_CHECK_SECONDS)
@@ -229,6 +266,7 @@ def _send(user: User, messages: list[Message], triggers: set[str]) -> None:
         "show_content": user.message_content_in_email_notifications,
         "mentioned": bool(triggers & {MENTION, WILDCARD_MENTION}),
         "followed": triggers == {FOLLOWED_TOPIC},
+        "channel": triggers <= {FOLLOWED_TOPIC, CHANNEL} and CHANNEL in triggers,
         "settings_link": f"{realm.url}/#settings/notifications",
     }
     subject = " ".join(render_to_string("email_notifications/messages.subject.txt", context).split())

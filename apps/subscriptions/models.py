@@ -100,7 +100,13 @@ class Subscription(models.Model):
 
     class Meta:
         constraints = [models.UniqueConstraint(fields=["user", "stream"], name="subscriptions_one_per_user")]
-        indexes = [models.Index(fields=["stream", "active"], name="subscriptions_by_stream")]
+        indexes = [
+            models.Index(fields=["stream", "active"], name="subscriptions_by_stream"),
+            # The subscribers who asked for an email about every message of the channel.
+            models.Index(
+                fields=["stream", "user"], condition=models.Q(email_notifications=True), name="subscriptions_email"
+            ),
+        ]
 
     def __str__(self) -> str:
         return f"{self.user} in {self.stream}" + ("" if self.active else " (left)")

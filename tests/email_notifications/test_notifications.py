@@ -1,7 +1,8 @@
 """Email notifications (Zulip's missed-message emails): an offline person is emailed about the
-direct messages and mentions they did not read, once their batching period has passed, one email
-per conversation; read messages, active people, bots, muted conversations and those who turned the
-setting off get none; a mail server that is down keeps them for the next run."""
+direct messages, mentions, followed topics and chosen channels' messages they did not read, once
+their batching period has passed, one email per conversation; read messages, active people, bots,
+muted conversations and those who turned the setting off get none; a mail server that is down
+keeps them for the next run."""
 
 import json
 from datetime import timedelta
@@ -185,4 +186,40 @@ def test_a_followed_topic_is_emailed_without_a_mention(realm, channel, owner, me
     assert "New messages in #design > plans, a topic you follow" in email.body
     # A follower's own message, and nobody else's follow: nothing queued.
     to_channel(owner, channel, "my own", topic="plans")
+    assert run_ready_tasks() == 0
+
+
+def emails_of(channel, value: bool) -> dict:
+    """The subscription property change asking (or not) for an email about every message."""
+    change = {"stream_id": channel.id, "property": "email_notifications", "value": value}
+    return {"subscription_data": json.dumps([change])}
+
+
+def test_a_channel_chosen_for_emails_is_emailed_unless_muted(realm, channel, owner, member, admin, moderator):
+    # The owner asks it of this channel; the admin of all channels (the setting) and mutes one topic;
+    # the moderator asks it of all channels but turns it off for this one.
+    assert_success(ApiClient(owner).post("/users/me/subscriptions/properties", emails_of(channel, True)))
+    assert_success(ApiClient(admin).patch("/settings", {"enable_stream_email_notifications": "true"}))
+    mute = {"stream_id": channel.id, "topic": "quiet", "visibility_policy": "1"}
+    assert_success(ApiClient(admin).post("/user_topics", mute))
+    assert_success(ApiClient(moderator).post("/users/me/subscriptions", {"subscriptions": '[{"name": "design"}]'}))
+    assert_success(ApiClient(moderator).patch("/settings", {"enable_stream_email_notifications": "true"}))
+    assert_success(ApiClient(moderator).post("/users/me/subscriptions/properties", emails_of(channel, False)))
+    news = to_channel(member, channel, "news for everyone")
+    hush = to_channel(member, channel, "hush", topic="quiet")
+    run_ready_tasks()
+    expected = [(owner.id, news, "channel"), (owner.id, hush, "channel"), (admin.id, news, "channel")]
+    assert sorted(pending()) == sorted(expected)
+    assert send_due() == 3  # the owner's two topics, the admin's one
+    email = next(e for e in mail.outbox if e.to == [owner.delivery_email] and "plans" in e.subject)
+    assert email.subject == f"#design > plans ({realm.name})"
+    assert "New messages in #design > plans in" in email.body
+    assert "news for everyone" in email.body
+
+
+def test_nobody_wanting_channel_emails_queues_nothing(channel, owner, member):
+    to_channel(member, channel, "plain")
+    assert run_ready_tasks() == 0
+    assert_success(ApiClient(member).post("/users/me/subscriptions/properties", emails_of(channel, True)))
+    to_channel(member, channel, "my own message")  # the sender's own wish is no reason
     assert run_ready_tasks() == 0
