@@ -7,7 +7,7 @@ them at /user_avatars/{realm_id}/... to anyone, as Zulip does."""
 import io
 
 from django.core.files.storage import Storage, storages
-from PIL import Image
+from PIL import Image, ImageOps
 
 from apps.core.images import DECODING_ERRORS, UNDECODABLE, BadImageError, open_image
 
@@ -24,12 +24,12 @@ def avatar_storage_name(realm_id: int, avatar_hash: str, *, medium: bool = False
 
 
 def avatar_pngs(data: bytes, content_type: str) -> tuple[bytes, bytes]:
-    """The small and medium PNGs of an uploaded picture (the first frame of an animated one);
-    BadImageError when it is not an accepted image (apps.core.images)."""
+    """The small and medium PNGs of an uploaded picture (the first frame of an animated one, turned
+    as its EXIF orientation says); BadImageError when it is not an accepted image (apps.core.images)."""
     image = open_image(data, content_type)
     try:
         image.seek(0)
-        image = image.convert("RGBA")
+        image = ImageOps.exif_transpose(image).convert("RGBA")  # upright, as a phone's camera meant it
         side = min(image.width, image.height)
         left, top = (image.width - side) // 2, (image.height - side) // 2
         square = image.crop((left, top, left + side, top + side))

@@ -155,3 +155,16 @@ def test_unknown_or_malformed_avatar_addresses_are_404(member, anonymous):
     for path in (f"/user_avatars/{member.realm_id}/{'a' * 32}.png", f"/user_avatars/{member.realm_id}/../x.png",
                  f"/user_avatars/{member.realm_id}/ABC.png"):  # fmt: skip
         assert anonymous.client.get(path).status_code == 404
+
+
+def test_a_photo_is_turned_upright_as_its_exif_says(member, anonymous):
+    photo = Image.new("RGB", (200, 100), (255, 0, 0))
+    photo.paste((0, 0, 255), (100, 0, 200, 100))  # left red, right blue
+    exif = Image.Exif()
+    exif[0x0112] = 6  # orientation: turn it a quarter to stand upright
+    data = BytesIO()
+    photo.save(data, format="JPEG", exif=exif)
+    url = assert_success(set_avatar(member, f=picture(data.getvalue(), "p.jpg", "image/jpeg")))["avatar_url"]
+    shown = fetched(anonymous, url).convert("RGB")
+    top_left, top_right = shown.getpixel((5, 5)), shown.getpixel((94, 5))
+    assert abs(top_left[0] - top_right[0]) < 40  # one colour across the top: turned (else red | blue)
