@@ -9,6 +9,7 @@ from django.contrib import admin, messages
 from apps.core.admin import ReadOnlyAdmin
 from apps.core.errors import JsonableError
 from apps.users.actions.activation import do_deactivate_user, do_reactivate_user
+from apps.users.actions.avatars import do_change_avatar
 from apps.users.actions.bot_services import do_regenerate_service_token, do_update_bot_service
 from apps.users.actions.create_user import check_full_name, check_service_url
 from apps.users.actions.profile_fields import (
@@ -28,7 +29,16 @@ from apps.users.actions.user_settings import (
 )
 from apps.users.bots import BOT_DEFAULTS
 from apps.users.errors import LastOwnerRoleError
-from apps.users.models import Bot, BotService, CustomProfileField, EmailChangeRequest, RealmUserDefault, Role, User
+from apps.users.models import (
+    AvatarSource,
+    Bot,
+    BotService,
+    CustomProfileField,
+    EmailChangeRequest,
+    RealmUserDefault,
+    Role,
+    User,
+)
 from apps.users.selectors import api_email, is_last_owner
 from apps.users.settings_models import USER_SETTINGS
 from apps.users.settings_values import NOTIFICATION_SOUNDS, available_languages
@@ -65,7 +75,7 @@ class AccountAdmin(admin.ModelAdmin):
     form = UserForm
     list_select_related = ("realm", "bot_owner")
     search_fields = ("full_name", "delivery_email", "realm__string_id")
-    actions = ("deactivate", "reactivate", "rotate_api_key")
+    actions = ("deactivate", "reactivate", "rotate_api_key", "remove_avatar")
     readonly_fields = (
         "realm",
         "uuid",
@@ -75,6 +85,7 @@ class AccountAdmin(admin.ModelAdmin):
         "date_joined",
         "last_login",
         "is_active",
+        "avatar_source",
     )
 
     def has_add_permission(self, request) -> bool:
@@ -128,6 +139,13 @@ class AccountAdmin(admin.ModelAdmin):
         self.message_user(
             request, f"New API keys for {len(users)} account(s); old keys no longer work.", messages.SUCCESS
         )
+
+    @admin.action(description="Remove the uploaded avatars of the selected accounts (back to Gravatar)")
+    def remove_avatar(self, request, queryset):
+        users = list(queryset.filter(avatar_source=AvatarSource.UPLOADED).select_related("realm"))
+        for user in users:
+            do_change_avatar(user, AvatarSource.GRAVATAR, acting_user=request.user)
+        self.message_user(request, f"Removed {len(users)} uploaded avatar(s).", messages.SUCCESS)
 
 
 @admin.register(User)

@@ -6,7 +6,7 @@ import pytest
 from django.test import Client
 
 from apps.realms.models import Realm
-from apps.users.models import CustomProfileField, Role, User
+from apps.users.models import AvatarSource, CustomProfileField, Role, User
 from tests.factories import BotFactory, CustomProfileFieldFactory, UserFactory, realm_admin_form
 
 
@@ -164,3 +164,14 @@ def test_bot_page_shows_owner(staff, realm, member):
     UserFactory(realm=realm)
     assert member.full_name in staff.get("/admin/users/bot/").content.decode()
     assert staff.get(f"/admin/users/bot/{bot.id}/change/").status_code == 200
+
+
+def test_staff_remove_uploaded_avatars(staff, member, admin, capture_events):
+    User.objects.filter(id=member.id).update(avatar_source=AvatarSource.UPLOADED, avatar_hash="ab" * 16)
+    with capture_events(admin) as received:
+        action(staff, "users/user", "remove_avatar", [member.id, admin.id])  # the admin's is Gravatar's
+    member.refresh_from_db()
+    assert (member.avatar_source, member.avatar_hash, member.avatar_version) == (AvatarSource.GRAVATAR, "", 2)
+    [event] = received[admin.id]
+    assert event["person"]["user_id"] == member.id
+    assert event["person"]["avatar_source"] == "G"
