@@ -8,12 +8,14 @@ Screenshots are kept under var/screenshots/web/ (CI keeps var/ as artifacts). Th
 collected static files, as `make run` does (collectstatic first).
 """
 
+import io
 import re
 from pathlib import Path
 
 import pytest
 from django.conf import settings
 from django.contrib.auth.hashers import PBKDF2PasswordHasher
+from PIL import Image
 from playwright.sync_api import expect, sync_playwright
 
 from apps.users.selectors import api_email
@@ -341,4 +343,44 @@ def test_a_new_channel_and_a_file_in_it(web_server, people, chromium):
         page.goto(f"{url}/#narrow/dm/{member.id}-dm")
         expect(page.locator("#narrow-title")).to_have_text("Direct messages with Mick Member")
         assert_nothing_blocked(page)
+        browser.close()
+
+
+def test_a_picture_of_oneself(web_server, people, chromium):
+    """Messages show their sender's picture (Gravatar's by default); a picture chosen in the settings
+    replaces it at once, on the messages already shown too, for the others as well; "Use Gravatar"
+    goes back."""
+    server, _ = web_server
+    _, owner, member = people
+    picture = io.BytesIO()
+    Image.new("RGB", (120, 80), (20, 160, 90)).save(picture, format="PNG")
+    with sync_playwright() as playwright:
+        browser = playwright.chromium.launch(executable_path=chromium, headless=True)
+        _, page = log_in(browser, server.url, owner.delivery_email)
+        _, other = log_in(browser, server.url, member.delivery_email)
+        page.fill("#compose-topic", "faces")
+        page.fill("#compose-content", "Who am I?")
+        page.press("#compose-content", "Enter")
+        for viewer in (page, other):
+            expect(message(viewer, "Who am I?").locator("img.avatar")).to_have_attribute(
+                "src", re.compile(r"^https://secure\.gravatar\.com/avatar/")
+            )
+        page.click("#open-settings")
+        page.set_input_files(
+            "#settings-avatar-file", files=[{"name": "me.png", "mimeType": "image/png", "buffer": picture.getvalue()}]
+        )
+        expect(page.locator("#settings-status")).to_have_text("Your picture is saved.")
+        uploaded = re.compile(rf"^/user_avatars/{owner.realm_id}/[0-9a-f]{{32}}\.png\?version=2$")
+        expect(page.locator("#settings-avatar")).to_have_attribute("src", uploaded)
+        for viewer in (page, other):
+            expect(message(viewer, "Who am I?").locator("img.avatar")).to_have_attribute("src", uploaded)
+        shown = page.request.get(server.url + page.locator("#settings-avatar").get_attribute("src"))
+        assert (shown.status, shown.headers["content-type"]) == (200, "image/png")
+        page.screenshot(path=SCREENSHOTS / "7-own-picture.png")
+        page.click("#settings-avatar-remove")
+        expect(page.locator("#settings-status")).to_have_text("Your picture is Gravatar's again.")
+        expect(message(other, "Who am I?").locator("img.avatar")).to_have_attribute(
+            "src", re.compile(r"^https://secure\.gravatar\.com/avatar/")
+        )
+        assert_nothing_blocked(page, other)
         browser.close()

@@ -42,12 +42,16 @@ export async function api(method, path, params = {}, { signal } = {}) {
   return send(url, init);
 }
 
-// POST /json/user_uploads: one file, as Zulip's web app sends it (a multipart form); answers its `url`.
-export async function upload(file) {
+// A file, as Zulip's web app sends one (a multipart form): POST /json/user_uploads answers its `url`,
+// POST /json/users/me/avatar the new `avatar_url`.
+export const upload = (file) => postFile("/json/user_uploads", file);
+export const uploadAvatar = (file) => postFile("/json/users/me/avatar", file);
+
+function postFile(url, file) {
   const form = new FormData();
   form.append("file", file, file.name);
   const headers = { Accept: "application/json", "X-CSRFToken": csrfToken };
-  return send("/json/user_uploads", { method: "POST", credentials: "same-origin", headers, body: form });
+  return send(url, { method: "POST", credentials: "same-origin", headers, body: form });
 }
 
 async function send(url, init) {

@@ -2,7 +2,7 @@
 // (events.js); each view (a narrow) is fetched from GET /json/messages. What is on screen is built
 // from that state by the render functions below; nothing is written as HTML but message content.
 
-import { api } from "./api.js";
+import { api, uploadAvatar } from "./api.js";
 import {
   onAttach,
   onComposeKey,
@@ -150,6 +150,9 @@ const handlers = {
     else if (event.op === "update" && state.users.has(person.user_id)) {
       Object.assign(state.users.get(person.user_id), person);
       if (person.user_id === state.ownUserId && person.full_name) me.textContent = person.full_name;
+      if (person.avatar_url) {
+        for (const img of document.querySelectorAll(`img.avatar[data-user-id="${person.user_id}"]`)) img.src = person.avatar_url;
+      }
     }
     renderPeople();
   },
@@ -358,6 +361,31 @@ async function setSubscribed(name, subscribe) {
   else await api("DELETE", "/users/me/subscriptions", { subscriptions: [name] });
 }
 
+async function setAvatar(event) {
+  const status = $("#settings-status");
+  const [file] = event.target.files;
+  if (!file) return;
+  try {
+    const body = await uploadAvatar(file);
+    $("#settings-avatar").src = body.avatar_url;
+    status.textContent = "Your picture is saved.";
+  } catch (error) {
+    status.textContent = `Not saved: ${error.message}`;
+  }
+  event.target.value = "";
+}
+
+async function removeAvatar() {
+  const status = $("#settings-status");
+  try {
+    await api("DELETE", "/users/me/avatar");
+    $("#settings-avatar").src = state.users.get(state.ownUserId)?.avatar_url || "";
+    status.textContent = "Your picture is Gravatar's again.";
+  } catch (error) {
+    status.textContent = `Not changed: ${error.message}`;
+  }
+}
+
 async function saveSettings(event) {
   event.preventDefault();
   const status = $("#settings-status");
@@ -400,9 +428,12 @@ function start() {
   $("#unsubscribe").addEventListener("click", () => setSubscribed(ctx.streamName(state.view.streamId), false));
   $("#open-settings").addEventListener("click", () => {
     $("#settings").hidden = false;
+    $("#settings-avatar").src = state.users.get(state.ownUserId)?.avatar_url || "";
     $("#settings-name").focus();
   });
   $("#settings-form").addEventListener("submit", saveSettings);
+  $("#settings-avatar-file").addEventListener("change", setAvatar);
+  $("#settings-avatar-remove").addEventListener("click", removeAvatar);
   $("#search-form").addEventListener("submit", (event) => {
     event.preventDefault();
     const query = $("#search").value.trim();
@@ -419,6 +450,7 @@ function start() {
   const queue = new EventQueue(
     {
       apply_markdown: true,
+      client_gravatar: false,
       slim_presence: true,
       client_capabilities: { simplified_presence_events: true, notification_settings_null: true },
       event_types: [

@@ -153,6 +153,12 @@ function actionButtons(message, ctx) {
   );
 }
 
+// A person's picture beside their messages (a decoration: the name says who it is).
+export function avatar(url, userId) {
+  if (!url) return null;
+  return el("img", { class: "avatar", src: url, alt: "", width: 24, height: 24, loading: "lazy", dataset: { userId } });
+}
+
 export function messageItem(message, ctx) {
   const unread = !(message.flags || []).includes("read");
   const content = el("div", { class: "content" });
@@ -170,6 +176,7 @@ export function messageItem(message, ctx) {
     el(
       "div",
       { class: "message-header" },
+      avatar(ctx.avatarUrl(message.sender_id) || message.avatar_url, message.sender_id),
       el("strong", { class: "sender" }, message.sender_full_name),
       " ",
       sentAt(message.timestamp),

@@ -34,4 +34,6 @@ export const ctx = {
   hashFor,
   streamName: (id) => state.subs.get(id)?.name,
   userName: (id) => state.users.get(id)?.full_name || "someone",
+  // The page registers with client_gravatar off: every person's avatar_url is a URL.
+  avatarUrl: (id) => state.users.get(id)?.avatar_url,
 };
