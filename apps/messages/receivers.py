@@ -2,7 +2,8 @@
 
 from apps.core.markdown import description_renderer
 from apps.linkifiers.selectors import linkifier_rules
-from apps.messages.actions.send import do_create_notification_bot, do_send_message
+from apps.messages.actions.notification_bot import do_create_notification_bot
+from apps.messages.actions.send import do_send_message
 from apps.messages.group_mentions import group_mention_targets
 from apps.messages.newest import max_message_id
 from apps.messages.rendering import render_message, silent_mention

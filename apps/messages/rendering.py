@@ -39,6 +39,7 @@ IMAGE_RE = re.compile(r"<img\s")
 HTML_TAG_RE = re.compile(r"(<[^>]*>)")
 CODE_TAG_RE = re.compile(r"</?code[\s>]")
 BLOCKQUOTE_TAG_RE = re.compile(r"</?blockquote[\s>]")
+LINK_TAG_RE = re.compile(r"</?a[\s>]")
 
 
 @dataclass
@@ -189,9 +190,9 @@ class _Shown:
 
 def _put_in(rendered: str, token_re: re.Pattern, replacements: dict, effects: dict) -> _Shown:
     """The rendered HTML with its placeholders replaced, each by what its place asks, as in Zulip:
-    inside code, the text as written (it mentions nobody); inside a quote, the silent form;
-    inside a tag (a link's address), the text as written, escaped for the attribute; elsewhere,
-    the mention or link itself."""
+    inside code or a link (a URL written out, whose text is the address), the text as written (it
+    mentions nobody, and no link lands in a link); inside a tag (a link's address), the same,
+    escaped for the attribute; inside a quote, the silent form; elsewhere, the mention or link."""
     mentions: set[str] = set()
 
     def live(match: re.Match) -> str:
@@ -199,17 +200,18 @@ def _put_in(rendered: str, token_re: re.Pattern, replacements: dict, effects: di
         return replacements[match.group(0)][0]
 
     parts = HTML_TAG_RE.split(rendered)
-    code = quote = 0
+    literal = quote = 0  # depths: inside code or a link; inside a quote
     for index, part in enumerate(parts):
         if "zmention" not in part and index % 2 == 0:
             continue
         if index % 2:  # a tag
-            if CODE_TAG_RE.match(part):
-                code += -1 if part[1] == "/" else 1
+            step = -1 if part[1] == "/" else 1
+            if CODE_TAG_RE.match(part) or LINK_TAG_RE.match(part):
+                literal += step
             elif BLOCKQUOTE_TAG_RE.match(part):
-                quote += -1 if part[1] == "/" else 1
+                quote += step
             parts[index] = token_re.sub(lambda m: html.escape(effects[m.group(0)][1]), part)
-        elif code:
+        elif literal:
             parts[index] = token_re.sub(lambda m: html.escape(effects[m.group(0)][1], quote=False), part)
         elif quote:
             parts[index] = token_re.sub(lambda m: replacements[m.group(0)][1], part)

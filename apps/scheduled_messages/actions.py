@@ -21,10 +21,10 @@ from apps.core.errors import JsonableError, dependency_error
 from apps.events.publish import send_event_on_commit
 from apps.linkifiers.selectors import linkifier_rules
 from apps.messages.actions.acting import check_acting_for
+from apps.messages.actions.notification_bot import do_create_notification_bot
 from apps.messages.actions.send import (
     check_send_message,
     default_read_by_sender,
-    do_create_notification_bot,
     do_send_message,
     normalize_content,
     normalize_topic,

@@ -59,9 +59,12 @@ def test_nobody_is_told_when_nothing_is_wrong_or_it_is_not_a_bots_owners_busines
     hook, member, admin, make_stream, realm
 ):
     make_stream("general", member)
-    make_stream("secret", admin, private=True)
+    secret = make_stream("secret", admin, private=True)
     assert_success(to_channel(hook, "general"))
     assert_error(to_channel(hook, "secret"), 400, "STREAM_DOES_NOT_EXIST")  # exists, hidden from the bot
+    assert_error(to_channel(hook, secret.id), 400, "STREAM_DOES_NOT_EXIST")  # by its id too
+    for impossible in ("z" * 61, " ", "a\x07b"):  # names no channel may have
+        assert to_channel(hook, impossible).status_code == 400
     assert_error(to_channel(member, "nowhere"), 400, "STREAM_DOES_NOT_EXIST")  # a person
     assert notices_to(member) == []
     orphan = BotFactory(realm=realm, bot_owner=admin, full_name="Orphan Bot")

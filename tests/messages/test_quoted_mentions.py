@@ -68,3 +68,13 @@ def test_a_mention_or_channel_link_in_an_address_is_left_as_written(design, memb
         f'<p><a href="@**{admin.full_name}**" rel="noopener noreferrer">docs</a> <img src="#**design**" alt="logo"></p>'
     )
     assert flags_of(admin, message_id) == 0
+
+
+def test_a_url_written_out_keeps_its_mentions_and_channel_links_as_text(design, member, admin):
+    message_id = send(member, f"see https://example.com/#**design** and https://example.com/@**{admin.full_name}**")
+    html = Message.objects.get(id=message_id).rendered_content
+    assert html.count("<a ") == 2  # no link inside a link
+    assert 'class="stream"' not in html
+    assert "user-mention" not in html
+    assert f">https://example.com/@**{admin.full_name}**</a>" in html
+    assert flags_of(admin, message_id) == 0

@@ -126,7 +126,7 @@ def test_general_chat_cannot_be_resolved(design, send, member):
 
 
 def test_no_notice_when_the_bot_is_deactivated(design, send, member, admin):
-    from apps.messages.actions.send import do_create_notification_bot
+    from apps.messages.actions.notification_bot import do_create_notification_bot
 
     bot = do_create_notification_bot(design.realm)
     bot.is_active = False

@@ -4,7 +4,7 @@ import hashlib
 
 import pytest
 
-from apps.messages.actions.send import do_create_notification_bot
+from apps.messages.actions.notification_bot import do_create_notification_bot
 from apps.realms.models import EmailVisibility
 from apps.users.actions.profile_data import check_update_user_custom_profile_data
 from apps.users.models import CustomProfileField

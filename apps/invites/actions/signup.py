@@ -12,7 +12,8 @@ from apps.invites.actions.invites import notify_invites_changed
 from apps.invites.errors import InvalidInvitationLinkError
 from apps.invites.models import EmailInvitation
 from apps.invites.selectors import usable_invite_by_key
-from apps.messages.actions.send import do_create_notification_bot, do_send_message
+from apps.messages.actions.notification_bot import do_create_notification_bot
+from apps.messages.actions.send import do_send_message
 from apps.messages.rendering import silent_mention
 from apps.realms.domains import SIGNUP_REFUSALS, check_email_allowed
 from apps.realms.models import Realm

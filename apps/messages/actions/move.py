@@ -18,7 +18,8 @@ from apps.core.errors import JsonableError
 from apps.events.publish import send_event_on_commit
 from apps.groups.selectors import is_user_in_group
 from apps.messages.access import can_move_messages_out_of_channel
-from apps.messages.actions.send import do_create_notification_bot, do_send_message
+from apps.messages.actions.notification_bot import do_create_notification_bot
+from apps.messages.actions.send import do_send_message
 from apps.messages.models import Message, UserMessage
 from apps.messages.rendering import channel_narrow, silent_mention
 from apps.realms.models import Realm

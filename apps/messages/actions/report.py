@@ -5,7 +5,8 @@ send_message_report, with its texts)."""
 import re
 
 from apps.core.errors import JsonableError
-from apps.messages.actions.send import TRUNCATED, do_create_notification_bot, do_send_message
+from apps.messages.actions.notification_bot import do_create_notification_bot
+from apps.messages.actions.send import TRUNCATED, do_send_message
 from apps.messages.models import DirectMessageGroup, Message, Recipient
 from apps.messages.rendering import silent_mention
 from apps.messages.selectors import access_message

@@ -15,7 +15,8 @@ from datetime import timedelta
 from django.utils import timezone
 
 from apps.messages.actions.delete_topic import do_delete_messages
-from apps.messages.actions.send import do_create_notification_bot, do_send_message
+from apps.messages.actions.notification_bot import do_create_notification_bot
+from apps.messages.actions.send import do_send_message
 from apps.messages.models import Message
 from apps.messages.rendering import silent_mention
 from apps.subscriptions.models import Stream, Subscription, UserTopic

@@ -17,6 +17,7 @@ from apps.groups.selectors import has_realm_permission
 from apps.linkifiers.patterns import LinkifierRules
 from apps.linkifiers.selectors import linkifier_rules
 from apps.messages.actions.acting import check_acting_for
+from apps.messages.actions.notification_bot import do_create_notification_bot
 from apps.messages.actions.submessages import add_widget
 from apps.messages.alert_words import alerted_user_ids
 from apps.messages.group_mentions import (
@@ -25,7 +26,7 @@ from apps.messages.group_mentions import (
     mentioned_group_member_ids,
 )
 from apps.messages.hooks import message_content_saved, message_sent
-from apps.messages.models import Message, NotificationBot, PublicChannelListener, Recipient, SubMessage, UserMessage
+from apps.messages.models import Message, PublicChannelListener, Recipient, SubMessage, UserMessage
 from apps.messages.recipients import direct_message_recipient, get_recipient
 from apps.messages.rendering import Rendered, render_message
 from apps.messages.selectors import (
@@ -40,7 +41,7 @@ from apps.messages.selectors import (
     wildcard_mentions_off_ids,
 )
 from apps.messages.serializers import message_to_dict
-from apps.realms.limits import MAX_MESSAGE_LENGTH
+from apps.realms.limits import MAX_MESSAGE_LENGTH, MAX_STREAM_NAME_LENGTH
 from apps.realms.models import Realm
 from apps.subscriptions.actions.access import send_stream_update
 from apps.subscriptions.actions.channels import unprintable_position
@@ -48,7 +49,6 @@ from apps.subscriptions.errors import StreamDoesNotExistError, StreamWithIdDoesN
 from apps.subscriptions.models import Stream
 from apps.subscriptions.selectors import subscriber_ids_by_stream
 from apps.subscriptions.topics import check_topics_policy, topic_from_client, truncate_topic
-from apps.users.actions.create_user import do_create_system_bot_once
 from apps.users.models import Role, User
 from apps.users.selectors import active_service_bot_ids, avatar_url_for_client
 
@@ -58,38 +58,28 @@ TRUNCATED = "\n[message truncated]"
 # --- the Notification Bot, and what it tells a bot's owner ---------------------------------------
 
 
-def do_create_notification_bot(realm: Realm) -> User:
-    """The organization's Notification Bot (a system bot owned by nobody, its address
-    notification-bot@ the organization's domain for hidden addresses), created when it has none.
-
-    Audit: USER_CREATED. Emits: realm_user/add (do_create_user) when created.
-    """
-    return do_create_system_bot_once(
-        realm, NotificationBot, full_name=NotificationBot.FULL_NAME, email_local_part=NotificationBot.EMAIL_LOCAL_PART
-    )
-
-
 # A bot's owner is told at most this often that the bot sent nowhere (Zulip's waiting period).
 BOT_OWNER_ALERT_INTERVAL = timedelta(minutes=1)
 
 
 def _alert_bot_owner_of_missing_channel(sender: User, missing: JsonableError) -> None:
+    """Not when the channel exists but is hidden from the bot, nor for a name no channel may have."""
     if not (sender.is_bot and sender.bot_owner_id):
         return
-    if "stream_id" in missing.data:
-        stream_id = missing.data["stream_id"]
-        _alert_bot_owner(
-            sender, f"tried to send a message to channel ID {stream_id}, but there is no channel with that ID."
+    channels = Stream.objects.filter(realm_id=sender.realm_id)
+    stream_id, name = missing.data.get("stream_id"), missing.data.get("stream", "")
+    if stream_id is not None:
+        nothing_to_say = channels.filter(id=stream_id).exists()
+        text = f"tried to send a message to channel ID {stream_id}, but there is no channel with that ID."
+    else:
+        possible = 0 < len(name) <= MAX_STREAM_NAME_LENGTH and unprintable_position(name) is None
+        nothing_to_say = not possible or channels.filter(name__iexact=name).exists()
+        text = (
+            f"tried to send a message to channel #**{name}**, but that channel does not exist. "
+            "Click [here](#channels/new) to create it."
         )
-        return
-    name = missing.data["stream"]
-    if Stream.objects.filter(realm_id=sender.realm_id, name__iexact=name).exists():
-        return  # a private channel the bot may not see: not the owner's to hear of
-    _alert_bot_owner(
-        sender,
-        f"tried to send a message to channel #**{name}**, but that channel does not exist. "
-        "Click [here](#channels/new) to create it.",
-    )
+    if not nothing_to_say:
+        _alert_bot_owner(sender, text)
 
 
 def _alert_bot_owner(sender: User, what_it_did: str) -> None:
