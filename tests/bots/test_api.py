@@ -233,7 +233,9 @@ def test_deactivating_a_bot_twice_is_fine_and_administrators_still_list_it(membe
     assert not User.objects.get(id=bot_id).is_active
     assert {"type": "realm_user", "op": "update", "person": {"user_id": bot_id, "is_active": False}} in (
         received[admin.id])  # fmt: skip
-    assert not [e for e in received[admin.id] if e["type"] == "realm_bot"]
+    assert [e for e in received[admin.id] if e["type"] == "realm_bot"] == [
+        {"type": "realm_bot", "op": "update", "bot": {"user_id": bot_id, "is_active": False}}  # Zulip's, not delete
+    ]
     assert_success(api(member).delete(f"/bots/{bot_id}"))
     assert assert_success(api(member).get("/bots"))["bots"] == []
     assert [shape["user_id"] for shape in realm_bots(admin)] == [bot_id]  # deactivated ones too
@@ -311,3 +313,16 @@ def test_a_bot_is_reactivated_only_while_its_name_is_free(member, admin):
             'There is already an active bot named "Twin" in this organization. To reactivate this bot, you must '
             "rename or deactivate the other one first.")  # fmt: skip
     assert not User.objects.get(id=old_id).is_active
+
+
+def test_deactivating_and_reactivating_a_bot_tell_its_administrators(member, admin, capture_events):
+    bot_id = create(member)["user_id"]
+    bot_events = json.dumps(["realm_bot"])
+    with capture_events(member, admin, event_types=bot_events) as received:
+        assert_success(api(member).delete(f"/bots/{bot_id}"))
+        assert_success(api(member).post(f"/users/{bot_id}/reactivate"))
+    for user in (member, admin):
+        assert received[user.id] == [
+            {"type": "realm_bot", "op": "update", "bot": {"user_id": bot_id, "is_active": False}},
+            {"type": "realm_bot", "op": "update", "bot": {"user_id": bot_id, "is_active": True}},
+        ]

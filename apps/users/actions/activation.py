@@ -8,6 +8,7 @@ from apps.events.publish import Everyone, delete_queues_on_commit, forget_creden
 from apps.realms.audit import audit
 from apps.realms.models import AuditLogEventType, Realm
 from apps.users.actions.notify import send_person_update
+from apps.users.bots import send_bot_update
 from apps.users.errors import CannotDeactivateLastUserError, LastOwnerDeactivationError
 from apps.users.hooks import bot_reactivating, user_reactivated, users_deactivated
 from apps.users.models import User
@@ -50,7 +51,8 @@ def do_deactivate_user(user: User, *, acting_user: User | None) -> list[User]:
     """Deactivate the user and, first, every active bot they own. Returns all users deactivated.
 
     Raises for the organization's only owner. Audit: USER_DEACTIVATED for each. Emits:
-    realm_user/update {is_active: false} for each, then what the users_deactivated hooks send
+    realm_user/update {is_active: false} for each (and realm_bot/update {is_active: false} to those
+    who administer a bot, as Zulip's), then what the users_deactivated hooks send
     (user_group/update for group settings whose anonymous groups listed them,
     subscription/peer_remove for their channels), to the others. Group memberships are kept (reads
     ignore deactivated users); clients drop the user from groups by themselves. The deactivated
@@ -68,6 +70,8 @@ def do_deactivate_user(user: User, *, acting_user: User | None) -> list[User]:
             {"type": "realm_user", "op": "update", "person": {"user_id": each.id, "is_active": False}},
             Everyone(tuple(u.id for u in deactivated)),
         )
+        if each.is_bot:
+            send_bot_update(each, {"is_active": False})
     users_deactivated.call(deactivated)
     delete_queues_on_commit(u.id for u in deactivated)  # after their events: registered first
     return deactivated
@@ -94,7 +98,8 @@ def do_reactivate_user(user: User, *, acting_user: User | None) -> None:
     """Reactivate the user (alone: their bots stay as they are); reactivating an active user
     changes nothing (as in Zulip).
 
-    Audit: USER_REACTIVATED. Emits: realm_user/update {is_active: true}, then what the
+    Audit: USER_REACTIVATED. Emits: realm_user/update {is_active: true} (and realm_bot/update
+    {is_active: true} for a bot, to those who administer it), then what the
     user_reactivated hooks send (user_group/add_members for the user's groups, user_group/update
     for settings that list the user again, subscription/peer_add for their channels).
     """
@@ -104,4 +109,6 @@ def do_reactivate_user(user: User, *, acting_user: User | None) -> None:
     user.is_active = True
     audit(user.realm_id, AuditLogEventType.USER_REACTIVATED, modified_user=user, acting_user=acting_user)
     send_person_update(user, {"is_active": True})
+    if user.is_bot:
+        send_bot_update(user, {"is_active": True})
     user_reactivated.call(user)
