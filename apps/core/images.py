@@ -15,6 +15,7 @@ ACCEPTED_FORMATS = {
     "PNG": ("image/png", ".png"),
     "GIF": ("image/gif", ".gif"),
     "JPEG": ("image/jpeg", ".jpeg"),
+    "MPO": ("image/jpeg", ".jpeg"),  # a JPEG carrying more pictures (phone cameras'): its first is shown
     "WEBP": ("image/webp", ".webp"),
 }
 ACCEPTED_CONTENT_TYPES = frozenset(content_type for content_type, _ in ACCEPTED_FORMATS.values())
@@ -37,8 +38,8 @@ def open_image(data: bytes, content_type: str) -> Image.Image:
         warnings.simplefilter("error", Image.DecompressionBombWarning)
         try:
             image = Image.open(io.BytesIO(data))
-        except (UnidentifiedImageError, Image.DecompressionBombError, Image.DecompressionBombWarning, OSError):
-            raise BadImageError(UNDECODABLE) from None
+        except (UnidentifiedImageError, Image.DecompressionBombError, Image.DecompressionBombWarning, *DECODING_ERRORS):
+            raise BadImageError(UNDECODABLE) from None  # ValueError: a PNG text chunk too big to unpack, say
     if image.width * image.height > MAX_PIXELS:
         raise BadImageError("Image size exceeds limit.")
     if image.format not in ACCEPTED_FORMATS:

@@ -215,13 +215,18 @@ def uploaded_files(request: HttpRequest | Request) -> list:
 _CONTENT_TYPE_RE = re.compile(r"[A-Za-z0-9][A-Za-z0-9!#$&^_.+-]{0,126}/[A-Za-z0-9][A-Za-z0-9!#$&^_.+-]{0,126}")
 
 
+GENERIC_CONTENT_TYPE = "application/octet-stream"
+
+
 def content_type_of(declared: str | None, file_name: str) -> str:
-    """An uploaded file's content type: the one the client declared (when it is one), else the one
-    its name suggests (the official client declares none), else application/octet-stream."""
-    if declared and _CONTENT_TYPE_RE.fullmatch(declared.strip()):
-        return declared.strip().lower()
+    """An uploaded file's content type: the one the client declared (when it is one, and says more
+    than "some bytes"), else the one its name suggests (the official client declares none), else
+    application/octet-stream (as Zulip guesses)."""
+    declared = (declared or "").strip().lower()
+    if _CONTENT_TYPE_RE.fullmatch(declared) and declared != GENERIC_CONTENT_TYPE:
+        return declared
     guessed, _ = mimetypes.guess_type(file_name, strict=False)
-    return guessed or "application/octet-stream"
+    return guessed or GENERIC_CONTENT_TYPE
 
 
 def ignored_parameters(request: HttpRequest | Request) -> list[str]:

@@ -24,7 +24,8 @@ def emoji_image(data: bytes, content_type: str) -> EmojiImage:
     image = open_image(data, content_type)
     _, extension = ACCEPTED_FORMATS[image.format]
     try:
-        is_animated = bool(getattr(image, "is_animated", False))
+        # An MPO's other pictures are not frames of an animation: it is a still JPEG.
+        is_animated = image.format != "MPO" and bool(getattr(image, "is_animated", False))
         if is_animated:
             image.seek(0)
             still = io.BytesIO()
@@ -33,7 +34,7 @@ def emoji_image(data: bytes, content_type: str) -> EmojiImage:
         image.load()
         if image.width <= DEFAULT_EMOJI_SIZE and image.height <= DEFAULT_EMOJI_SIZE:
             return EmojiImage(data=data, extension=extension, is_animated=False, still_png=None)
-        image_format = image.format
+        image_format = "JPEG" if image.format == "MPO" else image.format
         image.thumbnail((DEFAULT_EMOJI_SIZE, DEFAULT_EMOJI_SIZE))
         if image_format == "JPEG" and image.mode not in ("RGB", "L"):
             image = image.convert("RGB")

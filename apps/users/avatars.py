@@ -29,17 +29,24 @@ def avatar_pngs(data: bytes, content_type: str) -> tuple[bytes, bytes]:
     image = open_image(data, content_type)
     try:
         image.seek(0)
-        image = ImageOps.exif_transpose(image).convert("RGBA")  # upright, as a phone's camera meant it
+        image.draft("RGB", (MEDIUM_AVATAR_SIZE, MEDIUM_AVATAR_SIZE))  # a big JPEG decoded at a fraction
+        image = ImageOps.exif_transpose(image)  # upright, as a phone's camera meant it
         side = min(image.width, image.height)
         left, top = (image.width - side) // 2, (image.height - side) // 2
         square = image.crop((left, top, left + side, top + side))
-        return _png(square, DEFAULT_AVATAR_SIZE), _png(square, MEDIUM_AVATAR_SIZE)
+        if square.mode not in ("RGB", "RGBA", "L", "LA"):  # palettes, CMYK, 16 bits: resized well in RGBA
+            square = square.convert("RGBA")
+        square.thumbnail((MEDIUM_AVATAR_SIZE, MEDIUM_AVATAR_SIZE))
+        medium = square.convert("RGBA")
+        small = medium
+        if medium.width > DEFAULT_AVATAR_SIZE:  # never enlarged
+            small = medium.resize((DEFAULT_AVATAR_SIZE, DEFAULT_AVATAR_SIZE), Image.Resampling.LANCZOS)
+        return _png(small), _png(medium)
     except DECODING_ERRORS:
         raise BadImageError(UNDECODABLE) from None
 
 
-def _png(square: Image.Image, size: int) -> bytes:
-    resized = square if square.width <= size else square.resize((size, size), Image.Resampling.LANCZOS)
+def _png(image: Image.Image) -> bytes:
     out = io.BytesIO()
-    resized.save(out, format="PNG")
+    image.save(out, format="PNG")
     return out.getvalue()

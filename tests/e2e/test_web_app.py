@@ -379,6 +379,9 @@ def test_a_picture_of_oneself(web_server, people, chromium):
         page.screenshot(path=SCREENSHOTS / "7-own-picture.png")
         page.click("#settings-avatar-remove")
         expect(page.locator("#settings-status")).to_have_text("Your picture is Gravatar's again.")
+        expect(page.locator("#settings-avatar")).to_have_attribute(
+            "src", re.compile(r"^https://secure\.gravatar\.com/")
+        )
         expect(message(other, "Who am I?").locator("img.avatar")).to_have_attribute(
             "src", re.compile(r"^https://secure\.gravatar\.com/avatar/")
         )

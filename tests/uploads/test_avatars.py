@@ -4,10 +4,13 @@ given to POST or PATCH /bots, the organization's avatar_changes_disabled, the pi
 without credentials at their /user_avatars/ address, and the realm_user (and realm_bot) events."""
 
 import json
+import struct
+import zlib
 from io import BytesIO
 
 import pytest
 from django.core.files.uploadedfile import SimpleUploadedFile
+from django.db import connection
 from django.test.client import BOUNDARY, MULTIPART_CONTENT, encode_multipart
 from PIL import Image
 
@@ -15,6 +18,7 @@ from apps.realms.models import AuditLogEventType, RealmAuditLog
 from apps.users.models import AvatarSource, User
 from apps.users.selectors import gravatar_url
 from tests.api import api_for, assert_error, assert_success
+from tests.concurrency import at_once
 from tests.uploads.conftest import image_bytes, post_files
 
 
@@ -168,3 +172,43 @@ def test_a_photo_is_turned_upright_as_its_exif_says(member, anonymous):
     shown = fetched(anonymous, url).convert("RGB")
     top_left, top_right = shown.getpixel((5, 5)), shown.getpixel((94, 5))
     assert abs(top_left[0] - top_right[0]) < 40  # one colour across the top: turned (else red | blue)
+
+
+def png_with_text_bomb() -> bytes:
+    """A small PNG whose compressed text chunk unpacks to more than Pillow reads (its ValueError)."""
+    plain = BytesIO()
+    Image.new("RGB", (4, 4)).save(plain, format="PNG")
+    data = plain.getvalue()
+    body = b"Comment\0\0" + zlib.compress(b"\0" * 5 * 2**20)
+    chunk = struct.pack(">I", len(body)) + b"zTXt" + body + struct.pack(">I", zlib.crc32(b"zTXt" + body))
+    return data[:33] + chunk + data[33:]  # after the signature and IHDR
+
+
+def test_pictures_that_only_look_like_images_are_refused(member, uploads_dir):
+    truncated_header = image_bytes()[:16] + b"\0\0\0\x0c" + image_bytes()[20:]  # IHDR's length cut to 12
+    for data in (png_with_text_bomb(), truncated_header):
+        response = set_avatar(member, f=picture(data))
+        assert_error(response, 400, "BAD_REQUEST", "Could not decode image; did you upload an image file?")
+    assert list(uploads_dir.rglob("*.png")) == []
+
+
+def test_a_phone_cameras_jpeg_with_more_pictures_and_a_generic_type_are_taken(member, anonymous):
+    mpo = BytesIO()
+    second = Image.new("RGB", (60, 40))
+    Image.new("RGB", (60, 40), (250, 0, 0)).save(mpo, format="MPO", save_all=True, append_images=[second])
+    url = assert_success(set_avatar(member, f=picture(mpo.getvalue(), "p.jpg", "image/jpeg")))["avatar_url"]
+    assert fetched(anonymous, url).convert("RGB").getpixel((20, 20))[0] > 200  # the first picture, red
+    generic = picture(image_bytes(), "me.png", "application/octet-stream")  # the name says what it is
+    assert assert_success(set_avatar(member, f=generic))["avatar_url"].endswith("?version=3")
+
+
+@pytest.mark.skipif(connection.vendor != "postgresql", reason="SQLite runs one writing transaction at a time")
+@pytest.mark.django_db(transaction=True)
+def test_changes_at_once_leave_only_the_last_pictures(member, uploads_dir):
+    calls = [lambda: set_avatar(member) for _ in range(4)] + [lambda: api_for(member).delete("/users/me/avatar")]
+    for response in at_once(*calls):
+        assert response.status_code == 200, response.content
+    member.refresh_from_db()
+    kept = sorted(path.name for path in uploads_dir.rglob("*.png"))
+    expected = [] if not member.avatar_hash else [f"{member.avatar_hash}-medium.png", f"{member.avatar_hash}.png"]
+    assert kept == expected

@@ -59,10 +59,12 @@ def do_change_avatar(user: User, source: str, avatar_hash: str = "", *, acting_u
 
     Audit: USER_AVATAR_SOURCE_CHANGED. Emits: realm_user/update with the avatar fields, and
     realm_bot/update {avatar_url} for a bot."""
-    old_source, old_hash = user.avatar_source, user.avatar_hash
-    User.objects.filter(id=user.id).update(
-        avatar_source=source, avatar_hash=avatar_hash, avatar_version=F("avatar_version") + 1
-    )
+    row = User.objects.filter(id=user.id)
+    # The write first: it locks the row (the database, on SQLite), so that what is read next is the
+    # avatar of the last change that committed, not the one this request authenticated with.
+    row.update(avatar_version=F("avatar_version") + 1)
+    old_source, old_hash = row.values_list("avatar_source", "avatar_hash").get()
+    row.update(avatar_source=source, avatar_hash=avatar_hash)
     user.refresh_from_db(fields=["avatar_source", "avatar_hash", "avatar_version"])
     forget_credentials_on_commit(user_ids=[user.id])
     audit_user_change(

@@ -378,8 +378,8 @@ async function setAvatar(event) {
 async function removeAvatar() {
   const status = $("#settings-status");
   try {
-    await api("DELETE", "/users/me/avatar");
-    $("#settings-avatar").src = state.users.get(state.ownUserId)?.avatar_url || "";
+    const body = await api("DELETE", "/users/me/avatar");
+    $("#settings-avatar").src = body.avatar_url; // Gravatar's, before the realm_user event comes
     status.textContent = "Your picture is Gravatar's again.";
   } catch (error) {
     status.textContent = `Not changed: ${error.message}`;
