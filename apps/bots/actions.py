@@ -126,7 +126,7 @@ def check_create_bot(
     except EmailInUseError:
         raise JsonableError("Email is already in use.") from None
     if avatar:
-        check_upload_avatar(bot, list(avatar), acting_user=owner)
+        check_upload_avatar(bot, avatar[0], acting_user=owner)
     return bot
 
 
@@ -176,7 +176,7 @@ def check_update_bot(
         _update_service(bot, service_payload_url, service_interface, acting_user=acting_user)
     do_change_bot_defaults(bot, _bot_defaults(acting_user, defaults or {}), acting_user=acting_user)
     if avatar:
-        check_upload_avatar(bot, list(avatar), acting_user=acting_user)
+        check_upload_avatar(bot, avatar[0], acting_user=acting_user)
 
 
 def _new_owner(bot: User, owner_id: int) -> User:

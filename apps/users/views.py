@@ -176,7 +176,7 @@ class OwnAvatarView(ApiView):
         if len(files) != 1:
             raise JsonableError("You must upload exactly one avatar.")
         check_may_change_avatar(request.user)
-        check_upload_avatar(request.user, files, acting_user=request.user)
+        check_upload_avatar(request.user, files[0], acting_user=request.user)
         return json_success(request, {"avatar_url": avatar_url(request.user)})
 
     def delete(self, request: Request):

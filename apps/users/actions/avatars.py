@@ -29,10 +29,9 @@ def check_may_change_avatar(acting_user: User) -> None:
         raise JsonableError("Avatar changes are disabled in this organization.")
 
 
-def check_upload_avatar(user: User, files: list[UploadedFile], *, acting_user: User) -> None:
-    """Make the one uploaded picture `user`'s avatar (Zulip's checks and texts; "You must upload
-    exactly one avatar." is the caller's, whose wording differs between the endpoints)."""
-    [uploaded] = files
+def check_upload_avatar(user: User, uploaded: UploadedFile, *, acting_user: User) -> None:
+    """Make the uploaded picture `user`'s avatar (Zulip's checks and texts; that one picture came is
+    the caller's to check, whose wording differs between the endpoints)."""
     if (uploaded.size or 0) > settings.MAX_AVATAR_FILE_SIZE_MIB * MIB:
         raise JsonableError(
             f"Uploaded file is larger than the allowed limit of {settings.MAX_AVATAR_FILE_SIZE_MIB} MiB"
