@@ -230,6 +230,48 @@ def test_the_app_reconnects_after_the_server_restarts(web_server, people, live_s
         browser.close()
 
 
+def test_a_message_arriving_while_a_view_loads_stays(web_server, people, chromium):
+    """The view's messages are answered from before a message that arrives by event meanwhile:
+    that message stays shown (with the spoiler its reader opened) once the answer is drawn."""
+    server, general = web_server
+    _, owner, member = people
+    url = server.url
+    with sync_playwright() as playwright:
+        browser = playwright.chromium.launch(executable_path=chromium, headless=True)
+        _, olive = log_in(browser, url, owner.delivery_email)
+        _, mick = log_in(browser, url, member.delivery_email)
+        olive.goto(f"{url}/#channel/{general.id}/topic/lunch")
+        olive.fill("#compose-content", "Before the view")
+        olive.press("#compose-content", "Enter")
+        expect(message(olive, "Before the view")).to_be_visible()
+
+        held = []  # Mick's view's messages, answered by the server but not yet given to the page
+
+        def hold(route):
+            if route.request.method != "GET":
+                return route.continue_()
+            held.append((route, route.fetch()))
+
+        mick.route(re.compile(r"/json/messages\?"), hold)
+        mick.goto(f"{url}/#channel/{general.id}")
+        while not held:
+            mick.wait_for_timeout(50)
+        olive.fill("#compose-content", "```spoiler The answer\nforty-two\n```")
+        olive.press("#compose-content", "Enter")
+        answer = message(mick, "The answer")
+        answer.locator("summary").click()
+        expect(answer.get_by_text("forty-two")).to_be_visible()
+
+        for route, response in held:
+            route.fulfill(response=response)
+        expect(message(mick, "Before the view")).to_be_visible()
+        expect(mick.locator("li.message")).to_have_count(2)
+        expect(mick.locator("li.message").last).to_contain_text("The answer")
+        expect(answer.get_by_text("forty-two")).to_be_visible()
+        assert_nothing_blocked(olive, mick)
+        browser.close()
+
+
 def test_one_person_at_200_percent_zoom_with_the_keyboard(web_server, people, chromium):
     """At 200% zoom (a 1280-pixel screen seen as 640 CSS pixels) the page is one column without
     sideways scrolling; the keyboard writes, edits (Esc cancels) and sends; channels are joined and

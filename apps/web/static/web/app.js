@@ -196,6 +196,9 @@ async function showView() {
   $("#unsubscribe").hidden = !(view.streamId && state.subs.has(view.streamId));
   renderSidebar();
   presetCompose(view);
+  state.messages = new Map(); // the view starts empty: events fill it while its messages load
+  $("#messages").replaceChildren();
+  showEmpty(null);
   const narrow = narrowFor(view, { users: state.users, ownEmail: state.ownEmail });
   const params = { anchor: "newest", num_before: 100, num_after: 0, narrow, apply_markdown: true };
   let body;
@@ -209,9 +212,14 @@ async function showView() {
     return;
   }
   if (token !== viewToken) return; // another view was chosen meanwhile
-  state.messages = new Map(body.messages.map((m) => [m.id, m]));
-  $("#messages").replaceChildren(...body.messages.map((m) => messageItem(m, ctx)));
-  showEmpty(body.messages.length ? null : "No messages here yet.");
+  // Messages that arrived by event while the view loaded are kept (the answer may predate them),
+  // as are the items already drawn for them (a spoiler opened meanwhile stays open).
+  const shown = new Map(body.messages.map((m) => [m.id, m]));
+  for (const [id, m] of state.messages) shown.set(id, m);
+  const ordered = [...shown.values()].sort((a, b) => a.id - b.id);
+  state.messages = new Map(ordered.map((m) => [m.id, m]));
+  $("#messages").replaceChildren(...ordered.map((m) => document.getElementById(`message-${m.id}`) ?? messageItem(m, ctx)));
+  showEmpty(ordered.length ? null : "No messages here yet.");
   scrollToBottom();
   markShownAsRead();
 }
