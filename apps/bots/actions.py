@@ -15,10 +15,11 @@ from apps.realms.selectors import lock_realm
 from apps.subscriptions.selectors import access_stream_by_name
 from apps.users.actions.activation import do_deactivate_user
 from apps.users.actions.avatars import check_upload_avatar
+from apps.users.actions.bot_owner import do_change_bot_owner
 from apps.users.actions.bot_services import do_change_bot_defaults, do_update_bot_service
 from apps.users.actions.create_user import check_email, check_full_name, check_service_url, do_create_user
 from apps.users.actions.roles import check_change_user_role
-from apps.users.actions.user_settings import do_change_bot_owner, do_change_full_name, do_change_user_delivery_email
+from apps.users.actions.user_settings import do_change_full_name, do_change_user_delivery_email
 from apps.users.bots import BOT_DEFAULTS
 from apps.users.errors import EmailInUseError
 from apps.users.models import BotService, BotType, Role, User

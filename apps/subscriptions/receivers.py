@@ -7,9 +7,14 @@ from typing import Any
 from apps.groups.hooks import group_deactivation_objections, group_membership_changing
 from apps.groups.models import UserGroup
 from apps.subscriptions.actions.access import GroupChannelAccess, send_stream_events_for_role_change
-from apps.subscriptions.actions.subscriptions import join_default_channels, send_peer_events_for_activation
-from apps.subscriptions.selectors import settings_using_groups, visible_streams
-from apps.users.hooks import person_created, user_reactivated, user_role_changing, users_deactivated
+from apps.subscriptions.actions.subscriptions import (
+    bulk_remove_subscriptions,
+    join_default_channels,
+    send_peer_events_for_activation,
+)
+from apps.subscriptions.models import Stream
+from apps.subscriptions.selectors import settings_using_groups, subscribed_stream_ids, visible_streams
+from apps.users.hooks import bot_owner_changed, person_created, user_reactivated, user_role_changing, users_deactivated
 from apps.users.models import User
 
 
@@ -35,6 +40,17 @@ def leave_subscriber_lists(users: Sequence[User]) -> None:
 @user_reactivated.register
 def rejoin_subscriber_lists(user: User) -> None:
     send_peer_events_for_activation(user.realm_id, [user], op="peer_add")
+
+
+@bot_owner_changed.register
+def leave_channels_hidden_from_the_owner(bot: User, acting_user: User | None) -> None:
+    """A bot given to someone leaves the private channels they are not subscribed to (its API key
+    would show them those channels), as Zulip's remove_bot_from_inaccessible_private_streams."""
+    hidden = Stream.objects.filter(id__in=subscribed_stream_ids(bot), invite_only=True).exclude(
+        id__in=subscribed_stream_ids(bot.bot_owner_id)
+    )
+    if streams := list(hidden):
+        bulk_remove_subscriptions(bot.realm, [bot], streams, acting_user=acting_user)
 
 
 @group_deactivation_objections.register

@@ -32,6 +32,10 @@ user_reactivated = Hooks("user_reactivated")
 # refuse (apps.bots: they must still be allowed to make bots of its kind, as in Zulip).
 bot_reactivating = Hooks("bot_reactivating")
 
+# bot_owner_changed(bot, acting_user): the bot was given to another person, bot.bot_owner
+# (apps.subscriptions: it leaves the private channels its new owner is not in).
+bot_owner_changed = Hooks("bot_owner_changed")
+
 # own_user_extras(user) -> dict: fields of GET /users/me that other apps own
 # (apps.messages: max_message_id).
 own_user_extras = Hooks("own_user_extras")

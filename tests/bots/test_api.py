@@ -193,6 +193,55 @@ def test_giving_a_bot_away(member, other_member, admin, guest, capture_events):
         refused(admin, "PATCH", f"/bots/{bot_id}", {"bot_owner_id": owner_id}, msg)
 
 
+def test_a_bot_given_away_leaves_the_private_channels_its_new_owner_is_not_in(
+    member, other_member, admin, make_stream, capture_events
+):
+    """Its key would otherwise show the new owner those channels (Zulip's
+    remove_bot_from_inaccessible_private_streams)."""
+    bot = User.objects.get(id=create(member)["user_id"])
+    secret = make_stream("secret", member, bot, private=True)
+    shared = make_stream("shared", member, other_member, bot, private=True)
+    public = make_stream("public", member, bot)
+    with capture_events(bot, member, event_types=["subscription"]) as received:
+        assert_success(api(member).patch(f"/bots/{bot.id}", {"bot_owner_id": other_member.id}))
+    assert {s["name"] for s in assert_success(api(bot).get("/users/me/subscriptions"))["subscriptions"]} == {
+        shared.name, public.name}  # fmt: skip
+    assert received[bot.id] == [
+        {"type": "subscription", "op": "remove", "subscriptions": [{"stream_id": secret.id, "name": "secret"}]}
+    ]
+    assert {"type": "subscription", "op": "peer_remove", "stream_ids": [secret.id], "user_ids": [bot.id]} in received[
+        member.id
+    ]
+    # An administrator given it keeps no more than what they are subscribed to either.
+    assert_success(api(admin).patch(f"/bots/{bot.id}", {"bot_owner_id": admin.id}))
+    assert [s["name"] for s in assert_success(api(bot).get("/users/me/subscriptions"))["subscriptions"]] == ["public"]
+
+
+def test_a_bot_whose_owner_left_becomes_its_reactivators(member, admin, make_stream, capture_events):
+    """As Zulip's do_reactivate_user: reactivated by an administrator while its owner is deactivated,
+    the bot is theirs (audited, announced, and out of the private channels they are not in)."""
+    bot = User.objects.get(id=create(member)["user_id"])
+    secret = make_stream("secret", member, bot, private=True)
+    assert_success(api(admin).delete(f"/users/{member.id}"))  # the bot goes with its owner
+    with capture_events(admin, event_types=["realm_user", "realm_bot"]) as received:
+        assert_success(api(admin).post(f"/users/{bot.id}/reactivate"))
+    bot.refresh_from_db()
+    assert (bot.is_active, bot.bot_owner_id) == (True, admin.id)
+    assert {"type": "realm_user", "op": "update", "person": {"user_id": bot.id, "bot_owner_id": admin.id}} in received[
+        admin.id
+    ]
+    changed = RealmAuditLog.objects.filter(modified_user=bot, event_type=AuditLogEventType.USER_BOT_OWNER_CHANGED)
+    assert changed.get().acting_user == admin
+    assert not assert_success(api(bot).get("/users/me/subscriptions"))["subscriptions"]
+    assert api(bot).get(f"/streams/{secret.id}").status_code == 400
+    # Reactivated while its owner is active, it stays theirs.
+    assert_success(api(admin).post(f"/users/{member.id}/reactivate"))
+    assert_success(api(admin).patch(f"/bots/{bot.id}", {"bot_owner_id": member.id}))
+    assert_success(api(member).delete(f"/bots/{bot.id}"))
+    assert_success(api(admin).post(f"/users/{bot.id}/reactivate"))
+    assert User.objects.get(id=bot.id).bot_owner_id == member.id
+
+
 def test_only_its_administrators_reach_a_bot(member, other_member, admin, owner, guest, foreign_user, bot):
     bot_id = create(member)["user_id"]
     notification_bot = User.objects.filter(realm=member.realm, bot_owner__isnull=True, bot_type__isnull=False).first()

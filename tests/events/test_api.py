@@ -17,13 +17,13 @@ from apps.events.publish import publish_in_order, write_outbox_event
 from apps.events.serializers import RegisterParams
 from apps.realms.actions import do_set_realm_deactivated
 from apps.users.actions.activation import do_deactivate_user, do_reactivate_user
+from apps.users.actions.bot_owner import do_change_bot_owner
 from apps.users.actions.create_user import do_create_user
 from apps.users.actions.profile_data import check_remove_user_custom_profile_data, check_update_user_custom_profile_data
 from apps.users.actions.realm_defaults import do_set_realm_user_defaults
 from apps.users.actions.roles import do_change_user_role
 from apps.users.actions.settings import check_update_settings
 from apps.users.actions.user_settings import (
-    do_change_bot_owner,
     do_change_full_name,
     do_change_user_delivery_email,
     do_refresh_avatar,

@@ -9,6 +9,7 @@ from django.core.management import call_command
 from apps.core.errors import JsonableError
 from apps.realms.models import AuditLogEventType, RealmAuditLog
 from apps.users.actions.activation import do_deactivate_user, do_reactivate_user
+from apps.users.actions.bot_owner import do_change_bot_owner
 from apps.users.actions.create_user import do_create_user
 from apps.users.actions.profile_fields import (
     check_add_realm_custom_profile_field,
@@ -18,7 +19,6 @@ from apps.users.actions.profile_fields import (
 )
 from apps.users.actions.roles import check_change_user_role, do_change_user_role
 from apps.users.actions.user_settings import (
-    do_change_bot_owner,
     do_change_full_name,
     do_change_user_delivery_email,
     do_regenerate_api_key,

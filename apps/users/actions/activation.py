@@ -7,6 +7,7 @@ from apps.core.errors import JsonableError, OrganizationOwnerRequiredError
 from apps.events.publish import Everyone, delete_queues_on_commit, forget_credentials_on_commit, send_event_on_commit
 from apps.realms.audit import audit
 from apps.realms.models import AuditLogEventType, Realm
+from apps.users.actions.bot_owner import do_change_bot_owner
 from apps.users.actions.notify import send_person_update
 from apps.users.bots import send_bot_update
 from apps.users.errors import CannotDeactivateLastUserError, LastOwnerDeactivationError
@@ -101,7 +102,8 @@ def do_reactivate_user(user: User, *, acting_user: User | None) -> None:
     Audit: USER_REACTIVATED. Emits: realm_user/update {is_active: true} (and realm_bot/update
     {is_active: true} for a bot, to those who administer it), then what the
     user_reactivated hooks send (user_group/add_members for the user's groups, user_group/update
-    for settings that list the user again, subscription/peer_add for their channels).
+    for settings that list the user again, subscription/peer_add for their channels). A bot whose
+    owner is deactivated becomes the acting person's (as Zulip's): see do_change_bot_owner.
     """
     if user.is_active:
         return
@@ -112,3 +114,6 @@ def do_reactivate_user(user: User, *, acting_user: User | None) -> None:
     if user.is_bot:
         send_bot_update(user, {"is_active": True})
     user_reactivated.call(user)
+    owner = user.bot_owner if user.bot_owner_id is not None else None
+    if owner is not None and not owner.is_active and acting_user is not None and not acting_user.is_bot:
+        do_change_bot_owner(user, acting_user, acting_user=acting_user)

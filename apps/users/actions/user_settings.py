@@ -20,7 +20,6 @@ from apps.users.actions.notify import (
 )
 from apps.users.actions.profile_data import check_update_user_custom_profile_data
 from apps.users.actions.roles import check_change_user_role
-from apps.users.bots import send_bot_added, send_bot_removed
 from apps.users.errors import EmailInUseError
 from apps.users.models import User
 from apps.users.selectors import api_email
@@ -98,39 +97,6 @@ def do_change_user_delivery_email(user: User, new_email: str, *, acting_user: Us
         if api_email(user) != old_api_email:
             send_person_update(user, {"new_email": api_email(user)})
         send_avatar_update(user)
-
-
-def do_change_bot_owner(bot: User, owner: User, *, acting_user: User | None) -> None:
-    """Give the bot to another active user of its organization.
-
-    Audit: USER_BOT_OWNER_CHANGED. Emits: realm_user/update {bot_owner_id}; as Zulip's
-    send_bot_owner_update_events, realm_bot/delete to the previous owner and realm_bot/add to the
-    new one (unless they are administrators, who administer it still)."""
-    if not bot.is_bot:
-        raise JsonableError("Only bots have an owner")
-    if owner.realm_id != bot.realm_id or not owner.is_active or owner.is_bot:
-        raise JsonableError("Invalid bot owner")
-    old_owner_id = bot.bot_owner_id
-    if owner.id == old_owner_id:
-        return
-    old_owner = User.objects.filter(id=old_owner_id).first() if old_owner_id is not None else None
-    with transaction.atomic(savepoint=False):
-        User.objects.filter(id=bot.id).update(bot_owner=owner)
-        bot.bot_owner = owner
-        forget_credentials_on_commit(user_ids=[bot.id])
-        audit_user_change(
-            bot,
-            AuditLogEventType.USER_BOT_OWNER_CHANGED,
-            "bot_owner_id",
-            old_owner_id,
-            owner.id,
-            acting_user=acting_user,
-        )
-        send_person_update(bot, {"bot_owner_id": owner.id})
-        if old_owner is not None and not old_owner.is_admin:
-            send_bot_removed(bot, {old_owner.id})
-        if not owner.is_admin:
-            send_bot_added(bot, {owner.id})
 
 
 @transaction.atomic(savepoint=False)
