@@ -14,11 +14,13 @@ import threading
 import time
 import uuid
 from collections import deque
+from collections.abc import Sequence
 from dataclasses import dataclass
 
 import redis.exceptions
 from django.conf import settings
 
+from apps.core.errors import RateLimitedError
 from apps.core.metrics import count_dependency_error
 from apps.core.redis_client import get_redis, redis_key
 
@@ -203,6 +205,16 @@ def check(key: str, limit: tuple[int, int], *, record: bool = True, cost: int = 
         raise ValueError(f"cost {cost} is outside 1..{count_limit}")
     hit = backend().hit(key, count_limit, window, record=record, cost=cost)
     return _state(count_limit, window, *hit, record=record)
+
+
+def check_all(limits: Sequence[tuple[str, tuple[int, int]]]) -> None:
+    """Count one hit against each (key, limit) when every one of them has room; else raise
+    RateLimitedError (the longest wait) and count none, so a refused request takes no slot."""
+    waits = [state.retry_after for key, limit in limits if (state := check(key, limit, record=False)).blocked]
+    if waits:
+        raise RateLimitedError(max(waits))
+    for key, limit in limits:
+        check(key, limit)
 
 
 def check_in_process(key: str, limit: tuple[int, int]) -> RateLimitState:

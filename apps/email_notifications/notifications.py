@@ -30,12 +30,11 @@ from datetime import timedelta
 from typing import Any
 
 from django.conf import settings
-from django.core.mail import EmailMessage
 from django.db import transaction
 from django.db.models import QuerySet
-from django.template.loader import render_to_string
 from django.utils import timezone
 
+from apps.core.mail import templated_email
 from apps.core.tasks import periodic, retried_task
 from apps.email_notifications.models import EmailNotification
 from apps.messages.hooks import message_sent
@@ -269,9 +268,7 @@ def _send(user: User, messages: list[Message], triggers: set[str]) -> None:
         "channel": triggers <= {FOLLOWED_TOPIC, CHANNEL} and CHANNEL in triggers,
         "settings_link": f"{realm.url}/#settings/notifications",
     }
-    subject = " ".join(render_to_string("email_notifications/messages.subject.txt", context).split())
-    body = render_to_string("email_notifications/messages.txt", context)
     try:
-        EmailMessage(subject, body, settings.DEFAULT_FROM_EMAIL, [user.delivery_email]).send()
+        templated_email("email_notifications/messages", context, user.delivery_email).send()
     except smtplib.SMTPRecipientsRefused as exc:  # this address, for good or for now: not retried
         logger.warning("the mail server refused the notification email to %s: %s", user.delivery_email, exc)

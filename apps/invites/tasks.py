@@ -3,17 +3,9 @@ expires (Zulip's invitation_reminder, for links valid four days or more), both q
 apps.invites.actions.email_invitations in the transaction that records the email, and sent by the
 task worker (the reminder when its time comes)."""
 
-import logging
-import smtplib
-
-from django.conf import settings
-from django.core.mail import EmailMessage
-from django.template.loader import render_to_string
-
-from apps.core.tasks import TemporaryFailure, retried_task
+from apps.core.mail import send_or_retry, templated_email
+from apps.core.tasks import retried_task
 from apps.invites.models import EmailInvitation
-
-logger = logging.getLogger("apps.invites")
 
 # Attempts while the mail server is down or refuses for now (the waits add up to about 10 minutes).
 MAX_ATTEMPTS = 6
@@ -54,16 +46,6 @@ def _email(invite: EmailInvitation, template: str) -> None:
         "link": invite.link_url,
         "expiry_date": invite.expiry_date,
     }
-    subject = " ".join(render_to_string(f"{template}.subject.txt", context).split())
-    body = render_to_string(f"{template}.txt", context)
     reply_to = [context["referrer_email"]] if context["referrer_email"] else []
-    message = EmailMessage(subject, body, settings.DEFAULT_FROM_EMAIL, [invite.email], reply_to=reply_to)
-    try:
-        message.send()
-    except smtplib.SMTPRecipientsRefused as exc:
-        codes = [code for code, _ in exc.recipients.values()]
-        if any(400 <= code < 500 for code in codes):
-            raise TemporaryFailure(f"the mail server refused {invite.email} for now: {codes}") from exc
-        logger.warning("the mail server refused the invitation %d to %s: %s", invite.id, invite.email, codes)
-    except (smtplib.SMTPException, OSError) as exc:
-        raise TemporaryFailure(f"could not send the invitation {invite.id}: {exc!r}") from exc
+    message = templated_email(template, context, invite.email, reply_to=reply_to)
+    send_or_retry(message, f"the invitation {invite.id} to {invite.email}")

@@ -2,7 +2,9 @@
 Django's password validators), so that a person sees every problem next to its field at once."""
 
 from django import forms
+from django.contrib.auth.forms import SetPasswordForm
 from django.contrib.auth.password_validation import password_validators_help_texts, validate_password
+from django.core.validators import MaxLengthValidator
 
 from apps.core.errors import JsonableError
 from apps.realms.models import Realm
@@ -63,3 +65,19 @@ class LoginForm(forms.Form):
     password = forms.CharField(
         label="Password", strip=False, max_length=MAX_PASSWORD_LENGTH, widget=forms.PasswordInput
     )
+
+
+class PasswordResetForm(forms.Form):
+    email = forms.CharField(label="Email address", max_length=254)
+
+
+class NewPasswordForm(SetPasswordForm):
+    """Django's form setting a new password (typed twice, through the validators), with the length
+    limit of the other password fields."""
+
+    def __init__(self, *args, **kwargs) -> None:
+        super().__init__(*args, **kwargs)
+        for field in self.fields.values():
+            field.max_length = MAX_PASSWORD_LENGTH
+            field.validators.append(MaxLengthValidator(MAX_PASSWORD_LENGTH))
+            field.widget.attrs["maxlength"] = str(MAX_PASSWORD_LENGTH)

@@ -15,4 +15,12 @@ urlpatterns = [
     path("account", RedirectView.as_view(url="/account/")),
     path("account/api_key/regenerate", pages.RegenerateApiKeyView.as_view(), name="regenerate_api_key"),
     path("logout/", pages.LogoutView.as_view(), name="logout"),
+    # A forgotten password, at Zulip's addresses.
+    path("accounts/password/reset/", pages.PasswordResetView.as_view(), name="password_reset"),
+    path("accounts/password/reset/done/", pages.PasswordResetSentView.as_view(), name="password_reset_sent"),
+    path(
+        "accounts/password/reset/<str:uidb64>/<str:token>/",
+        pages.PasswordResetConfirmView.as_view(),
+        name="password_reset_confirm",
+    ),
 ]

@@ -13,8 +13,10 @@ import math
 
 from django.contrib import messages
 from django.contrib.auth import login, logout
+from django.contrib.auth import views as auth_views
 from django.http import HttpRequest, HttpResponse
 from django.shortcuts import redirect, render
+from django.urls import reverse_lazy
 from django.utils.decorators import method_decorator
 from django.views import View
 from django.views.decorators.cache import never_cache
@@ -28,11 +30,12 @@ from apps.invites.errors import InvalidInvitationLinkError
 from apps.invites.models import EmailInvitation
 from apps.invites.selectors import usable_invite_by_key
 from apps.realms.models import Realm
+from apps.users.actions.password_reset import check_request_password_reset, do_reset_password, password_reset_user
 from apps.users.actions.user_settings import do_regenerate_api_key
 from apps.users.backends import check_password_login
 from apps.users.errors import EmailInUseError
 from apps.users.selectors import api_email
-from apps.web.forms import JoinForm, LoginForm
+from apps.web.forms import JoinForm, LoginForm, NewPasswordForm, PasswordResetForm
 
 # The backend that keeps a session's user (RealmEmailBackend.get_user).
 SESSION_BACKEND = "apps.users.backends.RealmEmailBackend"
@@ -211,3 +214,81 @@ class LogoutView(View):
         logout(request)
         messages.info(request, "You are logged out.")
         return redirect("login")
+
+
+# --- a forgotten password (apps.users.actions.password_reset) ---------------------------------------
+
+
+@method_decorator(never_cache, name="dispatch")
+class PasswordResetView(View):
+    """GET asks for an address; POST has the answer emailed and says so, whatever the address."""
+
+    http_method_names = ["get", "post", "head"]
+
+    def dispatch(self, request: HttpRequest) -> HttpResponse:
+        self.realm = _realm(request)
+        if self.realm is None:
+            return _no_organization(request)
+        return super().dispatch(request)
+
+    def get(self, request: HttpRequest) -> HttpResponse:
+        return self._form(request, PasswordResetForm())
+
+    def post(self, request: HttpRequest) -> HttpResponse:
+        form = PasswordResetForm(request.POST)
+        if not form.is_valid():
+            return self._form(request, form, status=400)
+        try:
+            check_request_password_reset(self.realm, form.cleaned_data["email"])
+        except RateLimitedError as exc:
+            minutes = max(math.ceil(exc.retry_after / 60), 1)
+            form.add_error(None, f"Too many password reset emails for this address! Try again in {minutes} minutes.")
+            return self._form(request, form, status=429)
+        except JsonableError as exc:
+            form.add_error(None, exc.msg)
+            return self._form(request, form, status=400)
+        return redirect("password_reset_sent")
+
+    def _form(self, request: HttpRequest, form: PasswordResetForm, *, status: int = 200) -> HttpResponse:
+        return render(request, "web/password_reset.html", {"realm": self.realm, "form": form}, status=status)
+
+
+class PasswordResetSentView(View):
+    http_method_names = ["get", "head"]
+
+    def get(self, request: HttpRequest) -> HttpResponse:
+        realm = _realm(request)
+        if realm is None:
+            return _no_organization(request)
+        return render(request, "web/password_reset.html", {"realm": realm, "sent": True})
+
+
+class PasswordResetConfirmView(auth_views.PasswordResetConfirmView):
+    """Django's: the link's token is kept in the session and the browser sent on to a page without
+    it (no address with the token leaks through a Referer); that page sets the new password. Only
+    for a person of the host's organization; then they log in with it."""
+
+    template_name = "web/password_reset_confirm.html"
+    form_class = NewPasswordForm
+    success_url = reverse_lazy("login")
+
+    def dispatch(self, request: HttpRequest, *args, **kwargs) -> HttpResponse:
+        self.realm = _realm(request)
+        if self.realm is None:
+            return _no_organization(request)
+        response = super().dispatch(request, *args, **kwargs)
+        if response.status_code == 200 and not self.validlink:
+            response.status_code = 404
+        return response
+
+    def get_user(self, uidb64: str):
+        return password_reset_user(self.realm, uidb64)
+
+    def get_context_data(self, **kwargs):
+        return {**super().get_context_data(**kwargs), "realm": self.realm}
+
+    def form_valid(self, form: NewPasswordForm) -> HttpResponse:
+        do_reset_password(self.user, form.cleaned_data["new_password1"])
+        del self.request.session[auth_views.INTERNAL_RESET_SESSION_TOKEN]
+        messages.success(self.request, "Your password was changed. Log in with it.")
+        return redirect(self.success_url)

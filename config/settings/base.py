@@ -371,6 +371,14 @@ RATE_LIMIT_EMAIL_CHANGE = (
     (cfg.positive_int("RATE_LIMIT_EMAIL_CHANGE_PER_HOUR", 2), 3600),
     (cfg.positive_int("RATE_LIMIT_EMAIL_CHANGE_PER_DAY", 5), 86400),
 )
+# How long a link setting a new password (/accounts/password/reset/) may be used (Django's own
+# setting); a link also stops working once the password changes or its owner logs in.
+PASSWORD_RESET_TIMEOUT = cfg.positive_int("PASSWORD_RESET_LINK_VALIDITY_SECONDS", 24 * 3600)
+# Password reset emails one address may be sent (Zulip's password_reset_form_by_email): per hour and per day.
+RATE_LIMIT_PASSWORD_RESET = (
+    (cfg.positive_int("RATE_LIMIT_PASSWORD_RESET_PER_HOUR", 2), 3600),
+    (cfg.positive_int("RATE_LIMIT_PASSWORD_RESET_PER_DAY", 5), 86400),
+)
 
 # Invitation emails (POST /invites and their resending) an organization may send in 24 hours: a
 # member cannot turn the server into a source of spam.

@@ -10,14 +10,13 @@ from django.conf import settings
 from django.contrib.auth.hashers import make_password
 from django.contrib.auth.password_validation import validate_password
 from django.core.exceptions import ValidationError
-from django.core.mail import send_mail
 from django.db import transaction
-from django.template.loader import render_to_string
 from django.urls import reverse
 from django.utils import timezone
 
 from apps.core import ratelimit
 from apps.core.errors import AuthenticationFailedError, JsonableError, RateLimitedError
+from apps.core.mail import templated_email
 from apps.realms.domains import check_email_allowed
 from apps.users.actions.create_user import check_email, check_email_available
 from apps.users.actions.user_settings import do_change_user_delivery_email
@@ -71,14 +70,9 @@ def check_email_change(user: User, email: str) -> str | None:
 def _count_email_change(user: User) -> None:
     if not settings.RATE_LIMITING_ENABLED:
         return
-    limits = [(f"email_change_by_user:{limit[1]}:{user.id}", limit) for limit in settings.RATE_LIMIT_EMAIL_CHANGE]
-    # Every window is asked before any counts, so a refused request takes no slot.
-    for key, limit in limits:
-        state = ratelimit.check(key, limit, record=False)
-        if state.blocked:
-            raise RateLimitedError(state.retry_after)
-    for key, limit in limits:
-        ratelimit.check(key, limit)
+    ratelimit.check_all(
+        [(f"email_change_by_user:{limit[1]}:{user.id}", limit) for limit in settings.RATE_LIMIT_EMAIL_CHANGE]
+    )
 
 
 @transaction.atomic(savepoint=False)
@@ -159,9 +153,7 @@ def check_confirm_email_change(key: str, realm_id: int) -> EmailChangeRequest:
 def _send(template: str, to: str, context: dict) -> None:
     """Send a templated email (`<template>.subject.txt` and `<template>.txt`); a failure is logged,
     not raised: the change it tells of is already committed."""
-    subject = " ".join(render_to_string(f"{template}.subject.txt", context).split())
-    body = render_to_string(f"{template}.txt", context)
     try:
-        send_mail(subject, body, settings.DEFAULT_FROM_EMAIL, [to])
+        templated_email(template, context, to).send()
     except Exception:
         logger.exception("could not send %s to %s", template, to)
