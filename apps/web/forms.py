@@ -81,3 +81,4 @@ class NewPasswordForm(SetPasswordForm):
             field.max_length = MAX_PASSWORD_LENGTH
             field.validators.append(MaxLengthValidator(MAX_PASSWORD_LENGTH))
             field.widget.attrs["maxlength"] = str(MAX_PASSWORD_LENGTH)
+        self.fields["new_password1"].help_text = " ".join(password_validators_help_texts())
