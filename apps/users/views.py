@@ -1,5 +1,6 @@
 """Users, own profile, custom profile fields and API-key retrieval (/api/v1)."""
 
+from django.contrib.auth import update_session_auth_hash
 from rest_framework.request import Request
 
 from apps.core.auth import realm_for_request
@@ -7,6 +8,7 @@ from apps.core.errors import JsonableError
 from apps.core.params import parse_params, uploaded_files, uses_params
 from apps.core.permissions import IsAuthenticatedUser, IsHuman, IsOrganizationAdministrator
 from apps.core.responses import json_success
+from apps.core.sessions import is_session_api
 from apps.core.views import ApiView
 from apps.users.actions.activation import check_deactivate_own_user, check_deactivate_user, check_reactivate_user
 from apps.users.actions.avatars import check_may_change_avatar, check_upload_avatar, do_change_avatar
@@ -284,6 +286,11 @@ class SettingsView(ApiView):
             else TargetUsers(tuple(targets.user_ids), tuple(targets.group_ids), targets.skip_if_already_edited),
             acting_user=request.user,
         )
+        if params.new_password is not None and is_session_api(request):
+            # A new password ends the user's sessions (Django's session hash) but this browser's,
+            # as in Zulip, saved at once so the next request finds it.
+            update_session_auth_hash(request._request, request.user)
+            request._request.session.save()
         return json_success(request)
 
 

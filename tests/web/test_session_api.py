@@ -2,6 +2,8 @@
 with the CSRF token required on unsafe methods; API keys are not accepted there, nor sessions on
 /api/v1. The event queue too: POST /json/register, GET and DELETE /json/events."""
 
+from urllib.parse import urlencode
+
 import pytest
 from django.test import Client
 
@@ -113,3 +115,16 @@ def test_the_event_queue_over_json(event_backend, member, make_stream):
     assert_error(client.delete("/json/events", delete, content_type=form), 403, "CSRF_FAILED")
     assert_success(client.delete("/json/events", delete, content_type=form, **csrf))
     assert_error(client.get("/json/events", poll), 400, "BAD_EVENT_QUEUE_ID")
+
+
+def test_a_new_password_keeps_this_browser_logged_in_and_ends_the_others(member):
+    """As Zulip's json_change_settings (update_session_auth_hash); through the API, every session ends."""
+    client, other = logged_in(member), logged_in(member)
+    first, second = "a brand new and unusual passphrase 51", "and yet another unusual passphrase 52"
+    answer = client.patch("/json/settings", urlencode({"old_password": RIGHT, "new_password": first}),
+                          content_type="application/x-www-form-urlencoded", HTTP_X_CSRFTOKEN=token(client))  # fmt: skip
+    assert_success(answer)
+    assert_success(client.get("/json/users/me"))
+    assert_error(other.get("/json/users/me"), 401, "UNAUTHORIZED")
+    assert_success(ApiClient(member).patch("/settings", {"old_password": first, "new_password": second}))
+    assert_error(client.get("/json/users/me"), 401, "UNAUTHORIZED")
