@@ -429,3 +429,39 @@ def test_a_picture_of_oneself(web_server, people, chromium):
         )
         assert_nothing_blocked(page, other)
         browser.close()
+
+
+def test_a_new_password_from_the_settings(web_server, people, chromium):
+    """The settings change the password: this page stays connected and keeps working, another
+    browser of the same person is logged out, and the new password logs in."""
+    server, general = web_server
+    _, owner, _ = people
+    new = "a brand new and unusual passphrase 53"
+    with sync_playwright() as playwright:
+        browser = playwright.chromium.launch(executable_path=chromium, headless=True)
+        context, page = log_in(browser, server.url, owner.delivery_email)
+        other_context, _ = log_in(browser, server.url, owner.delivery_email)
+        page.click("#open-settings")
+        page.fill("#password-old", "not my password")
+        page.fill("#password-new", new)
+        page.click("#password-form button[type=submit]")
+        expect(page.locator("#password-status")).to_have_text("Not changed: Wrong password!")
+        page.fill("#password-old", PASSWORD)
+        page.fill("#password-new", new)
+        page.click("#password-form button[type=submit]")
+        expect(page.locator("#password-status")).to_have_text("Your password was changed.")
+        expect(page.locator("#password-old")).to_have_value("")
+        assert context.request.get(f"{server.url}/json/users/me").status == 200
+        assert other_context.request.get(f"{server.url}/json/users/me").status == 401
+        page.goto(f"{server.url}/#channel/{general.id}/topic/passwords")
+        page.fill("#compose-content", "Still here after the change")
+        page.press("#compose-content", "Enter")
+        expect(message(page, "Still here after the change")).to_be_visible()
+        page.click("#logout")
+        page.wait_for_url(f"{server.url}/login/")
+        page.fill("input[name=email]", owner.delivery_email)
+        page.fill("input[name=password]", new)
+        page.click("button[type=submit]")
+        page.wait_for_url(f"{server.url}/")
+        assert_nothing_blocked(page)
+        browser.close()

@@ -405,6 +405,19 @@ async function saveSettings(event) {
   }
 }
 
+// A new password keeps this browser logged in (the server renews its session) and ends the others.
+async function changePassword(event) {
+  event.preventDefault();
+  const status = $("#password-status");
+  try {
+    await api("PATCH", "/settings", { old_password: $("#password-old").value, new_password: $("#password-new").value });
+    event.target.reset();
+    status.textContent = "Your password was changed.";
+  } catch (error) {
+    status.textContent = `Not changed: ${error.message}`;
+  }
+}
+
 // --- presence ------------------------------------------------------------------------------------
 
 async function ping() {
@@ -440,6 +453,7 @@ function start() {
     $("#settings-name").focus();
   });
   $("#settings-form").addEventListener("submit", saveSettings);
+  $("#password-form").addEventListener("submit", changePassword);
   $("#settings-avatar-file").addEventListener("change", setAvatar);
   $("#settings-avatar-remove").addEventListener("click", removeAvatar);
   $("#search-form").addEventListener("submit", (event) => {
