@@ -218,6 +218,20 @@ class ServiceUnavailableError(JsonableError):
         return {"Retry-After": str(settings.SERVICE_UNAVAILABLE_RETRY_AFTER)}
 
 
+class ConflictingChangeError(JsonableError):
+    """The database gave up on the request's transaction because of another one made at the same
+    moment (a deadlock, a serialization failure): nothing was changed, and trying again works."""
+
+    code = ErrorCode.SERVICE_UNAVAILABLE
+    http_status_code = 503
+
+    def __init__(self) -> None:
+        super().__init__("Service temporarily unavailable: a conflicting change was made at the same moment; try again")
+
+    def headers(self) -> dict[str, str]:
+        return {"Retry-After": "1"}
+
+
 class InternalServerError(JsonableError):
     code = ErrorCode.INTERNAL_SERVER_ERROR
     http_status_code = 500
@@ -269,10 +283,19 @@ def error_response(error: JsonableError) -> CompactJsonResponse:
     return response
 
 
+def is_conflict(exc: BaseException) -> bool:
+    """Whether `exc` is PostgreSQL ending the transaction because of a concurrent one (SQLSTATE
+    class 40: a deadlock, a serialization failure)."""
+    return isinstance(exc, OperationalError) and str(getattr(exc.__cause__, "sqlstate", "") or "").startswith("40")
+
+
 def as_jsonable_error(exc: BaseException) -> JsonableError | None:
     """Translate any exception a view may raise into our error type; None if it is a bug."""
     if isinstance(exc, JsonableError):
         return exc
+    if is_conflict(exc):
+        logger.warning("transaction given up for a concurrent one: %s", exc)
+        return ConflictingChangeError()
     if (unavailable := dependency_error(exc)) is not None:
         count_dependency_failure(exc)
         logger.warning("dependency unavailable: %s: %s", type(exc).__name__, exc)

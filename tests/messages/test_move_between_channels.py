@@ -4,12 +4,14 @@ to those who keep, lose or gain the messages; their rows; the channels' first_me
 policies following a whole topic; the Notification Bot's notices; the edit history."""
 
 import pytest
+from django.db import connection
 
 from apps.messages.models import Message, NotificationBot, UserMessage
 from apps.subscriptions.actions.channels import do_deactivate_stream
 from apps.subscriptions.actions.user_topics import do_set_user_topic_visibility_policy
 from apps.subscriptions.models import Stream, UserTopic
 from tests.api import api_for, assert_success
+from tests.concurrency import at_once
 from tests.messages.test_edit_message import edit, refused, sent_ago, set_group, shown, topic_ids
 
 BULK = '{"bulk_message_deletion": true}'
@@ -304,3 +306,24 @@ def test_notices_arrive_read_for_the_mover_only(design, kitchen, send, member, a
     flags = dict(UserMessage.objects.filter(message=notice).values_list("user_id", "flags"))
     assert flags[admin.id] & UserMessage.READ
     assert not flags[member.id] & UserMessage.READ
+
+
+@pytest.mark.skipif(connection.vendor != "postgresql", reason="SQLite runs one writing transaction at a time")
+@pytest.mark.django_db(transaction=True)
+def test_moves_at_the_same_moment_are_made_one_after_the_other(design, kitchen, send, member, admin, moderator):
+    """Moves of one topic from different messages (each locks the topic's messages) and moves
+    between two channels both ways (each updates both channels) deadlocked on PostgreSQL, and the
+    loser was told the database could not be reached: each now waits for the other."""
+    for round_ in range(3):
+        ids = [send(member, design, f"m{n}", topic=f"busy {round_}") for n in range(20)]
+        back = [send(member, kitchen, f"k{n}", topic=f"back {round_}") for n in range(20)]
+        answers = at_once(
+            lambda ids=ids, r=round_: edit(admin, ids[0], topic=f"first {r}", propagate_mode="change_all"),
+            lambda ids=ids, r=round_: edit(moderator, ids[-1], topic=f"second {r}", propagate_mode="change_all"),
+            lambda ids=ids: edit(admin, ids[10], stream_id=kitchen.id, propagate_mode="change_all"),
+            lambda back=back: edit(moderator, back[5], stream_id=design.id, propagate_mode="change_all"),
+        )
+        assert [answer.status_code for answer in answers] == [200] * 4, [a.content for a in answers]
+        # The topic moved as a whole each time: its messages are together, wherever the last move put them.
+        assert len(set(Message.objects.filter(id__in=ids).values_list("stream_id", "topic"))) == 1
+        assert len(set(Message.objects.filter(id__in=back).values_list("stream_id", "topic"))) == 1

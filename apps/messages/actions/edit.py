@@ -15,7 +15,7 @@ from dataclasses import dataclass
 from django.db import transaction
 from django.utils import timezone
 
-from apps.core.errors import ErrorCode, JsonableError
+from apps.core.errors import ConflictingChangeError, ErrorCode, JsonableError
 from apps.events.publish import send_event_on_commit
 from apps.groups.selectors import has_realm_permission
 from apps.linkifiers.selectors import linkifier_rules
@@ -187,6 +187,25 @@ def _messages_to_move(user: User, message: Message, edit: MessageEdit) -> list[M
     return moved
 
 
+def _locked(message_id: int, *, moving: bool, to_channel_id: int | None) -> Message:
+    """The message, its row locked. A move first locks the message's channel and the one it goes to
+    (`to_channel_id`, if any), in id order, FOR NO KEY UPDATE (sends to them go on): moves of one
+    topic, which lock its messages, and moves between two channels, which update both, are then
+    made one after the other instead of deadlocking."""
+    messages = Message.objects.select_related("stream", "sender", "realm").filter(id=message_id)
+    for _ in range(3):
+        channel_id = Message.objects.filter(id=message_id).values_list("stream_id", flat=True).first()
+        if moving and channel_id is not None:
+            ids = {channel_id} | ({to_channel_id} if to_channel_id is not None and 0 < to_channel_id < 2**63 else set())
+            list(Stream.objects.select_for_update(no_key=True).filter(id__in=ids).order_by("id").values_list("id"))
+        message = messages.select_for_update(of=("self",)).first()
+        if message is None:
+            raise InvalidMessageError()
+        if not moving or message.stream_id == channel_id:
+            return message
+    raise ConflictingChangeError()  # moved to another channel between the two reads, each time
+
+
 @transaction.atomic
 def check_update_message(
     message: Message,
@@ -210,11 +229,7 @@ def check_update_message(
     for a move between channels, see send_channel_move_events; user_topic for the policies that
     follow a whole topic; the Notification Bot's notices (send_move_notices).
     """
-    locked = Message.objects.select_for_update(of=("self",)).select_related("stream", "sender", "realm")
-    locked = locked.filter(id=message.id)
-    message = locked.first()
-    if message is None:
-        raise InvalidMessageError()
+    message = _locked(message.id, moving=topic is not None or stream_id is not None, to_channel_id=stream_id)
     edit = check_message_edit(
         acting_user,
         message,
