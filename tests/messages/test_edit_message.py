@@ -98,6 +98,8 @@ def test_only_the_sender_edits_content_within_the_limit(realm, design, send, mem
     realm.allow_message_editing = False
     realm.save(update_fields=["allow_message_editing"])
     refused(member, message_id, "Your organization has turned off message editing", content="again")
+    # Zulip's order: the organization's switch before whose message it is.
+    refused(admin, message_id, "Your organization has turned off message editing", content="theirs")
 
 
 @pytest.mark.parametrize(
@@ -127,10 +129,16 @@ def test_content_edited_to_nothing_reads_deleted(design, send, member):
     assert message["edit_history"][0]["prev_content"] == "hello"
 
 
-def test_the_expected_content_digest_is_checked(design, send, member):
+def test_the_expected_content_digest_is_checked(design, send, member, admin):
     message_id = send(member, design, "hello")
     digest = hashlib.sha256(b"hello").hexdigest()
+    wrong = "'prev_content_sha256' value does not match the expected value."
+    # As Zulip's: after whether the user may edit it; for moves too.
+    refused(admin, message_id, "You don't have permission to edit this message", content="x", prev_content_sha256="0")
+    refused(member, message_id, wrong, topic="elsewhere", prev_content_sha256=digest[::-1])
     assert_success(edit(member, message_id, content="hello!", prev_content_sha256=digest))
+    new_digest = hashlib.sha256(b"hello!").hexdigest()
+    assert_success(edit(member, message_id, topic="elsewhere", prev_content_sha256=new_digest))
 
 
 def test_widgets_and_others_messages_cannot_be_edited(design, send, member, admin, foreign_user):

@@ -12,7 +12,7 @@ from apps.subscriptions.actions.user_topics import do_set_user_topic_visibility_
 from apps.subscriptions.models import UserTopic
 from apps.users.settings_values import ResolvedTopicNoticeAutoRead
 from tests.api import assert_success
-from tests.messages.test_edit_message import edit, refused, shown, topic_ids
+from tests.messages.test_edit_message import edit, refused, set_group, shown, topic_ids
 from tests.messages.test_move_between_channels import mention, notices
 
 
@@ -145,3 +145,17 @@ def test_resolving_alone_is_not_a_move_clients_show(design, send, member):
     assert "last_moved_timestamp" not in message  # Zulip's: absent when only resolved or unresolved
     assert_success(edit(member, message_id, topic="✔ dinner", propagate_mode="change_all"))
     assert "last_moved_timestamp" in shown(member, message_id)
+
+
+def test_a_topic_of_the_longest_length_is_resolved_not_renamed(realm, design, send, member, admin):
+    """The new name is compared as sent, before it is cut to 60 characters (Zulip's
+    pre_truncation_target_topic_name): a member who may resolve but not move topics resolves it."""
+    set_group(realm, "can_move_messages_between_topics_group", "role:administrators")
+    longest = "L" * 60
+    message_id = send(member, design, topic=longest)
+    assert_success(edit(member, message_id, topic="✔ " + longest, propagate_mode="change_all"))
+    [(topic, content)] = bot_messages(design)
+    assert (topic, content) == (shown(member, message_id)["subject"], RESOLVED.format(mention(member)))
+    assert topic.startswith("✔ L")
+    assert len(topic) == 60
+    refused(member, message_id, "You don't have permission to edit this message", topic="renamed")

@@ -82,24 +82,22 @@ class MessageEdit:
     topic: str | None
     stream: Stream | None
     propagate_mode: str
+    # "resolved" or "unresolved" when the new topic only marks the topic so (the name as sent, before
+    # it is cut to the longest a topic may be, as Zulip compares it), else None.
+    resolve: str | None = None
 
 
 DELETED_CONTENT = "(deleted)"
 
 
-def is_resolving(old_topic: str, new_topic: str) -> bool:
-    """Whether a move only marks the topic resolved ("✔ " added) or unresolved (removed)."""
-    return resolve_change(old_topic, new_topic) is not None
-
-
 def check_can_edit_content(user: User, message: Message, *, grace: bool = True) -> None:
-    """That the user may edit the message's content now (Zulip's validate_user_can_edit_message): it
-    is theirs, the organization allows editing, and its time limit has not passed (with Zulip's grace
+    """That the user may edit the message's content now (Zulip's validate_user_can_edit_message): the
+    organization allows editing, it is theirs, and its time limit has not passed (with Zulip's grace
     unless `grace` is False, as for saying one is editing)."""
-    if message.sender_id != user.id:
-        raise JsonableError("You don't have permission to edit this message")
     if not user.realm.allow_message_editing:
         raise JsonableError("Your organization has turned off message editing")
+    if message.sender_id != user.id:
+        raise JsonableError("You don't have permission to edit this message")
     if past_limit(message, user.realm.message_content_edit_limit_seconds, grace=grace):
         raise JsonableError("The time limit for editing this message has passed")
 
@@ -141,17 +139,17 @@ def check_message_edit(
     if content is not None:
         if SubMessage.objects.filter(message=message).exists():
             raise JsonableError("Widgets cannot be edited.")
-        if (
-            prev_content_sha256 is not None
-            and hashlib.sha256(message.content.encode()).hexdigest() != prev_content_sha256
-        ):
-            raise JsonableError("'prev_content_sha256' value does not match the expected value.")
         check_can_edit_content(user, message)
         # Emptied, the message reads "(deleted)", as in Zulip (sending nothing is refused).
         content = normalize_content(content if content.strip() else DELETED_CONTENT)
+    # Checked for moves too, as Zulip's (the client saw the content it asks about).
+    if prev_content_sha256 is not None and hashlib.sha256(message.content.encode()).hexdigest() != prev_content_sha256:
+        raise JsonableError("'prev_content_sha256' value does not match the expected value.")
+    resolve = None
     if topic is not None:
+        resolve = resolve_change(message.topic, topic)
         topic = normalize_topic(topic, destination or message.stream, realm)
-        if is_resolving(message.topic, topic):
+        if resolve is not None:
             if not has_realm_permission(user, "can_resolve_topics_group"):
                 raise JsonableError("You don't have permission to resolve topics in this channel.")
         else:
@@ -161,7 +159,7 @@ def check_message_edit(
                 raise JsonableError("The time limit for editing this message's topic has passed.")
     if destination is not None:
         check_channel_move(user, message, destination, message.topic if topic is None else topic)
-    return MessageEdit(content=content, topic=topic, stream=destination, propagate_mode=propagate_mode)
+    return MessageEdit(content=content, topic=topic, stream=destination, propagate_mode=propagate_mode, resolve=resolve)
 
 
 def _messages_to_move(user: User, message: Message, edit: MessageEdit) -> list[Message]:
@@ -178,7 +176,7 @@ def _messages_to_move(user: User, message: Message, edit: MessageEdit) -> list[M
         messages = messages.filter(id__gte=message.id)
     # The edited message is the caller's object (its content edit, if any, is made on it).
     moved = [message if each.id == message.id else each for each in messages.select_for_update().order_by("id")]
-    resolving = edit.topic is not None and is_resolving(message.topic, edit.topic)
+    resolving = edit.resolve is not None
     limit = move_deadline_seconds(user, topic_changed=edit.topic is not None, channel_changed=edit.stream is not None)
     if edit.propagate_mode == "change_all" and not user.is_moderator and not resolving and limit is not None:
         allowed = [m for m in moved if not past_limit(m, limit)]
@@ -286,9 +284,9 @@ def check_update_message(
                 losing_access=change.losing_access if change is not None else set(),
                 target_had_messages=target_had_messages,
             )
-        resolving = edit.topic is not None and is_resolving(old_topic, edit.topic)
+        resolving = edit.resolve is not None
         if resolving and edit.stream is None and edit.content is None:
-            send_resolve_notice(old_stream, old_topic, edit.topic, acting_user=acting_user)
+            send_resolve_notice(old_stream, edit.topic, edit.resolve, acting_user=acting_user)
         send_move_notices(
             Move(message, old_stream, old_topic, new_stream, new_topic, ids, moved_all, resolving),
             to_old_thread=send_notification_to_old_thread,
@@ -358,7 +356,7 @@ def _move(moved: list[Message], message: Message, edit: MessageEdit, entry: dict
     if edit.stream is not None:
         changes["new_stream_id"] = edit.stream.id
     # Marking the topic resolved or unresolved is not a move that clients show (last_moved_timestamp).
-    resolving_only = edit.stream is None and edit.topic is not None and is_resolving(old_topic, edit.topic)
+    resolving_only = edit.stream is None and edit.resolve is not None
     for each in moved:
         # The edited message's entry also holds its content edit, if any.
         record = entry if each.id == message.id else {"user_id": entry["user_id"], "timestamp": entry["timestamp"]}

@@ -42,16 +42,13 @@ def resolve_change(old_topic: str, new_topic: str) -> str | None:
     return None
 
 
-def send_resolve_notice(stream: Stream, old_topic: str, new_topic: str, *, acting_user: User) -> Message | None:
-    """The notice of a rename that (un)resolves `stream`'s topic, in the new topic; None when the
-    rename does neither, when it undid a resolve notice sent within the grace period (deleted
-    instead), or when the Notification Bot is deactivated.
+def send_resolve_notice(stream: Stream, new_topic: str, change: str, *, acting_user: User) -> Message | None:
+    """The notice of a rename that marked `stream`'s topic resolved or unresolved (`change`, see
+    resolve_change), in the new topic; None when it undid a resolve notice sent within the grace
+    period (deleted instead), or when the Notification Bot is deactivated.
 
     Emits: message (do_send_message); or delete_message (do_delete_messages) for an undo.
     """
-    change = resolve_change(old_topic, new_topic)
-    if change is None:
-        return None
     bot = do_create_notification_bot(acting_user.realm)
     if _undo_previous_notice(bot, stream, new_topic, acting_user) or not bot.is_active:
         return None
