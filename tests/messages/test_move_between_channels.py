@@ -121,6 +121,17 @@ def test_a_topic_rename_within_a_channel_sends_the_notice_but_resolving_sends_it
     ]
 
 
+def test_a_notice_in_a_private_channel_links_what_the_mover_knows(make_stream, send, member, admin):
+    """As Zulip's (the notice is rendered with the mover as acting user): the Notification Bot is in
+    no channel, yet the link to a private channel the mover is in is a link."""
+    secret = make_stream("secret", member, admin, private=True)
+    message_id = send(member, secret, topic="lunch")
+    assert_success(edit(admin, message_id, topic="food", propagate_mode="change_all"))
+    bot = NotificationBot.objects.get(realm=secret.realm).bot
+    notice = Message.objects.get(stream=secret, sender=bot)
+    assert f'<a class="stream-topic" data-stream-id="{secret.id}"' in notice.rendered_content
+
+
 # --- who may, until when, where to ----------------------------------------------------------------
 
 

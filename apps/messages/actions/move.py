@@ -328,7 +328,15 @@ def send_move_notices(move: Move, *, to_old_thread: bool, to_new_thread: bool, a
 
 
 def _notice(bot: User, stream: Stream, topic: str, text: str, mover: User) -> None:
-    """A notice, read already for whoever moved the messages (as Zulip: they know)."""
+    """A notice, read already for whoever moved the messages (as Zulip: they know), its channel
+    links those the mover knows of."""
     do_send_message(
-        bot, stream=stream, topic=topic, content=text, client="Internal", read_by={mover.id}, acting_user=None
+        bot,
+        stream=stream,
+        topic=topic,
+        content=text,
+        client="Internal",
+        read_by={mover.id},
+        links_as=mover,
+        acting_user=None,
     )

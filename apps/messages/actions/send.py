@@ -122,14 +122,16 @@ def normalize_topic(topic: str | None, stream: Stream, realm: Realm) -> str:
     return topic
 
 
-def render_content(author: User, content: str, linkifiers: LinkifierRules, *, preview: bool = False) -> Rendered:
+def render_content(
+    author: User, content: str, linkifiers: LinkifierRules, *, preview: bool = False, links_as: User | None = None
+) -> Rendered:
     """The content as HTML, with the organization's users its mentions name (one query if any),
-    the channels its links name (if any, those the author knows of), the custom emoji it names (if
+    the channels its links name (if any, those the author, or `links_as`, knows of), the custom emoji it names (if
     it names any emoji), the groups it mentions (if any: the author must be allowed to mention
     them, unless this is a `preview` that sends nothing; their members are mentioned) and its
     linkifiers."""
     by_name, user_ids = mention_targets(author.realm_id, content)
-    channels = channel_link_targets(author.realm_id, author, content)
+    channels = channel_link_targets(author.realm_id, links_as or author, content)
     emoji = custom_emoji_targets(author.realm_id, content)
     groups = group_mention_targets(author.realm_id, content)
     rendered = render_message(content, by_name, user_ids, linkifiers, channels, emoji, groups)
@@ -174,6 +176,7 @@ def check_send_message(
     client: str = "API",
     read_by_sender: bool | None = None,
     local_id: tuple[str, str] | None = None,
+    links_as: User | None = None,
     acting_user: User | None,
 ) -> Message:
     """POST /messages: checked (the content, where it goes and whether the sender may post there),
@@ -213,6 +216,7 @@ def do_send_message(
     read_by_sender: bool | None = None,
     read_by: Collection[int] = (),
     local_id: tuple[str, str] | None = None,
+    links_as: User | None = None,
     acting_user: User | None,
 ) -> Message:
     """Send a message whose content, channel and topic are checked (check_send_message checks a
@@ -226,11 +230,12 @@ def do_send_message(
 
     Emits: message {message, flags} to each recipient (one event per set of flags; with `local_id`,
     (queue id, local id) of the sending client, the sender's own event echoes the local id to that
-    queue), and stream/update first_message_id for a channel's first message.
+    queue), and stream/update first_message_id for a channel's first message. A system bot's notice
+    about what someone did links the channels that person knows of (`links_as`, Zulip's acting_user).
     """
     check_acting_for(sender, acting_user)
     linkifiers = linkifier_rules(sender.realm_id)
-    rendered = render_content(sender, content, linkifiers)
+    rendered = render_content(sender, content, linkifiers, links_as=links_as)
     topic_participants = wildcard_topic_participants(sender, stream, topic, rendered)
     if stream is not None:
         people = None
