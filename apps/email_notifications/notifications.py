@@ -37,7 +37,7 @@ from django.utils import timezone
 from apps.core.mail import templated_email
 from apps.core.tasks import periodic, retried_task
 from apps.email_notifications.models import EmailNotification
-from apps.messages.hooks import message_sent
+from apps.messages.hooks import mentions_added, message_sent
 from apps.messages.models import Message, UserMessage
 from apps.messages.recipients import direct_message_people
 from apps.messages.rendering import channel_narrow
@@ -61,7 +61,6 @@ DIRECT_MESSAGE, MENTION, WILDCARD_MENTION, FOLLOWED_TOPIC, CHANNEL = (
     "followed_topic",
     "channel",
 )
-MENTION_BITS = UserMessage.MENTIONED | UserMessage.STREAM_WILDCARD_MENTIONED | UserMessage.TOPIC_WILDCARD_MENTIONED
 
 
 # --- in the request (the hook of apps.messages) -----------------------------------------------------
@@ -72,11 +71,17 @@ def queue_email_notifications(message: Message, flags: dict[int, int]) -> None:
     if not settings.EMAIL_NOTIFICATIONS:
         return
     unread = {uid: bits for uid, bits in flags.items() if uid != message.sender_id and not bits & UserMessage.READ}
-    addressed = [uid for uid, bits in unread.items() if message.stream_id is None or bits & MENTION_BITS]
+    addressed = [uid for uid, bits in unread.items() if message.stream_id is None or bits & UserMessage.MENTION_BITS]
     if (addressed and _people(addressed, enable_offline_email_notifications=True).exists()) or (
         message.stream_id is not None and _watchers(message).exists()
     ):
         schedule_email_notifications.enqueue(message.id)
+
+
+@mentions_added.register
+def queue_mention_emails(message: Message, user_ids: list[int]) -> None:
+    if settings.EMAIL_NOTIFICATIONS and _people(user_ids, enable_offline_email_notifications=True).exists():
+        schedule_email_notifications.enqueue(message.id, newly_mentioned=user_ids)
 
 
 def _watchers(message: Message) -> QuerySet:
@@ -122,8 +127,9 @@ def _channel_watchers(message: Message) -> tuple[QuerySet, ...]:
 
 
 @retried_task(max_attempts=MAX_ATTEMPTS)
-def schedule_email_notifications(message_id: int) -> dict[str, Any]:
-    """Records who is to be emailed about the message, each due after their batching period."""
+def schedule_email_notifications(message_id: int, newly_mentioned: list[int] | None = None) -> dict[str, Any]:
+    """Records who is to be emailed about the message (of those an edit `newly_mentioned`, if
+    given), each due after their batching period."""
     message = Message.objects.filter(id=message_id).first()
     if message is None:
         return {"scheduled": 0}  # deleted meanwhile
@@ -135,27 +141,32 @@ def schedule_email_notifications(message_id: int) -> dict[str, Any]:
             trigger=trigger,
             scheduled_at=now + timedelta(seconds=user.email_notifications_batching_period_seconds),
         )
-        for user, trigger in who_to_email(message)
+        for user, trigger in who_to_email(message, newly_mentioned)
     ]
     EmailNotification.objects.bulk_create(rows, ignore_conflicts=True)
     return {"scheduled": len(rows)}
 
 
-def who_to_email(message: Message) -> list[tuple[User, str]]:
+def who_to_email(message: Message, newly_mentioned: list[int] | None = None) -> list[tuple[User, str]]:
     """(user, why they are emailed) of those to email about the message (see the module's docstring):
     of those who have it unread, the people it is addressed to (a direct message's, those it
     mentions), those who follow its topic and those who want every message of its channel (not
-    everyone who has it: a channel may be large)."""
+    everyone who has it: a channel may be large). With `newly_mentioned` (an edit's), only those of
+    them whom the message did not concern without its mentions (not its topic's followers, nor
+    those who want every message of its channel: they were emailed when it was sent)."""
     rows = (
         UserMessage.objects.filter(message=message).exclude(user_id=message.sender_id).values_list("user_id", "flags")
     )
     unread = {uid: bits for uid, bits in rows if not bits & UserMessage.READ}
-    wanted = {uid for uid, bits in unread.items() if message.stream_id is None or bits & MENTION_BITS}
+    wanted = {uid for uid, bits in unread.items() if message.stream_id is None or bits & UserMessage.MENTION_BITS}
     followers, channel_emails = set(), set()
     if message.stream_id is not None:
         follows, *wants_channel = (query.values_list("user_id", flat=True) for query in _channel_watchers(message))
         followers = set(follows) & unread.keys()
         channel_emails = {uid for query in wants_channel for uid in query} & unread.keys()
+    if newly_mentioned is not None:
+        wanted = (wanted & set(newly_mentioned)) - followers - channel_emails
+        followers, channel_emails = set(), set()
     if not wanted | followers | channel_emails:
         return []
     subscriptions = {}
@@ -181,7 +192,7 @@ def _trigger(
     if bits & UserMessage.MENTIONED:
         return MENTION if offline_email else None
     muted = None
-    if bits & MENTION_BITS and offline_email:
+    if bits & UserMessage.MENTION_BITS and offline_email:
         notify = sub.wildcard_mentions_notify if sub and sub.wildcard_mentions_notify is not None else None
         if notify is None:
             notify = user.wildcard_mentions_notify

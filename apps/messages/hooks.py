@@ -23,6 +23,12 @@ custom_emoji = Hooks("custom_emoji")
 # apps.webhooks: deliveries to the outgoing-webhook bots it triggers).
 message_sent = Hooks("message_sent")
 
+# mentions_added(message, user_ids): an edit of a channel message's content mentions these recipients
+# (personally, through a group or a wildcard), who were not mentioned before and have it unread
+# (apps.push, apps.email_notifications: they are notified as of a mention, unless the message
+# notified them already; Zulip's maybe_enqueue_notifications_for_message_update).
+mentions_added = Hooks("mentions_added")
+
 # messages_read(user, message_ids): the user marked these messages read; None: all of their
 # messages (apps.push: the notifications of them come off the user's phones).
 messages_read = Hooks("messages_read")

@@ -88,6 +88,8 @@ class UserMessage(models.Model):
     TOPIC_WILDCARD_MENTIONED = 32
     HAS_ALERT_WORD = 64
     HISTORICAL = 128
+    # Any mention: personal (a group's too) or wildcard.
+    MENTION_BITS = MENTIONED | STREAM_WILDCARD_MENTIONED | TOPIC_WILDCARD_MENTIONED
     # Set on every row of a direct message (Zulip's `is_private`, the same bit): a partial index
     # finds a user's direct messages without walking their channel messages (migration 0010).
     # Internal: not one of the flags the API shows.

@@ -26,7 +26,7 @@ from typing import Any
 from django.db import transaction
 
 from apps.core.tasks import retried_task
-from apps.messages.hooks import message_sent, messages_deleting, messages_read
+from apps.messages.hooks import mentions_added, message_sent, messages_deleting, messages_read
 from apps.messages.models import Message, UserMessage
 from apps.messages.selectors import muted_conversation_checker
 from apps.presence.selectors import is_active_now
@@ -56,6 +56,12 @@ def queue_message_notifications(message: Message, flags: dict[int, int]) -> None
         send_message_notifications.enqueue(message.id)
 
 
+@mentions_added.register
+def queue_mention_notifications(message: Message, user_ids: list[int]) -> None:
+    if realm_has_push_devices(message.realm_id):
+        send_message_notifications.enqueue(message.id, newly_mentioned=user_ids)
+
+
 @messages_read.register
 def queue_removals_of_read(user: User, message_ids: list[int] | None) -> None:
     rows = ActivePushNotification.objects.filter(user=user)
@@ -82,27 +88,28 @@ def queue_removals_of_deleted(message_ids: list[int]) -> None:
 
 
 @retried_task(max_attempts=MAX_ATTEMPTS)
-def send_message_notifications(message_id: int) -> dict[str, Any]:
-    """Works out who is notified of the message, and queues a notification for each."""
+def send_message_notifications(message_id: int, newly_mentioned: list[int] | None = None) -> dict[str, Any]:
+    """Works out who is notified of the message (of those an edit `newly_mentioned`, if given), and
+    queues a notification for each."""
     message = Message.objects.select_related("sender", "stream", "realm").filter(id=message_id).first()
     if message is None:
         return {"notified": 0}  # deleted meanwhile
-    triggers = who_to_notify(message)
+    triggers = who_to_notify(message, newly_mentioned)
     for user_id, trigger in triggers.items():
         send_message_notification.enqueue(user_id, message_id, trigger)
     return {"notified": len(triggers)}
 
 
-def who_to_notify(message: Message) -> dict[int, str]:
-    """{user id: why they are notified} (see the module's docstring)."""
+def who_to_notify(message: Message, newly_mentioned: list[int] | None = None) -> dict[int, str]:
+    """{user id: why they are notified} (see the module's docstring). With `newly_mentioned` (an
+    edit's), only those of them whom the message did not notify without its mentions."""
     with_devices = PushDeviceToken.objects.values("user_id").union(
         Device.objects.filter(push_token_id__isnull=False).values("user_id")
     )
-    rows = (
-        UserMessage.objects.filter(message=message, user_id__in=with_devices)
-        .exclude(user_id=message.sender_id)
-        .values_list("user_id", "flags")
-    )
+    rows = UserMessage.objects.filter(message=message, user_id__in=with_devices).exclude(user_id=message.sender_id)
+    if newly_mentioned is not None:
+        rows = rows.filter(user_id__in=newly_mentioned)
+    rows = rows.values_list("user_id", "flags")
     flags = {uid: bits for uid, bits in rows if not bits & UserMessage.READ}
     if not flags:
         return {}
@@ -121,6 +128,10 @@ def who_to_notify(message: Message) -> dict[int, str]:
     triggers = {}
     for uid, user in users.items():
         trigger = _trigger(user, message, flags[uid], subscriptions.get(uid), policies.get(uid))
+        if newly_mentioned is not None and _trigger(
+            user, message, flags[uid] & ~UserMessage.MENTION_BITS, subscriptions.get(uid), policies.get(uid)
+        ):
+            continue  # notified when it was sent (Zulip's stream_push_user_ids)
         if trigger is not None and (user.enable_online_push_notifications or not is_active_now(user)):
             triggers[uid] = trigger
     return triggers

@@ -189,6 +189,26 @@ def test_a_followed_topic_is_emailed_without_a_mention(realm, channel, owner, me
     assert run_ready_tasks() == 0
 
 
+def test_an_edit_that_mentions_someone_emails_them_once(realm, channel, owner, member, admin):
+    """Those an edit newly mentions (Zulip's maybe_enqueue_notifications_for_message_update), not a
+    follower of the topic (emailed when it was sent), nor for a direct message."""
+    follow = {"stream_id": channel.id, "topic": "plans", "visibility_policy": "3"}
+    assert_success(ApiClient(admin).post("/user_topics", follow))
+    message_id = to_channel(member, channel, "the plan is ready")
+    run_ready_tasks()
+    assert pending() == [(admin.id, message_id, "followed_topic")]
+    assert send_due() == 1
+    content = f"the plan is ready, @**{owner.full_name}** and @**{admin.full_name}**"
+    assert_success(ApiClient(member).patch(f"/messages/{message_id}", {"content": content}))
+    run_ready_tasks()
+    assert pending() == [(owner.id, message_id, "mention")]
+    assert_success(ApiClient(member).patch(f"/messages/{message_id}", {"content": content + "!"}))
+    direct = dm(member, owner)
+    assert_success(ApiClient(member).patch(f"/messages/{direct}", {"content": f"hello @**{owner.full_name}**"}))
+    run_ready_tasks()
+    assert pending() == [(owner.id, message_id, "mention"), (owner.id, direct, "direct_message")]
+
+
 def emails_of(channel, value: bool) -> dict:
     """The subscription property change asking (or not) for an email about every message."""
     change = {"stream_id": channel.id, "property": "email_notifications", "value": value}

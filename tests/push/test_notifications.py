@@ -145,6 +145,33 @@ def test_channel_messages_notify_mentions_wildcards_and_channel_push(member, adm
     assert len(pushes()) == 1
 
 
+def test_an_edit_that_mentions_someone_notifies_them_once(member, admin, moderator, make_stream, pushes):
+    """As Zulip's maybe_enqueue_notifications_for_message_update: those an edit newly mentions, not
+    those mentioned before, nor those the channel's notifications told already; never for a direct
+    message (its people were told of it)."""
+    stream = make_stream("kitchen", member, admin, moderator)
+    with_phone(member), with_phone(moderator)
+    message_id = send_to_channel(admin, stream, "lunch is ready")
+    assert pushes() == []
+    edit = api_for(admin).patch
+    assert_success(edit(f"/messages/{message_id}", {"content": f"lunch is ready @**{member.full_name}**"}))
+    [(user_id, _, payload)] = pushes()
+    assert (user_id, payload["zulip_message_id"]) == (member.id, message_id)
+    assert ActivePushNotification.objects.get(user=member, message_id=message_id)
+    assert_success(edit(f"/messages/{message_id}", {"content": f"lunch is **ready** @**{member.full_name}**"}))
+    assert pushes() == []  # mentioned before
+    properties = [{"stream_id": stream.id, "property": "push_notifications", "value": True}]
+    assert_success(api_for(moderator).post("/users/me/subscriptions/properties", {"subscription_data": properties}))
+    told = send_to_channel(admin, stream, "for the channel")
+    assert [user_id for user_id, _, _ in pushes()] == [moderator.id]
+    assert_success(edit(f"/messages/{told}", {"content": f"for the channel, @**{moderator.full_name}**"}))
+    assert pushes() == []  # the channel's notification told them
+    dm = send_dm(admin, member, content="hello")
+    assert len(pushes()) == 1
+    assert_success(edit(f"/messages/{dm}", {"content": f"hello @**{member.full_name}**"}))
+    assert pushes() == []
+
+
 def test_followed_topics_notify(member, admin, make_stream, pushes):
     stream = make_stream("garden", member, admin)
     with_phone(member)

@@ -37,7 +37,6 @@ from apps.messages.actions.move import (
 )
 from apps.messages.actions.resolve import resolve_change, send_resolve_notice
 from apps.messages.actions.send import (
-    MENTION_BITS,
     check_wildcard_mentions,
     mention_flags,
     normalize_content,
@@ -47,7 +46,7 @@ from apps.messages.actions.send import (
 )
 from apps.messages.alert_words import alerted_user_ids
 from apps.messages.errors import InvalidMessageError
-from apps.messages.hooks import message_content_saved
+from apps.messages.hooks import mentions_added, message_content_saved
 from apps.messages.models import Message, Recipient, SubMessage, UserMessage
 from apps.messages.recipients import get_recipient
 from apps.messages.selectors import alert_word_users
@@ -333,15 +332,22 @@ def _edit_content(message: Message, content: str, entry: dict, now) -> tuple[dic
     mentions = mention_flags(message.sender, message.stream, message.topic, receivers, rendered, participants)
     others = receivers - {message.sender_id}
     alerted = alerted_user_ids(content, alert_word_users(message.realm_id, others) if others else {})
-    changed = []
+    changed, newly_mentioned = [], []
     for row in rows:
-        bits = (row.flags & ~MENTION_BITS & ~UserMessage.HAS_ALERT_WORD) | mentions[row.user_id]
+        bits = (row.flags & ~UserMessage.MENTION_BITS & ~UserMessage.HAS_ALERT_WORD) | mentions[row.user_id]
         if row.user_id in alerted:
             bits |= UserMessage.HAS_ALERT_WORD
+        if bits & UserMessage.MENTION_BITS and not row.flags & UserMessage.MENTION_BITS and not bits & UserMessage.READ:
+            newly_mentioned.append(row.user_id)
         if bits != row.flags:
             row.flags = bits
             changed.append(row)
     UserMessage.objects.bulk_update(changed, ["flags"], batch_size=5000)
+    # As Zulip's maybe_enqueue_notifications_for_message_update: not for a direct message (its
+    # people were notified of it), nor for whoever a mention already notified.
+    newly_mentioned = [user_id for user_id in newly_mentioned if user_id != message.sender_id]
+    if message.stream_id is not None and newly_mentioned:
+        mentions_added.call(message, newly_mentioned)
     return changes, files.get("detached_uploads", [])
 
 

@@ -369,9 +369,6 @@ def _initial_flags(
     return flags
 
 
-MENTION_BITS = UserMessage.MENTIONED | UserMessage.STREAM_WILDCARD_MENTIONED | UserMessage.TOPIC_WILDCARD_MENTIONED
-
-
 # Wildcard mentions reach at most this many people without can_mention_many_users_group
 # (Zulip's Realm.WILDCARD_MENTION_THRESHOLD).
 WILDCARD_MENTION_THRESHOLD = 15
@@ -412,7 +409,7 @@ def mention_flags(
     rendered: Rendered,
     topic_participants: set[int],
 ) -> dict[int, int]:
-    """Each receiver's mention bits (MENTION_BITS) for the rendered content; `topic_participants`
+    """Each receiver's mention bits (UserMessage.MENTION_BITS) for the rendered content; `topic_participants`
     from wildcard_topic_participants."""
     # Subscribers who turned wildcard mentions off for the channel are not mentioned by them.
     wildcards_off: set[int] = set()
