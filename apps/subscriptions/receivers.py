@@ -7,6 +7,7 @@ from typing import Any
 from apps.groups.hooks import group_deactivation_objections, group_membership_changing
 from apps.groups.models import UserGroup
 from apps.subscriptions.actions.access import GroupChannelAccess, send_stream_events_for_role_change
+from apps.subscriptions.actions.channel_settings import send_setting_updates_for_user
 from apps.subscriptions.actions.subscriptions import (
     bulk_remove_subscriptions,
     join_default_channels,
@@ -35,11 +36,14 @@ def join_the_default_channels(user: User, welcome_message_custom_text: str | Non
 @users_deactivated.register
 def leave_subscriber_lists(users: Sequence[User]) -> None:
     send_peer_events_for_activation(users[0].realm_id, users, op="peer_remove")
+    for user in users:
+        send_setting_updates_for_user(user)
 
 
 @user_reactivated.register
 def rejoin_subscriber_lists(user: User) -> None:
     send_peer_events_for_activation(user.realm_id, [user], op="peer_add")
+    send_setting_updates_for_user(user)
 
 
 @bot_owner_changed.register

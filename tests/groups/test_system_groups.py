@@ -1,6 +1,7 @@
 """System groups: created with each organization, nested by role, kept in step with roles and activity."""
 
 import importlib
+import json
 from itertools import pairwise
 
 import pytest
@@ -11,6 +12,7 @@ from apps.groups.models import GroupGroupMembership, SystemGroups, UserGroup, Us
 from apps.groups.selectors import group_member_ids, is_user_in_group, system_groups
 from apps.groups.serializers import AnonymousGroupValue
 from apps.realms.models import Realm
+from apps.subscriptions.models import Stream
 from apps.users.actions.activation import do_deactivate_user, do_reactivate_user
 from apps.users.actions.create_realm import do_create_realm_with_owner
 from apps.users.actions.create_user import do_create_user
@@ -165,6 +167,36 @@ def test_deactivation_changes_setting_values_that_listed_the_user(owner, member,
     assert [e["data"] for e in updates] == [
         {"can_mention_group": {"direct_members": sorted([admin.id, member.id]), "direct_subgroups": []}}
     ]
+
+
+def test_the_organizations_and_channels_settings_that_listed_the_user_too(
+    owner, member, admin, make_stream, capture_events
+):
+    """As Zulip's send_update_events_for_anonymous_group_settings, and the channels' likewise: a
+    channel's creator administers it through an anonymous group listing them."""
+    members = system_groups(owner.realm_id)["role:members"]
+    value = json.dumps({"new": {"direct_members": [member.id], "direct_subgroups": [members.id]}})
+    assert_success(ApiClient(owner).patch("/realm", {"can_create_public_channel_group": value}))
+    assert_success(ApiClient(member).post("/channels/create", {"name": "made", "subscribers": "[]"}))
+    made = Stream.objects.get(name="made")
+    kinds = ("realm", "stream")
+    for act, listed in ((do_deactivate_user, []), (do_reactivate_user, [member.id])):
+        with capture_events(admin, event_types=kinds) as received:
+            act(member, acting_user=owner)
+        updates = {
+            (e["type"], e.get("property")): e for e in received[admin.id] if e["op"] in ("update", "update_dict")
+        }
+        realm_value = updates[("realm", "default")]["data"]["can_create_public_channel_group"]
+        assert realm_value == {"direct_members": listed, "direct_subgroups": [members.id]}
+        channel_value = updates[("stream", "can_administer_channel_group")]
+        assert (channel_value["stream_id"], channel_value["value"]) == (
+            made.id,
+            {"direct_members": listed, "direct_subgroups": []},
+        )
+    state = assert_success(
+        ApiClient(admin).post("/register", {"fetch_event_types": json.dumps([*kinds, "subscription"])})
+    )
+    assert state["realm_can_create_public_channel_group"] == realm_value
 
 
 def test_the_migration_gives_existing_organizations_their_system_groups(db):

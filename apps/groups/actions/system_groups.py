@@ -13,6 +13,7 @@ from itertools import pairwise
 from django.db import transaction
 from django.utils import timezone
 
+from apps.events.publish import Everyone, send_event_on_commit
 from apps.groups.actions.reporting import (
     audit_many,
     audit_members,
@@ -169,7 +170,9 @@ def send_membership_events_for_reactivation(user: User) -> None:
 
 def send_setting_updates_for_user(user: User, anonymous_group_ids: Sequence[int] | None = None) -> None:
     """A user's (de)activation changes the value of every setting whose anonymous group lists them
-    (values list active users only). Emits: user_group/update {setting: value} for each."""
+    (values list active users only). Emits: user_group/update {setting: value} for each group's, and
+    realm/update_dict {property: "default", data: {setting: value, ...}} for the organization's
+    (Zulip's send_update_events_for_anonymous_group_settings); the channels' are apps.subscriptions'."""
     if anonymous_group_ids is None:
         anonymous_group_ids = anonymous_group_ids_of(user)
     if not anonymous_group_ids:
@@ -178,3 +181,8 @@ def send_setting_updates_for_user(user: User, anonymous_group_ids: Sequence[int]
     for name in UserGroup.SETTINGS:
         for group in groups_with_setting_in(user.realm, name, anonymous_group_ids):
             send_update_event(group, {name: values[getattr(group, f"{name}_id")]})
+    current = Realm.objects.filter(id=user.realm_id).values(*(f"{name}_id" for name in REALM_SETTINGS)).get()
+    data = {name: values[current[f"{name}_id"]] for name in REALM_SETTINGS if current[f"{name}_id"] in values}
+    if data:
+        event = {"type": "realm", "op": "update_dict", "property": "default", "data": data}
+        send_event_on_commit(user.realm_id, event, Everyone())

@@ -3,6 +3,7 @@ the group-valued permissions, checked together and applied all or nothing. Each 
 audit log entry (STREAM_PROPERTY_CHANGED, STREAM_GROUP_BASED_SETTING_CHANGED) in its transaction."""
 
 from django.db import transaction
+from django.db.models import Q
 
 from apps.core.errors import JsonableError, OrganizationOwnerRequiredError
 from apps.folders.models import ChannelFolder
@@ -12,7 +13,7 @@ from apps.groups.actions.settings import (
     check_group_setting_value,
     delete_unused_setting_group,
 )
-from apps.groups.selectors import setting_values_for_api
+from apps.groups.selectors import anonymous_group_ids_of, setting_values_for_api
 from apps.groups.serializers import GroupSettingChange
 from apps.realms.audit import audit, changed
 from apps.realms.models import AuditLogEventType
@@ -159,6 +160,24 @@ def do_change_stream_group_setting(
     send_stream_access_changes(stream.realm_id, [stream], before)
     send_stream_update(stream, name, new_api_value)
     return True
+
+
+def send_setting_updates_for_user(user: User) -> None:
+    """A user's (de)activation changes the value of every channel setting whose anonymous group
+    lists them (values list active users only; a channel's creator administers it through one).
+    Emits: stream/update {property: setting, value} for each, to those who see the channel."""
+    group_ids = anonymous_group_ids_of(user)
+    if not group_ids:
+        return
+    listing = Q()
+    for name in Stream.SETTINGS:
+        listing |= Q(**{f"{name}_id__in": group_ids})
+    streams = list(Stream.objects.filter(listing, realm_id=user.realm_id).order_by("id"))
+    values = setting_values_for_api(user.realm_id, group_ids)
+    for stream in streams:
+        for name in Stream.SETTINGS:
+            if (group_id := getattr(stream, f"{name}_id")) in values:
+                send_stream_update(stream, name, values[group_id])
 
 
 @transaction.atomic
