@@ -3,7 +3,6 @@ limits, and the "realm_domains" state (its allowed domains)."""
 
 from django.conf import settings
 
-from apps.core.markdown import render_markdown
 from apps.events.registry import StateContext, initial_state
 from apps.realms.limits import (
     EMPTY_TOPIC_DISPLAY_NAME,
@@ -25,7 +24,8 @@ def realm_state(context: StateContext) -> dict:
     realm = context.user.realm
     return {
         "realm_name": realm.name,
-        "realm_description": render_markdown(realm.description),
+        # Markdown, as PATCH /realm sets it and realm/update events carry it (GET /server_settings: HTML).
+        "realm_description": realm.description,
         "realm_url": realm.url,
         "realm_uri": realm.url,
         "realm_icon_url": realm_icon_url(realm),

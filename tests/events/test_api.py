@@ -76,6 +76,12 @@ def test_register_response(event_backend, member, admin):
     assert body["custom_profile_field_types"]["SELECT"] == {"id": 3, "name": "List of options"}
 
 
+def test_the_organizations_description_is_its_markdown_as_events_carry_it(event_backend, owner, member):
+    """As Zulip's register (Realm.property_types); GET /server_settings shows it rendered."""
+    assert_success(ApiClient(owner).patch("/realm", {"description": "Welcome **all**"}))
+    assert register(ApiClient(member), fetch_event_types=["realm"])["realm_description"] == "Welcome **all**"
+
+
 def test_fetch_event_types_selects_the_state(event_backend, member):
     body = register(ApiClient(member), fetch_event_types=["realm"])
     assert "max_topic_length" in body

@@ -39,7 +39,8 @@ def test_channels_that_inherit_follow_the_organization(make_stream, realm, admin
         answer = assert_success(api_for(admin).patch("/realm", {"topics_policy": "disable_empty_topic"}))
     assert answer["topics_policy"] == "disable_empty_topic"
     assert received[member.id] == [
-        {"type": "realm", "op": "update", "property": "topics_policy", "value": "disable_empty_topic"}
+        {"type": "realm", "op": "update", "property": "topics_policy", "value": "disable_empty_topic"},
+        {"type": "realm", "op": "update", "property": "mandatory_topics", "value": True},  # its older form
     ]
     state = realm_state(member)
     assert (state["realm_topics_policy"], state["realm_mandatory_topics"]) == ("disable_empty_topic", True)

@@ -1244,6 +1244,22 @@ def test_patch_stream_group_setting_new_and_old(admin, design, realm):
     assert channel(admin, design.id)["can_remove_subscribers_group"] == anonymous
 
 
+def test_who_may_post_is_told_in_its_older_forms_too(admin, member, design, realm, capture_events):
+    """As Zulip's: stream_post_policy and is_announcement_only follow can_send_message_group, for
+    clients that read them (a fresh register's values, kept current by events)."""
+    admins = system_groups(realm.id)[SystemGroups.ADMINISTRATORS].id
+    with capture_events(member, event_types=["stream"]) as received:
+        assert_success(patch_stream(admin, design.id, can_send_message_group={"new": admins}))
+        anonymous = {"direct_members": [admin.id], "direct_subgroups": [admins]}
+        assert_success(patch_stream(admin, design.id, can_send_message_group={"new": anonymous}))
+    assert [(e["property"], e["value"]) for e in received[member.id]] == [
+        ("can_send_message_group", admins), ("stream_post_policy", 2), ("is_announcement_only", True),
+        ("can_send_message_group", anonymous), ("stream_post_policy", 1), ("is_announcement_only", False),
+    ]  # fmt: skip
+    shown = channel(member, design.id)
+    assert (shown["stream_post_policy"], shown["is_announcement_only"]) == (1, False)
+
+
 def test_patch_stream_group_setting_old_value_mismatch(admin, design, realm):
     moderators = system_groups(realm.id)[SystemGroups.MODERATORS].id
     before = db_state()

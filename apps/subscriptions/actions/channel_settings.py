@@ -35,7 +35,7 @@ from apps.subscriptions.selectors import (
     is_subscribed,
     metadata_access_user_ids,
 )
-from apps.subscriptions.serializers import UNCHANGED, Unchanged
+from apps.subscriptions.serializers import POST_POLICY_BY_GROUP, UNCHANGED, Unchanged
 from apps.users.models import User
 
 # Settings that let their members read a private channel: setting them needs content access.
@@ -159,6 +159,12 @@ def do_change_stream_group_setting(
     _audit_property(stream, name, old_api_value, new_api_value, event_type=event_type, acting_user=acting_user)
     send_stream_access_changes(stream.realm_id, [stream], before)
     send_stream_update(stream, name, new_api_value)
+    if name == "can_send_message_group":
+        # Its older forms (stream_post_policy, is_announcement_only), for older clients, as Zulip's.
+        old_policy, new_policy = (POST_POLICY_BY_GROUP.get(g.name or "", 1) for g in (current, group))
+        if old_policy != new_policy:
+            send_stream_update(stream, "stream_post_policy", new_policy)
+            send_stream_update(stream, "is_announcement_only", new_policy == 2)
     return True
 
 

@@ -129,3 +129,8 @@ def send_realm_update_events(realm: Realm, changes: dict[str, Any]) -> None:
         else:
             event = {"type": "realm", "op": "update", "property": name, "value": value}
         send_event_on_commit(realm, event, Everyone())
+    if "topics_policy" in changes:
+        # Its older form (register's realm_mandatory_topics), for clients before feature level 392.
+        mandatory = changes["topics_policy"] == Realm.TopicsPolicy.DISABLE_EMPTY_TOPIC
+        event = {"type": "realm", "op": "update", "property": "mandatory_topics", "value": mandatory}
+        send_event_on_commit(realm, event, Everyone())
