@@ -74,7 +74,7 @@ def test_lists_and_events_say_the_maintained_count(realm, member, make_stream, c
     assert sorted(added["subscriptions"][0]["subscribers"]) == sorted([member.id, newcomer.id, *(u.id for u in others)])
 
 
-def test_a_new_private_channel_is_announced_with_its_count(realm, admin, member, capture_events):
+def test_a_new_private_channel_is_announced_then_its_subscribers(realm, admin, member, capture_events):
     with capture_events(admin) as received:
         assert_success(
             ApiClient(member).post(
@@ -82,5 +82,11 @@ def test_a_new_private_channel_is_announced_with_its_count(realm, admin, member,
                 {"subscriptions": [{"name": "new secret"}], "invite_only": True},
             )
         )
+    # As Zulip's: announced as made (no subscribers yet), then its subscribers (peer_add): a client
+    # keeping the count from events counts 1, as a fresh register says.
     [created] = [e for e in received[admin.id] if e["type"] == "stream" and e["op"] == "create"]
-    assert created["streams"][0]["subscriber_count"] == 1
+    assert created["streams"][0]["subscriber_count"] == 0
+    [peer_add] = [e for e in received[admin.id] if e["type"] == "subscription" and e["op"] == "peer_add"]
+    assert peer_add["user_ids"] == [member.id]
+    stream_id = created["streams"][0]["stream_id"]
+    assert assert_success(ApiClient(admin).get(f"/streams/{stream_id}"))["stream"]["subscriber_count"] == 1

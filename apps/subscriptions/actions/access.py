@@ -24,11 +24,18 @@ from apps.subscriptions.serializers import subscription_to_dict
 from apps.users.models import User
 
 
-def send_stream_creation(realm: Realm, streams: Sequence[Stream], *, only_to: Collection[int] | None = None) -> None:
-    """Emits: stream/create {streams} to everyone who can see each channel (or those of `only_to`)."""
+def send_stream_creation(
+    realm: Realm,
+    streams: Sequence[Stream],
+    *,
+    only_to: Collection[int] | None = None,
+    subscriber_ids: dict[int, set[int]] | None = None,
+) -> None:
+    """Emits: stream/create {streams} to everyone who can see each channel (or those of `only_to`),
+    their subscriber_count that of `subscriber_ids` if given (see stream_dicts)."""
     if not streams:
         return
-    shapes = stream_dicts(streams)
+    shapes = stream_dicts(streams, subscriber_ids=subscriber_ids)
     audience = metadata_access_user_ids(realm, streams)
     by_recipients: dict[frozenset[int], list[dict]] = defaultdict(list)
     for stream in streams:

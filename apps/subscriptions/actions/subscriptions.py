@@ -127,7 +127,9 @@ def bulk_add_subscriptions(
     if not subscribed and not created:
         return subscribed, already
 
-    send_stream_creation(realm, list(created))
+    # As Zulip's, new channels are announced as they were made, without subscribers: the
+    # peer_add events that follow count them in for clients keeping subscriber_count.
+    send_stream_creation(realm, list(created), subscriber_ids={stream.id: set() for stream in created})
     newly_visible = [
         change
         for change in subscribed
