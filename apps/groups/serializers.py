@@ -230,6 +230,8 @@ class UpdateRealmParams(Params):
     can_move_messages_between_channels_group: Json[Any] = None
     can_move_messages_between_topics_group: Json[Any] = None
     can_resolve_topics_group: Json[Any] = None
+    can_set_delete_message_policy_group: Json[Any] = None
+    can_set_topics_policy_group: Json[Any] = None
     can_add_custom_emoji_group: Json[Any] = None
     can_mention_many_users_group: Json[Any] = None
     can_create_bots_group: Json[Any] = None

@@ -83,6 +83,12 @@ class Realm(models.Model):
     can_move_messages_between_topics_group = group_setting("Who may move messages to another topic.")
     can_move_messages_between_channels_group = group_setting("Who may move messages to another channel.")
     can_resolve_topics_group = group_setting("Who may mark topics resolved (and unresolved).")
+    can_set_delete_message_policy_group = group_setting(
+        "Who may change who may delete messages in a channel they administer."
+    )
+    can_set_topics_policy_group = group_setting(
+        "Who may change whether a channel they administer takes messages without a topic."
+    )
     can_add_custom_emoji_group = group_setting("Who may add custom emoji.")
     can_create_bots_group = group_setting("Who may create bots of every kind.")
     can_create_write_only_bots_group = group_setting("Who may create incoming webhook bots (bots that only post).")

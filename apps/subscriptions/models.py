@@ -26,9 +26,12 @@ class Stream(models.Model):
     SETTINGS = {
         "can_add_subscribers_group": GroupSetting(default=SystemGroups.NOBODY, allow_everyone_group=False),
         "can_administer_channel_group": GroupSetting(default=GROUP_CREATOR, allow_everyone_group=False),
+        "can_delete_any_message_group": GroupSetting(default=SystemGroups.NOBODY, allow_everyone_group=True),
+        "can_delete_own_message_group": GroupSetting(default=SystemGroups.NOBODY, allow_everyone_group=True),
         "can_move_messages_out_of_channel_group": GroupSetting(default=SystemGroups.NOBODY, allow_everyone_group=True),
         "can_move_messages_within_channel_group": GroupSetting(default=SystemGroups.NOBODY, allow_everyone_group=True),
         "can_remove_subscribers_group": GroupSetting(default=SystemGroups.ADMINISTRATORS, allow_everyone_group=False),
+        "can_resolve_topics_group": GroupSetting(default=SystemGroups.NOBODY, allow_everyone_group=True),
         "can_send_message_group": GroupSetting(default=SystemGroups.EVERYONE, allow_everyone_group=True),
         "can_subscribe_group": GroupSetting(default=SystemGroups.NOBODY, allow_everyone_group=False),
     }
@@ -60,6 +63,11 @@ class Stream(models.Model):
     can_administer_channel_group = models.ForeignKey(UserGroup, on_delete=models.PROTECT, related_name="+")
     # Who may move the channel's messages to other channels, or to other topics of it, besides those
     # the organization's can_move_messages_between_channels_group / _between_topics_group allow.
+    # Who may delete any of the channel's messages, or their own, or resolve its topics, besides those
+    # the organization's settings of the same names allow (Zulip's feature levels 402 and 407).
+    can_delete_any_message_group = models.ForeignKey(UserGroup, on_delete=models.PROTECT, related_name="+")
+    can_delete_own_message_group = models.ForeignKey(UserGroup, on_delete=models.PROTECT, related_name="+")
+    can_resolve_topics_group = models.ForeignKey(UserGroup, on_delete=models.PROTECT, related_name="+")
     can_move_messages_out_of_channel_group = models.ForeignKey(UserGroup, on_delete=models.PROTECT, related_name="+")
     can_move_messages_within_channel_group = models.ForeignKey(UserGroup, on_delete=models.PROTECT, related_name="+")
     can_remove_subscribers_group = models.ForeignKey(UserGroup, on_delete=models.PROTECT, related_name="+")

@@ -224,9 +224,12 @@ class _ChannelSettings(Params):
 
     can_add_subscribers_group: Json[Any] = None
     can_administer_channel_group: Json[Any] = None
+    can_delete_any_message_group: Json[Any] = None
+    can_delete_own_message_group: Json[Any] = None
     can_move_messages_out_of_channel_group: Json[Any] = None
     can_move_messages_within_channel_group: Json[Any] = None
     can_remove_subscribers_group: Json[Any] = None
+    can_resolve_topics_group: Json[Any] = None
     can_send_message_group: Json[Any] = None
     can_subscribe_group: Json[Any] = None
 
@@ -372,9 +375,12 @@ class UpdateStreamParams(Params):
     is_archived: Json[bool] | None = None
     can_add_subscribers_group: Json[Any] = None
     can_administer_channel_group: Json[Any] = None
+    can_delete_any_message_group: Json[Any] = None
+    can_delete_own_message_group: Json[Any] = None
     can_move_messages_out_of_channel_group: Json[Any] = None
     can_move_messages_within_channel_group: Json[Any] = None
     can_remove_subscribers_group: Json[Any] = None
+    can_resolve_topics_group: Json[Any] = None
     can_send_message_group: Json[Any] = None
     can_subscribe_group: Json[Any] = None
 

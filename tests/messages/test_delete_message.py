@@ -4,6 +4,7 @@ the delete_message events of channel and direct messages, the channel's first me
 that change nothing, and the settings' migration and /register state."""
 
 import importlib
+import json
 from datetime import timedelta
 
 import pytest
@@ -144,6 +145,64 @@ def test_the_groups_decide(realm, design, send, member, moderator, guest):
     # Everyone (the default) lets guests delete their own.
     set_group(realm, "can_delete_own_message_group", "role:everyone")
     assert_success(delete(guest, send(guest, design)))
+
+
+def channel_group(stream, setting: str, group_name: str, *, by) -> None:
+    group = UserGroup.objects.get(realm=stream.realm, name=group_name)
+    assert_success(api_for(by).patch(f"/streams/{stream.id}", {setting: json.dumps({"new": group.id})}))
+
+
+def test_a_channels_own_groups_decide_too(realm, design, make_stream, send, member, moderator, admin, guest):
+    """Zulip's feature level 407, as its test_delete_message_according_to_can_delete_*: the channel's
+    groups add to the organization's, for that channel's messages only; its administrators hold
+    them only as anyone else; direct messages follow the organization's alone."""
+    other = make_stream("other", member, moderator, guest)
+    set_group(realm, "can_delete_any_message_group", "role:nobody")
+    set_group(realm, "can_delete_own_message_group", "role:nobody")
+    refused(member, send(member, design), NO_PERMISSION)
+    channel_group(design, "can_delete_own_message_group", "role:members", by=admin)
+    assert_success(delete(member, send(member, design)))
+    refused(guest, send(guest, design), NO_PERMISSION)  # not a member
+    refused(member, send(member, other), NO_PERMISSION)
+    refused(member, send(moderator, design), NO_PERMISSION)
+    channel_group(design, "can_delete_any_message_group", "role:everyone", by=admin)
+    assert_success(delete(guest, send(moderator, design)))  # the channel's setting may be everyone
+    assert_success(delete(guest, send(guest, design)))  # who deletes any message deletes their own
+    refused(guest, send(moderator, other), NO_PERMISSION)
+    refused(member, send(member, [moderator]), NO_PERMISSION)
+    shown = assert_success(api_for(member).get(f"/streams/{design.id}"))["stream"]
+    everyone = UserGroup.objects.get(realm=realm, name="role:everyone").id
+    assert (shown["can_delete_any_message_group"], shown["can_resolve_topics_group"]) == (
+        everyone, UserGroup.objects.get(realm=realm, name="role:nobody").id)  # fmt: skip
+
+
+def test_who_may_change_a_channels_delete_policy(realm, design, member, moderator, admin, owner):
+    """The organization's can_set_delete_message_policy_group (moderators by default), beside
+    administering the channel; anyone making a channel may leave these at nobody."""
+    assert_success(api_for(moderator).post("/users/me/subscriptions", {"subscriptions": '[{"name": "mod"}]'}))
+    mod = Stream.objects.get(name="mod")
+    channel_group(mod, "can_delete_own_message_group", "role:members", by=moderator)
+    assert_success(api_for(member).post("/users/me/subscriptions", {"subscriptions": '[{"name": "mine"}]'}))
+    mine = Stream.objects.get(name="mine")  # administered by its creator, a member
+    before = db_state()
+    members = UserGroup.objects.get(realm=realm, name="role:members").id
+    for setting in ("can_delete_own_message_group", "can_delete_any_message_group"):
+        change = {setting: json.dumps({"new": members})}
+        assert_error(
+            api_for(member).patch(f"/streams/{mine.id}", change), 400, "BAD_REQUEST", "Insufficient permission"
+        )
+        params = {"subscriptions": '[{"name": "new"}]', setting: str(members)}
+        assert_error(api_for(member).post("/users/me/subscriptions", params), 400, "BAD_REQUEST",
+                     "Insufficient permission")  # fmt: skip
+    assert db_state() == before
+    nobody = UserGroup.objects.get(realm=realm, name="role:nobody").id
+    params = {"subscriptions": '[{"name": "new"}]', "can_delete_own_message_group": str(nobody)}
+    assert_success(api_for(member).post("/users/me/subscriptions", params))
+    set_group(realm, "can_set_delete_message_policy_group", "role:members")
+    channel_group(mine, "can_delete_any_message_group", "role:members", by=member)
+    state = assert_success(api_for(owner).post("/register", {"fetch_event_types": '["realm"]'}))
+    assert state["realm_can_set_delete_message_policy_group"] == members
+    assert state["realm_can_set_topics_policy_group"] == members
 
 
 def test_messages_the_user_cannot_see_are_invalid(realm, make_stream, send, member, admin, foreign_user):

@@ -2,16 +2,18 @@
 sends it (maybe_send_resolve_topic_notifications): its text, where, who it arrives read for, the
 undo within the grace period, and what does not send one."""
 
+import json
 from datetime import timedelta
 
 import pytest
 from django.utils import timezone
 
+from apps.groups.models import UserGroup
 from apps.messages.models import Message, NotificationBot, UserMessage
 from apps.subscriptions.actions.user_topics import do_set_user_topic_visibility_policy
 from apps.subscriptions.models import UserTopic
 from apps.users.settings_values import ResolvedTopicNoticeAutoRead
-from tests.api import assert_success
+from tests.api import api_for, assert_success
 from tests.messages.test_edit_message import edit, refused, set_group, shown, topic_ids
 from tests.messages.test_move_between_channels import mention, notices
 
@@ -159,3 +161,17 @@ def test_a_topic_of_the_longest_length_is_resolved_not_renamed(realm, design, se
     assert topic.startswith("✔ L")
     assert len(topic) == 60
     refused(member, message_id, "You don't have permission to edit this message", topic="renamed")
+
+
+def test_a_channels_own_group_may_resolve_its_topics(realm, design, make_stream, send, member, admin):
+    """Zulip's feature level 402: the channel's can_resolve_topics_group adds to the organization's."""
+    set_group(realm, "can_resolve_topics_group", "role:nobody")
+    other = make_stream("other", member, admin)
+    here, there = send(member, design, topic="lunch"), send(member, other, topic="lunch")
+    refused(member, here, "You don't have permission to resolve topics in this channel.", topic="✔ lunch")
+    members = UserGroup.objects.get(realm=realm, name="role:members").id
+    assert_success(
+        api_for(admin).patch(f"/streams/{design.id}", {"can_resolve_topics_group": json.dumps({"new": members})})
+    )
+    assert_success(edit(member, here, topic="✔ lunch"))
+    refused(member, there, "You don't have permission to resolve topics in this channel.", topic="✔ lunch")

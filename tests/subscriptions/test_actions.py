@@ -8,6 +8,7 @@ from apps.core.errors import InvalidArgumentError, JsonableError
 from apps.core.params import parse_param_source
 from apps.groups.actions.settings import do_change_realm_permission_group_setting
 from apps.groups.models import SystemGroups
+from apps.groups.selectors import system_groups
 from apps.groups.serializers import AnonymousGroupValue, GroupSettingChange
 from apps.subscriptions.actions.channel_settings import check_update_stream, do_change_stream_group_setting
 from apps.subscriptions.actions.channels import (
@@ -224,18 +225,20 @@ def test_message_retention_of_new_channels_needs_an_owner(admin, owner):
 # --- a channel's topics policy --------------------------------------------------------------------
 
 
-def test_a_topics_policy_is_set_by_administrators_only(admin, member):
+def test_a_topics_policy_is_set_by_those_the_organization_allows(realm, admin, member, guest):
+    """Zulip's can_set_topics_policy_group (members by default), for the channels they administer."""
+    create(member, "t", topics_policy=Stream.TopicsPolicy.EMPTY_TOPIC_ONLY)
+    assert Stream.objects.get(name="t").topics_policy == Stream.TopicsPolicy.EMPTY_TOPIC_ONLY
+    mine = Stream.objects.get(name="t")  # its creator administers it
+    check_update_stream(mine, topics_policy=Stream.TopicsPolicy.DISABLE_EMPTY_TOPIC, acting_user=member)
+    set_policy(realm, "can_set_topics_policy_group", system_groups(realm.id)[SystemGroups.ADMINISTRATORS].id)
     with pytest.raises(JsonableError, match=INSUFFICIENT):
-        create(member, "t", topics_policy=Stream.TopicsPolicy.EMPTY_TOPIC_ONLY)
-    create(member, "mine")
-    mine = Stream.objects.get(name="mine")  # its creator administers it, but may not set this
+        create(member, "u", topics_policy=Stream.TopicsPolicy.EMPTY_TOPIC_ONLY)
     with pytest.raises(JsonableError, match=INSUFFICIENT):
-        check_update_stream(mine, topics_policy=Stream.TopicsPolicy.DISABLE_EMPTY_TOPIC, acting_user=member)
-    check_update_stream(mine, topics_policy=Stream.TopicsPolicy.DISABLE_EMPTY_TOPIC, acting_user=admin)
+        check_update_stream(mine, topics_policy=Stream.TopicsPolicy.INHERIT, acting_user=member)
+    check_update_stream(mine, topics_policy=Stream.TopicsPolicy.INHERIT, acting_user=admin)
     mine.refresh_from_db()
-    assert mine.topics_policy == Stream.TopicsPolicy.DISABLE_EMPTY_TOPIC
-    create(admin, "only empty", topics_policy=Stream.TopicsPolicy.EMPTY_TOPIC_ONLY)
-    assert Stream.objects.get(name="only empty").topics_policy == Stream.TopicsPolicy.EMPTY_TOPIC_ONLY
+    assert mine.topics_policy == Stream.TopicsPolicy.INHERIT
 
 
 # --- a user's topic policies ----------------------------------------------------------------------

@@ -1,6 +1,8 @@
 """The HTTP contract of channels, subscriptions and topic policies: status, envelope, code, exact
 message, and that a refused request changes no row."""
 
+import json
+
 import pytest
 
 from apps.groups.actions.groups import check_add_user_group
@@ -20,8 +22,9 @@ BASIC_CHANNEL_KEYS = {
     "is_web_public", "history_public_to_subscribers", "is_archived", "first_message_id", "message_retention_days",
     "folder_id", "topics_policy", "stream_post_policy", "is_announcement_only", "is_recently_active",
     "stream_weekly_traffic", "subscriber_count", "can_add_subscribers_group", "can_administer_channel_group",
-    "can_move_messages_out_of_channel_group", "can_move_messages_within_channel_group",
-    "can_remove_subscribers_group", "can_send_message_group", "can_subscribe_group",
+    "can_delete_any_message_group", "can_delete_own_message_group", "can_move_messages_out_of_channel_group",
+    "can_move_messages_within_channel_group", "can_remove_subscribers_group", "can_resolve_topics_group",
+    "can_send_message_group", "can_subscribe_group",
 }  # fmt: skip
 SUBSCRIPTION_KEYS = BASIC_CHANNEL_KEYS | {
     "color", "is_muted", "in_home_view", "pin_to_top", "desktop_notifications", "audible_notifications",
@@ -483,10 +486,13 @@ def test_subscribe_refuses_malformed_principals(member):
     refused(response, "principals is not valid JSON", before, code="REQUEST_VARIABLE_INVALID")
 
 
-def test_subscribe_topics_policy_needs_an_administrator(member, admin):
+def test_subscribe_topics_policy_needs_the_organizations_permission(realm, member, admin):
+    before = db_state()
+    refused(subscribe(admin, "t", topics_policy="sometimes"), "Invalid topics_policy", before)
+    admins = system_groups(realm.id)[SystemGroups.ADMINISTRATORS].id
+    assert_success(ApiClient(admin).patch("/realm", {"can_set_topics_policy_group": json.dumps({"new": admins})}))
     before = db_state()
     refused(subscribe(member, "t", topics_policy="disable_empty_topic"), "Insufficient permission", before)
-    refused(subscribe(admin, "t", topics_policy="sometimes"), "Invalid topics_policy", before)
     assert_success(subscribe(admin, "t", topics_policy="disable_empty_topic"))
     assert Stream.objects.get(name="t").topics_policy == "disable_empty_topic"
 
@@ -1289,11 +1295,14 @@ def test_patch_stream_refuses_invalid_group_setting(admin, design, realm, value,
     refused(patch_stream(admin, design.id, can_remove_subscribers_group=value), msg, before, code=code)
 
 
-def test_patch_stream_topics_policy(admin, member, design):
+def test_patch_stream_topics_policy(realm, admin, member, design):
     assert_success(subscribe(member, "mine"))
     mine = Stream.objects.get(name="mine")
+    assert_success(patch_stream(member, mine.id, topics_policy="empty_topic_only"))  # members may, by default
+    admins = system_groups(realm.id)[SystemGroups.ADMINISTRATORS].id
+    assert_success(ApiClient(admin).patch("/realm", {"can_set_topics_policy_group": json.dumps({"new": admins})}))
     before = db_state()
-    refused(patch_stream(member, mine.id, topics_policy="empty_topic_only"), "Insufficient permission", before)
+    refused(patch_stream(member, mine.id, topics_policy="inherit"), "Insufficient permission", before)
     refused(patch_stream(admin, design.id, topics_policy="never"), "Invalid topics_policy", before)
     assert_success(patch_stream(admin, design.id, topics_policy="empty_topic_only"))
     design.refresh_from_db()

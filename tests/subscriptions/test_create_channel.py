@@ -93,7 +93,7 @@ def test_an_archived_channels_name_is_taken_too(member, admin, make_stream):
         ({"name": "a\u0007b"}, "Invalid character in channel name, at position 2."),
         ({"is_web_public": True}, "Web-public channels are not enabled."),
         ({"invite_only": True, "is_default_stream": True}, "Insufficient permission"),
-        ({"topics_policy": "disable_empty_topic"}, "Insufficient permission"),
+        ({"can_delete_any_message_group": '{"direct_members": [], "direct_subgroups": []}'}, "Insufficient permission"),
         ({"topics_policy": "nonsense"}, "Invalid topics_policy"),
         ({"message_retention_days": 30}, "Must be an organization owner"),
         ({"description": "x" * 1025}, "description is too long (limit: 1024 characters)"),

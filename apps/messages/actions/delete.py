@@ -1,6 +1,7 @@
 """Deleting one message (DELETE /messages/{id}), with Zulip's rules: anyone in the organization's
-can_delete_any_message_group deletes any message they can see, at any time; others delete their
-own messages and their bots', if they are in can_delete_own_message_group, within
+can_delete_any_message_group (or, for a channel's message, the channel's) deletes any message they
+can see, at any time; others delete their own messages and their bots', if they are in
+can_delete_own_message_group (the organization's or the channel's), within
 message_content_delete_limit_seconds of sending (none: any time)."""
 
 from datetime import timedelta
@@ -10,22 +11,31 @@ from django.utils import timezone
 
 from apps.core.errors import JsonableError
 from apps.events.publish import send_event_on_commit
-from apps.groups.selectors import has_realm_permission
 from apps.messages.access import users_told_of
 from apps.messages.actions.delete_topic import do_delete_messages
 from apps.messages.errors import InvalidMessageError
 from apps.messages.hooks import messages_deleting
 from apps.messages.models import Message, UserMessage
+from apps.subscriptions.selectors import Membership, has_realm_setting
 from apps.users.models import User
 
 
 def check_can_delete_message(user: User, message: Message) -> None:
-    """Zulip's validate_can_delete_message, for a message the user can see (access_message)."""
-    if has_realm_permission(user, "can_delete_any_message_group"):
+    """Zulip's validate_can_delete_message, for a message the user can see (access_message): the
+    organization's settings, or for a channel message the channel's settings of the same names
+    (feature level 407; a channel's administrators hold them only as anyone else)."""
+    membership = Membership(user)
+
+    def holds(name: str) -> bool:
+        return has_realm_setting(membership, name) or (
+            message.stream is not None and membership.holds(message.stream, name)
+        )
+
+    if holds("can_delete_any_message_group"):
         return
     if message.sender_id != user.id and message.sender.bot_owner_id != user.id:
         raise JsonableError("You don't have permission to delete this message")
-    if not has_realm_permission(user, "can_delete_own_message_group"):
+    if not holds("can_delete_own_message_group"):
         raise JsonableError("You don't have permission to delete this message")
     limit = user.realm.message_content_delete_limit_seconds
     if limit is not None and timezone.now() - message.date_sent > timedelta(seconds=limit):

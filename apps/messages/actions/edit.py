@@ -52,7 +52,7 @@ from apps.messages.recipients import get_recipient
 from apps.messages.selectors import alert_word_users
 from apps.realms.limits import EMPTY_TOPIC_DISPLAY_NAME
 from apps.subscriptions.models import Stream
-from apps.subscriptions.selectors import subscriber_ids_by_stream
+from apps.subscriptions.selectors import Membership, subscriber_ids_by_stream
 from apps.subscriptions.topics import RESOLVED_TOPIC_PREFIX, same_topic, topic_from_client
 from apps.users.models import User
 
@@ -149,7 +149,10 @@ def check_message_edit(
         resolve = resolve_change(message.topic, topic)
         topic = normalize_topic(topic, destination or message.stream, realm)
         if resolve is not None:
-            if not has_realm_permission(user, "can_resolve_topics_group"):
+            if not (
+                has_realm_permission(user, "can_resolve_topics_group")
+                or Membership(user).holds(message.stream, "can_resolve_topics_group")
+            ):
                 raise JsonableError("You don't have permission to resolve topics in this channel.")
         else:
             if not can_move_messages_to_another_topic(user, message.stream, destination or message.stream):

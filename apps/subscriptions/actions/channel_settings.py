@@ -20,6 +20,7 @@ from apps.realms.models import AuditLogEventType
 from apps.subscriptions.actions.access import send_stream_access_changes, send_stream_update
 from apps.subscriptions.actions.channels import (
     check_description,
+    check_may_set_channel_policies,
     check_stream_name,
     do_change_stream_description,
     do_rename_stream,
@@ -235,13 +236,16 @@ def check_update_stream(
         raise JsonableError("Insufficient permission")
     if message_retention_days is not UNCHANGED and not acting_user.is_owner:
         raise OrganizationOwnerRequiredError()
-    if topics_policy is not None and not acting_user.is_admin:
-        raise JsonableError("Insufficient permission")
+    group_settings = group_settings or {}
+    check_may_set_channel_policies(
+        membership,
+        topics_policy=topics_policy is not None,
+        group_values={name: change.new for name, change in group_settings.items()},
+    )
     if new_name is not None:
         new_name = check_stream_name(new_name)
         if new_name == stream.name:
             raise JsonableError("Channel already has that name.")
-    group_settings = group_settings or {}
     if any(name in CONTENT_ACCESS_SETTINGS for name in group_settings) and not content_access:
         raise JsonableError("Channel content access is required.")
     if description is not None:

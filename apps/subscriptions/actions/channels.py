@@ -37,7 +37,13 @@ from apps.subscriptions.default_groups import do_remove_channel_from_groups
 from apps.subscriptions.hooks import channels_announced
 from apps.subscriptions.models import Stream, Subscription
 from apps.subscriptions.realm_channels import DEFAULT_CHANNEL_MUST_BE_PUBLIC, default_channels
-from apps.subscriptions.selectors import Membership, can_create_channels, get_stream_by_name, metadata_access_user_ids
+from apps.subscriptions.selectors import (
+    Membership,
+    can_create_channels,
+    get_stream_by_name,
+    has_realm_setting,
+    metadata_access_user_ids,
+)
 from apps.users.models import Role, User
 
 # --- names and descriptions -----------------------------------------------------------------------
@@ -125,14 +131,38 @@ class NewChannelOptions:
     announce: bool = False
 
 
+# Channel settings that only those in the organization's can_set_delete_message_policy_group set
+# (to anything but nobody, when creating a channel), as Zulip's.
+DELETE_POLICY_SETTINGS = ("can_delete_any_message_group", "can_delete_own_message_group")
+
+
+def check_may_set_channel_policies(
+    membership: Membership, *, topics_policy: bool, group_values: dict[str, GroupSettingValue]
+) -> None:
+    """Zulip's can_set_topics_policy (a channel's own `topics_policy`) and
+    can_set_delete_message_policy (its DELETE_POLICY_SETTINGS set to anyone but nobody):
+    "Insufficient permission" without the organization's setting."""
+    if topics_policy and not has_realm_setting(membership, "can_set_topics_policy_group"):
+        raise JsonableError("Insufficient permission")
+    asked = [value for name, value in group_values.items() if name in DELETE_POLICY_SETTINGS]
+    if not asked or has_realm_setting(membership, "can_set_delete_message_policy_group"):
+        return
+    nobody = system_groups(membership.user.realm_id)[SystemGroups.NOBODY].id
+    if any(value != nobody for value in asked):
+        raise JsonableError("Insufficient permission")
+
+
 def check_new_channel_options(acting_user: User, options: NewChannelOptions) -> ChannelFolder | None:
     """Whether the user may ask for these settings (Zulip's checks and words), before anything is
     looked up or changed; returns the folder asked for ("Invalid channel folder ID" unless the
     organization's)."""
     if options.is_web_public:
         raise JsonableError("Web-public channels are not enabled.")
-    if options.topics_policy != Stream.TopicsPolicy.INHERIT and not acting_user.is_admin:
-        raise JsonableError("Insufficient permission")
+    check_may_set_channel_policies(
+        Membership(acting_user),
+        topics_policy=options.topics_policy != Stream.TopicsPolicy.INHERIT,
+        group_values=options.group_settings,
+    )
     if options.is_default_stream and not acting_user.is_admin:
         raise JsonableError("Insufficient permission")
     if options.is_default_stream and options.invite_only:
