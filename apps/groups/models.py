@@ -70,9 +70,7 @@ REALM_SETTINGS = {
     "can_move_messages_between_channels_group": GroupSetting(default=SystemGroups.MEMBERS, allow_everyone_group=False),
     "can_move_messages_between_topics_group": GroupSetting(default=SystemGroups.EVERYONE, allow_everyone_group=True),
     "can_resolve_topics_group": GroupSetting(default=SystemGroups.EVERYONE, allow_everyone_group=True),
-    "can_set_delete_message_policy_group": GroupSetting(
-        default=SystemGroups.MODERATORS, allow_everyone_group=False
-    ),
+    "can_set_delete_message_policy_group": GroupSetting(default=SystemGroups.MODERATORS, allow_everyone_group=False),
     "can_set_topics_policy_group": GroupSetting(default=SystemGroups.MEMBERS, allow_everyone_group=True),
     "can_add_custom_emoji_group": GroupSetting(default=SystemGroups.MEMBERS, allow_everyone_group=False),
     "can_mention_many_users_group": GroupSetting(default=SystemGroups.ADMINISTRATORS, allow_everyone_group=True),
