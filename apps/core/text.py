@@ -11,3 +11,12 @@ def unprintable_position(text: str) -> int | None:
         if unicodedata.category(char) in ("Cc", "Cs") or noncharacter:
             return position
     return None
+
+
+def duration_text(seconds: int) -> str:
+    """A whole duration as people write it: "24 hours", "90 minutes", "1 hour", "45 seconds"."""
+    for unit, size in (("hour", 3600), ("minute", 60)):
+        if seconds >= size and seconds % size == 0:
+            count = seconds // size
+            return f"{count} {unit}{'' if count == 1 else 's'}"
+    return f"{seconds} second{'' if seconds == 1 else 's'}"

@@ -45,13 +45,15 @@ class User(AbstractBaseUser, PermissionsMixin, UserBaseSettings):
     """
 
     MAX_NAME_LENGTH = 100
+    # Longer passwords are refused wherever one is set, so that every one set can also log in.
+    MAX_PASSWORD_LENGTH = 1024
     MIN_NAME_LENGTH = 2
     API_KEY_LENGTH = 32
 
     realm = models.ForeignKey(Realm, on_delete=models.PROTECT, related_name="users")
     # The directory API's `id` (apps/directory): public, generated once, never reused.
     uuid = models.UUIDField("UUID", default=uuid4, unique=True, editable=False)
-    delivery_email = models.EmailField(max_length=254)
+    delivery_email = models.EmailField("email address", max_length=254)
     full_name = models.CharField(max_length=MAX_NAME_LENGTH)
     role = models.PositiveSmallIntegerField(choices=Role.choices, default=Role.MEMBER)
     is_active = models.BooleanField(default=True)

@@ -9,6 +9,7 @@ from django.utils.http import urlsafe_base64_encode
 
 from apps.core.mail import send_or_retry, templated_email
 from apps.core.tasks import retried_task
+from apps.core.text import duration_text
 from apps.realms.models import Realm
 from apps.users.models import User
 from apps.users.selectors import user_with_delivery_email
@@ -29,7 +30,7 @@ def send_password_reset_email(realm_id: int, email: str) -> None:
     context = {"realm_name": realm.name, "realm_url": realm.url, "email": email, "user": user}
     if user is not None and user.is_active:
         context["link"] = _link(realm, user)
-        context["valid_hours"] = settings.PASSWORD_RESET_TIMEOUT // 3600
+        context["valid_for"] = duration_text(settings.PASSWORD_RESET_TIMEOUT)
     to = user.delivery_email if user is not None else email
     send_or_retry(templated_email("users/emails/password_reset", context, to), f"a password reset to {to}")
 

@@ -12,7 +12,7 @@ from apps.users.actions.create_user import check_email, check_full_name
 from apps.users.models import User
 from apps.users.selectors import delivery_email_in_use
 
-MAX_PASSWORD_LENGTH = 1024
+MAX_PASSWORD_LENGTH = User.MAX_PASSWORD_LENGTH
 
 
 class JoinForm(forms.Form):

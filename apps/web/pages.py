@@ -23,14 +23,25 @@ from django.views.decorators.cache import never_cache
 from django.views.decorators.csrf import ensure_csrf_cookie
 
 from apps.core.auth import realm_for_request
-from apps.core.errors import InvalidSubdomainError, JsonableError, RateLimitedError, ServiceUnavailableError
+from apps.core.errors import (
+    REDIS_UNAVAILABLE,
+    InvalidSubdomainError,
+    JsonableError,
+    RateLimitedError,
+    ServiceUnavailableError,
+)
 from apps.core.sessions import session_user
 from apps.invites.actions.signup import do_join_with_invite
 from apps.invites.errors import InvalidInvitationLinkError
 from apps.invites.models import EmailInvitation
 from apps.invites.selectors import usable_invite_by_key
 from apps.realms.models import Realm
-from apps.users.actions.password_reset import check_request_password_reset, do_reset_password, password_reset_user
+from apps.users.actions.password_reset import (
+    PasswordResetLinkError,
+    check_request_password_reset,
+    do_reset_password,
+    password_reset_user,
+)
 from apps.users.actions.user_settings import do_regenerate_api_key
 from apps.users.backends import check_password_login
 from apps.users.errors import EmailInUseError
@@ -128,7 +139,7 @@ class LoginView(View):
         except RateLimitedError as exc:
             seconds = max(math.ceil(exc.retry_after), 1)
             return self._refused(request, realm, form, f"Too many attempts! Try again in {seconds} seconds.", 429)
-        except ServiceUnavailableError:
+        except (ServiceUnavailableError, *REDIS_UNAVAILABLE):
             return self._refused(request, realm, form, "Logging in is not possible right now; try again soon.", 503)
         except JsonableError as exc:
             return self._refused(request, realm, form, exc.msg, 401)
@@ -239,13 +250,16 @@ class PasswordResetView(View):
         if not form.is_valid():
             return self._form(request, form, status=400)
         try:
-            check_request_password_reset(self.realm, form.cleaned_data["email"])
+            check_request_password_reset(self.realm, form.cleaned_data["email"], ip=request.META.get("REMOTE_ADDR", ""))
         except RateLimitedError as exc:
             minutes = max(math.ceil(exc.retry_after / 60), 1)
-            form.add_error(None, f"Too many password reset emails for this address! Try again in {minutes} minutes.")
+            form.add_error(None, f"Too many password reset emails asked for! Try again in {minutes} minutes.")
             return self._form(request, form, status=429)
+        except REDIS_UNAVAILABLE:
+            form.add_error(None, "Resetting passwords is not possible right now; try again soon.")
+            return self._form(request, form, status=503)
         except JsonableError as exc:
-            form.add_error(None, exc.msg)
+            form.add_error("email" if exc.msg == "Invalid address." else None, exc.msg)
             return self._form(request, form, status=400)
         return redirect("password_reset_sent")
 
@@ -253,6 +267,7 @@ class PasswordResetView(View):
         return render(request, "web/password_reset.html", {"realm": self.realm, "form": form}, status=status)
 
 
+@method_decorator(never_cache, name="dispatch")
 class PasswordResetSentView(View):
     http_method_names = ["get", "head"]
 
@@ -288,7 +303,14 @@ class PasswordResetConfirmView(auth_views.PasswordResetConfirmView):
         return {**super().get_context_data(**kwargs), "realm": self.realm}
 
     def form_valid(self, form: NewPasswordForm) -> HttpResponse:
-        do_reset_password(self.user, form.cleaned_data["new_password1"])
-        del self.request.session[auth_views.INTERNAL_RESET_SESSION_TOKEN]
+        token = self.request.session.pop(auth_views.INTERNAL_RESET_SESSION_TOKEN)
+        try:
+            do_reset_password(self.user, token, form.cleaned_data["new_password1"])
+        except PasswordResetLinkError:  # used meanwhile, by another request
+            self.validlink = False
+            return self.render_to_response(self.get_context_data(form=form), status=404)
         messages.success(self.request, "Your password was changed. Log in with it.")
         return redirect(self.success_url)
+
+    def form_invalid(self, form: NewPasswordForm) -> HttpResponse:
+        return self.render_to_response(self.get_context_data(form=form), status=400)

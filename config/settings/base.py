@@ -379,6 +379,8 @@ RATE_LIMIT_PASSWORD_RESET = (
     (cfg.positive_int("RATE_LIMIT_PASSWORD_RESET_PER_HOUR", 2), 3600),
     (cfg.positive_int("RATE_LIMIT_PASSWORD_RESET_PER_DAY", 5), 86400),
 )
+# Password reset emails one IP address may have sent in a day, to any addresses (Zulip's sends_email_by_ip).
+RATE_LIMIT_PASSWORD_RESET_PER_IP_PER_DAY = cfg.positive_int("RATE_LIMIT_PASSWORD_RESET_PER_IP_PER_DAY", 5)
 
 # Invitation emails (POST /invites and their resending) an organization may send in 24 hours: a
 # member cannot turn the server into a source of spam.

@@ -50,9 +50,10 @@ class Route:
 def _routes(resolver: URLResolver, prefix: str = "", converters: dict | None = None):
     for pattern in resolver.url_patterns:
         text, names, kinds = _template(pattern.pattern)
+        if text.startswith("admin"):  # the Django admin's pages, and the one leading out of it
+            continue
         if isinstance(pattern, URLResolver):
-            if not text.startswith("admin"):
-                yield from _routes(pattern, prefix + text, {**(converters or {}), **kinds})
+            yield from _routes(pattern, prefix + text, {**(converters or {}), **kinds})
             continue
         assert isinstance(pattern, URLPattern)
         methods = tuple(m.upper() for m in handlers_of(pattern.callback))

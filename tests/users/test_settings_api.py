@@ -192,6 +192,9 @@ def test_a_new_password_needs_the_old_one(member):
     assert_error(patch(member, new_password=STRONG), 400, "BAD_REQUEST", "Wrong password!")
     assert_error(patch(member, old_password="wrong", new_password=STRONG), 400, "BAD_REQUEST", "Wrong password!")
     assert User.objects.get(id=member.id).check_password("correct horse battery")
+    too_long = "x" * 1025  # more than a password may be, where one logs in
+    assert_error(patch(member, old_password="correct horse battery", new_password=too_long), 400, "BAD_REQUEST",
+                 "New password is too long (limit: 1024 characters).")  # fmt: skip
     assert_success(patch(member, old_password="correct horse battery", new_password=STRONG))
     user = User.objects.get(id=member.id)
     assert user.check_password(STRONG)

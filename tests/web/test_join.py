@@ -114,7 +114,7 @@ def test_the_organizations_welcome_text_when_the_link_has_none(realm, admin, inv
         ({"password": "password"}, "password", "This password is too common."),
         ({"password": "12345678901"}, "password", "This password is entirely numeric."),
         ({"password": "short"}, "password", "This password is too short."),
-        ({"password": "newbie@example.com"}, "password", "The password is too similar to the delivery email."),
+        ({"password": "newbie@example.com"}, "password", "The password is too similar to the email address."),
         (
             {"full_name": "Quentin Quartermaine", "password": "QuentinQuartermaine"},
             "password",

@@ -84,9 +84,13 @@ def test_attempts_are_limited_with_fetch_api_keys_count(member, rate_limit_backe
 
 def test_password_logins_can_be_disabled(member, realm, admin):
     do_change_realm_settings(realm, {"password_auth_enabled": False}, acting_user=admin)
-    response = log_in(browser(), member.delivery_email)
-    assert response.status_code == 401
-    assert "Password authentication is disabled in this organization" in response.content.decode()
+    page = browser().get("/login/").content.decode()
+    assert "Logging in with a password is turned off in this organization" in page
+    assert "<form" not in page
+    assert "/accounts/password/reset/" not in page
+    client = Client(HTTP_HOST="testserver")  # no form to take the CSRF token from
+    assert client.post("/login/", {"email": member.delivery_email, "password": RIGHT}).status_code == 401
+    assert client.get("/account/")["Location"] == "/login/"
 
 
 def test_login_needs_the_csrf_token(member):

@@ -205,6 +205,8 @@ def check_create_user_by_admin(admin: User, *, email: str, password: str, full_n
         raise JsonableError("User not authorized to create users")
     if not password:
         raise JsonableError("The password is too weak.")
+    if len(password) > User.MAX_PASSWORD_LENGTH:
+        raise JsonableError(f"The password is too long (limit: {User.MAX_PASSWORD_LENGTH} characters).")
     check_email_allowed(admin.realm, check_email(email), ADMIN_REFUSALS)
     return do_create_user(admin.realm, email, full_name, password=password, acting_user=admin)
 

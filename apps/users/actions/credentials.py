@@ -17,6 +17,7 @@ from django.utils import timezone
 from apps.core import ratelimit
 from apps.core.errors import AuthenticationFailedError, JsonableError, RateLimitedError
 from apps.core.mail import templated_email
+from apps.core.text import duration_text
 from apps.realms.domains import check_email_allowed
 from apps.users.actions.create_user import check_email, check_email_available
 from apps.users.actions.user_settings import do_change_user_delivery_email
@@ -42,6 +43,8 @@ def check_new_password(user: User, old_password: str | None, new_password: str) 
         raise JsonableError(f"You're making too many attempts! Try again in {seconds} seconds.") from None
     except AuthenticationFailedError:
         raise JsonableError("Wrong password!") from None
+    if len(new_password) > User.MAX_PASSWORD_LENGTH:
+        raise JsonableError(f"New password is too long (limit: {User.MAX_PASSWORD_LENGTH} characters).")
     try:
         validate_password(new_password, user)
     except ValidationError:
@@ -96,7 +99,7 @@ def do_start_email_change(user: User, new_email: str, *, acting_user: User | Non
         "old_email": user.delivery_email,
         "new_email": new_email,
         "link": link,
-        "valid_hours": settings.EMAIL_CHANGE_LINK_VALIDITY_SECONDS // 3600,
+        "valid_for": duration_text(settings.EMAIL_CHANGE_LINK_VALIDITY_SECONDS),
     }
     transaction.on_commit(lambda: _send("users/emails/confirm_new_email", new_email, context))
     return request

@@ -9,6 +9,7 @@ import logging
 
 from django.conf import settings
 from django.contrib.auth.hashers import make_password
+from django.contrib.auth.tokens import default_token_generator
 from django.db import transaction
 from django.utils.encoding import force_str
 from django.utils.http import urlsafe_base64_decode
@@ -26,18 +27,20 @@ from apps.users.tasks import send_password_reset_email
 logger = logging.getLogger(__name__)
 
 
-def check_request_password_reset(realm: Realm, email: str) -> None:
+def check_request_password_reset(realm: Realm, email: str, *, ip: str) -> None:
     """Queue the email answering a reset asked for `email` in `realm` (see the module's docstring),
-    within the address's limit (RATE_LIMIT_PASSWORD_RESET: Zulip's password_reset_form_by_email;
-    RateLimitedError past it)."""
+    within the limits (RateLimitedError past them, nothing queued): per address, whatever the
+    organization (RATE_LIMIT_PASSWORD_RESET: Zulip's password_reset_form_by_email), and per asking
+    IP address (RATE_LIMIT_PASSWORD_RESET_PER_IP_PER_DAY: Zulip's sends_email_by_ip), so that the
+    form mails nobody over and over."""
     if not realm.password_auth_enabled:
         raise PasswordAuthDisabledError()
     email = check_email(email)
     if settings.RATE_LIMITING_ENABLED:
-        key = f"password_reset_form_by_email:{realm.id}:{email_key(email)}"
-        ratelimit.check_all(
-            [(f"{key}:{window}", (count, window)) for count, window in settings.RATE_LIMIT_PASSWORD_RESET]
-        )
+        by_email = [(f"password_reset_form_by_email:{limit[1]}:{email_key(email)}", limit)
+                    for limit in settings.RATE_LIMIT_PASSWORD_RESET]  # fmt: skip
+        by_ip = (settings.RATE_LIMIT_PASSWORD_RESET_PER_IP_PER_DAY, 86400)
+        ratelimit.check_all([*by_email, (f"sends_email_by_ip:{ip}", by_ip)])
     with transaction.atomic():
         send_password_reset_email.enqueue(realm.id, email)
 
@@ -53,13 +56,18 @@ def password_reset_user(realm: Realm, uidb64: str) -> User | None:
     return User.objects.filter(realm=realm, id=user_id, is_active=True, bot_type__isnull=True).first()
 
 
-def do_reset_password(user: User, password: str) -> None:
-    """Set the password the person chose through a reset link (Django's validators already passed):
-    their other sessions end (Django's session hash), and their failed sign-in attempts are
-    forgotten (with Redis unreachable they simply expire).
+def do_reset_password(user: User, token: str, password: str) -> None:
+    """Set the password the person chose through a reset link (Django's validators already passed),
+    once: the link's `token` is checked again with their row locked, so that the same link sent
+    twice at once sets one password (PasswordResetLinkError for the other). Their other sessions end
+    (Django's session hash), and their failed sign-in attempts are forgotten (with Redis unreachable
+    they simply expire).
 
     Audit: USER_PASSWORD_CHANGED."""
     with transaction.atomic():
+        locked = User.objects.select_for_update().filter(id=user.id, is_active=True).first()
+        if locked is None or not default_token_generator.check_token(locked, token):
+            raise PasswordResetLinkError()
         user.password = make_password(password)
         User.objects.filter(id=user.id).update(password=user.password)
         forget_credentials_on_commit(user_ids=[user.id])
@@ -69,3 +77,7 @@ def do_reset_password(user: User, password: str) -> None:
     except REDIS_UNAVAILABLE as exc:
         count_dependency_failure(exc)
         logger.warning("could not forget the failed sign-ins of user %d: %r", user.id, exc)
+
+
+class PasswordResetLinkError(Exception):
+    """The link was used (or the password changed) meanwhile."""
