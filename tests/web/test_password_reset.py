@@ -239,3 +239,16 @@ def test_a_link_sent_twice_at_once_sets_one_password(member):
     assert sorted(at_once(lambda: post(0), lambda: post(1))) == [302, 404]
     assert RealmAuditLog.objects.filter(event_type=AuditLogEventType.USER_PASSWORD_CHANGED).count() == 1
     assert sum(User.objects.get(id=member.id).check_password(p) for p in passwords) == 1
+
+
+def test_redis_unreachable_is_said_on_the_pages(member, redis_down):
+    """The limits cannot be counted: each page says so (503), in its own words, not the API's JSON."""
+    client = browser()
+    page = client.get("/accounts/password/reset/")
+    response = submit(client, "/accounts/password/reset/", {"email": member.delivery_email}, page=page)
+    assert (response.status_code, response["Content-Type"]) == (503, "text/html; charset=utf-8")
+    assert "Resetting passwords is not possible right now" in response.content.decode()
+    assert run_ready_tasks() == 0
+    login = submit(browser(), "/login/", {"email": member.delivery_email, "password": OLD})
+    assert login.status_code == 503
+    assert "Logging in is not possible right now" in login.content.decode()
