@@ -261,9 +261,13 @@ def test_a_message_arriving_while_a_view_loads_stays(web_server, people, chromiu
         answer = message(mick, "The answer")
         answer.locator("summary").click()
         expect(answer.get_by_text("forty-two")).to_be_visible()
+        # A reaction to a message of the held answer, meanwhile: shown once the answer is drawn.
+        message(olive, "Before the view").get_by_role("button", name="React with heart").click()
+        expect(message(olive, "Before the view").locator(".reaction")).to_have_text("❤ 1")
 
         for route, response in held:
             route.fulfill(response=response)
+        expect(message(mick, "Before the view").locator(".reaction")).to_have_text("❤ 1")
         expect(message(mick, "Before the view")).to_be_visible()
         expect(mick.locator("li.message")).to_have_count(2)
         expect(mick.locator("li.message").last).to_contain_text("The answer")

@@ -76,7 +76,7 @@ const handlers = {
   },
   update_message(event) {
     const ids = event.message_ids || [event.message_id];
-    if (event.new_stream_id !== undefined || event.subject !== undefined) {
+    if (isMove(event)) {
       showView(); // moved: the view's content changes
       return;
     }
@@ -158,8 +158,17 @@ const handlers = {
   },
 };
 
+// Changes to messages that arrive while a view's messages load are applied again once they are
+// drawn: the answer may predate them (the handlers apply a change twice harmlessly).
+// (A move draws the view again by itself.)
+const REPLAYED_WHILE_LOADING = new Set(["update_message", "delete_message", "reaction", "update_message_flags"]);
+const isMove = (event) => event.type === "update_message" && (event.new_stream_id !== undefined || event.subject !== undefined);
+
 function onEvents(events) {
-  for (const event of events) handlers[event.type]?.(event);
+  for (const event of events) {
+    if (state.loading && REPLAYED_WHILE_LOADING.has(event.type) && !isMove(event)) state.loading.push(event);
+    handlers[event.type]?.(event);
+  }
 }
 
 // --- the view: a narrow's messages -------------------------------------------------------------
@@ -197,6 +206,7 @@ async function showView() {
   renderSidebar();
   presetCompose(view);
   state.messages = new Map(); // the view starts empty: events fill it while its messages load
+  state.loading = [];
   $("#messages").replaceChildren();
   showEmpty(null);
   const narrow = narrowFor(view, { users: state.users, ownEmail: state.ownEmail });
@@ -206,6 +216,7 @@ async function showView() {
     [body] = await Promise.all([api("GET", "/messages", params), view.streamId ? loadTopics(view.streamId) : clearTopics()]);
   } catch (error) {
     if (token !== viewToken) return;
+    state.loading = null;
     state.messages = new Map();
     $("#messages").replaceChildren();
     showEmpty(`These messages cannot be shown: ${error.message}`); // a search the server refuses, say
@@ -219,6 +230,9 @@ async function showView() {
   const ordered = [...shown.values()].sort((a, b) => a.id - b.id);
   state.messages = new Map(ordered.map((m) => [m.id, m]));
   $("#messages").replaceChildren(...ordered.map((m) => document.getElementById(`message-${m.id}`) ?? messageItem(m, ctx)));
+  const changes = state.loading;
+  state.loading = null;
+  for (const event of changes) handlers[event.type](event);
   showEmpty(ordered.length ? null : "No messages here yet.");
   scrollToBottom();
   markShownAsRead();

@@ -16,6 +16,7 @@ export const state = {
   offlineAfter: 200,
   pingEvery: 60,
   messages: new Map(), // the shown messages by id
+  loading: null, // while a view's messages load: the changes to messages that arrived meanwhile
   view: viewFromHash(window.location.hash),
   topics: [],
   editing: null,
