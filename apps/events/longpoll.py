@@ -146,6 +146,7 @@ def host_is_allowed(host: str) -> bool:
 async def _get_events(poll: PollRequest) -> dict[str, Any]:
     if not host_is_allowed(poll.host):
         raise DisallowedHost(f"Invalid HTTP_HOST header: {poll.host!r}")
+    by_key = poll.session_request is None
     identity = await _authenticate(poll)
     backend = get_backend()
     # Polls have their own budget per user (not counted already: see _authenticate_from_database),
@@ -154,7 +155,10 @@ async def _get_events(poll: PollRequest) -> dict[str, Any]:
     if settings.RATE_LIMITING_ENABLED and poll.notes.rate_limit is None:
         limit = PollLimit(f"events_by_user:{identity.user_id}", settings.RATE_LIMIT_API_BY_USER)
     try:
-        return await _poll(poll, identity, backend, limit)
+        body = await _poll(poll, identity, backend, limit)
+        if by_key and body.get("events"):
+            await _authenticate_again(poll, identity)
+        return body
     except Exception as exc:
         if limit is not None and limit.state is None and not isinstance(exc, (RateLimitedError, *REDIS_UNAVAILABLE)):
             # Refused before it reached its queue: counted all the same, and past the limit answered
@@ -212,6 +216,15 @@ async def _authenticate(poll: PollRequest) -> Identity:
         credential_cache.put(poll.host.lower(), poll.authorization, identity, generation)
     poll.notes.user_id, poll.notes.realm_id = identity.user_id, identity.realm_id
     return identity
+
+
+async def _authenticate_again(poll: PollRequest, identity: Identity) -> None:
+    """Before a poll that may have waited gives its events: its key may have been rotated or
+    revoked meanwhile (the credential cache of every process forgets credentials that change), and
+    then the answer is that refusal; the events stay queued for a poll with good credentials. The
+    cache answers, but after a change concerning the user."""
+    if credential_cache.get(poll.host.lower(), poll.authorization) != identity:
+        await _authenticate(poll)
 
 
 _slots: dict[asyncio.AbstractEventLoop, asyncio.Semaphore] = {}

@@ -189,3 +189,31 @@ def test_stopping_a_server_answers_its_waiting_polls_at_once(live_server_factory
     # Well inside gunicorn's graceful timeout (30 s): the worker exited, it was not killed.
     assert time.monotonic() - stopped_at < 10
     assert "Shutting down: Master" in server.log()
+
+
+def test_a_rotated_key_ends_the_poll_waiting_with_it(live_server_factory, people):
+    """A poll already waiting when its key is rotated is answered 401 when events come, not with
+    them (the QA pass: a revoked key got one more batch); the events stay for the new key."""
+    owner, _, _ = people
+    server = live_server_factory()
+    owner_client = zulip.Client(email=owner.delivery_email, api_key=owner.api_key, site=server.url)
+    bot = owner_client.call_endpoint("bots", method="POST", request={"full_name": "Poller", "short_name": "poller"})
+    email = owner_client.get_user_by_id(bot["user_id"])["user"]["email"]
+    queue_id = zulip.Client(email=email, api_key=bot["api_key"], site=server.url).register()["queue_id"]
+    answers = {}
+
+    def poll() -> None:
+        params = {"queue_id": queue_id, "last_event_id": -1}
+        answers["poll"] = requests.get(f"{server.url}/api/v1/events", params=params, auth=(email, bot["api_key"]),
+                                       timeout=60)  # fmt: skip
+
+    waiting = threading.Thread(target=poll)
+    waiting.start()
+    time.sleep(1.5)  # the poll waits
+    regenerated = owner_client.call_endpoint(f"bots/{bot['user_id']}/api_key/regenerate", method="POST")
+    sent = owner_client.send_message({"type": "private", "to": [bot["user_id"]], "content": "after the rotation"})
+    waiting.join(30)
+    assert answers["poll"].status_code == 401
+    new = zulip.Client(email=email, api_key=regenerated["api_key"], site=server.url)
+    events = new.get_events(queue_id=queue_id, last_event_id=-1, dont_block=True)["events"]
+    assert [e["message"]["id"] for e in events if e["type"] == "message"] == [sent["id"]]
