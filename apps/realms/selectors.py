@@ -41,6 +41,9 @@ class RealmCache:
 
     def __init__(self) -> None:
         self._entries: dict[str, tuple[Realm, float]] = {}
+        # Counts forgets: read it before the database lookup, pass it to put(), so that a row read
+        # before a change is not cached after the change was announced (as the credential cache).
+        self.generation = 0
 
     def get(self, string_id: str) -> Realm | None:
         entry = self._entries.get(string_id)
@@ -48,17 +51,21 @@ class RealmCache:
             return None
         return instance_copy(entry[0])  # each request gets its own instance to use as it likes
 
-    def put(self, realm: Realm) -> None:
+    def put(self, realm: Realm, generation: int) -> None:
+        if generation != self.generation:
+            return
         if len(self._entries) >= self.MAX_ENTRIES:
             self._entries.clear()
         self._entries[realm.string_id] = (instance_copy(realm), time.monotonic() + settings.CREDENTIAL_CACHE_SECONDS)
 
     def forget(self, realm_ids: list[int]) -> None:
+        self.generation += 1
         for string_id, (realm, _) in list(self._entries.items()):
             if realm.id in realm_ids:
                 self._entries.pop(string_id, None)
 
     def clear(self) -> None:
+        self.generation += 1
         self._entries.clear()
 
 
@@ -81,10 +88,11 @@ def realm_for_host(host: str) -> Realm:
     string_id = subdomain_for_host(host)
     realm = realm_cache.get(string_id)
     if realm is None:
+        generation = realm_cache.generation
         realm = get_realm(string_id)
         if realm is None:
             raise InvalidSubdomainError()
-        realm_cache.put(realm)
+        realm_cache.put(realm, generation)
     return realm
 
 

@@ -457,10 +457,21 @@ def test_an_identity_read_before_a_forget_is_not_cached():
     assert cache.get("host", "Basic new") == Identity(ALICE, REALM)
 
 
+def test_an_organization_read_before_a_forget_is_not_cached(realm):
+    """The same for the organization cache (the cache-coherence QA pass): a request that read the
+    row before a change must not cache it after the change was announced."""
+    generation = realm_cache.generation  # a request starts reading the organization
+    realm_cache.forget([realm.id])  # meanwhile, the organization changes
+    realm_cache.put(realm, generation)
+    assert realm_cache.get(realm.string_id) is None
+    realm_cache.put(realm, realm_cache.generation)
+    assert realm_cache.get(realm.string_id).id == realm.id
+
+
 def test_clearing_credentials_forgets_cached_organizations_too(realm):
     # After missed notifications (Redis was away) nothing cached may outlive a change it missed,
     # such as an organization deactivated meanwhile.
-    realm_cache.put(realm)
+    realm_cache.put(realm, realm_cache.generation)
     cache = CredentialCache()
     cache.put("host", "Basic key", Identity(ALICE, realm.id), cache.generation)
     cache.clear()
