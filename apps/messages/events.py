@@ -11,6 +11,7 @@ from apps.events.registry import (
     initial_state,
     on_queue_registered,
 )
+from apps.messages.actions.report import REPORT_TYPE_NAMES
 from apps.messages.actions.send import do_listen_to_public_channels
 from apps.messages.emoji import EMOJI_DATA_PATH
 from apps.messages.newest import max_message_id
@@ -40,8 +41,12 @@ def unread_state(context: StateContext) -> dict:
 
 @initial_state("realm")
 def emoji_data_state(context: StateContext) -> dict:
-    """Where clients read the server's emoji names (apps.messages.views.conversation.EmojiDataView)."""
-    return {"server_emoji_data_url": f"{context.user.realm.url}{EMOJI_DATA_PATH}"}
+    """Where clients read the server's emoji names (apps.messages.views.conversation.EmojiDataView),
+    and the reasons a message report may give."""
+    return {
+        "server_emoji_data_url": f"{context.user.realm.url}{EMOJI_DATA_PATH}",
+        "server_report_message_types": [{"key": key, "name": name} for key, name in REPORT_TYPE_NAMES.items()],
+    }
 
 
 @initial_state("recent_private_conversations")

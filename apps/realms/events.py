@@ -56,6 +56,10 @@ def realm_state(context: StateContext) -> dict:
         "realm_emails_restricted_to_domains": realm.emails_restricted_to_domains,
         "realm_disallow_disposable_email_addresses": realm.disallow_disposable_email_addresses,
         "realm_avatar_changes_disabled": realm.avatar_changes_disabled,
+        # What Parley does not do, said as Zulip's settings say it: no Notification Bot messages about
+        # channel changes (feature level 434), push notifications not limited to encrypting devices (409).
+        "realm_send_channel_events_messages": False,
+        "realm_require_e2ee_push_notifications": False,
         "max_topic_length": MAX_TOPIC_LENGTH,
         "max_message_length": MAX_MESSAGE_LENGTH,
         "max_reminder_note_length": MAX_REMINDER_NOTE_LENGTH,

@@ -148,3 +148,16 @@ def test_turning_reporting_off(admin, member, moderation, realm, capture_events)
         {"type": "realm", "op": "update", "property": "moderation_request_channel_id", "value": -1}
     ]
     assert Realm.objects.get(id=realm.id).moderation_request_channel_id is None
+
+
+def test_register_lists_the_reasons_a_report_may_give(design, send, member, moderation):
+    """Zulip's server_report_message_types (feature level 435): every key is one a report takes."""
+    state = assert_success(api_for(member).post("/register", {"fetch_event_types": '["realm"]'}))
+    types = state["server_report_message_types"]
+    assert [t["key"] for t in types] == ["spam", "harassment", "inappropriate", "norms", "other"]
+    assert all(isinstance(t["name"], str) and t["name"] for t in types)
+    assert (state["realm_send_channel_events_messages"], state["realm_require_e2ee_push_notifications"]) == (
+        False, False)  # fmt: skip
+    message_id = send(member, design, "buy now")
+    for report_type in [t["key"] for t in types if t["key"] != "other"]:
+        assert_success(api_for(member).post(f"/messages/{message_id}/report", {"report_type": report_type}))

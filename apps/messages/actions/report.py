@@ -19,7 +19,16 @@ from apps.users.models import User
 # and 500 characters of the report's own text).
 MAX_REPORT_EXPLANATION_LENGTH = 1000
 MAX_REPORT_SNIPPET_LENGTH = MAX_MESSAGE_LENGTH - MAX_REPORT_EXPLANATION_LENGTH - 500
-REPORT_TYPES = ("spam", "harassment", "inappropriate", "norms", "other")
+# The reasons a report gives (`report_type`), with the names clients show (register's
+# server_report_message_types, Zulip's feature level 435).
+REPORT_TYPE_NAMES = {
+    "spam": "Spam",
+    "harassment": "Harassment",
+    "inappropriate": "Inappropriate content",
+    "norms": "Violates community norms",
+    "other": "Other reason",
+}
+REPORT_TYPES = tuple(REPORT_TYPE_NAMES)
 
 _FENCE = re.compile(r"^ {0,3}(`{3,})", re.MULTILINE)
 
