@@ -194,8 +194,10 @@ def _locked(message_id: int, *, moving: bool, to_channel_id: int | None) -> Mess
     made one after the other instead of deadlocking."""
     messages = Message.objects.select_related("stream", "sender", "realm").filter(id=message_id)
     for _ in range(3):
-        channel_id = Message.objects.filter(id=message_id).values_list("stream_id", flat=True).first()
-        if moving and channel_id is not None:
+        channel_id = None
+        if moving:  # a content edit locks the message alone
+            channel_id = Message.objects.filter(id=message_id).values_list("stream_id", flat=True).first()
+        if channel_id is not None:
             ids = {channel_id} | ({to_channel_id} if to_channel_id is not None and 0 < to_channel_id < 2**63 else set())
             list(Stream.objects.select_for_update(no_key=True).filter(id__in=ids).order_by("id").values_list("id"))
         message = messages.select_for_update(of=("self",)).first()
