@@ -13,6 +13,7 @@ import random
 import time
 from collections.abc import Mapping
 from dataclasses import dataclass, field
+from importlib import import_module
 from typing import Any
 from urllib.parse import parse_qsl
 
@@ -28,17 +29,19 @@ from apps.core.asgi import executor_pool, outside_request
 from apps.core.auth import accounts, parse_basic_header, realm_for_request
 from apps.core.errors import (
     REDIS_UNAVAILABLE,
+    SESSION_CHALLENGE,
     JsonableError,
     MissingArgumentError,
     RateLimitedError,
     ServiceUnavailableError,
+    UnauthorizedError,
     error_for_exception,
 )
 from apps.core.metrics import POLLS_WAITING, WAKE_SECONDS
 from apps.core.notes import RequestNotes, request_notes
 from apps.core.params import parse_param_source, parse_params
 from apps.core.responses import json_success, success_body
-from apps.core.sessions import is_session_api
+from apps.core.sessions import is_session_api, session_user
 from apps.events.actions import do_delete_queue, do_register_queue_only, queue_options
 from apps.events.backends import BadEventQueueIdError, EventQueueBackend, PollLimit, check_queue_id, get_backend
 from apps.events.credentials import Identity, credential_cache
@@ -59,8 +62,10 @@ class PollRequest:
     # response headers. A Django-served poll shares its request's notes.
     notes: RequestNotes = field(default_factory=RequestNotes)
     # The browser's poll (GET /json/events, served by Django only): its request, whose session
-    # authenticates it instead of the Authorization header (apps.core.sessions).
+    # authenticates it instead of the Authorization header (apps.core.sessions); while the poll
+    # waits, only the session's key is kept.
     session_request: HttpRequest | None = None
+    session_key: str | None = None
 
     @classmethod
     def from_django(cls, request: HttpRequest) -> "PollRequest":
@@ -146,7 +151,6 @@ def host_is_allowed(host: str) -> bool:
 async def _get_events(poll: PollRequest) -> dict[str, Any]:
     if not host_is_allowed(poll.host):
         raise DisallowedHost(f"Invalid HTTP_HOST header: {poll.host!r}")
-    by_key = poll.session_request is None
     identity = await _authenticate(poll)
     backend = get_backend()
     # Polls have their own budget per user (not counted already: see _authenticate_from_database),
@@ -156,7 +160,7 @@ async def _get_events(poll: PollRequest) -> dict[str, Any]:
         limit = PollLimit(f"events_by_user:{identity.user_id}", settings.RATE_LIMIT_API_BY_USER)
     try:
         body = await _poll(poll, identity, backend, limit)
-        if by_key and body.get("events"):
+        if body.get("events"):
             await _authenticate_again(poll, identity)
         return body
     except Exception as exc:
@@ -204,6 +208,7 @@ async def _authenticate(poll: PollRequest) -> Identity:
     if poll.session_request is not None:
         request, poll.session_request = poll.session_request, None
         user = await sync_to_async(begin_api_request)(request)
+        poll.session_key = request.session.session_key
         poll.notes.user_id = user.id
         return Identity(user_id=user.id, realm_id=user.realm_id)
     identity = credential_cache.get(poll.host.lower(), poll.authorization)
@@ -220,11 +225,25 @@ async def _authenticate(poll: PollRequest) -> Identity:
 
 async def _authenticate_again(poll: PollRequest, identity: Identity) -> None:
     """Before a poll that may have waited gives its events: its key may have been rotated or
-    revoked meanwhile (the credential cache of every process forgets credentials that change), and
-    then the answer is that refusal; the events stay queued for a poll with good credentials. The
-    cache answers, but after a change concerning the user."""
-    if credential_cache.get(poll.host.lower(), poll.authorization) != identity:
+    revoked meanwhile, or its browser logged out (or its session ended by a new password), and
+    then the answer is that refusal; the events stay queued for a poll with good credentials. For
+    a key the cache answers (every process forgets credentials that change), but after a change
+    concerning the user; a session is read again (a browser polls far less often than the API's
+    clients)."""
+    if poll.session_key is not None:
+        async with executor_pool().context():
+            await sync_to_async(_check_session_again)(poll, identity)
+    elif credential_cache.get(poll.host.lower(), poll.authorization) != identity:
         await _authenticate(poll)
+
+
+@outside_request
+def _check_session_again(poll: PollRequest, identity: Identity) -> None:
+    request = poll.as_django_request()
+    request.session = import_module(settings.SESSION_ENGINE).SessionStore(poll.session_key)
+    user = session_user(request, realm_for_request(request))
+    if user is None or user.id != identity.user_id:
+        raise UnauthorizedError(challenge=SESSION_CHALLENGE)
 
 
 _slots: dict[asyncio.AbstractEventLoop, asyncio.Semaphore] = {}

@@ -15,6 +15,7 @@ import pytest
 import requests
 import zulip
 from django.conf import settings
+from django.contrib.auth.hashers import PBKDF2PasswordHasher
 
 from apps.users.models import Role
 from tests.factories import RealmFactory, UserFactory
@@ -217,3 +218,38 @@ def test_a_rotated_key_ends_the_poll_waiting_with_it(live_server_factory, people
     new = zulip.Client(email=email, api_key=regenerated["api_key"], site=server.url)
     events = new.get_events(queue_id=queue_id, last_event_id=-1, dont_block=True)["events"]
     assert [e["message"]["id"] for e in events if e["type"] == "message"] == [sent["id"]]
+
+
+def test_logging_out_ends_the_browser_poll_waiting_with_its_session(live_server_factory, people, collected_static):
+    """A browser's poll (GET /json/events, its session) waiting when that browser logs out is
+    answered 401 when events come, not with them: its session is read again before it answers."""
+    _, owner, member = people
+    password = "a long and unusual passphrase 47"
+    hasher = PBKDF2PasswordHasher()  # hashed as the server's settings hash (the tests' is faster)
+    member.password = hasher.encode(password, hasher.salt())
+    member.save(update_fields=["password"])
+    server = live_server_factory(STATIC_ROOT=collected_static)
+    browser = requests.Session()
+    browser.get(f"{server.url}/login/", timeout=10)
+    login = {"email": member.delivery_email, "password": password, "csrfmiddlewaretoken": browser.cookies["csrftoken"]}
+    assert browser.post(f"{server.url}/login/", data=login, allow_redirects=False, timeout=10).status_code == 302
+    csrf = {"X-CSRFToken": browser.cookies["csrftoken"]}
+    queue_id = browser.post(f"{server.url}/json/register", headers=csrf, timeout=10).json()["queue_id"]
+    answers = {}
+
+    def poll() -> None:
+        params = {"queue_id": queue_id, "last_event_id": -1}
+        answers["poll"] = browser.get(f"{server.url}/json/events", params=params, timeout=60)
+
+    waiting = threading.Thread(target=poll)
+    waiting.start()
+    time.sleep(1.5)  # the poll waits
+    other_tab = requests.Session()  # the same browser: its cookies, not its connection
+    other_tab.cookies.update(browser.cookies)
+    logout = {"csrfmiddlewaretoken": browser.cookies["csrftoken"]}
+    assert other_tab.post(f"{server.url}/logout/", data=logout, allow_redirects=False, timeout=10).status_code == 302
+    owner_client = zulip.Client(email=owner.delivery_email, api_key=owner.api_key, site=server.url)
+    owner_client.send_message({"type": "private", "to": [member.id], "content": "after the logout"})
+    waiting.join(30)
+    assert answers["poll"].status_code == 401
+    assert answers["poll"].json()["code"] == "UNAUTHORIZED"
