@@ -67,6 +67,12 @@ class LoginForm(forms.Form):
     )
 
 
+class ConfirmPasswordForm(forms.Form):
+    password = forms.CharField(
+        label="Your password", strip=False, max_length=MAX_PASSWORD_LENGTH, widget=forms.PasswordInput
+    )
+
+
 class PasswordResetForm(forms.Form):
     email = forms.CharField(label="Email address", max_length=254)
 

@@ -1,7 +1,9 @@
 """The sign-in pages: server-rendered HTML without JavaScript, with Django's sessions and CSRF
 protection. Whoever opens an invitation link signs up (/join/<key>/) and lands, logged in, on their
 account page (/account/: their API email and key, a zuliprc and a curl line, a button to rotate the
-key, a button to log out); /login/ brings them back there.
+key, a button to log out); /login/ brings them back there. The key is shown to a browser whose
+person typed their password in the last minutes (logging in, signing up, or on the page itself), as
+Zulip asks for it before showing a key: a session left open, or stolen, does not give the key away.
 
 Every page belongs to the organization of the request's host: a session of another organization's
 user is no session here, and an unknown host is a page saying so. A link that cannot be used
@@ -10,6 +12,7 @@ counts each attempt against the address, in the limit POST /fetch_api_key uses.
 """
 
 import math
+import time
 
 from django.contrib import messages
 from django.contrib.auth import login, logout
@@ -46,10 +49,29 @@ from apps.users.actions.user_settings import do_regenerate_api_key
 from apps.users.backends import check_password_login
 from apps.users.errors import EmailInUseError
 from apps.users.selectors import api_email
-from apps.web.forms import JoinForm, LoginForm, NewPasswordForm, PasswordResetForm
+from apps.web.forms import ConfirmPasswordForm, JoinForm, LoginForm, NewPasswordForm, PasswordResetForm
 
 # The backend that keeps a session's user (RealmEmailBackend.get_user).
 SESSION_BACKEND = "apps.users.backends.RealmEmailBackend"
+# When the session's person last typed their password (seconds since the epoch), and for how long
+# that shows their API key.
+PASSWORD_TYPED_AT = "parley_password_typed_at"  # noqa: S105 (a session key's name)
+KEY_SHOWN_FOR_SECONDS = 15 * 60
+
+
+def _log_in(request: HttpRequest, user) -> None:
+    """Log `user` in, who just typed their password."""
+    login(request, user, backend=SESSION_BACKEND)
+    request.session[PASSWORD_TYPED_AT] = time.time()
+
+
+def _password_refused(exc: Exception) -> tuple[str, int]:
+    """What a page says, and its status, when check_password_login refuses."""
+    if isinstance(exc, RateLimitedError):
+        return f"Too many attempts! Try again in {max(math.ceil(exc.retry_after), 1)} seconds.", 429
+    if isinstance(exc, (ServiceUnavailableError, *REDIS_UNAVAILABLE)):
+        return "Passwords cannot be checked right now; try again soon.", 503
+    return exc.msg, 401
 
 
 def _realm(request: HttpRequest) -> Realm | None:
@@ -101,7 +123,7 @@ class JoinView(View):
         except JsonableError as exc:
             form.add_error(None, exc.msg)
             return self._form(request, realm, invite, form, status=400)
-        login(request, user, backend=SESSION_BACKEND)
+        _log_in(request, user)
         messages.success(request, f"Welcome to {realm.name}! Your account is ready.")
         return redirect("account")
 
@@ -136,19 +158,14 @@ class LoginView(View):
             return render(request, "web/login.html", {"realm": realm, "form": form}, status=400)
         try:
             user = check_password_login(realm, form.cleaned_data["email"], form.cleaned_data["password"])
-        except RateLimitedError as exc:
-            seconds = max(math.ceil(exc.retry_after), 1)
-            return self._refused(request, realm, form, f"Too many attempts! Try again in {seconds} seconds.", 429)
-        except (ServiceUnavailableError, *REDIS_UNAVAILABLE):
-            return self._refused(request, realm, form, "Logging in is not possible right now; try again soon.", 503)
-        except JsonableError as exc:
-            return self._refused(request, realm, form, exc.msg, 401)
-        login(request, user, backend=SESSION_BACKEND)
+        except (JsonableError, *REDIS_UNAVAILABLE) as exc:
+            message, status = _password_refused(exc)
+            if status == 503:
+                message = "Logging in is not possible right now; try again soon."
+            form.add_error(None, message)
+            return render(request, "web/login.html", {"realm": realm, "form": form}, status=status)
+        _log_in(request, user)
         return redirect("app")
-
-    def _refused(self, request, realm, form, message: str, status: int) -> HttpResponse:
-        form.add_error(None, message)
-        return render(request, "web/login.html", {"realm": realm, "form": form}, status=status)
 
 
 class LoggedInPage(View):
@@ -189,21 +206,40 @@ class AppView(LoggedInPage):
 
 @method_decorator(never_cache, name="dispatch")
 class AccountView(LoggedInPage):
-    """The logged-in user's API credentials, as a client needs them."""
+    """The logged-in user's API credentials, as a client needs them; POST, their password, which
+    shows them (for KEY_SHOWN_FOR_SECONDS, in this browser)."""
 
-    http_method_names = ["get", "head"]
+    http_method_names = ["get", "head", "post"]
 
     def get(self, request: HttpRequest) -> HttpResponse:
+        return self._page(request, ConfirmPasswordForm())
+
+    def post(self, request: HttpRequest) -> HttpResponse:
+        form = ConfirmPasswordForm(request.POST)
+        if not form.is_valid():
+            return self._page(request, form, status=400)
+        try:
+            check_password_login(self.realm, self.user.delivery_email, form.cleaned_data["password"])
+        except (JsonableError, *REDIS_UNAVAILABLE) as exc:
+            message, status = _password_refused(exc)
+            form.add_error(None, "Your password is incorrect." if status == 401 else message)
+            return self._page(request, form, status=status)
+        request.session[PASSWORD_TYPED_AT] = time.time()
+        return redirect("account")
+
+    def _page(self, request: HttpRequest, form: ConfirmPasswordForm, *, status: int = 200) -> HttpResponse:
         realm, user = self.realm, self.user
         email = api_email(user)
-        context = {
-            "realm": realm,
-            "user": user,
-            "api_email": email,
-            "zuliprc": f"[api]\nemail={email}\nkey={user.api_key}\nsite={realm.url}\n",
-            "curl": f"curl -u {email}:{user.api_key} {realm.url}/api/v1/users/me",
-        }
-        return render(request, "web/account.html", context)
+        context = {"realm": realm, "user": user, "api_email": email, "form": form}
+        typed_at = request.session.get(PASSWORD_TYPED_AT, 0)
+        # Without password logins there is no password to ask for (as Zulip, which asks only then).
+        if not realm.password_auth_enabled or time.time() - typed_at < KEY_SHOWN_FOR_SECONDS:
+            context |= {
+                "api_key": user.api_key,
+                "zuliprc": f"[api]\nemail={email}\nkey={user.api_key}\nsite={realm.url}\n",
+                "curl": f"curl -u {email}:{user.api_key} {realm.url}/api/v1/users/me",
+            }
+        return render(request, "web/account.html", context, status=status)
 
 
 @method_decorator(never_cache, name="dispatch")

@@ -148,6 +148,52 @@ def test_a_deactivated_users_session_ends(member, owner):
     assert client.get("/account/")["Location"] == "/login/"
 
 
+def test_the_key_is_shown_only_after_the_password_was_typed_lately(member, settings):
+    """As Zulip asks for the password before showing a key: a session that did not type it lately
+    (left open, or stolen) sees a form asking for it; typing it shows the key for a while."""
+    settings.RATE_LIMIT_AUTH_FAILURES = (2, 1800)
+    client = browser()
+    client.force_login(member)  # a session whose password was never typed in it
+    page = client.get("/account/")
+    html = page.content.decode()
+    assert page.status_code == 200
+    assert member.api_key not in html
+    assert 'id="show-key"' in html
+    assert 'id="rotate"' not in html
+    assert f'<dd id="api-email">{api_email(member)}</dd>' in html
+    wrong = submit(client, "/account/", {"password": "wrong"}, page=page)
+    assert wrong.status_code == 401
+    assert "Your password is incorrect." in wrong.content.decode()
+    assert member.api_key not in wrong.content.decode()
+    assert submit(client, "/account/", {"password": ""}, page=page).status_code == 400
+    right = submit(client, "/account/", {"password": RIGHT}, page=page)
+    assert (right.status_code, right["Location"]) == (302, "/account/")
+    assert f'<dd id="api-key">{member.api_key}</dd>' in client.get("/account/").content.decode()
+    # Guesses count against the address, as logging in does (a success frees the slots).
+    guesser = browser()
+    guesser.force_login(member)
+    for status in (401, 401, 429):
+        assert submit(guesser, "/account/", {"password": "wrong"}).status_code == status
+    assert "Too many attempts!" in submit(guesser, "/account/", {"password": RIGHT}).content.decode()
+
+
+def test_the_typed_password_shows_the_key_for_fifteen_minutes(member):
+    client = browser()
+    log_in(client, member.delivery_email)
+    assert member.api_key in client.get("/account/").content.decode()
+    session = client.session
+    session["parley_password_typed_at"] -= 15 * 60 + 1
+    session.save()
+    assert member.api_key not in client.get("/account/").content.decode()
+
+
+def test_without_password_logins_the_key_is_shown(member, realm, admin):
+    do_change_realm_settings(realm, {"password_auth_enabled": False}, acting_user=admin)
+    client = browser()
+    client.force_login(member)  # a session opened by signing up
+    assert f'<dd id="api-key">{member.api_key}</dd>' in client.get("/account/").content.decode()
+
+
 def test_rotating_the_key(member):
     client = browser()
     log_in(client, member.delivery_email)
