@@ -52,6 +52,15 @@ class UserNotFoundError(DirectoryError):
         super().__init__(f'not found: user with id "{user_id}"', status=404, error_code="ObjectNotFound")
 
 
+class PreconditionFailedError(DirectoryError):
+    def __init__(self) -> None:
+        super().__init__(
+            "precondition failed: the user is not as the request's conditions require",
+            status=412,
+            error_code="PreconditionFailed",
+        )
+
+
 def error_to_dict(error: JsonableError, request_id: str) -> dict[str, Any]:
     body = {"message": error.msg, "request_id": request_id}
     error_code = error.error_code if isinstance(error, DirectoryError) else ERROR_CODES.get(error.code)

@@ -11,7 +11,7 @@ from rest_framework.request import Request
 from apps.core import views as core_views
 from apps.core.views import ApiView
 from apps.directory import errors
-from apps.directory.errors import InvalidQueryError, UserNotFoundError
+from apps.directory.errors import InvalidQueryError, PreconditionFailedError, UserNotFoundError
 from apps.directory.filters import DirectoryUserFilter
 from apps.directory.pagination import PageStart, decode_page_token, encode_page_token, parse_limit
 from apps.directory.selectors import directory_users, get_directory_user, users_after
@@ -70,8 +70,12 @@ class UserView(DirectoryView):
             raise UserNotFoundError(user_id)
         response = JsonResponse(directory_user_to_dict(user))
         set_response_etag(response)
-        # 304 when If-None-Match names this ETag (Django's conditional GET rules).
-        return get_conditional_response(request._request, etag=response["ETag"], response=response)
+        # 304 when If-None-Match names this ETag, 412 when If-Match (or If-Unmodified-Since, the
+        # answer having no date) does not hold (Django's conditional GET rules), as an Error.
+        answer = get_conditional_response(request._request, etag=response["ETag"], response=response)
+        if answer.status_code == 412:
+            raise PreconditionFailedError()
+        return answer
 
 
 class VersionView(DirectoryView):

@@ -58,6 +58,17 @@ def test_etag_and_if_none_match(directory_for, owner, member):
     assert changed["ETag"] != etag
 
 
+def test_failed_preconditions_are_errors(directory_for, member):
+    """If-Match naming another ETag, or If-Unmodified-Since (the answer has no date): 412, an Error."""
+    client = directory_for(member)
+    etag = client.get(f"/users/{member.uuid}")["ETag"]
+    assert client.get(f"/users/{member.uuid}", HTTP_IF_MATCH=etag).status_code == 200
+    for header in ({"HTTP_IF_MATCH": '"other"'}, {"HTTP_IF_UNMODIFIED_SINCE": "Sat, 01 Jan 2000 00:00:00 GMT"}):
+        response = client.get(f"/users/{member.uuid}", **header)
+        assert_error(response, 412, error_code="PreconditionFailed")
+        assert response["Content-Type"] == "application/json"
+
+
 def test_if_none_match_does_not_hide_a_missing_user(directory_for, member):
     response = directory_for(member).get(f"/users/{uuid.uuid4()}", HTTP_IF_NONE_MATCH="*")
     assert_error(response, 404, error_code="ObjectNotFound")
