@@ -9,7 +9,7 @@ from apps.messages.newest import max_message_id
 from apps.messages.rendering import render_message, silent_mention
 from apps.messages.selectors import channel_link_targets, custom_emoji_targets, mention_targets
 from apps.realms.models import Realm
-from apps.subscriptions.hooks import channels_announced
+from apps.subscriptions.hooks import channels_announced, subscribed_by_someone
 from apps.subscriptions.models import Stream
 from apps.users.hooks import own_user_extras, person_created
 from apps.users.models import User
@@ -48,6 +48,21 @@ def announce_new_channels(acting_user: User, streams: list[Stream]) -> None:
     _announce(
         acting_user.realm, acting_user.realm.new_stream_announcements_stream, "new channels", content, acting_user
     )
+
+
+@subscribed_by_someone.register
+def tell_new_subscribers(acting_user: User, streams_by_user: dict[User, list[Stream]]) -> None:
+    """Zulip's "@_**Ann|5** subscribed you to #**design**." from Notification Bot, to each person
+    someone else subscribed to existing channels (the channels as the one subscribing knows them)."""
+    bot = do_create_notification_bot(acting_user.realm)
+    for user, streams in streams_by_user.items():
+        names = sorted(stream.name for stream in streams)
+        if len(names) == 1:
+            content = f"{silent_mention(acting_user)} subscribed you to #**{names[0]}**."
+        else:
+            content = f"{silent_mention(acting_user)} subscribed you to the following channels:\n\n"
+            content += "".join(f"* #**{name}**\n" for name in names)
+        do_send_message(bot, dm_with=[user], content=content, client="Internal", links_as=acting_user, acting_user=None)
 
 
 @person_created.register

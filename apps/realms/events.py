@@ -6,6 +6,7 @@ from django.conf import settings
 from apps.events.registry import StateContext, initial_state
 from apps.realms.limits import (
     EMPTY_TOPIC_DISPLAY_NAME,
+    MAX_BULK_NEW_SUBSCRIPTION_MESSAGES,
     MAX_CHANNEL_FOLDER_DESCRIPTION_LENGTH,
     MAX_CHANNEL_FOLDER_NAME_LENGTH,
     MAX_MESSAGE_LENGTH,
@@ -65,6 +66,7 @@ def realm_state(context: StateContext) -> dict:
         "max_reminder_note_length": MAX_REMINDER_NOTE_LENGTH,
         "max_stream_name_length": MAX_STREAM_NAME_LENGTH,
         "max_stream_description_length": MAX_STREAM_DESCRIPTION_LENGTH,
+        "max_bulk_new_subscription_messages": MAX_BULK_NEW_SUBSCRIPTION_MESSAGES,
         "max_channel_folder_name_length": MAX_CHANNEL_FOLDER_NAME_LENGTH,
         "max_channel_folder_description_length": MAX_CHANNEL_FOLDER_DESCRIPTION_LENGTH,
         "event_queue_longpoll_timeout_seconds": settings.EVENT_QUEUE_LONGPOLL_TIMEOUT_SECONDS,

@@ -7,6 +7,8 @@ MAX_MESSAGE_LENGTH = 10000
 MAX_REMINDER_NOTE_LENGTH = 1000
 MAX_STREAM_NAME_LENGTH = 60
 MAX_STREAM_DESCRIPTION_LENGTH = 1024
+# People one request may subscribe to channels and still have Notification Bot tell each of them.
+MAX_BULK_NEW_SUBSCRIPTION_MESSAGES = 100
 MAX_CHANNEL_FOLDER_NAME_LENGTH = 60
 MAX_CHANNEL_FOLDER_DESCRIPTION_LENGTH = 1024
 # What clients show for the empty topic, and what they may send to mean it.

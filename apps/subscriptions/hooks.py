@@ -9,3 +9,8 @@ from apps.core.hooks import Hooks
 # announced (`announce`) in the organization's new channel announcements channel, which is set
 # (apps.messages: the Notification Bot's message there).
 channels_announced = Hooks("channels_announced")
+
+# subscribed_by_someone(acting_user, {user: [stream, ...]}): the user subscribed these people to these
+# existing channels, and asked that they be told (`send_new_subscription_messages`; apps.messages:
+# a Notification Bot direct message to each).
+subscribed_by_someone = Hooks("subscribed_by_someone")

@@ -268,6 +268,7 @@ class SubscribeParams(NewChannelParams):
     subscriptions: Json[Annotated[list[NewSubscription], Field(max_length=MAX_ITEMS)]]
     principals: Json[Principals] | None = None
     authorization_errors_fatal: Json[bool] = True
+    send_new_subscription_messages: Json[bool] = True
 
 
 class CreateChannelParams(NewChannelParams):

@@ -117,6 +117,7 @@ class SubscriptionsView(ApiView):
             users=users,
             authorization_errors_fatal=params.authorization_errors_fatal,
             options=new_channel_options(params),
+            send_new_subscription_messages=params.send_new_subscription_messages,
             acting_user=request.user,
         )
         return json_success(request, result)

@@ -16,6 +16,7 @@ from django.db import transaction
 
 from apps.core.errors import JsonableError
 from apps.events.publish import send_event_on_commit
+from apps.realms.limits import MAX_BULK_NEW_SUBSCRIPTION_MESSAGES
 from apps.realms.models import Realm
 from apps.subscriptions.actions.access import (
     send_stream_access_changes,
@@ -35,6 +36,7 @@ from apps.subscriptions.actions.channels import (
     recount_subscribers,
 )
 from apps.subscriptions.errors import ChannelExistsError
+from apps.subscriptions.hooks import subscribed_by_someone
 from apps.subscriptions.models import Stream, Subscription
 from apps.subscriptions.realm_channels import default_channels
 from apps.subscriptions.selectors import (
@@ -254,13 +256,16 @@ def check_add_subscriptions(
     users: Sequence[User],
     authorization_errors_fatal: bool = True,
     options: NewChannelOptions | None = None,
+    send_new_subscription_messages: bool = False,
     acting_user: User,
 ) -> dict[str, Any]:
     """POST /users/me/subscriptions: subscribe `users` (access_principals) to these channels,
     creating those that do not exist with these options (default: Zulip's; `acting_user` their
     creator).
     Everything is checked before anything changes; returns the endpoint's `subscribed`,
-    `already_subscribed` (and, unless authorization errors are fatal, `unauthorized`).
+    `already_subscribed` (and, unless authorization errors are fatal, `unauthorized`; with
+    `send_new_subscription_messages`, `new_subscription_messages_sent`: whether the people subscribed
+    were few enough to be told, see tell_new_subscribers).
 
     Emits: see bulk_add_subscriptions. Audit: STREAM_CREATED for each channel created."""
     realm = acting_user.realm
@@ -295,11 +300,30 @@ def check_add_subscriptions(
     subscribed, already = bulk_add_subscriptions(
         realm, streams, users, color_map=colors, created=created, acting_user=acting_user
     )
-    announce_streams(created, options, acting_user=acting_user)
     result: dict[str, Any] = {"subscribed": _names_by_user(subscribed), "already_subscribed": _names_by_user(already)}
+    if send_new_subscription_messages:
+        result["new_subscription_messages_sent"] = tell_new_subscribers(subscribed, created, acting_user=acting_user)
+    announce_streams(created, options, acting_user=acting_user)
     if not authorization_errors_fatal:
         result["unauthorized"] = [stream.name for stream in unauthorized]
     return result
+
+
+def tell_new_subscribers(
+    subscribed: list[SubscriptionChange], created: Collection[Stream], *, acting_user: User
+) -> bool:
+    """Zulip's direct message from Notification Bot to each person `acting_user` subscribed to
+    existing channels (not to themself, not to bots, not about the channels just created), when the
+    request subscribed at most MAX_BULK_NEW_SUBSCRIPTION_MESSAGES people; whether it did."""
+    if len({change.user.id for change in subscribed}) > MAX_BULK_NEW_SUBSCRIPTION_MESSAGES:
+        return False
+    streams_by_user: dict[User, list[Stream]] = defaultdict(list)
+    for change in subscribed:
+        if change.user.id != acting_user.id and not change.user.is_bot and change.stream not in created:
+            streams_by_user[change.user].append(change.stream)
+    if streams_by_user:
+        subscribed_by_someone.call(acting_user, dict(streams_by_user))
+    return True
 
 
 @transaction.atomic
