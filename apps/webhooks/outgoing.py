@@ -12,20 +12,23 @@ enforces the same rule in its own process:
   URL's host in the Host header and, for https, as the TLS server name, certificate checked for
   it): a name that resolves to another address a moment later (DNS rebinding) changes nothing;
 - redirects are not followed (a 3xx is an answer like any other), no transport retries;
-- the whole exchange has OUTGOING_WEBHOOK_TIMEOUT_SECONDS; the answer's body is read up to
-  OUTGOING_WEBHOOK_MAX_RESPONSE_BYTES and no further.
+- the whole exchange has OUTGOING_WEBHOOK_TIMEOUT_SECONDS (urllib3's timeouts bound each socket
+  operation: a service sending its answer a byte a second would hold the task worker for as long
+  as it liked, so a watchdog cuts the connection at the deadline); the answer's body is read up
+  to OUTGOING_WEBHOOK_MAX_RESPONSE_BYTES and no further.
 
 No library we found does this and is well kept (`advocate`, for requests, was last released in
 July 2020), and urllib3 (already used by requests) gives what is needed: a connection pool to one IP with
 its own `server_hostname`.
 """
 
+import contextlib
 import ipaddress
 import socket
-import time
+import threading
 from dataclasses import dataclass
 from functools import lru_cache
-from urllib.parse import urlsplit
+from urllib.parse import unquote, urlsplit
 
 import urllib3
 from django.conf import settings
@@ -50,6 +53,10 @@ class Refused(Exception):
 
 class Unreachable(Exception):
     """No answer: the name did not resolve, the connection failed or was cut, or it timed out."""
+
+    def __init__(self, detail: str, *, timed_out: bool = False) -> None:
+        super().__init__(detail)
+        self.timed_out = timed_out
 
 
 class Failed(Exception):
@@ -119,7 +126,6 @@ def post_json(url: str, body: bytes, *, timeout: float | None = None, max_bytes:
     if parts.port:
         host_header += f":{parts.port}"
     path = (parts.path or "/") + (f"?{parts.query}" if parts.query else "")
-    deadline = time.monotonic() + timeout
     pool_options = {"timeout": urllib3.Timeout(total=timeout), "retries": False, "maxsize": 1}
     if parts.scheme == "https":
         pool = urllib3.HTTPSConnectionPool(
@@ -128,31 +134,90 @@ def post_json(url: str, body: bytes, *, timeout: float | None = None, max_bytes:
     else:
         pool = urllib3.HTTPConnectionPool(str(address), port, **pool_options)
     headers = {"Host": host_header, "User-Agent": USER_AGENT, "Content-Type": "application/json"}
+    if parts.username is not None:  # as requests sends a URL's credentials
+        credentials = f"{unquote(parts.username)}:{unquote(parts.password or '')}"
+        headers["Authorization"] = urllib3.util.make_headers(basic_auth=credentials)["authorization"]
+    watchdog = Watchdog(timeout)
+    pool.ConnectionCls = watchdog.connection_class(pool.ConnectionCls)
     try:
-        response = pool.urlopen(
-            "POST", path, body=body, headers=headers, redirect=False, retries=False, preload_content=False,
-            assert_same_host=False,
-        )  # fmt: skip
-        try:
-            data = _read_capped(response, max_bytes, deadline)
-        finally:
-            response.release_conn()
-    except urllib3.exceptions.SSLError as exc:
-        raise Failed(f"TLS: {exc}") from None
+        with watchdog:
+            response = pool.urlopen(
+                "POST", path, body=body, headers=headers, redirect=False, retries=False, preload_content=False,
+                assert_same_host=False,
+            )  # fmt: skip
+            try:
+                data = _read_capped(response, max_bytes)
+            finally:
+                response.release_conn()
     except (urllib3.exceptions.HTTPError, OSError) as exc:
-        raise Unreachable(f"{type(exc).__name__}: {exc}") from None
+        if watchdog.expired:
+            raise Unreachable(TOO_LONG, timed_out=True) from None
+        if isinstance(exc, urllib3.exceptions.SSLError):
+            raise Failed(f"TLS: {exc}") from None
+        timed_out = isinstance(exc, (urllib3.exceptions.TimeoutError, TimeoutError))
+        raise Unreachable(f"{type(exc).__name__}: {exc}", timed_out=timed_out) from None
     finally:
         pool.close()
+    if watchdog.expired:  # cut while reading an answer that ends with its connection
+        raise Unreachable(TOO_LONG, timed_out=True)
     return Answer(response.status, data[:max_bytes], len(data) > max_bytes, str(address))
 
 
-def _read_capped(response: urllib3.BaseHTTPResponse, max_bytes: int, deadline: float) -> bytes:
-    """At most max_bytes + 1 bytes of the body (one more says it was longer), within the deadline."""
+TOO_LONG = "the exchange took longer than OUTGOING_WEBHOOK_TIMEOUT_SECONDS"
+
+
+class Watchdog:
+    """Shuts the exchange's connection down when `seconds` have passed since it was entered, which
+    ends any read or write waiting on it."""
+
+    def __init__(self, seconds: float) -> None:
+        self.expired = False
+        self._socket: socket.socket | None = None
+        self._lock = threading.Lock()
+        self._timer = threading.Timer(seconds, self._expire)
+        self._timer.daemon = True
+
+    def __enter__(self) -> "Watchdog":
+        self._timer.start()
+        return self
+
+    def __exit__(self, *exc_info: object) -> None:
+        self._timer.cancel()
+
+    def connection_class(self, base: type) -> type:
+        """`base` (a urllib3 connection class) whose connections this watchdog watches."""
+        watchdog = self
+
+        class Watched(base):
+            def connect(self) -> None:
+                super().connect()
+                watchdog._watch(self.sock)
+
+        return Watched
+
+    def _watch(self, sock: socket.socket) -> None:
+        with self._lock:
+            self._socket = sock
+            if self.expired:
+                self._shut(sock)
+
+    def _expire(self) -> None:
+        with self._lock:
+            self.expired = True
+            if self._socket is not None:
+                self._shut(self._socket)
+
+    @staticmethod
+    def _shut(sock: socket.socket) -> None:
+        with contextlib.suppress(OSError):
+            sock.shutdown(socket.SHUT_RDWR)
+
+
+def _read_capped(response: urllib3.BaseHTTPResponse, max_bytes: int) -> bytes:
+    """At most max_bytes + 1 bytes of the body (one more says it was longer)."""
     chunks: list[bytes] = []
     size = 0
     while size <= max_bytes:
-        if time.monotonic() > deadline:
-            raise urllib3.exceptions.ReadTimeoutError(None, "", "the answer took too long")  # type: ignore[arg-type]
         chunk = response.read(min(65536, max_bytes + 1 - size))
         if not chunk:
             break

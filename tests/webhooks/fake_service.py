@@ -26,6 +26,11 @@ class FakeService:
     body: Any = b""
     headers: dict[str, str] = field(default_factory=dict)
     delay: float = 0.0
+    # Seconds between the bytes of the answer, its head too with `trickle_head` (0: all at once).
+    trickle: float = 0.0
+    trickle_head: bool = False
+    # Without it, the answer ends with its connection (HTTP/1.0, this server's).
+    send_length: bool = True
     server: ThreadingHTTPServer | None = None
 
     def stop(self) -> None:
@@ -50,11 +55,25 @@ def start_fake_service(host: str = "127.0.0.1") -> FakeService:
                 for name, value in service.headers.items():
                     self.send_header(name, value)
                 self.send_header("Content-Type", "application/json")
-                self.send_header("Content-Length", str(len(data)))
-                self.end_headers()
-                self.wfile.write(data)
+                if service.send_length:
+                    self.send_header("Content-Length", str(len(data)))
+                if service.trickle_head:
+                    self._trickle(b"".join(self._headers_buffer) + b"\r\n")
+                    self._headers_buffer = []
+                else:
+                    self.end_headers()
+                if service.trickle:
+                    self._trickle(data)
+                else:
+                    self.wfile.write(data)
             except OSError:
                 pass  # the server stopped waiting
+
+        def _trickle(self, data: bytes) -> None:
+            for index in range(len(data)):
+                self.wfile.write(data[index : index + 1])
+                self.wfile.flush()
+                time.sleep(service.trickle)
 
         def log_message(self, *args: Any) -> None:
             pass

@@ -2,6 +2,7 @@
 a refusal reaches nothing and tells the conversation, and that the connection goes to the address
 that was checked."""
 
+import base64
 import ipaddress
 import logging
 import shutil
@@ -9,12 +10,13 @@ import socket
 import ssl
 import subprocess
 import threading
+import time
 
 import pytest
 
 from apps.messages.models import Message
 from apps.webhooks.models import FailedDelivery
-from apps.webhooks.outgoing import Failed, Refused, post_json, refusal
+from apps.webhooks.outgoing import Failed, Refused, Unreachable, post_json, refusal
 from tests.api import api_for, assert_success
 from tests.tasks import run_ready_tasks
 from tests.webhooks.fake_service import start_fake_service
@@ -66,8 +68,11 @@ def test_127_0_0_2_is_refused_when_only_127_0_0_1_is_allowed(
     with caplog.at_level(logging.INFO, logger="apps.webhooks"):
         assert run_ready_tasks() == 1  # not retried
     assert listener_on_127_0_0_2.received == []
-    answer = Message.objects.get(id__gt=message_id)
+    answer, notice = Message.objects.filter(id__gt=message_id).order_by("id")
     assert (answer.sender_id, answer.content) == (bot.id, "Failure! Bot is unavailable")
+    # The bot's owner is told why, as Zulip tells them of Smokescreen's refusal.
+    assert notice.sender_id == bot.id
+    assert notice.content.endswith("The URL configured for the webhook is for a private or disallowed network.")
     failure = FailedDelivery.objects.get()
     assert failure.outcome == "refused"
     assert "127.0.0.2 is a loopback address" in failure.detail
@@ -83,7 +88,7 @@ def test_a_hostname_resolving_to_a_refused_address_is_refused(settings, service,
     message_id = assert_success(response)["id"]
     run_ready_tasks()
     assert service.received == []
-    assert Message.objects.get(id__gt=message_id).content == "Failure! Bot is unavailable"
+    assert Message.objects.filter(id__gt=message_id).first().content == "Failure! Bot is unavailable"
     assert "localhost is not an allowed address" in FailedDelivery.objects.get().detail
 
 
@@ -126,6 +131,29 @@ def test_the_answer_body_is_capped(service):
     assert (answer.too_large, len(answer.body)) == (True, 100)
     answer = post_json(service.url, b"{}", max_bytes=10_000)
     assert (answer.too_large, len(answer.body)) == (False, 10_000)
+
+
+@pytest.mark.parametrize(("head", "send_length"), [(False, True), (True, True), (False, False)])
+def test_an_answer_sent_slowly_is_cut_at_the_timeout(service, head, send_length):
+    """The timeout is the whole exchange's, not each read's (the bots QA pass: an answer sent a
+    byte a second held the task worker for as long as the service liked, 39 s for 40 bytes)."""
+    service.body = {"content": "a slow answer " * 3}
+    service.trickle, service.trickle_head, service.send_length = 0.05, head, send_length
+    started = time.monotonic()
+    with pytest.raises(Unreachable, match="took longer than OUTGOING_WEBHOOK_TIMEOUT_SECONDS"):
+        post_json(service.url, b"{}", timeout=0.5)
+    assert time.monotonic() - started < 1.5
+    service.trickle = 0.0
+    assert post_json(service.url, b"{}", timeout=0.5).status == 200
+
+
+def test_credentials_in_the_url_are_sent_as_basic_auth(service):
+    """As requests (Zulip's client) sends them; nothing without them."""
+    post_json(service.url.replace("http://", "http://hook%40user:s3cr%3At@"), b"{}")
+    expected = "Basic " + base64.b64encode(b"hook@user:s3cr:t").decode()
+    assert service.received[-1].headers["Authorization"] == expected
+    post_json(service.url, b"{}")
+    assert "Authorization" not in service.received[-1].headers
 
 
 @pytest.fixture
