@@ -12,11 +12,14 @@ zerver/worker/outgoing_webhooks.py are the reference.
   the operator.
 - A non-2xx answer: "Failure! Third party responded with N" in the conversation, not retried (a 3xx
   too: redirects are not followed).
+- Every failure is also told to the bot's owner, by the bot in a direct message (Zulip's
+  notify_bot_owner: a link to the message, what went wrong, the start of the answer).
 - A 2xx answer: its `content` (or Zulip's legacy `response_string`) is posted by the bot in the same
   conversation (same channel and topic, or a direct message to the same people); nothing for
-  `response_not_required: true`, an empty body, a JSON "" or blank content; an answer that is not
-  a JSON object, whose content is not a string, or longer than OUTGOING_WEBHOOK_MAX_RESPONSE_BYTES,
-  is refused with a "Failure! ..." message. (Zulip's `widget_content` is not supported: ignored.)
+  `response_not_required: true`, an empty body, a JSON "" or blank content (`response_string` first,
+  as Zulip; a content that is not a string is posted as its JSON text); an answer that is not a
+  JSON object or longer than OUTGOING_WEBHOOK_MAX_RESPONSE_BYTES is refused with a "Failure! ..."
+  message. (Zulip's `widget_content` is not supported: ignored.)
 Each delivery is logged (logger apps.webhooks: bot, message, status, duration, attempt, outcome);
 failures are kept for the operator too (FailedDelivery, in the Django admin).
 
@@ -28,10 +31,15 @@ import logging
 import time
 from typing import Any
 
+from django.conf import settings
+
 from apps.core.errors import JsonableError
 from apps.core.tasks import WEBHOOKS_QUEUE, TemporaryFailure, retried_task
+from apps.messages.actions.move import message_link
+from apps.messages.actions.report import unused_fence
 from apps.messages.actions.send import do_send_message, normalize_content
 from apps.messages.models import Message
+from apps.messages.rendering import silent_mention
 from apps.messages.selectors import dm_users_by_recipient, reactions_by_message, submessages_by_message, topic_links_of
 from apps.messages.serializers import message_to_dict
 from apps.users.models import BotService, User
@@ -85,23 +93,32 @@ class Delivery:
             if self.attempt < MAX_ATTEMPTS:
                 raise TemporaryFailure(str(exc)) from None
             logger.warning("outgoing webhook of bot %d: no answer after %d attempts", self.bot.id, self.attempt)
-            self.fail(UNAVAILABLE, FailedDelivery.Outcome.UNAVAILABLE, detail=str(exc))
+            if exc.timed_out:
+                seconds = f"{settings.OUTGOING_WEBHOOK_TIMEOUT_SECONDS:g}"
+                notice = f"Request timed out after {seconds} seconds."
+            else:
+                notice = "A connection error occurred. Is my bot server down?"
+            self.fail(UNAVAILABLE, FailedDelivery.Outcome.UNAVAILABLE, notice, detail=str(exc))
             return
         except Refused as exc:
             self.log(logging.WARNING, "refused", started, detail=str(exc))
-            self.fail(UNAVAILABLE, FailedDelivery.Outcome.REFUSED, detail=str(exc))
+            notice = "The URL configured for the webhook is for a private or disallowed network."
+            self.fail(UNAVAILABLE, FailedDelivery.Outcome.REFUSED, notice, detail=str(exc))
             return
         except Failed as exc:
             self.log(logging.WARNING, "failed", started, detail=str(exc))
-            self.fail("An error occurred while reaching the bot's service.", FailedDelivery.Outcome.ERROR, str(exc))
+            notice = f"When trying to send a request to the webhook service, an error occurred:\n```\n{exc}\n```"
+            self.fail(
+                "An error occurred while reaching the bot's service.", FailedDelivery.Outcome.ERROR, notice, str(exc)
+            )
             return
         outcome = "answered" if 200 <= answer.status < 300 else "status"
         self.log(logging.INFO, outcome, started, status=answer.status, address=answer.address)
         if outcome == "status":
-            detail = answer.body[:1000].decode(errors="replace")
             self.fail(
-                f"Third party responded with {answer.status}", FailedDelivery.Outcome.HTTP_STATUS, detail, answer.status
-            )
+                f"Third party responded with {answer.status}", FailedDelivery.Outcome.HTTP_STATUS,
+                f"The webhook got a response with status code *{answer.status}*.", excerpt(answer.body), answer.status,
+            )  # fmt: skip
             return
         try:
             if answer.too_large:
@@ -112,9 +129,11 @@ class Delivery:
         except (BadAnswer, JsonableError) as exc:
             text = exc.msg if isinstance(exc, JsonableError) else str(exc)
             logger.warning("outgoing webhook of bot %d: unusable answer: %s", self.bot.id, text)
-            self.fail(
-                text, FailedDelivery.Outcome.BAD_ANSWER, answer.body[:1000].decode(errors="replace"), answer.status
+            notice = (
+                "The outgoing webhook server attempted to send a message in Zulip, but that request resulted in "
+                f"the following error:\n> {text}"
             )
+            self.fail(text, FailedDelivery.Outcome.BAD_ANSWER, notice, excerpt(answer.body), answer.status)
 
     def payload(self) -> dict[str, Any]:
         message = self.message
@@ -150,8 +169,9 @@ class Delivery:
             others = [user for user in self.people or () if user.id != self.bot.id]
             do_send_message(self.bot, dm_with=others, content=content, client=ANSWER_CLIENT, acting_user=None)
 
-    def fail(self, text: str, outcome: str, detail: str = "", status: int | None = None) -> None:
-        """Tell the conversation ("Failure! ...", as Zulip) and keep the failure for the operator."""
+    def fail(self, text: str, outcome: str, notice: str, detail: str = "", status: int | None = None) -> None:
+        """Tell the conversation ("Failure! `text`", as Zulip) and the bot's owner (`notice`, with
+        the answer's start when there was one), and keep the failure for the operator."""
         FailedDelivery.objects.create(
             bot=self.bot, message_id=self.message.id, trigger=self.trigger, url=self.service.base_url[:2000],
             outcome=outcome, status=status, detail=detail, attempts=self.attempt,
@@ -160,6 +180,30 @@ class Delivery:
             self.post(f"Failure! {text}")
         except JsonableError as exc:
             logger.warning("outgoing webhook of bot %d: cannot post its failure: %s", self.bot.id, exc.msg)
+        try:
+            self.tell_owner(notice, detail if status is not None else "")
+        except JsonableError as exc:
+            logger.warning("outgoing webhook of bot %d: cannot tell its owner: %s", self.bot.id, exc.msg)
+
+    def tell_owner(self, notice: str, answer: str) -> None:
+        """Zulip's notify_bot_owner: the bot tells its owner, in a direct message, what went wrong."""
+        owner = self.bot.bot_owner
+        if owner is None or not owner.is_active:
+            return
+        message = self.message
+        if message.stream_id is not None:
+            url = message_link(message.realm, message.stream, message.topic, message.id)
+        else:
+            people = ",".join(str(person.id) for person in self.people or ())
+            url = f"{message.realm.url}/#narrow/dm/{people}/near/{message.id}"
+        content = f"[A message]({url}) to your bot {silent_mention(self.bot)} triggered an outgoing webhook.\n{notice}"
+        if answer:
+            payload = repr(answer)
+            fence = unused_fence(payload)
+            content += f"\nThe response contains the following payload:\n{fence}\n{payload}\n{fence}"
+        do_send_message(
+            self.bot, dm_with=[owner], content=normalize_content(content), client=ANSWER_CLIENT, acting_user=None
+        )
 
     def log(self, level: int, outcome: str, started: float, **fields: Any) -> None:
         data = {
@@ -194,13 +238,11 @@ def answer_content(body: bytes) -> str | None:
         raise BadAnswer("Invalid response format")
     if answer.get("response_not_required"):
         return None
-    if "content" not in answer and "response_string" in answer:
-        content = answer["response_string"]
-        content = content if content is None or isinstance(content, str) else json.dumps(content)
-    else:
-        content = answer.get("content")
+    # Zulip's GenericOutgoingWebhookService.process_success: the legacy response_string first, any
+    # value as its text (a null as nothing to say, not Python's "None").
+    key = "response_string" if "response_string" in answer else "content"
+    content = answer.get(key)
     if content is None:
         return None
-    if not isinstance(content, str):
-        raise BadAnswer("Invalid response format")
+    content = content if isinstance(content, str) else json.dumps(content)
     return content if content.strip() else None

@@ -38,7 +38,23 @@ def send_dm(sender, *to, content="hello"):
 
 
 def latest(after_id):
-    return list(Message.objects.filter(id__gt=after_id).order_by("id"))
+    """The messages since `after_id`, but the bot's notices to its owner (see owner_notices)."""
+    return list(Message.objects.filter(id__gt=after_id).exclude(content__startswith=NOTICE).order_by("id"))
+
+
+NOTICE = "[A message]("
+
+
+def owner_notices(bot) -> list[str]:
+    """What the bot told its owner (Zulip's notify_bot_owner), oldest first."""
+    sent = Message.objects.filter(sender=bot, stream__isnull=True, user_messages__user=bot.bot_owner)
+    return list(sent.filter(content__startswith=NOTICE).order_by("id").values_list("content", flat=True))
+
+
+def notice_intro(bot, message_id: int) -> str:
+    people = ",".join(str(i) for i in sorted({Message.objects.get(id=message_id).sender_id, bot.id}))
+    link = f"http://testserver/#narrow/dm/{people}/near/{message_id}"
+    return f"[A message]({link}) to your bot @_**{bot.full_name}|{bot.id}** triggered an outgoing webhook.\n"
 
 
 def test_a_mention_posts_the_payload_and_the_answer_appears_in_the_topic(hook_bot, service, owner, member, make_stream):
@@ -148,6 +164,11 @@ def test_a_500_is_reported_in_the_conversation_and_not_retried(hook_bot, service
     failure = FailedDelivery.objects.get()
     assert (failure.outcome, failure.status, failure.attempts, failure.message_id) == ("status", 500, 1, message_id)
     assert "boom" in failure.detail
+    # The owner is told, by the bot, with the start of the answer (Zulip's notify_bot_owner).
+    assert owner_notices(hook_bot) == [
+        notice_intro(hook_bot, message_id) + "The webhook got a response with status code *500*.\n"
+        'The response contains the following payload:\n```\n\'{"error": "boom"}\'\n```'
+    ]
 
 
 def test_a_redirect_is_not_followed(hook_bot, service, member):
@@ -168,6 +189,7 @@ def test_a_timeout_is_retried_three_times_then_the_bot_is_unavailable(hook_bot, 
     assert [m.content for m in latest(message_id)] == ["Failure! Bot is unavailable"]
     failure = FailedDelivery.objects.get()
     assert (failure.outcome, failure.attempts) == ("unavailable", 4)
+    assert owner_notices(hook_bot) == [notice_intro(hook_bot, message_id) + "Request timed out after 0.3 seconds."]
     deliveries = [r.data for r in caplog.records if getattr(r, "data", None)]
     assert [(d["attempt"], d["outcome"]) for d in deliveries] == [(n, "unreachable") for n in (1, 2, 3, 4)]
     assert all(d["bot_id"] == hook_bot.id and d["duration_ms"] >= 250 for d in deliveries)
@@ -201,11 +223,33 @@ def test_an_answer_too_large_or_malformed_is_refused(hook_bot, service, member, 
     second = send_dm(member, hook_bot)
     run_ready_tasks()
     assert [m.content for m in latest(second)] == ["Failure! Invalid JSON in response"]
-    service.body = {"content": ["a", "list"]}
+    service.body = ["a", "list"]
     third = send_dm(member, hook_bot)
     run_ready_tasks()
     assert [m.content for m in latest(third)] == ["Failure! Invalid response format"]
     assert FailedDelivery.objects.filter(outcome="answer").count() == 3
+    assert owner_notices(hook_bot)[1] == (
+        notice_intro(hook_bot, second) + "The outgoing webhook server attempted to send a message in Zulip, but that "
+        "request resulted in the following error:\n> Invalid JSON in response\n"
+        "The response contains the following payload:\n```\n'not json'\n```"
+    )
+    assert len(owner_notices(hook_bot)) == 3
+
+
+@pytest.mark.parametrize(
+    ("body", "posted"),
+    [
+        ({"response_string": "legacy", "content": "new"}, "legacy"),  # Zulip reads response_string first
+        ({"content": 42}, "42"),
+        ({"content": ["a", "list"]}, '["a", "list"]'),
+    ],
+)
+def test_the_answer_is_read_as_zulip_reads_it(hook_bot, service, member, body, posted):
+    service.body = body
+    message_id = send_dm(member, hook_bot)
+    run_ready_tasks()
+    assert [m.content for m in latest(message_id)] == [posted]
+    assert owner_notices(hook_bot) == []
 
 
 def test_a_bot_another_process_created_is_triggered_at_once(service, member, admin, owner, realm):
