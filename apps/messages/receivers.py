@@ -51,7 +51,7 @@ def announce_new_channels(acting_user: User, streams: list[Stream]) -> None:
 
 
 @subscribed_by_someone.register
-def tell_new_subscribers(acting_user: User, streams_by_user: dict[User, list[Stream]]) -> None:
+def notify_new_subscribers(acting_user: User, streams_by_user: dict[User, list[Stream]]) -> None:
     """Zulip's "@_**Ann|5** subscribed you to #**design**." from Notification Bot, to each person
     someone else subscribed to existing channels (the channels as the one subscribing knows them)."""
     bot = do_create_notification_bot(acting_user.realm)
