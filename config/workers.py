@@ -2,6 +2,7 @@
 
 import json
 import sys
+import uuid
 
 from gunicorn.arbiter import Arbiter
 from uvicorn import Server
@@ -14,12 +15,24 @@ from apps.core.errors import JsonableError
 BAD_REQUEST_BODY = json.dumps(JsonableError("Bad Request").to_dict()).encode()
 
 
+def bad_request(url: bytes) -> tuple[bytes, str]:
+    """The body of the parser's 400 and its request id: Zulip's envelope, or Dropshot's `Error` for
+    a request to the directory API (when the parser got as far as its path)."""
+    from apps.directory.urls import is_directory_path  # Django is set up by now
+
+    request_id = uuid.uuid4().hex
+    if url and is_directory_path(url.split(b"?", 1)[0].decode("latin1")):
+        return json.dumps({"message": "Bad Request", "request_id": request_id}).encode(), request_id
+    return BAD_REQUEST_BODY, request_id
+
+
 class ParleyHttpProtocol(HttpToolsProtocol):
     """uvicorn's httptools protocol (its "auto" choice), with two changes:
 
     - a request the parser refuses (an unknown method, a malformed request line, a control byte in
-      a header, a URL of 64 KiB or more, a bad chunked body) is answered 400 in Zulip's envelope,
-      as application/json, instead of uvicorn's text/plain;
+      a header, a URL of 64 KiB or more, a bad chunked body) is answered 400 in Zulip's envelope
+      (Dropshot's Error for the directory API's paths), as application/json, with a request id,
+      instead of uvicorn's text/plain;
     - the request head is bounded: httptools itself takes any number of headers of any size.
 
     Timeouts for a client that sends its head or body slowly are left to the proxy (README,
@@ -87,16 +100,18 @@ class ParleyHttpProtocol(HttpToolsProtocol):
             cycle.keep_alive = False
             self.transport.pause_reading()
             return
+        body, request_id = bad_request(getattr(self, "url", b""))
         content = [STATUS_LINE[400]]
         for name, value in self.server_state.default_headers:
             content.extend([name, b": ", value, b"\r\n"])
         content.extend(
             [
                 b"content-type: application/json\r\n",
-                b"content-length: %d\r\n" % len(BAD_REQUEST_BODY),
+                b"content-length: %d\r\n" % len(body),
+                b"x-request-id: %s\r\n" % request_id.encode(),
                 b"connection: close\r\n",
                 b"\r\n",
-                BAD_REQUEST_BODY,
+                body,
             ]
         )
         self.transport.write(b"".join(content))

@@ -52,12 +52,13 @@ def responses(received: bytes) -> list[tuple[int, dict[str, str], bytes]]:
     return found
 
 
-def assert_json_400(received: bytes) -> None:
+def assert_json_400(received: bytes, expected: dict = BAD_REQUEST) -> None:
     [(status, headers, body)] = responses(received)
     assert status == 400, received
     assert headers["content-type"] == "application/json", received
     assert headers["connection"] == "close", received
-    assert json.loads(body) == BAD_REQUEST
+    assert len(headers["x-request-id"]) == 32, received
+    assert json.loads(body) == expected | ({"request_id": headers["x-request-id"]} if "message" in expected else {})
 
 
 REFUSED = {
@@ -90,6 +91,14 @@ def test_what_the_parser_refuses_is_a_json_400_and_the_server_serves_on(parley_s
     response = requests.get(f"{parley_server.url}/api/v1/server_settings", timeout=10)
     assert response.status_code == 200
     assert "Traceback" not in parley_server.log()
+
+
+def test_what_the_parser_refuses_on_the_directory_api_is_its_error(parley_server):
+    """Dropshot's Error (the directory QA pass: it was Zulip's envelope, without a request id)."""
+    headers = b"".join(b"X-Header-%d: v\r\n" % i for i in range(101))
+    for path in (b"/users", b"/users/0b0e0000-0000-4000-8000-000000000000?x=1", b"/version"):
+        received = exchange(parley_server, b"GET " + path + b" HTTP/1.1\r\n" + HOST + headers + b"\r\n")
+        assert_json_400(received, {"message": "Bad Request"})
 
 
 def test_refused_bytes_after_a_request_close_the_connection_after_its_answer(parley_server):
