@@ -122,6 +122,14 @@ def test_a_user_reacts_once_with_an_emoji_but_others_may_too(design, send, membe
     )
     assert_success(react(admin, message_id, emoji_name="octopus"))
     assert [r["user_id"] for r in reactions_of(member, message_id)] == [member.id, member.id, admin.id]
+    # Another name for an emoji someone reacted with is a vote for that reaction: it takes its name.
+    assert_success(react(admin, message_id, emoji_name="thumbs_up"))
+    assert {
+        (r["emoji_name"], r["user_id"]) for r in reactions_of(member, message_id) if r["emoji_code"] == "1f44d"
+    } == {
+        ("+1", member.id),
+        ("+1", admin.id),
+    }
 
 
 def test_removing_by_name_or_by_code(design, send, member, admin, capture_events):

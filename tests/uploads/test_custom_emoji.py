@@ -270,6 +270,27 @@ def test_custom_emoji_reactions_are_checked(member, admin, foreign_user, message
     )
 
 
+def test_a_deactivated_emoji_still_takes_votes_on_its_reactions(member, admin, moderator, message_id):
+    """As in Zulip: a reaction shown on the message can be added to even after its custom emoji was
+    deactivated (the QA pass: it was refused), but not started anew."""
+    assert_success(add_emoji(member, "partyparrot"))
+    emoji = RealmEmoji.objects.get()
+    url = f"/messages/{message_id}/reactions"
+    params = {"emoji_name": "partyparrot", "emoji_code": str(emoji.id), "reaction_type": "realm_emoji"}
+    assert_success(api_for(member).post(url, params))
+    assert_success(api_for(member).delete("/realm/emoji/partyparrot"))
+    assert_success(api_for(admin).post(url, params))
+    reactions = assert_success(api_for(member).get(f"/messages/{message_id}"))["message"]["reactions"]
+    assert [(r["emoji_name"], r["user_id"]) for r in reactions] == [
+        ("partyparrot", member.id),
+        ("partyparrot", admin.id),
+    ]
+    channel = api_for(member).post("/messages", {"type": "stream", "to": "design", "topic": "t", "content": "new"})
+    other = assert_success(channel)["id"]
+    msg = "This custom emoji has been deactivated."
+    assert_error(api_for(admin).post(f"/messages/{other}/reactions", params), 400, "BAD_REQUEST", msg)
+
+
 def test_names_no_emoji_can_have_do_not_exist(member):
     for name in ("a%00b", "%ED%A0%80", "Big"):
         response = api_for(member).delete(f"/realm/emoji/{name}")

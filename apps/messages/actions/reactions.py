@@ -63,17 +63,23 @@ def check_emoji(name: str, code: str, reaction_type: str, realm_id: int | None =
 def check_add_reaction(
     message: Message, *, emoji_name: str, emoji_code: str | None, reaction_type: str | None, acting_user: User
 ) -> None:
-    """POST /messages/{id}/reactions, on a message `acting_user` can see."""
+    """POST /messages/{id}/reactions, on a message `acting_user` can see. An emoji someone already
+    reacted with (its code and type) is a vote for that reaction, as in Zulip: it takes that
+    reaction's name, and is not checked again (a custom emoji deactivated since still takes votes)."""
     if emoji_code is None:
         emoji_code, found_type = emoji_by_name(emoji_name, message.realm_id)
         reaction_type = reaction_type or found_type
-    check_emoji(emoji_name, emoji_code, reaction_type or Reaction.Type.UNICODE_EMOJI, message.realm_id)
+    reaction_type = reaction_type or Reaction.Type.UNICODE_EMOJI
+    same = Reaction.objects.filter(message=message, emoji_code=emoji_code, reaction_type=reaction_type)
+    voted_for = same.order_by("id").values_list("emoji_name", flat=True).first()
+    if voted_for is None:
+        check_emoji(emoji_name, emoji_code, reaction_type, message.realm_id)
     reaction = Reaction(
         user=acting_user,
         message=message,
-        emoji_name=emoji_name,
+        emoji_name=voted_for or emoji_name,
         emoji_code=emoji_code,
-        reaction_type=reaction_type or Reaction.Type.UNICODE_EMOJI,
+        reaction_type=reaction_type,
     )
     do_add_reaction(reaction, acting_user=acting_user)
 
