@@ -13,9 +13,15 @@ from apps.core.hooks import Hooks
 
 # CommonMark with raw HTML disabled; nh3 then removes anything unsafe that slipped through
 # (e.g. javascript: links) and adds rel="noopener noreferrer" to links.
-# Bare URLs become links, as in Zulip (linkify-it-py).
+# Bare URLs become links, as in Zulip (linkify-it-py). No image syntax, as in Zulip: `![x](url)` is
+# "!" and a link (an image from anywhere would be fetched by every reader's client: a tracking
+# pixel); uploaded images get their previews from apps.uploads.
 _markdown = (
-    MarkdownIt("commonmark", {"html": False, "linkify": True}).enable("strikethrough").enable("table").enable("linkify")
+    MarkdownIt("commonmark", {"html": False, "linkify": True})
+    .enable("strikethrough")
+    .enable("table")
+    .enable("linkify")
+    .disable("image")
 )
 
 ALLOWED_TAGS = {

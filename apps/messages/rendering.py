@@ -35,7 +35,8 @@ MESSAGE_IN_TOPIC_RE = re.compile(r"(.+)@([0-9]+)")
 STREAM_WILDCARDS = {"all", "everyone", "channel", "stream"}
 TOPIC_WILDCARDS = {"topic"}
 LINK_RE = re.compile(r"<a\s")
-IMAGE_RE = re.compile(r"<img\s")
+# An image that is not an emoji (Zulip's has_image: custom emoji do not count).
+IMAGE_RE = re.compile(r'<img\s(?![^>]*class="emoji")')
 HTML_TAG_RE = re.compile(r"(<[^>]*>)")
 CODE_TAG_RE = re.compile(r"</?code[\s>]")
 BLOCKQUOTE_TAG_RE = re.compile(r"</?blockquote[\s>]")

@@ -324,8 +324,13 @@ def test_link_and_image_set_has_columns(design, member):
         post_message(member, type="stream", to="design", topic="t", content="![x](https://a.ex/i.png)")
     )["id"]
     rows = dict(Message.objects.values_list("id", "has_link"))
-    assert (rows[plain], rows[link]) == (False, True)
-    assert dict(Message.objects.values_list("id", "has_image")) == {plain: False, link: False, image: True}
+    assert (rows[plain], rows[link], rows[image]) == (False, True, True)
+    # No image syntax, as in Zulip: "!" and a link, which no reader's client fetches (the uploads QA
+    # pass: any URL was an <img>, a tracking pixel); has_image is for uploaded images (apps.uploads).
+    html = Message.objects.get(id=image).rendered_content
+    assert "<img" not in html
+    assert '!<a href="https://a.ex/i.png"' in html
+    assert dict(Message.objects.values_list("id", "has_image")) == {plain: False, link: False, image: False}
 
 
 def test_content_is_sanitized_html(design, member):

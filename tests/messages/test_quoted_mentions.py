@@ -65,7 +65,8 @@ def test_a_mention_or_channel_link_in_an_address_is_left_as_written(design, memb
     message_id = send(member, f"[docs](<@**{admin.full_name}**>) ![logo](#**design**)")
     html = Message.objects.get(id=message_id).rendered_content
     assert html == (
-        f'<p><a href="@**{admin.full_name}**" rel="noopener noreferrer">docs</a> <img src="#**design**" alt="logo"></p>'
+        f'<p><a href="@**{admin.full_name}**" rel="noopener noreferrer">docs</a> '
+        '!<a href="#**design**" rel="noopener noreferrer">logo</a></p>'
     )
     assert flags_of(admin, message_id) == 0
 

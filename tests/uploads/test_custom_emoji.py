@@ -291,6 +291,17 @@ def test_a_deactivated_emoji_still_takes_votes_on_its_reactions(member, admin, m
     assert_error(api_for(admin).post(f"/messages/{other}/reactions", params), 400, "BAD_REQUEST", msg)
 
 
+def test_a_message_with_custom_emoji_has_no_image(member, message_id):
+    """has:image is not for custom emoji, as in Zulip (the uploads QA pass)."""
+    assert_success(add_emoji(member, "green"))
+    sent = api_for(member).post("/messages", {"type": "stream", "to": "design", "topic": "t", "content": "hi :green:"})
+    message = assert_success(api_for(member).get(f"/messages/{assert_success(sent)['id']}"))["message"]
+    assert 'class="emoji"' in message["content"]
+    narrow = json.dumps([{"operator": "has", "operand": "image"}])
+    found = api_for(member).get("/messages", {"anchor": "newest", "num_before": 10, "num_after": 0, "narrow": narrow})
+    assert assert_success(found)["messages"] == []
+
+
 def test_names_no_emoji_can_have_do_not_exist(member):
     for name in ("a%00b", "%ED%A0%80", "Big"):
         response = api_for(member).delete(f"/realm/emoji/{name}")
