@@ -13,6 +13,11 @@ from apps.core.hooks import Hooks
 # links released; the previews of the images it links added to its HTML).
 message_content_saved = Hooks("message_content_saved")
 
+# contents_to_send() -> list[(realm_id, content)]: the texts of messages still to be sent, whose
+# uploaded files must be kept though no message links them yet (apps.scheduled_messages: those not
+# sent yet; apps.uploads keeps their files when deleting unclaimed ones, as Zulip does).
+contents_to_send = Hooks("contents_to_send")
+
 # custom_emoji(realm_id) -> dict: the organization's custom emoji, active or not, by emoji code:
 # {code: {"name": str, "deactivated": bool, "source_url": str}}, merged (apps.uploads: the
 # organization's emoji).

@@ -9,6 +9,7 @@ from urllib.parse import unquote
 from django.db.models import Sum
 
 from apps.groups.selectors import has_realm_permission
+from apps.messages.hooks import contents_to_send
 from apps.messages.selectors import visible_message_flags
 from apps.realms.models import Realm
 from apps.uploads.errors import InvalidAttachmentError, UploadForbiddenError, UploadNotFoundError
@@ -68,9 +69,17 @@ def attachment_by_path_id(realm: Realm, path_id: str) -> Attachment | None:
 
 
 def old_unclaimed_attachments(older_than) -> list[Attachment]:
-    """Files no message links, uploaded before `older_than`, oldest first."""
+    """Files no message links, uploaded before `older_than`, oldest first; not those a message still
+    to be sent links (a scheduled message: contents_to_send), as in Zulip."""
     unclaimed = Attachment.objects.filter(messages__isnull=True, create_time__lt=older_than)
-    return list(unclaimed.select_related("owner").order_by("id"))
+    kept = {
+        (realm_id, path_id)
+        for contents in contents_to_send.call()
+        for realm_id, content in contents
+        for path_id in linked_path_ids(content)
+    }
+    found = unclaimed.select_related("owner").order_by("id")
+    return [attachment for attachment in found if (attachment.realm_id, attachment.path_id) not in kept]
 
 
 def can_see_attachment(user: User, attachment: Attachment) -> bool:

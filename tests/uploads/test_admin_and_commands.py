@@ -1,6 +1,7 @@
 """The uploads admin pages (attachments: look and delete through the action; custom emoji: look and
 deactivate through the action) and the command deleting old files no message links."""
 
+import time
 from datetime import timedelta
 from io import StringIO
 
@@ -8,8 +9,9 @@ import pytest
 from django.core.management import CommandError, call_command
 from django.utils import timezone
 
+from apps.scheduled_messages.models import ScheduledMessage
 from apps.uploads.models import Attachment, RealmEmoji
-from tests.api import assert_success
+from tests.api import api_for, assert_success
 from tests.uploads.conftest import image_bytes, uploaded
 from tests.uploads.test_attachments import send
 from tests.uploads.test_custom_emoji import add_emoji
@@ -67,14 +69,21 @@ def test_old_unclaimed_files_are_deleted_only_for_real(member, make_stream, djan
     old_unclaimed, old_claimed = uploaded(member, name="old.txt"), uploaded(member, name="claimed.txt")
     uploaded(member, name="new.txt")
     send(member, channel, f"[c]({old_claimed})")
+    # A file only a message still to be sent links is kept, as in Zulip (the uploads QA pass: a
+    # message scheduled weeks ahead would have been sent with a dead link).
+    scheduled, sent_later = uploaded(member, name="scheduled.txt"), uploaded(member, name="sent.txt")
+    later = {"type": "stream", "to": channel.id, "topic": "t", "scheduled_delivery_timestamp": int(time.time()) + 3600}
+    assert_success(api_for(member).post("/scheduled_messages", {**later, "content": f"[s]({scheduled})"}))
+    delivered = assert_success(api_for(member).post("/scheduled_messages", {**later, "content": f"[s]({sent_later})"}))
+    ScheduledMessage.objects.filter(id=delivered["scheduled_message_id"]).update(delivered=True)
     Attachment.objects.exclude(file_name="new.txt").update(create_time=timezone.now() - timedelta(weeks=6))
     out = StringIO()
     call_command("delete_old_unclaimed_attachments", stdout=out)
     assert "would delete" in out.getvalue()
     assert old_unclaimed.removeprefix("/user_uploads/") in out.getvalue()
-    assert Attachment.objects.count() == 3
+    assert Attachment.objects.count() == 5
     with django_capture_on_commit_callbacks(execute=True):
         call_command("delete_old_unclaimed_attachments", "--for-real", stdout=StringIO())
-    assert sorted(Attachment.objects.values_list("file_name", flat=True)) == ["claimed.txt", "new.txt"]
+    assert sorted(Attachment.objects.values_list("file_name", flat=True)) == ["claimed.txt", "new.txt", "scheduled.txt"]
     with pytest.raises(CommandError):
         call_command("delete_old_unclaimed_attachments", "--weeks", "-1", stdout=StringIO())
