@@ -21,10 +21,12 @@ from urllib.parse import quote
 from django.core import signing
 from django.http import FileResponse, HttpRequest, HttpResponse
 from django.utils.cache import patch_cache_control
+from django.utils.decorators import method_decorator
 from django.views import View
+from django.views.decorators.csrf import csrf_exempt
 
 from apps.core.auth import authenticated_user, realm_for_request
-from apps.core.errors import JsonableError, UnauthorizedError, error_response
+from apps.core.errors import JsonableError, MethodNotAllowedError, UnauthorizedError, error_response
 from apps.core.sessions import session_user
 from apps.uploads.errors import UploadNotFoundError
 from apps.uploads.models import Attachment
@@ -68,6 +70,7 @@ def file_response(attachment: Attachment, *, download: bool = False) -> HttpResp
     return _protect(response)
 
 
+@method_decorator(csrf_exempt, name="dispatch")  # GET and HEAD only: other methods are a JSON 405
 class _FileView(View):
     http_method_names = ["get", "head"]
 
@@ -76,6 +79,9 @@ class _FileView(View):
             return super().dispatch(request, *args, **kwargs)
         except JsonableError as error:
             return _protect(error_response(error))
+
+    def http_method_not_allowed(self, request: HttpRequest, *args, **kwargs) -> HttpResponse:
+        return _protect(error_response(MethodNotAllowedError(["GET", "HEAD"])))
 
 
 class ServeFileView(_FileView):

@@ -185,6 +185,19 @@ def test_without_credentials_a_file_is_refused(member, anonymous):
     assert bad.status_code == 401
 
 
+@pytest.mark.parametrize("method", ["post", "put", "patch", "delete"])
+def test_files_are_only_read_other_methods_are_a_json_405(member, realm, method):
+    """Not Django's CSRF page in HTML (the uploads QA pass), with or without a session or a key."""
+    url = uploaded(member)
+    paths = [url, "/user_uploads/temporary/x/y", f"/user_avatars/{realm.id}/emoji/images/x.png"]
+    for client in (Client(enforce_csrf_checks=True), browser_of(member)):
+        for path in paths:
+            response = getattr(client, method)(path)
+            assert_error(response, 405, "BAD_REQUEST", "Method Not Allowed")
+            assert response["Allow"] == "GET, HEAD"
+    assert Attachment.objects.count() == 1
+
+
 def test_unknown_files_are_not_found(member, realm):
     assert_error(download(member, f"/user_uploads/{realm.id}/abcdefghijklmnopqrstuvwx/none.txt"), 404, "BAD_REQUEST")
 
