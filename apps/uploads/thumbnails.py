@@ -29,8 +29,12 @@ IMAGE_BOMB_TOTAL_PIXELS = 90_000_000
 IMAGE_MAX_ANIMATED_PIXELS = IMAGE_BOMB_TOTAL_PIXELS // 3
 # The types Pillow reads here (Zulip also takes AVIF, HEIC and TIFF, through libvips).
 THUMBNAIL_ACCEPT_IMAGE_TYPES = frozenset({"image/gif", "image/jpeg", "image/png", "image/webp"})
-# Frames of an animated thumbnail at most (Zulip truncates thumbnailed animations too).
+# Frames of an animated thumbnail at most (Zulip truncates thumbnailed animations too), and the
+# pixels decoded for one at most: made in the upload's request, a big animation of many frames would
+# hold it for seconds (a 3,100-pixel square of 100 frames, 11 kB as a GIF: 6.5 s of CPU), so a big
+# one's thumbnail is shorter.
 MAX_ANIMATED_FRAMES = 100
+MAX_ANIMATION_DECODED_PIXELS = 60_000_000
 
 
 @dataclass(frozen=True)
@@ -110,8 +114,9 @@ def _thumbnail(image: Image.Image, thumbnail_format: ThumbnailFormat) -> bytes:
         _fit(image.copy(), thumbnail_format).save(out, format="WEBP")
         return out.getvalue()
     frames, durations = [], []
+    most = min(MAX_ANIMATED_FRAMES, max(1, MAX_ANIMATION_DECODED_PIXELS // (image.width * image.height)))
     for number, frame in enumerate(ImageSequence.Iterator(image)):
-        if number >= MAX_ANIMATED_FRAMES:
+        if number >= most:
             break
         frames.append(_fit(frame.copy(), thumbnail_format))
         durations.append(frame.info.get("duration", 100))

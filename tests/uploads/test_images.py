@@ -47,6 +47,18 @@ def test_an_animated_image_gets_an_animated_thumbnail_too(member):
     assert (animated.n_frames, animated.size) == (3, (20, 10))  # small images are not enlarged
 
 
+def test_a_big_animations_thumbnail_is_cut_short(member, monkeypatch):
+    """The pixels decoded for an animated thumbnail are bounded (the uploads QA pass: a big square of
+    100 frames took 6.5 s of the upload's request); the frames beyond make no thumbnail."""
+    monkeypatch.setattr("apps.uploads.thumbnails.MAX_ANIMATION_DECODED_PIXELS", 2 * 20 * 10)
+    data = image_bytes("GIF", size=(20, 10), frames=5)
+    url = uploaded(member, name="long.gif", data=data, content_type="image/gif")
+    attachment = Attachment.objects.get(path_id=path_of(url))
+    assert attachment.image_frames == 5
+    response = download(member, f"/user_uploads/thumbnail/{attachment.path_id}/840x560-anim.webp")
+    assert Image.open(io.BytesIO(b"".join(response.streaming_content))).n_frames == 2
+
+
 def test_the_exif_orientation_is_applied(member):
     image = Image.new("RGB", (40, 20), (0, 128, 0))
     exif = image.getexif()
