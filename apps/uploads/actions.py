@@ -107,10 +107,17 @@ def do_create_attachment(
     image: UploadedImage | None = None,
     acting_user: User | None,
 ) -> Attachment:
-    """Record a stored file as `owner`'s (with, for an image, its dimensions and stored thumbnails).
+    """Record a stored file as `owner`'s (with, for an image, its dimensions and stored thumbnails),
+    within the organization's quota: checked again with its row locked, so that uploads made at
+    the same time cannot together pass it (RealmUploadQuotaError).
 
     Emits: attachment/add {attachment, upload_space_used} to the owner.
     """
+    quota_mib = settings.UPLOAD_QUOTA_MIB_PER_REALM
+    if quota_mib:
+        Realm.objects.select_for_update(no_key=True).filter(id=owner.realm_id).exists()
+        if upload_space_used(owner.realm_id) + size > quota_mib * MIB:
+            raise RealmUploadQuotaError()
     attachment = Attachment.objects.create(
         realm_id=owner.realm_id,
         owner=owner,

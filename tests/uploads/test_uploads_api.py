@@ -7,11 +7,13 @@ import re
 
 import pytest
 from django.core.files.uploadedfile import SimpleUploadedFile
+from django.db import connection
 from django.test import Client
 
 from apps.uploads.models import Attachment
 from apps.uploads.storage import sanitize_name
 from tests.api import api_for, assert_error, assert_success
+from tests.concurrency import at_once
 from tests.messages.conftest import post_message
 from tests.uploads.conftest import browser_of, download, host_of, post_files, upload, uploaded
 
@@ -116,6 +118,18 @@ def test_the_organization_quota_counts_every_members_files(member, admin, settin
     response = upload(admin, data=b"x" * (400 * 1024))
     assert_error(response, 400, "REALM_UPLOAD_QUOTA", "Upload would exceed your organization's upload quota.")
     assert Attachment.objects.count() == 1
+
+
+@pytest.mark.skipif(connection.vendor != "postgresql", reason="SQLite runs one writing transaction at a time")
+@pytest.mark.django_db(transaction=True)
+def test_uploads_at_the_same_time_cannot_pass_the_quota_together(member, settings, uploads_dir):
+    """The quota is checked again with the organization's row locked (the uploads QA pass: of 8
+    uploads at once, 2 passed a quota only one had room for)."""
+    settings.UPLOAD_QUOTA_MIB_PER_REALM = 1
+    assert_success(upload(member, data=b"x" * (600 * 1024)))
+    statuses = at_once(*[lambda: upload(member, data=b"x" * (300 * 1024)).status_code for _ in range(6)])
+    assert sorted(statuses) == [200] + [400] * 5
+    assert Attachment.objects.count() == 2
 
 
 def test_unauthenticated_uploads_are_refused(anonymous, realm):
