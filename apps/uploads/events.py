@@ -29,6 +29,8 @@ def upload_limits_state(context: StateContext) -> dict:
     return {
         "max_file_upload_size_mib": settings.MAX_FILE_UPLOAD_SIZE_MIB,
         "max_avatar_file_size_mib": settings.MAX_AVATAR_FILE_SIZE_MIB,
+        # The organization's quota of uploaded files, for display (null: none), as Zulip's.
+        "realm_upload_quota_mib": settings.UPLOAD_QUOTA_MIB_PER_REALM or None,
         # Zulip's: the thumbnails of uploaded images, which clients may ask for instead of the one
         # a message shows (apps.uploads.thumbnails).
         "server_thumbnail_formats": [each.to_dict() for each in THUMBNAIL_OUTPUT_FORMATS],

@@ -110,6 +110,10 @@ def test_register_sends_the_limit(member, settings):
     settings.MAX_FILE_UPLOAD_SIZE_MIB = 25
     state = assert_success(api_for(member).post("/register", {"fetch_event_types": ["realm"]}))
     assert state["max_file_upload_size_mib"] == 25
+    assert state["realm_upload_quota_mib"] is None  # no quota
+    settings.UPLOAD_QUOTA_MIB_PER_REALM = 1024
+    state = assert_success(api_for(member).post("/register", {"fetch_event_types": ["realm"]}))
+    assert state["realm_upload_quota_mib"] == 1024
 
 
 def test_the_organization_quota_counts_every_members_files(member, admin, settings, other_realm):
