@@ -317,3 +317,14 @@ def highlight(text_html: str, words: Collection[str], also: Collection[str] = ()
 
     parts = TAG_RE.split(text_html)
     return "".join(part if part.startswith(("<", "&")) else WORD_RE.sub(mark, part) for part in parts)
+
+
+def with_local_links_relative(rendered_html: str, realm_url: str) -> str:
+    """Links written as full addresses of the organization's own files and views made relative, as
+    Zulip's rewrite_local_links_to_relative: `https://chat.example.com/user_uploads/...` links the
+    file as `/user_uploads/...` does (and shows its preview), `https://chat.example.com/#narrow/...`
+    opens in the app."""
+    prefix = f'href="{html.escape(realm_url, quote=True)}/'
+    if prefix not in rendered_html:
+        return rendered_html
+    return rendered_html.replace(prefix + "user_uploads/", 'href="/user_uploads/').replace(prefix + "#", 'href="#')

@@ -109,6 +109,22 @@ def test_a_message_linking_an_image_shows_zulips_preview(member, admin, make_str
     assert download(admin, f"/user_uploads/thumbnail/{path}/840x560.webp").status_code == 200
 
 
+def test_full_addresses_of_the_organizations_files_and_views_are_made_relative(member, admin, make_stream):
+    """As Zulip's rewrite_local_links_to_relative (the uploads QA pass: a file linked by its full
+    address was claimed but showed no preview)."""
+    stream = make_stream("design", member, admin)
+    url = uploaded(member, name="cat.png", data=image_bytes(size=(64, 48)), content_type="image/png")
+    full = f"http://testserver{url}"
+    message = send(member, stream, f"look: {full} and [there](http://testserver/#narrow/channel/{stream.id}-design)")
+    assert f'<a href="{url}" rel="noopener noreferrer">{full}</a>' in message.rendered_content
+    assert f'<a href="#narrow/channel/{stream.id}-design"' in message.rendered_content
+    assert 'class="message_inline_image"' in message.rendered_content
+    assert message.has_image
+    # Another server's address stays as written.
+    other = send(member, stream, "https://elsewhere.example/user_uploads/1/ab/cat.png")
+    assert 'href="https://elsewhere.example/user_uploads/1/ab/cat.png"' in other.rendered_content
+
+
 def test_an_animated_preview_says_so(member, admin, make_stream):
     stream = make_stream("design", member, admin)
     url = uploaded(member, name="a.gif", data=image_bytes("GIF", frames=2), content_type="image/gif")

@@ -28,7 +28,7 @@ from apps.messages.group_mentions import (
 from apps.messages.hooks import message_content_saved, message_sent
 from apps.messages.models import Message, PublicChannelListener, Recipient, SubMessage, UserMessage
 from apps.messages.recipients import direct_message_recipient, get_recipient
-from apps.messages.rendering import Rendered, render_message
+from apps.messages.rendering import Rendered, render_message, with_local_links_relative
 from apps.messages.selectors import (
     access_dm_recipients,
     access_stream_for_sending,
@@ -135,6 +135,7 @@ def render_content(
     emoji = custom_emoji_targets(author.realm_id, content)
     groups = group_mention_targets(author.realm_id, content)
     rendered = render_message(content, by_name, user_ids, linkifiers, channels, emoji, groups)
+    rendered.html = with_local_links_relative(rendered.html, author.realm.url)
     if rendered.mentioned_group_ids:
         if not (preview or author.is_system_bot):  # the Welcome Bot says what the administrators wrote
             check_group_mentions_allowed(author, rendered.mentioned_group_ids)
