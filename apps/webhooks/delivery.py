@@ -5,7 +5,9 @@ zerver/worker/outgoing_webhooks.py are the reference.
 - The payload is Zulip's generic interface: bot_email, bot_full_name, data (the message's Markdown),
   trigger, token (the service's), message (the Message object, its content in Markdown, with
   rendered_content), as JSON, with a User-Agent naming Parley and its version
-  (apps/webhooks/outgoing.py, which also keeps the server from reaching refused addresses).
+  (apps/webhooks/outgoing.py, which also keeps the server from reaching refused addresses). A
+  service whose interface is Slack's gets Zulip's Slack-compatible form instead (token, team_id,
+  channel_name, text, trigger_word, ...: channel messages only) and answers with `text`.
 - No answer (a connection error, a timeout): tried again with backoff (apps.core.tasks), up to 3
   times; then "Failure! Bot is unavailable" in the conversation.
 - An address refused by the SSRF guard: "Failure! Bot is unavailable" at once, and a warning for
@@ -30,6 +32,7 @@ import json
 import logging
 import time
 from typing import Any
+from urllib.parse import urlencode
 
 from django.conf import settings
 
@@ -45,7 +48,7 @@ from apps.messages.serializers import message_to_dict
 from apps.users.models import BotService, User
 from apps.users.selectors import api_email
 from apps.webhooks.models import FailedDelivery
-from apps.webhooks.outgoing import Failed, Refused, Unreachable, post_json
+from apps.webhooks.outgoing import FORM, JSON, Failed, Refused, Unreachable, post_to_service
 from apps.webhooks.selectors import bot_service
 
 logger = logging.getLogger("apps.webhooks")
@@ -84,10 +87,18 @@ class Delivery:
         )
 
     def run(self) -> None:
-        body = json.dumps(self.payload()).encode()
+        slack = self.service.interface == BotService.Interface.SLACK
+        if slack and self.message.stream_id is None:
+            text = "Slack outgoing webhooks don't support direct messages."
+            self.fail(text, FailedDelivery.Outcome.ERROR, notice="")
+            return
+        if slack:
+            body, content_type = urlencode(self.slack_payload()).encode(), FORM
+        else:
+            body, content_type = json.dumps(self.payload()).encode(), JSON
         started = time.monotonic()
         try:
-            answer = post_json(self.service.base_url, body)
+            answer = post_to_service(self.service.base_url, body, content_type=content_type)
         except Unreachable as exc:
             self.log(logging.INFO, "unreachable", started, detail=str(exc))
             if self.attempt < MAX_ATTEMPTS:
@@ -123,7 +134,7 @@ class Delivery:
         try:
             if answer.too_large:
                 raise BadAnswer("The bot's answer is too large.")
-            content = answer_content(answer.body)
+            content = answer_content(answer.body, keys=("text",) if slack else ("response_string", "content"))
             if content is not None:
                 self.post(content)
         except (BadAnswer, JsonableError) as exc:
@@ -157,6 +168,25 @@ class Delivery:
             "message": shape,
         }
 
+    def slack_payload(self) -> list[tuple[str, str]]:
+        """Zulip's Slack-compatible interface (Slack's legacy outgoing webhooks), for a channel message."""
+        message = self.message
+        timestamp = str(int(message.date_sent.timestamp()))
+        return [
+            ("token", self.service.token),
+            ("team_id", f"T{message.realm_id}"),
+            ("team_domain", message.realm.host),
+            ("channel_id", f"C{message.stream_id}"),
+            ("channel_name", message.stream.name),
+            ("thread_ts", timestamp),
+            ("timestamp", timestamp),
+            ("user_id", f"U{message.sender_id}"),
+            ("user_name", message.sender.full_name),
+            ("text", message.content),
+            ("trigger_word", self.trigger),
+            ("service_id", str(self.bot.id)),
+        ]
+
     def post(self, content: str) -> None:
         """The bot says `content` where the message was (where it is now, if it was moved)."""
         content = normalize_content(content)
@@ -181,7 +211,8 @@ class Delivery:
         except JsonableError as exc:
             logger.warning("outgoing webhook of bot %d: cannot post its failure: %s", self.bot.id, exc.msg)
         try:
-            self.tell_owner(notice, detail if status is not None else "")
+            if notice:
+                self.tell_owner(notice, detail if status is not None else "")
         except JsonableError as exc:
             logger.warning("outgoing webhook of bot %d: cannot tell its owner: %s", self.bot.id, exc.msg)
 
@@ -224,8 +255,9 @@ def excerpt(body: bytes) -> str:
     return body[:1000].decode(errors="replace")
 
 
-def answer_content(body: bytes) -> str | None:
-    """What the bot says, from its service's 2xx answer; None: nothing to say. Raises BadAnswer."""
+def answer_content(body: bytes, *, keys: tuple[str, ...]) -> str | None:
+    """What the bot says, from its service's 2xx answer (the first of `keys` it has); None: nothing
+    to say. Raises BadAnswer."""
     if not body.strip():
         return None
     try:
@@ -238,10 +270,9 @@ def answer_content(body: bytes) -> str | None:
         raise BadAnswer("Invalid response format")
     if answer.get("response_not_required"):
         return None
-    # Zulip's GenericOutgoingWebhookService.process_success: the legacy response_string first, any
-    # value as its text (a null as nothing to say, not Python's "None").
-    key = "response_string" if "response_string" in answer else "content"
-    content = answer.get(key)
+    # Zulip's process_success: the generic interface's legacy response_string first, then content;
+    # the Slack interface's text. Any value as its text (a null as nothing to say).
+    content = next((answer[key] for key in keys if key in answer), None)
     if content is None:
         return None
     content = content if isinstance(content, str) else json.dumps(content)

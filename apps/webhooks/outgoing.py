@@ -109,8 +109,14 @@ def pick_address(host: str, port: int) -> IPAddress:
     raise Refused(f"{host} is not an allowed address ({'; '.join(reasons)})")
 
 
-def post_json(url: str, body: bytes, *, timeout: float | None = None, max_bytes: int | None = None) -> Answer:
-    """POST `body` (JSON) to `url` under the rules above. Raises Refused, Unreachable or Failed."""
+JSON, FORM = "application/json", "application/x-www-form-urlencoded"
+
+
+def post_to_service(
+    url: str, body: bytes, *, content_type: str = JSON, timeout: float | None = None, max_bytes: int | None = None
+) -> Answer:
+    """POST `body` (JSON, or a form) to `url` under the rules above. Raises Refused, Unreachable or
+    Failed."""
     timeout = settings.OUTGOING_WEBHOOK_TIMEOUT_SECONDS if timeout is None else timeout
     max_bytes = settings.OUTGOING_WEBHOOK_MAX_RESPONSE_BYTES if max_bytes is None else max_bytes
     try:
@@ -133,7 +139,7 @@ def post_json(url: str, body: bytes, *, timeout: float | None = None, max_bytes:
         )  # fmt: skip
     else:
         pool = urllib3.HTTPConnectionPool(str(address), port, **pool_options)
-    headers = {"Host": host_header, "User-Agent": USER_AGENT, "Content-Type": "application/json"}
+    headers = {"Host": host_header, "User-Agent": USER_AGENT, "Content-Type": content_type}
     if parts.username is not None:  # as requests sends a URL's credentials
         credentials = f"{unquote(parts.username)}:{unquote(parts.password or '')}"
         headers["Authorization"] = urllib3.util.make_headers(basic_auth=credentials)["authorization"]

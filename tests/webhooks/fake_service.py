@@ -7,6 +7,7 @@ import time
 from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
+from urllib.parse import parse_qsl
 
 
 @dataclass
@@ -46,7 +47,11 @@ def start_fake_service(host: str = "127.0.0.1") -> FakeService:
         def do_POST(self) -> None:
             length = int(self.headers.get("Content-Length") or 0)
             raw = self.rfile.read(length)
-            service.received.append(Received(self.path, dict(self.headers), json.loads(raw or b"null")))
+            if self.headers.get("Content-Type") == "application/x-www-form-urlencoded":
+                body = dict(parse_qsl(raw.decode()))
+            else:
+                body = json.loads(raw or b"null")
+            service.received.append(Received(self.path, dict(self.headers), body))
             if service.delay:
                 time.sleep(service.delay)
             data = service.body if isinstance(service.body, bytes) else json.dumps(service.body).encode()

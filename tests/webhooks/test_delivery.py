@@ -270,3 +270,49 @@ def test_a_quoted_mention_does_not_trigger(hook_bot, service, owner, member, mak
     send_to_channel(member, stream, "> @**Hook Bot** hello\n\nas it said")
     assert run_ready_tasks() == 0
     assert service.received == []
+
+
+@pytest.fixture
+def slack_bot(hook_bot):
+    BotService.objects.filter(bot=hook_bot).update(interface=BotService.Interface.SLACK)
+    return hook_bot
+
+
+def test_the_slack_interface_posts_slacks_form_and_reads_its_text(slack_bot, service, owner, member, make_stream):
+    """Zulip's Slack-compatible interface (the bots QA pass: Zulip's JSON was posted whatever the
+    interface)."""
+    stream = make_stream("general", owner, member, slack_bot)
+    service.body = {"text": "pong"}
+    message_id = send_to_channel(member, stream, "@**Hook Bot** ping")
+    run_ready_tasks()
+    (received,) = service.received
+    assert received.headers["Content-Type"] == "application/x-www-form-urlencoded"
+    timestamp = str(int(Message.objects.get(id=message_id).date_sent.timestamp()))
+    assert received.body == {
+        "token": slack_bot.services.get().token,
+        "team_id": f"T{member.realm_id}",
+        "team_domain": "testserver",
+        "channel_id": f"C{stream.id}",
+        "channel_name": "general",
+        "thread_ts": timestamp,
+        "timestamp": timestamp,
+        "user_id": f"U{member.id}",
+        "user_name": member.full_name,
+        "text": "@**Hook Bot** ping",
+        "trigger_word": "mention",
+        "service_id": str(slack_bot.id),
+    }
+    [answer] = latest(message_id)
+    assert (answer.sender_id, answer.stream_id, answer.topic, answer.content) == (
+        slack_bot.id, stream.id, "lunch", "pong",
+    )  # fmt: skip
+
+
+def test_the_slack_interface_takes_no_direct_messages(slack_bot, service, member):
+    message_id = send_dm(member, slack_bot)
+    run_ready_tasks()
+    assert service.received == []
+    assert [m.content for m in latest(message_id)] == [
+        "Failure! Slack outgoing webhooks don't support direct messages."
+    ]
+    assert owner_notices(slack_bot) == []

@@ -16,7 +16,7 @@ import pytest
 
 from apps.messages.models import Message
 from apps.webhooks.models import FailedDelivery
-from apps.webhooks.outgoing import Failed, Refused, Unreachable, post_json, refusal
+from apps.webhooks.outgoing import Failed, Refused, Unreachable, post_to_service, refusal
 from tests.api import api_for, assert_success
 from tests.tasks import run_ready_tasks
 from tests.webhooks.fake_service import start_fake_service
@@ -110,7 +110,7 @@ def test_the_connection_goes_to_the_address_that_was_checked(settings, service, 
         return real(host, port, *args, **kwargs)
 
     monkeypatch.setattr(socket, "getaddrinfo", rebinding)
-    answer = post_json(f"http://rebind.example:{service.port}/path?x=1", b"{}")
+    answer = post_to_service(f"http://rebind.example:{service.port}/path?x=1", b"{}")
     assert (answer.status, answer.address) == (200, "127.0.0.1")
     assert calls == ["rebind.example", "127.0.0.1"]  # the name once; then the address itself
     (received,) = service.received
@@ -122,14 +122,14 @@ def test_the_connection_goes_to_the_address_that_was_checked(settings, service, 
 def test_urls_that_are_not_http_are_refused(settings, url):
     settings.OUTGOING_WEBHOOK_ALLOWED_NETWORKS = ["0.0.0.0/0", "::/0"]
     with pytest.raises(Refused):
-        post_json(url, b"{}")
+        post_to_service(url, b"{}")
 
 
 def test_the_answer_body_is_capped(service):
     service.body = b"x" * 10_000
-    answer = post_json(service.url, b"{}", max_bytes=100)
+    answer = post_to_service(service.url, b"{}", max_bytes=100)
     assert (answer.too_large, len(answer.body)) == (True, 100)
-    answer = post_json(service.url, b"{}", max_bytes=10_000)
+    answer = post_to_service(service.url, b"{}", max_bytes=10_000)
     assert (answer.too_large, len(answer.body)) == (False, 10_000)
 
 
@@ -141,18 +141,18 @@ def test_an_answer_sent_slowly_is_cut_at_the_timeout(service, head, send_length)
     service.trickle, service.trickle_head, service.send_length = 0.05, head, send_length
     started = time.monotonic()
     with pytest.raises(Unreachable, match="took longer than OUTGOING_WEBHOOK_TIMEOUT_SECONDS"):
-        post_json(service.url, b"{}", timeout=0.5)
+        post_to_service(service.url, b"{}", timeout=0.5)
     assert time.monotonic() - started < 1.5
     service.trickle = 0.0
-    assert post_json(service.url, b"{}", timeout=0.5).status == 200
+    assert post_to_service(service.url, b"{}", timeout=0.5).status == 200
 
 
 def test_credentials_in_the_url_are_sent_as_basic_auth(service):
     """As requests (Zulip's client) sends them; nothing without them."""
-    post_json(service.url.replace("http://", "http://hook%40user:s3cr%3At@"), b"{}")
+    post_to_service(service.url.replace("http://", "http://hook%40user:s3cr%3At@"), b"{}")
     expected = "Basic " + base64.b64encode(b"hook@user:s3cr:t").decode()
     assert service.received[-1].headers["Authorization"] == expected
-    post_json(service.url, b"{}")
+    post_to_service(service.url, b"{}")
     assert "Authorization" not in service.received[-1].headers
 
 
@@ -182,10 +182,10 @@ def test_https_is_pinned_to_the_checked_address_and_checks_the_certificate_for_t
     fake, cert = tls_service
     fake.body = {"content": "secure"}
     with pytest.raises(Failed, match="CERTIFICATE_VERIFY_FAILED"):  # not a certificate the server trusts
-        post_json(f"https://localhost:{fake.port}/", b"{}")
+        post_to_service(f"https://localhost:{fake.port}/", b"{}")
     monkeypatch.setenv("SSL_CERT_FILE", str(cert))
-    answer = post_json(f"https://localhost:{fake.port}/", b"{}")
+    answer = post_to_service(f"https://localhost:{fake.port}/", b"{}")
     assert (answer.status, answer.address) == (200, "127.0.0.1")
     assert fake.received[-1].headers["Host"] == f"localhost:{fake.port}"
     with pytest.raises(Failed, match=r"CERTIFICATE_VERIFY_FAILED|match"):  # the certificate is not 127.0.0.1's
-        post_json(f"https://127.0.0.1:{fake.port}/", b"{}")
+        post_to_service(f"https://127.0.0.1:{fake.port}/", b"{}")
