@@ -64,8 +64,26 @@ async function send(url, init) {
   }
   if (!response.ok || !body || body.result !== "success") {
     const error = new ApiError(response.status, body);
-    if (response.status === 401) onLoggedOut(error);
+    if (response.status === 401) {
+      // A request sent before the session got a new key (a new password gives it one: the event
+      // queue's long poll may have been waiting since) is refused with the old one; only when the
+      // browser's cookie is refused too has the session ended.
+      if (await sessionIsOpen()) {
+        error.staleSession = true;
+      } else {
+        onLoggedOut(error);
+      }
+    }
     throw error;
   }
   return body;
+}
+
+async function sessionIsOpen() {
+  try {
+    const response = await fetch("/json/users/me", { credentials: "same-origin", headers: { Accept: "application/json" } });
+    return response.ok;
+  } catch {
+    return false;
+  }
 }

@@ -55,7 +55,8 @@ export class EventQueue {
           if (shown.length) this.onEvents(shown);
         }
       } catch (error) {
-        if (this.stopped || error.status === 401) return;
+        if (this.stopped || (error.status === 401 && !error.staleSession)) return;
+        if (error.staleSession) continue; // polled again, with the session's new key
         console.warn("event queue:", error);
         if (error instanceof ApiError && error.code === "BAD_EVENT_QUEUE_ID") {
           this.queueId = null; // registered again at once: the state is reloaded with it
