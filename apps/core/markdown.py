@@ -15,9 +15,10 @@ from apps.core.hooks import Hooks
 # (e.g. javascript: links) and adds rel="noopener noreferrer" to links.
 # Bare URLs become links, as in Zulip (linkify-it-py). No image syntax, as in Zulip: `![x](url)` is
 # "!" and a link (an image from anywhere would be fetched by every reader's client: a tracking
-# pixel); uploaded images get their previews from apps.uploads.
+# pixel); uploaded images get their previews from apps.uploads. A line break is a break (<br>), as
+# Zulip's nl2br has it; ~~text~~ is <del>, as Zulip writes it.
 _markdown = (
-    MarkdownIt("commonmark", {"html": False, "linkify": True})
+    MarkdownIt("commonmark", {"html": False, "linkify": True, "breaks": True})
     .enable("strikethrough")
     .enable("table")
     .enable("linkify")
@@ -107,6 +108,8 @@ def _code_block(renderer: RendererHTML, tokens: Sequence[Token], idx: int, optio
 
 _markdown.add_render_rule("fence", _fence)
 _markdown.add_render_rule("code_block", _code_block)
+_markdown.add_render_rule("s_open", lambda *args: "<del>")
+_markdown.add_render_rule("s_close", lambda *args: "</del>")
 
 
 def _with_links(children: list[Token], text_links: TextLinks) -> list[Token]:

@@ -17,6 +17,7 @@ import re
 import secrets
 from collections.abc import Collection
 from dataclasses import dataclass, field
+from datetime import UTC, datetime
 from urllib.parse import quote
 
 from apps.core.converters import is_ascii_digits
@@ -34,6 +35,8 @@ CHANNEL_LINK_RE = re.compile(r"#\*\*([^*>\n]+?)(?:>([^*\n]+?))?\*\*")
 MESSAGE_IN_TOPIC_RE = re.compile(r"(.+)@([0-9]+)")
 STREAM_WILDCARDS = {"all", "everyone", "channel", "stream"}
 TOPIC_WILDCARDS = {"topic"}
+# Zulip's global times: <time:2024-05-01T10:00:00Z> (or a Unix time), shown in each reader's zone.
+TIME_RE = re.compile(r"<time:([^>]*?)>")
 LINK_RE = re.compile(r"<a\s")
 # An image that is not an emoji (Zulip's has_image: custom emoji do not count).
 IMAGE_RE = re.compile(r'<img\s(?![^>]*class="emoji")')
@@ -164,7 +167,15 @@ def render_message(
         effects[token] = (None, match.group(0))
         return token
 
-    prepared = GROUP_MENTION_RE.sub(group_mention, MENTION_RE.sub(mention, content))
+    def global_time(match: re.Match) -> str:
+        token = f"zmention{nonce}x{len(replacements)}z"
+        shown = _time_element(match.group(1))
+        replacements[token] = (shown, shown)
+        effects[token] = (None, match.group(0))
+        return token
+
+    prepared = TIME_RE.sub(global_time, content)
+    prepared = GROUP_MENTION_RE.sub(group_mention, MENTION_RE.sub(mention, prepared))
     prepared = CHANNEL_LINK_RE.sub(channel_link, prepared)
     text_links = _linkifier_links(linkifiers, re.compile(f"zmention{nonce}x[0-9]+z")) if linkifiers else None
     rendered = _with_emoji(render_markdown(prepared, text_links=text_links), custom_emoji or {})
@@ -219,6 +230,20 @@ def _put_in(rendered: str, token_re: re.Pattern, replacements: dict, effects: di
         else:
             parts[index] = token_re.sub(live, part)
     return _Shown("".join(parts), mentions)
+
+
+def _time_element(written: str) -> str:
+    """Zulip's <time datetime="...Z">as written</time> (ISO 8601, without a zone UTC; or a Unix
+    time), or its "Invalid time format" error."""
+    try:
+        try:
+            when = datetime.fromisoformat(written.strip())
+        except ValueError:
+            when = datetime.fromtimestamp(float(written), tz=UTC)
+        when = when.astimezone(UTC) if when.tzinfo else when.replace(tzinfo=UTC)
+    except (ValueError, OverflowError, OSError):
+        return f'<span class="timestamp-error">Invalid time format: {html.escape(written)}</span>'
+    return f'<time datetime="{when.isoformat().replace("+00:00", "Z")}">{html.escape(written)}</time>'
 
 
 def _mention_span(css: str, id_attribute: str, target_id: int | str, name: str, silent: bool) -> str:

@@ -56,3 +56,28 @@ def test_an_empty_preview_is_empty_and_a_long_one_is_cut_as_sending_cuts_it(memb
 def test_the_content_is_required(member):
     response = api(member).post("/messages/render", {})
     assert_error(response, 400, "REQUEST_VARIABLE_MISSING", "Missing 'content' argument")
+
+
+INVALID = "Invalid time format: "
+
+
+@pytest.mark.parametrize(
+    ("content", "html"),
+    [
+        # A line break is a break, as Zulip's nl2br (the web-app QA pass: lines ran together).
+        ("first line\nsecond line", "<p>first line<br>\nsecond line</p>"),
+        ("~~gone~~", "<p><del>gone</del></p>"),  # Zulip's <del> (nh3 dropped markdown-it's <s>)
+        # Zulip's global times: in UTC as `datetime`, the text as written; an error for a bad one.
+        (
+            "at <time:2024-05-01T12:00:00+02:00>",
+            '<p>at <time datetime="2024-05-01T10:00:00Z">2024-05-01T12:00:00+02:00</time></p>',
+        ),
+        ("<time:1700000000>", '<p><time datetime="2023-11-14T22:13:20Z">1700000000</time></p>'),
+        ("<time:2024-05-01 10:00>", '<p><time datetime="2024-05-01T10:00:00Z">2024-05-01 10:00</time></p>'),
+        ("<time:soon>", f'<p><span class="timestamp-error">{INVALID}soon</span></p>'),
+        ("<time:0001-01-01T00:00+05:00>", f'<p><span class="timestamp-error">{INVALID}0001-01-01T00:00+05:00</span></p>'),  # noqa: E501
+        ("`<time:1700000000>`", "<p><code>&lt;time:1700000000&gt;</code></p>"),
+    ],
+)  # fmt: skip
+def test_zulips_markdown(member, content, html):
+    assert assert_success(render(member, content))["rendered"] == html
