@@ -480,3 +480,72 @@ def test_a_new_password_from_the_settings(web_server, people, chromium):
         page.wait_for_url(f"{server.url}/")
         assert_nothing_blocked(page)
         browser.close()
+
+
+def test_what_other_clients_change_shows_live(web_server, people, chromium):
+    """The web-app QA pass: older messages load when scrolling up (a view showed its newest 100
+    only, so older unread ones stayed unread); messages marked unread elsewhere, moved, or starred,
+    a channel renamed, a person renamed, the channel shown left: all live, without a reload; a
+    malformed link opens the combined feed."""
+    server, general = web_server
+    realm, owner, member = people
+    url = server.url
+    olive = zulip.Client(email=api_email(owner), api_key=owner.api_key, site=url)
+    mick_api = zulip.Client(email=api_email(member), api_key=member.api_key, site=url)
+    other = create_stream(realm, "other", owner, member)
+    ids = [
+        olive.send_message({"type": "stream", "to": "general", "topic": "bulk", "content": f"bulk {n}"})["id"]
+        for n in range(130)
+    ]
+    with sync_playwright() as playwright:
+        browser = playwright.chromium.launch(executable_path=chromium, headless=True)
+        _, mick = log_in(browser, url, member.delivery_email)
+        general_item = mick.locator(f"#channels li[data-stream-id='{general.id}']")
+        expect(general_item.locator(".count")).to_have_text("130")
+        mick.goto(f"{url}/#channel/{general.id}/topic/bulk")
+        expect(mick.locator("li.message")).to_have_count(100)
+        expect(general_item.locator(".count")).to_have_text("30")
+        mick.locator("#messages").evaluate("list => { list.scrollTop = 0; }")
+        expect(mick.locator("li.message")).to_have_count(130)
+        expect(message(mick, "bulk 0")).to_be_visible()
+        expect(general_item.locator(".count")).to_have_count(0)
+
+        # Marked unread from another client: counted again.
+        mick.goto(f"{url}/#dms")
+        mick_api.update_message_flags({"messages": ids[:2], "op": "remove", "flag": "read"})
+        expect(general_item.locator(".count")).to_have_text("2")
+        # Moved to another channel: counted there.
+        olive.update_message({"message_id": ids[0], "stream_id": other.id, "propagate_mode": "change_one"})
+        other_item = mick.locator(f"#channels li[data-stream-id='{other.id}']")
+        expect(other_item.locator(".count")).to_have_text("2")  # with the Notification Bot's notice of it
+        expect(general_item.locator(".count")).to_have_text("1")
+
+        # A channel renamed, a person renamed: shown at once.
+        mick.goto(f"{url}/#channel/{other.id}")
+        expect(message(mick, "bulk 0").locator(".sender")).to_have_text("Olive Owner")
+        olive.call_endpoint(f"streams/{other.id}", method="PATCH", request={"new_name": "renamed"})
+        expect(mick.locator("#narrow-title")).to_have_text("#renamed")
+        expect(other_item).to_contain_text("renamed")
+        olive.call_endpoint("settings", method="PATCH", request={"full_name": "Olive Renamed"})
+        expect(message(mick, "bulk 0").locator(".sender")).to_have_text("Olive Renamed")
+
+        # Starred from elsewhere while the starred messages are shown.
+        mick.goto(f"{url}/#starred")
+        expect(mick.locator("li.message")).to_have_count(0)
+        mick_api.update_message_flags({"messages": [ids[5]], "op": "add", "flag": "starred"})
+        expect(message(mick, "bulk 5")).to_be_visible()
+
+        # The channel shown is left: the page leaves it too, nothing is sent there.
+        mick.goto(f"{url}/#channel/{other.id}")
+        expect(mick.locator("#narrow-title")).to_have_text("#renamed")
+        mick_api.remove_subscriptions(["renamed"])
+        expect(mick.locator("#narrow-title")).to_have_text("Combined feed")
+
+        # A malformed link: the combined feed, no script error.
+        errors = []
+        mick.on("pageerror", lambda error: errors.append(str(error)))
+        mick.goto(f"{url}/#channel/{general.id}/topic/%E0%A4%A")
+        expect(mick.locator("#narrow-title")).to_have_text("Combined feed")
+        assert errors == []
+        assert_nothing_blocked(mick)
+        browser.close()

@@ -64,6 +64,20 @@ function unreadPlace(message) {
   return others.length === 1 ? { dm: true, userId: others[0].id } : { dm: true };
 }
 
+// A message marked unread again (from another client): it counts where its details say (Zulip's
+// message_details), or where the shown message is.
+function markedUnread(id, details) {
+  const message = state.messages.get(id);
+  if (message) {
+    state.unread.set(id, unreadPlace(message));
+  } else if (details?.type === "stream") {
+    state.unread.set(id, { streamId: details.stream_id, topic: details.topic });
+  } else if (details) {
+    const others = details.user_ids || [];
+    state.unread.set(id, others.length === 1 ? { dm: true, userId: others[0] } : { dm: true });
+  }
+}
+
 const handlers = {
   message(event) {
     const message = { ...event.message, flags: event.flags || [] };
@@ -77,6 +91,13 @@ const handlers = {
   update_message(event) {
     const ids = event.message_ids || [event.message_id];
     if (isMove(event)) {
+      // Unread messages moved count where they are now.
+      for (const id of ids) {
+        const place = state.unread.get(id);
+        if (!place || place.dm) continue;
+        state.unread.set(id, { streamId: event.new_stream_id ?? place.streamId, topic: event.subject ?? place.topic });
+      }
+      renderCounts();
       showView(); // moved: the view's content changes
       return;
     }
@@ -109,10 +130,15 @@ const handlers = {
   },
   update_message_flags(event) {
     const ids = event.all ? [...state.messages.keys()] : event.messages;
+    if (event.flag === "read" && event.all && event.op === "add") state.unread.clear();
+    if (event.flag === "starred" && state.view.kind === "starred" && !state.loading) {
+      showView(); // the starred messages changed
+      return;
+    }
     for (const id of ids) {
       if (event.flag === "read") {
         if (event.op === "add") state.unread.delete(id);
-        if (event.all && event.op === "add") state.unread.clear();
+        else markedUnread(id, event.message_details?.[id] ?? event.message_details?.[String(id)]);
       }
       const message = state.messages.get(id);
       if (!message) continue;
@@ -135,8 +161,23 @@ const handlers = {
       window.location.hash = hashFor({ kind: "channel", streamId: state.openWhenSubscribed });
       state.openWhenSubscribed = null;
     }
+    if (event.op === "remove" && event.subscriptions.some((sub) => sub.stream_id === state.view.streamId)) {
+      // No longer subscribed to the channel shown: nothing more can be written to it from here.
+      window.location.hash = hashFor({ kind: "feed" });
+      setComposeStatus("You are no longer subscribed to that channel.");
+    }
   },
-  stream() {
+  stream(event) {
+    const sub = state.subs.get(event.stream_id);
+    if (event.op === "update" && sub && event.property in sub) {
+      sub[event.property] = event.value;
+      if (event.property === "name") {
+        renderSidebar();
+        renderComposeChannels();
+        presetCompose(state.view);
+        showTitle(state.view);
+      }
+    }
     if (!$("#channel-browser").hidden) showChannelBrowser();
   },
   presence(event) {
@@ -149,7 +190,17 @@ const handlers = {
     else if (event.op === "remove") state.users.delete(person.user_id);
     else if (event.op === "update" && state.users.has(person.user_id)) {
       Object.assign(state.users.get(person.user_id), person);
-      if (person.user_id === state.ownUserId && person.full_name) me.textContent = person.full_name;
+      if (person.user_id === state.ownUserId && person.full_name) {
+        me.textContent = person.full_name;
+        $("#settings-name").value = person.full_name;
+      }
+      if (person.full_name) {
+        for (const message of state.messages.values()) {
+          if (message.sender_id !== person.user_id) continue;
+          message.sender_full_name = person.full_name;
+          rerender(message);
+        }
+      }
       if (person.avatar_url) {
         for (const img of document.querySelectorAll(`img.avatar[data-user-id="${person.user_id}"]`)) img.src = person.avatar_url;
       }
@@ -192,14 +243,18 @@ function viewTitle(view) {
   }
 }
 
+function showTitle(view) {
+  $("#narrow-title").textContent = viewTitle(view);
+  document.title = `${viewTitle(view)} · ${$(".realm-name").textContent}`;
+}
+
 let viewToken = 0;
 
 async function showView() {
   const view = (state.view = viewFromHash(window.location.hash));
   const token = ++viewToken;
-  $("#narrow-title").textContent = viewTitle(view);
+  showTitle(view);
   $("#search").value = view.kind === "search" ? view.query : "";
-  document.title = `${viewTitle(view)} · ${$(".realm-name").textContent}`;
   $("#channel-browser").hidden = true;
   $("#settings").hidden = true;
   $("#unsubscribe").hidden = !(view.streamId && state.subs.has(view.streamId));
@@ -207,6 +262,8 @@ async function showView() {
   presetCompose(view);
   state.messages = new Map(); // the view starts empty: events fill it while its messages load
   state.loading = [];
+  state.foundOldest = false;
+  state.loadingOlder = false;
   $("#messages").replaceChildren();
   showEmpty(null);
   const narrow = narrowFor(view, { users: state.users, ownEmail: state.ownEmail });
@@ -232,9 +289,39 @@ async function showView() {
   $("#messages").replaceChildren(...ordered.map((m) => document.getElementById(`message-${m.id}`) ?? messageItem(m, ctx)));
   const changes = state.loading;
   state.loading = null;
+  state.foundOldest = body.found_oldest;
   for (const event of changes) handlers[event.type](event);
   showEmpty(ordered.length ? null : "No messages here yet.");
   scrollToBottom();
+  markShownAsRead();
+}
+
+// Scrolled to the top: the view's older messages, a page at a time, drawn above the reader's place.
+async function loadOlder() {
+  const list = $("#messages");
+  if (list.scrollTop > 200 || state.loading || state.loadingOlder || state.foundOldest || !state.messages.size) return;
+  const token = viewToken;
+  const oldest = Math.min(...state.messages.keys());
+  const narrow = narrowFor(state.view, { users: state.users, ownEmail: state.ownEmail });
+  const params = { anchor: oldest, num_before: 100, num_after: 0, include_anchor: false, narrow, apply_markdown: true };
+  state.loadingOlder = true;
+  let body;
+  try {
+    body = await api("GET", "/messages", params);
+  } catch (error) {
+    console.warn("older messages:", error);
+    return;
+  } finally {
+    if (token === viewToken) state.loadingOlder = false;
+  }
+  if (token !== viewToken) return; // another view was chosen meanwhile
+  state.foundOldest = body.found_oldest;
+  const older = body.messages.filter((m) => !state.messages.has(m.id));
+  if (!older.length) return;
+  const fromBottom = list.scrollHeight - list.scrollTop;
+  state.messages = new Map([...older.map((m) => [m.id, m]), ...state.messages]);
+  list.prepend(...older.map((m) => messageItem(m, ctx)));
+  list.scrollTop = list.scrollHeight - fromBottom; // the reader keeps their place
   markShownAsRead();
 }
 
@@ -453,6 +540,7 @@ async function ping() {
 
 function start() {
   $("#messages").addEventListener("click", onMessageAction);
+  $("#messages").addEventListener("scroll", loadOlder, { passive: true });
   $("#compose").addEventListener("submit", onSend);
   $("#compose-content").addEventListener("keydown", onComposeKey);
   $("#compose-channel").addEventListener("change", toggleComposeFields);

@@ -49,8 +49,17 @@ function viewFromZulipNarrow(path) {
   return operands.is === "starred" ? { kind: "starred" } : { kind: "feed" };
 }
 
-// The view a hash names: {kind, ...} (unknown hashes are the combined feed).
+// The view a hash names: {kind, ...} (unknown or malformed hashes are the combined feed).
 export function viewFromHash(hash) {
+  try {
+    return viewNamed(hash);
+  } catch (error) {
+    if (error instanceof URIError) return { kind: "feed" }; // a bad percent-encoding
+    throw error;
+  }
+}
+
+function viewNamed(hash) {
   if (hash.startsWith("#narrow/")) return viewFromZulipNarrow(hash.slice("#narrow/".length));
   const parts = hash.replace(/^#/, "").split("/").map(decodeURIComponent);
   switch (parts[0]) {

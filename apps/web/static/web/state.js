@@ -17,6 +17,8 @@ export const state = {
   pingEvery: 60,
   messages: new Map(), // the shown messages by id
   loading: null, // while a view's messages load: the changes to messages that arrived meanwhile
+  foundOldest: false, // the view's oldest message is shown (else scrolling up loads older ones)
+  loadingOlder: false,
   view: viewFromHash(window.location.hash),
   topics: [],
   editing: null,
