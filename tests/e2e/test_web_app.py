@@ -549,3 +549,33 @@ def test_what_other_clients_change_shows_live(web_server, people, chromium):
         assert errors == []
         assert_nothing_blocked(mick)
         browser.close()
+
+
+def test_a_phone_opens_a_view_at_its_newest_messages(web_server, people, chromium):
+    """One column (a phone): the page scrolls as a whole; a view opens at its newest messages with
+    the message box, follows new ones, loads older ones at the top, and never scrolls sideways (the
+    web-app QA pass: it opened 9,000 pixels above them, 496 pixels wide in 390)."""
+    server, general = web_server
+    _, owner, member = people
+    olive = zulip.Client(email=api_email(owner), api_key=owner.api_key, site=server.url)
+    for n in range(120):
+        olive.send_message({"type": "stream", "to": "general", "topic": "phone", "content": f"phone {n}"})
+    with sync_playwright() as playwright:
+        browser = playwright.chromium.launch(executable_path=chromium, headless=True)
+        context = new_context(browser, viewport={"width": 390, "height": 844}, has_touch=True)
+        page = context.new_page()
+        page.set_default_timeout(TIMEOUT_MS)
+        page.goto(f"{server.url}/login/")
+        page.fill("input[name=email]", member.delivery_email)
+        page.fill("input[name=password]", PASSWORD)
+        page.click("button[type=submit]")
+        page.goto(f"{server.url}/#channel/{general.id}/topic/phone")
+        expect(page.locator("li.message")).to_have_count(100)
+        expect(message(page, "phone 119")).to_be_in_viewport()
+        expect(page.locator("#compose-content")).to_be_in_viewport()
+        olive.send_message({"type": "stream", "to": "general", "topic": "phone", "content": "phone arrives"})
+        expect(message(page, "phone arrives")).to_be_in_viewport()
+        assert page.evaluate("document.scrollingElement.scrollWidth") <= 390
+        page.evaluate("window.scrollTo(0, 0)")
+        expect(page.locator("li.message")).to_have_count(121)
+        browser.close()

@@ -299,7 +299,9 @@ async function showView() {
 // Scrolled to the top: the view's older messages, a page at a time, drawn above the reader's place.
 async function loadOlder() {
   const list = $("#messages");
-  if (list.scrollTop > 200 || state.loading || state.loadingOlder || state.foundOldest || !state.messages.size) return;
+  if (aboveFirstMessage() < -200 || state.loading || state.loadingOlder || state.foundOldest || !state.messages.size) {
+    return;
+  }
   const token = viewToken;
   const oldest = Math.min(...state.messages.keys());
   const narrow = narrowFor(state.view, { users: state.users, ownEmail: state.ownEmail });
@@ -318,10 +320,11 @@ async function loadOlder() {
   state.foundOldest = body.found_oldest;
   const older = body.messages.filter((m) => !state.messages.has(m.id));
   if (!older.length) return;
-  const fromBottom = list.scrollHeight - list.scrollTop;
+  const box = scroller();
+  const fromBottom = box.scrollHeight - box.scrollTop;
   state.messages = new Map([...older.map((m) => [m.id, m]), ...state.messages]);
   list.prepend(...older.map((m) => messageItem(m, ctx)));
-  list.scrollTop = list.scrollHeight - fromBottom; // the reader keeps their place
+  box.scrollTop = box.scrollHeight - fromBottom; // the reader keeps their place
   markShownAsRead();
 }
 
@@ -341,14 +344,27 @@ function showEmpty(text) {
   $("#empty").textContent = text || "";
 }
 
-function nearBottom() {
+// What scrolls the messages: their list, or (one column, on a phone or at 200% zoom) the page.
+function scroller() {
   const list = $("#messages");
-  return list.scrollHeight - list.scrollTop - list.clientHeight < 80;
+  return getComputedStyle(list).overflowY === "visible" ? document.scrollingElement : list;
+}
+
+function nearBottom() {
+  const box = scroller();
+  return box.scrollHeight - box.scrollTop - box.clientHeight < 80;
 }
 
 function scrollToBottom() {
+  const box = scroller();
+  box.scrollTop = box.scrollHeight;
+}
+
+// How far the reader is above the first shown message (negative: below it).
+function aboveFirstMessage() {
   const list = $("#messages");
-  list.scrollTop = list.scrollHeight;
+  const box = scroller();
+  return box === list ? -list.scrollTop : list.getBoundingClientRect().top;
 }
 
 function appendMessage(message) {
@@ -541,6 +557,7 @@ async function ping() {
 function start() {
   $("#messages").addEventListener("click", onMessageAction);
   $("#messages").addEventListener("scroll", loadOlder, { passive: true });
+  window.addEventListener("scroll", loadOlder, { passive: true }); // one column: the page scrolls
   $("#compose").addEventListener("submit", onSend);
   $("#compose-content").addEventListener("keydown", onComposeKey);
   $("#compose-channel").addEventListener("change", toggleComposeFields);
