@@ -9,13 +9,22 @@ from apps.core.admin import ReadOnlyAdmin
 
 @admin.register(BotStorageEntry)
 class BotStorageEntryAdmin(ReadOnlyAdmin):
-    list_display = ("id", "bot", "key", "short_value")
+    list_display = ("id", "bot", "short_key", "short_value")
     list_filter = ("bot__realm",)
     search_fields = ("bot__delivery_email", "bot__full_name", "key")
     list_select_related = ("bot",)
     exclude = ("key_digest",)
     ordering = ("bot", "key")
 
+    @admin.display(description="key")
+    def short_key(self, entry: BotStorageEntry) -> str:
+        return _shortened(entry.key)
+
     @admin.display(description="value")
     def short_value(self, entry: BotStorageEntry) -> str:
-        return entry.value if len(entry.value) <= 80 else entry.value[:79] + "…"
+        return _shortened(entry.value)
+
+
+def _shortened(text: str) -> str:
+    """At most 80 characters of `text` (a key or value may have millions: the list shows many)."""
+    return text if len(text) <= 80 else text[:79] + "…"
