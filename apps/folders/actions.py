@@ -12,6 +12,7 @@ from apps.core.markdown import render_description
 from apps.core.text import unprintable_position
 from apps.events.publish import Everyone, send_event_on_commit
 from apps.folders.errors import ChannelFolderNameInUseError
+from apps.folders.hooks import folder_in_use
 from apps.folders.models import ChannelFolder
 from apps.folders.selectors import folder_ids_in_realm, folder_name_in_use, next_folder_order
 from apps.folders.serializers import channel_folder_to_dict
@@ -107,7 +108,10 @@ def check_update_channel_folder(
     """PATCH /channel_folders/{id}, for a folder of the user's organization: each value given and
     different from the folder's checked, then changed (None leaves a value as it is); all or
     nothing. A new name (or, unarchiving, the folder's) must be free among the folders in use.
-    Archiving keeps the folder's channels in it."""
+    A folder with channels in it is not archived, as in Zulip (clients would not know the folder
+    their channels name)."""
+    if is_archived and not folder.is_archived:
+        check_may_archive_channel_folder(folder)
     in_use_afterwards = not (folder.is_archived if is_archived is None else is_archived)
     if name is not None:
         name = check_channel_folder_name(name)
@@ -121,6 +125,12 @@ def check_update_channel_folder(
         do_change_channel_folder_description(folder, description, acting_user=acting_user)
     if is_archived is not None and is_archived != folder.is_archived:
         do_set_channel_folder_archived(folder, is_archived, acting_user=acting_user)
+
+
+def check_may_archive_channel_folder(folder: ChannelFolder) -> None:
+    """Zulip's rule: a folder is archived once no channel is in it."""
+    if any(folder_in_use.call(folder)):
+        raise JsonableError("You need to remove all the channels from this folder to archive it.")
 
 
 def _update_in_use_name(folder: ChannelFolder, **values) -> None:
@@ -165,7 +175,8 @@ def do_change_channel_folder_description(folder: ChannelFolder, description: str
 
 @transaction.atomic
 def do_set_channel_folder_archived(folder: ChannelFolder, is_archived: bool, *, acting_user: User | None) -> None:
-    """Archive or unarchive the folder; its channels stay in it either way. Unarchiving raises
+    """Archive or unarchive the folder (check_update_channel_folder: only an empty one is archived, as
+    in Zulip; the server's own tools may archive any, its channels staying in it). Unarchiving raises
     ChannelFolderNameInUseError when a folder in use has taken its name meanwhile.
 
     Emits: channel_folder/update {data: {is_archived}}.

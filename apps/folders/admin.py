@@ -11,6 +11,7 @@ from apps.folders.actions import (
     check_add_channel_folder,
     check_channel_folder_description,
     check_channel_folder_name,
+    check_may_archive_channel_folder,
     check_update_channel_folder,
     do_move_channel_folder,
 )
@@ -36,6 +37,8 @@ class ChannelFolderForm(forms.ModelForm):
                     raise JsonableError("Channel folder name already in use")
             if "description" in data:
                 data["description"] = check_channel_folder_description(data["description"])
+            if self.instance.pk and data.get("is_archived") and not self.instance.is_archived:
+                check_may_archive_channel_folder(self.instance)
         except JsonableError as exc:
             raise forms.ValidationError(exc.msg) from None
         return data
@@ -84,10 +87,17 @@ class ChannelFolderAdmin(admin.ModelAdmin):
 
     @admin.action(description="Archive the selected folders")
     def archive(self, request, queryset):
-        folders = list(queryset.filter(is_archived=False))
-        for folder in folders:
-            check_update_channel_folder(folder, is_archived=True, acting_user=request.user)
-        self.message_user(request, f"Archived {len(folders)} folder(s).", messages.SUCCESS)
+        done, refused = 0, []
+        for folder in queryset.filter(is_archived=False):
+            try:
+                check_update_channel_folder(folder, is_archived=True, acting_user=request.user)
+            except JsonableError:
+                refused.append(folder.name)
+                continue
+            done += 1
+        self.message_user(request, f"Archived {done} folder(s).", messages.SUCCESS)
+        if refused:
+            self.message_user(request, f"Not archived, channels in them: {', '.join(refused)}", messages.ERROR)
 
     @admin.action(description="Unarchive the selected folders")
     def unarchive(self, request, queryset):

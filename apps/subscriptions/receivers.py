@@ -4,6 +4,8 @@ SubscriptionsConfig.ready)."""
 from collections.abc import Callable, Sequence
 from typing import Any
 
+from apps.folders.hooks import folder_in_use
+from apps.folders.models import ChannelFolder
 from apps.groups.hooks import group_deactivation_objections, group_membership_changing
 from apps.groups.models import UserGroup
 from apps.subscriptions.actions.access import GroupChannelAccess, send_stream_events_for_role_change
@@ -55,6 +57,11 @@ def leave_channels_hidden_from_the_owner(bot: User, acting_user: User | None) ->
     )
     if streams := list(hidden):
         bulk_remove_subscriptions(bot.realm, [bot], streams, acting_user=acting_user)
+
+
+@folder_in_use.register
+def channels_in_folder(folder: ChannelFolder) -> bool:
+    return Stream.objects.filter(folder=folder).exists()
 
 
 @group_deactivation_objections.register

@@ -85,3 +85,14 @@ def test_a_channels_page_shows_its_folder(staff, realm, make_stream):
     page = staff.get(f"/admin/subscriptions/stream/{stream.id}/change/").content.decode()
     assert "Engineering" in page
     assert 'name="folder"' not in page  # read-only: the API moves channels
+
+
+def test_a_folder_with_channels_is_not_archived_from_the_admin(staff, realm, make_stream, member):
+    used, empty = add(realm, "Used"), add(realm, "Empty")
+    Stream.objects.filter(id=make_stream("in it", member).id).update(folder=used)
+    response = staff.post(f"{URL}{used.id}/change/", {"name": "Used", "description": "", "is_archived": "on"})
+    assert response.status_code == 200
+    assert "You need to remove all the channels from this folder to archive it." in response.content.decode()
+    page = staff.post(URL, {"action": "archive", "_selected_action": [used.id, empty.id]}, follow=True)
+    assert "Not archived, channels in them: Used" in page.content.decode()
+    assert dict(ChannelFolder.objects.values_list("name", "is_archived")) == {"Used": False, "Empty": True}

@@ -2,6 +2,7 @@
 PATCH /streams/{id}, in channel and subscription objects and `stream` update events; archiving a
 folder keeps its channels in it."""
 
+from apps.folders.models import ChannelFolder
 from apps.realms.models import AuditLogEventType, RealmAuditLog
 from apps.subscriptions.models import Stream
 from tests.api import api_for, assert_error, assert_success
@@ -99,16 +100,25 @@ def test_only_a_folder_of_the_organization(admin, member, foreign_user, make_str
     assert db_state() == before
 
 
-def test_archiving_a_folder_keeps_its_channels(admin, member, make_stream, capture_events):
+def test_a_folder_with_channels_is_not_archived(admin, member, make_stream, capture_events):
+    """As in Zulip, archived channels included (the QA pass: archived with a channel in it, clients
+    listing folders did not know the folder the channel named)."""
     folder_id = create_folder(admin, "Old")
     stream = make_stream("legacy", member)
     assert_success(api_for(admin).patch(f"/streams/{stream.id}", {"folder_id": folder_id}))
+    refusal = "You need to remove all the channels from this folder to archive it."
+    assert_error(
+        api_for(admin).patch(f"/channel_folders/{folder_id}", {"is_archived": True}), 400, "BAD_REQUEST", refusal
+    )
+    assert_success(api_for(admin).delete(f"/streams/{stream.id}"))  # archived, still in the folder
+    assert_error(
+        api_for(admin).patch(f"/channel_folders/{folder_id}", {"is_archived": True}), 400, "BAD_REQUEST", refusal
+    )
+    assert ChannelFolder.objects.get(id=folder_id).is_archived is False
+    Stream.objects.filter(id=stream.id).update(folder=None)
     with capture_events(member, event_types=["stream", "channel_folder"]) as received:
         assert_success(api_for(admin).patch(f"/channel_folders/{folder_id}", {"is_archived": True}))
     assert [e["type"] for e in received[member.id]] == ["channel_folder"]
-    stream.refresh_from_db()
-    assert stream.folder_id == folder_id
-    assert channel(member, stream.id)["folder_id"] == folder_id
     # A channel can still be put in an archived folder, as in Zulip.
     other = make_stream("other", member)
     assert_success(api_for(admin).patch(f"/streams/{other.id}", {"folder_id": folder_id}))
