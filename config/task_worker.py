@@ -28,27 +28,36 @@ class TaskWorkerProcess:
         self.name = name
         self.arguments = arguments
         self.process: subprocess.Popen | None = None
+        self._started = 0.0
         self._stopping = threading.Event()
         self._thread = threading.Thread(target=self._supervise, name="task-worker", daemon=True)
 
     def start(self) -> None:
+        """Starts the worker, then its supervision. The first start is made here, before gunicorn
+        forks its own workers: a fork while another thread is in Popen keeps Popen's pipe open in
+        the forked worker, and Popen then waits (40 s was seen) before it returns."""
+        self._spawn()
         self._thread.start()
+
+    def _spawn(self) -> None:
+        command = [sys.executable, "manage.py", "run_tasks", "--parent-pid", str(os.getpid()), *self.arguments]
+        self._started = time.monotonic()
+        self.process = subprocess.Popen(command, cwd=self.base_dir)  # noqa: S603 (our own command)
+        self.log.info("Task worker (%s) started (pid %d)", self.name, self.process.pid)
 
     def _supervise(self) -> None:
         pause = 1.0
-        command = [sys.executable, "manage.py", "run_tasks", "--parent-pid", str(os.getpid()), *self.arguments]
-        while not self._stopping.is_set():
-            started = time.monotonic()
-            self.process = subprocess.Popen(command, cwd=self.base_dir)  # noqa: S603 (our own command)
-            self.log.info("Task worker (%s) started (pid %d)", self.name, self.process.pid)
+        while True:
             code = self.process.wait()
             if self._stopping.is_set():
                 return
-            if time.monotonic() - started > HEALTHY_AFTER_SECONDS:
+            if time.monotonic() - self._started > HEALTHY_AFTER_SECONDS:
                 pause = 1.0
             self.log.error("Task worker (%s) exited (status %s); starting it again in %.0f s", self.name, code, pause)
-            self._stopping.wait(pause)
+            if self._stopping.wait(pause):
+                return
             pause = min(pause * 2, MAX_PAUSE_SECONDS)
+            self._spawn()
 
     def stop(self, timeout: float) -> None:
         """Stops the worker: it finishes the task it is running, for at most `timeout` seconds."""
