@@ -39,6 +39,11 @@ def test_client_sees_folders_and_channels_in_them(parley_server, people):
         "result": "success",
         "msg": "",
     }
+    # A folder with a channel in it is not archived (Zulip's rule); taken out, it is.
+    refused = admin.call_endpoint(url=f"channel_folders/{ops}", method="PATCH", request={"is_archived": True})
+    assert refused["msg"] == "You need to remove all the channels from this folder to archive it."
+    out = admin.call_endpoint(url=f"streams/{backend}", method="PATCH", request={"folder_id": "null"})
+    assert out["result"] == "success", out
     archived = admin.call_endpoint(url=f"channel_folders/{ops}", method="PATCH", request={"is_archived": True})
     assert archived == {"result": "success", "msg": ""}
 
@@ -48,8 +53,7 @@ def test_client_sees_folders_and_channels_in_them(parley_server, people):
     ]
     everything = person.call_endpoint(url="channel_folders", method="GET", request={"include_archived": True})
     assert [(f["id"], f["is_archived"]) for f in everything["channel_folders"]] == [(ops, True), (engineering, False)]
-    # The archived folder keeps its channel.
-    assert person.get_streams()["streams"][0]["folder_id"] == ops
+    assert person.get_streams()["streams"][0]["folder_id"] is None
 
     events = person.get_events(queue_id=queue["queue_id"], last_event_id=-1, dont_block=True)["events"]
     folder_events = [
@@ -57,7 +61,7 @@ def test_client_sees_folders_and_channels_in_them(parley_server, people):
     ]
     assert folder_events == [("add", "Engineering"), ("add", "Ops"), ("reorder", None), ("update", None)]
     stream_updates = [(e["property"], e["value"]) for e in events if e["type"] == "stream" and e["op"] == "update"]
-    assert stream_updates == [("folder_id", ops)]
+    assert stream_updates == [("folder_id", ops), ("folder_id", None)]
 
     refused = person.call_endpoint(
         url="channel_folders/create", method="POST", request={"name": "Mine", "description": ""}
