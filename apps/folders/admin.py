@@ -87,28 +87,22 @@ class ChannelFolderAdmin(admin.ModelAdmin):
 
     @admin.action(description="Archive the selected folders")
     def archive(self, request, queryset):
-        done, refused = 0, []
-        for folder in queryset.filter(is_archived=False):
-            try:
-                check_update_channel_folder(folder, is_archived=True, acting_user=request.user)
-            except JsonableError:
-                refused.append(folder.name)
-                continue
-            done += 1
-        self.message_user(request, f"Archived {done} folder(s).", messages.SUCCESS)
-        if refused:
-            self.message_user(request, f"Not archived, channels in them: {', '.join(refused)}", messages.ERROR)
+        self._set_archived(request, queryset, True, "Archived", "Not archived, channels in them")
 
     @admin.action(description="Unarchive the selected folders")
     def unarchive(self, request, queryset):
+        self._set_archived(request, queryset, False, "Unarchived", "Not unarchived, name in use")
+
+    def _set_archived(self, request, queryset, archived: bool, done_label: str, refused_label: str) -> None:
+        """Each selected folder through the action; those it refuses are named."""
         done, refused = 0, []
-        for folder in queryset.filter(is_archived=True):
+        for folder in queryset.filter(is_archived=not archived):
             try:
-                check_update_channel_folder(folder, is_archived=False, acting_user=request.user)
+                check_update_channel_folder(folder, is_archived=archived, acting_user=request.user)
             except JsonableError:
                 refused.append(folder.name)
                 continue
             done += 1
-        self.message_user(request, f"Unarchived {done} folder(s).", messages.SUCCESS)
+        self.message_user(request, f"{done_label} {done} folder(s).", messages.SUCCESS)
         if refused:
-            self.message_user(request, f"Not unarchived, name in use: {', '.join(refused)}", messages.ERROR)
+            self.message_user(request, f"{refused_label}: {', '.join(refused)}", messages.ERROR)
