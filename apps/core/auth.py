@@ -83,13 +83,21 @@ def authenticated_user(request: HttpRequest, *, incoming_webhook_bots: bool = Fa
     return user
 
 
+class BasicAuthRequiredError(JsonableError):
+    """Credentials in another scheme than HTTP Basic: a 400 on the messaging API, as Zulip answers;
+    the directory API answers it as its other credential problems, a 401."""
+
+    def __init__(self) -> None:
+        super().__init__("This endpoint requires HTTP basic authentication.")
+
+
 def parse_basic_header(header: str) -> tuple[str, str]:
     """(email, api_key) from an Authorization header, or the matching 400/401."""
     if not header:
         raise UnauthorizedError()
     scheme, _, encoded = header.partition(" ")
     if scheme.lower() != "basic":
-        raise JsonableError("This endpoint requires HTTP basic authentication.")
+        raise BasicAuthRequiredError()
     try:
         decoded = base64.b64decode(encoded.strip(), validate=True).decode("utf-8")
     except (binascii.Error, UnicodeDecodeError, ValueError):

@@ -10,7 +10,9 @@ from typing import Any
 from django.http import HttpRequest, JsonResponse
 from rest_framework import exceptions as drf_exceptions
 
-from apps.core.errors import ErrorCode, JsonableError, MethodNotAllowedError, error_for_exception
+from apps.core.auth import BasicAuthRequiredError
+from apps.core.authentication import ApiAuthenticationFailed
+from apps.core.errors import ErrorCode, JsonableError, MethodNotAllowedError, UnauthorizedError, error_for_exception
 from apps.core.notes import request_notes
 
 # Dropshot's `error_code` for the messaging API's errors that have one worth a program's attention;
@@ -81,6 +83,10 @@ def drf_exception_handler(exc: Exception, context: dict[str, Any]) -> JsonRespon
     view = context["view"]
     if isinstance(exc, drf_exceptions.MethodNotAllowed):
         error = MethodNotAllowedError(list(view.allowed_methods))
+    elif isinstance(exc, ApiAuthenticationFailed) and isinstance(exc.error, BasicAuthRequiredError):
+        # Dropshot's services answer every credential they cannot use with a 401 (and here its
+        # challenge names the scheme to use), where the messaging API answers Zulip's 400.
+        error = UnauthorizedError(exc.error.msg)
     else:
         error = error_for_exception(exc, type(view).__name__)
     return error_response(context["request"]._request, error)

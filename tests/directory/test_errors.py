@@ -63,10 +63,12 @@ def test_bad_credentials_are_401(directory_for, member, authorization, message):
     assert_error(client.get("/users"), 401, message, "Unauthorized")
 
 
-def test_other_scheme_is_400(member):
+def test_other_scheme_is_401_naming_basic(member):
     client = DirectoryClient()
     client.headers["HTTP_AUTHORIZATION"] = "Bearer abc"
-    assert_error(client.get("/users"), 400, "This endpoint requires HTTP basic authentication.", None)
+    response = client.get("/users")
+    assert_error(response, 401, "This endpoint requires HTTP basic authentication.", "Unauthorized")
+    assert response["WWW-Authenticate"] == 'Basic realm="zulip"'
 
 
 def test_deactivated_user_is_401(directory_for, realm, owner, member):
