@@ -264,6 +264,8 @@ async function showView() {
   state.loading = [];
   state.foundOldest = false;
   state.loadingOlder = false;
+  readObserver.disconnect();
+  onScreen.clear();
   $("#messages").replaceChildren();
   showEmpty(null);
   const narrow = narrowFor(view, { users: state.users, ownEmail: state.ownEmail });
@@ -286,14 +288,13 @@ async function showView() {
   for (const [id, m] of state.messages) shown.set(id, m);
   const ordered = [...shown.values()].sort((a, b) => a.id - b.id);
   state.messages = new Map(ordered.map((m) => [m.id, m]));
-  $("#messages").replaceChildren(...ordered.map((m) => document.getElementById(`message-${m.id}`) ?? messageItem(m, ctx)));
+  $("#messages").replaceChildren(...ordered.map((m) => document.getElementById(`message-${m.id}`) ?? shownItem(m)));
   const changes = state.loading;
   state.loading = null;
   state.foundOldest = body.found_oldest;
   for (const event of changes) handlers[event.type](event);
   showEmpty(ordered.length ? null : "No messages here yet.");
-  scrollToBottom();
-  markShownAsRead();
+  scrollToFirstUnread();
 }
 
 // Scrolled to the top: the view's older messages, a page at a time, drawn above the reader's place.
@@ -323,9 +324,8 @@ async function loadOlder() {
   const box = scroller();
   const fromBottom = box.scrollHeight - box.scrollTop;
   state.messages = new Map([...older.map((m) => [m.id, m]), ...state.messages]);
-  list.prepend(...older.map((m) => messageItem(m, ctx)));
+  list.prepend(...older.map(shownItem));
   box.scrollTop = box.scrollHeight - fromBottom; // the reader keeps their place
-  markShownAsRead();
 }
 
 async function loadTopics(streamId) {
@@ -360,6 +360,14 @@ function scrollToBottom() {
   box.scrollTop = box.scrollHeight;
 }
 
+// A view opens where its reader left off, as in Zulip: at its first unread message shown (at the
+// top), else at its newest.
+function scrollToFirstUnread() {
+  const first = [...state.messages.values()].find((m) => !m.flags.includes("read"));
+  if (first) document.getElementById(`message-${first.id}`)?.scrollIntoView({ block: "start" });
+  else scrollToBottom();
+}
+
 // How far the reader is above the first shown message (negative: below it).
 function aboveFirstMessage() {
   const list = $("#messages");
@@ -371,10 +379,9 @@ function appendMessage(message) {
   if (state.messages.has(message.id)) return;
   const stick = nearBottom();
   state.messages.set(message.id, message);
-  $("#messages").append(messageItem(message, ctx));
+  $("#messages").append(shownItem(message));
   showEmpty(null);
   if (stick) scrollToBottom(); // someone reading older messages keeps their place
-  markShownAsRead();
 }
 
 // A message drawn again (a reaction, a flag, an edit) keeps the spoilers its reader opened.
@@ -382,20 +389,45 @@ function rerender(message) {
   const shown = document.getElementById(`message-${message.id}`);
   if (!shown) return;
   const opened = [...shown.querySelectorAll("details.spoiler")].map((details) => details.open);
-  const item = messageItem(message, ctx);
+  const item = shownItem(message);
   item.querySelectorAll("details.spoiler").forEach((details, index) => {
     details.open = opened[index] ?? false;
   });
+  readObserver.unobserve(shown);
   shown.replaceWith(item);
 }
 
-// Shown messages are read while the page is visible (the server tells every tab, by event).
+// A message is read once it is on screen while the page is visible, as in Zulip (not when its view
+// loads: a view holds up to 100 messages, most of them maybe never scrolled to). The server tells
+// every tab, by event. On screen: half of it at least, or any of one taller than half the screen.
+const onScreen = new Set();
+const readObserver = new IntersectionObserver(
+  (entries) => {
+    for (const entry of entries) {
+      const id = Number(entry.target.dataset.messageId);
+      const screen = entry.rootBounds?.height ?? window.innerHeight;
+      const seen = entry.intersectionRatio >= 0.5 || (entry.isIntersecting && entry.boundingClientRect.height > screen / 2);
+      if (seen && entry.target.isConnected) onScreen.add(id);
+      else onScreen.delete(id);
+    }
+    markShownAsRead();
+  },
+  { threshold: [0, 0.5] },
+);
+
+function shownItem(message) {
+  const item = messageItem(message, ctx);
+  if (!message.flags.includes("read")) readObserver.observe(item);
+  return item;
+}
+
 async function markShownAsRead() {
   // As in Zulip, a search shows messages without reading them.
   if (document.visibilityState !== "visible" || state.view.kind === "search") return;
-  const ids = [...state.messages.values()]
-    .filter((m) => !m.flags.includes("read") && !state.markingRead.has(m.id))
-    .map((m) => m.id);
+  const ids = [...onScreen].filter((id) => {
+    const message = state.messages.get(id);
+    return message && !message.flags.includes("read") && !state.markingRead.has(id);
+  });
   if (!ids.length) return;
   ids.forEach((id) => state.markingRead.add(id));
   try {
