@@ -201,6 +201,36 @@ def test_to_a_private_channel_those_not_subscribed_lose_the_messages(
     refused(member, ids[0], "Invalid message(s)", topic="x")
 
 
+def starred(user) -> list[int]:
+    narrow = '[{"operator": "is", "operand": "starred"}]'
+    body = assert_success(api_for(user).get("/messages", {"anchor": "newest", "num_before": 10, "narrow": narrow}))
+    return [m["id"] for m in body["messages"]]
+
+
+def test_a_star_on_a_public_channels_message_does_not_follow_it_into_a_private_channel(
+    make_stream, design, kitchen, send, member, admin, moderator, owner, capture_events
+):
+    """The permissions QA pass: starring a public channel's message makes a row for someone never
+    subscribed; the message moved to a private channel stayed theirs (its channel, its later
+    edits). To a public channel they may read, the star stays."""
+    ids = [send(member, design, f"m{n}", topic="lunch") for n in range(2)]  # the first moves
+    star = {"messages": f"[{ids[0]}]", "op": "add", "flag": "starred"}
+    assert_success(api_for(owner).post("/messages/flags", star))
+    assert_success(edit(admin, ids[0], stream_id=kitchen.id, send_notification_to_new_thread="false"))
+    assert starred(owner) == [ids[0]]
+    secret = make_stream("secret", admin, moderator, private=True)
+    with capture_events(owner, client_capabilities=BULK) as received:
+        assert_success(
+            edit(admin, ids[0], stream_id=secret.id, propagate_mode="change_all",
+                 send_notification_to_new_thread="false")
+        )  # fmt: skip
+    [deleted] = [e for e in received[owner.id] if e["type"] != "stream"]  # first_message_id
+    assert (deleted["type"], deleted["message_ids"]) == ("delete_message", [ids[0]])
+    assert not UserMessage.objects.filter(user=owner, message_id=ids[0]).exists()
+    assert starred(owner) == []
+    refused(owner, ids[0], "Invalid message(s)", topic="x")
+
+
 def test_subscribers_of_a_protected_history_channel_gain_rows(make_stream, realm, design, send, member, admin, owner):
     message_id = send(member, design, topic="lunch")
     secret = make_stream("secret", admin, member, owner, private=True, history_public=False)

@@ -264,7 +264,7 @@ def check_update_message(
         message.edit_history = [entry, *(message.edit_history or [])]
     ids = sorted(m.id for m in moved)
     event["message_ids"] = ids
-    change = channel_change(old_stream, edit.stream) if edit.stream is not None else None
+    change = channel_change(old_stream, edit.stream, ids) if edit.stream is not None else None
     if change is not None:
         holders = _holders(message, ids)
         move_rows(change, ids)

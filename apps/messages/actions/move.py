@@ -116,18 +116,29 @@ class ChannelChange:
 
     old: Stream
     new: Stream
-    losing_rows: set[int]  # subscribers of the old channel (even former) who are not of the new one
+    # Subscribers of the old channel (even former) who are not of the new one, and anyone else
+    # with rows of the messages (a star on a public channel's message) who may not read the new one.
+    losing_rows: set[int]
     losing_access: set[int]  # of those, who may not read the new channel: its guests; all, if private
     gaining_rows: set[int]  # the new channel's subscribers, when its history is not public to them
 
 
-def channel_change(old: Stream, new: Stream) -> ChannelChange:
+def channel_change(old: Stream, new: Stream, message_ids: list[int]) -> ChannelChange:
     old_all = set(Subscription.objects.filter(stream=old).values_list("user_id", flat=True))
     new_current = set(Subscription.objects.filter(stream=new, active=True).values_list("user_id", flat=True))
     losing_rows = old_all - new_current
+    # Rows of people who never subscribed to the old channel: those it made when they starred (or
+    # otherwise flagged) one of its messages, its history being public. Zulip leaves them, and with
+    # them the moved messages, their new channel and every later edit, readable by someone who may
+    # not read that channel; they go here when the new channel is closed to their holders.
+    holders = UserMessage.objects.filter(message_id__in=message_ids).values_list("user_id", flat=True).distinct()
+    others = set(holders.exclude(user_id__in=Subscription.objects.filter(stream=old).values("user_id"))) - new_current
     if new.is_public:
-        losing_access = set(User.objects.filter(id__in=losing_rows, role=Role.GUEST).values_list("id", flat=True))
+        closed = set(User.objects.filter(id__in=losing_rows | others, role=Role.GUEST).values_list("id", flat=True))
+        losing_access = closed
+        losing_rows |= others & closed
     else:
+        losing_rows |= others
         losing_access = losing_rows
     gaining_rows = set() if new.history_public_to_subscribers else new_current
     return ChannelChange(old, new, losing_rows, losing_access, gaining_rows)
