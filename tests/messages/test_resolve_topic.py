@@ -175,3 +175,21 @@ def test_a_channels_own_group_may_resolve_its_topics(realm, design, make_stream,
     )
     assert_success(edit(member, here, topic="✔ lunch"))
     refused(member, there, "You don't have permission to resolve topics in this channel.", topic="✔ lunch")
+
+
+def test_one_more_mark_on_a_resolved_topic_is_a_rename(realm, design, send, member, admin):
+    """The permissions QA pass: "✔ x" → "✔ ✔ x" (and back) counted as resolving (and unresolving),
+    so someone who may resolve but not rename did both, past the time limit too, with notices for a
+    topic that stayed resolved. As Zulip, they are renames; "✔ ✔ x" → "x" is unresolving it."""
+    set_group(realm, "can_move_messages_between_topics_group", "role:nobody")
+    message_id = send(member, design, topic="lunch")
+    assert_success(edit(member, message_id, topic="✔ lunch", propagate_mode="change_all"))
+    age_notices(design, 3600)
+    no_permission = "You don't have permission to edit this message"
+    refused(member, message_id, no_permission, topic="✔ ✔ lunch", propagate_mode="change_all")
+    assert_success(edit(admin, message_id, topic="✔ ✔ lunch", propagate_mode="change_all",
+                        send_notification_to_new_thread="false"))  # fmt: skip
+    refused(member, message_id, no_permission, topic="✔ lunch", propagate_mode="change_all")
+    assert bot_messages(design) == [("✔ ✔ lunch", RESOLVED.format(mention(member)))]
+    assert_success(edit(member, message_id, topic="lunch", propagate_mode="change_all"))
+    assert bot_messages(design)[-1] == ("lunch", UNRESOLVED.format(mention(member)))

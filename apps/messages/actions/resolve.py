@@ -33,11 +33,14 @@ _NOTICE_RE = re.compile(r"@_\*\*[^\n]*\|\d+\*\* has marked this topic as (?:un)?
 
 
 def resolve_change(old_topic: str, new_topic: str) -> str | None:
-    """ "resolved" when `new_topic` is `old_topic` marked resolved, "unresolved" when the reverse,
-    else None (any other rename, even of a resolved topic, sends no such notice)."""
-    if new_topic == RESOLVED_TOPIC_PREFIX + old_topic:
+    """ "resolved" when `new_topic` is the unresolved `old_topic` marked resolved, "unresolved" when
+    the reverse, else None: any other rename (even of a resolved topic, or one more mark on it) is
+    no resolve, needs the permission to rename and sends no notice. As Zulip's
+    build_message_edit_request, marks are counted as its `lstrip` does ("✔ ✔ x" is "x" resolved)."""
+    prefix = RESOLVED_TOPIC_PREFIX
+    if not old_topic.startswith(prefix) and new_topic.startswith(prefix) and new_topic.lstrip(prefix) == old_topic:
         return "resolved"
-    if old_topic == RESOLVED_TOPIC_PREFIX + new_topic:
+    if old_topic.startswith(prefix) and not new_topic.startswith(prefix) and old_topic.lstrip(prefix) == new_topic:
         return "unresolved"
     return None
 
