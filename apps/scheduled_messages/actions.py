@@ -32,6 +32,7 @@ from apps.messages.actions.send import (
 )
 from apps.messages.models import Message
 from apps.messages.selectors import access_dm_recipients, access_message, access_stream_for_sending
+from apps.messages.wildcard_mentions import check_wildcard_mentions_allowed
 from apps.scheduled_messages.errors import DeliveryTimeNotInFutureError, TooManyScheduledMessagesError
 from apps.scheduled_messages.models import ScheduledMessage
 from apps.scheduled_messages.reminders import normalize_note, reminder_content
@@ -93,6 +94,7 @@ def check_addressed(sender: User, kind: str, to: Any, topic: str | None, content
         stream, topic = None, ""
         dm_user_ids = sorted({person.id for person in people} - {sender.id}) or [sender.id]
     rendered = render_content(sender, content, linkifier_rules(sender.realm_id))
+    check_wildcard_mentions_allowed(sender, stream, topic, rendered)
     return Addressed(stream, dm_user_ids, topic, content, rendered.html)
 
 

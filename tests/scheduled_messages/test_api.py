@@ -13,6 +13,7 @@ from apps.subscriptions.actions.channels import do_deactivate_stream
 from apps.subscriptions.actions.subscriptions import bulk_remove_subscriptions
 from apps.users.actions.activation import do_deactivate_user
 from tests.api import api_for, assert_error, assert_success
+from tests.factories import UserFactory
 from tests.scheduled_messages.support import db_state, in_an_hour, make_due, refused
 
 api = api_for
@@ -135,6 +136,20 @@ def test_edit_content_topic_time_and_recipients(design, member, admin):
 def test_edits_sending_would_refuse_change_nothing(design, member, params, msg):
     scheduled_id = schedule(member, type="stream", to=design.id, topic="t")
     refused(member, "PATCH", f"/scheduled_messages/{scheduled_id}", params, msg)
+
+
+def test_wildcard_mentions_sending_would_refuse_are_refused_when_scheduling_or_editing(make_stream, member, admin):
+    """The drafts QA pass: scheduled (or edited in) without the permission, they were accepted and
+    failed when due, as Zulip's check_message refuses them at once."""
+    big = make_stream("all-hands", member, admin, *UserFactory.create_batch(14, realm=member.realm))  # 16 people
+    mention_refused = "You do not have permission to use channel wildcard mentions in this channel."
+    params = {"type": "stream", "to": big.id, "topic": "t", "content": "@**all** hi",
+              "scheduled_delivery_timestamp": in_an_hour()}  # fmt: skip
+    refused(member, "POST", "/scheduled_messages", params, mention_refused, code="STREAM_WILDCARD_MENTION_NOT_ALLOWED")
+    scheduled_id = schedule(member, type="stream", to=big.id, topic="t")
+    refused(member, "PATCH", f"/scheduled_messages/{scheduled_id}", {"content": "@**everyone** hi"}, mention_refused,
+            code="STREAM_WILDCARD_MENTION_NOT_ALLOWED")  # fmt: skip
+    schedule(admin, type="stream", to=big.id, topic="t", content="@**all** hi")  # administrators may
 
 
 def test_another_persons_or_organizations_scheduled_message_does_not_exist(design, member, admin, foreign_user):

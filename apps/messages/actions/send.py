@@ -10,10 +10,9 @@ from django.db import connection, transaction
 from django.db.models import Q
 from django.utils import timezone
 
-from apps.core.errors import ErrorCode, JsonableError, MissingArgumentError
+from apps.core.errors import JsonableError, MissingArgumentError
 from apps.events.publish import send_event_on_commit
 from apps.events.serializers import MAX_QUEUE_LIFESPAN_SECS
-from apps.groups.selectors import has_realm_permission
 from apps.linkifiers.patterns import LinkifierRules
 from apps.linkifiers.selectors import linkifier_rules
 from apps.messages.actions.acting import check_acting_for
@@ -37,10 +36,10 @@ from apps.messages.selectors import (
     custom_emoji_targets,
     mention_targets,
     muting_user_ids,
-    topic_participant_ids,
     wildcard_mentions_off_ids,
 )
 from apps.messages.serializers import message_to_dict
+from apps.messages.wildcard_mentions import check_wildcard_mentions, wildcard_topic_participants
 from apps.realms.limits import MAX_MESSAGE_LENGTH, MAX_STREAM_NAME_LENGTH
 from apps.realms.models import Realm
 from apps.subscriptions.actions.access import send_stream_update
@@ -368,38 +367,6 @@ def _initial_flags(
         if uid in muted_by or (uid == sender.id and read_by_sender):
             flags[uid] |= UserMessage.READ
     return flags
-
-
-# Wildcard mentions reach at most this many people without can_mention_many_users_group
-# (Zulip's Realm.WILDCARD_MENTION_THRESHOLD).
-WILDCARD_MENTION_THRESHOLD = 15
-
-
-def wildcard_topic_participants(sender: User, stream: Stream | None, topic: str, rendered: Rendered) -> set[int]:
-    """Who a topic wildcard mention in the rendered content mentions: the topic's participants, the
-    sender too (this message makes them one); nobody without one (no query then)."""
-    if not rendered.topic_wildcard or stream is None:
-        return set()
-    return topic_participant_ids(stream.id, topic) | {sender.id}
-
-
-def check_wildcard_mentions(sender: User, rendered: Rendered, subscriber_count: int, topic_participants: set[int]):
-    """Channel and topic wildcard mentions reaching more than WILDCARD_MENTION_THRESHOLD people need
-    the organization's can_mention_many_users_group (Zulip's stream_wildcard_mention_allowed and
-    topic_wildcard_mention_allowed; the permission is looked up only then)."""
-    too_many_channel = rendered.stream_wildcard and subscriber_count > WILDCARD_MENTION_THRESHOLD
-    too_many_topic = rendered.topic_wildcard and len(topic_participants) > WILDCARD_MENTION_THRESHOLD
-    if not (too_many_channel or too_many_topic) or has_realm_permission(sender, "can_mention_many_users_group"):
-        return
-    if too_many_channel:
-        raise JsonableError(
-            "You do not have permission to use channel wildcard mentions in this channel.",
-            code=ErrorCode.STREAM_WILDCARD_MENTION_NOT_ALLOWED,
-        )
-    raise JsonableError(
-        "You do not have permission to use topic wildcard mentions in this topic.",
-        code=ErrorCode.TOPIC_WILDCARD_MENTION_NOT_ALLOWED,
-    )
 
 
 def mention_flags(
