@@ -18,7 +18,7 @@ from apps.events.publish import Everyone, send_event_on_commit
 from apps.messages.actions.reactions import check_emoji, emoji_by_name
 from apps.messages.models import Reaction
 from apps.presence import limits
-from apps.presence.backends import Ping, store
+from apps.presence.backends import Ping, PresenceTimes, store
 from apps.presence.limits import EVENT_MIN_INTERVAL_SECS, LEGACY_ACTIVE_OFFSET_SECS, OFFLINE_THRESHOLD_SECS
 from apps.presence.models import UserStatus
 from apps.presence.selectors import presence_event_recipients
@@ -44,8 +44,27 @@ def do_update_user_presence(user: User, *, active: bool, now: float | None = Non
         return ping
     recipients = presence_event_recipients(user.realm_id, limits.MAX_USERS_FOR_PRESENCE_EVENTS)
     if recipients is not None and _event_allowed(user):
-        send_event_on_commit(user.realm_id, presence_event(user, ping, now), recipients)
+        send_event_on_commit(user.realm_id, presence_event(user, ping.after, now), recipients)
     return ping
+
+
+def do_send_presence_setting_changed(user: User, *, enabled: bool) -> None:
+    """Turning presence_enabled on or off shows at once, as in Zulip's do_change_user_setting
+    (whatever EVENT_MIN_INTERVAL_SECS says: it is the user's choice, not a ping): turned on, the
+    user is active now (recorded as a ping); turned off, a presence old enough for every client to
+    show them offline (nothing recorded: the user no longer appears in presence reads).
+
+    Emits: presence to the organization's active users (if it has at most
+    MAX_USERS_FOR_PRESENCE_EVENTS)."""
+    now = time.time()
+    if enabled:
+        times = store().ping(user.realm_id, user.id, int(now), True).after
+    else:
+        offline = int(now) - OFFLINE_THRESHOLD_SECS - 120
+        times = PresenceTimes(user.id, offline, offline, -1)
+    recipients = presence_event_recipients(user.realm_id, limits.MAX_USERS_FOR_PRESENCE_EVENTS)
+    if recipients is not None:
+        send_event_on_commit(user.realm_id, presence_event(user, times, now), recipients)
 
 
 def _status_changed(ping: Ping) -> bool:
@@ -62,7 +81,7 @@ def _event_allowed(user: User) -> bool:
     return not ratelimit.check(f"presence_event:{user.id}", (1, EVENT_MIN_INTERVAL_SECS)).blocked
 
 
-def presence_event(user: User, ping: Ping, now: float) -> dict:
+def presence_event(user: User, times: PresenceTimes, now: float) -> dict:
     """The presence event: Zulip's legacy form (user_id, email, server_timestamp, presence) and,
     for clients with the simplified_presence_events capability, `presences` by user id (the
     events app's transform gives each queue one of the two)."""
@@ -72,8 +91,8 @@ def presence_event(user: User, ping: Ping, now: float) -> dict:
         "user_id": user.id,
         "email": api_email(user),
         "server_timestamp": now,
-        "presence": {"website": legacy_client_presence(ping.after, joined)},
-        "presences": {str(user.id): modern_presence(ping.after, joined)},
+        "presence": {"website": legacy_client_presence(times, joined)},
+        "presences": {str(user.id): modern_presence(times, joined)},
     }
 
 

@@ -42,7 +42,7 @@ own_user_extras = Hooks("own_user_extras")
 
 # user_settings_changed(user, changed): the user's settings (PATCH /settings) changed; `changed` maps
 # each changed setting's name to its new value (apps.drafts: turning enable_drafts_synchronization
-# off deletes the user's stored drafts).
+# off deletes the user's stored drafts; apps.presence: presence_enabled changed is told at once).
 user_settings_changed = Hooks("user_settings_changed")
 
 # settings_target_members(realm, group_ids) -> set of user ids: the active members (through

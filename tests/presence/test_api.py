@@ -258,3 +258,27 @@ def test_a_simplified_presence_event_keeps_its_queue_id(member, admin):
     assert isinstance(event["id"], int)
     poll["last_event_id"] = event["id"]
     assert assert_success(api.get("/events", poll))["events"] == []
+
+
+def test_turning_presence_off_and_on_is_shown_at_once(member, admin, capture_events):
+    """The drafts QA pass: the change sent no event, and clients showed the user active until their
+    presence went stale. As Zulip: off, a presence old enough to be offline; on, active now."""
+    ping(member)
+    slim = {"notification_settings_null": True, "simplified_presence_events": True}
+    with capture_events(admin, client_capabilities=slim) as received:
+        before = time.time()
+        assert_success(api_for(member).patch("/settings", {"presence_enabled": "false"}))
+    [event] = received[admin.id]
+    seen = event["presences"][str(member.id)]
+    assert seen["active_timestamp"] == seen["idle_timestamp"] <= before - OFFLINE_THRESHOLD_SECS
+    assert member.delivery_email not in assert_success(api_for(admin).get("/realm/presence"))["presences"]
+    with capture_events(admin, client_capabilities=slim) as received:
+        before = int(time.time())
+        assert_success(api_for(member).patch("/settings", {"presence_enabled": "true"}))
+    [event] = received[admin.id]
+    assert event["presences"][str(member.id)]["active_timestamp"] > before - OFFLINE_THRESHOLD_SECS  # online
+    shown = assert_success(api_for(admin).get("/realm/presence"))["presences"][member.delivery_email]
+    assert shown["aggregated"]["status"] == "active"
+    with capture_events(admin) as received:  # unchanged: nothing to tell
+        assert_success(api_for(member).patch("/settings", {"presence_enabled": "true"}))
+    assert received[admin.id] == []
