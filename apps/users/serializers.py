@@ -9,7 +9,7 @@ from apps.core.params import Id, Json, ParamError, Params, one_of
 from apps.realms.models import EmailVisibility, Realm
 from apps.users.models import AvatarSource, CustomProfileField, Role, User
 from apps.users.selectors import USER_ROW_FIELDS, VISIBILITY_FOR_ROLE, avatar_url_of, fake_email_domain
-from apps.users.settings_models import USER_SETTINGS, Setting, UserBaseSettings
+from apps.users.settings_models import USER_SETTINGS, RealmUserDefault, Setting, UserBaseSettings
 from apps.users.settings_values import NOTIFICATION_SOUNDS, emojiset_choices
 
 RoleValue = one_of(*Role.values)
@@ -224,10 +224,11 @@ class FetchApiKeyParams(Params):
 def settings_to_dict(source: UserBaseSettings, *, legacy: str | None = None) -> dict[str, Any]:
     """The settings of a user or of an organization's defaults, as Zulip sends them (their stored
     values); only those of one legacy group (DISPLAY, NOTIFICATION) when `legacy` is given."""
+    defaults = isinstance(source, RealmUserDefault)
     return {
         name: getattr(source, name)
         for name, setting in USER_SETTINGS.items()
-        if legacy is None or setting.legacy == legacy
+        if (legacy is None or setting.legacy == legacy) and not (defaults and setting.profile)
     }
 
 

@@ -57,6 +57,7 @@ class Setting:
     legacy: str | None  # DISPLAY, NOTIFICATION or None
     for_others: bool  # may administrators change it for others (PATCH /settings with target_users)
     org_default: bool  # may administrators set the organization's default for new users
+    profile: bool  # a profile field beside the settings: users have it, the organization's defaults not
 
     def validate(self, value: Any) -> Any:
         """The value, or InvalidArgumentError with Zulip's message."""
@@ -82,16 +83,20 @@ def user_setting(
     sensitive: bool = False,
     for_others: bool = True,
     org_default: bool = True,
+    profile: bool = False,
     minimum: int | None = None,
     maximum: int | None = None,
     check: Callable[[Any], str | None] | None = None,
 ) -> models.Field:
     """Declare a model field a user setting. `sensitive`: a privacy or security choice that
-    administrators may not make for others (Zulip's SECURITY_SENSITIVE_USER_SETTINGS)."""
+    administrators may not make for others (Zulip's SECURITY_SENSITIVE_USER_SETTINGS). `profile`:
+    sent and changed as a setting, but a field of the user's profile in Zulip (UserProfile's, not
+    UserBaseSettings'): organizations have no default for it."""
     field.user_setting = {
         "legacy": legacy,
         "for_others": for_others and not sensitive,
-        "org_default": org_default,
+        "org_default": org_default and not profile,
+        "profile": profile,
         "minimum": minimum,
         "maximum": maximum,
         "check": check,
@@ -147,7 +152,11 @@ class UserBaseSettings(models.Model):
     hide_ai_features = user_setting(_bool(False))
     # The profile time zone (IANA name, "" for none); others see it (realm_user events).
     timezone = user_setting(
-        models.CharField(max_length=40, blank=True, default=""), legacy=DISPLAY, for_others=False, check=check_timezone
+        models.CharField(max_length=40, blank=True, default=""),
+        legacy=DISPLAY,
+        for_others=False,
+        profile=True,
+        check=check_timezone,
     )
 
     # --- notifications ---
