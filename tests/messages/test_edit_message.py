@@ -77,6 +77,20 @@ def test_the_sender_edits_the_content_and_everyone_is_told(design, send, member,
     assert entry["user_id"] == member.id
 
 
+def test_a_subscriber_who_joined_later_is_told_with_the_read_flag(design, send, member, owner, capture_events):
+    """They have no row of the message: Zulip's subscriber_info sends them `read` (the permissions
+    QA pass: Parley sent no flags, as if unread), for an edit and a topic move alike."""
+    from apps.subscriptions.actions.subscriptions import bulk_add_subscriptions
+
+    message_id = send(member, design, "Lunch at noon", topic="lunch")
+    bulk_add_subscriptions(design.realm, [design], [owner], acting_user=None)
+    with capture_events(owner) as received:
+        assert_success(edit(member, message_id, content="Lunch at one"))
+        assert_success(edit(member, message_id, topic="food"))
+    updates = [event for event in received[owner.id] if event["type"] == "update_message"]
+    assert [event["flags"] for event in updates] == [["read"], ["read"]]
+
+
 def test_an_edit_re_evaluates_mentions_and_alert_words(design, send, member, admin, moderator):
     check_add_alert_words(moderator, ["deploy"], acting_user=moderator)
     message_id = send(member, design, "hi @**Adam Admin**")

@@ -380,11 +380,11 @@ def _move(moved: list[Message], message: Message, edit: MessageEdit, entry: dict
 
 def _send_events(message: Message, moved: list[Message], event: dict) -> None:
     """One event to everyone who has the messages; those who have the edited message get their
-    flags for it (the others none), as Zulip sends them."""
+    flags for it, the others (subscribers who joined later) `read`, as Zulip's subscriber_info."""
     recipients = users_told_of(message.stream, [m.id for m in moved])
     flags = dict(UserMessage.objects.filter(message=message).values_list("user_id", "flags"))
     by_flags: dict[int, list[int]] = defaultdict(list)
     for user_id in recipients:
-        by_flags[flags.get(user_id, 0)].append(user_id)
+        by_flags[flags.get(user_id, UserMessage.READ)].append(user_id)
     for bits, user_ids in by_flags.items():
         send_event_on_commit(message.realm_id, {**event, "flags": UserMessage.flag_names(bits)}, user_ids)
