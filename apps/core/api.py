@@ -57,8 +57,9 @@ def check_rate_limit(request: HttpRequest, user) -> None:
 
 
 def add_rate_limit_headers(notes: RequestNotes, response: HttpResponse) -> HttpResponse:
-    """The rate-limit headers Zulip sends on every API response."""
-    if notes.rate_limit is not None:
+    """The rate-limit headers Zulip sends on every API response: the general API limit's, unless
+    another limit refused the request (its error set that limit's: remaining 0)."""
+    if notes.rate_limit is not None and not response.has_header(ratelimit.HEADER_NAMES[0]):
         for name, value in notes.rate_limit.headers().items():
             response[name] = value
     return response

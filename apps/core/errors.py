@@ -199,12 +199,16 @@ class RateLimitedError(JsonableError):
     code = ErrorCode.RATE_LIMIT_HIT
     http_status_code = 429
 
-    def __init__(self, retry_after: float, msg: str = "API usage exceeded rate limit") -> None:
+    def __init__(self, retry_after: float, msg: str = "API usage exceeded rate limit", *, state: Any = None) -> None:
+        """`state`: the refusing limit's RateLimitState, when it is not the general API limit (whose
+        X-RateLimit-* headers every answer carries): the answer's headers are then that limit's."""
         self.retry_after = retry_after
+        self.state = state
         super().__init__(msg, **{"retry-after": retry_after})
 
     def headers(self) -> dict[str, str]:
-        return {"Retry-After": str(math.ceil(self.retry_after))}
+        limit_headers = self.state.headers() if self.state is not None else {}
+        return {"Retry-After": str(math.ceil(self.retry_after)), **limit_headers}
 
 
 class ServiceUnavailableError(JsonableError):

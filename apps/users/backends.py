@@ -39,7 +39,7 @@ def check_password_login(realm: Realm, username: str, password: str) -> User:
     limit_key = f"authenticate_by_username:{realm.id}:{email_key(username)}"
     state = ratelimit.check(limit_key, settings.RATE_LIMIT_AUTH_FAILURES)
     if state.blocked:
-        raise RateLimitedError(state.retry_after)
+        raise RateLimitedError(state.retry_after, state=state)
     user = user_with_delivery_email(User.objects.select_related("realm").filter(realm=realm), username)
     if user is None:
         User().set_password(password)  # same work as a real check, so timing tells nothing

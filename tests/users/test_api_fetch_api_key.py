@@ -1,5 +1,7 @@
 """POST /fetch_api_key: email and password for the API key, with a per-username failure limit."""
 
+import time
+
 import pytest
 
 from tests.api import ApiClient, assert_error, assert_success
@@ -81,6 +83,9 @@ def test_five_failures_lock_the_username(rate_limit_backend, settings, member, a
     body = assert_error(response, 429, "RATE_LIMIT_HIT")
     assert 1700 < body["retry-after"] <= 1800
     assert int(response["Retry-After"]) >= 1700
+    # The headers are the refusing limit's (they were the general limit's: 994 left, of 1,000).
+    assert (response["X-RateLimit-Limit"], response["X-RateLimit-Remaining"]) == ("5", "0")
+    assert int(response["X-RateLimit-Reset"]) >= time.time() + 1700
     # Other usernames are not affected.
     assert_success(fetch(admin.delivery_email, PASSWORD))
 

@@ -93,7 +93,7 @@ def count_channel_creation(user: User, count: int) -> None:
         return
     state = ratelimit.check(f"create_channels_by_user:{user.id}", settings.RATE_LIMIT_CHANNEL_CREATION, cost=count)
     if state.blocked:
-        raise RateLimitedError(state.retry_after)
+        raise RateLimitedError(state.retry_after, state=state)
 
 
 # --- creating -------------------------------------------------------------------------------------
