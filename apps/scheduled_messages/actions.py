@@ -379,6 +379,10 @@ def _fail(scheduled: ScheduledMessage, why: str, *, notify: bool = False) -> Non
     _send_event(scheduled, "update", scheduled_message=scheduled_message_to_dict(scheduled))
     bot = do_create_notification_bot(sender.realm)
     if bot.is_active:
-        when = f"{scheduled.scheduled_timestamp:%Y-%m-%d %H:%M} UTC"
-        content = f"The message you scheduled for {when} was not sent because of the following error:\n\n> {why}"
-        do_send_message(bot, dm_with=[sender], content=content, acting_user=None)
+        # As Zulip's send_failed_scheduled_message_notification: the time shown in the reader's zone.
+        when = f"<time:{scheduled.scheduled_timestamp.replace(microsecond=0).isoformat()}>"
+        content = (
+            f"The message you scheduled for {when} was not sent because of the following error:\n\n> {why}\n\n"
+            "[View scheduled messages](#scheduled)"
+        )
+        do_send_message(bot, dm_with=[sender], content=content, client="Internal", acting_user=None)

@@ -205,8 +205,12 @@ def test_one_that_can_no_longer_be_sent_fails_and_its_sender_is_told(design, mem
     update, notice = received[member.id]
     assert (update["op"], update["scheduled_message"]["failed"]) == ("update", True)
     assert notice["message"]["sender_full_name"] == "Notification Bot"
-    assert "was not sent because of the following error" in notice["message"]["content"]
-    assert "Not authorized to send to channel" in notice["message"]["content"]
+    content = Message.objects.get(id=notice["message"]["id"]).rendered_content
+    assert content.startswith('<p>The message you scheduled for <time datetime="')  # in each reader's zone
+    assert "was not sent because of the following error" in content
+    assert "Not authorized to send to channel" in content
+    assert '<a href="#scheduled" rel="noopener noreferrer">View scheduled messages</a>' in content
+    assert notice["message"]["client"] == "Internal"
     assert listed(member)[0]["failed"] is True  # shown, to be rescheduled or deleted
     # A failed one takes a new time: it is scheduled again.
     path = f"/scheduled_messages/{scheduled_id}"
