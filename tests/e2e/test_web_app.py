@@ -20,7 +20,7 @@ from PIL import Image
 from playwright.sync_api import expect, sync_playwright
 
 from apps.users.selectors import api_email
-from tests.factories import create_stream
+from tests.factories import UserFactory, create_stream
 
 pytestmark = pytest.mark.e2e
 
@@ -567,6 +567,40 @@ def test_what_other_clients_change_shows_live(web_server, people, chromium):
         mick.goto(f"{url}/#channel/{general.id}/topic/%E0%A4%A")
         expect(mick.locator("#narrow-title")).to_have_text("Combined feed")
         assert errors == []
+        assert_nothing_blocked(mick)
+        browser.close()
+
+
+def test_a_group_conversation_has_its_own_view(web_server, people, chromium):
+    """A group's direct messages open their own view (its link opened all direct messages): from
+    the recipient line, from the location and from Zulip's link, answered to the same people."""
+    server, _ = web_server
+    realm, owner, member = people
+    url = server.url
+    gus = UserFactory(realm=realm, delivery_email="gus@e2e.example", full_name="Gus Guest")
+    olive = zulip.Client(email=api_email(owner), api_key=owner.api_key, site=url)
+    olive.send_message({"type": "private", "to": [member.id, gus.id], "content": "group plans"})
+    olive.send_message({"type": "private", "to": [member.id], "content": "just us"})
+    names = ", ".join(user.full_name for user in sorted([owner, gus], key=lambda user: user.id))
+    with sync_playwright() as playwright:
+        browser = playwright.chromium.launch(executable_path=chromium, headless=True)
+        _, mick = log_in(browser, url, member.delivery_email)
+        message(mick, "group plans").locator("a.recipient").click()
+        expect(mick.locator("#narrow-title")).to_have_text(f"Direct messages with {names}")
+        expect(message(mick, "group plans")).to_be_visible()
+        expect(message(mick, "just us")).to_have_count(0)
+        people_field = mick.locator("#compose-people")
+        expect(people_field).to_have_value(", ".join(api_email(u) for u in sorted([owner, gus], key=lambda u: u.id)))
+        mick.fill("#compose-content", "count me in")
+        mick.press("#compose-content", "Enter")
+        expect(message(mick, "count me in")).to_be_visible()
+        olive.send_message({"type": "private", "to": [member.id], "content": "still just us"})
+        olive.send_message({"type": "private", "to": [member.id, gus.id], "content": "group again"})
+        expect(message(mick, "group again")).to_be_visible()
+        expect(message(mick, "still just us")).to_have_count(0)
+        mick.goto(f"{url}/#narrow/dm/{gus.id},{owner.id}-group")
+        expect(mick.locator("#narrow-title")).to_have_text(f"Direct messages with {names}")
+        expect(mick.locator("li.message")).to_have_count(3)
         assert_nothing_blocked(mick)
         browser.close()
 

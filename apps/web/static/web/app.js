@@ -233,7 +233,7 @@ function viewTitle(view) {
     case "dms":
       return "Direct messages";
     case "dm":
-      return `Direct messages with ${ctx.userName(view.userId)}`;
+      return `Direct messages with ${view.userIds.map((id) => ctx.userName(id)).join(", ")}`;
     case "starred":
       return "Starred messages";
     case "search":
@@ -268,7 +268,7 @@ async function showView() {
   onScreen.clear();
   $("#messages").replaceChildren();
   showEmpty(null);
-  const narrow = narrowFor(view, { users: state.users, ownEmail: state.ownEmail });
+  const narrow = narrowFor(view, { ownEmail: state.ownEmail });
   const params = { anchor: "newest", num_before: 100, num_after: 0, narrow, apply_markdown: true };
   let body;
   try {
@@ -305,7 +305,7 @@ async function loadOlder() {
   }
   const token = viewToken;
   const oldest = Math.min(...state.messages.keys());
-  const narrow = narrowFor(state.view, { users: state.users, ownEmail: state.ownEmail });
+  const narrow = narrowFor(state.view, { ownEmail: state.ownEmail });
   const params = { anchor: oldest, num_before: 100, num_after: 0, include_anchor: false, narrow, apply_markdown: true };
   state.loadingOlder = true;
   let body;

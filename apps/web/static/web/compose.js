@@ -30,8 +30,8 @@ export function presetCompose(view) {
     $("#compose-topic").value = view.kind === "topic" ? view.topic : "";
   } else if (view.kind === "dm" || view.kind === "dms") {
     select.value = "dm";
-    const person = state.users.get(view.userId);
-    if (person) $("#compose-people").value = person.email;
+    const people = (view.userIds ?? []).map((id) => state.users.get(id)).filter(Boolean);
+    if (people.length) $("#compose-people").value = people.map((person) => person.email).join(", ");
   }
   toggleComposeFields();
 }

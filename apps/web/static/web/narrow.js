@@ -42,10 +42,7 @@ function viewFromZulipNarrow(path) {
     return topic !== undefined ? { kind: "topic", streamId, topic: decode(topic) } : { kind: "channel", streamId };
   }
   const people = operands.dm ?? operands["pm-with"];
-  if (people !== undefined) {
-    const ids = people.split("-")[0].split(",").map(Number);
-    return ids.length === 1 ? { kind: "dm", userId: ids[0] } : { kind: "dms" };
-  }
+  if (people !== undefined) return dmView(people.split("-")[0]);
   return operands.is === "starred" ? { kind: "starred" } : { kind: "feed" };
 }
 
@@ -71,7 +68,7 @@ function viewNamed(hash) {
     case "dms":
       return { kind: "dms" };
     case "dm":
-      return { kind: "dm", userId: Number(parts[1]) };
+      return dmView(parts[1] ?? "");
     case "starred":
       return { kind: "starred" };
     case "search":
@@ -79,6 +76,18 @@ function viewNamed(hash) {
     default:
       return { kind: "feed" };
   }
+}
+
+// A conversation's view, from its people's ids ("5" or "5,7,9"): one person, or a group (sorted).
+function dmView(ids) {
+  const userIds = [...new Set(ids.split(",").map(Number))].sort((a, b) => a - b);
+  return userIds.length && userIds.every((id) => Number.isInteger(id) && id > 0) ? { kind: "dm", userIds } : { kind: "dms" };
+}
+
+// The people of a direct message other than oneself (oneself, for a message to oneself).
+export function conversationWith(ids, ownUserId) {
+  const others = [...new Set(ids)].filter((id) => id !== ownUserId).sort((a, b) => a - b);
+  return others.length ? others : [ownUserId];
 }
 
 export function hashFor(view) {
@@ -91,7 +100,7 @@ export function hashFor(view) {
     case "dms":
       return "#dms";
     case "dm":
-      return `#dm/${view.userId}`;
+      return `#dm/${view.userIds.join(",")}`;
     case "starred":
       return "#starred";
     case "search":
@@ -101,8 +110,8 @@ export function hashFor(view) {
   }
 }
 
-// The operators of a view, for GET /json/messages (`users` maps ids to people, for dm:).
-export function narrowFor(view, { users, ownEmail }) {
+// The operators of a view, for GET /json/messages.
+export function narrowFor(view, { ownEmail }) {
   switch (view.kind) {
     case "channel":
       return [{ operator: "channel", operand: view.streamId }];
@@ -113,10 +122,8 @@ export function narrowFor(view, { users, ownEmail }) {
       ];
     case "dms":
       return [{ operator: "is", operand: "dm" }];
-    case "dm": {
-      const person = users.get(view.userId);
-      return [{ operator: "dm", operand: person ? person.email : String(view.userId) }];
-    }
+    case "dm":
+      return [{ operator: "dm", operand: view.userIds }];
     case "starred":
       return [{ operator: "is", operand: "starred" }];
     case "search":
@@ -143,8 +150,8 @@ export function viewShows(view, message, ownUserId) {
       return message.type === "private";
     case "dm": {
       if (message.type !== "private") return false;
-      const ids = message.display_recipient.map((person) => person.id).filter((id) => id !== ownUserId);
-      return ids.length === 1 ? ids[0] === view.userId : view.userId === ownUserId && ids.length === 0;
+      const ids = conversationWith(message.display_recipient.map((person) => person.id), ownUserId);
+      return ids.join(",") === conversationWith(view.userIds, ownUserId).join(",");
     }
     case "starred":
       return (message.flags || []).includes("starred");

@@ -85,7 +85,7 @@ function recipientLine(message, ctx) {
   }
   const others = message.display_recipient.filter((person) => person.id !== ctx.ownUserId);
   const names = others.length ? others.map((person) => person.full_name).join(", ") : "yourself";
-  const href = others.length === 1 ? ctx.hashFor({ kind: "dm", userId: others[0].id }) : ctx.hashFor({ kind: "dms" });
+  const href = ctx.hashFor({ kind: "dm", userIds: others.length ? others.map((person) => person.id) : [ctx.ownUserId] });
   return el("a", { class: "recipient", href }, `Direct message with ${names}`);
 }
 

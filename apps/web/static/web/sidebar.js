@@ -68,7 +68,7 @@ export function renderPeople() {
         "li",
         { dataset: { userId: person.user_id } },
         el("span", { class: `presence ${status}`, role: "img", "aria-label": labels[status], title: labels[status] }),
-        el("a", { href: hashFor({ kind: "dm", userId: person.user_id }) }, person.full_name),
+        el("a", { href: hashFor({ kind: "dm", userIds: [person.user_id] }) }, person.full_name),
         " ",
         countBadge(unreadCount((w) => w.userId === person.user_id), `direct messages from ${person.full_name}`),
       );
