@@ -605,6 +605,45 @@ def test_a_group_conversation_has_its_own_view(web_server, people, chromium):
         browser.close()
 
 
+TARGET = re.compile(r"\btarget\b")
+
+
+def test_a_link_to_a_message_opens_its_conversation_there(web_server, people, chromium):
+    """Zulip's links to a message (`/near/ID`, `/with/ID`: in notices, reminders, emails) open its
+    conversation around it, marked, and scrolling down loads the newer messages, then new ones
+    arrive live (the link opened the conversation at its newest messages)."""
+    server, general = web_server
+    _, owner, member = people
+    url = server.url
+    olive = zulip.Client(email=api_email(owner), api_key=owner.api_key, site=url)
+    ids = [
+        olive.send_message({"type": "stream", "to": "general", "topic": "long", "content": f"long {n}"})["id"]
+        for n in range(150)
+    ]
+    with sync_playwright() as playwright:
+        browser = playwright.chromium.launch(executable_path=chromium, headless=True)
+        _, mick = log_in(browser, url, member.delivery_email)
+        mick.goto(f"{url}/#narrow/channel/{general.id}-general/topic/long/near/{ids[20]}")
+        expect(message(mick, "long 20")).to_have_class(TARGET)
+        expect(message(mick, "long 20")).to_be_in_viewport()
+        expect(mick.locator("li.message")).to_have_count(71)  # the 20 before it, it, and 50 after
+        olive.send_message({"type": "stream", "to": "general", "topic": "long", "content": "arrives meanwhile"})
+        for _ in range(20):  # down to the end, each page loading the next
+            if mick.locator("li.message").count() == 151:
+                break
+            mick.locator("#messages").evaluate(SCROLL_HALF_A_SCREEN)
+            mick.locator("#messages").evaluate("list => { list.scrollTop = list.scrollHeight; }")
+            mick.wait_for_timeout(200)
+        expect(mick.locator("li.message")).to_have_count(151)
+        expect(mick.locator("li.message").last).to_contain_text("arrives meanwhile")
+        olive.send_message({"type": "stream", "to": "general", "topic": "long", "content": "after all"})
+        expect(mick.locator("li.message").last).to_contain_text("after all")
+        mick.goto(f"{url}/#narrow/channel/{general.id}-general/topic/long/with/{ids[140]}")
+        expect(message(mick, "long 140")).to_have_class(TARGET)
+        assert_nothing_blocked(mick)
+        browser.close()
+
+
 def test_a_phone_opens_a_view_at_its_newest_messages(web_server, people, chromium):
     """One column (a phone): the page scrolls as a whole; a view opens at its newest messages with
     the message box, follows new ones, loads older ones at the top, and never scrolls sideways (the

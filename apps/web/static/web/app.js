@@ -263,13 +263,17 @@ async function showView() {
   state.messages = new Map(); // the view starts empty: events fill it while its messages load
   state.loading = [];
   state.foundOldest = false;
+  state.foundNewest = false;
   state.loadingOlder = false;
+  state.loadingNewer = false;
   readObserver.disconnect();
   onScreen.clear();
   $("#messages").replaceChildren();
   showEmpty(null);
   const narrow = narrowFor(view, { ownEmail: state.ownEmail });
-  const params = { anchor: "newest", num_before: 100, num_after: 0, narrow, apply_markdown: true };
+  // A link to a message opens around it; any other view at its newest messages.
+  const around = view.anchor ? { anchor: view.anchor, num_before: 50, num_after: 50 } : null;
+  const params = { ...(around ?? { anchor: "newest", num_before: 100, num_after: 0 }), narrow, apply_markdown: true };
   let body;
   try {
     [body] = await Promise.all([api("GET", "/messages", params), view.streamId ? loadTopics(view.streamId) : clearTopics()]);
@@ -283,18 +287,22 @@ async function showView() {
   }
   if (token !== viewToken) return; // another view was chosen meanwhile
   // Messages that arrived by event while the view loaded are kept (the answer may predate them),
-  // as are the items already drawn for them (a spoiler opened meanwhile stays open).
+  // as are the items already drawn for them (a spoiler opened meanwhile stays open); unless newer
+  // ones are still to load (a view opened around a message): they come in their turn.
   const shown = new Map(body.messages.map((m) => [m.id, m]));
-  for (const [id, m] of state.messages) shown.set(id, m);
+  const lastLoaded = Math.max(0, ...shown.keys());
+  for (const [id, m] of state.messages) if (body.found_newest || id < lastLoaded) shown.set(id, m);
   const ordered = [...shown.values()].sort((a, b) => a.id - b.id);
   state.messages = new Map(ordered.map((m) => [m.id, m]));
   $("#messages").replaceChildren(...ordered.map((m) => document.getElementById(`message-${m.id}`) ?? shownItem(m)));
   const changes = state.loading;
   state.loading = null;
   state.foundOldest = body.found_oldest;
+  state.foundNewest = body.found_newest;
   for (const event of changes) handlers[event.type](event);
   showEmpty(ordered.length ? null : "No messages here yet.");
-  scrollToFirstUnread();
+  scrollToStart(view);
+  loadNewer(); // what is shown may not fill the screen
 }
 
 // Scrolled to the top: the view's older messages, a page at a time, drawn above the reader's place.
@@ -360,12 +368,53 @@ function scrollToBottom() {
   box.scrollTop = box.scrollHeight;
 }
 
-// A view opens where its reader left off, as in Zulip: at its first unread message shown (at the
-// top), else at its newest.
-function scrollToFirstUnread() {
+// A view opens at the message its link names (marked), else where its reader left off, as in
+// Zulip: at its first unread message shown (at the top), else at its newest.
+function scrollToStart(view) {
+  const target = view.anchor && [...state.messages.values()].find((m) => m.id >= view.anchor);
+  if (target) {
+    const item = document.getElementById(`message-${target.id}`);
+    item?.classList.add("target");
+    item?.scrollIntoView({ block: "center" });
+    return;
+  }
   const first = [...state.messages.values()].find((m) => !m.flags.includes("read"));
   if (first) document.getElementById(`message-${first.id}`)?.scrollIntoView({ block: "start" });
   else scrollToBottom();
+}
+
+// Scrolled to the bottom of a view opened around a message: its newer messages, a page at a time.
+// Messages arriving meanwhile wait for their turn (they may be newer than what comes).
+async function loadNewer() {
+  if (state.foundNewest || state.loading || state.loadingNewer || !state.messages.size || !nearBottom()) return;
+  const token = viewToken;
+  const newest = Math.max(...state.messages.keys());
+  const narrow = narrowFor(state.view, { ownEmail: state.ownEmail });
+  const params = { anchor: newest, num_before: 0, num_after: 100, include_anchor: false, narrow, apply_markdown: true };
+  state.loadingNewer = true;
+  state.arrivedMeanwhile = [];
+  let body;
+  try {
+    body = await api("GET", "/messages", params);
+  } catch (error) {
+    console.warn("newer messages:", error);
+    return;
+  } finally {
+    if (token === viewToken) state.loadingNewer = false;
+  }
+  if (token !== viewToken) return;
+  state.foundNewest = body.found_newest;
+  const newer = [...body.messages, ...(state.foundNewest ? state.arrivedMeanwhile : [])]
+    .filter((m) => !state.messages.has(m.id))
+    .sort((a, b) => a.id - b.id);
+  for (const m of newer) state.messages.set(m.id, m);
+  $("#messages").append(...newer.map(shownItem));
+  loadNewer();
+}
+
+function onScroll() {
+  loadOlder();
+  loadNewer();
 }
 
 // How far the reader is above the first shown message (negative: below it).
@@ -377,6 +426,10 @@ function aboveFirstMessage() {
 
 function appendMessage(message) {
   if (state.messages.has(message.id)) return;
+  if (!state.loading && !state.foundNewest) {
+    if (state.loadingNewer) state.arrivedMeanwhile.push(message);
+    return; // not shown yet: newer messages are still to load, it comes with them
+  }
   const stick = nearBottom();
   state.messages.set(message.id, message);
   $("#messages").append(shownItem(message));
@@ -384,7 +437,8 @@ function appendMessage(message) {
   if (stick) scrollToBottom(); // someone reading older messages keeps their place
 }
 
-// A message drawn again (a reaction, a flag, an edit) keeps the spoilers its reader opened.
+// A message drawn again (a reaction, a flag, an edit) keeps the spoilers its reader opened (and
+// its mark, the message a link named).
 function rerender(message) {
   const shown = document.getElementById(`message-${message.id}`);
   if (!shown) return;
@@ -393,6 +447,7 @@ function rerender(message) {
   item.querySelectorAll("details.spoiler").forEach((details, index) => {
     details.open = opened[index] ?? false;
   });
+  if (shown.classList.contains("target")) item.classList.add("target");
   readObserver.unobserve(shown);
   shown.replaceWith(item);
 }
@@ -588,8 +643,8 @@ async function ping() {
 
 function start() {
   $("#messages").addEventListener("click", onMessageAction);
-  $("#messages").addEventListener("scroll", loadOlder, { passive: true });
-  window.addEventListener("scroll", loadOlder, { passive: true }); // one column: the page scrolls
+  $("#messages").addEventListener("scroll", onScroll, { passive: true });
+  window.addEventListener("scroll", onScroll, { passive: true }); // one column: the page scrolls
   $("#compose").addEventListener("submit", onSend);
   $("#compose-content").addEventListener("keydown", onComposeKey);
   $("#compose-channel").addEventListener("change", toggleComposeFields);

@@ -29,12 +29,19 @@ export function parseSearch(query, { ownEmail } = {}) {
 
 // Zulip's links (`#narrow/channel/12-design/topic/plans.20ahead`, `#narrow/dm/5-dm`), which the
 // server writes into messages and emails: operator/operand pairs, operands encoded as Zulip's
-// hash_util_encode does (percent-encoding with "." for "%").
+// hash_util_encode does (percent-encoding with "." for "%"). A link to a message (`/near/123` or
+// `/with/123`) opens its conversation at that message (`anchor`).
 function viewFromZulipNarrow(path) {
-  const decode = (text) => decodeURIComponent(text.replace(/\./g, "%"));
   const raw = path.split("/");
   const operands = {};
   for (let i = 0; i + 1 < raw.length; i += 2) operands[raw[i]] = raw[i + 1];
+  const view = conversationOf(operands);
+  const anchor = Number(operands.near ?? operands.with);
+  return Number.isInteger(anchor) && anchor > 0 && view.kind !== "feed" ? { ...view, anchor } : view;
+}
+
+function conversationOf(operands) {
+  const decode = (text) => decodeURIComponent(text.replace(/\./g, "%"));
   const channel = operands.channel ?? operands.stream;
   if (channel !== undefined) {
     const streamId = Number(channel.split("-")[0]);

@@ -18,7 +18,10 @@ export const state = {
   messages: new Map(), // the shown messages by id
   loading: null, // while a view's messages load: the changes to messages that arrived meanwhile
   foundOldest: false, // the view's oldest message is shown (else scrolling up loads older ones)
+  foundNewest: false, // its newest too (else, opened around a message, scrolling down loads newer ones)
   loadingOlder: false,
+  loadingNewer: false,
+  arrivedMeanwhile: [], // messages that arrived while newer ones loaded
   view: viewFromHash(window.location.hash),
   topics: [],
   editing: null,
