@@ -76,6 +76,10 @@ REALM_SETTINGS = {
     "can_mention_many_users_group": GroupSetting(default=SystemGroups.ADMINISTRATORS, allow_everyone_group=True),
     "can_create_bots_group": GroupSetting(default=SystemGroups.MEMBERS, allow_everyone_group=False),
     "can_create_write_only_bots_group": GroupSetting(default=SystemGroups.MEMBERS, allow_everyone_group=False),
+    "can_create_groups": GroupSetting(default=SystemGroups.MEMBERS, allow_everyone_group=False),
+    "can_manage_all_groups": GroupSetting(
+        default=SystemGroups.OWNERS, allow_everyone_group=False, allow_nobody_group=False
+    ),
 }
 
 

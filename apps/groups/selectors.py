@@ -153,8 +153,8 @@ def access_user_group_to_read(user: User, group_id: int) -> UserGroup:
 
 
 def can_manage_all_groups(user: User) -> bool:
-    """Zulip's organization setting `can_manage_all_groups`, fixed in Parley to administrators."""
-    return user.is_admin and user.is_active
+    """The organization's `can_manage_all_groups` (owners by default, as in Zulip)."""
+    return user.is_active and has_realm_permission(user, "can_manage_all_groups")
 
 
 def access_user_group_for_update(

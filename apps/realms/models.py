@@ -92,6 +92,10 @@ class Realm(models.Model):
     can_add_custom_emoji_group = group_setting("Who may add custom emoji.")
     can_create_bots_group = group_setting("Who may create bots of every kind.")
     can_create_write_only_bots_group = group_setting("Who may create incoming webhook bots (bots that only post).")
+    can_create_groups = group_setting("Who may create user groups.")
+    can_manage_all_groups = group_setting(
+        "Who may manage every user group (its name, members and settings), besides those each group names."
+    )
     can_mention_many_users_group = group_setting(
         "Who may use wildcard mentions (@all, @topic) in channels and topics with more than 15 people."
     )

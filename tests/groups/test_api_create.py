@@ -100,6 +100,18 @@ def test_guests_may_not_create_groups(guest):
     assert not UserGroup.objects.filter(name="guests").exists()
 
 
+def test_who_may_create_is_the_organizations_can_create_groups(realm, owner, member, moderator, sys_groups):
+    """Members by default, as in Zulip; only owners change it (the users QA pass: it did not exist)."""
+    state = assert_success(ApiClient(member).post("/register", {"fetch_event_types": '["realm"]'}))
+    assert state["realm_can_create_groups"] == sys_groups["role:members"].id
+    assert state["realm_can_manage_all_groups"] == sys_groups["role:owners"].id
+    moderators = {"can_create_groups": f'{{"new": {sys_groups["role:moderators"].id}}}'}
+    assert_success(ApiClient(owner).patch("/realm", moderators))
+    assert_error(create(member, name="mine"), 400, "BAD_REQUEST", "Insufficient permission")
+    assert not UserGroup.objects.filter(name="mine").exists()
+    assert_success(create(moderator, name="ours"))
+
+
 ERRORS = [
     ({"name": None}, "REQUEST_VARIABLE_MISSING", "Missing 'name' argument"),
     ({"description": None}, "REQUEST_VARIABLE_MISSING", "Missing 'description' argument"),

@@ -98,7 +98,7 @@ def test_bad_lists_are_refused(owner, team):
     ("who", "error"),
     [
         ("owner", None),
-        ("admin", None),
+        ("admin", "Insufficient permission"),  # can_manage_all_groups: owners
         ("moderator", "Insufficient permission"),
         ("member", "Insufficient permission"),
         ("bot", "Insufficient permission"),

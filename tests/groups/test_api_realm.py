@@ -139,3 +139,22 @@ def test_another_organizations_group_is_invalid(realm, admin, other_realm):
 def test_only_administrators(member, moderator, guest):
     for user in (member, moderator, guest):
         assert_error(api_for(user).patch("/realm", {"name": "Mine"}), 400, "UNAUTHORIZED_PRINCIPAL", None)
+
+
+OWNERS_ONLY = (
+    "can_create_multiuse_invite_group",
+    "can_invite_users_group",
+    "can_create_groups",
+    "can_manage_all_groups",
+)
+
+
+@pytest.mark.parametrize("setting", OWNERS_ONLY)
+def test_who_may_invite_and_manage_groups_is_for_owners_to_say(realm, owner, admin, setting):
+    """As Zulip's update_realm (administrators could change them; the users QA pass)."""
+    moderators = get_system_group(realm.id, SystemGroups.MODERATORS).id
+    change = {setting: f'{{"new": {moderators}}}'}
+    assert_error(api_for(admin).patch("/realm", change), 400, "UNAUTHORIZED_PRINCIPAL", "Must be an organization owner")
+    assert getattr(fresh(realm), f"{setting}_id") != moderators
+    assert_success(api_for(owner).patch("/realm", change))
+    assert getattr(fresh(realm), f"{setting}_id") == moderators

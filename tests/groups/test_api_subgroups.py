@@ -124,7 +124,7 @@ def test_subgroups_of_a_deactivated_group_can_change(owner, groups):
     ("who", "add_error", "delete_error"),
     [
         ("owner", None, None),
-        ("admin", None, None),
+        ("admin", "Insufficient permission", "Insufficient permission"),  # can_manage_all_groups: owners
         ("moderator", "Insufficient permission", "Insufficient permission"),
         ("member", "Insufficient permission", "Insufficient permission"),
         ("bot", "Insufficient permission", "Insufficient permission"),

@@ -97,8 +97,11 @@ def test_who_may_deactivate(owner, admin, moderator, team, sys_groups, foreign_u
     assert_error(
         ApiClient(owner).post(f"/user_groups/{theirs.id}/deactivate"), 400, "BAD_REQUEST", "Invalid user group"
     )
-    assert_success(ApiClient(admin).post(f"/user_groups/{team.id}/deactivate"))
-    response = ApiClient(admin).post(f"/user_groups/{team.id}/deactivate")
+    assert_error(  # can_manage_all_groups: owners
+        ApiClient(admin).post(f"/user_groups/{team.id}/deactivate"), 400, "BAD_REQUEST", "Insufficient permission"
+    )
+    assert_success(ApiClient(owner).post(f"/user_groups/{team.id}/deactivate"))
+    response = ApiClient(owner).post(f"/user_groups/{team.id}/deactivate")
     assert_error(response, 400, "BAD_REQUEST", "User group is deactivated.")
 
 

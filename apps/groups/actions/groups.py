@@ -25,6 +25,7 @@ from apps.groups.selectors import (
     access_user_group_for_update,
     access_users_by_ids,
     deactivation_objections,
+    has_realm_permission,
     is_group_name_taken,
     lock_realm,
     system_groups,
@@ -74,6 +75,8 @@ def check_add_user_group(
     can_add_members_group) is role:nobody when there is no acting user. Raises "Invalid user ID: N",
     name errors, setting errors, "User group 'x' already exists.", "Invalid user group ID: N".
     """
+    if acting_user is not None and not has_realm_permission(acting_user, "can_create_groups"):
+        raise JsonableError("Insufficient permission")
     members = access_users_by_ids(realm, member_ids)
     name = check_user_group_name(name)
     values: dict[str, UserGroup | AnonymousGroupMembers] = {}

@@ -14,8 +14,15 @@ from apps.realms.models import Realm
 from apps.realms.serializers import setting_for_api
 from apps.users.models import User
 
-# Who may join: owners only change it (Zulip's, since feature level 143).
-OWNER_SETTINGS = {"emails_restricted_to_domains", "disallow_disposable_email_addresses"}
+# What only owners change, as Zulip's update_realm: who may join (since feature level 143), when
+# members become full members, who may invite, create and manage groups.
+OWNER_SETTINGS = {"emails_restricted_to_domains", "disallow_disposable_email_addresses", "waiting_period_threshold"}
+OWNER_GROUP_SETTINGS = {
+    "can_create_multiuse_invite_group",
+    "can_invite_users_group",
+    "can_create_groups",
+    "can_manage_all_groups",
+}
 
 
 @transaction.atomic
@@ -25,7 +32,7 @@ def check_update_realm(
     """Change these settings (checked first: nothing changes when one is refused); returns those
     whose value changed, with their new value as the API shows it (Zulip's answer to PATCH /realm).
     Emits and audits what do_change_realm_settings and do_change_realm_permission_group_setting do."""
-    if OWNER_SETTINGS & set(settings) and not acting_user.is_owner:
+    if (OWNER_SETTINGS & set(settings) or OWNER_GROUP_SETTINGS & set(group_changes)) and not acting_user.is_owner:
         raise OrganizationOwnerRequiredError()
     checked = {name: check_realm_group_setting_change(realm, name, change) for name, change in group_changes.items()}
     before = {name: getattr(realm, name) for name in settings}
