@@ -336,7 +336,8 @@ def _check_access(
         raise JsonableError("No such user")
     if not target.is_active and not allow_deactivated:
         raise JsonableError("User is deactivated")
-    if for_admin and not acting_user.is_admin:
+    # Zulip's can_admin_user: administrators, and a bot's owner for their bot.
+    if for_admin and not (acting_user.is_admin or (target.is_bot and target.bot_owner_id == acting_user.id)):
         raise JsonableError("Insufficient permission")
     return target
 

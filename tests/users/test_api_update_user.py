@@ -30,6 +30,21 @@ def test_non_administrators_are_refused(request, actor, admin):
     assert snapshot(admin) == before
 
 
+def test_a_bots_owner_renames_it_but_gives_it_no_role(bot, member, moderator):
+    """Zulip's can_admin_user: the owner of a bot administers it (the users QA pass: refused);
+    roles stay the administrators' to give, and someone else's bot is not theirs."""
+    assert_success(ApiClient(member).patch(f"/users/{bot.id}", {"full_name": "Renamed Bot"}))
+    bot.refresh_from_db()
+    assert bot.full_name == "Renamed Bot"
+    before = snapshot(bot)
+    response = ApiClient(member).patch(f"/users/{bot.id}", {"full_name": "Again", "role": Role.MODERATOR})
+    assert_error(response, 400, "UNAUTHORIZED_PRINCIPAL", "Must be an organization administrator")
+    assert snapshot(bot) == before
+    response = ApiClient(moderator).patch(f"/users/{bot.id}", {"full_name": "Not yours"})
+    assert_error(response, 400, "BAD_REQUEST", "Insufficient permission")
+    assert snapshot(bot) == before
+
+
 def test_non_administrators_cannot_change_themselves_either(member):
     response = ApiClient(member).patch(f"/users/{member.id}", {"role": 200})
     assert_error(response, 400, "BAD_REQUEST", "Insufficient permission")

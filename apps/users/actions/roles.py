@@ -2,7 +2,7 @@
 
 from django.db import transaction
 
-from apps.core.errors import OrganizationOwnerRequiredError
+from apps.core.errors import OrganizationAdministratorRequiredError, OrganizationOwnerRequiredError
 from apps.events.publish import forget_credentials_on_commit
 from apps.realms.models import AuditLogEventType
 from apps.users.actions.activation import check_keeps_an_owner
@@ -21,6 +21,8 @@ def check_change_user_role(target: User, role: int, *, acting_user: User) -> Non
         return
     if Role.OWNER in (role, target.role) and not acting_user.is_owner:
         raise OrganizationOwnerRequiredError()
+    if not acting_user.is_admin:  # a bot's owner, who may rename it
+        raise OrganizationAdministratorRequiredError()
     do_change_user_role(target, role, acting_user=acting_user)
 
 
