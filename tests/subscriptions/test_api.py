@@ -1183,6 +1183,17 @@ def test_patch_stream_privacy(admin, make_stream, params, invite_only, history_p
     assert (stream.invite_only, stream.history_public_to_subscribers) == (invite_only, history_public)
 
 
+def test_a_history_change_alone_is_told_as_an_invite_only_update(admin, member, make_stream, capture_events):
+    """Zulip's do_change_stream_permission sends one form, property invite_only with the other two
+    (the channels QA pass: a history change alone was its own property)."""
+    stream = make_stream("secret", admin, member, private=True, history_public=False)
+    with capture_events(member) as received:
+        assert_success(patch_stream(admin, stream.id, history_public_to_subscribers=True))
+    [event] = [event for event in received[member.id] if event["type"] == "stream"]
+    keys = ("op", "property", "value", "history_public_to_subscribers", "is_web_public")
+    assert [event[key] for key in keys] == ["update", "invite_only", True, True, False]
+
+
 def test_patch_stream_private_to_public_makes_history_public(admin, make_stream):
     stream = make_stream("secret", admin, private=True)
     assert_success(patch_stream(admin, stream.id, is_private=False))

@@ -69,7 +69,7 @@ def do_change_stream_permission(
     stream/delete; users who now can get stream/create.
 
     Emits: stream/update {invite_only, history_public_to_subscribers, is_web_public} to those who
-    can see it afterwards (or, when only one of the others changed, its own update).
+    can see it afterwards, whichever of the three changed (Zulip's one form of it).
     Audit: STREAM_PROPERTY_CHANGED for each of the three that changed.
     """
     old = (stream.invite_only, stream.history_public_to_subscribers, stream.is_web_public)
@@ -86,12 +86,7 @@ def do_change_stream_permission(
             _audit_property(stream, prop, old_value, new_value, acting_user=acting_user)
     send_stream_access_changes(stream.realm_id, [stream], before)
     extra = {"history_public_to_subscribers": history_public_to_subscribers, "is_web_public": is_web_public}
-    if old[0] != invite_only:
-        send_stream_update(stream, "invite_only", invite_only, **extra)
-    elif old[1] != history_public_to_subscribers:
-        send_stream_update(stream, "history_public_to_subscribers", history_public_to_subscribers)
-    else:
-        send_stream_update(stream, "is_web_public", is_web_public)
+    send_stream_update(stream, "invite_only", invite_only, **extra)
 
 
 def _metadata_audience(stream: Stream) -> set[int]:
