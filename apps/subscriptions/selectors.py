@@ -455,14 +455,23 @@ def streams_for_list(
     include_all: bool,
     include_archived: bool,
     include_default: bool,
+    include_owner_subscribed: bool = False,
 ) -> list[dict[str, Any]]:
     """GET /streams: the channels the user can see, as asked (with `include_all`, every one the
     user has metadata access to, Zulip's rule), sorted by name; with `include_default`, each says
-    whether it is one of the organization's default channels. A fixed number of queries."""
+    whether it is one of the organization's default channels; with `include_owner_subscribed`, a
+    bot's list has its owner's channels too (Zulip's do_get_streams). A fixed number of queries."""
     streams, subscribed = _visible_streams(user, include_archived=include_archived)
+    owners: set[int] = set()
+    if include_owner_subscribed and user.is_bot and user.bot_owner_id is not None:
+        owner_streams, owner_subscribed = _visible_streams(user.bot_owner, include_archived=include_archived)
+        known = {stream.id for stream in streams}
+        owners = {stream.id for stream in owner_streams if stream.id in owner_subscribed}
+        extra = [stream for stream in owner_streams if stream.id in owners and stream.id not in known]
+        streams = sorted([*streams, *extra], key=lambda stream: stream.name)
 
     def wanted(stream: Stream) -> bool:
-        if include_all:
+        if include_all or stream.id in owners:
             return True
         if include_subscribed and stream.id in subscribed:
             return True

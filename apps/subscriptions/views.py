@@ -229,6 +229,7 @@ class StreamsView(ApiView):
             include_all=params.include_all or params.include_all_active,
             include_archived=not params.exclude_archived,
             include_default=params.include_default,
+            include_owner_subscribed=params.include_owner_subscribed,
         )
         return json_success(request, {"streams": streams})
 

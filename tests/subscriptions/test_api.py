@@ -582,6 +582,16 @@ def test_get_streams_with_nothing_included_is_empty(member, channels):
     assert stream_names(member, include_subscribed=False, include_public=False) == []
 
 
+def test_get_streams_include_owner_subscribed_lists_a_bots_owners_channels(member, bot, admin, channels):
+    """Zulip's do_get_streams (the channels QA pass: the parameter was ignored): the bot's owner is
+    the member, in public and secret; nobody else's channels, and only for a bot."""
+    assert bot.bot_owner_id == member.id
+    assert stream_names(bot, include_public=False) == []
+    assert stream_names(bot, include_public=False, include_owner_subscribed=True) == ["public", "secret"]
+    assert stream_names(bot, include_owner_subscribed=True) == ["lobby", "public", "secret"]
+    assert stream_names(admin, include_public=False, include_owner_subscribed=True) == ["hidden", "lobby"]  # its own
+
+
 def test_get_streams_include_all_for_administrators_lists_private_channels(admin, channels):
     assert stream_names(admin) == ["hidden", "lobby", "public"]
     assert stream_names(admin, include_all=True) == ["hidden", "lobby", "public", "secret"]
