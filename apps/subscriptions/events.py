@@ -12,7 +12,12 @@ from apps.subscriptions.selectors import (
     user_topics_of_user,
     visible_streams,
 )
-from apps.subscriptions.serializers import fill_null_notification_settings, subscription_to_dict, user_topic_to_dict
+from apps.subscriptions.serializers import (
+    fill_null_notification_settings,
+    null_notification_fallbacks,
+    subscription_to_dict,
+    user_topic_to_dict,
+)
 
 
 def _subscriptions(context: StateContext) -> list:
@@ -55,13 +60,14 @@ def subscription_state(context: StateContext) -> dict:
     subscribers = subscriber_ids_by_stream([s.stream_id for s in subs] + [s.id for s in never]) if include else None
     shapes = _stream_shapes(context)
     null_ok = options.client_capabilities.get("notification_settings_null", False)
+    fallbacks = null_notification_fallbacks(context.user)
 
     def members(stream_id: int) -> list[int] | None:
         return list(subscribers[stream_id]) if subscribers is not None else None
 
     def one(sub) -> dict:
         shape = subscription_to_dict(sub, shapes[sub.stream_id], subscribers=members(sub.stream_id))
-        return shape if null_ok else fill_null_notification_settings(shape)
+        return shape if null_ok else fill_null_notification_settings(shape, fallbacks)
 
     never_subscribed = []
     for stream in never:
@@ -113,6 +119,13 @@ def muted_topics_state(context: StateContext) -> dict:
 
 @event_transform("subscription")
 def adapt_subscription_event(event: dict, options: QueueOptions) -> dict:
-    if event["op"] != "add" or options.client_capabilities.get("notification_settings_null", False):
+    """An `add` carries its user's null_notification_fallbacks ("notification_fallbacks", for this
+    only: never sent)."""
+    if "notification_fallbacks" not in event:
         return event
-    return {**event, "subscriptions": [fill_null_notification_settings(sub) for sub in event["subscriptions"]]}
+    event = dict(event)
+    fallbacks = event.pop("notification_fallbacks")
+    if fallbacks is None or options.client_capabilities.get("notification_settings_null", False):
+        return event
+    subscriptions = [fill_null_notification_settings(sub, fallbacks) for sub in event["subscriptions"]]
+    return {**event, "subscriptions": subscriptions}

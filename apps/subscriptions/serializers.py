@@ -31,16 +31,16 @@ STREAM_ASSIGNMENT_COLORS = (
 )  # fmt: skip
 COLOR_RE = re.compile(r"#(?:[0-9a-fA-F]{6}|[0-9a-fA-F]{3})")
 
-# What a subscription's notification settings are when null and the client cannot take null (the
-# defaults of Zulip's user settings enable_stream_*; Parley has no per-user settings for them yet).
-DEFAULT_STREAM_NOTIFICATIONS = {
-    "desktop_notifications": False,
-    "audible_notifications": False,
-    "push_notifications": False,
-    "email_notifications": False,
-    "wildcard_mentions_notify": True,
+# A subscription's notification settings null (the user's default) are, for clients without the
+# `notification_settings_null` capability, the user's enable_stream_* settings (Zulip's
+# handle_stream_notifications_compatibility; wildcard_mentions_notify stays null).
+NULL_NOTIFICATION_FALLBACKS = {
+    "desktop_notifications": "enable_stream_desktop_notifications",
+    "audible_notifications": "enable_stream_audible_notifications",
+    "push_notifications": "enable_stream_push_notifications",
+    "email_notifications": "enable_stream_email_notifications",
 }
-NOTIFICATION_PROPERTIES = tuple(DEFAULT_STREAM_NOTIFICATIONS)
+NOTIFICATION_PROPERTIES = (*NULL_NOTIFICATION_FALLBACKS, "wildcard_mentions_notify")
 BOOLEAN_PROPERTIES = ("in_home_view", "is_muted", "pin_to_top", *NOTIFICATION_PROPERTIES)
 
 # Zulip's deprecated stream_post_policy, derived from can_send_message_group.
@@ -101,15 +101,18 @@ def subscription_to_dict(
     return result
 
 
-def fill_null_notification_settings(subscription: dict[str, Any]) -> dict[str, Any]:
-    """For clients without the `notification_settings_null` capability: null means the default."""
+def null_notification_fallbacks(settings: Any) -> dict[str, bool]:
+    """What a user's null notification settings are for clients that cannot take null (`settings`:
+    the user, or a dict of their enable_stream_* values)."""
+    read = settings.get if isinstance(settings, dict) else lambda name: getattr(settings, name)
+    return {prop: read(setting) for prop, setting in NULL_NOTIFICATION_FALLBACKS.items()}
+
+
+def fill_null_notification_settings(subscription: dict[str, Any], fallbacks: dict[str, bool]) -> dict[str, Any]:
+    """For clients without the `notification_settings_null` capability (see NULL_NOTIFICATION_FALLBACKS)."""
     return {
         **subscription,
-        **{
-            name: default if subscription.get(name) is None else subscription[name]
-            for name, default in DEFAULT_STREAM_NOTIFICATIONS.items()
-            if name in subscription
-        },
+        **{name: value for name, value in fallbacks.items() if name in subscription and subscription[name] is None},
     }
 
 

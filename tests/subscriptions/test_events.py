@@ -154,14 +154,24 @@ def test_muting_sends_two_updates_in_zulips_order(queue_of, member, make_stream)
 
 
 def test_null_notification_settings_only_for_clients_that_take_them(queue_of, member, make_stream):
+    """Others get the user's enable_stream_* settings for the four (Zulip's
+    handle_stream_notifications_compatibility; wildcard_mentions_notify stays null): the channels
+    QA pass (they got fixed defaults, wildcard_mentions_notify true)."""
     make_stream("design")
+    make_stream("kitchen")
+    assert_success(ApiClient(member).patch("/settings", {"enable_stream_push_notifications": "true"}))
     legacy = queue_of(member)
     modern = queue_of(member, client_capabilities={"notification_settings_null": True})
     subscribe(member, ["design"])
-    [old] = legacy()[0]["subscriptions"]
-    [new] = modern()[0]["subscriptions"]
-    assert (old["desktop_notifications"], old["wildcard_mentions_notify"]) == (False, True)
-    assert (new["desktop_notifications"], new["wildcard_mentions_notify"]) == (None, None)
+    [old_event], [new_event] = legacy(), modern()
+    assert "notification_fallbacks" not in {**old_event, **new_event}
+    [old], [new] = old_event["subscriptions"], new_event["subscriptions"]
+    keys = ("desktop_notifications", "push_notifications", "wildcard_mentions_notify")
+    assert [old[key] for key in keys] == [False, True, None]
+    assert [new[key] for key in keys] == [None, None, None]
+    state = assert_success(ApiClient(member).post("/register", {"fetch_event_types": '["subscription"]'}))
+    [registered] = state["subscriptions"]
+    assert [registered[key] for key in keys] == [False, True, None]
 
 
 def test_topic_policy_events_and_the_legacy_muted_topics(queue_of, member, make_stream):

@@ -20,7 +20,11 @@ from apps.subscriptions.selectors import (
     subscriber_ids_by_stream,
     visible_streams,
 )
-from apps.subscriptions.serializers import subscription_to_dict
+from apps.subscriptions.serializers import (
+    NULL_NOTIFICATION_FALLBACKS,
+    null_notification_fallbacks,
+    subscription_to_dict,
+)
 from apps.users.models import User
 
 
@@ -68,17 +72,23 @@ def send_subscription_adds(realm: Realm | int, streams: Sequence[Stream], subs: 
     for sub in subs:
         shape = shapes[sub.stream_id]
         per_user[sub.user_id].append(subscription_to_dict(sub, shape, subscribers=sorted(subscribers[sub.stream_id])))
-    send_subscription_lists(realm, "add", per_user)
+    # Each user's null_notification_fallbacks go with their event, for the clients needing them.
+    settings = User.objects.filter(id__in=per_user).values("id", *NULL_NOTIFICATION_FALLBACKS.values())
+    fallbacks = {row["id"]: null_notification_fallbacks(row) for row in settings}
+    send_subscription_lists(realm, "add", per_user, fallbacks)
 
 
-def send_subscription_lists(realm: Realm | int, op: str, per_user: dict[int, list[dict]]) -> None:
-    """Emits: subscription/`op` {subscriptions: the user's list} to each user of `per_user`; users
-    whose lists are the same share one event."""
+def send_subscription_lists(
+    realm: Realm | int, op: str, per_user: dict[int, list[dict]], fallbacks: dict[int, dict] | None = None
+) -> None:
+    """Emits: subscription/`op` {subscriptions: the user's list} to each user of `per_user` (with
+    their `notification_fallbacks`, when given); users whose events are the same share one."""
     by_payload: dict[str, list[int]] = defaultdict(list)
     for user_id, dicts in per_user.items():
-        by_payload[json.dumps(dicts, sort_keys=True)].append(user_id)
+        extra = {} if fallbacks is None else {"notification_fallbacks": fallbacks.get(user_id)}
+        by_payload[json.dumps({"subscriptions": dicts, **extra}, sort_keys=True)].append(user_id)
     for payload, user_ids in by_payload.items():
-        event = {"type": "subscription", "op": op, "subscriptions": json.loads(payload)}
+        event = {"type": "subscription", "op": op, **json.loads(payload)}
         send_event_on_commit(realm, event, user_ids)
 
 
