@@ -226,6 +226,19 @@ def test_subscribe_principals_include_bots(member, bot):
     assert body["subscribed"] == {str(bot.id): ["bots"]}
 
 
+def test_the_system_bots_are_no_principals(realm, member, make_stream):
+    """In Zulip they are no users of the organization (the channels QA pass: the Notification Bot
+    could be subscribed, and showed in subscriber lists)."""
+    from apps.messages.actions.notification_bot import do_create_notification_bot
+
+    make_stream("design", member)
+    bot = do_create_notification_bot(realm)
+    before = db_state()
+    for principals in ([bot.id], [bot.delivery_email], [member.id, bot.id]):
+        assert_error(subscribe(member, "design", principals=principals), 400, "BAD_REQUEST", "No such user")
+    assert db_state() == before
+
+
 def test_subscribe_empty_principals_subscribe_the_caller(member):
     body = assert_success(subscribe(member, "mine", principals=[]))
     assert body["subscribed"] == {str(member.id): ["mine"]}
