@@ -37,7 +37,6 @@ from apps.subscriptions.models import Stream, Subscription, UserTopic
 from apps.subscriptions.serializers import stream_to_dict, subscription_to_dict
 from apps.subscriptions.topics import same_topic
 from apps.users.models import Role, User
-from apps.users.selectors import access_user_by_email
 
 # Settings whose members see a private channel's metadata (and so receive its events).
 METADATA_SETTINGS = ("can_administer_channel_group", "can_add_subscribers_group", "can_subscribe_group")
@@ -252,36 +251,6 @@ def access_stream_for_user_topic(user: User, stream_id: int, *, removing: bool) 
             return stream
     stream, _ = access_stream_by_id(user, stream_id)
     return stream
-
-
-def access_principals(acting_user: User, principals: list[int] | list[str] | None) -> list[User]:
-    """The users a subscription change is for: the acting user when `principals` is empty (Zulip's
-    `if principals:`), else the active users (bots too) named by ids (one query) or emails; "No such
-    user" or "User is deactivated" (BAD_REQUEST) for any other, another organization's included,
-    and for the system bots (in Zulip they are no users of the organization)."""
-    if not principals:
-        return [acting_user]
-    wanted = list(dict.fromkeys(principals))
-    if isinstance(wanted[0], str):
-        # One user however many spellings of their email (emails are case-insensitive).
-        found = (access_user_by_email(acting_user, email, allow_bots=True) for email in wanted)
-        chosen = list({user.id: user for user in found}.values())
-    else:
-        users = {u.id: u for u in User.objects.filter(realm_id=acting_user.realm_id, id__in=wanted)}
-        for user_id in wanted:
-            if user_id not in users:
-                raise JsonableError("No such user")
-            if not users[user_id].is_active:
-                raise JsonableError("User is deactivated")
-        chosen = [users[user_id] for user_id in wanted]
-    if any(user.is_system_bot for user in chosen):
-        raise JsonableError("No such user")
-    return chosen
-
-
-def controls(acting_user: User, target: User) -> bool:
-    """The user themself, or a bot they own."""
-    return target.id == acting_user.id or (target.is_bot and target.bot_owner_id == acting_user.id)
 
 
 # --- channels and their subscribers ---------------------------------------------------------------

@@ -36,13 +36,13 @@ from apps.subscriptions.default_groups import (
 )
 from apps.subscriptions.email_gateway import channel_email_address
 from apps.subscriptions.models import UserTopic
+from apps.subscriptions.principals import access_principals
 from apps.subscriptions.realm_channels import (
     access_announcement_channel,
     access_channel_to_make_default,
     access_moderation_request_channel,
 )
 from apps.subscriptions.selectors import (
-    access_principals,
     access_stream_by_id,
     access_stream_by_name,
     access_stream_for_user_topic,

@@ -38,6 +38,7 @@ from apps.subscriptions.actions.channels import (
 from apps.subscriptions.errors import ChannelExistsError
 from apps.subscriptions.hooks import subscribed_by_someone
 from apps.subscriptions.models import Stream, Subscription
+from apps.subscriptions.principals import controls
 from apps.subscriptions.realm_channels import default_channels
 from apps.subscriptions.selectors import (
     Membership,
@@ -45,7 +46,6 @@ from apps.subscriptions.selectors import (
     active_subscriptions_of_users,
     can_administer,
     channels_closed_to_adding_subscribers,
-    controls,
     has_content_access,
     metadata_access_user_ids,
     streams_by_name,
