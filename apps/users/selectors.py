@@ -225,11 +225,14 @@ USER_ROW_FIELDS = (
 )  # fmt: skip
 
 
-def user_rows_in_realm(realm: Realm) -> list[tuple]:
-    """The organization's users and bots, active or not, by id, as USER_ROW_FIELDS tuples, with
-    `date_joined` already as its wire text (to the minute, in UTC). One query."""
+def user_rows_in_realm(realm: Realm, user_ids: list[int] | None = None) -> list[tuple]:
+    """The organization's users and bots (those among `user_ids`, when given), active or not, by
+    id, as USER_ROW_FIELDS tuples, with `date_joined` already as its wire text (to the minute, in
+    UTC). One query."""
     fields = [name if name != "date_joined" else "joined_text" for name in USER_ROW_FIELDS]
     users = User.objects.filter(realm=realm).annotate(joined_text=Cast("date_joined", CharField()))
+    if user_ids is not None:
+        users = users.filter(id__in=user_ids)
     position = USER_ROW_FIELDS.index("date_joined")
     rows = []
     for row in users.order_by("id").values_list(*fields):
@@ -420,10 +423,11 @@ def _profile_data(values: QuerySet[CustomProfileFieldValue]) -> dict[int, dict[s
     return data
 
 
-def custom_profile_data_in_realm(realm: Realm) -> dict[int, dict[str, dict]]:
-    """custom_profile_data of every user of the organization, in one query by the organization's
-    fields (nothing to read, however many users, when it has none)."""
-    return _profile_data(CustomProfileFieldValue.objects.filter(field__realm_id=realm.id))
+def custom_profile_data_in_realm(realm: Realm, user_ids: list[int] | None = None) -> dict[int, dict[str, dict]]:
+    """custom_profile_data of every user of the organization (those among `user_ids`, when given),
+    in one query by the organization's fields (nothing to read, however many users, when it has none)."""
+    values = CustomProfileFieldValue.objects.filter(field__realm_id=realm.id)
+    return _profile_data(values if user_ids is None else values.filter(user_id__in=user_ids))
 
 
 # --- settings -------------------------------------------------------------------------------------

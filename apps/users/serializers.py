@@ -167,6 +167,8 @@ ProfileData = Annotated[list[ProfileDataItem], Field(max_length=MAX_ITEMS)]
 class GetUsersParams(Params):
     client_gravatar: Json[bool] = True
     include_custom_profile_fields: Json[bool] = False
+    # Only these users (Zulip's get_members_backend); ids of no user of the organization give none.
+    user_ids: Json[Annotated[list[Id], Field(max_length=MAX_ITEMS)]] | None = None
 
 
 class CreateUserParams(Params):

@@ -99,12 +99,13 @@ class UsersView(ApiView):
     def get(self, request: Request):
         params = parse_params(GetUsersParams, request)
         realm = request.user.realm
+        ids = params.user_ids
         members = users_to_dicts(
-            user_rows_in_realm(realm),
+            user_rows_in_realm(realm, ids),
             realm,
             acting_user=request.user,
             client_gravatar=params.client_gravatar,
-            profile_data=custom_profile_data_in_realm(realm) if params.include_custom_profile_fields else None,
+            profile_data=custom_profile_data_in_realm(realm, ids) if params.include_custom_profile_fields else None,
         )
         return json_success(request, {"members": members})
 

@@ -212,3 +212,21 @@ def test_the_servers_own_bots_are_marked_as_system_bots(realm, member, bot):
     assert users[notification_bot.id]["is_system_bot"] is True  # as Zulip marks its system bots
     assert "is_system_bot" not in users[bot.id]
     assert "is_system_bot" not in users[member.id]
+
+
+def test_the_list_of_some_users(realm, member, admin, bot, foreign_user):
+    """Zulip's user_ids (the users QA pass: ignored, everyone was listed); ids of no user of the
+    organization give nothing, another organization's included."""
+    field = CustomProfileFieldFactory(realm=realm, name="Phone", field_type=CustomProfileField.FieldType.SHORT_TEXT)
+    check_update_user_custom_profile_data(admin, [(field.id, "123")], acting_user=admin)
+    params = {"user_ids": f"[{admin.id}, {bot.id}, {foreign_user.id}, 999999]", "include_custom_profile_fields": "true"}
+    members = assert_success(ApiClient(member).get("/users", params))["members"]
+    assert [user["user_id"] for user in members] == sorted([admin.id, bot.id])
+    assert members[0]["profile_data"][str(field.id)]["value"] == "123"
+    many = {"user_ids": str(list(range(1, 1002)))}
+    assert_error(
+        ApiClient(member).get("/users", many),
+        400,
+        "REQUEST_VARIABLE_INVALID",
+        "user_ids has too many items (limit: 1000)",
+    )
