@@ -311,21 +311,8 @@ async function loadOlder() {
   if (aboveFirstMessage() < -200 || state.loading || state.loadingOlder || state.foundOldest || !state.messages.size) {
     return;
   }
-  const token = viewToken;
-  const oldest = Math.min(...state.messages.keys());
-  const narrow = narrowFor(state.view, { ownEmail: state.ownEmail });
-  const params = { anchor: oldest, num_before: 100, num_after: 0, include_anchor: false, narrow, apply_markdown: true };
-  state.loadingOlder = true;
-  let body;
-  try {
-    body = await api("GET", "/messages", params);
-  } catch (error) {
-    console.warn("older messages:", error);
-    return;
-  } finally {
-    if (token === viewToken) state.loadingOlder = false;
-  }
-  if (token !== viewToken) return; // another view was chosen meanwhile
+  const body = await fetchPage("loadingOlder", Math.min(...state.messages.keys()), 100, 0);
+  if (!body) return;
   state.foundOldest = body.found_oldest;
   const older = body.messages.filter((m) => !state.messages.has(m.id));
   if (!older.length) return;
@@ -387,22 +374,9 @@ function scrollToStart(view) {
 // Messages arriving meanwhile wait for their turn (they may be newer than what comes).
 async function loadNewer() {
   if (state.foundNewest || state.loading || state.loadingNewer || !state.messages.size || !nearBottom()) return;
-  const token = viewToken;
-  const newest = Math.max(...state.messages.keys());
-  const narrow = narrowFor(state.view, { ownEmail: state.ownEmail });
-  const params = { anchor: newest, num_before: 0, num_after: 100, include_anchor: false, narrow, apply_markdown: true };
-  state.loadingNewer = true;
   state.arrivedMeanwhile = [];
-  let body;
-  try {
-    body = await api("GET", "/messages", params);
-  } catch (error) {
-    console.warn("newer messages:", error);
-    return;
-  } finally {
-    if (token === viewToken) state.loadingNewer = false;
-  }
-  if (token !== viewToken) return;
+  const body = await fetchPage("loadingNewer", Math.max(...state.messages.keys()), 0, 100);
+  if (!body) return;
   state.foundNewest = body.found_newest;
   const newer = [...body.messages, ...(state.foundNewest ? state.arrivedMeanwhile : [])]
     .filter((m) => !state.messages.has(m.id))
@@ -410,6 +384,24 @@ async function loadNewer() {
   for (const m of newer) state.messages.set(m.id, m);
   $("#messages").append(...newer.map(shownItem));
   loadNewer();
+}
+
+// A page of the view's messages before or after `anchor` (the state's `flag` is true meanwhile);
+// null when it failed or another view was chosen meanwhile.
+async function fetchPage(flag, anchor, numBefore, numAfter) {
+  const token = viewToken;
+  const narrow = narrowFor(state.view, { ownEmail: state.ownEmail });
+  const params = { anchor, num_before: numBefore, num_after: numAfter, include_anchor: false, narrow, apply_markdown: true };
+  state[flag] = true;
+  try {
+    const body = await api("GET", "/messages", params);
+    return token === viewToken ? body : null;
+  } catch (error) {
+    console.warn(`${flag}:`, error);
+    return null;
+  } finally {
+    if (token === viewToken) state[flag] = false;
+  }
 }
 
 function onScroll() {
