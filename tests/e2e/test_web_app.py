@@ -494,8 +494,9 @@ def test_what_other_clients_change_shows_live(web_server, people, chromium):
     """The web-app QA pass: a view opens at its first unread message and reads only what is on
     screen (all it loaded was read, seen or not); older messages load when scrolling up (a view
     showed its newest 100 only, so older unread ones stayed unread); messages marked unread
-    elsewhere, moved, or starred, a channel renamed, a person renamed, the channel shown left: all
-    live, without a reload; a malformed link opens the combined feed."""
+    elsewhere, moved, or starred, a channel renamed, a person renamed, the channel shown left, a
+    message matching the search shown: all live, without a reload; a malformed link opens the
+    combined feed."""
     server, general = web_server
     realm, owner, member = people
     url = server.url
@@ -560,6 +561,15 @@ def test_what_other_clients_change_shows_live(web_server, people, chromium):
         expect(mick.locator("#narrow-title")).to_have_text("#renamed")
         mick_api.remove_subscriptions(["renamed"])
         expect(mick.locator("#narrow-title")).to_have_text("Combined feed")
+
+        # A search shows what arrives and matches it (it showed nothing new until run again).
+        mick.fill("#search", "pancakes")
+        mick.press("#search", "Enter")
+        expect(mick.locator("#narrow-title")).to_have_text("Search: pancakes")
+        olive.send_message({"type": "stream", "to": "general", "topic": "food", "content": "waffles today"})
+        olive.send_message({"type": "stream", "to": "general", "topic": "food", "content": "pancakes tomorrow"})
+        expect(message(mick, "pancakes tomorrow")).to_be_visible()
+        expect(message(mick, "waffles today")).to_have_count(0)
 
         # A malformed link: the combined feed, no script error.
         errors = []

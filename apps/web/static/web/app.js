@@ -85,7 +85,8 @@ const handlers = {
       state.unread.set(message.id, unreadPlace(message));
     }
     if (message.type === "stream" && state.view.streamId === message.stream_id) addTopic(message.subject, message.id);
-    if (state.view.kind !== "search" && viewShows(state.view, message, state.ownUserId)) appendMessage(message);
+    if (state.view.kind === "search") appendIfMatching(message);
+    else if (viewShows(state.view, message, state.ownUserId)) appendMessage(message);
     renderCounts();
   },
   update_message(event) {
@@ -208,6 +209,18 @@ const handlers = {
     renderPeople();
   },
 };
+
+// A message arriving while a search is shown: shown if the server says the search matches it.
+async function appendIfMatching(message) {
+  const token = viewToken;
+  const narrow = narrowFor(state.view, { ownEmail: state.ownEmail });
+  try {
+    const body = await api("GET", "/messages/matches_narrow", { msg_ids: [message.id], narrow });
+    if (token === viewToken && String(message.id) in body.messages) appendMessage(message);
+  } catch (error) {
+    console.warn("search:", error);
+  }
+}
 
 // Changes to messages that arrive while a view's messages load are applied again once they are
 // drawn: the answer may predate them (the handlers apply a change twice harmlessly).
