@@ -261,12 +261,12 @@ def test_a_flag_on_channel_history_makes_a_historical_row_but_read_does_not(desi
     message = send(member, design)  # the moderator is not subscribed: they never received it
     assert check_update_message_flags(
         moderator, op="add", flag="read", message_ids=[message.id], acting_user=moderator
-    ) == []  # fmt: skip
+    ).changed == []  # fmt: skip
     assert flags_of(moderator, message.id) is None
-    changed = check_update_message_flags(
+    change = check_update_message_flags(
         moderator, op="add", flag="starred", message_ids=[message.id, message.id], acting_user=moderator
     )
-    assert changed == [message.id]
+    assert change.changed == [message.id]
     assert flags_of(moderator, message.id) == READ | HISTORICAL | STARRED
 
 
@@ -275,10 +275,10 @@ def test_marking_unread_skips_channels_the_user_is_not_subscribed_to(make_stream
     mine, theirs = send(member, design), send(member, elsewhere)
     do_mark_messages_read(owner, acting_user=owner)
     assert_success(ApiClient(owner).delete("/users/me/subscriptions", {"subscriptions": ["elsewhere"]}))
-    changed = check_update_message_flags(
+    change = check_update_message_flags(
         owner, op="remove", flag="read", message_ids=[mine.id, theirs.id], acting_user=owner
     )
-    assert changed == [mine.id]
+    assert change == ([mine.id], [elsewhere.id])  # the channel whose messages were not marked unread
     assert (flags_of(owner, mine.id), flags_of(owner, theirs.id)) == (0, READ)
 
 

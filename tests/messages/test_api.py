@@ -785,6 +785,31 @@ def test_flags_for_narrow_with_invalid_flag_is_refused(history, admin):
     )
 
 
+def test_flags_for_narrow_shortens_a_large_range_and_keeps_the_anchor_inside(history, admin):
+    """As Zulip's update_message_flags_for_narrow (the reading QA pass: a range over 5,000 was
+    refused, an anchor left out of the middle of one accepted)."""
+    api = ApiClient(admin)
+    params = {"anchor": "newest", "num_before": 6000, "num_after": 0, "narrow": "[]", "op": "add", "flag": "starred"}
+    assert assert_success(api.post("/messages/flags/narrow", params))["processed_count"] == 5
+    params = {**params, "anchor": str(history[2]), "num_before": 1, "num_after": 1, "include_anchor": "false"}
+    refused(
+        api.post("/messages/flags/narrow", params), "The anchor can only be excluded at an end of the range", db_state()
+    )
+
+
+def test_marking_unread_says_which_channels_it_left_alone(design, history, moderator):
+    """Zulip's ignored_because_not_subscribed_channels (the reading QA pass: never said)."""
+    api = ApiClient(moderator)  # not subscribed to design, which they may read
+    body = assert_success(api.post("/messages/flags", {"messages": f"[{history[0]}]", "op": "remove", "flag": "read"}))
+    assert body["ignored_because_not_subscribed_channels"] == [design.id]
+    narrow = '[["channel", "design"]]'
+    params = {"anchor": "newest", "num_before": 3, "num_after": 0, "narrow": narrow, "op": "remove", "flag": "read"}
+    body = assert_success(api.post("/messages/flags/narrow", params))
+    assert body["ignored_because_not_subscribed_channels"] == [design.id]
+    body = assert_success(api.post("/messages/flags", {"messages": f"[{history[0]}]", "op": "add", "flag": "starred"}))
+    assert body["ignored_because_not_subscribed_channels"] == []
+
+
 # --- marking as read ---------------------------------------------------------------------------------
 
 

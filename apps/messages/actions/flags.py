@@ -2,7 +2,7 @@
 
 import time
 from collections.abc import Sequence
-from typing import Any
+from typing import Any, NamedTuple
 
 from django.conf import settings
 from django.db import transaction
@@ -31,26 +31,34 @@ def check_flag(flag: str) -> int:
     return UserMessage.FLAG_NAMES[flag]
 
 
+class FlagsChange(NamedTuple):
+    changed: list[int]  # the ids whose flag changed
+    ignored_channel_ids: list[int]  # channels whose messages were not marked unread (not subscribed)
+
+
 def check_update_message_flags(
     user: User, *, op: str, flag: str, message_ids: Sequence[int], acting_user: User | None
-) -> list[int]:
+) -> FlagsChange:
     """POST /messages/flags: add or remove an editable flag on messages the user may see ("Invalid
-    message(s)" if any is not), checked before do_update_message_flags changes them; returns the
-    ids whose flag changed. Marking unread skips channel messages of channels the user is not
-    subscribed to (Zulip's invariant, which unread_msgs relies on)."""
+    message(s)" if any is not), checked before do_update_message_flags changes them. Marking
+    unread skips channel messages of channels the user is not subscribed to (Zulip's invariant,
+    which unread_msgs relies on), and says which channels (Zulip's
+    ignored_because_not_subscribed_channels)."""
     check_acting_for(user, acting_user)
     check_flag(flag)
     ids = list(dict.fromkeys(message_ids))
     if len(visible_message_flags(user, ids)) != len(ids):
         raise InvalidMessageError()
+    skipped: dict[int, int] = {}
     if op == "remove" and flag == "read":
-        skipped = set(
+        skipped = dict(
             Message.objects.filter(id__in=ids, stream__isnull=False)
             .exclude(stream_id__in=subscribed_stream_ids(user))
-            .values_list("id", flat=True)
+            .values_list("id", "stream_id")
         )
         ids = [mid for mid in ids if mid not in skipped]
-    return do_update_message_flags(user, op=op, flag=flag, message_ids=ids, acting_user=acting_user)
+    changed = do_update_message_flags(user, op=op, flag=flag, message_ids=ids, acting_user=acting_user)
+    return FlagsChange(changed, sorted(set(skipped.values())))
 
 
 @transaction.atomic

@@ -8,6 +8,7 @@ from apps.core.responses import json_success
 from apps.core.views import ApiView
 from apps.messages.actions.alert_words import check_add_alert_words, do_remove_alert_words
 from apps.messages.actions.flags import (
+    FlagsChange,
     check_flag,
     check_mark_all_as_read,
     check_mark_topic_as_read,
@@ -41,10 +42,11 @@ class MessageFlagsView(ApiView):
     @uses_params(UpdateFlagsParams)
     def post(self, request: Request):
         params = parse_params(UpdateFlagsParams, request)
-        check_update_message_flags(
+        change = check_update_message_flags(
             request.user, op=params.op, flag=params.flag, message_ids=params.messages, acting_user=request.user
         )
-        return json_success(request, {"messages": params.messages})
+        answer = {"messages": params.messages, "ignored_because_not_subscribed_channels": change.ignored_channel_ids}
+        return json_success(request, answer)
 
 
 class MessageFlagsForNarrowView(ApiView):
@@ -55,28 +57,31 @@ class MessageFlagsForNarrowView(ApiView):
         params = parse_params(UpdateFlagsForNarrowParams, request)
         user = request.user
         check_flag(params.flag)
-        if params.num_before + params.num_after > MAX_MESSAGES_PER_REQUEST:
-            raise JsonableError(f"Too many messages requested (maximum {MAX_MESSAGES_PER_REQUEST}).")
+        if params.num_before > 0 and params.num_after > 0 and not params.include_anchor:
+            raise JsonableError("The anchor can only be excluded at an end of the range")
+        # As Zulip's update_message_flags_for_narrow: a larger range is shortened, not refused.
+        num_before = max(0, min(params.num_before, MAX_MESSAGES_PER_REQUEST - params.num_after))
+        num_after = max(0, min(params.num_after, MAX_MESSAGES_PER_REQUEST - num_before))
         terms = with_conversation(user, parse_narrow(params.narrow))
         anchor = resolve_anchor(user, params.anchor, False, terms)
         ids, _, found_oldest, found_newest = messages_around(
-            user, terms, anchor, params.num_before, params.num_after, include_anchor=params.include_anchor
+            user, terms, anchor, num_before, num_after, include_anchor=params.include_anchor
         )
-        changed = (
+        change = (
             check_update_message_flags(user, op=params.op, flag=params.flag, message_ids=ids, acting_user=user)
             if ids
-            else []
+            else FlagsChange([], [])
         )
         return json_success(
             request,
             {
                 "processed_count": len(ids),
-                "updated_count": len(changed),
+                "updated_count": len(change.changed),
                 "first_processed_id": ids[0] if ids else None,
                 "last_processed_id": ids[-1] if ids else None,
                 "found_oldest": found_oldest,
                 "found_newest": found_newest,
-                "ignored_because_not_subscribed_channels": [],
+                "ignored_because_not_subscribed_channels": change.ignored_channel_ids,
             },
         )
 
