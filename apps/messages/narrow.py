@@ -31,13 +31,14 @@ from apps.subscriptions.topics import RESOLVED_TOPIC_PREFIX, same_topic, topic_f
 from apps.users.models import User
 from apps.users.selectors import access_user_by_email
 
-OPERATOR_ALIASES = {"stream": "channel", "pm-with": "dm", "group-pm-with": "dm-including", "subject": "topic"}
+OPERATOR_ALIASES = {"stream": "channel", "pm-with": "dm", "subject": "topic"}
 OPERATORS = {
     "channel",
     "topic",
     "sender",
     "dm",
     "dm-including",
+    "group-pm-with",
     "is",
     "has",
     "id",
@@ -84,7 +85,7 @@ def parse_narrow(raw: Any) -> list[Term]:
         operator = OPERATOR_ALIASES.get(operator, operator)
         if operator not in OPERATORS:
             raise BadNarrowError("unknown operator")
-        if operator == "dm" or operator == "dm-including":
+        if operator in ("dm", "dm-including", "group-pm-with"):
             if not isinstance(operand, str | int | list):
                 raise JsonableError(f"Invalid operand for {operator}")
         elif operator in ("id", "channel", "sender", "with"):
@@ -95,9 +96,22 @@ def parse_narrow(raw: Any) -> list[Term]:
         elif operator == "search" and not operand.strip():
             raise JsonableError("operand cannot be blank.")  # Zulip's words
         terms.append(Term(operator, operand, negated))
+    check_not_both_channel_and_dm(terms)
     if len(searched_words(terms)) > MAX_SEARCH_WORDS:
         raise BadNarrowError(f"search has too many words (limit: {MAX_SEARCH_WORDS})")
     return terms
+
+
+def check_not_both_channel_and_dm(terms: list[Term]) -> None:
+    """Zulip's check_not_both_channel_and_dm_narrow: no message matches both."""
+    positive = [t for t in terms if not t.negated]
+    channel = any(t.operator in ("channel", "channels", "streams") for t in positive)
+    dm = any(
+        t.operator in ("dm", "dm-including", "group-pm-with") or (t.operator == "is" and t.operand in ("dm", "private"))
+        for t in positive
+    )
+    if channel and dm:
+        raise BadNarrowError("No message can be both a channel message and direct message")
 
 
 def searched_words(terms: list[Term], *, highlighted_only: bool = False) -> set[str]:
@@ -189,25 +203,42 @@ class NarrowBuilder:
         return Q(**{self.field("recipient_id"): recipient.id if recipient else -1})
 
     def by_dm_including(self, operand) -> Q:
+        other = self._one_user(operand, "dm-including")
+        personal = Recipient.objects.filter(type=Recipient.Type.PERSONAL, type_id=other).first()
+        is_dm = Q(**{self.field("stream_id__isnull"): True})
+        return is_dm & (
+            Q(**{self.field("sender_id"): other})
+            | Q(**{self.field("recipient_id"): personal.id if personal else -1})
+            | Q(**{self.field("recipient_id__in"): self._group_recipient_ids(other)})
+        )
+
+    def by_group_pm_with(self, operand) -> Q:
+        """Zulip's deprecated group-pm-with: the user's group direct messages with this person (not
+        their one-to-one ones, which dm-including adds)."""
+        return Q(
+            **{self.field("recipient_id__in"): self._group_recipient_ids(self._one_user(operand, "group-pm-with"))}
+        )
+
+    def _one_user(self, operand, operator: str) -> int:
         users = self.users(operand)
         if len(users) != 1:
-            raise BadNarrowError("dm-including takes one user")
-        other = users[0].id
-        personal = Recipient.objects.filter(type=Recipient.Type.PERSONAL, type_id=other).first()
+            raise BadNarrowError(f"{operator} takes one user")
+        return users[0].id
+
+    def _group_recipient_ids(self, other: int) -> list[int]:
+        """The recipients of the group direct messages of the user and `other`."""
         groups = [
             g.id
             for g in DirectMessageGroup.objects.filter(realm_id=self.user.realm_id)
             if other in g.user_ids and self.user.id in g.user_ids
         ]
-        group_recipients = Recipient.objects.filter(
-            type=Recipient.Type.DIRECT_MESSAGE_GROUP, type_id__in=groups
-        ).values_list("id", flat=True)
-        is_dm = Q(**{self.field("stream_id__isnull"): True})
-        return is_dm & (
-            Q(**{self.field("sender_id"): other})
-            | Q(**{self.field("recipient_id"): personal.id if personal else -1})
-            | Q(**{self.field("recipient_id__in"): list(group_recipients)})
-        )
+        recipients = Recipient.objects.filter(type=Recipient.Type.DIRECT_MESSAGE_GROUP, type_id__in=groups)
+        return list(recipients.values_list("id", flat=True))
+
+    def by_unmuted(self, operand: str) -> Q:
+        """Not muted (internal, first_unread's): `topics`, not in a muted topic; `all`, nor in a
+        muted channel either."""
+        return ~self._topic_policy("muted", channels=operand == "all")
 
     def by_is(self, operand: str) -> Q:
         if operand not in IS_OPERANDS:
@@ -318,7 +349,7 @@ class NarrowBuilder:
             found.append(user)
         return found
 
-    def _topic_policy(self, operand: str) -> Q:
+    def _topic_policy(self, operand: str, *, channels: bool = True) -> Q:
         policy = UserTopic.VisibilityPolicy.FOLLOWED if operand == "followed" else UserTopic.VisibilityPolicy.MUTED
         pairs = UserTopic.objects.filter(user=self.user, visibility_policy=policy).values_list(
             "stream_id", "topic_name"
@@ -326,7 +357,7 @@ class NarrowBuilder:
         condition = Q(pk__in=[])
         for stream_id, topic in pairs:
             condition |= Q(**{self.field("stream_id"): stream_id}) & same_topic(self.field("topic"), topic)
-        if operand == "muted":
+        if operand == "muted" and channels:
             muted_streams = subscribed_stream_ids(self.user, muted=True)
             # Unmuted and followed topics of a muted channel are not muted (Zulip's exclude_stream_and_topic_mutes).
             unmuted = UserTopic.objects.filter(

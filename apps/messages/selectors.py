@@ -154,11 +154,11 @@ def _id_column(query: NarrowQuery) -> str:
 
 
 def first_unread_id(user: User, terms: list[Term]) -> int | None:
-    """The oldest unread message of the narrow; outside a channel narrow, not one of a muted channel
-    or topic (Zulip's first_unread anchor: what the user muted does not hold them back)."""
-    unread = [*terms, Term("is", "unread")]
-    if not any(t.operator in ("channel", "topic", "dm", "is", "in") for t in terms):
-        unread.append(Term("is", "muted", negated=True))
+    """The oldest unread message of the narrow not in a muted topic, nor, outside a channel narrow,
+    in a muted channel (Zulip's exclude_muting_conditions: what the user muted does not hold them
+    back)."""
+    names_channel = any(t.operator == "channel" and not t.negated for t in terms)
+    unread = [*terms, Term("is", "unread"), Term("unmuted", "topics" if names_channel else "all")]
     query = narrow_query(user, unread)
     column = _id_column(query)
     return query.ids.order_by(column).first()

@@ -924,3 +924,7 @@ def test_first_unread_skips_muted_channels_and_topics(make_stream, member, admin
     narrowed = get_messages(admin, [["channel", "quiet"]], anchor="first_unread", num_before=0, num_after=0)
     assert narrowed["anchor"] == muted_channel
     assert muted_topic < wanted
+    # Narrowed to a channel, a muted topic of it still does not hold the reader back (the reading
+    # QA pass: it was the anchor), as Zulip's exclude_muting_conditions.
+    narrowed = get_messages(admin, [["channel", "loud"]], anchor="first_unread", num_before=0, num_after=0)
+    assert narrowed["anchor"] == wanted

@@ -145,6 +145,8 @@ def test_dm_including_a_user_selects_their_conversations(scene, admin, member, o
     check_operator(admin, scene, "dm-including", owner.delivery_email, {scene.group})
     assert matching(admin, ["group-pm-with", owner.delivery_email]) == {scene.group}
     assert matching(admin, ["group_pm_with", owner.delivery_email]) == {scene.group}
+    # group-pm-with: group conversations only (the reading QA pass: it was dm-including).
+    assert matching(admin, ["group-pm-with", member.delivery_email]) == {scene.group}
     # Oneself: every direct message.
     assert matching(admin, as_dict("dm-including", admin.id)) == {scene.dm, scene.group, scene.note}
 
@@ -341,8 +343,20 @@ def test_search_on_postgresql_is_stemmed(scene, admin):
 
 def test_terms_are_anded(scene, admin, member):
     assert matching(admin, ["channel", "design"], ["sender", member.delivery_email]) == {scene.lunch, scene.mention}
-    assert matching(admin, ["channel", "design"], ["is", "dm"]) == set()
     assert matching(admin, ["is", "dm"], as_dict("dm", [admin.id], negated=True)) == {scene.dm, scene.group}
+    assert matching(admin, ["channel", "design"], as_dict("is", "dm", negated=True)) == matching(
+        admin, ["channel", "design"]
+    )
+
+
+@pytest.mark.parametrize("dm_term", [["is", "dm"], ["is", "private"], ["dm", "[2]"], ["dm-including", "2"]])
+def test_a_channel_and_a_direct_message_term_together_are_bad_narrow(scene, admin, dm_term):
+    """Zulip's check_not_both_channel_and_dm_narrow (the reading QA pass: an empty answer)."""
+    bad_narrow(
+        admin,
+        [["channel", "design"], dm_term],
+        "Invalid narrow operator: No message can be both a channel message and direct message",
+    )
 
 
 def test_narrow_on_a_channels_history_applies_every_operator(scene, make_stream, send, moderator, member):
