@@ -58,12 +58,21 @@ def base_payload(user: User) -> dict[str, Any]:
 
 
 def mobile_push_content(rendered_html: str) -> str:
-    """The message as plain text: images by their alt text (emoji too), quotes marked with "> "."""
+    """The message as plain text: images by their alt text (emoji too), quotes marked with "> ",
+    a spoiler by its header and "(…)" (its hidden part never shows on a lock screen: Zulip's
+    render_spoiler)."""
     if settings.PUSH_NOTIFICATION_REDACT_CONTENT:
         return "New message"
     if not rendered_html.strip():
         return ""
     root = lxml.html.fragment_fromstring(rendered_html, create_parent=True)
+    for spoiler in root.find_class("spoiler-block"):
+        headers = spoiler.find_class("spoiler-header")
+        header = headers[0].text_content().strip() if headers else ""
+        shown = lxml.html.Element("p")
+        shown.text = f"{header} (…)" if header else "(…)"
+        shown.tail = spoiler.tail
+        spoiler.getparent().replace(spoiler, shown)
     for image in root.iter("img"):
         image.tail = (image.get("alt") or "") + (image.tail or "")
     for quote in root.iter("blockquote"):

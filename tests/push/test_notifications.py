@@ -47,6 +47,16 @@ def send_to_channel(sender, stream, content, topic="lunch"):
     return assert_success(response)["id"]
 
 
+def test_a_spoiler_shows_only_its_header(member, admin, pushes):
+    """Zulip's render_spoiler (the notifications QA pass: its hidden part showed on the lock screen)."""
+    with_phone(member)
+    send_dm(
+        admin, member, content="Who dies?\n\n```spoiler Ending\nSnape kills Dumbledore\n```\n\n```spoiler\nsecret\n```"
+    )
+    [(_, _, payload)] = pushes()
+    assert payload["content"] == "Who dies?\nEnding (…)\n(…)"
+
+
 def test_a_direct_message_notifies_the_recipients_phone_once(member, admin, pushes):
     token = with_phone(member)
     message_id = send_dm(admin, member, content="Are you **there**?")
