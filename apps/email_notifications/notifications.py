@@ -67,8 +67,8 @@ DIRECT_MESSAGE, MENTION, WILDCARD_MENTION, FOLLOWED_TOPIC, CHANNEL = (
 
 
 @message_sent.register
-def queue_email_notifications(message: Message, flags: dict[int, int]) -> None:
-    if not settings.EMAIL_NOTIFICATIONS:
+def queue_email_notifications(message: Message, flags: dict[int, int], *, external_notifications: bool) -> None:
+    if not settings.EMAIL_NOTIFICATIONS or not external_notifications:
         return
     unread = {uid: bits for uid, bits in flags.items() if uid != message.sender_id and not bits & UserMessage.READ}
     addressed = [uid for uid, bits in unread.items() if message.stream_id is None or bits & UserMessage.MENTION_BITS]

@@ -23,9 +23,11 @@ contents_to_send = Hooks("contents_to_send")
 # organization's emoji).
 custom_emoji = Hooks("custom_emoji")
 
-# message_sent(message, flags): a message was stored; `flags` maps each of its recipients' user ids
-# (the sender's included) to their UserMessage flags (apps.push: notifications to phones;
-# apps.webhooks: deliveries to the outgoing-webhook bots it triggers).
+# message_sent(message, flags, external_notifications): a message was stored; `flags` maps each of
+# its recipients' user ids (the sender's included) to their UserMessage flags; `external_notifications`
+# False: no email or phone notification of it (apps.push: notifications to phones;
+# apps.email_notifications: emails to people offline; apps.webhooks: deliveries to the
+# outgoing-webhook bots it triggers).
 message_sent = Hooks("message_sent")
 
 # mentions_added(message, user_ids): an edit of a channel message's content mentions these recipients

@@ -50,7 +50,9 @@ MAX_ATTEMPTS = 6
 
 
 @message_sent.register
-def queue_message_notifications(message: Message, flags: dict[int, int]) -> None:
+def queue_message_notifications(message: Message, flags: dict[int, int], *, external_notifications: bool) -> None:
+    if not external_notifications:
+        return
     unread_by_others = any(uid != message.sender_id and not bits & UserMessage.READ for uid, bits in flags.items())
     if unread_by_others and realm_has_push_devices(message.realm_id):
         send_message_notifications.enqueue(message.id)

@@ -30,7 +30,7 @@ from apps.webhooks.selectors import webhook_bot_ids_among
 
 
 @message_sent.register
-def queue_outgoing_webhooks(message: Message, flags: dict[int, int]) -> None:
+def queue_outgoing_webhooks(message: Message, flags: dict[int, int], *, external_notifications: bool) -> None:
     if message.sender.is_bot:
         return
     if message.stream_id is not None:

@@ -257,3 +257,22 @@ def test_an_uploaded_avatar_is_sent_as_an_absolute_address(member, admin, pushes
     send_dm(admin, member)
     [(_, _, payload)] = pushes()
     assert payload["sender_avatar_url"] == f"{member.realm.url}/user_avatars/{admin.realm_id}/{'ab' * 16}.png?version=1"
+
+
+def test_the_welcome_bots_messages_notify_no_phone_and_no_email(realm, owner, member, pushes):
+    """As Zulip's disable_external_notifications (the notifications QA pass: every new person got
+    an email "DMs with Welcome Bot", and a phone its push)."""
+    from django.core import mail
+
+    from apps.email_notifications import notifications
+    from apps.email_notifications.models import EmailNotification
+    from apps.invites.actions.welcome import check_send_test_welcome_message, do_send_welcome_message
+
+    with_phone(owner)
+    with_phone(member)
+    assert check_send_test_welcome_message("Testing", acting_user=owner) is not None  # makes the bot
+    assert do_send_welcome_message(member, custom_text="Hello!", acting_user=None) is not None
+    assert pushes() == []
+    assert not EmailNotification.objects.exists()
+    assert notifications.send_due_email_notifications() == 0
+    assert mail.outbox == []

@@ -61,7 +61,9 @@ def do_send_welcome_message(user: User, *, custom_text: str | None, acting_user:
         return None
     text = user.realm.welcome_message_custom_text if custom_text is None else custom_text
     content = welcome_message_content(user.realm, text)
-    return do_send_message(bot, dm_with=[user], content=content, client=CLIENT, acting_user=None)
+    return do_send_message(
+        bot, dm_with=[user], content=content, client=CLIENT, external_notifications=False, acting_user=None
+    )
 
 
 def check_send_test_welcome_message(custom_text: str, *, acting_user: User) -> Message:
@@ -77,4 +79,6 @@ def check_send_test_welcome_message(custom_text: str, *, acting_user: User) -> M
     if not bot.is_active:
         raise JsonableError("The Welcome Bot is deactivated.")
     content = welcome_message_content(acting_user.realm, custom_text)
-    return do_send_message(bot, dm_with=[acting_user], content=content, client=CLIENT, acting_user=None)
+    return do_send_message(
+        bot, dm_with=[acting_user], content=content, client=CLIENT, external_notifications=False, acting_user=None
+    )

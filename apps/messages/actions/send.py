@@ -217,10 +217,13 @@ def do_send_message(
     read_by: Collection[int] = (),
     local_id: tuple[str, str] | None = None,
     links_as: User | None = None,
+    external_notifications: bool = True,
     acting_user: User | None,
 ) -> Message:
     """Send a message whose content, channel and topic are checked (check_send_message checks a
     client's): a Message and a UserMessage row for each recipient (in bulk), with their flags.
+    `external_notifications` False: no email or phone notification of it (Zulip's
+    disable_external_notifications, for the Welcome Bot's messages).
 
     Channel messages go to the channel's active subscribers (and the sender); direct messages to
     their people. Mentions set `mentioned` (or a wildcard flag); a recipient's alert word in the
@@ -279,6 +282,7 @@ def do_send_message(
         listeners=_public_channel_listeners(stream, receivers),
         local_id=local_id,
         topic_links=linkifiers.topic_links(topic) if stream is not None else None,
+        external_notifications=external_notifications,
     )
 
 
@@ -291,6 +295,7 @@ def _store_message(
     listeners: list[int],
     local_id: tuple[str, str] | None,
     topic_links: list[dict[str, str]] | None,
+    external_notifications: bool,
 ) -> Message:
     """Store the (unsaved) message with its recipient and the recipients' rows (and its widget, for
     a poll or a to-do list), and announce it (with its topic's links)."""
@@ -312,7 +317,7 @@ def _store_message(
         send_stream_update(stream, "first_message_id", message.id)
     submessages = add_widget(message)
     _send_message_events(message, flags, local_id, people, listeners, topic_links, submessages)
-    message_sent.call(message, flags)
+    message_sent.call(message, flags, external_notifications=external_notifications)
     return message
 
 
