@@ -37,6 +37,7 @@ from django.utils import timezone
 from apps.core.mail import templated_email
 from apps.core.tasks import periodic, retried_task
 from apps.email_notifications.models import EmailNotification
+from apps.messages.actions.edit import DELETED_CONTENT
 from apps.messages.hooks import mentions_added, message_sent
 from apps.messages.models import Message, UserMessage
 from apps.messages.recipients import direct_message_people
@@ -46,6 +47,7 @@ from apps.presence.selectors import is_active_now
 from apps.subscriptions.models import Subscription, UserTopic
 from apps.subscriptions.topics import same_topic
 from apps.users.models import User
+from apps.users.settings_values import AutomaticAlwaysNever
 
 logger = logging.getLogger("apps.email_notifications")
 
@@ -237,9 +239,16 @@ def _email_user(user_id: int) -> int:
     user = User.objects.select_related("realm").filter(id=user_id, is_active=True).first()
     unread = UserMessage.objects.filter(user_id=user_id, message_id__in=[row.message_id for row in rows])
     unread_ids = {mid for mid, bits in unread.values_list("message_id", "flags") if not bits & UserMessage.READ}
-    if user is None or not unread_ids or user.realm.deactivated:
+    # As Zulip's handle_missedmessage_emails: none once the setting is off (even if they were
+    # pending), and none of a message edited away ("(deleted)").
+    if user is None or not unread_ids or user.realm.deactivated or not user.enable_offline_email_notifications:
         return 0
-    messages = Message.objects.filter(id__in=unread_ids).select_related("sender", "stream", "recipient").order_by("id")
+    messages = (
+        Message.objects.filter(id__in=unread_ids)
+        .exclude(content=DELETED_CONTENT)
+        .select_related("sender", "stream", "recipient")
+        .order_by("id")
+    )
     conversations: dict[tuple, list[Message]] = defaultdict(list)
     for message in messages:
         conversations[_conversation(message)].append(message)
@@ -247,6 +256,16 @@ def _email_user(user_id: int) -> int:
     for conversation in conversations.values():
         _send(user, conversation, {triggers[message.id] for message in conversation})
     return len(conversations)
+
+
+def _realm_name_in_subject(user: User) -> bool:
+    """The user's realm_name_in_email_notifications_policy: automatic, when their address has
+    accounts in other organizations too (Zulip's include_realm_name_in_missedmessage_emails_subject)."""
+    policy = user.realm_name_in_email_notifications_policy
+    if policy != AutomaticAlwaysNever.AUTOMATIC:
+        return policy == AutomaticAlwaysNever.ALWAYS
+    others = User.objects.filter(delivery_email__iexact=user.delivery_email, is_active=True).exclude(id=user.id)
+    return others.exists()
 
 
 def _conversation(message: Message) -> tuple:
@@ -274,6 +293,7 @@ def _send(user: User, messages: list[Message], triggers: set[str]) -> None:
         "link": link,
         "messages": messages,
         "show_content": user.message_content_in_email_notifications,
+        "realm_in_subject": _realm_name_in_subject(user),
         "mentioned": bool(triggers & {MENTION, WILDCARD_MENTION}),
         "followed": triggers == {FOLLOWED_TOPIC},
         "channel": triggers <= {FOLLOWED_TOPIC, CHANNEL} and CHANNEL in triggers,

@@ -16,6 +16,7 @@ from apps.email_notifications import notifications
 from apps.email_notifications.models import EmailNotification
 from apps.users.models import User
 from tests.api import ApiClient, assert_success
+from tests.factories import UserFactory
 from tests.tasks import run_ready_tasks
 
 
@@ -61,7 +62,7 @@ def test_a_direct_message_is_emailed_once_the_batching_period_passed(realm, owne
     assert send_due() == 1
     [email] = mail.outbox
     assert email.to == [owner.delivery_email]
-    assert email.subject == f"DMs with Mel Member ({realm.name})"
+    assert email.subject == "DMs with Mel Member"
     assert "Are you coming **tonight**?" in email.body
     assert "Say yes" in email.body
     assert f"{realm.url}/#narrow/dm/{member.id}-dm" in email.body
@@ -76,13 +77,13 @@ def test_one_email_per_conversation(realm, owner, member, admin):
     assert send_due() == 4  # three to Olivia, one to Mel
     to_owner = {email.subject: email.body for email in mail.outbox if email.to == [owner.delivery_email]}
     assert sorted(to_owner) == [
-        f"DMs with Adam Admin ({realm.name})",
-        f"DMs with Mel Member ({realm.name})",
-        f"Group DMs with Adam Admin, Mel Member ({realm.name})",
+        "DMs with Adam Admin",
+        "DMs with Mel Member",
+        "Group DMs with Adam Admin, Mel Member",
     ]
-    assert "from Adam" in to_owner[f"DMs with Adam Admin ({realm.name})"]
-    assert "from Mel" not in to_owner[f"DMs with Adam Admin ({realm.name})"]
-    group = to_owner[f"Group DMs with Adam Admin, Mel Member ({realm.name})"]
+    assert "from Adam" in to_owner["DMs with Adam Admin"]
+    assert "from Mel" not in to_owner["DMs with Adam Admin"]
+    group = to_owner["Group DMs with Adam Admin, Mel Member"]
     assert "to the three" in group
     assert f"#narrow/dm/{admin.id},{member.id}-group" in group or f"#narrow/dm/{member.id},{admin.id}-group" in group
 
@@ -101,9 +102,9 @@ def test_mentions_by_conversation_and_plain_messages_not(realm, channel, owner, 
     assert send_due() == 3
     subjects = sorted(email.subject for email in mail.outbox)
     assert subjects == [
-        f"#design > other ({realm.name})",
-        f"#design > plans ({realm.name})",
-        f"DMs with Mel Member ({realm.name})",
+        "#design > other",
+        "#design > plans",
+        "DMs with Mel Member",
     ]
     assert "You were mentioned in #design > plans" in next(e.body for e in mail.outbox if "plans" in e.subject)
 
@@ -134,12 +135,49 @@ def test_read_messages_active_people_bots_and_the_setting(realm, owner, member, 
     assert mail.outbox == []
 
 
-def test_the_content_is_left_out_when_asked(owner, member):
+def test_the_content_is_left_out_when_asked(owner, member, admin):
+    """Its senders and conversation too, as Zulip (the notifications QA pass: the subject and the
+    body named them)."""
     assert_success(ApiClient(owner).patch("/settings", {"message_content_in_email_notifications": "false"}))
     dm(member, owner, content="the secret plan")
+    dm(admin, owner, member, content="group plan")
+    send_due()
+    to_owner = [email for email in mail.outbox if email.to == [owner.delivery_email]]
+    assert len(to_owner) == 2
+    for email in to_owner:
+        assert email.subject == "New messages"
+        assert "plan" not in email.body
+        assert member.full_name not in email.body
+        assert admin.full_name not in email.body
+        assert "keep their content, senders and\nconversation out of email notifications" in email.body
+
+
+@pytest.mark.parametrize(("policy", "shown"), [(1, False), (2, True), (3, False)])
+def test_the_organizations_name_in_the_subject_as_the_user_chose(realm, owner, member, policy, shown):
+    """realm_name_in_email_notifications_policy (the notifications QA pass: always there)."""
+    assert_success(ApiClient(owner).patch("/settings", {"realm_name_in_email_notifications_policy": policy}))
+    dm(member, owner)
     assert send_due() == 1
-    assert "the secret plan" not in mail.outbox[0].body
-    assert "not shown in email notifications" in mail.outbox[0].body
+    assert mail.outbox[0].subject == "DMs with Mel Member" + (f" ({realm.name})" if shown else "")
+
+
+def test_automatic_names_the_organization_for_an_address_with_accounts_in_others(realm, other_realm, owner, member):
+    UserFactory(realm=other_realm, delivery_email=owner.delivery_email)
+    dm(member, owner)
+    assert send_due() == 1
+    assert mail.outbox[0].subject == f"DMs with Mel Member ({realm.name})"
+
+
+def test_nothing_once_the_setting_is_off_or_the_message_edited_away(owner, member, admin):
+    """As Zulip's handle_missedmessage_emails (the notifications QA pass: pending ones were sent,
+    and "(deleted)")."""
+    dm(member, owner, content="for the owner")
+    emptied = dm(member, admin, content="soon nothing")
+    run_ready_tasks()
+    assert_success(ApiClient(owner).patch("/settings", {"enable_offline_email_notifications": "false"}))
+    assert_success(ApiClient(member).patch(f"/messages/{emptied}", {"content": ""}))
+    assert send_due() == 0
+    assert mail.outbox == []
 
 
 def test_a_deactivated_user_or_a_deleted_message_gets_nothing(owner, member, admin):
@@ -182,7 +220,7 @@ def test_a_followed_topic_is_emailed_without_a_mention(realm, channel, owner, me
     assert pending() == [(owner.id, followed, "followed_topic")]  # the admin turned them off
     assert send_due() == 1
     [email] = mail.outbox
-    assert email.subject == f"#design > plans ({realm.name})"
+    assert email.subject == "#design > plans"
     assert "New messages in #design > plans, a topic you follow" in email.body
     # A follower's own message, and nobody else's follow: nothing queued.
     to_channel(owner, channel, "my own", topic="plans")
@@ -232,7 +270,7 @@ def test_a_channel_chosen_for_emails_is_emailed_unless_muted(realm, channel, own
     assert sorted(pending()) == sorted(expected)
     assert send_due() == 3  # the owner's two topics, the admin's one
     email = next(e for e in mail.outbox if e.to == [owner.delivery_email] and "plans" in e.subject)
-    assert email.subject == f"#design > plans ({realm.name})"
+    assert email.subject == "#design > plans"
     assert "New messages in #design > plans in" in email.body
     assert "news for everyone" in email.body
 
