@@ -199,7 +199,7 @@ def _trigger(
         if notify is None:
             notify = user.wildcard_mentions_notify
         muted = muted_conversation_checker(user)(message.stream_id, message.topic)
-        if followed or (notify and not muted):
+        if (followed and user.enable_followed_topic_wildcard_mentions_notify) or (notify and not muted):
             return WILDCARD_MENTION
     if followed:
         return FOLLOWED_TOPIC

@@ -150,7 +150,10 @@ def _trigger(user: User, message: Message, bits: int, sub: Subscription | None, 
     wildcards_notify = sub.wildcard_mentions_notify if sub and sub.wildcard_mentions_notify is not None else None
     if wildcards_notify is None:
         wildcards_notify = user.wildcard_mentions_notify
-    if offline_push and not muted and (wildcards_notify or followed):
+    # A wildcard mention in a followed topic notifies by its own setting (Zulip's
+    # enable_followed_topic_wildcard_mentions_notify), not by following alone.
+    followed_wildcards = followed and user.enable_followed_topic_wildcard_mentions_notify
+    if offline_push and not muted and (wildcards_notify or followed_wildcards):
         if bits & UserMessage.TOPIC_WILDCARD_MENTIONED:
             return payloads.TOPIC_WILDCARD_MENTION
         if bits & UserMessage.STREAM_WILDCARD_MENTIONED:

@@ -193,6 +193,26 @@ def test_followed_topics_notify(member, admin, make_stream, pushes):
     assert payload["topic"] == "roses"
 
 
+def test_a_wildcard_in_a_followed_topic_notifies_by_its_own_setting(member, admin, make_stream, pushes):
+    """enable_followed_topic_wildcard_mentions_notify (the notifications QA pass: following alone
+    pushed a wildcard mention with every setting off)."""
+    stream = make_stream("garden", member, admin)
+    with_phone(member)
+    assert_success(
+        api_for(member).post("/user_topics", {"stream_id": stream.id, "topic": "roses", "visibility_policy": 3})
+    )
+    settings = {"enable_followed_topic_push_notifications": "false", "wildcard_mentions_notify": "false"}
+    assert_success(
+        api_for(member).patch("/settings", {**settings, "enable_followed_topic_wildcard_mentions_notify": "false"})
+    )
+    send_to_channel(admin, stream, "@**all** they bloomed", topic="roses")
+    assert pushes() == []
+    assert_success(api_for(member).patch("/settings", {"enable_followed_topic_wildcard_mentions_notify": "true"}))
+    send_to_channel(admin, stream, "@**all** and again", topic="roses")
+    [(_, _, payload)] = pushes()
+    assert payload["content"] == "@all and again"
+
+
 def test_reading_the_message_removes_its_notification(member, admin, pushes):
     token = with_phone(member)
     first, second = send_dm(admin, member), send_dm(admin, member)
