@@ -6,6 +6,7 @@ Terms are ANDed; a negated term excludes what it would select. Unknown operators
 user may not see are errors (BAD_NARROW), never empty results that would reveal something.
 """
 
+import re
 from dataclasses import dataclass
 from typing import Any
 
@@ -55,6 +56,8 @@ HAS_OPERANDS = {"link", "image", "attachment", "reaction"}
 # (each word is a condition on every candidate message) grows with its words, so a longer one is
 # refused rather than shortened, which would widen its results unseen.
 MAX_SEARCH_WORDS = 100
+# A "quoted phrase" of a search: found only as written (Zulip's exact phrase matching).
+PHRASE_RE = re.compile(r'"([^"]*[^"\s][^"]*)"')
 
 
 @dataclass(frozen=True)
@@ -275,9 +278,14 @@ class NarrowBuilder:
         return Q(**{self.field(f"has_{operand}"): True})
 
     def by_search(self, operand: str) -> Q:
+        """Every word (stemmed, on PostgreSQL), and each "quoted phrase" as written, in the content
+        or the topic, as Zulip's _by_search_tsearch (whatever the case)."""
         words = search_words(operand)
         if not words:  # nothing to search for ("✔"): no message, as Zulip's empty text query finds
             return Q(**{self.field("id__in"): []})
+        condition = Q()
+        for phrase in dict.fromkeys(PHRASE_RE.findall(operand)):
+            condition &= self._contains(phrase)
         if connection.vendor == "postgresql":
             # The generated, GIN-indexed tsvector column of migration 0002 (stemmed English). A
             # self-contained subquery: the table is aliased differently wherever the ORM nests it.
@@ -285,11 +293,13 @@ class NarrowBuilder:
                 "SELECT id FROM chat_messages_message WHERE search_tsvector @@ plainto_tsquery('english', %s)",
                 [operand],
             )
-            return Q(**{self.field("id__in"): ids})
-        condition = Q()
+            return Q(**{self.field("id__in"): ids}) & condition
         for word in dict.fromkeys(words):
-            condition &= Q(**{self.field("content__icontains"): word}) | Q(**{self.field("topic__icontains"): word})
+            condition &= self._contains(word)
         return condition
+
+    def _contains(self, text: str) -> Q:
+        return Q(**{self.field("content__icontains"): text}) | Q(**{self.field("topic__icontains"): text})
 
     # --- lookups ---------------------------------------------------------------------------------
 

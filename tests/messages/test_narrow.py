@@ -308,6 +308,15 @@ def test_search_matches_every_word_in_content_or_topic(scene, admin):
     check_operator(admin, scene, "search", "plans", {scene.dm})
 
 
+def test_a_quoted_phrase_is_found_only_as_written(scene, admin):
+    """Zulip's exact phrase matching (the reading QA pass: its words were found in any order)."""
+    # scene.lunch: "Pizza at noon, walking there"
+    check_operator(admin, scene, "search", '"pizza at noon"', {scene.lunch})
+    check_operator(admin, scene, "search", '"AT NOON" walking', {scene.lunch})
+    assert matching(admin, ["search", '"noon at pizza"']) == set()
+    assert matching(admin, ["search", '"pizza at" dinner']) == set()
+
+
 def test_search_combined_with_other_terms(scene, admin, member):
     assert matching(admin, ["search", "menu"]) == {scene.link, scene.image}
     assert matching(admin, ["search", "menu"], ["channel", "other"]) == {scene.image}
