@@ -15,6 +15,7 @@ from django.conf import settings
 
 from apps.messages.models import Message
 from apps.messages.selectors import dm_users_by_recipient
+from apps.realms.limits import EMPTY_TOPIC_DISPLAY_NAME
 from apps.users.models import User
 from apps.users.selectors import absolute_avatar_url, api_email
 
@@ -58,9 +59,9 @@ def base_payload(user: User) -> dict[str, Any]:
 
 
 def mobile_push_content(rendered_html: str) -> str:
-    """The message as plain text: images by their alt text (emoji too), quotes marked with "> ",
-    a spoiler by its header and "(…)" (its hidden part never shows on a lock screen: Zulip's
-    render_spoiler)."""
+    """The message as plain text, as Zulip's get_mobile_push_content: emoji as their characters,
+    images by their alt text (custom emoji too), quotes marked with "> ", ordered lists numbered, a
+    spoiler by its header and "(…)" (its hidden part never shows on a lock screen)."""
     if settings.PUSH_NOTIFICATION_REDACT_CONTENT:
         return "New message"
     if not rendered_html.strip():
@@ -73,6 +74,17 @@ def mobile_push_content(rendered_html: str) -> str:
         shown.text = f"{header} (…)" if header else "(…)"
         shown.tail = spoiler.tail
         spoiler.getparent().replace(spoiler, shown)
+    for emoji in root.find_class("emoji"):
+        codes = [c.removeprefix("emoji-") for c in emoji.classes if c.startswith("emoji-")]
+        if emoji.tag == "span" and codes:
+            try:
+                emoji.text = "".join(chr(int(part, 16)) for part in codes[0].split("-"))
+            except (ValueError, OverflowError):
+                continue
+    for numbered in root.iter("ol"):
+        start = int(numbered.get("start", "1")) if numbered.get("start", "1").isdigit() else 1
+        for number, item in enumerate(numbered.findall("li"), start=start):
+            item.text = f"{number}. " + (item.text or "").lstrip()
     for image in root.iter("img"):
         image.tail = (image.get("alt") or "") + (image.tail or "")
     for quote in root.iter("blockquote"):
@@ -110,9 +122,10 @@ def message_notification(user: User, message: Message, trigger: str) -> Notifica
     people: list[User] = []
     if message.stream_id is not None:
         channel = message.stream.name
-        common.update(recipient_type="stream", stream=channel, stream_id=message.stream_id, topic=message.topic)
+        topic = message.topic or EMPTY_TOPIC_DISPLAY_NAME  # as Zulip's get_topic_display_name
+        common.update(recipient_type="stream", stream=channel, stream_id=message.stream_id, topic=topic)
         e2ee.update(channel_id=message.stream_id, channel_name=channel, topic=message.topic)
-        title = f"#{channel} > {message.topic}"
+        title = f"#{channel} > {topic}"
     else:
         people = dm_users_by_recipient([message])[(message.recipient_id, message.sender_id)]
         common["recipient_type"] = "private"

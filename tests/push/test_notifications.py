@@ -57,6 +57,23 @@ def test_a_spoiler_shows_only_its_header(member, admin, pushes):
     assert payload["content"] == "Who dies?\nEnding (…)\n(…)"
 
 
+def test_emoji_as_characters_and_lists_numbered(member, admin, pushes):
+    """As Zulip's get_mobile_push_content (the notifications QA pass: ":smile:", numbers dropped)."""
+    with_phone(member)
+    send_dm(admin, member, content="hi :smile:\n\n1. one\n2. two")
+    [(_, _, payload)] = pushes()
+    assert payload["content"] == "hi \U0001f604\n\n1. one\n2. two"
+
+
+def test_the_empty_topic_is_shown_by_its_name(member, admin, make_stream, pushes):
+    """Zulip's get_topic_display_name in the payload (the notifications QA pass: "#garden > ")."""
+    stream = make_stream("garden", member, admin)
+    with_phone(member)
+    send_to_channel(admin, stream, "@**Mel Member** look", topic="")
+    [(_, _, payload)] = pushes()
+    assert payload["topic"] == "general chat"
+
+
 def test_a_direct_message_notifies_the_recipients_phone_once(member, admin, pushes):
     token = with_phone(member)
     message_id = send_dm(admin, member, content="Are you **there**?")
