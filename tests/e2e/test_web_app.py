@@ -79,6 +79,12 @@ SCROLL_HALF_A_SCREEN = """list => new Promise((resolve) => {
 })"""
 
 
+def send_many(client, topic: str, count: int) -> list[int]:
+    """`count` messages to #general > `topic`, "<topic> 0" to "<topic> <count - 1>"; their ids."""
+    message = {"type": "stream", "to": "general", "topic": topic}
+    return [client.send_message({**message, "content": f"{topic} {n}"})["id"] for n in range(count)]
+
+
 def assert_nothing_blocked(*pages) -> None:
     for page in pages:
         assert page.evaluate("window.cspViolations") == []
@@ -503,10 +509,7 @@ def test_what_other_clients_change_shows_live(web_server, people, chromium):
     olive = zulip.Client(email=api_email(owner), api_key=owner.api_key, site=url)
     mick_api = zulip.Client(email=api_email(member), api_key=member.api_key, site=url)
     other = create_stream(realm, "other", owner, member)
-    ids = [
-        olive.send_message({"type": "stream", "to": "general", "topic": "bulk", "content": f"bulk {n}"})["id"]
-        for n in range(130)
-    ]
+    ids = send_many(olive, "bulk", 130)
     with sync_playwright() as playwright:
         browser = playwright.chromium.launch(executable_path=chromium, headless=True)
         _, mick = log_in(browser, url, member.delivery_email)
@@ -626,10 +629,7 @@ def test_a_link_to_a_message_opens_its_conversation_there(web_server, people, ch
     _, owner, member = people
     url = server.url
     olive = zulip.Client(email=api_email(owner), api_key=owner.api_key, site=url)
-    ids = [
-        olive.send_message({"type": "stream", "to": "general", "topic": "long", "content": f"long {n}"})["id"]
-        for n in range(150)
-    ]
+    ids = send_many(olive, "long", 150)
     with sync_playwright() as playwright:
         browser = playwright.chromium.launch(executable_path=chromium, headless=True)
         _, mick = log_in(browser, url, member.delivery_email)
@@ -661,8 +661,7 @@ def test_a_phone_opens_a_view_at_its_newest_messages(web_server, people, chromiu
     server, general = web_server
     _, owner, member = people
     olive = zulip.Client(email=api_email(owner), api_key=owner.api_key, site=server.url)
-    for n in range(120):
-        olive.send_message({"type": "stream", "to": "general", "topic": "phone", "content": f"phone {n}"})
+    send_many(olive, "phone", 120)
     # Read already (with unread ones, a view opens at the first: test_what_other_clients_change_shows_live).
     zulip.Client(email=api_email(member), api_key=member.api_key, site=server.url).mark_all_as_read()
     with sync_playwright() as playwright:
