@@ -158,3 +158,12 @@ def test_who_may_invite_and_manage_groups_is_for_owners_to_say(realm, owner, adm
     assert getattr(fresh(realm), f"{setting}_id") != moderators
     assert_success(api_for(owner).patch("/realm", change))
     assert getattr(fresh(realm), f"{setting}_id") == moderators
+
+
+@pytest.mark.parametrize("group", [SystemGroups.EVERYONE, SystemGroups.NOBODY])
+def test_every_group_may_not_be_left_without_a_manager_nor_given_to_everyone(realm, owner, group):
+    """can_manage_all_groups is never role:nobody nor role:everyone (Zulip's GroupPermissionSetting)."""
+    value = get_system_group(realm.id, group).id
+    response = api_for(owner).patch("/realm", {"can_manage_all_groups": f'{{"new": {value}}}'})
+    assert_error(response, 400, "BAD_REQUEST", f"'can_manage_all_groups' setting cannot be set to '{group}' group.")
+    assert fresh(realm).can_manage_all_groups.name == SystemGroups.OWNERS
