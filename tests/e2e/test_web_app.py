@@ -71,9 +71,10 @@ def log_in(browser, url: str, email: str):
     return context, page
 
 
-# Scrolls the messages down half a screen, and answers, two frames later, whether more is below.
-SCROLL_HALF_A_SCREEN = """list => new Promise((resolve) => {
-  list.scrollTop += list.clientHeight / 2;
+# Scrolls the messages to `top` (null: half a screen down) and answers, two frames later (once what
+# is on screen was seen), whether more is below.
+SCROLL = """(list, top) => new Promise((resolve) => {
+  list.scrollTop = top ?? list.scrollTop + list.clientHeight / 2;
   const more = () => resolve(list.scrollTop + list.clientHeight < list.scrollHeight - 1);
   requestAnimationFrame(() => requestAnimationFrame(() => setTimeout(more, 20)));
 })"""
@@ -527,10 +528,11 @@ def test_what_other_clients_change_shows_live(web_server, people, chromium):
         mick.locator("#messages").evaluate("list => { list.scrollTop = 0; }")
         expect(mick.locator("li.message")).to_have_count(130)
         expect(message(mick, "bulk 30")).to_be_in_viewport()  # the reader kept their place
-        # Read from the top down to the end, half a screen at a time (each shown for two frames).
-        mick.locator("#messages").evaluate("list => { list.scrollTop = 0; }")
-        while mick.locator("#messages").evaluate(SCROLL_HALF_A_SCREEN):
-            pass
+        # Read from the top down to the end, half a screen at a time, each shown for two frames (the
+        # top too: it was not always drawn before the first step, its messages stayed unread).
+        more = mick.locator("#messages").evaluate(SCROLL, 0)
+        while more:
+            more = mick.locator("#messages").evaluate(SCROLL, None)
         expect(general_item.locator(".count")).to_have_count(0)
         expect(mick.locator("li.message.unread")).to_have_count(0)
 
@@ -641,7 +643,7 @@ def test_a_link_to_a_message_opens_its_conversation_there(web_server, people, ch
         for _ in range(20):  # down to the end, each page loading the next
             if mick.locator("li.message").count() == 151:
                 break
-            mick.locator("#messages").evaluate(SCROLL_HALF_A_SCREEN)
+            mick.locator("#messages").evaluate(SCROLL, None)
             mick.locator("#messages").evaluate("list => { list.scrollTop = list.scrollHeight; }")
             mick.wait_for_timeout(200)
         expect(mick.locator("li.message")).to_have_count(151)
