@@ -48,7 +48,7 @@ from apps.messages.recipients import direct_message_people
 from apps.messages.rendering import CHANNEL_LINK_RE, MENTION_RE
 from apps.messages.serializers import flag_names, message_to_dict
 from apps.subscriptions.errors import StreamDoesNotExistError, StreamWithIdDoesNotExistError
-from apps.subscriptions.models import Stream, Subscription, UserTopic
+from apps.subscriptions.models import Stream, UserTopic
 from apps.subscriptions.selectors import (
     Membership,
     has_content_access,
@@ -475,12 +475,6 @@ def topic_participant_ids(stream_id: int, topic: str) -> set[int]:
     return set(
         Message.objects.filter(same_topic("topic", topic), stream_id=stream_id).values_list("sender_id", flat=True)
     )
-
-
-def wildcard_mentions_off_ids(stream_id: int) -> set[int]:
-    """The channel's subscribers who turned its wildcard mentions off (one query)."""
-    rows = Subscription.objects.filter(stream_id=stream_id, active=True, wildcard_mentions_notify=False)
-    return set(rows.values_list("user_id", flat=True))
 
 
 def read_receipt_user_ids(requester: User, message: Message) -> list[int]:

@@ -271,18 +271,17 @@ def test_mentions_set_mentioned_and_wildcard_flags(design, member, admin, owner)
     assert shape["flags"] == ["topic_wildcard_mentioned", "wildcard_mentioned"]
 
 
-def test_wildcard_mentions_skip_subscribers_who_turned_them_off(design, member, admin, owner):
+def test_wildcard_mentions_flag_subscribers_who_turned_them_off_too(design, member, admin, owner):
+    """As Zulip: the channel's `wildcard_mentions_notify` off silences its wildcard mentions (the
+    notifications' tests) but they still mention: the message is among the user's mentions (the
+    flag was left off, so it was missing there)."""
     Subscription.objects.filter(user=owner, stream=design).update(wildcard_mentions_notify=False)
-    for content in ("@**all** look", "@**topic** look"):
-        assert_success(post_message(owner, type="stream", to="design", topic="t", content="joining the topic"))
+    assert_success(post_message(owner, type="stream", to="design", topic="t", content="joining the topic"))
+    for content, flag in (("@**all** look", WILDCARD), ("@**topic** look", UserMessage.TOPIC_WILDCARD_MENTIONED)):
         message_id = assert_success(post_message(member, type="stream", to="design", topic="t", content=content))["id"]
-        assert flags_of(owner, message_id) == 0
-        assert flags_of(admin, message_id) & WILDCARD or content.startswith("@**topic**")
-    # A personal mention still mentions them.
-    message_id = assert_success(
-        post_message(member, type="stream", to="design", topic="t", content="@**Olivia Owner**")
-    )["id"]
-    assert flags_of(owner, message_id) == MENTIONED
+        assert flags_of(owner, message_id) == flag
+        assert flags_of(admin, message_id) == (flag if flag == WILDCARD else 0)  # not in the topic
+        assert message_id in [m["id"] for m in get_messages(owner, [["is", "mentioned"]])["messages"]]
 
 
 def test_mentions_of_non_ascii_names_as_written(make_stream, member, realm):

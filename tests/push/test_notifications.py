@@ -172,6 +172,21 @@ def test_channel_messages_notify_mentions_wildcards_and_channel_push(member, adm
     assert len(pushes()) == 1
 
 
+def test_a_channel_whose_wildcard_mentions_are_off_pushes_none(member, admin, make_stream, pushes):
+    """The subscription's `wildcard_mentions_notify` off, the user's on: its wildcard mentions push
+    nothing (they still flag the message: tests/messages), a personal mention does."""
+    stream = make_stream("kitchen", member, admin)
+    with_phone(member)
+    off = [{"stream_id": stream.id, "property": "wildcard_mentions_notify", "value": False}]
+    assert_success(api_for(member).post("/users/me/subscriptions/properties", {"subscription_data": off}))
+    send_to_channel(member, stream, "joining the topic")
+    send_to_channel(admin, stream, "@**all** lunch is here")
+    send_to_channel(admin, stream, "@**topic** lunch is here")
+    assert pushes() == []
+    send_to_channel(admin, stream, f"@**{member.full_name}** lunch is here")
+    assert len(pushes()) == 1
+
+
 def test_an_edit_that_mentions_someone_notifies_them_once(member, admin, moderator, make_stream, pushes):
     """As Zulip's maybe_enqueue_notifications_for_message_update: those an edit newly mentions, not
     those mentioned before, nor those the channel's notifications told already; never for a direct

@@ -36,7 +36,6 @@ from apps.messages.selectors import (
     custom_emoji_targets,
     mention_targets,
     muting_user_ids,
-    wildcard_mentions_off_ids,
 )
 from apps.messages.serializers import message_to_dict
 from apps.messages.wildcard_mentions import check_wildcard_mentions, wildcard_topic_participants
@@ -384,18 +383,16 @@ def mention_flags(
 ) -> dict[int, int]:
     """Each receiver's mention bits (UserMessage.MENTION_BITS) for the rendered content; `topic_participants`
     from wildcard_topic_participants."""
-    # Subscribers who turned wildcard mentions off for the channel are not mentioned by them.
-    wildcards_off: set[int] = set()
-    if (rendered.stream_wildcard or rendered.topic_wildcard) and stream is not None:
-        wildcards_off = wildcard_mentions_off_ids(stream.id)
+    # As Zulip, a wildcard mention is flagged for everyone it mentions, those who turned such
+    # mentions off for the channel too (`wildcard_mentions_notify` decides notifications only).
     flags = {}
     for uid in receivers:
         bits = 0
         if uid in rendered.mentioned_user_ids:
             bits |= UserMessage.MENTIONED
-        if rendered.stream_wildcard and uid not in wildcards_off:
+        if rendered.stream_wildcard:
             bits |= UserMessage.STREAM_WILDCARD_MENTIONED
-        if rendered.topic_wildcard and uid in topic_participants and uid not in wildcards_off:
+        if rendered.topic_wildcard and uid in topic_participants:
             bits |= UserMessage.TOPIC_WILDCARD_MENTIONED
         flags[uid] = bits
     return flags
