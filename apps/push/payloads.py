@@ -13,6 +13,8 @@ from typing import Any
 import lxml.html
 from django.conf import settings
 
+from apps.groups.models import UserGroup
+from apps.groups.selectors import member_ids_by_group
 from apps.messages.models import Message
 from apps.messages.selectors import dm_users_by_recipient
 from apps.realms.limits import EMPTY_TOPIC_DISPLAY_NAME
@@ -102,11 +104,28 @@ def truncated(content: str) -> tuple[str, bool]:
     return content[:MAX_CONTENT_LENGTH] + "…", True
 
 
+def mentioned_group(user: User, message: Message) -> UserGroup | None:
+    """The group whose mention notifies the user of the message, as Zulip's
+    get_user_group_mentions_data: none if the message mentions them by name, else the smallest
+    group it mentions (not silently) that they are in, through subgroups."""
+    root = lxml.html.fragment_fromstring(message.rendered_content or "<p></p>", create_parent=True)
+    live = [span for span in root.iter("span") if "silent" not in span.classes]
+    if any("user-mention" in span.classes and span.get("data-user-id") == str(user.id) for span in live):
+        return None
+    ids = {span.get("data-user-group-id", "") for span in live if "user-group-mention" in span.classes}
+    members = member_ids_by_group([int(group_id) for group_id in ids if group_id.isdigit()])
+    theirs = [(len(member_ids), group_id) for group_id, member_ids in members.items() if user.id in member_ids]
+    return UserGroup.objects.filter(id=min(theirs)[1]).first() if theirs else None
+
+
 def message_notification(user: User, message: Message, trigger: str) -> Notification:
     sender = message.sender
     content, was_cut = truncated(mobile_push_content(message.rendered_content))
     common = {**base_payload(user), "sender_id": sender.id, "sender_email": api_email(sender)}
     common["time"] = int(message.date_sent.timestamp())
+    group = mentioned_group(user, message) if trigger == MENTION else None
+    if group is not None:  # since Zulip's feature level 76
+        common.update(mentioned_user_group_id=group.id, mentioned_user_group_name=group.name)
     e2ee: dict[str, Any] = {
         "type": "message",
         "realm_url": user.realm.url,
@@ -119,6 +138,8 @@ def message_notification(user: User, message: Message, trigger: str) -> Notifica
         "time": common["time"],
         "content": content,
     }
+    if group is not None:
+        e2ee.update(mentioned_user_group_id=group.id, mentioned_user_group_name=group.name)
     people: list[User] = []
     if message.stream_id is not None:
         channel = message.stream.name
@@ -138,7 +159,7 @@ def message_notification(user: User, message: Message, trigger: str) -> Notifica
         content_truncated=was_cut, sender_full_name=sender.full_name, sender_avatar_url=absolute_avatar_url(sender)
     )
     apns = {
-        "alert": {"title": title, "subtitle": _apns_subtitle(sender, trigger, people, message), "body": content},
+        "alert": {"title": title, "subtitle": _apns_subtitle(sender, trigger, people, message, group), "body": content},
         "sound": "default",
         "badge": 0,
         "custom": {"zulip": {**common, "message_ids": [message.id]}},
@@ -146,9 +167,9 @@ def message_notification(user: User, message: Message, trigger: str) -> Notifica
     return Notification(fcm=fcm, apns=apns, e2ee=e2ee)
 
 
-def _apns_subtitle(sender: User, trigger: str, people: list[User], message: Message) -> str:
+def _apns_subtitle(sender: User, trigger: str, people: list[User], message: Message, group: UserGroup | None) -> str:
     if trigger == MENTION:
-        return f"{sender.full_name} mentioned you:"
+        return f"{sender.full_name} mentioned @{group.name}:" if group else f"{sender.full_name} mentioned you:"
     if trigger in WILDCARD_TRIGGERS:
         return f"{sender.full_name} mentioned everyone:"
     if message.stream_id is None and len(people) <= 2:

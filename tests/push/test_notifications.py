@@ -10,6 +10,7 @@ from django_tasks_db.models import DBTaskResult
 from apps.push.models import ActivePushNotification
 from apps.users.models import AvatarSource, User
 from tests.api import api_for, assert_success
+from tests.factories import create_group
 from tests.tasks import run_ready_tasks
 
 FCM = "/users/me/android_gcm_reg_id"
@@ -170,6 +171,36 @@ def test_channel_messages_notify_mentions_wildcards_and_channel_push(member, adm
     assert pushes() == []
     send_to_channel(admin, stream, f"but @**{member.full_name}** is mentioned")
     assert len(pushes()) == 1
+
+
+def test_a_group_mention_names_the_group(member, admin, moderator, make_stream, pushes):
+    """As Zulip (feature level 76): a notification because of a group mention names the group, the
+    smallest of those mentioned that the user is in (through subgroups); a mention by name too, or a
+    silent group mention beside it, names none (the notifications QA pass: the APNs subtitle said
+    "mentioned you")."""
+    stream = make_stream("kitchen", member, admin, moderator)
+    assert_success(api_for(member).post(APNS, {"token": "ab" * 32, "appid": "org.zulip.Zulip"}))
+    cooks = create_group(admin, "cooks", [member])
+    staff = create_group(admin, "staff", [moderator], subgroup_ids=[cooks.id])
+    send_to_channel(admin, stream, "@*staff* and @*cooks*: lunch")
+    [(_, _, payload)] = pushes()
+    assert payload["alert"]["subtitle"] == f"{admin.full_name} mentioned @cooks:"
+    zulip = payload["custom"]["zulip"]
+    assert (zulip["mentioned_user_group_id"], zulip["mentioned_user_group_name"]) == (cooks.id, "cooks")
+    send_to_channel(admin, stream, "@*staff*: dinner")
+    [(_, _, payload)] = pushes()
+    assert payload["custom"]["zulip"]["mentioned_user_group_id"] == staff.id
+    send_to_channel(admin, stream, f"@*staff* and @**{member.full_name}**: breakfast")
+    send_to_channel(admin, stream, f"@_*cooks* and @**{member.full_name}**: tea")
+    both = pushes()
+    assert len(both) == 2
+    for _, _, payload in both:
+        assert payload["alert"]["subtitle"] == f"{admin.full_name} mentioned you:"
+        assert "mentioned_user_group_id" not in payload["custom"]["zulip"]
+    with_phone(member)
+    send_to_channel(admin, stream, "@*cooks*: coffee")
+    fcm = [payload for _, _, payload in pushes() if "event" in payload]
+    assert [(p["mentioned_user_group_id"], p["mentioned_user_group_name"]) for p in fcm] == [(cooks.id, "cooks")]
 
 
 def test_a_channel_whose_wildcard_mentions_are_off_pushes_none(member, admin, make_stream, pushes):
