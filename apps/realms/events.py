@@ -9,6 +9,8 @@ from apps.realms.limits import (
     MAX_BULK_NEW_SUBSCRIPTION_MESSAGES,
     MAX_CHANNEL_FOLDER_DESCRIPTION_LENGTH,
     MAX_CHANNEL_FOLDER_NAME_LENGTH,
+    MAX_ICON_FILE_SIZE_MIB,
+    MAX_LOGO_FILE_SIZE_MIB,
     MAX_MESSAGE_LENGTH,
     MAX_REMINDER_NOTE_LENGTH,
     MAX_STREAM_DESCRIPTION_LENGTH,
@@ -31,6 +33,16 @@ def realm_state(context: StateContext) -> dict:
         "realm_uri": realm.url,
         "realm_icon_url": realm_icon_url(realm),
         "realm_icon_source": "G",
+        # No logo uploads: the logos are the icon, from the default source ("D"), as Zulip's
+        # get_realm_logo_data without an uploaded logo.
+        "realm_logo_url": realm_icon_url(realm),
+        "realm_logo_source": "D",
+        "realm_night_logo_url": realm_icon_url(realm),
+        "realm_night_logo_source": "D",
+        "max_icon_file_size_mib": MAX_ICON_FILE_SIZE_MIB,
+        "max_logo_file_size_mib": MAX_LOGO_FILE_SIZE_MIB,
+        # Joining takes an invitation (by email or a reusable link): there is no open sign-up.
+        "realm_invite_required": True,
         "realm_date_created": int(realm.date_created.timestamp()),
         "realm_password_auth_enabled": realm.password_auth_enabled,
         "realm_welcome_message_custom_text": realm.welcome_message_custom_text,

@@ -11,6 +11,9 @@ MAX_STREAM_DESCRIPTION_LENGTH = 1024
 MAX_BULK_NEW_SUBSCRIPTION_MESSAGES = 100
 MAX_CHANNEL_FOLDER_NAME_LENGTH = 60
 MAX_CHANNEL_FOLDER_DESCRIPTION_LENGTH = 1024
+# Zulip's limits of an organization's icon and logo files; told only (Parley takes no such uploads).
+MAX_ICON_FILE_SIZE_MIB = 5
+MAX_LOGO_FILE_SIZE_MIB = 5
 # What clients show for the empty topic, and what they may send to mean it.
 EMPTY_TOPIC_DISPLAY_NAME = "general chat"
 
