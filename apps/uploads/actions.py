@@ -13,7 +13,7 @@ from django.core.files.base import ContentFile
 from django.core.files.uploadedfile import UploadedFile
 from django.db import IntegrityError, transaction
 
-from apps.core.errors import JsonableError
+from apps.core.errors import JsonableError, ResourceNotFoundError
 from apps.core.params import content_type_of
 from apps.events.publish import Everyone, send_event_on_commit
 from apps.messages.emoji import ZULIP_EXTRA_EMOJI, unicode_emoji_code
@@ -232,7 +232,7 @@ def check_add_realm_emoji(name: str, files: list[UploadedFile], *, acting_user: 
     if len(files) != 1:
         raise JsonableError("You must upload exactly one file.")
     if (name == ZULIP_EXTRA_EMOJI or unicode_emoji_code(name) is not None) and not acting_user.is_admin:
-        raise JsonableError("Only administrators can override built-in emoji.")
+        raise JsonableError("Only administrators can override default emoji.")
     [uploaded] = files
     if (uploaded.size or 0) > MAX_EMOJI_FILE_SIZE_MIB * MIB:
         raise JsonableError(f"Uploaded file is larger than the allowed limit of {MAX_EMOJI_FILE_SIZE_MIB} MiB")
@@ -281,7 +281,7 @@ def check_remove_realm_emoji(name: str, *, acting_user: User) -> None:
     if _EMOJI_NAME_RE.fullmatch(name):  # no query for a name no emoji can have (NUL: PostgreSQL refuses it)
         emoji = RealmEmoji.objects.filter(realm_id=acting_user.realm_id, name=name, deactivated=False).first()
     if emoji is None:
-        raise JsonableError(f"Emoji '{name}' does not exist")
+        raise ResourceNotFoundError(f"Emoji '{name}' does not exist")
     if not acting_user.is_admin and emoji.author_id != acting_user.id:
         raise JsonableError("Must be an organization administrator or emoji author")
     do_deactivate_realm_emoji(emoji, acting_user=acting_user)

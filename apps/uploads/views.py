@@ -5,6 +5,7 @@ from rest_framework.request import Request
 
 from apps.core.errors import JsonableError
 from apps.core.params import uploaded_files
+from apps.core.permissions import IsHuman, IsNotGuest
 from apps.core.responses import json_success
 from apps.core.views import ApiView, ApiViewSet
 from apps.uploads.actions import (
@@ -80,7 +81,10 @@ class RealmEmojiListView(ApiView):
 
 
 class RealmEmojiView(ApiView):
-    """POST /realm/emoji/{emoji_name} (one image, any field name) and DELETE (deactivates)."""
+    """POST /realm/emoji/{emoji_name} (one image, any field name; not by guests nor bots, as Zulip's
+    require_member_or_admin) and DELETE (deactivates)."""
+
+    method_permission_classes = {"post": [IsNotGuest, IsHuman]}
 
     def post(self, request: Request, emoji_name: str):
         check_add_realm_emoji(emoji_name, uploaded_files(request), acting_user=request.user)
