@@ -1,10 +1,10 @@
 """Parameters of POST /register, GET /events and DELETE /events, and the top level of their answers."""
 
-import json
 from typing import Annotated, Any, NotRequired
 
 from django.conf import settings
 from pydantic import BeforeValidator, Field, field_validator
+from pydantic_core import from_json
 from typing_extensions import TypedDict
 
 from apps.core.errors import JsonableError
@@ -107,7 +107,7 @@ class QueueParams(Params):
         if raw == "mobile":
             return settings.EVENT_QUEUE_MOBILE_LIFESPAN_SECONDS
         try:
-            value = json.loads(raw)
+            value = from_json(raw)
         except ValueError:
             value = None
         if value == "mobile":

@@ -1,11 +1,11 @@
 """Request parameter classes of /user_groups and the wire shape of a user group."""
 
-import json
 from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Annotated, Any
 
 from pydantic import Field, ValidationInfo, field_validator
+from pydantic_core import from_json
 
 from apps.core.errors import JsonableError
 from apps.core.params import Id, Json, ParamError, Params, one_of
@@ -192,7 +192,7 @@ def parse_time_limit(raw: str, name: str) -> int | None:
     """Zulip's parse_message_time_limit_setting: a positive number of seconds, or "unlimited" (None),
     JSON-encoded as Zulip's web app sends it, or "unlimited" as it is (the Python client's way)."""
     try:
-        value = json.loads(raw)
+        value = from_json(raw)
     except ValueError:
         value = raw
     if value == UNLIMITED:

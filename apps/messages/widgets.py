@@ -7,9 +7,10 @@ dropped; a task's description follows its first ": "). Every later submessage is
 clients replay in order: checked here so that no reader can store what the widgets cannot read.
 """
 
-import json
 import re
 from typing import Any
+
+from pydantic_core import from_json
 
 from apps.core.errors import JsonableError
 
@@ -37,7 +38,7 @@ def widget_of(content: str) -> dict[str, Any] | None:
 
 def widget_type_of(first_submessage_content: str | None) -> str | None:
     try:
-        data = json.loads(first_submessage_content or "")
+        data = from_json(first_submessage_content or "")
     except ValueError:
         return None
     widget_type = data.get("widget_type") if isinstance(data, dict) else None

@@ -35,6 +35,7 @@ from typing import Any
 from urllib.parse import urlencode
 
 from django.conf import settings
+from pydantic_core import from_json
 
 from apps.core.errors import JsonableError
 from apps.core.tasks import WEBHOOKS_QUEUE, TemporaryFailure, retried_task
@@ -261,7 +262,7 @@ def answer_content(body: bytes, *, keys: tuple[str, ...]) -> str | None:
     if not body.strip():
         return None
     try:
-        answer = json.loads(body)
+        answer = from_json(body)
     except ValueError:
         raise BadAnswer("Invalid JSON in response") from None
     if answer == "":

@@ -605,7 +605,7 @@ def test_idle_queue_timeout_sets_the_queues_lifespan(event_backend, member, sett
     )
     # It wins over the older queue_lifespan_secs.
     assert register(api, idle_queue_timeout=3600, queue_lifespan_secs=60)["idle_queue_timeout_secs"] == 3600
-    for bad in (0, -5, 8 * 24 * 3600, "desktop", True, 1.5):
+    for bad in (0, -5, 8 * 24 * 3600, "desktop", True, 1.5, "[" * 1100):  # the last was a 500
         response = api.post("/register", {"idle_queue_timeout": bad})
         assert_error(response, 400, "BAD_REQUEST", "Invalid idle_queue_timeout")
 

@@ -84,6 +84,7 @@ def test_votes_and_options_from_readers_reach_everyone(design, send, member, adm
     ("content", "msg"),
     [
         ("not json", "Invalid json for submessage"),
+        ("[" * 1100, "Invalid json for submessage"),  # deeper than a parser goes (was a 500)
         ([1, 2], "poll data is not a dict"),
         ({"key": "x"}, 'poll data["type"] is not a string'),
         ({"type": "explode"}, "Unknown type for poll data: explode"),

@@ -214,8 +214,8 @@ def test_a_service_down_is_retried_and_a_later_answer_counts(make_hook_bot, serv
 
 
 def test_an_answer_too_large_or_malformed_is_refused(hook_bot, service, member, settings):
-    settings.OUTGOING_WEBHOOK_MAX_RESPONSE_BYTES = 100
-    service.body = {"content": "x" * 200}
+    settings.OUTGOING_WEBHOOK_MAX_RESPONSE_BYTES = 3000
+    service.body = {"content": "x" * 3000}
     first = send_dm(member, hook_bot)
     run_ready_tasks()
     assert [m.content for m in latest(first)] == ["Failure! The bot's answer is too large."]
@@ -228,12 +228,17 @@ def test_an_answer_too_large_or_malformed_is_refused(hook_bot, service, member, 
     run_ready_tasks()
     assert [m.content for m in latest(third)] == ["Failure! Invalid response format"]
     assert FailedDelivery.objects.filter(outcome="answer").count() == 3
+    # Nested too deep for a parser (the hostile-input QA pass: the task crashed, nobody was told).
+    service.body = b"[" * 2000
+    fourth = send_dm(member, hook_bot)
+    run_ready_tasks()
+    assert [m.content for m in latest(fourth)] == ["Failure! Invalid JSON in response"]
     assert owner_notices(hook_bot)[1] == (
         notice_intro(hook_bot, second) + "The outgoing webhook server attempted to send a message in Zulip, but that "
         "request resulted in the following error:\n> Invalid JSON in response\n"
         "The response contains the following payload:\n```\n'not json'\n```"
     )
-    assert len(owner_notices(hook_bot)) == 3
+    assert len(owner_notices(hook_bot)) == 4
 
 
 @pytest.mark.parametrize(

@@ -4,6 +4,7 @@ tasks. The widget itself is the sender's first submessage, made when the message
 import json
 
 from django.db import transaction
+from pydantic_core import from_json
 
 from apps.core.errors import JsonableError
 from apps.events.publish import send_event_on_commit
@@ -38,7 +39,7 @@ def check_add_submessage(message: Message, *, msg_type: str, content: str, actin
     if acting_user.id != message.sender_id and not submessages.filter(sender_id=message.sender_id).exists():
         raise JsonableError("You cannot attach a submessage to this message.")
     try:
-        data = json.loads(content)
+        data = from_json(content)
     except ValueError:
         raise JsonableError("Invalid json for submessage") from None
     first = submessages.filter(msg_type="widget").order_by("id").values_list("content", flat=True).first()
