@@ -20,7 +20,7 @@ def bad_request(url: bytes) -> tuple[bytes, str]:
     a request to the directory API (when the parser got as far as its path)."""
     from apps.directory.urls import is_directory_path  # Django is set up by now
 
-    request_id = uuid.uuid4().hex
+    request_id = str(uuid.uuid4())  # as new_request_id's
     if url and is_directory_path(url.split(b"?", 1)[0].decode("latin1")):
         return json.dumps({"message": "Bad Request", "request_id": request_id}).encode(), request_id
     return BAD_REQUEST_BODY, request_id

@@ -27,8 +27,9 @@ HEALTH_PATHS = {"/health/live": health.live, "/health/ready": health.ready}
 
 
 def new_request_id() -> str:
-    """A fresh request id, set for every log line written from here on in this context."""
-    request_id = uuid.uuid4().hex
+    """A fresh request id (a UUID v4 string, as Dropshot's), set for every log line written from here
+    on in this context."""
+    request_id = str(uuid.uuid4())
     # Not reset when the response leaves: Django logs errors after the middleware has returned.
     # Every request runs in its own context (ASGI) or sets a new id first (WSGI threads).
     current_request_id.set(request_id)

@@ -49,6 +49,13 @@ class InvalidPageTokenError(InvalidQueryError):
         super().__init__(f"failed to parse pagination token: {problem}", error_code="InvalidPageToken")
 
 
+class BadPathParameterError(DirectoryError):
+    """400 for a path parameter that does not parse, Dropshot's wording (no error_code)."""
+
+    def __init__(self, problem: str) -> None:
+        super().__init__(f"bad parameter in URL path: {problem}")
+
+
 class UserNotFoundError(DirectoryError):
     def __init__(self, user_id: object) -> None:
         super().__init__(f'not found: user with id "{user_id}"', status=404, error_code="ObjectNotFound")

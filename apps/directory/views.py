@@ -11,7 +11,12 @@ from rest_framework.request import Request
 from apps.core import views as core_views
 from apps.core.views import ApiView
 from apps.directory import errors
-from apps.directory.errors import InvalidQueryError, PreconditionFailedError, UserNotFoundError
+from apps.directory.errors import (
+    BadPathParameterError,
+    InvalidQueryError,
+    PreconditionFailedError,
+    UserNotFoundError,
+)
 from apps.directory.filters import DirectoryUserFilter
 from apps.directory.pagination import PageStart, decode_page_token, encode_page_token, parse_limit
 from apps.directory.selectors import directory_users, get_directory_user, users_after
@@ -64,10 +69,21 @@ class UsersView(DirectoryView):
 
 
 class UserView(DirectoryView):
+    def initial(self, request: Request, *args, **kwargs) -> None:
+        # As Dropshot: the route and method first (a wrong one is a 405), then the path parameters
+        # are parsed, before the handler, and so authentication, runs.
+        if request.method.lower() in self.http_method_names:
+            try:
+                self.kwargs["user_id"] = UUID(kwargs["user_id"])
+            except ValueError:
+                raise BadPathParameterError(f"unable to parse '{kwargs['user_id']}' as a UUID") from None
+        super().initial(request, *args, **kwargs)
+
     def get(self, request: Request, user_id: str):
-        user = get_directory_user(request.user.realm, UUID(user_id))
+        user_uuid = self.kwargs["user_id"]
+        user = get_directory_user(request.user.realm, user_uuid)
         if user is None:
-            raise UserNotFoundError(user_id)
+            raise UserNotFoundError(user_uuid)
         response = JsonResponse(directory_user_to_dict(user))
         set_response_etag(response)
         # 304 when If-None-Match names this ETag, 412 when If-Match (or If-Unmodified-Since, the

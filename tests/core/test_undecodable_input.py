@@ -29,6 +29,7 @@ VALID_VALUES = {
     "str": "someone@example.com",
     "text": "example.com",
     "textpath": "narrow/is/starred",
+    "path": "party_parrot",
     None: "00000000-0000-4000-8000-000000000000",
 }
 
@@ -75,7 +76,8 @@ def _template(pattern) -> tuple[str, tuple[str, ...], dict]:
     assert isinstance(pattern, RegexPattern)
     names = tuple(re.findall(r"\(\?P<(\w+)>", pattern._regex))
     text = re.sub(r"\(\?P<(\w+)>[^)]*\)", r"{\1}", pattern._regex)
-    text = text.removeprefix("^").removesuffix("$").removesuffix("/?").replace("\\.", ".")
+    # The directory's routes ignore empty segments ("/*", "/+").
+    text = re.sub(r"/[*+]", "/", text.removeprefix("^").removesuffix("$")).strip("/").replace("\\.", ".")
     return text, names, {}
 
 

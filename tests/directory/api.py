@@ -2,6 +2,7 @@
 
 import base64
 import json
+import re
 from pathlib import Path
 from typing import Any
 
@@ -21,8 +22,8 @@ ABSENT = object()
 
 
 class DirectoryOpenAPIRequest(DjangoOpenAPIRequest):
-    """The request as the document names its path: our routes are regexes (they allow a trailing
-    slash), so the path is matched against the document's templates instead."""
+    """The request as the document names its path: our routes are regexes (they ignore empty
+    segments, a trailing slash too), so the path is matched against the document's templates instead."""
 
     @property
     def host_url(self) -> str:
@@ -31,7 +32,7 @@ class DirectoryOpenAPIRequest(DjangoOpenAPIRequest):
 
     @property
     def path(self) -> str:
-        return self.request.path.rstrip("/") or "/"
+        return re.sub("/+", "/", self.request.path).rstrip("/") or "/"
 
     @property
     def path_pattern(self) -> None:

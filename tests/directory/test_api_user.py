@@ -6,7 +6,7 @@ import pytest
 
 from apps.users.actions.activation import do_deactivate_user
 from apps.users.actions.user_settings import do_change_full_name
-from tests.directory.api import assert_error
+from tests.directory.api import DirectoryClient, assert_error
 
 
 def test_user_by_id(directory_for, member, bot):
@@ -32,11 +32,21 @@ def test_unknown_deactivated_and_foreign_users_are_the_same_404(directory_for, r
         assert_error(response, 404, f'not found: user with id "{user_id}"', "ObjectNotFound")
 
 
-@pytest.mark.parametrize(
-    "user_id", ["not-a-uuid", "12", "0" * 32, "{00000000-0000-4000-8000-000000000000}", "a" * 37, "%00"]
-)
-def test_malformed_id_is_404_not_found(directory_for, member, user_id):
-    assert_error(directory_for(member).get(f"/users/{user_id}"), 404, "Not Found", None)
+@pytest.mark.parametrize(("user_id", "shown"), [("not-a-uuid", "not-a-uuid"), ("12", "12"), ("a" * 37, "a" * 37),
+                                               ("%00", "\x00"), ("me", "me")])  # fmt: skip
+@pytest.mark.parametrize("authenticated", [True, False])
+def test_malformed_id_is_a_400_before_authentication(directory_for, member, user_id, shown, authenticated):
+    """Dropshot's path parameter parsing (the directory QA pass: a 404 `Not Found`, the router's)."""
+    client = directory_for(member) if authenticated else DirectoryClient()
+    message = f"bad parameter in URL path: unable to parse '{shown}' as a UUID"
+    assert_error(client.get(f"/users/{user_id}"), 400, message, None)
+
+
+@pytest.mark.parametrize("user_id", ["0" * 32, "{00000000-0000-0000-0000-000000000000}", "urn:uuid:" + "0" * 32])
+def test_a_uuid_in_another_form_is_read_as_uuids_are(directory_for, member, user_id):
+    """As Rust's uuid (Dropshot's): the simple, braced and URN forms name the same UUID."""
+    message = 'not found: user with id "00000000-0000-0000-0000-000000000000"'
+    assert_error(directory_for(member).get(f"/users/{user_id}"), 404, message, "ObjectNotFound")
 
 
 def test_etag_and_if_none_match(directory_for, owner, member):

@@ -2,6 +2,7 @@
 its request_id (the client checks that and the document's shapes on every response)."""
 
 import base64
+import uuid
 
 import jsonschema
 import pytest
@@ -18,15 +19,22 @@ PATHS = ["/users", "/users/00000000-0000-4000-8000-000000000000", "/version", "/
     "path",
     [
         "/users/00000000-0000-4000-8000-000000000000/groups",
-        "/users/me",
-        "/users/1",
-        "/users//",
+        "/users/me/x",
         "/version/1",
         "/openapi.json/x",
     ],
 )
 def test_unknown_path_is_404_not_found(directory_for, member, path):
     assert_error(directory_for(member).get(path), 404, "Not Found", None)
+
+
+def test_empty_path_segments_are_ignored(directory_for, member):
+    """As Dropshot's router (the directory QA pass: `/users//` was a 404)."""
+    client = directory_for(member)
+    listed = client.get("/users").json()
+    assert client.get("/users//").json() == client.get("/users///").json() == listed
+    assert client.get(f"/users//{member.uuid}//").json() == client.get(f"/users/{member.uuid}").json()
+    assert client.get("/version//").status_code == 200
 
 
 @pytest.mark.parametrize("path", PATHS)
@@ -142,6 +150,8 @@ def test_request_ids_are_fresh_and_match_the_body(directory_for, member):
     first, second = client.get("/users/nope"), client.get("/users/nope")
     assert first["X-Request-Id"] != second["X-Request-Id"]
     assert first.json()["request_id"] == first["X-Request-Id"]
+    # A UUID v4 string, as Dropshot's (it was the dash-less hex form).
+    assert str(uuid.UUID(first["X-Request-Id"], version=4)) == first["X-Request-Id"]
 
 
 def test_version_needs_no_credentials_and_shares_the_server_settings_version(realm, directory_for, member):

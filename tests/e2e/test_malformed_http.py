@@ -8,6 +8,7 @@ on the routes a real server serves outside Django (the long-poll) and inside it.
 import base64
 import json
 import socket
+import uuid
 
 import pytest
 import requests
@@ -57,7 +58,7 @@ def assert_json_400(received: bytes, expected: dict = BAD_REQUEST) -> None:
     assert status == 400, received
     assert headers["content-type"] == "application/json", received
     assert headers["connection"] == "close", received
-    assert len(headers["x-request-id"]) == 32, received
+    assert str(uuid.UUID(headers["x-request-id"], version=4)) == headers["x-request-id"], received
     assert json.loads(body) == expected | ({"request_id": headers["x-request-id"]} if "message" in expected else {})
 
 
