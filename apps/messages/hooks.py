@@ -42,3 +42,8 @@ messages_read = Hooks("messages_read")
 
 # messages_deleting(message_ids): these messages are about to be deleted (apps.push: the same).
 messages_deleting = Hooks("messages_deleting")
+
+# messages_withdrawn(user_ids, message_ids): these users' rows of these messages are being removed
+# (moved into a channel they may not read), the messages stay (apps.push: the notifications of
+# them come off those users' phones).
+messages_withdrawn = Hooks("messages_withdrawn")

@@ -4,8 +4,9 @@ When a message is sent in an organization where someone has a phone registered, 
 in the message's transaction (queue_message_notifications); the worker works out who is notified
 and why (who_to_notify, Zulip's rules below), and queues one task per person, which sends to their
 tokens and devices through the push backend and remembers the notification (ActivePushNotification).
-When that person reads the message, or it is deleted, a `remove` notification takes it off their
-phones. Sending never happens in a request, and a push service that is down is tried again later.
+When that person reads the message, it is deleted, or moved where they may not read it, a `remove`
+notification takes it off their phones. Sending never happens in a request, and a push service that
+is down is tried again later.
 
 Who is notified, for a message they have not read (a muted sender's arrives read) and did not send,
 when they are a person (not a bot) with a registered token or device:
@@ -26,7 +27,7 @@ from typing import Any
 from django.db import transaction
 
 from apps.core.tasks import retried_task
-from apps.messages.hooks import mentions_added, message_sent, messages_deleting, messages_read
+from apps.messages.hooks import mentions_added, message_sent, messages_deleting, messages_read, messages_withdrawn
 from apps.messages.models import Message, UserMessage
 from apps.messages.selectors import muted_conversation_checker
 from apps.presence.selectors import is_active_now
@@ -67,18 +68,22 @@ def queue_mention_notifications(message: Message, user_ids: list[int]) -> None:
 @messages_read.register
 def queue_removals_of_read(user: User, message_ids: list[int] | None) -> None:
     rows = ActivePushNotification.objects.filter(user=user)
-    if message_ids is not None:
-        rows = rows.filter(message_id__in=message_ids)
-    notified = list(rows.values_list("message_id", flat=True))
-    if notified:
-        ActivePushNotification.objects.filter(user=user, message_id__in=notified).delete()
-        send_removal_notification.enqueue(user.id, notified)
+    _queue_removals(rows if message_ids is None else rows.filter(message_id__in=message_ids))
 
 
 @messages_deleting.register
 def queue_removals_of_deleted(message_ids: list[int]) -> None:
+    _queue_removals(ActivePushNotification.objects.filter(message_id__in=message_ids))
+
+
+@messages_withdrawn.register
+def queue_removals_of_withdrawn(user_ids: list[int], message_ids: list[int]) -> None:
+    _queue_removals(ActivePushNotification.objects.filter(user_id__in=user_ids, message_id__in=message_ids))
+
+
+def _queue_removals(rows) -> None:
+    """These notifications come off their people's phones (one task per person)."""
     by_user: dict[int, list[int]] = defaultdict(list)
-    rows = ActivePushNotification.objects.filter(message_id__in=message_ids)
     for user_id, message_id in rows.values_list("user_id", "message_id"):
         by_user[user_id].append(message_id)
     rows.delete()

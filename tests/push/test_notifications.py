@@ -308,6 +308,24 @@ def test_deleting_a_notified_message_removes_its_notification(member, admin, pus
     assert (user_id, payload["event"], payload["zulip_message_ids"]) == (member.id, "remove", str(message_id))
 
 
+def test_a_message_moved_where_they_may_not_read_it_comes_off_their_phone(
+    member, admin, moderator, make_stream, pushes
+):
+    """Their row of it goes (apps/messages/actions/move.py), so does its notification (it stayed on
+    the lock screen, with its content)."""
+    kitchen = make_stream("kitchen", member, admin, moderator)
+    secret = make_stream("secret", admin, moderator, private=True)
+    with_phone(member)
+    with_phone(moderator)
+    message_id = send_to_channel(admin, kitchen, f"@**{member.full_name}** @**{moderator.full_name}** the plan")
+    assert len(pushes()) == 2
+    move = {"stream_id": secret.id, "propagate_mode": "change_one"}
+    assert_success(api_for(admin).patch(f"/messages/{message_id}", move))
+    [(user_id, _, payload)] = pushes()  # the moderator keeps it, and its notification
+    assert (user_id, payload["event"], payload["zulip_message_ids"]) == (member.id, "remove", str(message_id))
+    assert list(ActivePushNotification.objects.values_list("user_id", flat=True)) == [moderator.id]
+
+
 def test_encrypted_devices_get_the_apps_payload(member, admin, pushes):
     api = api_for(member)
     device_id = assert_success(api.post("/register_client_device"))["device_id"]

@@ -20,6 +20,7 @@ from apps.groups.selectors import is_user_in_group
 from apps.messages.access import can_move_messages_out_of_channel
 from apps.messages.actions.notification_bot import do_create_notification_bot
 from apps.messages.actions.send import do_send_message
+from apps.messages.hooks import messages_withdrawn
 from apps.messages.models import Message, UserMessage
 from apps.messages.rendering import channel_narrow, silent_mention
 from apps.realms.models import Realm
@@ -149,6 +150,7 @@ def move_rows(change: ChannelChange, message_ids: list[int]) -> None:
     who had none (only they may read a channel whose history is protected). The mention flags of
     a row are the original rendering's, as in Zulip: the content is not rendered again."""
     if change.losing_rows:
+        messages_withdrawn.call(sorted(change.losing_rows), message_ids)
         UserMessage.objects.filter(user_id__in=change.losing_rows, message_id__in=message_ids).delete()
     if not change.gaining_rows:
         return
