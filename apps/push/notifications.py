@@ -86,7 +86,8 @@ def _queue_removals(rows) -> None:
     by_user: dict[int, list[int]] = defaultdict(list)
     for user_id, message_id in rows.values_list("user_id", "message_id"):
         by_user[user_id].append(message_id)
-    rows.delete()
+    if by_user:
+        rows.delete()
     for user_id, notified in by_user.items():
         send_removal_notification.enqueue(user_id, notified)
 

@@ -28,7 +28,7 @@ from apps.users.settings_values import NOTIFICATION_SOUNDS, emojiset_choices
 def realm_user_state(context: StateContext) -> dict:
     me = context.user
     profile_data = custom_profile_data_in_realm(me.realm)
-    active, inactive = [], []
+    active, inactive, system_bots = [], [], []
     for shape in users_to_dicts(
         user_rows_in_realm(me.realm),
         me.realm,
@@ -36,11 +36,12 @@ def realm_user_state(context: StateContext) -> dict:
         client_gravatar=context.options.client_gravatar,
         profile_data=profile_data,
     ):
-        (active if shape["is_active"] else inactive).append(shape)
+        # The server's own bots apart, as Zulip's (whose are in no organization).
+        (system_bots if shape.get("is_system_bot") else active if shape["is_active"] else inactive).append(shape)
     return {
         "realm_users": active,
         "realm_non_active_users": inactive,
-        "cross_realm_bots": [],
+        "cross_realm_bots": system_bots,
         "user_id": me.id,
         "email": user_to_dict(me, acting_user=me, client_gravatar=False)["email"],
         "delivery_email": me.delivery_email,

@@ -107,6 +107,8 @@ class UsersView(ApiView):
             client_gravatar=params.client_gravatar,
             profile_data=custom_profile_data_in_realm(realm, ids) if params.include_custom_profile_fields else None,
         )
+        # Not the server's own bots, as Zulip's (/register lists them apart: cross_realm_bots).
+        members = [member for member in members if not member.get("is_system_bot")]
         return json_success(request, {"members": members})
 
 

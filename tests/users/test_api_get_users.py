@@ -206,12 +206,23 @@ def test_members_list_query_count_does_not_grow(member, realm, django_assert_num
     assert sum(len(u["profile_data"]) for u in large["members"]) == 12
 
 
-def test_the_servers_own_bots_are_marked_as_system_bots(realm, member, bot):
+def test_the_servers_own_bots_are_listed_apart_as_system_bots(realm, member, bot):
+    """As Zulip's, whose system bots are in no organization (the invitations QA pass: they were
+    listed as members): not in GET /users nor realm_users, but in /register's cross_realm_bots,
+    marked is_system_bot; GET /users/{id} still finds them (clients look senders up)."""
     notification_bot = do_create_notification_bot(realm)
     users = {user["user_id"]: user for user in assert_success(ApiClient(member).get("/users"))["members"]}
-    assert users[notification_bot.id]["is_system_bot"] is True  # as Zulip marks its system bots
+    assert notification_bot.id not in users
     assert "is_system_bot" not in users[bot.id]
     assert "is_system_bot" not in users[member.id]
+    state = assert_success(ApiClient(member).post("/register", {"fetch_event_types": '["realm_user"]'}))
+    [listed] = state["cross_realm_bots"]
+    assert (listed["user_id"], listed["is_system_bot"], listed["is_bot"]) == (notification_bot.id, True, True)
+    everyone = [user["user_id"] for user in state["realm_users"] + state["realm_non_active_users"]]
+    assert notification_bot.id not in everyone
+    assert bot.id in everyone
+    found = assert_success(ApiClient(member).get(f"/users/{notification_bot.id}"))["user"]
+    assert found["is_system_bot"] is True
 
 
 def test_the_list_of_some_users(realm, member, admin, bot, foreign_user):
