@@ -1,8 +1,8 @@
 """Changing an organization's linkifiers: administrators (the API, the admin, edit_linkifiers).
 
 Every change is checked (apps.linkifiers.patterns) before it is written, is recorded in the audit
-log, tells every user's queues (realm_linkifiers to clients that take URL templates, the legacy
-realm_filters to the others) and drops the organization's cached linkifiers when it commits.
+log, tells every user's queues (realm_linkifiers, to clients that take URL templates) and drops the
+organization's cached linkifiers when it commits.
 """
 
 from collections.abc import Sequence
@@ -16,7 +16,7 @@ from apps.events.publish import Everyone, send_event_on_commit
 from apps.linkifiers.errors import LinkifierValidationError
 from apps.linkifiers.models import Linkifier
 from apps.linkifiers.patterns import LinkifierFields, LinkifierInvalid, check_linkifier_fields
-from apps.linkifiers.selectors import cache_key, legacy_tuples, linkifier_dicts, linkifier_to_dict, pattern_in_use
+from apps.linkifiers.selectors import cache_key, linkifier_dicts, linkifier_to_dict, pattern_in_use
 from apps.realms.audit import audit
 from apps.realms.models import AuditLogEventType, Realm
 from apps.users.models import User
@@ -46,7 +46,7 @@ def do_add_linkifier(realm: Realm, *, fields: LinkifierFields, acting_user: User
     """Add a checked linkifier, last in the organization's order. Refused when the organization has
     one with this pattern (another request's too: the unique constraint, in a savepoint).
 
-    Emits: realm_linkifiers and realm_filters to every active user.
+    Emits: realm_linkifiers to every active user.
     """
     if pattern_in_use(realm, fields.pattern):
         raise _duplicate_pattern()
@@ -71,7 +71,7 @@ def do_update_linkifier(linkifier: Linkifier, *, fields: LinkifierFields, acting
     """Replace a linkifier's fields with checked ones (its place in the order stays). Refused when
     another linkifier of the organization has the pattern.
 
-    Emits: realm_linkifiers and realm_filters to every active user.
+    Emits: realm_linkifiers to every active user.
     """
     realm = linkifier.realm
     if pattern_in_use(realm, fields.pattern, exclude=linkifier):
@@ -93,7 +93,7 @@ def do_remove_linkifier(linkifier: Linkifier, *, acting_user: User | None) -> No
     """Delete a linkifier. Messages rendered with it keep their links (as in Zulip); topic links,
     computed when messages are read, no longer have its.
 
-    Emits: realm_linkifiers and realm_filters to every active user.
+    Emits: realm_linkifiers to every active user.
     """
     removed = linkifier_to_dict(linkifier)
     linkifier.delete()
@@ -105,7 +105,7 @@ def check_reorder_linkifiers(realm: Realm, *, ordered_ids: Sequence[int], acting
     """PATCH /realm/linkifiers: the organization's linkifiers in this order, which names each of
     them exactly once (read under a lock, so that none is added or removed meanwhile).
 
-    Emits: realm_linkifiers and realm_filters to every active user (nothing when nothing moves).
+    Emits: realm_linkifiers to every active user (nothing when nothing moves).
     """
     if len(set(ordered_ids)) < len(ordered_ids):
         raise JsonableError("The ordered list must not contain duplicated linkifiers")
@@ -138,7 +138,6 @@ def _changed(realm: Realm, event_type: AuditLogEventType, acting_user: User | No
     linkifiers = linkifier_dicts(realm.id)
     audit(realm, event_type, extra_data={"realm_linkifiers": linkifiers, **what}, acting_user=acting_user)
     send_event_on_commit(realm, {"type": "realm_linkifiers", "realm_linkifiers": linkifiers}, Everyone())
-    send_event_on_commit(realm, {"type": "realm_filters", "realm_filters": legacy_tuples(linkifiers)}, Everyone())
     # Dropped at once too, for this process's next read (a rollback only costs a refill).
     forget(cache_key(realm.id))
     transaction.on_commit(lambda: forget(cache_key(realm.id)))

@@ -1,11 +1,12 @@
 """Linkifiers' part of the event system. Clients that registered with the
-`linkifier_url_template` capability get `realm_linkifiers` (state and events); the others get the
-legacy `realm_filters` ([pattern, URL template, id]) and an empty `realm_linkifiers`, as Zulip
-gives clients that do not know URL templates. And the code playgrounds, `realm_playgrounds`."""
+`linkifier_url_template` capability get `realm_linkifiers` (state and events); the others an empty
+`realm_linkifiers` and no events, as Zulip gives clients that do not know URL templates; the legacy
+`realm_filters` is empty for all (Zulip's since feature level 176). And the code playgrounds,
+`realm_playgrounds`."""
 
 from apps.events.registry import QueueOptions, StateContext, event_filter, initial_state
 from apps.linkifiers.playgrounds import playgrounds_for_realm
-from apps.linkifiers.selectors import legacy_tuples, linkifiers_for_realm
+from apps.linkifiers.selectors import linkifiers_for_realm
 
 
 def takes_url_templates(options: QueueOptions) -> bool:
@@ -21,9 +22,7 @@ def realm_linkifiers_state(context: StateContext) -> dict:
 
 @initial_state("realm_filters")
 def realm_filters_state(context: StateContext) -> dict:
-    if takes_url_templates(context.options):
-        return {"realm_filters": []}
-    return {"realm_filters": legacy_tuples(linkifiers_for_realm(context.user.realm_id))}
+    return {"realm_filters": []}
 
 
 @initial_state("realm_playgrounds")
@@ -34,8 +33,3 @@ def realm_playgrounds_state(context: StateContext) -> dict:
 @event_filter("realm_linkifiers")
 def linkifiers_for_modern_clients(event: dict, options: QueueOptions) -> bool:
     return takes_url_templates(options)
-
-
-@event_filter("realm_filters")
-def filters_for_legacy_clients(event: dict, options: QueueOptions) -> bool:
-    return not takes_url_templates(options)
