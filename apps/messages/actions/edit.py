@@ -328,7 +328,7 @@ def _edit_content(message: Message, content: str, entry: dict, now) -> tuple[dic
     if message.stream is not None and (rendered.stream_wildcard or rendered.topic_wildcard):
         subscriber_count = len(subscriber_ids_by_stream([message.stream_id])[message.stream_id])
         check_wildcard_mentions(message.sender, rendered, subscriber_count, participants)
-    mentions = mention_flags(message.sender, message.stream, message.topic, receivers, rendered, participants)
+    mentions = mention_flags(receivers, rendered, participants)
     others = receivers - {message.sender_id}
     alerted = alerted_user_ids(content, alert_word_users(message.realm_id, others) if others else {})
     changed, newly_mentioned = [], []

@@ -258,7 +258,7 @@ def do_send_message(
     receivers.add(sender.id)
     if read_by_sender is None:
         read_by_sender = default_read_by_sender(client)
-    flags = _initial_flags(sender, stream, topic, receivers, rendered, read_by_sender, topic_participants)
+    flags = _initial_flags(sender, stream, receivers, rendered, read_by_sender, topic_participants)
     for uid in receivers.intersection(read_by):  # recipients for whom the server marks it read
         flags[uid] |= UserMessage.READ
     others = receivers - {sender.id}
@@ -357,14 +357,13 @@ def _files_linked(message: Message) -> None:
 def _initial_flags(
     sender: User,
     stream: Stream | None,
-    topic: str,
     receivers: set[int],
     rendered: Rendered,
     read_by_sender: bool,
     topic_participants: set[int],
 ) -> dict[int, int]:
     muted_by = muting_user_ids(sender, receivers)
-    flags = mention_flags(sender, stream, topic, receivers, rendered, topic_participants)
+    flags = mention_flags(receivers, rendered, topic_participants)
     private = UserMessage.IS_PRIVATE if stream is None else 0
     for uid in receivers:
         flags[uid] |= private
@@ -373,14 +372,7 @@ def _initial_flags(
     return flags
 
 
-def mention_flags(
-    sender: User,
-    stream: Stream | None,
-    topic: str,
-    receivers: set[int],
-    rendered: Rendered,
-    topic_participants: set[int],
-) -> dict[int, int]:
+def mention_flags(receivers: set[int], rendered: Rendered, topic_participants: set[int]) -> dict[int, int]:
     """Each receiver's mention bits (UserMessage.MENTION_BITS) for the rendered content; `topic_participants`
     from wildcard_topic_participants."""
     # As Zulip, a wildcard mention is flagged for everyone it mentions, those who turned such
