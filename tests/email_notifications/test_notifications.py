@@ -119,6 +119,14 @@ def test_wildcard_mentions_follow_the_setting_and_muting(channel, owner, member,
     other = to_channel(owner, channel, "@**all** again", topic="other")
     run_ready_tasks()
     assert pending() == [(member.id, other, "wildcard_mention")]
+    # The channel's own setting wins over the user's, both ways (its wildcard mentions still flag
+    # the message: tests/messages).
+    for user, value in ((member, False), (admin, True)):
+        change = [{"stream_id": channel.id, "property": "wildcard_mentions_notify", "value": value}]
+        assert_success(ApiClient(user).post("/users/me/subscriptions/properties", {"subscription_data": change}))
+    third = to_channel(owner, channel, "@**all** and again", topic="other")
+    run_ready_tasks()
+    assert [row for row in pending() if row[1] == third] == [(admin.id, third, "wildcard_mention")]
 
 
 def test_read_messages_active_people_bots_and_the_setting(realm, owner, member, admin, bot):
