@@ -2,6 +2,7 @@
 
 - GET /api/v1/events (the long-poll, most requests of a busy server) goes to a thin route in front
   of Django (apps/events/asgi.py): a waiting poll holds no thread and little memory.
+- GET /health/live is answered on the event loop, so that it holds while every thread is busy.
 - Everything else goes to Django, whose synchronous code runs on ASGI_THREADS long-lived threads
   per process (apps/core/asgi.py) instead of a new thread per request.
 - At start-up each process subscribes to event notifications (with Redis) and starts the periodic
@@ -23,7 +24,7 @@ django.setup(set_prefix=False)
 from django.conf import settings  # noqa: E402
 from django.core.asgi import get_asgi_application  # noqa: E402
 
-from apps.core.asgi import PooledASGIHandler, executor_pool  # noqa: E402
+from apps.core.asgi import PooledASGIHandler, answer_liveness_probe, executor_pool, is_liveness_probe  # noqa: E402
 from apps.events.asgi import EventsPollApp, is_events_poll  # noqa: E402
 from apps.events.lifecycle import background_tasks  # noqa: E402
 
@@ -42,5 +43,7 @@ async def application(scope, receive, send) -> None:
         await background_tasks.serve_lifespan(receive, send)
     elif is_events_poll(scope):
         await events_app(scope, receive, send)
+    elif is_liveness_probe(scope):
+        await answer_liveness_probe(scope, receive, send)
     else:
         await django_app(scope, receive, send)

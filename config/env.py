@@ -158,6 +158,10 @@ def database(base_dir_var: Path, connect_timeout: int) -> dict:
         fail("DATABASE_URL", "names no database")
     options = config.setdefault("OPTIONS", {})
     options.setdefault("connect_timeout", connect_timeout)
+    # A database host that stops answering (frozen, cut off by the network) fails the queries
+    # waiting on it within about 25 s, not the kernel's 15 minutes of retransmissions: TCP
+    # keepalives while a query waits for its answer, and a limit on data left unacknowledged.
+    options.update({name: value for name, value in TCP_LIVENESS.items() if name not in options})
     if env.bool("DATABASE_POOL", default=False):
         # Off by default: requests run on a fixed set of long-lived threads (config/asgi.py), so
         # each keeps one persistent connection, which is cheaper than taking one from a pool and
@@ -174,6 +178,10 @@ def database(base_dir_var: Path, connect_timeout: int) -> dict:
     config["CONN_HEALTH_CHECKS"] = True
     return config
 
+
+# libpq's connection parameters (seconds, but tcp_user_timeout in milliseconds).
+TCP_LIVENESS = {"keepalives": 1, "keepalives_idle": 10, "keepalives_interval": 5, "keepalives_count": 3,
+                "tcp_user_timeout": 25_000}  # fmt: skip
 
 # Django's PostgreSQL backend with a health check that needs no query (see apps/core/postgresql/base.py).
 POSTGRESQL_ENGINE = "apps.core.postgresql"

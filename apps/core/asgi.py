@@ -15,6 +15,7 @@ The measurements are in benchmarks/events/README.md.
 
 import contextlib
 import functools
+import time
 from collections.abc import AsyncIterator, Callable
 from concurrent.futures import ThreadPoolExecutor
 from functools import cache
@@ -29,6 +30,10 @@ from django.core.handlers.base import BaseHandler
 from django.db import connections
 from django.http import HttpRequest, HttpResponse
 from django.urls import Resolver404, get_resolver, set_script_prefix
+
+from apps.core.health import live
+from apps.core.middleware import REQUEST_ID_HEADER, log_access, new_request_id
+from apps.core.notes import RequestNotes
 
 
 class ExecutorPool:
@@ -158,3 +163,33 @@ def _is_async_view(path: str) -> bool:
     except Resolver404:
         return False
     return iscoroutinefunction(match.func)
+
+
+# --- the liveness probe, on the event loop ---------------------------------------------------------
+
+LIVE_PATH = "/health/live"
+
+
+def is_liveness_probe(scope: dict) -> bool:
+    return scope["type"] == "http" and scope["method"] in ("GET", "HEAD") and scope["path"] == LIVE_PATH
+
+
+async def answer_liveness_probe(scope: dict, receive: Callable, send: Callable) -> None:
+    """GET /health/live answered on the event loop, not on the request threads: "the process is
+    up" must hold while every thread waits (on a database that stopped answering, a locked SQLite
+    file), or an orchestrator would restart a process that is fine. The same answer, request id,
+    metrics and logging as Django's (apps.core.health.live, apps.core.middleware)."""
+    started = time.monotonic()
+    notes = RequestNotes(request_id=new_request_id())
+    while (await receive()).get("more_body"):
+        pass
+    response = live()
+    body = b"" if scope["method"] == "HEAD" else response.content
+    headers = [
+        (b"content-type", response["Content-Type"].encode()),
+        (b"content-length", str(len(response.content)).encode()),
+        (REQUEST_ID_HEADER.lower().encode(), notes.request_id.encode()),
+    ]
+    await send({"type": "http.response.start", "status": response.status_code, "headers": headers})
+    await send({"type": "http.response.body", "body": body})
+    log_access(scope["method"], LIVE_PATH, LIVE_PATH, response.status_code, time.monotonic() - started, notes)

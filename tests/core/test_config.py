@@ -91,6 +91,21 @@ def test_a_database_url_may_name_a_unix_socket(monkeypatch, tmp_path):
     assert (database(tmp_path, 5)["HOST"], database(tmp_path, 5)["PORT"]) == ("db.example.com", 5433)
 
 
+def test_a_database_that_stops_answering_is_noticed(monkeypatch, tmp_path):
+    """TCP keepalives and a limit on unacknowledged data (the reliability QA pass: a frozen database
+    host held every request thread, the kernel retries for about 15 minutes); the PostgreSQL run
+    of the suite connects with them, so libpq takes them. An operator's own value in the URL wins."""
+    from config.env import database
+
+    monkeypatch.setenv("DATABASE_URL", "postgres://parley@db.example.com/parley")
+    options = database(tmp_path, 5)["OPTIONS"]
+    assert options["keepalives"] == 1
+    assert options["keepalives_idle"] + options["keepalives_interval"] * options["keepalives_count"] <= 30
+    assert options["tcp_user_timeout"] <= 30_000
+    monkeypatch.setenv("DATABASE_URL", "postgres://parley@db.example.com/parley?keepalives_idle=60")
+    assert database(tmp_path, 5)["OPTIONS"]["keepalives_idle"] == 60
+
+
 @pytest.mark.skipif(
     not os.environ.get("DATABASE_URL", "").startswith("postgres") or not os.path.exists("/var/run/postgresql"),
     reason="needs the PostgreSQL the tests run on, and its socket in /var/run/postgresql",

@@ -2,6 +2,7 @@
 
 import socket
 import time
+from concurrent.futures import ThreadPoolExecutor
 
 import pytest
 import requests
@@ -53,6 +54,26 @@ def test_database_down(live_server_factory, blackhole_port, kind):
         assert_503(response, "database")
         assert elapsed < 10, f"{path} took {elapsed:.1f}s"
     assert "Traceback" not in server.log()
+
+
+def test_liveness_holds_while_every_request_thread_waits(live_server_factory, blackhole_port):
+    """/health/live is answered on the event loop (config/asgi.py): with every request thread
+    waiting on a database that does not answer, "the process is up" still answers at once (the
+    reliability QA pass: it queued behind them, so an orchestrator would have restarted the process)."""
+    server = live_server_factory(
+        DATABASE_URL=f"postgres://postgres@127.0.0.1:{blackhole_port}/parley", DEPENDENCY_CONNECT_TIMEOUT="5"
+    )
+    auth = ("someone@example.com", "A" * 32)
+    with ThreadPoolExecutor(max_workers=8) as pool:
+        waiting = [pool.submit(get, server, "/api/v1/users/me", auth=auth) for _ in range(8)]
+        time.sleep(1)  # every request thread now waits for the database
+        assert not any(future.done() for future in waiting)
+        response, elapsed = get(server, "/health/live")
+        assert (response.status_code, response.json()["status"]) == (200, "ok")
+        assert elapsed < 2, f"/health/live took {elapsed:.1f}s"
+        assert response.headers["X-Request-Id"]
+        for future in waiting:
+            assert_503(future.result()[0], "database")
 
 
 @pytest.fixture
