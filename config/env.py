@@ -41,6 +41,23 @@ def port(variable: str = "PORT", default: int = 8000) -> int:
     return value
 
 
+# What django-environ reads as true, and its false words; anything else is a mistake, not false
+# (RATE_LIMITING_ENABLED=ture turned every rate limit off).
+TRUE_WORDS = frozenset({"true", "on", "ok", "y", "yes", "1"})
+FALSE_WORDS = frozenset({"false", "off", "n", "no", "0"})
+
+
+def boolean(variable: str, default: bool) -> bool:
+    """An on/off setting: true/false (yes/no, on/off, 1/0); unset or empty: `default`."""
+    raw = env.str(variable, default="")
+    word = raw.strip().lower()
+    if not word:
+        return default
+    if word not in TRUE_WORDS | FALSE_WORDS:
+        fail(variable, f"must be true or false, got {raw!r}")
+    return word in TRUE_WORDS
+
+
 def positive_int(variable: str, default: int) -> int:
     try:
         value = env.int(variable, default=default)
@@ -162,7 +179,7 @@ def database(base_dir_var: Path, connect_timeout: int) -> dict:
     # waiting on it within about 25 s, not the kernel's 15 minutes of retransmissions: TCP
     # keepalives while a query waits for its answer, and a limit on data left unacknowledged.
     options.update({name: value for name, value in TCP_LIVENESS.items() if name not in options})
-    if env.bool("DATABASE_POOL", default=False):
+    if boolean("DATABASE_POOL", default=False):
         # Off by default: requests run on a fixed set of long-lived threads (config/asgi.py), so
         # each keeps one persistent connection, which is cheaper than taking one from a pool and
         # setting it up for every request.

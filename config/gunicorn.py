@@ -16,6 +16,7 @@ BASE_DIR = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(BASE_DIR))
 
 from apps.core.version import PARLEY_VERSION  # noqa: E402
+from config.env import positive_int  # noqa: E402
 from config.task_worker import TaskWorkerProcess  # noqa: E402
 
 # The same `.env` the Django settings read, so REDIS_URL there counts here too.
@@ -42,7 +43,7 @@ bind = f"{os.environ.get('BIND_ADDRESS', '127.0.0.1')}:{os.environ.get('PORT', '
 worker_class = "config.workers.ParleyUvicornWorker"
 # Without Redis, rate limits (and later event queues) live in one process: run exactly one.
 HAS_REDIS = bool(os.environ.get("REDIS_URL"))
-workers = int(os.environ.get("WEB_CONCURRENCY", "2" if HAS_REDIS else "1"))
+workers = positive_int("WEB_CONCURRENCY", 2 if HAS_REDIS else 1)
 if not HAS_REDIS and workers != 1:
     print("WEB_CONCURRENCY ignored: without REDIS_URL Parley runs a single server process.", flush=True)
     workers = 1

@@ -112,7 +112,8 @@ def route_template(route: str) -> str:
     template = _NAMED_GROUP_RE.sub(r"<\1>", route)
     for regex_only in ("^", "$", "/?", "\\"):
         template = template.replace(regex_only, "")
-    return "/" + template
+    # The directory's routes ignore empty segments ("/*", "/+": apps/directory/urls.py).
+    return "/" + template.replace("/*", "").replace("/+", "/")
 
 
 def route_label(request: HttpRequest, early_paths: Iterable[str] = ()) -> str:

@@ -19,13 +19,13 @@ VAR_DIR = BASE_DIR / "var"
 cfg.read_dot_env(BASE_DIR)
 env = cfg.env
 
-DEBUG = env.bool("DEBUG", default=False)
+DEBUG = cfg.boolean("DEBUG", default=False)
 PORT = cfg.port()
 EXTERNAL_HOST = cfg.external_host(default=f"localhost:{PORT}")
 ALLOWED_HOSTS = cfg.allowed_hosts(EXTERNAL_HOST)
 SECRET_KEY = cfg.secret_key(VAR_DIR, allow_generated=True)
 # The scheme clients use to reach us; realm URLs in API responses are built with it.
-EXTERNAL_URI_SCHEME = "https://" if env.bool("EXTERNAL_HTTPS", default=False) else "http://"
+EXTERNAL_URI_SCHEME = "https://" if cfg.boolean("EXTERNAL_HTTPS", default=False) else "http://"
 
 # Short timeouts: a dependency that is down must produce a quick 503, never a hanging request.
 DEPENDENCY_CONNECT_TIMEOUT = cfg.positive_int("DEPENDENCY_CONNECT_TIMEOUT", 3)
@@ -122,7 +122,7 @@ REDIS_URL = cfg.redis_url()
 # (apps/core/tasks.py). The server starts one worker beside itself (config/gunicorn.py) unless
 # TASK_WORKER=0, for operators who run their workers apart (README "Background tasks").
 TASKS = {"default": {"BACKEND": "django_tasks_db.DatabaseBackend", "QUEUES": ["default", "webhooks"]}}
-TASK_WORKER = env.bool("TASK_WORKER", default=True)
+TASK_WORKER = cfg.boolean("TASK_WORKER", default=True)
 # How often an idle worker looks for new tasks.
 TASK_POLL_SECONDS = float(env.str("TASK_POLL_SECONDS", default="0.5"))
 # A task still running after this long was abandoned (its worker was killed): it runs again.
@@ -155,7 +155,7 @@ APNS_TOKEN_KEY_FILE = env.str("APNS_TOKEN_KEY_FILE", default="")
 APNS_TOKEN_KEY_ID = env.str("APNS_TOKEN_KEY_ID", default="")
 APNS_TEAM_ID = env.str("APNS_TEAM_ID", default="")
 APNS_TOPIC = env.str("APNS_TOPIC", default="")
-APNS_SANDBOX = env.bool("APNS_SANDBOX", default=False)
+APNS_SANDBOX = cfg.boolean("APNS_SANDBOX", default=False)
 APNS_URL = env.str("APNS_URL", default="")
 # Direct FCM (Zulip's name): the Firebase project's service account key (JSON). FCM_URL replaces
 # Google's address of the send API (tests; the token's address is the key file's token_uri).
@@ -168,7 +168,7 @@ PUSH_REGISTRATION_PRIVATE_KEYS = env.list("PUSH_REGISTRATION_PRIVATE_KEYS", defa
 # How long one request to APNs or FCM may take.
 PUSH_SERVICE_TIMEOUT_SECONDS = cfg.positive_int("PUSH_SERVICE_TIMEOUT_SECONDS", 15)
 # Zulip's PUSH_NOTIFICATION_REDACT_CONTENT: notifications say "New message" instead of the text.
-PUSH_NOTIFICATION_REDACT_CONTENT = env.bool("PUSH_NOTIFICATION_REDACT_CONTENT", default=False)
+PUSH_NOTIFICATION_REDACT_CONTENT = cfg.boolean("PUSH_NOTIFICATION_REDACT_CONTENT", default=False)
 DIRECT_PUSH_BACKENDS = ("apps.push.direct.DirectBackend", "apps.push.apns.APNsBackend", "apps.push.fcm.FCMBackend")
 # What clients are told (`push_notifications_enabled`, `realm_push_notifications_enabled`): whether
 # notifications can reach phones: the bouncer backend with this server's registration, or the
@@ -299,7 +299,7 @@ SPECTACULAR_SETTINGS = {
 }
 
 # Rate limits: requests per window (seconds). Redis-backed when REDIS_URL is set.
-RATE_LIMITING_ENABLED = env.bool("RATE_LIMITING_ENABLED", default=True)
+RATE_LIMITING_ENABLED = cfg.boolean("RATE_LIMITING_ENABLED", default=True)
 RATE_LIMIT_API_BY_USER = (cfg.positive_int("RATE_LIMIT_API_BY_USER", 200), 60)
 RATE_LIMIT_API_BY_IP = (cfg.positive_int("RATE_LIMIT_API_BY_IP", 100), 60)
 RATE_LIMIT_AUTH_FAILURES = (cfg.positive_int("RATE_LIMIT_AUTH_FAILURES", 5), 1800)
@@ -363,7 +363,7 @@ DEFAULT_FROM_EMAIL = env.str("DEFAULT_FROM_EMAIL", default=f"Parley <noreply@{cf
 SERVER_EMAIL = DEFAULT_FROM_EMAIL
 EMAIL_TIMEOUT = cfg.positive_int("EMAIL_TIMEOUT", 10)
 # Email notifications of direct messages and mentions to people who are offline (apps.email_notifications).
-EMAIL_NOTIFICATIONS = env.bool("EMAIL_NOTIFICATIONS", default=True)
+EMAIL_NOTIFICATIONS = cfg.boolean("EMAIL_NOTIFICATIONS", default=True)
 # How long a link confirming a new email address may be used.
 EMAIL_CHANGE_LINK_VALIDITY_SECONDS = cfg.positive_int("EMAIL_CHANGE_LINK_VALIDITY_SECONDS", 24 * 3600)
 # Email changes a user may start (Zulip's email_change_by_user): per hour and per day.
@@ -395,11 +395,11 @@ FAKE_EMAIL_DOMAIN = env.str("FAKE_EMAIL_DOMAIN", default="parley.invalid")
 # addresses, to addresses in METRICS_ALLOWED_NETWORKS (comma-separated CIDRs) when connecting
 # directly (not through a proxy), and from anywhere to `Authorization: Bearer <METRICS_BEARER_TOKEN>`
 # when set; everyone else gets the 404 of a path that does not exist.
-METRICS_ENABLED = env.bool("METRICS_ENABLED", default=True)
+METRICS_ENABLED = cfg.boolean("METRICS_ENABLED", default=True)
 METRICS_ALLOWED_NETWORKS = cfg.networks("METRICS_ALLOWED_NETWORKS")
 METRICS_BEARER_TOKEN = cfg.token("METRICS_BEARER_TOKEN", min_length=20)
 
-LOG_FORMAT = env.str("LOG_FORMAT", default="text")
+LOG_FORMAT = cfg.choice("LOG_FORMAT", "text", ("text", "json"))
 LOG_LEVEL = env.str("LOG_LEVEL", default="INFO").upper()
 # Logs go to standard error, as gunicorn's own do: one stream for everything the server logs, and
 # the standard output of operator commands carries only their output (one JSON object with --json).
@@ -419,7 +419,7 @@ LOGGING = {
             "class": "logging.StreamHandler",
             "stream": "ext://sys.stderr",
             "filters": ["request_id", "suspicious_request"],
-            "formatter": LOG_FORMAT if LOG_FORMAT in ("text", "json") else "text",
+            "formatter": LOG_FORMAT,
         }
     },
     "root": {"handlers": ["stderr"], "level": LOG_LEVEL},

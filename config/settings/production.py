@@ -9,20 +9,20 @@ from config.settings.base import *  # noqa: F403
 from config.settings.base import VAR_DIR, cfg, env
 
 SECRET_KEY = cfg.secret_key(VAR_DIR, allow_generated=False)
-if env.bool("DEBUG", default=False):
+if cfg.boolean("DEBUG", default=False):
     fail("DEBUG", "must be false in production")
 DEBUG = False
-EXTERNAL_URI_SCHEME = "https://" if env.bool("EXTERNAL_HTTPS", default=True) else "http://"
-LOG_FORMAT = env.str("LOG_FORMAT", default="json")
-LOGGING["handlers"]["stderr"]["formatter"] = LOG_FORMAT if LOG_FORMAT in ("text", "json") else "json"  # noqa: F405
+EXTERNAL_URI_SCHEME = "https://" if cfg.boolean("EXTERNAL_HTTPS", default=True) else "http://"
+LOG_FORMAT = cfg.choice("LOG_FORMAT", "json", ("text", "json"))
+LOGGING["handlers"]["stderr"]["formatter"] = LOG_FORMAT  # noqa: F405
 
 # Behind a TLS-terminating proxy, set TRUST_X_FORWARDED_PROTO=true so Django knows the request was HTTPS.
-if env.bool("TRUST_X_FORWARDED_PROTO", default=False):
+if cfg.boolean("TRUST_X_FORWARDED_PROTO", default=False):
     SECURE_PROXY_SSL_HEADER = ("HTTP_X_FORWARDED_PROTO", "https")
-SECURE_SSL_REDIRECT = env.bool("SECURE_SSL_REDIRECT", default=True)
+SECURE_SSL_REDIRECT = cfg.boolean("SECURE_SSL_REDIRECT", default=True)
 SECURE_HSTS_SECONDS = env.int("SECURE_HSTS_SECONDS", default=31536000)
 SECURE_HSTS_INCLUDE_SUBDOMAINS = True  # organizations live on subdomains
-SECURE_HSTS_PRELOAD = env.bool("SECURE_HSTS_PRELOAD", default=False)
+SECURE_HSTS_PRELOAD = cfg.boolean("SECURE_HSTS_PRELOAD", default=False)
 SESSION_COOKIE_SECURE = True
 CSRF_COOKIE_SECURE = True
 if not SECURE_HSTS_PRELOAD:

@@ -35,6 +35,10 @@ def start_with(**env: str) -> subprocess.CompletedProcess:
         ({"EXTERNAL_HOST": "bad_host!"}, "EXTERNAL_HOST: is not a valid host"),
         ({"RATE_LIMIT_API_BY_USER": "0"}, "RATE_LIMIT_API_BY_USER: must be at least 1"),
         ({"EMAIL_URL": "filemail://"}, "EMAIL_URL: names no folder"),
+        # A mistyped on/off value was read as false (the newcomer QA pass: rate limits turned off).
+        ({"RATE_LIMITING_ENABLED": "ture"}, "RATE_LIMITING_ENABLED: must be true or false, got 'ture'"),
+        ({"DEBUG": "maybe"}, "DEBUG: must be true or false"),
+        ({"LOG_FORMAT": "xml"}, "LOG_FORMAT: must be one of text, json, got 'xml'"),
     ],
 )
 def test_bad_settings_stop_the_process_with_a_clear_message(env, message):
@@ -89,6 +93,31 @@ def test_a_database_url_may_name_a_unix_socket(monkeypatch, tmp_path):
     )
     monkeypatch.setenv("DATABASE_URL", "postgres://parley@db.example.com:5433/parley")
     assert (database(tmp_path, 5)["HOST"], database(tmp_path, 5)["PORT"]) == ("db.example.com", 5433)
+
+
+def test_on_off_settings_take_the_usual_words(monkeypatch):
+    from config.env import boolean
+
+    for word, value in (("TRUE", True), ("yes", True), ("1", True), ("off", False), ("No", False), ("0", False)):
+        monkeypatch.setenv("SOME_SWITCH", word)
+        assert boolean("SOME_SWITCH", default=not value) is value
+    monkeypatch.setenv("SOME_SWITCH", "")
+    assert boolean("SOME_SWITCH", default=True) is True  # empty: the default, as unset
+
+
+def test_the_server_refuses_a_mistyped_worker_count(tmp_path):
+    """gunicorn's settings (config/gunicorn.py) name the variable (it was a bare ValueError)."""
+    own_metrics = {"PROMETHEUS_MULTIPROC_DIR": str(tmp_path)}  # which the settings empty
+    result = subprocess.run(
+        [sys.executable, "-c", "import runpy; runpy.run_path('config/gunicorn.py')"],
+        cwd=BASE_DIR,
+        env={**os.environ, "WEB_CONCURRENCY": "zero", "REDIS_URL": "redis://127.0.0.1:6379/0", **own_metrics},
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+    assert result.returncode != 0
+    assert "WEB_CONCURRENCY: must be an integer, got 'zero'" in result.stderr
 
 
 def test_a_database_that_stops_answering_is_noticed(monkeypatch, tmp_path):
