@@ -21,6 +21,7 @@ from apps.invites.actions.invites import (
 from apps.invites.errors import InvitationAlreadyRevokedError, InvitationNotFoundError
 from apps.invites.models import EmailInvitation, MultiuseInvite
 from apps.invites.serializers import DEFAULT_INVITE_EXPIRES_IN_MINUTES
+from apps.realms.models import Realm
 from apps.subscriptions.models import Stream
 
 
@@ -104,6 +105,14 @@ class MultiuseInviteAdmin(admin.ModelAdmin):
         if obj is None:
             kwargs["form"] = CreateInviteForm
         return super().get_form(request, obj, change=change, **kwargs)
+
+    def get_changeform_initial_data(self, request):
+        # The organization, when there is only one (the newcomer QA pass: saving failed until picked).
+        initial = super().get_changeform_initial_data(request)
+        realms = list(Realm.objects.values_list("id", flat=True)[:2])
+        if len(realms) == 1:
+            initial.setdefault("realm", realms[0])
+        return initial
 
     def get_fields(self, request, obj=None):
         if obj is None:

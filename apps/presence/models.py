@@ -49,5 +49,8 @@ class UserStatus(models.Model):
     away = models.BooleanField(default=False)
     timestamp = models.DateTimeField(auto_now=True)
 
+    class Meta:
+        verbose_name_plural = "user statuses"
+
     def __str__(self) -> str:
         return f"{self.user_id}: {self.status_text}"

@@ -116,6 +116,17 @@ def test_staff_create_a_link_and_see_it(staff, owner, realm, make_stream, make_g
     assert b'name="_save"' not in staff.get(f"/admin/invites/multiuseinvite/{invite.id}/change/").content
 
 
+def test_the_add_page_picks_the_only_organization(staff, realm):
+    """(The newcomer QA pass: saving failed with "This field is required" until it was picked.)"""
+    form = staff.get("/admin/invites/multiuseinvite/add/").context["adminform"].form
+    assert form.initial["realm"] == realm.id
+
+
+def test_the_add_page_lets_staff_pick_among_organizations(staff, realm, other_realm):
+    form = staff.get("/admin/invites/multiuseinvite/add/").context["adminform"].form
+    assert "realm" not in form.initial
+
+
 def test_staff_links_of_another_organization_have_no_creator(staff, other_realm):
     response = staff.post("/admin/invites/multiuseinvite/add/", add_form(other_realm, expires_in_minutes=""))
     assert response.status_code == 302

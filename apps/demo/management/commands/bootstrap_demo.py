@@ -81,6 +81,6 @@ class Command(OperatorCommand):
         self.stdout.write("\nTry it:")
         self.stdout.write(f"  curl -u {api_email(owner)}:{owner.api_key} {url}/api/v1/users/me")
         self.stdout.write(
-            f'  python -c \'import zulip; print(zulip.Client(email="{api_email(owner)}", '
+            f'  .venv/bin/python -c \'import zulip; print(zulip.Client(email="{api_email(owner)}", '
             f'api_key="{owner.api_key}", site="{url}").get_profile())\'\n'
         )
