@@ -16,7 +16,7 @@ BASE_DIR = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(BASE_DIR))
 
 from apps.core.version import PARLEY_VERSION  # noqa: E402
-from config.env import positive_int  # noqa: E402
+from config.env import boolean, positive_int  # noqa: E402
 from config.task_worker import TaskWorkerProcess  # noqa: E402
 
 # The same `.env` the Django settings read, so REDIS_URL there counts here too.
@@ -61,7 +61,7 @@ loglevel = os.environ.get("LOG_LEVEL", "info").lower()
 
 
 # The background task worker runs beside the server unless TASK_WORKER=0 (config/task_worker.py).
-TASK_WORKER = environ.Env().bool("TASK_WORKER", default=True)
+TASK_WORKER = boolean("TASK_WORKER", default=True)
 # Two workers: outgoing webhooks (which wait on other people's services) on their own, the rest
 # (push notifications) on the other, so that a slow bot service never delays a notification.
 _task_workers: list[TaskWorkerProcess] = []
