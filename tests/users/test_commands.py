@@ -249,7 +249,8 @@ def test_bootstrap_demo_only_on_an_empty_database(db):
     assert Message.objects.filter(stream=general, topic="welcome").count() == 1
     # One link for a first colleague, into #general.
     invite = MultiuseInvite.objects.get()
-    assert f"Invite a colleague (valid 10 days): http://127.0.0.1:8000/join/{invite.key}/" in out
+    # On EXTERNAL_HOST's address ("testserver" here), as every link the server gives, not --url's.
+    assert f"Invite a colleague (valid 10 days): http://testserver/join/{invite.key}/" in out
     assert (invite.referred_by, list(invite.streams.all()), invite.revoked) == (owner, [general], False)
     assert "already set up" in run("bootstrap_demo")
     assert demo_users.count() == 5

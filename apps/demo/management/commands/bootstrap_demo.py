@@ -77,7 +77,9 @@ class Command(OperatorCommand):
             self.stdout.write(f"{role:<14} {api_email(user):<24} {user.api_key}")
         self.stdout.write(f"\nOpen {url}/ and log in as any of these people with the password: {password}")
         self.stdout.write(f"(The owner's also opens {url}/admin/.)")
-        self.stdout.write(f"Invite a colleague (valid 10 days): {url}/join/{invite.key}/")
+        # The link as the server gives it (EXTERNAL_HOST's address: the one a colleague, or a phone,
+        # reaches; the newcomer QA pass: it named this machine's loopback address).
+        self.stdout.write(f"Invite a colleague (valid 10 days): {invite.link_url}")
         self.stdout.write("\nTry it:")
         self.stdout.write(f"  curl -u {api_email(owner)}:{owner.api_key} {url}/api/v1/users/me")
         self.stdout.write(
