@@ -8,6 +8,7 @@ import pytest
 from django.core.management import CommandError, call_command
 from django.test import Client
 
+from apps.messages.actions.notification_bot import do_create_notification_bot
 from apps.subscriptions.actions.channels import do_deactivate_stream
 from apps.subscriptions.models import Stream, Subscription, UserTopic
 from apps.users.models import Role
@@ -249,13 +250,15 @@ def test_add_users_to_streams_command(realm, member, admin, make_stream):
             assert Subscription.objects.get(user=user, stream=stream).active
 
 
-def test_add_users_to_streams_all_users(realm, member, admin, guest, make_stream):
+def test_add_users_to_streams_all_users(realm, member, admin, guest, bot, make_stream):
+    """Bots too, but not the server's own (the newcomer QA pass: the Welcome Bot was subscribed)."""
     design = make_stream("design")
     inactive = UserFactory(realm=realm, role=Role.MEMBER, is_active=False)
+    system_bot = do_create_notification_bot(realm)
     run("add_users_to_streams", "--realm", "", "--streams", "design", "--all-users")
     subscribed = set(Subscription.objects.filter(stream=design, active=True).values_list("user_id", flat=True))
-    assert subscribed == {member.id, admin.id, guest.id}
-    assert inactive.id not in subscribed
+    assert subscribed == {member.id, admin.id, guest.id, bot.id}
+    assert not {inactive.id, system_bot.id} & subscribed
 
 
 @pytest.mark.parametrize(

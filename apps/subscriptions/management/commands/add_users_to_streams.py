@@ -15,7 +15,7 @@ class Command(OperatorCommand):
         parser.add_argument("-s", "--streams", required=True, help="comma-separated channel names")
         who = parser.add_mutually_exclusive_group(required=True)
         who.add_argument("-u", "--users", help="comma-separated emails")
-        who.add_argument("-a", "--all-users", action="store_true", help="every active user of the organization")
+        who.add_argument("-a", "--all-users", action="store_true", help="every active user and bot of the organization")
 
     def handle(self, *args, **options):
         realm = get_realm(options["realm"])
@@ -24,7 +24,9 @@ class Command(OperatorCommand):
         missing = [name for name in names if name.lower() not in found or found[name.lower()].deactivated]
         if missing:
             raise CommandError(f"No such channel: {', '.join(missing)} (see create_stream).")
-        users = User.objects.filter(realm=realm, is_active=True).order_by("id")
+        # Never the server's own bots (the Welcome Bot, the Notification Bot), which subscribe to nothing.
+        users = User.objects.filter(realm=realm, is_active=True).exclude(bot_type__isnull=False, bot_owner=None)
+        users = users.order_by("id")
         if not options["all_users"]:
             emails = [email.strip().lower() for email in options["users"].split(",") if email.strip()]
             users = [u for u in users if u.delivery_email.lower() in emails]
