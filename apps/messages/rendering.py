@@ -246,6 +246,21 @@ def _time_element(written: str) -> str:
     return f'<time datetime="{when.isoformat().replace("+00:00", "Z")}">{html.escape(written)}</time>'
 
 
+# A live mention in rendered HTML, as _mention_span writes it (a silent one, shown so in quotes too,
+# has the class "silent" as well; a wildcard's id is "*").
+LIVE_MENTION_RE = re.compile(r'<span class="(user-mention|user-group-mention)" data-user(?:-group)?-id="([0-9]+)">')
+
+
+def live_mentions(rendered_html: str) -> tuple[set[int], set[int]]:
+    """(user ids, group ids) the message mentions so that they are notified, read from its HTML
+    (for those who have no Rendered at hand: the task worker)."""
+    users: set[int] = set()
+    groups: set[int] = set()
+    for kind, target_id in LIVE_MENTION_RE.findall(rendered_html or ""):
+        (users if kind == "user-mention" else groups).add(int(target_id))
+    return users, groups
+
+
 def _mention_span(css: str, id_attribute: str, target_id: int | str, name: str, silent: bool) -> str:
     """A mention as Zulip shows it: "@Name", or "Name" with the class "silent" for a silent one."""
     css, text = (f"{css} silent", name) if silent else (css, f"@{name}")

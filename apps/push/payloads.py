@@ -16,6 +16,7 @@ from django.conf import settings
 from apps.groups.models import UserGroup
 from apps.groups.selectors import member_ids_by_group
 from apps.messages.models import Message
+from apps.messages.rendering import live_mentions
 from apps.messages.selectors import dm_users_by_recipient
 from apps.realms.limits import EMPTY_TOPIC_DISPLAY_NAME
 from apps.users.models import User
@@ -108,12 +109,10 @@ def mentioned_group(user: User, message: Message) -> UserGroup | None:
     """The group whose mention notifies the user of the message, as Zulip's
     get_user_group_mentions_data: none if the message mentions them by name, else the smallest
     group it mentions (not silently) that they are in, through subgroups."""
-    root = lxml.html.fragment_fromstring(message.rendered_content or "<p></p>", create_parent=True)
-    live = [span for span in root.iter("span") if "silent" not in span.classes]
-    if any("user-mention" in span.classes and span.get("data-user-id") == str(user.id) for span in live):
+    user_ids, group_ids = live_mentions(message.rendered_content)
+    if user.id in user_ids:
         return None
-    ids = {span.get("data-user-group-id", "") for span in live if "user-group-mention" in span.classes}
-    members = member_ids_by_group([int(group_id) for group_id in ids if group_id.isdigit()])
+    members = member_ids_by_group(group_ids)
     theirs = [(len(member_ids), group_id) for group_id, member_ids in members.items() if user.id in member_ids]
     return UserGroup.objects.filter(id=min(theirs)[1]).first() if theirs else None
 

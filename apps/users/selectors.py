@@ -5,7 +5,7 @@ import hmac
 import re
 import string
 from collections import defaultdict
-from collections.abc import Collection, Iterable
+from collections.abc import Collection
 from functools import lru_cache
 
 from django.conf import settings
@@ -258,19 +258,6 @@ def active_user_ids_with_roles(realm_id: int, roles: Collection[int]) -> list[in
 
 def active_bots_owned_by(user: User) -> list[User]:
     return list(User.objects.filter(bot_owner=user, is_active=True).order_by("id"))
-
-
-# Bots that a message reaches through a service of theirs (Zulip's SERVICE_BOT_TYPES).
-SERVICE_BOT_TYPES = (BotType.OUTGOING_WEBHOOK, BotType.EMBEDDED)
-
-
-def active_service_bot_ids(realm_id: int, user_ids: Iterable[int]) -> set[int]:
-    """The active service bots (outgoing webhook, embedded) among these users of the organization."""
-    ids = set(user_ids)
-    if not ids:
-        return set()
-    bots = User.objects.filter(realm_id=realm_id, id__in=ids, is_active=True, bot_type__in=SERVICE_BOT_TYPES)
-    return set(bots.values_list("id", flat=True))
 
 
 def active_name_in_use(realm_id: int, full_name: str, *, exclude: User | None = None) -> bool:

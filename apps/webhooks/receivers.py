@@ -24,6 +24,7 @@ from django.utils import timezone
 from apps.core.tasks import periodic
 from apps.messages.hooks import message_sent
 from apps.messages.models import Message, UserMessage
+from apps.messages.rendering import live_mentions
 from apps.webhooks.delivery import deliver_message
 from apps.webhooks.models import FailedDelivery
 from apps.webhooks.selectors import webhook_bot_ids_among
@@ -36,6 +37,8 @@ def queue_outgoing_webhooks(message: Message, flags: dict[int, int], *, external
     if message.stream_id is not None:
         trigger = "mention"
         candidates = {uid for uid, bits in flags.items() if bits & UserMessage.MENTIONED}
+        # A bot mentioned in a channel it is not subscribed to, which has no row of it (send).
+        candidates |= live_mentions(message.rendered_content)[0] - flags.keys()
     else:
         trigger = "direct_message"
         candidates = set(flags)

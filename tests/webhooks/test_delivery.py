@@ -2,6 +2,7 @@
 of the answer, and the failures (a 500, timeouts and their retries), against a real HTTP listener
 on 127.0.0.1 run by the task code as the worker runs it."""
 
+import json
 import logging
 import socket
 
@@ -96,13 +97,33 @@ def test_a_mention_posts_the_payload_and_the_answer_appears_in_the_topic(hook_bo
 
 
 def test_a_mentioned_bot_not_subscribed_still_gets_the_message(hook_bot, service, owner, member, make_stream):
+    """Through its webhook only: no row of it, as in Zulip, whose service bots get none."""
     stream = make_stream("general", owner, member)
     service.body = {"content": "here"}
     message_id = send_to_channel(member, stream, "hi @**Hook Bot**")
-    assert UserMessage.objects.filter(user=hook_bot, message_id=message_id).exists()
+    assert not UserMessage.objects.filter(user=hook_bot, message_id=message_id).exists()
     run_ready_tasks()
     assert len(service.received) == 1
+    assert service.received[0].body["message"]["id"] == message_id
     assert [m.content for m in latest(message_id)] == ["here"]
+
+
+def test_a_bot_mentioned_in_a_private_channel_cannot_read_it_afterwards(hook_bot, service, member, admin, make_stream):
+    """(The security QA pass: the row the mention gave it let its owner, not in the channel, read
+    the message with the bot's key, and its later edits.)"""
+    secret = make_stream("secret", member, admin, private=True)
+    message_id = send_to_channel(member, secret, "@**Hook Bot** the launch code is 1234")
+    run_ready_tasks()
+    assert len(service.received) == 1  # the mention still reaches its service, as in Zulip
+    bot = api_for(hook_bot)
+    assert bot.get(f"/messages/{message_id}").status_code == 400
+    narrow = json.dumps([{"operator": "id", "operand": message_id}])
+    found = assert_success(
+        bot.get("/messages", {"narrow": narrow, "anchor": "newest", "num_before": 1, "num_after": 0})
+    )
+    assert found["messages"] == []
+    everything = assert_success(bot.get("/messages", {"anchor": "newest", "num_before": 50, "num_after": 0}))
+    assert message_id not in [m["id"] for m in everything["messages"]]
 
 
 def test_a_direct_message_triggers_and_the_answer_goes_to_the_same_people(hook_bot, service, member, owner):

@@ -48,7 +48,7 @@ from apps.subscriptions.models import Stream
 from apps.subscriptions.selectors import subscriber_ids_by_stream
 from apps.subscriptions.topics import check_topics_policy, topic_from_client, truncate_topic
 from apps.users.models import Role, User
-from apps.users.selectors import active_service_bot_ids, avatar_url_for_client
+from apps.users.selectors import avatar_url_for_client
 
 TRUNCATED = "\n[message truncated]"
 
@@ -249,9 +249,9 @@ def do_send_message(
                 "The channel exists but does not have any subscribers.",
             )
         check_wildcard_mentions(sender, rendered, len(receivers), topic_participants)
-        # A service bot mentioned in a channel it is not subscribed to receives the message too, as
-        # in Zulip (which is how its outgoing webhook is triggered: apps.webhooks).
-        receivers |= active_service_bot_ids(sender.realm_id, rendered.mentioned_user_ids - receivers)
+        # A service bot mentioned in a channel it is not subscribed to gets no row of the message (as
+        # in Zulip: it would go on reading it, edits too, in a channel it may not read); its
+        # outgoing webhook is triggered all the same (apps.webhooks).
     else:
         people = sorted({sender, *dm_with}, key=lambda user: user.id)
         receivers = {user.id for user in people}
