@@ -97,9 +97,11 @@ def get_user_group_in_realm(
 
 
 def access_users_by_ids(realm: Realm, user_ids: Iterable[int]) -> list[User]:
-    """The active users (bots included) with these ids, in order; "Invalid user ID: N" otherwise."""
+    """The active users (bots included, not the server's own: Zulip's are in no organization) with
+    these ids, in order; "Invalid user ID: N" otherwise."""
     user_ids = list(dict.fromkeys(user_ids))
-    found = {u.id: u for u in User.objects.filter(realm=realm, id__in=user_ids, is_active=True)}
+    users = User.objects.filter(realm=realm, id__in=user_ids, is_active=True)
+    found = {u.id: u for u in users.exclude(bot_type__isnull=False, bot_owner=None)}
     for user_id in user_ids:
         if user_id not in found:
             raise JsonableError(f"Invalid user ID: {user_id}")

@@ -167,7 +167,7 @@ class UserByEmailView(UserView):
 
 class ReactivateUserView(ApiView):
     def post(self, request: Request, user_id: int):
-        target = access_user_by_id(request.user, user_id, allow_deactivated=True, allow_bots=True)
+        target = access_user_by_id(request.user, user_id, allow_deactivated=True, allow_bots=True, for_admin=True)
         check_reactivate_user(target, acting_user=request.user)
         return json_success(request)
 

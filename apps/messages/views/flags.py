@@ -114,12 +114,16 @@ class MutedUserView(ApiView):
     """POST and DELETE /users/me/muted_users/{muted_user_id}."""
 
     def post(self, request: Request, muted_user_id: int):
-        muted_user = access_user_by_id(request.user, muted_user_id, allow_deactivated=True, allow_bots=True)
+        muted_user = access_user_by_id(
+            request.user, muted_user_id, allow_deactivated=True, allow_bots=True, allow_system_bots=False
+        )
         check_mute_user(request.user, muted_user, acting_user=request.user)
         return json_success(request)
 
     def delete(self, request: Request, muted_user_id: int):
-        muted_user = access_user_by_id(request.user, muted_user_id, allow_deactivated=True, allow_bots=True)
+        muted_user = access_user_by_id(
+            request.user, muted_user_id, allow_deactivated=True, allow_bots=True, allow_system_bots=False
+        )
         do_unmute_user(request.user, muted_user, acting_user=request.user)
         return json_success(request)
 
