@@ -190,6 +190,7 @@ async def answer_liveness_probe(scope: dict, receive: Callable, send: Callable) 
         (b"content-length", str(len(response.content)).encode()),
         (REQUEST_ID_HEADER.lower().encode(), notes.request_id.encode()),
     ]
+    # Counted before it is answered, as Django's path does: whoever got the answer finds it counted.
+    log_access(scope["method"], LIVE_PATH, LIVE_PATH, response.status_code, time.monotonic() - started, notes)
     await send({"type": "http.response.start", "status": response.status_code, "headers": headers})
     await send({"type": "http.response.body", "body": body})
-    log_access(scope["method"], LIVE_PATH, LIVE_PATH, response.status_code, time.monotonic() - started, notes)
