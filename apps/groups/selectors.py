@@ -100,8 +100,8 @@ def access_users_by_ids(realm: Realm, user_ids: Iterable[int]) -> list[User]:
     """The active users (bots included, not the server's own: Zulip's are in no organization) with
     these ids, in order; "Invalid user ID: N" otherwise."""
     user_ids = list(dict.fromkeys(user_ids))
-    users = User.objects.filter(realm=realm, id__in=user_ids, is_active=True)
-    found = {u.id: u for u in users.exclude(bot_type__isnull=False, bot_owner=None)}
+    users = User.objects.filter(realm=realm, id__in=user_ids, is_active=True).exclude(User.SYSTEM_BOTS)
+    found = {u.id: u for u in users}
     for user_id in user_ids:
         if user_id not in found:
             raise JsonableError(f"Invalid user ID: {user_id}")

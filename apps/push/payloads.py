@@ -123,8 +123,9 @@ def message_notification(user: User, message: Message, trigger: str) -> Notifica
     common = {**base_payload(user), "sender_id": sender.id, "sender_email": api_email(sender)}
     common["time"] = int(message.date_sent.timestamp())
     group = mentioned_group(user, message) if trigger == MENTION else None
-    if group is not None:  # since Zulip's feature level 76
-        common.update(mentioned_user_group_id=group.id, mentioned_user_group_name=group.name)
+    # In every form, since Zulip's feature level 76.
+    group_fields = {"mentioned_user_group_id": group.id, "mentioned_user_group_name": group.name} if group else {}
+    common.update(group_fields)
     e2ee: dict[str, Any] = {
         "type": "message",
         "realm_url": user.realm.url,
@@ -137,8 +138,7 @@ def message_notification(user: User, message: Message, trigger: str) -> Notifica
         "time": common["time"],
         "content": content,
     }
-    if group is not None:
-        e2ee.update(mentioned_user_group_id=group.id, mentioned_user_group_name=group.name)
+    e2ee.update(group_fields)
     people: list[User] = []
     if message.stream_id is not None:
         channel = message.stream.name

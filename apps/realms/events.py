@@ -25,19 +25,20 @@ from apps.realms.serializers import CHANNEL_SETTINGS
 @initial_state("realm")
 def realm_state(context: StateContext) -> dict:
     realm = context.user.realm
+    icon = realm_icon_url(realm)
     return {
         "realm_name": realm.name,
         # Markdown, as PATCH /realm sets it and realm/update events carry it (GET /server_settings: HTML).
         "realm_description": realm.description,
         "realm_url": realm.url,
         "realm_uri": realm.url,
-        "realm_icon_url": realm_icon_url(realm),
+        "realm_icon_url": icon,
         "realm_icon_source": "G",
         # No logo uploads: the logos are the icon, from the default source ("D"), as Zulip's
         # get_realm_logo_data without an uploaded logo.
-        "realm_logo_url": realm_icon_url(realm),
+        "realm_logo_url": icon,
         "realm_logo_source": "D",
-        "realm_night_logo_url": realm_icon_url(realm),
+        "realm_night_logo_url": icon,
         "realm_night_logo_source": "D",
         "max_icon_file_size_mib": MAX_ICON_FILE_SIZE_MIB,
         "max_logo_file_size_mib": MAX_LOGO_FILE_SIZE_MIB,

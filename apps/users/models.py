@@ -132,9 +132,12 @@ class User(AbstractBaseUser, PermissionsMixin, UserBaseSettings):
         """A bot whose key only sends messages (apps.core.auth refuses it everywhere else)."""
         return self.bot_type == BotType.INCOMING_WEBHOOK
 
+    # The server's own bots (the Welcome Bot, the Notification Bot): owned by nobody. As a query
+    # condition, and as a property of a user.
+    SYSTEM_BOTS = models.Q(bot_type__isnull=False, bot_owner=None)
+
     @property
     def is_system_bot(self) -> bool:
-        """One of the server's own bots (the Welcome Bot, the Notification Bot): owned by nobody."""
         return self.bot_type is not None and self.bot_owner_id is None
 
     @property

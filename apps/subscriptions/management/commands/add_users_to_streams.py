@@ -25,8 +25,7 @@ class Command(OperatorCommand):
         if missing:
             raise CommandError(f"No such channel: {', '.join(missing)} (see create_stream).")
         # Never the server's own bots (the Welcome Bot, the Notification Bot), which subscribe to nothing.
-        users = User.objects.filter(realm=realm, is_active=True).exclude(bot_type__isnull=False, bot_owner=None)
-        users = users.order_by("id")
+        users = User.objects.filter(realm=realm, is_active=True).exclude(User.SYSTEM_BOTS).order_by("id")
         if not options["all_users"]:
             emails = [email.strip().lower() for email in options["users"].split(",") if email.strip()]
             users = [u for u in users if u.delivery_email.lower() in emails]
