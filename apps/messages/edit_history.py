@@ -11,18 +11,19 @@ from apps.messages.models import Message
 from apps.realms.models import Realm
 from apps.subscriptions.topics import topic_for_client
 
-MOVE_KEYS = ("prev_topic", "topic", "prev_stream", "stream")
+TOPIC_KEYS = ("prev_topic", "topic")
 CONTENT_KEYS = ("prev_content", "prev_rendered_content")
 
 
-def visible_edit_history(message: Message, policy: str) -> list[dict[str, Any]] | None:
-    """The `edit_history` of a Message object (newest first), or None when it has none to show."""
+def visible_edit_history(message: Message, policy: str, *, allow_empty_topic_name: bool) -> list[dict[str, Any]] | None:
+    """The `edit_history` of a Message object (newest first), or None when it has none to show;
+    its topics as the client is shown topics (the empty one named, unless it takes "")."""
     entries = message.edit_history or []
     if policy == Realm.EditHistoryVisibility.NONE or not entries:
         return None
     if policy == Realm.EditHistoryVisibility.MOVES:
         entries = [_without(entry, CONTENT_KEYS) for entry in entries if _is_move(entry)]
-    return entries or None
+    return [_topics_for_client(message, entry, allow_empty_topic_name) for entry in entries] or None
 
 
 def message_history(message: Message, *, allow_empty_topic_name: bool) -> list[dict[str, Any]]:
@@ -56,11 +57,7 @@ def message_history(message: Message, *, allow_empty_topic_name: bool) -> list[d
             "user_id": message.sender_id,
         }
     )
-    for version in versions:
-        for key in ("topic", "prev_topic"):
-            if key in version and message.stream_id is not None:
-                version[key] = topic_for_client(version[key], allow_empty_topic_name=allow_empty_topic_name)
-    return versions[::-1]
+    return [_topics_for_client(message, version, allow_empty_topic_name) for version in reversed(versions)]
 
 
 def content_html_diff(before: str, after: str) -> str:
@@ -73,6 +70,15 @@ def content_html_diff(before: str, after: str) -> str:
             element.tag = "span"
             element.set("class", css_class)
     return lxml.html.tostring(fragment, encoding="unicode")
+
+
+def _topics_for_client(message: Message, entry: dict[str, Any], allow_empty_topic_name: bool) -> dict[str, Any]:
+    """The entry with its topics as the client is shown them (a direct message has none)."""
+    shown = dict(entry)
+    for key in TOPIC_KEYS:
+        if key in entry and message.stream_id is not None:
+            shown[key] = topic_for_client(entry[key], allow_empty_topic_name=allow_empty_topic_name)
+    return shown
 
 
 def _is_move(entry: dict[str, Any]) -> bool:

@@ -221,7 +221,9 @@ def messages_as_dicts(
             topic_links=_topic_links(linkifiers, m, links_of_topic),
             reactions=reactions.get(m.id, ()),
             submessages=submessages.get(m.id, ()),
-            edit_history=visible_edit_history(m, user.realm.message_edit_history_visibility_policy),
+            edit_history=visible_edit_history(
+                m, user.realm.message_edit_history_visibility_policy, allow_empty_topic_name=allow_empty_topic_name
+            ),
         )
         for m in messages
     ]

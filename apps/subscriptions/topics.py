@@ -18,6 +18,8 @@ from apps.realms.limits import EMPTY_TOPIC_DISPLAY_NAME, MAX_TOPIC_LENGTH
 from apps.realms.models import Realm
 from apps.subscriptions.models import Stream
 
+# What older clients send for the empty topic (Zulip's maybe_rename_no_topic_to_empty_topic).
+NO_TOPIC_NAME = "(no topic)"
 # A resolved topic's name begins with this (Zulip's RESOLVED_TOPIC_PREFIX).
 RESOLVED_TOPIC_PREFIX = "✔ "
 
@@ -26,6 +28,14 @@ def topic_from_client(name: str | None) -> str:
     """The stored form of a topic name a client sent: stripped, "general chat" as the empty topic."""
     name = (name or "").strip()
     return "" if name == EMPTY_TOPIC_DISPLAY_NAME else name
+
+
+def topic_to_send_to(name: str | None) -> str:
+    """The stored form of the topic a message is sent (scheduled, typed) to: as topic_from_client,
+    and "(no topic)" is the empty topic too, as Zulip's Addressee takes it since feature level 370
+    (an edit or a narrow takes "(no topic)" as the name it is)."""
+    name = topic_from_client(name)
+    return "" if name == NO_TOPIC_NAME else name
 
 
 def topic_for_client(name: str, *, allow_empty_topic_name: bool) -> str:

@@ -174,6 +174,12 @@ def test_send_to_general_chat_stores_the_empty_topic(design, member):
     assert raw["subject"] == ""
 
 
+def test_send_to_no_topic_stores_the_empty_topic(design, member):
+    """As Zulip's Addressee since feature level 370: "(no topic)", older clients' name for it."""
+    message_id = assert_success(post_message(member, type="stream", to="design", topic="(no topic)", content="x"))["id"]
+    assert Message.objects.get(id=message_id).topic == ""
+
+
 def test_send_with_unprintable_topic_is_refused(design, member):
     before = db_state()
     refused(

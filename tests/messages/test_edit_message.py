@@ -235,6 +235,22 @@ def test_older_clients_see_the_empty_topic_named(design, send, member, admin, ca
     assert received[admin.id][0]["subject"] == "general chat"
 
 
+def test_older_clients_see_the_empty_topic_named_in_a_messages_edit_history(design, send, member):
+    """GET /messages and GET /messages/{id}: the edit history's topics as the message's own (the
+    conformance QA pass: "" stayed in `edit_history` for clients without allow_empty_topic_name)."""
+    message_id = send(member, design, topic="lunch")
+    assert_success(edit(member, message_id, topic=""))
+    assert_success(edit(member, message_id, topic="food"))
+    message = assert_success(api_for(member).get(f"/messages/{message_id}"))["message"]
+    topics = [(e["prev_topic"], e["topic"]) for e in message["edit_history"]]
+    assert topics == [("general chat", "food"), ("lunch", "general chat")]
+    newest = {"anchor": message_id, "num_before": 0, "num_after": 0}
+    [shown] = assert_success(api_for(member).get("/messages", newest))["messages"]
+    assert [(e["prev_topic"], e["topic"]) for e in shown["edit_history"]] == topics
+    raw = assert_success(api_for(member).get(f"/messages/{message_id}", {"allow_empty_topic_name": "true"}))
+    assert [(e["prev_topic"], e["topic"]) for e in raw["message"]["edit_history"]] == [("", "food"), ("lunch", "")]
+
+
 # --- history --------------------------------------------------------------------------------------
 
 

@@ -63,6 +63,13 @@ def test_the_empty_topic_is_named_for_older_clients(design, member, admin, captu
     assert received[admin.id][0]["topic"] == "general chat"
 
 
+def test_typing_to_no_topic_is_the_empty_topic(design, member, admin, capture_events):
+    capabilities = {"stream_typing_notifications": True, "empty_topic_name": True}
+    with capture_events(admin, client_capabilities=capabilities) as received:
+        assert_success(typing(member, type="stream", op="start", stream_id=design.id, topic="(no topic)"))
+    assert received[admin.id][0]["topic"] == ""
+
+
 def test_people_who_turned_typing_notifications_off(member, admin, capture_events):
     User.objects.filter(id=admin.id).update(receives_typing_notifications=False)
     with capture_events(admin) as received:

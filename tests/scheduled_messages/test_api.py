@@ -123,6 +123,16 @@ def test_edit_content_topic_time_and_recipients(design, member, admin):
     assert listed(member)[0]["to"] == [admin.id]
 
 
+def test_no_topic_is_the_empty_topic_when_scheduling_and_editing(design, member):
+    """As Zulip documents both: "(no topic)" is interpreted as the empty topic (the conformance QA
+    pass: it was kept as a topic named "(no topic)")."""
+    scheduled_id = schedule(member, type="stream", to=design.id, topic="(no topic)")
+    assert ScheduledMessage.objects.get(id=scheduled_id).topic == ""
+    assert_success(api(member).patch(f"/scheduled_messages/{scheduled_id}", {"topic": "plans"}))
+    assert_success(api(member).patch(f"/scheduled_messages/{scheduled_id}", {"topic": "(no topic)"}))
+    assert ScheduledMessage.objects.get(id=scheduled_id).topic == ""
+
+
 @pytest.mark.parametrize(
     ("params", "msg"),
     [

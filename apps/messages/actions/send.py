@@ -46,7 +46,7 @@ from apps.subscriptions.actions.channels import unprintable_position
 from apps.subscriptions.errors import StreamDoesNotExistError, StreamWithIdDoesNotExistError
 from apps.subscriptions.models import Stream
 from apps.subscriptions.selectors import subscriber_ids_by_stream
-from apps.subscriptions.topics import check_topics_policy, topic_from_client, truncate_topic
+from apps.subscriptions.topics import check_topics_policy, topic_to_send_to, truncate_topic
 from apps.users.models import Role, User
 from apps.users.selectors import avatar_url_for_client
 
@@ -112,7 +112,7 @@ def normalize_content(content: str) -> str:
 
 def normalize_topic(topic: str | None, stream: Stream, realm: Realm) -> str:
     """The topic as stored, if the channel (of `realm`) takes messages to it."""
-    topic = truncate_topic(topic_from_client(topic))
+    topic = truncate_topic(topic_to_send_to(topic))
     position = unprintable_position(topic)
     if position is not None:
         raise JsonableError(f"Invalid character in topic, at position {position}!")

@@ -11,7 +11,7 @@ from apps.messages.recipients import direct_message_people
 from apps.messages.selectors import access_stream_for_sending
 from apps.subscriptions.models import Stream
 from apps.subscriptions.selectors import subscriber_ids_by_stream
-from apps.subscriptions.topics import topic_from_client, truncate_topic
+from apps.subscriptions.topics import topic_to_send_to, truncate_topic
 from apps.users.models import User
 from apps.users.selectors import api_email
 
@@ -71,7 +71,7 @@ def check_send_stream_typing(sender: User, *, stream_id: int, topic: str, op: st
         "message_type": "stream",
         "sender": _sender(sender),
         "stream_id": stream.id,
-        "topic": truncate_topic(topic_from_client(topic)),
+        "topic": truncate_topic(topic_to_send_to(topic)),
     }
     receivers = _receivers(sender.realm_id, subscriber_ids_by_stream([stream.id])[stream.id])
     send_event_on_commit(sender.realm_id, event, receivers)

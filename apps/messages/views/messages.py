@@ -169,7 +169,11 @@ class MessageView(ApiView):
             topic_links=topic_links_of(message),
             reactions=reactions_by_message([message.id]).get(message.id, ()),
             submessages=submessages_by_message([message.id]).get(message.id, ()),
-            edit_history=visible_edit_history(message, request.user.realm.message_edit_history_visibility_policy),
+            edit_history=visible_edit_history(
+                message,
+                request.user.realm.message_edit_history_visibility_policy,
+                allow_empty_topic_name=params.allow_empty_topic_name,
+            ),
         )
         return json_success(request, {"raw_content": message.content, "message": shape})
 
