@@ -35,11 +35,16 @@ def web_server(people, live_server_factory, collected_static):
     """A server with the static files collected (the manifest storage needs them), and #general."""
     realm, owner, member = people
     general = create_stream(realm, "general", owner, member)
-    for user in (owner, member):  # hashed as the server's settings hash (the tests' is faster)
+    give_passwords(owner, member)
+    return live_server_factory(STATIC_ROOT=collected_static), general
+
+
+def give_passwords(*users) -> None:
+    """PASSWORD, hashed as the server's settings hash (the tests' hasher is faster)."""
+    for user in users:
         hasher = PBKDF2PasswordHasher()
         user.password = hasher.encode(PASSWORD, hasher.salt())
         user.save(update_fields=["password"])
-    return live_server_factory(STATIC_ROOT=collected_static), general
 
 
 def new_context(browser, **options):
@@ -684,4 +689,127 @@ def test_a_phone_opens_a_view_at_its_newest_messages(web_server, people, chromiu
         assert page.evaluate("document.scrollingElement.scrollWidth") <= 390
         page.evaluate("window.scrollTo(0, 0)")
         expect(page.locator("li.message")).to_have_count(121)
+        browser.close()
+
+
+def test_what_is_being_written_is_never_lost(web_server, people, chromium):
+    """The message box keeps its text through what used to lose it (the web-app QA pass): Esc, an
+    edit of another message, another view chosen, a reload, a second Enter while sending, a
+    session ended elsewhere (kept in the browser, back after logging in again), and a server that
+    cannot be reached."""
+    server, general = web_server
+    _, owner, _ = people
+    url = server.url
+    client = zulip.Client(email=api_email(owner), api_key=owner.api_key, site=url)
+    drafts = {"type": "stream", "to": general.name, "topic": "drafts"}
+    earlier = client.send_message({**drafts, "content": "An earlier one"})
+    with sync_playwright() as playwright:
+        browser = playwright.chromium.launch(executable_path=chromium, headless=True)
+        context, page = log_in(browser, url, owner.delivery_email)
+        page.goto(f"{url}/#channel/{general.id}/topic/drafts")
+        box = page.locator("#compose-content")
+        box.fill("Half a thought")
+        box.press("Escape")
+        expect(box).to_have_value("Half a thought")
+
+        # Editing another message puts the draft aside; Esc gives it back, as does saving.
+        message(page, "An earlier one").get_by_role("button", name="Edit").click()
+        expect(box).to_have_value("An earlier one")
+        box.press("Escape")
+        expect(box).to_have_value("Half a thought")
+        message(page, "An earlier one").get_by_role("button", name="Edit").click()
+        expect(page.locator("#send")).to_have_text("Save edit")
+        box.fill("An earlier one, edited")
+        box.press("Enter")
+        expect(message(page, "An earlier one, edited")).to_be_visible()
+        expect(box).to_have_value("Half a thought")
+        expect(page.locator("#compose-topic")).to_have_value("drafts")
+
+        # Another view: the draft keeps its address; a reload gives it back, address too.
+        page.goto(f"{url}/#channel/{general.id}/topic/elsewhere")
+        expect(page.locator("#narrow-title")).to_have_text("#general \u203a elsewhere")
+        expect(page.locator("#compose-topic")).to_have_value("drafts")
+        page.reload()
+        expect(page.locator("#connection")).to_have_attribute("data-state", "connected")
+        expect(box).to_have_value("Half a thought")
+        expect(page.locator("#compose-topic")).to_have_value("drafts")
+
+        # Two Enters at once send it once; the box is empty after, and stays empty after a reload.
+        page.goto(f"{url}/#channel/{general.id}/topic/drafts")
+        box.fill("Sent once")
+        box.press("Enter")
+        box.press("Enter")
+        expect(message(page, "Sent once")).to_have_count(1)
+        expect(box).to_have_value("")
+        page.reload()
+        expect(page.locator("#connection")).to_have_attribute("data-state", "connected")
+        expect(box).to_have_value("")
+        history = client.get_messages(
+            {
+                "anchor": "newest",
+                "num_before": 10,
+                "num_after": 0,
+                "narrow": [
+                    {"operator": "channel", "operand": general.name},
+                    {"operator": "topic", "operand": "drafts"},
+                ],
+            }
+        )
+        assert [m["content"] for m in history["messages"]].count("<p>Sent once</p>") == 1
+
+        # The session ended (as a new password set elsewhere ends it): the message is refused and
+        # the page goes to the login; logging in again brings it back, unsent.
+        context.clear_cookies()
+        box.fill("Written while logged out")
+        box.press("Enter")
+        page.wait_for_url(f"{url}/login/")
+        page.fill("input[name=email]", owner.delivery_email)
+        page.fill("input[name=password]", PASSWORD)
+        page.click("button[type=submit]")
+        page.wait_for_url(f"{url}/")
+        expect(box).to_have_value("Written while logged out")
+        newest = client.get_messages({"anchor": "newest", "num_before": 5, "num_after": 0})["messages"]
+        assert [m for m in newest if "Written while logged out" in m["content"]] == []
+
+        # No server: said so in words, the text stays.
+        server.stop()
+        box.press("Enter")
+        expect(page.locator("#compose-status")).to_have_text(
+            "Not sent: the server cannot be reached (is this device online?)"
+        )
+        expect(box).to_have_value("Written while logged out")
+        assert earlier["result"] == "success"
+        browser.close()
+
+
+def test_a_channel_created_from_a_conversation_and_a_rate_limit(
+    people, live_server_factory, collected_static, chromium
+):
+    """A channel created while a direct-message view is shown opens in its place, the channel panel
+    closed (the web-app QA pass: it stayed open, over the DM view); past the creation limit, the
+    refusal says how long to wait (its Retry-After)."""
+    realm, owner, member = people
+    create_stream(realm, "general", owner, member)
+    give_passwords(owner)
+    server = live_server_factory(STATIC_ROOT=collected_static, RATE_LIMIT_CHANNEL_CREATION="1")
+    with sync_playwright() as playwright:
+        browser = playwright.chromium.launch(executable_path=chromium, headless=True)
+        _, page = log_in(browser, server.url, owner.delivery_email)
+        page.goto(f"{server.url}/#narrow/dm/{member.id}-dm")
+        expect(page.locator("#narrow-title")).to_have_text("Direct messages with Mick Member")
+        page.click("#browse-channels")
+        page.fill("#new-channel-name", "from a conversation")
+        page.get_by_role("button", name="Create").click()
+        expect(page.locator("#narrow-title")).to_have_text("#from a conversation")
+        expect(page.locator("#channel-browser")).to_be_hidden()
+        page.wait_for_timeout(500)  # what the channel list's own request answers after is drawn
+        expect(page.locator("#channel-browser")).to_be_hidden()
+        assert "#channel/" in page.url
+
+        page.click("#browse-channels")
+        page.fill("#new-channel-name", "one too many")
+        page.get_by_role("button", name="Create").click()
+        expect(page.locator("#create-channel-status")).to_have_text(
+            re.compile(r"^Not created: .+: try again in \d+ s$")
+        )
         browser.close()

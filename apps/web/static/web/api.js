@@ -5,13 +5,23 @@
 const csrfToken = document.querySelector('meta[name="csrf-token"]').content;
 
 export class ApiError extends Error {
-  constructor(status, body) {
-    super(body && body.msg ? body.msg : `HTTP ${status}`);
+  // `retryAfter`: the seconds a refusal asks to wait (a rate limit's 429, a 503), from its
+  // Retry-After header or, as Zulip's answers have it, the body's `retry-after`.
+  constructor(status, body, retryAfter = null) {
+    const wait = Number(body?.["retry-after"] ?? retryAfter);
+    const seconds = Number.isFinite(wait) && wait > 0 ? Math.ceil(wait) : null;
+    let text = body && body.msg ? body.msg : `HTTP ${status}`;
+    if (status === 429 && seconds) text += `: try again in ${seconds} s`;
+    super(text);
     this.status = status;
     this.code = body && body.code ? body.code : null;
     this.body = body;
+    this.retryAfter = seconds;
   }
 }
+
+// What a request that got no answer at all says (fetch's own "Failed to fetch" names nothing).
+export const UNREACHABLE = "the server cannot be reached (is this device online?)";
 
 export function encodeParams(params) {
   const form = new URLSearchParams();
@@ -55,7 +65,13 @@ function postFile(url, file) {
 }
 
 async function send(url, init) {
-  const response = await fetch(url, init);
+  let response;
+  try {
+    response = await fetch(url, init);
+  } catch (error) {
+    if (error.name === "AbortError") throw error;
+    throw new ApiError(0, { msg: UNREACHABLE });
+  }
   let body = null;
   try {
     body = await response.json();
@@ -63,7 +79,7 @@ async function send(url, init) {
     body = null; // a proxy's HTML error page: handled as any failed request
   }
   if (!response.ok || !body || body.result !== "success") {
-    const error = new ApiError(response.status, body);
+    const error = new ApiError(response.status, body, response.headers.get("Retry-After"));
     if (response.status === 401) {
       // A request sent before the session got a new key (a new password gives it one: the event
       // queue's long poll may have been waiting since) is refused with the old one; only when the

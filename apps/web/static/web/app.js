@@ -4,11 +4,13 @@
 
 import { api, uploadAvatar } from "./api.js";
 import {
+  keepDraft,
   onAttach,
   onComposeKey,
   onSend,
   presetCompose,
   renderComposeChannels,
+  restoreDraft,
   setComposeStatus,
   startEditing,
   stopEditing,
@@ -53,6 +55,7 @@ function loadState(registered) {
   state.pingEvery = registered.server_presence_ping_interval_seconds || 60;
   renderSidebar();
   renderComposeChannels();
+  restoreDraft();
   showView(); // the view may have changed while the page was away
 }
 
@@ -157,7 +160,7 @@ const handlers = {
     else if (event.op === "update" && state.subs.has(event.stream_id)) state.subs.get(event.stream_id)[event.property] = event.value;
     renderSidebar();
     renderComposeChannels();
-    if (!$("#channel-browser").hidden) showChannelBrowser();
+    if (!$("#channel-browser").hidden) renderChannelBrowser();
     if (event.op === "add" && event.subscriptions.some((sub) => sub.stream_id === state.openWhenSubscribed)) {
       window.location.hash = hashFor({ kind: "channel", streamId: state.openWhenSubscribed });
       state.openWhenSubscribed = null;
@@ -179,7 +182,7 @@ const handlers = {
         showTitle(state.view);
       }
     }
-    if (!$("#channel-browser").hidden) showChannelBrowser();
+    if (!$("#channel-browser").hidden) renderChannelBrowser();
   },
   presence(event) {
     Object.assign(state.presences, event.presences || {});
@@ -526,10 +529,22 @@ async function onMessageAction(event) {
 
 // --- channels, settings, search ----------------------------------------------------------------
 
-async function showChannelBrowser() {
-  const body = await api("GET", "/streams");
-  const section = $("#channel-browser");
-  section.hidden = false;
+function showChannelBrowser() {
+  $("#channel-browser").hidden = false;
+  renderChannelBrowser();
+}
+
+// The channels' list, drawn again as they change while it is open (an answer that comes once it
+// was closed draws nothing and opens nothing).
+async function renderChannelBrowser() {
+  let body;
+  try {
+    body = await api("GET", "/streams");
+  } catch (error) {
+    $("#create-channel-status").textContent = `The channels cannot be listed: ${error.message}`;
+    return;
+  }
+  if ($("#channel-browser").hidden) return;
   $("#all-channels").replaceChildren(
     ...body.streams
       .sort((a, b) => a.name.localeCompare(b.name))
@@ -574,8 +589,12 @@ async function createChannel(event) {
 }
 
 async function setSubscribed(name, subscribe) {
-  if (subscribe) await api("POST", "/users/me/subscriptions", { subscriptions: [{ name }] });
-  else await api("DELETE", "/users/me/subscriptions", { subscriptions: [name] });
+  try {
+    if (subscribe) await api("POST", "/users/me/subscriptions", { subscriptions: [{ name }] });
+    else await api("DELETE", "/users/me/subscriptions", { subscriptions: [name] });
+  } catch (error) {
+    setComposeStatus(`Not ${subscribe ? "subscribed" : "unsubscribed"}: ${error.message}`);
+  }
 }
 
 async function setAvatar(event) {
@@ -652,7 +671,11 @@ function start() {
   window.addEventListener("scroll", onScroll, { passive: true }); // one column: the page scrolls
   $("#compose").addEventListener("submit", onSend);
   $("#compose-content").addEventListener("keydown", onComposeKey);
-  $("#compose-channel").addEventListener("change", toggleComposeFields);
+  $("#compose-channel").addEventListener("change", () => {
+    toggleComposeFields();
+    keepDraft();
+  });
+  for (const field of ["#compose-content", "#compose-topic", "#compose-people"]) $(field).addEventListener("input", keepDraft);
   $("#cancel-edit").addEventListener("click", stopEditing);
   $("#browse-channels").addEventListener("click", showChannelBrowser);
   $("#create-channel").addEventListener("submit", createChannel);

@@ -1,5 +1,7 @@
 // The message box: to a channel's topic or to people, or editing an own message. Enter sends,
-// Shift+Enter is a new line, Esc cancels.
+// Shift+Enter is a new line, Esc cancels an edit. What is being written is kept in this browser
+// (localStorage) until it is sent: a reload, a crash or a session that ended (a new password set
+// elsewhere) loses nothing; an edit puts it aside and gives it back.
 
 import { api, upload } from "./api.js";
 import { el } from "./render.js";
@@ -13,7 +15,8 @@ export function renderComposeChannels() {
     ...channels.map((sub) => el("option", { value: sub.stream_id }, `#${sub.name}`)),
     el("option", { value: "dm" }, "Direct message"),
   );
-  if ([...select.options].some((o) => o.value === chosen)) select.value = chosen;
+  // A channel no longer there (unsubscribed, archived) is not swapped for another: none is chosen.
+  if (chosen) select.value = [...select.options].some((o) => o.value === chosen) ? chosen : "";
   toggleComposeFields();
 }
 
@@ -23,7 +26,10 @@ export function toggleComposeFields() {
   $("#compose-people-field").hidden = !dm;
 }
 
+// A view chosen: the message box is addressed to it, unless something is being written there (it
+// keeps its own address, as Zulip's compose box does).
 export function presetCompose(view) {
+  if (state.editing === null && $("#compose-content").value.trim()) return;
   const select = $("#compose-channel");
   if (view.streamId && state.subs.has(view.streamId)) {
     select.value = String(view.streamId);
@@ -40,7 +46,60 @@ export function setComposeStatus(text) {
   $("#compose-status").textContent = text;
 }
 
+// --- what is being written, kept until sent -------------------------------------------------------
+
+const draftKey = () => `parley.compose.${state.ownUserId}`;
+
+function composeFields() {
+  return {
+    channel: $("#compose-channel").value,
+    topic: $("#compose-topic").value,
+    people: $("#compose-people").value,
+    content: $("#compose-content").value,
+  };
+}
+
+function fillCompose({ channel, topic, people, content }) {
+  const select = $("#compose-channel");
+  select.value = [...select.options].some((o) => o.value === channel) ? channel : ""; // gone: none
+  $("#compose-topic").value = topic ?? "";
+  $("#compose-people").value = people ?? "";
+  $("#compose-content").value = content ?? "";
+  toggleComposeFields();
+}
+
+// Called as the box changes (not while an edit is in it: the edit is the message's, not a draft).
+export function keepDraft() {
+  if (state.editing !== null) return;
+  try {
+    const fields = composeFields();
+    if (fields.content.trim()) localStorage.setItem(draftKey(), JSON.stringify(fields));
+    else localStorage.removeItem(draftKey());
+  } catch {
+    // storage full or refused (a private window): the box still works, unkept
+  }
+}
+
+// Once the channels are known (the page's first /register): what was being written comes back.
+let restored = false;
+export function restoreDraft() {
+  if (restored) return;
+  restored = true;
+  if (state.editing !== null || $("#compose-content").value) return;
+  try {
+    const kept = JSON.parse(localStorage.getItem(draftKey()) || "null");
+    if (kept && typeof kept.content === "string") fillCompose(kept);
+  } catch {
+    localStorage.removeItem(draftKey());
+  }
+}
+
+// --- editing an own message ----------------------------------------------------------------------
+
+let putAside = null; // what was being written when the edit began
+
 export function startEditing(messageId, raw) {
+  if (state.editing === null) putAside = composeFields();
   state.editing = messageId;
   $("#compose-content").value = raw;
   $("#send").textContent = "Save edit";
@@ -50,31 +109,53 @@ export function startEditing(messageId, raw) {
 
 export function stopEditing() {
   state.editing = null;
-  $("#compose-content").value = "";
+  fillCompose(putAside ?? { ...composeFields(), content: "" });
+  putAside = null;
   $("#send").textContent = "Send";
   $("#cancel-edit").hidden = true;
 }
 
+// --- sending -------------------------------------------------------------------------------------
+
+// One message at a time: while it goes, the box holds still (a second Enter sends nothing twice,
+// and nothing typed meanwhile is cleared with it).
+function setSending(sending) {
+  state.sending = sending;
+  $("#compose-content").readOnly = sending;
+  $("#send").disabled = sending;
+}
+
 export async function onSend(event) {
   event.preventDefault();
+  if (state.sending) return;
   const content = $("#compose-content").value;
   if (!content.trim()) return;
   const target = $("#compose-channel").value;
+  if (!target && state.editing === null) {
+    setComposeStatus("Not sent: choose where it goes (a channel or direct message).");
+    return;
+  }
   setComposeStatus("Sending…");
+  setSending(true);
   try {
     if (state.editing !== null) {
       await api("PATCH", `/messages/${state.editing}`, { content });
       stopEditing();
-    } else if (target === "dm") {
-      const to = $("#compose-people").value.split(",").map((s) => s.trim()).filter(Boolean);
-      await api("POST", "/messages", { type: "direct", to, content });
     } else {
-      await api("POST", "/messages", { type: "stream", to: Number(target), topic: $("#compose-topic").value, content });
+      if (target === "dm") {
+        const to = $("#compose-people").value.split(",").map((s) => s.trim()).filter(Boolean);
+        await api("POST", "/messages", { type: "direct", to, content });
+      } else {
+        await api("POST", "/messages", { type: "stream", to: Number(target), topic: $("#compose-topic").value, content });
+      }
+      $("#compose-content").value = "";
+      keepDraft();
     }
-    $("#compose-content").value = "";
     setComposeStatus("");
   } catch (error) {
     setComposeStatus(`Not sent: ${error.message}`);
+  } finally {
+    setSending(false);
   }
 }
 
@@ -82,10 +163,11 @@ export function onComposeKey(event) {
   if (event.key === "Enter" && !event.shiftKey && !event.isComposing) {
     event.preventDefault();
     $("#compose").requestSubmit();
-  } else if (event.key === "Escape") {
+  } else if (event.key === "Escape" && state.editing !== null) {
+    // Esc gives up an edit (what was being written before it comes back); a draft is never
+    // thrown away by a key.
     event.preventDefault();
-    if (state.editing !== null) stopEditing();
-    else $("#compose-content").value = "";
+    stopEditing();
     setComposeStatus("");
   }
 }
@@ -103,6 +185,7 @@ export async function onAttach(event) {
     const at = box.selectionStart ?? box.value.length;
     box.value = `${box.value.slice(0, at)}[${name}](${body.url})${box.value.slice(box.selectionEnd ?? at)}`;
     box.focus();
+    keepDraft();
     setComposeStatus("");
   } catch (error) {
     setComposeStatus(`Not uploaded: ${error.message}`);

@@ -64,7 +64,8 @@ export class EventQueue {
         }
         this.failures += 1;
         const delay = Math.min(MAX_BACKOFF_MS, 1000 * 2 ** Math.min(this.failures - 1, 5));
-        const wait = delay / 2 + Math.random() * (delay / 2);
+        // A refusal that names its wait (a rate limit, a server busy) is not asked again sooner.
+        const wait = Math.max(delay / 2 + Math.random() * (delay / 2), (error.retryAfter ?? 0) * 1000);
         this.onStatus("reconnecting", Math.round(wait / 1000));
         await this.sleep(wait);
       }
