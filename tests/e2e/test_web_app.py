@@ -771,13 +771,24 @@ def test_what_is_being_written_is_never_lost(web_server, people, chromium):
         newest = client.get_messages({"anchor": "newest", "num_before": 5, "num_after": 0})["messages"]
         assert [m for m in newest if "Written while logged out" in m["content"]] == []
 
+        # Logging out on purpose leaves nothing behind in the browser.
+        page.click("#logout")
+        page.wait_for_url(f"{url}/login/")
+        assert page.evaluate("Object.keys(localStorage)") == []
+
         # No server: said so in words, the text stays.
+        page.fill("input[name=email]", owner.delivery_email)
+        page.fill("input[name=password]", PASSWORD)
+        page.click("button[type=submit]")
+        page.wait_for_url(f"{url}/")
+        expect(page.locator("#connection")).to_have_attribute("data-state", "connected")
+        box.fill("Nobody there")
         server.stop()
         box.press("Enter")
         expect(page.locator("#compose-status")).to_have_text(
             "Not sent: the server cannot be reached (is this device online?)"
         )
-        expect(box).to_have_value("Written while logged out")
+        expect(box).to_have_value("Nobody there")
         assert earlier["result"] == "success"
         browser.close()
 

@@ -4,6 +4,7 @@
 
 import { api, uploadAvatar } from "./api.js";
 import {
+  forgetDraft,
   keepDraft,
   onAttach,
   onComposeKey,
@@ -686,6 +687,7 @@ function start() {
     $("#settings-avatar").src = state.users.get(state.ownUserId)?.avatar_url || "";
     $("#settings-name").focus();
   });
+  $("#logout").form.addEventListener("submit", forgetDraft);
   $("#settings-form").addEventListener("submit", saveSettings);
   $("#password-form").addEventListener("submit", changePassword);
   $("#settings-avatar-file").addEventListener("change", setAvatar);

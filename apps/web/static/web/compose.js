@@ -80,6 +80,15 @@ export function keepDraft() {
   }
 }
 
+// Logging out on purpose leaves nothing behind in this browser (a shared computer).
+export function forgetDraft() {
+  try {
+    localStorage.removeItem(draftKey());
+  } catch {
+    // nothing was kept
+  }
+}
+
 // Once the channels are known (the page's first /register): what was being written comes back.
 let restored = false;
 export function restoreDraft() {
