@@ -61,3 +61,16 @@ def test_a_session_of_another_organization_is_no_session_here(member, foreign_us
 def test_an_unknown_organization_is_a_page(realm):
     response = browser("nowhere.testserver").get("/")
     assert response.status_code == 404
+
+
+def test_every_page_names_its_icon_which_is_one_of_its_own_files(member):
+    """The app, the sign-in pages and the admin: no page leaves the browser asking for a
+    /favicon.ico that is not there (a 404 in every console)."""
+    client = browser()
+    pages = [client.get("/login/"), client.get("/accounts/password/reset/"), client.get("/admin/login/")]
+    submit(client, "/login/", {"email": member.delivery_email, "password": RIGHT})
+    pages.append(client.get("/"))
+    for page in pages:
+        assert page.status_code == 200, page
+        [icon] = re.findall(r'<link rel="icon" href="([^"]+)" type="image/svg\+xml">', page.content.decode())
+        assert finders.find(icon.removeprefix("/static/")) is not None, icon
