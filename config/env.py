@@ -125,6 +125,15 @@ def token(variable: str, *, min_length: int) -> str:
     return value
 
 
+def picture_address(variable: str) -> str | None:
+    """An address browsers and apps load a picture from: https://... or http://..., or a path on this
+    server (/...); none by default."""
+    value = env.str(variable, default="").strip()
+    if value and not value.startswith(("https://", "http://", "/")):
+        fail(variable, f"must be an http(s) URL or a path beginning with /, got {value!r}")
+    return value or None
+
+
 def choice(variable: str, default: str, choices: tuple[str, ...]) -> str:
     value = env.str(variable, default=default)
     if value not in choices:

@@ -7,6 +7,7 @@ from datetime import datetime
 from typing import Any
 
 from django.conf import settings
+from django.contrib.staticfiles.storage import staticfiles_storage
 from django.db.models import QuerySet
 from django.http.request import split_domain_port
 
@@ -96,7 +97,17 @@ def realm_for_host(host: str) -> Realm:
     return realm
 
 
+def default_picture_url() -> str:
+    """The picture of someone without one, or of an organization without an icon, when Gravatar is
+    off: DEFAULT_AVATAR_URI, else the server's own (a static file)."""
+    return settings.DEFAULT_AVATAR_URI or staticfiles_storage.url("realms/default-picture.png")
+
+
 def realm_icon_url(realm: Realm) -> str:
+    """Gravatar's picture for the organization's name (Zulip's default icon); with ENABLE_GRAVATAR
+    off, the default picture."""
+    if not settings.ENABLE_GRAVATAR:
+        return default_picture_url()
     digest = hashlib.md5(realm.string_id.encode(), usedforsecurity=False).hexdigest()
     return f"https://secure.gravatar.com/avatar/{digest}?d=identicon"
 

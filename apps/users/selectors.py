@@ -18,6 +18,7 @@ from django.http.request import split_domain_port
 
 from apps.core.errors import JsonableError
 from apps.realms.models import AuditLogEventType, EmailVisibility, Realm, RealmAuditLog
+from apps.realms.selectors import default_picture_url
 from apps.users.errors import ProfileFieldNotFoundError
 from apps.users.models import (
     AvatarSource,
@@ -108,15 +109,24 @@ def avatar_url_of(
 
 
 def gravatar_url(email: str, version: int, *, medium: bool = False) -> str:
+    """Gravatar's picture for this address; with ENABLE_GRAVATAR off, the default picture."""
+    if not settings.ENABLE_GRAVATAR:
+        return f"{default_picture_url()}?version={version}"
     digest = hashlib.md5(email.lower().encode(), usedforsecurity=False).hexdigest()
     size = "&s=500" if medium else ""
     return f"https://secure.gravatar.com/avatar/{digest}?d=identicon{size}&version={version}"
 
 
+def client_computes_gravatar(client_gravatar: bool) -> bool:
+    """Whether Gravatar addresses are left for the client to compute (`client_gravatar`, null
+    `avatar_url`s): never with ENABLE_GRAVATAR off, as in Zulip."""
+    return client_gravatar and settings.ENABLE_GRAVATAR
+
+
 def avatar_url_for_client(user: User, *, client_gravatar: bool) -> str | None:
     """None when the client computes the Gravatar URL itself (`client_gravatar`), as in Zulip."""
     if (
-        client_gravatar
+        client_computes_gravatar(client_gravatar)
         and user.avatar_source == AvatarSource.GRAVATAR
         and user.email_address_visibility == EmailVisibility.EVERYONE
         and not user.is_bot

@@ -8,7 +8,13 @@ from typing_extensions import TypedDict
 from apps.core.params import Id, Json, ParamError, Params, one_of
 from apps.realms.models import EmailVisibility, Realm
 from apps.users.models import AvatarSource, CustomProfileField, Role, User
-from apps.users.selectors import USER_ROW_FIELDS, VISIBILITY_FOR_ROLE, avatar_url_of, fake_email_domain
+from apps.users.selectors import (
+    USER_ROW_FIELDS,
+    VISIBILITY_FOR_ROLE,
+    avatar_url_of,
+    client_computes_gravatar,
+    fake_email_domain,
+)
 from apps.users.settings_models import USER_SETTINGS, RealmUserDefault, Setting, UserBaseSettings
 from apps.users.settings_values import NOTIFICATION_SOUNDS, emojiset_choices
 
@@ -47,6 +53,7 @@ def users_to_dicts(
     fake_domain = fake_email_domain(realm.host)
     sees = VISIBILITY_FOR_ROLE[acting_user.role]
     everyone, gravatar = EmailVisibility.EVERYONE, AvatarSource.GRAVATAR
+    client_gravatar = client_computes_gravatar(client_gravatar)
     owner, admins, guest = Role.OWNER, (Role.OWNER, Role.ADMINISTRATOR), Role.GUEST
     result = []
     for (user_id, email, visibility, full_name, date_joined, is_active, role, bot_type, bot_owner_id, timezone,

@@ -321,6 +321,11 @@ MAX_FILE_UPLOAD_SIZE_MIB = cfg.non_negative_int("MAX_FILE_UPLOAD_SIZE_MIB", 25)
 UPLOAD_QUOTA_MIB_PER_REALM = cfg.non_negative_int("UPLOAD_QUOTA_MIB_PER_REALM", 0)
 # The largest picture POST /users/me/avatar (and a bot's) takes (apps.users.avatars).
 MAX_AVATAR_FILE_SIZE_MIB = cfg.positive_int("MAX_AVATAR_FILE_SIZE_MIB", 5)
+# Whether people without a picture of their own get Gravatar's (as Zulip's ENABLE_GRAVATAR): off
+# (a server without the internet, or to tell Gravatar nothing), they get DEFAULT_AVATAR_URI, else
+# the server's own default picture, and clients are never asked to compute Gravatar addresses.
+ENABLE_GRAVATAR = cfg.boolean("ENABLE_GRAVATAR", default=True)
+DEFAULT_AVATAR_URI = cfg.picture_address("DEFAULT_AVATAR_URI")
 
 # Event queues (apps/events). A queue lives this long after its last poll unless the client asks
 # otherwise (queue_lifespan_secs, up to 7 days); caps bound memory (an evicted queue answers

@@ -39,6 +39,8 @@ def start_with(**env: str) -> subprocess.CompletedProcess:
         ({"RATE_LIMITING_ENABLED": "ture"}, "RATE_LIMITING_ENABLED: must be true or false, got 'ture'"),
         ({"DEBUG": "maybe"}, "DEBUG: must be true or false"),
         ({"LOG_FORMAT": "xml"}, "LOG_FORMAT: must be one of text, json, got 'xml'"),
+        ({"DEFAULT_AVATAR_URI": "chat.example.com/a.png"}, "DEFAULT_AVATAR_URI: must be an http(s) URL or a path"),
+        ({"ENABLE_GRAVATAR": "no way"}, "ENABLE_GRAVATAR: must be true or false"),
     ],
 )
 def test_bad_settings_stop_the_process_with_a_clear_message(env, message):

@@ -415,8 +415,8 @@ def test_a_new_channel_and_a_file_in_it(web_server, people, chromium):
 
 def test_a_picture_of_oneself(web_server, people, chromium):
     """Messages show their sender's picture (Gravatar's by default); a picture chosen in the settings
-    replaces it at once, on the messages already shown too, for the others as well; "Use Gravatar"
-    goes back."""
+    replaces it at once, on the messages already shown too, for the others as well; removing it goes
+    back to Gravatar's, and a Gravatar out of reach shows the server's default picture."""
     server, _ = web_server
     _, owner, member = people
     picture = io.BytesIO()
@@ -425,6 +425,11 @@ def test_a_picture_of_oneself(web_server, people, chromium):
         browser = playwright.chromium.launch(executable_path=chromium, headless=True)
         _, page = log_in(browser, server.url, owner.delivery_email)
         _, other = log_in(browser, server.url, member.delivery_email)
+        gravatar = "https://secure.gravatar.com/**"  # served here: this machine may have no internet
+        for viewer in (page, other):
+            viewer.context.route(
+                gravatar, lambda route: route.fulfill(content_type="image/png", body=picture.getvalue())
+            )
         page.fill("#compose-topic", "faces")
         page.fill("#compose-content", "Who am I?")
         page.press("#compose-content", "Enter")
@@ -445,12 +450,24 @@ def test_a_picture_of_oneself(web_server, people, chromium):
         assert (shown.status, shown.headers["content-type"]) == (200, "image/png")
         page.screenshot(path=SCREENSHOTS / "7-own-picture.png")
         page.click("#settings-avatar-remove")
-        expect(page.locator("#settings-status")).to_have_text("Your picture is Gravatar's again.")
+        expect(page.locator("#settings-status")).to_have_text("Your picture is removed.")
         expect(page.locator("#settings-avatar")).to_have_attribute(
             "src", re.compile(r"^https://secure\.gravatar\.com/")
         )
         expect(message(other, "Who am I?").locator("img.avatar")).to_have_attribute(
             "src", re.compile(r"^https://secure\.gravatar\.com/avatar/")
+        )
+        # Gravatar out of reach: the server's default picture instead of a broken image.
+        other.context.unroute(gravatar)
+        other.context.route(gravatar, lambda route: route.abort("namenotresolved"))
+        page.fill("#compose-content", "Offline now")
+        page.press("#compose-content", "Enter")
+        expect(message(other, "Offline now").locator("img.avatar")).to_have_attribute(
+            "src", re.compile(r"/static/realms/default-picture(\.[0-9a-f]+)?\.png$")
+        )
+        assert (
+            message(other, "Offline now").locator("img.avatar").evaluate("i => i.decode().then(() => i.naturalWidth)")
+            > 0
         )
         assert_nothing_blocked(page, other)
         browser.close()

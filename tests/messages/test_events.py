@@ -69,6 +69,15 @@ def test_message_events_follow_each_queues_options(queue_of, design, member, adm
     assert modern()[0]["message"]["subject"] == ""
 
 
+def test_without_gravatar_messages_carry_the_default_picture(settings, queue_of, design, member, admin):
+    settings.ENABLE_GRAVATAR = False
+    computes = queue_of(admin, client_gravatar=True)
+    message_id = send(member, type="stream", to="design", topic="t", content="hi")
+    assert computes()[0]["message"]["avatar_url"] == "/static/realms/default-picture.png?version=1"
+    page = assert_success(ApiClient(admin).get("/messages", {"anchor": message_id, "num_before": 0, "num_after": 0}))
+    assert page["messages"][0]["avatar_url"] == "/static/realms/default-picture.png?version=1"
+
+
 def test_direct_messages_reach_only_their_people(queue_of, owner, admin, member, moderator):
     queues = {u.id: queue_of(u, apply_markdown=True) for u in (owner, admin, member, moderator)}
     send(member, type="private", to=[admin.id], content="just us")

@@ -3,6 +3,7 @@
 import hashlib
 
 import pytest
+from django.contrib.staticfiles import finders
 
 from apps.messages.actions.notification_bot import do_create_notification_bot
 from apps.realms.models import EmailVisibility
@@ -241,3 +242,26 @@ def test_the_list_of_some_users(realm, member, admin, bot, foreign_user):
         "REQUEST_VARIABLE_INVALID",
         "user_ids has too many items (limit: 1000)",
     )
+
+
+@pytest.mark.parametrize(
+    ("default_uri", "picture"),
+    [(None, "/static/realms/default-picture.png"), ("https://cdn.example.com/p.png", "https://cdn.example.com/p.png")],
+)
+def test_without_gravatar_everyone_without_a_picture_gets_the_default_one(
+    settings, member, admin, realm, default_uri, picture
+):
+    """ENABLE_GRAVATAR off (a server without the internet: every client showed broken pictures), as
+    Zulip's: the default picture, whatever `client_gravatar` asks; the organization's icon too."""
+    settings.ENABLE_GRAVATAR, settings.DEFAULT_AVATAR_URI = False, default_uri
+    api = ApiClient(member)
+    assert assert_success(api.get("/users/me"))["avatar_url"] == f"{picture}?version=1"
+    assert assert_success(api.get(f"/users/{admin.id}"))["user"]["avatar_url"] == f"{picture}?version=1"
+    assert {u["avatar_url"] for u in assert_success(api.get("/users"))["members"]} == {f"{picture}?version=1"}
+    state = assert_success(
+        api.post("/register", {"client_gravatar": "true", "fetch_event_types": '["realm_user", "realm"]'})
+    )
+    assert {u["avatar_url"] for u in state["realm_users"]} == {f"{picture}?version=1"}
+    assert state["realm_icon_url"] == picture
+    if default_uri is None:
+        assert finders.find("realms/default-picture.png") is not None

@@ -19,7 +19,7 @@ import {
 } from "./compose.js";
 import { EventQueue } from "./events.js";
 import { hashFor, narrowFor, viewFromHash, viewShows } from "./narrow.js";
-import { el, messageItem } from "./render.js";
+import { el, messageItem, showDefaultPictureOnError } from "./render.js";
 import { addTopic, renderCounts, renderPeople, renderSidebar, renderTopics } from "./sidebar.js";
 import { $, ctx, me, state } from "./state.js";
 
@@ -616,8 +616,8 @@ async function removeAvatar() {
   const status = $("#settings-status");
   try {
     const body = await api("DELETE", "/users/me/avatar");
-    $("#settings-avatar").src = body.avatar_url; // Gravatar's, before the realm_user event comes
-    status.textContent = "Your picture is Gravatar's again.";
+    $("#settings-avatar").src = body.avatar_url; // the default one, before the realm_user event comes
+    status.textContent = "Your picture is removed.";
   } catch (error) {
     status.textContent = `Not changed: ${error.message}`;
   }
@@ -691,6 +691,7 @@ function start() {
   $("#settings-form").addEventListener("submit", saveSettings);
   $("#password-form").addEventListener("submit", changePassword);
   $("#settings-avatar-file").addEventListener("change", setAvatar);
+  $("#settings-avatar").addEventListener("error", showDefaultPictureOnError);
   $("#settings-avatar-remove").addEventListener("click", removeAvatar);
   $("#search-form").addEventListener("submit", (event) => {
     event.preventDefault();

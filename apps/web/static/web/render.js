@@ -153,10 +153,18 @@ function actionButtons(message, ctx) {
   );
 }
 
-// A person's picture beside their messages (a decoration: the name says who it is).
+// A person's picture beside their messages (a decoration: the name says who it is). One that cannot
+// be loaded (Gravatar's, on a network without the internet) is the server's default picture.
+const DEFAULT_PICTURE = document.querySelector('meta[name="default-picture"]')?.content;
+
+export function showDefaultPictureOnError(event) {
+  if (DEFAULT_PICTURE && !event.target.src.includes(DEFAULT_PICTURE)) event.target.src = DEFAULT_PICTURE;
+}
+
 export function avatar(url, userId) {
   if (!url) return null;
-  return el("img", { class: "avatar", src: url, alt: "", width: 24, height: 24, loading: "lazy", dataset: { userId } });
+  const attributes = { class: "avatar", src: url, alt: "", width: 24, height: 24, loading: "lazy", dataset: { userId } };
+  return el("img", { ...attributes, onerror: showDefaultPictureOnError });
 }
 
 export function messageItem(message, ctx) {
