@@ -841,3 +841,44 @@ def test_a_channel_created_from_a_conversation_and_a_rate_limit(
             re.compile(r"^Not created: .+: try again in \d+ s$")
         )
         browser.close()
+
+
+def test_quote_and_reply(web_server, people, chromium):
+    """Quote, as Zulip's: the message's Markdown in a ```quote block (a longer fence around one that
+    holds a fence) under a silent mention of its author and Zulip's link to it, addressed to its
+    conversation; the reply shows the quote, notifies nobody, and its link opens the quoted message."""
+    server, general = web_server
+    _, owner, member = people
+    url = server.url
+    author = zulip.Client(email=api_email(member), api_key=member.api_key, site=url)
+    text = "Look at this:\n```\nprint(1)\n```"
+    quoted = author.send_message({"type": "stream", "to": general.name, "topic": "quotes", "content": text})["id"]
+    with sync_playwright() as playwright:
+        browser = playwright.chromium.launch(executable_path=chromium, headless=True)
+        _, page = log_in(browser, url, owner.delivery_email)  # the combined feed
+        message(page, "Look at this").get_by_role("button", name="Quote").click()
+        link = f"{url}/#narrow/channel/{general.id}-general/topic/quotes/near/{quoted}"
+        box = page.locator("#compose-content")
+        expect(box).to_have_value(f"@_**Mick Member|{member.id}** [said]({link}):\n````quote\n{text}\n````\n")
+        expect(box).to_be_focused()
+        expect(page.locator("#compose-topic")).to_have_value("quotes")
+        page.keyboard.type("Agreed")
+        page.keyboard.press("Enter")
+        reply = message(page, "Agreed")
+        expect(reply.locator("blockquote pre")).to_have_text("print(1)")
+        expect(reply.locator(".user-mention.silent")).to_have_text("Mick Member")
+        newest = author.get_messages({"anchor": "newest", "num_before": 1, "num_after": 0})["messages"][-1]
+        assert "mentioned" not in newest["flags"]
+        reply.get_by_role("link", name="said").click()
+        expect(page.locator("#narrow-title")).to_have_text("#general \u203a quotes")
+        expect(page.locator(f"#message-{quoted}.target")).to_be_visible()
+
+        # A direct message's quote goes back to its people.
+        secret = author.send_message({"type": "direct", "to": [owner.id], "content": "Between us"})["id"]
+        page.goto(f"{url}/#dm/{member.id}")
+        message(page, "Between us").get_by_role("button", name="Quote").click()
+        expect(box).to_have_value(re.compile(rf"\[said\]\({re.escape(url)}/#narrow/dm/{member.id}-dm/near/{secret}\)"))
+        expect(page.locator("#compose-channel")).to_have_value("dm")
+        expect(page.locator("#compose-people")).to_have_value(member.delivery_email)
+        assert_nothing_blocked(page)
+        browser.close()

@@ -10,6 +10,7 @@ import {
   onComposeKey,
   onSend,
   presetCompose,
+  quoteInCompose,
   renderComposeChannels,
   restoreDraft,
   setComposeStatus,
@@ -18,7 +19,7 @@ import {
   toggleComposeFields,
 } from "./compose.js";
 import { EventQueue } from "./events.js";
-import { hashFor, narrowFor, viewFromHash, viewShows } from "./narrow.js";
+import { hashFor, narrowFor, viewFromHash, viewShows, zulipLinkTo } from "./narrow.js";
 import { el, messageItem, showDefaultPictureOnError } from "./render.js";
 import { addTopic, renderCounts, renderPeople, renderSidebar, renderTopics } from "./sidebar.js";
 import { $, ctx, me, state } from "./state.js";
@@ -517,6 +518,9 @@ async function onMessageAction(event) {
       const name = button.dataset.emojiName;
       const mine = (message.reactions || []).some((r) => r.user_id === state.ownUserId && r.emoji_name === name);
       await api(mine ? "DELETE" : "POST", `/messages/${message.id}/reactions`, { emoji_name: name });
+    } else if (action === "quote") {
+      const body = await api("GET", `/messages/${message.id}`, { apply_markdown: false });
+      quoteInCompose(message, body.raw_content, `${window.location.origin}/${zulipLinkTo(message, state.ownUserId)}`);
     } else if (action === "edit") {
       const body = await api("GET", `/messages/${message.id}`, { apply_markdown: false });
       startEditing(message.id, body.raw_content);

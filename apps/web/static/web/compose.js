@@ -103,6 +103,30 @@ export function restoreDraft() {
   }
 }
 
+// --- quoting a message ----------------------------------------------------------------------------
+
+// Quote and reply, as Zulip's: the message's Markdown in a ```quote block (a longer fence when it
+// holds one), under a silent mention of its author and a link to it. Addressed to its conversation,
+// unless something is being written: the quote is added to it.
+export function quoteInCompose(message, raw, link) {
+  if (state.editing !== null) stopEditing();
+  const box = $("#compose-content");
+  if (!box.value.trim() && message.type === "stream") {
+    fillCompose({ channel: String(message.stream_id), topic: message.subject, people: "", content: "" });
+  } else if (!box.value.trim()) {
+    const others = message.display_recipient.filter((person) => person.id !== state.ownUserId);
+    const people = (others.length ? others : message.display_recipient).map((person) => person.email);
+    fillCompose({ channel: "dm", topic: "", people: people.join(", "), content: "" });
+  }
+  const longest = Math.max(0, ...(raw.match(/`{3,}/g) ?? []).map((run) => run.length));
+  const fence = "`".repeat(Math.max(3, longest + 1));
+  const quote = `@_**${message.sender_full_name}|${message.sender_id}** [said](${link}):\n${fence}quote\n${raw}\n${fence}\n`;
+  box.value = box.value.trim() ? `${box.value.trimEnd()}\n\n${quote}` : quote;
+  box.focus();
+  box.setSelectionRange(box.value.length, box.value.length);
+  keepDraft();
+}
+
 // --- editing an own message ----------------------------------------------------------------------
 
 let putAside = null; // what was being written when the edit began

@@ -117,6 +117,20 @@ export function hashFor(view) {
   }
 }
 
+// Zulip's link to a message (as its web app writes them into quotes, and every Zulip client opens):
+// `#narrow/channel/12-design/topic/plans.20ahead/near/345`, `#narrow/dm/5,7-dm/near/345`.
+const encodeHashComponent = (text) =>
+  encodeURIComponent(text).replace(/[%().]/g, (c) => ({ "%": ".", "(": ".28", ")": ".29", ".": ".2E" })[c]);
+
+export function zulipLinkTo(message, ownUserId) {
+  if (message.type === "stream") {
+    const channel = `${message.stream_id}-${encodeHashComponent(message.display_recipient.replaceAll(" ", "-"))}`;
+    return `#narrow/channel/${channel}/topic/${encodeHashComponent(message.subject)}/near/${message.id}`;
+  }
+  const people = conversationWith(message.display_recipient.map((person) => person.id), ownUserId);
+  return `#narrow/dm/${people.join(",")}-dm/near/${message.id}`;
+}
+
 // The operators of a view, for GET /json/messages.
 export function narrowFor(view, { ownEmail }) {
   switch (view.kind) {

@@ -148,6 +148,7 @@ function actionButtons(message, ctx) {
       starred ? "★" : "☆",
     ),
     react,
+    el("button", { type: "button", class: "quote", dataset: { action: "quote" } }, "Quote"),
     own && el("button", { type: "button", class: "edit", dataset: { action: "edit" } }, "Edit"),
     own && el("button", { type: "button", class: "delete", dataset: { action: "delete" } }, "Delete"),
   );
