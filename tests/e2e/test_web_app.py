@@ -710,10 +710,10 @@ def test_a_phone_opens_a_view_at_its_newest_messages(web_server, people, chromiu
 
 
 def test_what_is_being_written_is_never_lost(web_server, people, chromium):
-    """The message box keeps its text through what used to lose it (the web-app QA pass): Esc, an
+    """The message box keeps its text through what used to lose it (the web-app QA passes): Esc, an
     edit of another message, another view chosen, a reload, a second Enter while sending, a
-    session ended elsewhere (kept in the browser, back after logging in again), and a server that
-    cannot be reached."""
+    session ended elsewhere (kept by the tab, back after logging in again), another tab, and a
+    server that cannot be reached."""
     server, general = web_server
     _, owner, _ = people
     url = server.url
@@ -788,10 +788,22 @@ def test_what_is_being_written_is_never_lost(web_server, people, chromium):
         newest = client.get_messages({"anchor": "newest", "num_before": 5, "num_after": 0})["messages"]
         assert [m for m in newest if "Written while logged out" in m["content"]] == []
 
-        # Logging out on purpose leaves nothing behind in the browser.
+        # Each tab keeps its own: another tab sending leaves this one's draft alone (the web-app QA
+        # pass: both tabs kept one draft, and sending in one erased the other's).
+        other_tab = context.new_page()
+        other_tab.goto(f"{url}/#channel/{general.id}/topic/drafts")
+        expect(other_tab.locator("#compose-content")).to_have_value("")
+        other_tab.fill("#compose-content", "From the other tab")
+        other_tab.press("#compose-content", "Enter")
+        expect(message(other_tab, "From the other tab")).to_be_visible()
+        page.reload()
+        expect(page.locator("#connection")).to_have_attribute("data-state", "connected")
+        expect(box).to_have_value("Written while logged out")
+
+        # Logging out on purpose leaves nothing behind in the tab.
         page.click("#logout")
         page.wait_for_url(f"{url}/login/")
-        assert page.evaluate("Object.keys(localStorage)") == []
+        assert page.evaluate("Object.keys(sessionStorage)") == []
 
         # No server: said so in words, the text stays.
         page.fill("input[name=email]", owner.delivery_email)
@@ -880,5 +892,112 @@ def test_quote_and_reply(web_server, people, chromium):
         expect(box).to_have_value(re.compile(rf"\[said\]\({re.escape(url)}/#narrow/dm/{member.id}-dm/near/{secret}\)"))
         expect(page.locator("#compose-channel")).to_have_value("dm")
         expect(page.locator("#compose-people")).to_have_value(member.delivery_email)
+        assert_nothing_blocked(page)
+        browser.close()
+
+
+def test_the_box_goes_where_the_conversation_is(web_server, people, chromium):
+    """The web-app QA pass: a channel not subscribed to is named, offers Subscribe and takes the
+    reply (it went to the channel shown before); a topic moved while shown is followed, view and
+    box (the reply went to the emptied topic); an archived channel leaves the sidebar and its view;
+    a direct message's people may be named."""
+    server, general = web_server
+    realm, owner, member = people
+    lobby = create_stream(realm, "lobby", owner)
+    url = server.url
+    admin = zulip.Client(email=api_email(owner), api_key=owner.api_key, site=url)
+    with sync_playwright() as playwright:
+        browser = playwright.chromium.launch(executable_path=chromium, headless=True)
+        _, page = log_in(browser, url, member.delivery_email)
+        box = page.locator("#compose-content")
+        page.goto(f"{url}/#channel/{general.id}/topic/first")
+        expect(page.locator("#narrow-title")).to_have_text("#general \u203a first")
+        page.goto(f"{url}/#channel/{lobby.id}")
+        expect(page.locator("#narrow-title")).to_have_text("#lobby")
+        expect(page.locator("#unsubscribe")).to_have_text("Subscribe")
+        expect(page.locator("#compose-channel")).to_have_value(str(lobby.id))
+        page.fill("#compose-topic", "visiting")
+        box.fill("Hello from outside")
+        box.press("Enter")
+        expect(message(page, "Hello from outside")).to_be_visible()
+        page.click("#unsubscribe")
+        expect(page.locator("#unsubscribe")).to_have_text("Unsubscribe")
+        expect(page.locator("#channels")).to_contain_text("lobby")
+
+        sent = admin.send_message({"type": "stream", "to": "general", "topic": "old plans", "content": "The plan"})
+        page.goto(f"{url}/#channel/{general.id}/topic/old plans")
+        expect(message(page, "The plan")).to_be_visible()
+        box.fill("After the move")
+        moved = admin.update_message({"message_id": sent["id"], "topic": "new plans", "propagate_mode": "change_all"})
+        assert moved["result"] == "success"
+        expect(page.locator("#narrow-title")).to_have_text("#general \u203a new plans")
+        expect(page.locator("#compose-topic")).to_have_value("new plans")
+        box.press("Enter")
+        expect(message(page, "After the move")).to_be_visible()
+
+        page.goto(f"{url}/#channel/{lobby.id}")
+        expect(message(page, "Hello from outside")).to_be_visible()
+        assert admin.call_endpoint(f"streams/{lobby.id}", method="DELETE")["result"] == "success"
+        expect(page.locator("#narrow-title")).to_have_text("Combined feed")
+        expect(page.locator("#channels")).not_to_contain_text("lobby")
+        expect(page.locator("#compose-status")).to_have_text("#lobby was archived: nothing more can be sent to it.")
+
+        page.select_option("#compose-channel", "dm")
+        page.fill("#compose-people", "olive owner")
+        box.fill("Named, not addressed")
+        box.press("Enter")
+        expect(box).to_have_value("")
+        newest = admin.get_messages({"anchor": "newest", "num_before": 1, "num_after": 0})["messages"][-1]
+        assert (newest["content"], newest["type"]) == ("<p>Named, not addressed</p>", "private")
+        page.fill("#compose-people", "Nobody Here")
+        box.fill("Lost?")
+        box.press("Enter")
+        expect(page.locator("#compose-status")).to_have_text("Not sent: Nobody is named Nobody Here")
+        expect(box).to_have_value("Lost?")
+        assert_nothing_blocked(page)
+        browser.close()
+
+
+def test_keyboard_places_and_edits_that_cannot_be_saved(web_server, people, chromium):
+    """The web-app QA pass: a button pressed from the keyboard keeps the focus when its message is
+    drawn again; an edit of a message deleted meanwhile ends, saying so; an empty edit says why it
+    is not saved; leaving a private channel asks first."""
+    server, general = web_server
+    realm, owner, member = people
+    create_stream(realm, "secret", member, private=True)
+    url = server.url
+    admin = zulip.Client(email=api_email(owner), api_key=owner.api_key, site=url)
+    with sync_playwright() as playwright:
+        browser = playwright.chromium.launch(executable_path=chromium, headless=True)
+        _, page = log_in(browser, url, member.delivery_email)
+        page.goto(f"{url}/#channel/{general.id}/topic/keys")
+        box = page.locator("#compose-content")
+        box.fill("Mine to star")
+        box.press("Enter")
+        mine = message(page, "Mine to star")
+        mine.get_by_role("button", name="Star").focus()
+        page.keyboard.press("Enter")
+        expect(mine.get_by_role("button", name="Unstar")).to_be_focused()
+
+        mine.get_by_role("button", name="Edit").click()
+        expect(page.locator("#send")).to_have_text("Save edit")
+        box.fill("")
+        box.press("Enter")
+        expect(page.locator("#compose-status")).to_have_text(
+            "Not saved: an edit cannot be empty (delete the message instead)."
+        )
+        message_id = int(mine.get_attribute("data-message-id"))
+        assert admin.delete_message(message_id)["result"] == "success"
+        expect(page.locator("#compose-status")).to_have_text("The message you were editing was deleted.")
+        expect(page.locator("#send")).to_have_text("Send")
+
+        page.goto(f"{url}/#channel/{page.locator('#channels li', has_text='secret').get_attribute('data-stream-id')}")
+        expect(page.locator("#unsubscribe")).to_have_text("Unsubscribe")
+        asked = []
+        page.once("dialog", lambda dialog: (asked.append(dialog.message), dialog.dismiss()))
+        page.click("#unsubscribe")
+        expect(page.locator("#unsubscribe")).to_have_text("Unsubscribe")
+        assert asked == ["Leave the private channel #secret? Only its subscribers can add you back."]
+        expect(page.locator("#channels")).to_contain_text("secret")
         assert_nothing_blocked(page)
         browser.close()

@@ -2,7 +2,7 @@
 // (events.js); each view (a narrow) is fetched from GET /json/messages. What is on screen is built
 // from that state by the render functions below; nothing is written as HTML but message content.
 
-import { api, uploadAvatar } from "./api.js";
+import { api, UNREACHABLE, uploadAvatar } from "./api.js";
 import {
   forgetDraft,
   keepDraft,
@@ -27,6 +27,8 @@ import { $, ctx, me, state } from "./state.js";
 // --- connection status ---------------------------------------------------------------------------
 
 function showStatus(status, seconds) {
+  // Back: a message that the server could not be reached is no longer true.
+  if (status === "connected" && $("#compose-status").textContent.endsWith(UNREACHABLE)) setComposeStatus("");
   const node = $("#connection");
   node.dataset.state = status;
   node.textContent = {
@@ -42,6 +44,8 @@ function loadState(registered) {
   state.ownEmail = registered.email;
   state.users = new Map([...registered.realm_users, ...(registered.cross_realm_bots || [])].map((u) => [u.user_id, u]));
   state.subs = new Map(registered.subscriptions.map((sub) => [sub.stream_id, sub]));
+  const known = [...registered.subscriptions, ...(registered.unsubscribed || []), ...(registered.never_subscribed || [])];
+  state.streams = new Map(known.map(({ stream_id, name, invite_only }) => [stream_id, { name, invite_only }]));
   state.unread = new Map();
   for (const entry of registered.unread_msgs.streams) {
     for (const id of entry.unread_message_ids) state.unread.set(id, { streamId: entry.stream_id, topic: entry.topic });
@@ -97,6 +101,7 @@ const handlers = {
   update_message(event) {
     const ids = event.message_ids || [event.message_id];
     if (isMove(event)) {
+      followMove(event);
       // Unread messages moved count where they are now.
       for (const id of ids) {
         const place = state.unread.get(id);
@@ -117,6 +122,10 @@ const handlers = {
   },
   delete_message(event) {
     for (const id of event.message_ids || [event.message_id]) {
+      if (state.editing === id) {
+        stopEditing();
+        setComposeStatus("The message you were editing was deleted.");
+      }
       state.unread.delete(id);
       state.messages.delete(id);
       document.getElementById(`message-${id}`)?.remove();
@@ -157,11 +166,16 @@ const handlers = {
     renderCounts();
   },
   subscription(event) {
-    if (event.op === "add") for (const sub of event.subscriptions) state.subs.set(sub.stream_id, sub);
-    else if (event.op === "remove") for (const sub of event.subscriptions) state.subs.delete(sub.stream_id);
+    if (event.op === "add") {
+      for (const sub of event.subscriptions) {
+        state.subs.set(sub.stream_id, sub);
+        state.streams.set(sub.stream_id, { name: sub.name, invite_only: sub.invite_only });
+      }
+    } else if (event.op === "remove") for (const sub of event.subscriptions) state.subs.delete(sub.stream_id);
     else if (event.op === "update" && state.subs.has(event.stream_id)) state.subs.get(event.stream_id)[event.property] = event.value;
     renderSidebar();
     renderComposeChannels();
+    showTitle(state.view);
     if (!$("#channel-browser").hidden) renderChannelBrowser();
     if (event.op === "add" && event.subscriptions.some((sub) => sub.stream_id === state.openWhenSubscribed)) {
       window.location.hash = hashFor({ kind: "channel", streamId: state.openWhenSubscribed });
@@ -174,9 +188,27 @@ const handlers = {
     }
   },
   stream(event) {
-    const sub = state.subs.get(event.stream_id);
-    if (event.op === "update" && sub && event.property in sub) {
-      sub[event.property] = event.value;
+    if (event.op === "create") {
+      for (const { stream_id, name, invite_only } of event.streams) state.streams.set(stream_id, { name, invite_only });
+    } else if (event.op === "delete") {
+      // Archived (Zulip's event for clients without the archived_channels capability): gone from
+      // the sidebar and from the box's channels; the view of one goes back to the feed.
+      for (const { stream_id: id } of event.streams) {
+        const name = ctx.streamName(id);
+        state.subs.delete(id);
+        state.streams.delete(id);
+        if (state.view.streamId === id) {
+          window.location.hash = hashFor({ kind: "feed" });
+          setComposeStatus(`#${name} was archived: nothing more can be sent to it.`);
+        }
+      }
+      renderSidebar();
+      renderComposeChannels();
+    } else if (event.op === "update") {
+      const known = state.streams.get(event.stream_id);
+      if (known && event.property in known) known[event.property] = event.value;
+      const sub = state.subs.get(event.stream_id);
+      if (sub && event.property in sub) sub[event.property] = event.value;
       if (event.property === "name") {
         renderSidebar();
         renderComposeChannels();
@@ -214,6 +246,23 @@ const handlers = {
     renderPeople();
   },
 };
+
+// A whole topic moved (or renamed) elsewhere, as Zulip's web app follows it: the view of it goes
+// where it went, and so does the message box addressed to it.
+function followMove(event) {
+  if (event.propagate_mode !== "change_all" || event.orig_subject === undefined) return;
+  const to = { streamId: event.new_stream_id ?? event.stream_id, topic: event.subject ?? event.orig_subject };
+  const same = (streamId, topic) => streamId === event.stream_id && topic.toLowerCase() === event.orig_subject.toLowerCase();
+  if (Number($("#compose-channel").value) === event.stream_id && same(event.stream_id, $("#compose-topic").value)) {
+    renderComposeChannels();
+    $("#compose-channel").value = String(to.streamId);
+    $("#compose-topic").value = to.topic;
+    keepDraft();
+  }
+  if (state.view.kind === "topic" && same(state.view.streamId, state.view.topic)) {
+    window.location.hash = hashFor({ kind: "topic", ...to });
+  }
+}
 
 // A message arriving while a search is shown: shown if the server says the search matches it.
 async function appendIfMatching(message) {
@@ -263,6 +312,10 @@ function viewTitle(view) {
 
 function showTitle(view) {
   $("#narrow-title").textContent = viewTitle(view);
+  // A channel shown: one button to subscribe to it or to leave it.
+  const button = $("#unsubscribe");
+  button.hidden = !(view.streamId && ctx.streamName(view.streamId));
+  button.textContent = state.subs.has(view.streamId) ? "Unsubscribe" : "Subscribe";
   document.title = `${viewTitle(view)} · ${$(".realm-name").textContent}`;
 }
 
@@ -275,7 +328,7 @@ async function showView() {
   $("#search").value = view.kind === "search" ? view.query : "";
   $("#channel-browser").hidden = true;
   $("#settings").hidden = true;
-  $("#unsubscribe").hidden = !(view.streamId && state.subs.has(view.streamId));
+
   renderSidebar();
   presetCompose(view);
   state.messages = new Map(); // the view starts empty: events fill it while its messages load
@@ -458,8 +511,15 @@ function rerender(message) {
     details.open = opened[index] ?? false;
   });
   if (shown.classList.contains("target")) item.classList.add("target");
+  // A keyboard user keeps their place: the button focused in the old item is focused in the new.
+  const focused = shown.contains(document.activeElement) ? document.activeElement.closest("button[data-action]") : null;
   readObserver.unobserve(shown);
   shown.replaceWith(item);
+  if (focused) {
+    const { action, emojiName } = focused.dataset;
+    const same = [...item.querySelectorAll(`button[data-action="${action}"]`)].find((b) => b.dataset.emojiName === emojiName);
+    same?.focus();
+  }
 }
 
 // A message is read once it is on screen while the page is visible, as in Zulip (not when its view
@@ -550,6 +610,7 @@ async function renderChannelBrowser() {
     return;
   }
   if ($("#channel-browser").hidden) return;
+  for (const { stream_id, name, invite_only } of body.streams) state.streams.set(stream_id, { name, invite_only });
   $("#all-channels").replaceChildren(
     ...body.streams
       .sort((a, b) => a.name.localeCompare(b.name))
@@ -562,7 +623,7 @@ async function renderChannelBrowser() {
           stream.description ? ` — ${stream.description} ` : " ",
           el(
             "button",
-            { type: "button", onclick: () => setSubscribed(stream.name, !subscribed), "aria-label": `${subscribed ? "Unsubscribe from" : "Subscribe to"} #${stream.name}` },
+            { type: "button", onclick: () => setSubscribed(stream.name, !subscribed, stream.invite_only), "aria-label": `${subscribed ? "Unsubscribe from" : "Subscribe to"} #${stream.name}` },
             subscribed ? "Unsubscribe" : "Subscribe",
           ),
         );
@@ -593,7 +654,11 @@ async function createChannel(event) {
   }
 }
 
-async function setSubscribed(name, subscribe) {
+// Leaving a private channel may be for good (only its subscribers can add someone back): asked first.
+async function setSubscribed(name, subscribe, isPrivate = false) {
+  if (!subscribe && isPrivate && !window.confirm(`Leave the private channel #${name}? Only its subscribers can add you back.`)) {
+    return;
+  }
   try {
     if (subscribe) await api("POST", "/users/me/subscriptions", { subscriptions: [{ name }] });
     else await api("DELETE", "/users/me/subscriptions", { subscriptions: [name] });
@@ -681,11 +746,17 @@ function start() {
     keepDraft();
   });
   for (const field of ["#compose-content", "#compose-topic", "#compose-people"]) $(field).addEventListener("input", keepDraft);
-  $("#cancel-edit").addEventListener("click", stopEditing);
+  $("#cancel-edit").addEventListener("click", () => {
+    stopEditing();
+    setComposeStatus("");
+  });
   $("#browse-channels").addEventListener("click", showChannelBrowser);
   $("#create-channel").addEventListener("submit", createChannel);
   $("#compose-file").addEventListener("change", onAttach);
-  $("#unsubscribe").addEventListener("click", () => setSubscribed(ctx.streamName(state.view.streamId), false));
+  $("#unsubscribe").addEventListener("click", () => {
+    const id = state.view.streamId;
+    setSubscribed(ctx.streamName(id), !state.subs.has(id), state.streams.get(id)?.invite_only);
+  });
   $("#open-settings").addEventListener("click", () => {
     $("#settings").hidden = false;
     $("#settings-avatar").src = state.users.get(state.ownUserId)?.avatar_url || "";

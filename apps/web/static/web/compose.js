@@ -1,18 +1,23 @@
 // The message box: to a channel's topic or to people, or editing an own message. Enter sends,
-// Shift+Enter is a new line, Esc cancels an edit. What is being written is kept in this browser
-// (localStorage) until it is sent: a reload, a crash or a session that ended (a new password set
-// elsewhere) loses nothing; an edit puts it aside and gives it back.
+// Shift+Enter is a new line, Esc cancels an edit. What is being written is kept by this tab
+// (sessionStorage: each tab its own) until it is sent: a reload or a session that ended (a new
+// password set elsewhere) loses nothing; an edit puts it aside and gives it back.
 
 import { api, upload } from "./api.js";
 import { el } from "./render.js";
 import { $, state } from "./state.js";
 
+// The channels the box may address: the subscribed ones, and the one shown if it is not (a public
+// channel takes messages from those not subscribed, as in Zulip).
 export function renderComposeChannels() {
   const select = $("#compose-channel");
   const chosen = select.value;
   const channels = [...state.subs.values()].sort((a, b) => a.name.localeCompare(b.name));
+  const shown = state.view.streamId;
+  const visiting = shown && !state.subs.has(shown) && state.streams.get(shown);
   select.replaceChildren(
     ...channels.map((sub) => el("option", { value: sub.stream_id }, `#${sub.name}`)),
+    visiting ? el("option", { value: shown }, `#${visiting.name} (not subscribed)`) : null,
     el("option", { value: "dm" }, "Direct message"),
   );
   // A channel no longer there (unsubscribed, archived) is not swapped for another: none is chosen.
@@ -29,9 +34,10 @@ export function toggleComposeFields() {
 // A view chosen: the message box is addressed to it, unless something is being written there (it
 // keeps its own address, as Zulip's compose box does).
 export function presetCompose(view) {
-  if (state.editing === null && $("#compose-content").value.trim()) return;
   const select = $("#compose-channel");
-  if (view.streamId && state.subs.has(view.streamId)) {
+  if (state.editing === null && $("#compose-content").value.trim() && select.value) return;
+  renderComposeChannels(); // the channel shown may be one not subscribed to
+  if (view.streamId && [...select.options].some((o) => o.value === String(view.streamId))) {
     select.value = String(view.streamId);
     $("#compose-topic").value = view.kind === "topic" ? view.topic : "";
   } else if (view.kind === "dm" || view.kind === "dms") {
@@ -49,6 +55,7 @@ export function setComposeStatus(text) {
 // --- what is being written, kept until sent -------------------------------------------------------
 
 const draftKey = () => `parley.compose.${state.ownUserId}`;
+const drafts = window.sessionStorage;
 
 function composeFields() {
   return {
@@ -73,17 +80,17 @@ export function keepDraft() {
   if (state.editing !== null) return;
   try {
     const fields = composeFields();
-    if (fields.content.trim()) localStorage.setItem(draftKey(), JSON.stringify(fields));
-    else localStorage.removeItem(draftKey());
+    if (fields.content.trim()) drafts.setItem(draftKey(), JSON.stringify(fields));
+    else drafts.removeItem(draftKey());
   } catch {
     // storage full or refused (a private window): the box still works, unkept
   }
 }
 
-// Logging out on purpose leaves nothing behind in this browser (a shared computer).
+// Logging out on purpose leaves nothing behind in this tab (a shared computer).
 export function forgetDraft() {
   try {
-    localStorage.removeItem(draftKey());
+    drafts.removeItem(draftKey());
   } catch {
     // nothing was kept
   }
@@ -96,10 +103,10 @@ export function restoreDraft() {
   restored = true;
   if (state.editing !== null || $("#compose-content").value) return;
   try {
-    const kept = JSON.parse(localStorage.getItem(draftKey()) || "null");
+    const kept = JSON.parse(drafts.getItem(draftKey()) || "null");
     if (kept && typeof kept.content === "string") fillCompose(kept);
   } catch {
-    localStorage.removeItem(draftKey());
+    drafts.removeItem(draftKey());
   }
 }
 
@@ -162,7 +169,10 @@ export async function onSend(event) {
   event.preventDefault();
   if (state.sending) return;
   const content = $("#compose-content").value;
-  if (!content.trim()) return;
+  if (!content.trim()) {
+    if (state.editing !== null) setComposeStatus("Not saved: an edit cannot be empty (delete the message instead).");
+    return;
+  }
   const target = $("#compose-channel").value;
   if (!target && state.editing === null) {
     setComposeStatus("Not sent: choose where it goes (a channel or direct message).");
@@ -176,7 +186,7 @@ export async function onSend(event) {
       stopEditing();
     } else {
       if (target === "dm") {
-        const to = $("#compose-people").value.split(",").map((s) => s.trim()).filter(Boolean);
+        const to = recipients($("#compose-people").value);
         await api("POST", "/messages", { type: "direct", to, content });
       } else {
         await api("POST", "/messages", { type: "stream", to: Number(target), topic: $("#compose-topic").value, content });
@@ -190,6 +200,21 @@ export async function onSend(event) {
   } finally {
     setSending(false);
   }
+}
+
+// The people a direct message goes to, as typed: email addresses, or names (someone's full name,
+// any case, if nobody else has it), comma-separated.
+function recipients(typed) {
+  return typed
+    .split(",")
+    .map((part) => part.trim())
+    .filter(Boolean)
+    .map((part) => {
+      if (part.includes("@")) return part;
+      const named = [...state.users.values()].filter((u) => u.is_active !== false && u.full_name.toLowerCase() === part.toLowerCase());
+      if (named.length === 1) return named[0].email;
+      throw new Error(named.length ? `Several people are named ${part}: use an email address` : `Nobody is named ${part}`);
+    });
 }
 
 export function onComposeKey(event) {
@@ -216,7 +241,9 @@ export async function onAttach(event) {
     const name = file.name.replace(/[[\]]/g, "");
     const box = $("#compose-content");
     const at = box.selectionStart ?? box.value.length;
-    box.value = `${box.value.slice(0, at)}[${name}](${body.url})${box.value.slice(box.selectionEnd ?? at)}`;
+    const before = box.value.slice(0, at);
+    const space = before && !/\s$/.test(before) ? " " : ""; // two files in a row stay two links
+    box.value = `${before}${space}[${name}](${body.url})${box.value.slice(box.selectionEnd ?? at)}`;
     box.focus();
     keepDraft();
     setComposeStatus("");

@@ -168,6 +168,9 @@ export function avatar(url, userId) {
   return el("img", { ...attributes, onerror: showDefaultPictureOnError });
 }
 
+const MENTION_FLAGS = ["mentioned", "stream_wildcard_mentioned", "topic_wildcard_mentioned"];
+const mentionsMe = (message) => (message.flags || []).some((flag) => MENTION_FLAGS.includes(flag));
+
 export function messageItem(message, ctx) {
   const unread = !(message.flags || []).includes("read");
   const content = el("div", { class: "content" });
@@ -177,7 +180,8 @@ export function messageItem(message, ctx) {
   return el(
     "li",
     {
-      class: `message${unread ? " unread" : ""}`,
+      // Mentioning the reader (or a group of theirs, or everyone): marked, as Zulip marks it.
+      class: `message${unread ? " unread" : ""}${mentionsMe(message) ? " mentioned" : ""}`,
       id: `message-${message.id}`,
       dataset: { messageId: message.id },
       tabindex: "-1",

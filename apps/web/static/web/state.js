@@ -11,6 +11,7 @@ export const state = {
   ownEmail: "",
   users: new Map(), // user_id -> person
   subs: new Map(), // stream_id -> subscription
+  streams: new Map(), // stream_id -> {name, invite_only}: every channel the page knows of, subscribed or not
   unread: new Map(), // message id -> {streamId, topic} | {dm: true, userId (a one-to-one conversation)}
   presences: {}, // user_id -> {active_timestamp, idle_timestamp}
   offlineAfter: 200,
@@ -38,7 +39,7 @@ export const ctx = {
     return !["topic", "dm"].includes(state.view.kind);
   },
   hashFor,
-  streamName: (id) => state.subs.get(id)?.name,
+  streamName: (id) => (state.subs.get(id) ?? state.streams.get(id))?.name,
   userName: (id) => state.users.get(id)?.full_name || "someone",
   // The page registers with client_gravatar off: every person's avatar_url is a URL.
   avatarUrl: (id) => state.users.get(id)?.avatar_url,
