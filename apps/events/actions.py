@@ -15,7 +15,7 @@ from apps.core.errors import JsonableError
 from apps.events.backends import check_queue_id, get_backend
 from apps.events.backends.base import count_removed
 from apps.events.models import OutboxEvent, RealmEventSequence
-from apps.events.publish import publish_missed_events
+from apps.events.publish import publish_missed_events, restart_forgotten_sequences
 from apps.events.registry import QueueOptions, StateContext, fetch_initial_state, queue_registered
 from apps.events.serializers import QueueParams
 
@@ -131,6 +131,13 @@ def do_sweep_event_queues(*, exclusive: bool = True) -> list[tuple[str, int]]:
         return []
     try:
         removed = backend.sweep(time.time())
+        for realm_id, deleted in restart_forgotten_sequences(backend).items():
+            logger.warning(
+                "the database of organization %s is behind its event queues (restored from a backup?): "
+                "its events are numbered again and its %d event queue(s) deleted (clients register again)",
+                realm_id,
+                deleted,
+            )
         missed = publish_missed_events(backend)
         if missed:
             # Without Redis this is routine (a management command's changes, or what happened before

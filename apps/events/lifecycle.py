@@ -62,12 +62,14 @@ class BackgroundTasks:
         await get_backend().stop_notifications()
 
     async def _sweep_periodically(self) -> None:
+        # The first sweep at start: what happened while no server ran (a database restored from a
+        # backup, events committed but not published) is seen to at once.
         while True:
-            await asyncio.sleep(settings.EVENT_QUEUE_SWEEP_SECONDS)
             try:
                 await sync_to_async(outside_request(do_sweep_event_queues), thread_sensitive=False)()
             except Exception as exc:
                 logger.warning("event queue sweep failed: %s", exc)
+            await asyncio.sleep(settings.EVENT_QUEUE_SWEEP_SECONDS)
 
     async def _follow_outbox(self) -> None:
         """Without Redis: the events other processes commit (the task worker's, a command's) reach

@@ -26,7 +26,7 @@ from apps.events.backends import (
     get_backend,
 )
 from apps.events.credentials import credential_cache
-from apps.events.models import OutboxEvent
+from apps.events.models import OutboxEvent, RealmEventSequence
 
 if TYPE_CHECKING:
     from django.db.models import QuerySet
@@ -136,6 +136,24 @@ def publish_events_since(backend: EventQueueBackend, after_id: int) -> int:
         return after_id
     _publish_unpublished(backend, OutboxEvent.objects.filter(id__gt=after_id, id__lte=newest_id, seq__isnull=False))
     return newest_id
+
+
+def restart_forgotten_sequences(backend: EventQueueBackend) -> dict[int, int]:
+    """Organizations whose queues were given events the database does not know of: it went back in
+    time (restored from a backup). Their events are numbered again from the database's newest, and
+    their queues deleted (EventQueueBackend.restart_sequence); otherwise every new event would be
+    taken for one already published, and dropped. Returns {organization id: queues deleted}.
+
+    The backend is read before the database: in normal operation an organization's counter in the
+    database is never behind what was published from it, so a counter read after can only be ahead."""
+    realm_ids = list(RealmEventSequence.objects.values_list("realm_id", flat=True))
+    published = backend.last_published_seqs(realm_ids)
+    in_database = dict(RealmEventSequence.objects.filter(realm_id__in=published).values_list("realm_id", "seq"))
+    return {
+        realm_id: backend.restart_sequence(realm_id, in_database[realm_id])
+        for realm_id, last in published.items()
+        if realm_id in in_database and last > in_database[realm_id]
+    }
 
 
 def newest_outbox_id() -> int:

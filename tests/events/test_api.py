@@ -12,7 +12,7 @@ from apps.core.redis_client import get_redis
 from apps.core.version import PARLEY_VERSION
 from apps.events.actions import do_register_queue, do_sweep_event_queues, queue_options
 from apps.events.backends import get_backend
-from apps.events.models import OutboxEvent
+from apps.events.models import OutboxEvent, RealmEventSequence
 from apps.events.publish import publish_in_order, write_outbox_event
 from apps.events.serializers import RegisterParams
 from apps.realms.actions import do_set_realm_deactivated
@@ -490,6 +490,35 @@ def test_the_sweep_publishes_an_organizations_first_event_if_its_publish_failed(
     forget_published_events(event_backend, owner.realm_id)
     do_sweep_event_queues(exclusive=False)
     assert poll(ApiClient(owner), later) == []
+
+
+def test_a_database_restored_from_a_backup_restarts_the_event_numbering(
+    event_backend, queue_of, owner, member, admin, foreign_user
+):
+    """The production QA pass: after a restore the database numbered events again from its older
+    counter, the queues' storage (Redis) took each for one already published, and nothing reached
+    any client. The sweep (also run when a server starts) numbers them again from the database's
+    and deletes the organization's queues: they hold what the restored database no longer knows."""
+    do_change_full_name(member, "Before the backup", acting_user=admin)
+    backed_up = RealmEventSequence.objects.get(realm_id=owner.realm_id).seq
+    queue = queue_of(owner)
+    do_change_full_name(member, "Lost with the restore", acting_user=admin)
+    do_change_full_name(member, "Also lost", acting_user=admin)
+    # The restore: the database's counter and outbox as they were at the backup.
+    RealmEventSequence.objects.filter(realm_id=owner.realm_id).update(seq=backed_up)
+    OutboxEvent.objects.filter(realm_id=owner.realm_id, seq__gt=backed_up).delete()
+    stranger_queue = register(ApiClient(foreign_user, host="zephyr.testserver"))["queue_id"]
+
+    do_sweep_event_queues(exclusive=False)
+    assert_error(ApiClient(owner).get("/events", {"queue_id": queue, "last_event_id": -1}), 400,
+                 "BAD_EVENT_QUEUE_ID", f"Bad event queue id: {queue}")  # fmt: skip
+    assert event_backend.last_published_seqs([owner.realm_id]) == {owner.realm_id: backed_up}
+    fresh = queue_of(owner)
+    do_change_full_name(member, "After the restore", acting_user=admin)
+    assert [e["person"]["full_name"] for e in poll(ApiClient(owner), fresh)] == ["After the restore"]
+    do_sweep_event_queues(exclusive=False)  # in step again: nothing more is deleted
+    assert len(poll(ApiClient(owner), fresh, -1)) == 1
+    assert event_backend.queue_ids_of_user(foreign_user.id) == [stranger_queue]  # another organization's stay
 
 
 def forget_published_events(backend, realm_id: int) -> None:

@@ -330,6 +330,13 @@ class EventQueueBackend(Protocol):
 
     def last_published_seqs(self, realm_ids: list[int]) -> dict[int, int]: ...
 
+    def restart_sequence(self, realm_id: int, seq: int) -> int:
+        """The organization's database went back in time (restored from a backup): its events are
+        numbered again from `seq`, and every queue of the organization is deleted (their clients
+        register again, from the database's state: they hold what it no longer knows). Returns
+        how many queues were deleted."""
+        ...
+
     def exclude_events_through(self, queue_id: str, seq: int) -> None:
         """The queue's initial state contains its organization's events up to `seq`: drop those
         (and skip them from now on)."""

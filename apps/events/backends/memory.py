@@ -148,6 +148,16 @@ class MemoryBackend:
         count_removed("deleted")
         self.waiters.notify([queue_id], "deleted")
 
+    def restart_sequence(self, realm_id: int, seq: int) -> int:
+        with self._lock:
+            dropped = [queue for queue in self._queues.values() if queue.realm_id == realm_id]
+            for queue in dropped:
+                self._drop(queue)
+            self._published_seq[realm_id] = seq
+        count_removed("deleted", len(dropped))
+        self.waiters.notify([queue.queue_id for queue in dropped], "deleted")
+        return len(dropped)
+
     def forget_credentials(self, user_ids: list[int], realm_ids: list[int]) -> None:
         credential_cache.forget(user_ids, realm_ids)
 

@@ -210,6 +210,18 @@ class RedisBackend:
         values = get_redis().mget([redis_key("eq", "rseq", rid) for rid in realm_ids])
         return {rid: int(value) for rid, value in zip(realm_ids, values, strict=True) if value is not None}
 
+    def restart_sequence(self, realm_id: int, seq: int) -> int:
+        client = get_redis()
+        deleted = 0
+        # Everyone with a queue in the organization is in its index (registering adds them).
+        for user_id in sorted(int(uid) for uid in client.smembers(redis_key("rq", realm_id))):
+            for queue_id in self.queue_ids_of_user(user_id):
+                with contextlib.suppress(BadEventQueueIdError):  # expired meanwhile
+                    self.delete_queue(queue_id, user_id)
+                    deleted += 1
+        client.set(redis_key("eq", "rseq", realm_id), seq, ex=MAX_QUEUE_SECONDS)  # as _PUBLISH keeps it
+        return deleted
+
     def exclude_events_through(self, queue_id: str, seq: int) -> None:
         check_queue_id(queue_id)
         self._run("exclude", queue_id, seq)
