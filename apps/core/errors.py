@@ -244,8 +244,14 @@ class InternalServerError(JsonableError):
         super().__init__("Internal server error")
 
 
-# Redis errors that mean "cannot use Redis right now" (a read-only replica answers during failover).
-REDIS_UNAVAILABLE = (redis.exceptions.ConnectionError, redis.exceptions.TimeoutError, redis.exceptions.ReadOnlyError)
+# Redis errors that mean "cannot use Redis right now" (a read-only replica answers during failover;
+# something else answers at REDIS_URL's address: an answer that is not Redis's protocol).
+REDIS_UNAVAILABLE = (
+    redis.exceptions.ConnectionError,
+    redis.exceptions.TimeoutError,
+    redis.exceptions.ReadOnlyError,
+    redis.exceptions.InvalidResponse,
+)
 
 
 def dependency_of(exc: BaseException) -> str | None:

@@ -1,6 +1,7 @@
 """A dependency that is down gives a quick JSON 503 with Retry-After: never a hang, never a trace."""
 
 import socket
+import threading
 import time
 from concurrent.futures import ThreadPoolExecutor
 
@@ -21,6 +22,33 @@ def blackhole_port():
     sock.bind(("127.0.0.1", 0))
     sock.listen(64)
     yield sock.getsockname()[1]
+    sock.close()
+
+
+@pytest.fixture
+def not_redis_port():
+    """A TCP port where something else answers (an HTTP server: REDIS_URL mistyped)."""
+    sock = socket.socket()
+    sock.bind(("127.0.0.1", 0))
+    sock.listen(64)
+    sock.settimeout(0.2)
+    serving = threading.Event()
+    serving.set()
+
+    def answer() -> None:
+        while serving.is_set():
+            try:
+                peer, _ = sock.accept()
+            except OSError:
+                continue
+            with peer:
+                peer.sendall(b"HTTP/1.1 400 Bad Request\r\nContent-Length: 0\r\n\r\n")
+
+    thread = threading.Thread(target=answer, daemon=True)
+    thread.start()
+    yield sock.getsockname()[1]
+    serving.clear()
+    thread.join()
     sock.close()
 
 
@@ -82,9 +110,11 @@ def member(transactional_db):
     return UserFactory(realm=realm, role=Role.MEMBER)
 
 
-@pytest.mark.parametrize("kind", ["refused", "blackhole"])
-def test_redis_down(live_server_factory, member, blackhole_port, kind):
-    port = free_port() if kind == "refused" else blackhole_port
+@pytest.mark.parametrize("kind", ["refused", "blackhole", "not_redis"])
+def test_redis_down(live_server_factory, member, blackhole_port, not_redis_port, kind):
+    """Down, hung, or something else at its address (the production QA pass: an HTTP server's
+    answer was a 500 "Internal server error", the readiness probe's too)."""
+    port = {"refused": free_port(), "blackhole": blackhole_port, "not_redis": not_redis_port}[kind]
     server = live_server_factory(REDIS_URL=f"redis://127.0.0.1:{port}/0", DEPENDENCY_CONNECT_TIMEOUT="1")
     response, elapsed = get(server, "/health/ready")
     assert_503(response, "Redis")
@@ -94,6 +124,9 @@ def test_redis_down(live_server_factory, member, blackhole_port, kind):
     response, elapsed = get(server, "/api/v1/users/me", auth=(member.delivery_email, member.api_key))
     assert response.status_code == 200
     assert elapsed < 10
+    # Event queues live in Redis: none can be registered.
+    response = requests.post(f"{server.url}/api/v1/register", auth=(member.delivery_email, member.api_key), timeout=30)
+    assert_503(response, "Redis")
     # The password-login limit fails closed.
     started = time.monotonic()
     response = requests.post(
