@@ -134,8 +134,10 @@ def picture_address(variable: str) -> str | None:
     return value or None
 
 
-def choice(variable: str, default: str, choices: tuple[str, ...]) -> str:
+def choice(variable: str, default: str, choices: tuple[str, ...], *, any_case: bool = False) -> str:
     value = env.str(variable, default=default)
+    if any_case:
+        value = value.upper()
     if value not in choices:
         fail(variable, f"must be one of {', '.join(choices)}, got {value!r}")
     return value
@@ -193,14 +195,14 @@ def database(base_dir_var: Path, connect_timeout: int) -> dict:
         # each keeps one persistent connection, which is cheaper than taking one from a pool and
         # setting it up for every request.
         options["pool"] = {
-            "min_size": env.int("DATABASE_POOL_MIN_SIZE", default=1),
-            "max_size": env.int("DATABASE_POOL_MAX_SIZE", default=10),
+            "min_size": positive_int("DATABASE_POOL_MIN_SIZE", 1),
+            "max_size": positive_int("DATABASE_POOL_MAX_SIZE", 10),
             # Waiting for a free connection must not hang a request when the database is down.
             "timeout": connect_timeout,
         }
         config["CONN_MAX_AGE"] = 0
     else:
-        config["CONN_MAX_AGE"] = env.int("CONN_MAX_AGE", default=60)
+        config["CONN_MAX_AGE"] = non_negative_int("CONN_MAX_AGE", 60)
     config["CONN_HEALTH_CHECKS"] = True
     return config
 
@@ -263,7 +265,10 @@ def email(default: str = "consolemail://") -> dict:
     if config["EMAIL_BACKEND"].endswith(".filebased.EmailBackend"):
         # filemail:///var/mail/parley names an absolute folder (django-environ would keep only
         # "var/mail/parley", relative to the working directory); four slashes work too.
-        folder = urlsplit(env.str("EMAIL_URL", default=default)).path.lstrip("/")
+        parts = urlsplit(env.str("EMAIL_URL", default=default))
+        if parts.netloc:
+            fail("EMAIL_URL", f"names a host ({parts.netloc!r}): a folder is filemail:///absolute/folder (3 slashes)")
+        folder = parts.path.lstrip("/")
         if not folder:
             fail("EMAIL_URL", "names no folder; it must be filemail:///absolute/folder")
         config["EMAIL_FILE_PATH"] = "/" + folder

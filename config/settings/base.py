@@ -4,6 +4,7 @@ Without any variable set this is the embedded default that `make run` serves: a 
 var/, in-process rate limits and caches, no Redis.
 """
 
+import os
 from pathlib import Path
 
 from redis.asyncio.retry import Retry as AsyncRetry
@@ -403,9 +404,13 @@ FAKE_EMAIL_DOMAIN = env.str("FAKE_EMAIL_DOMAIN", default="parley.invalid")
 METRICS_ENABLED = cfg.boolean("METRICS_ENABLED", default=True)
 METRICS_ALLOWED_NETWORKS = cfg.networks("METRICS_ALLOWED_NETWORKS")
 METRICS_BEARER_TOKEN = cfg.token("METRICS_BEARER_TOKEN", min_length=20)
+# The server (config/gunicorn.py) makes the folder its processes write their metrics in; a command
+# run with the server's environment before the server ever started must find it too.
+if os.environ.get("PROMETHEUS_MULTIPROC_DIR"):
+    Path(os.environ["PROMETHEUS_MULTIPROC_DIR"]).mkdir(parents=True, exist_ok=True)
 
 LOG_FORMAT = cfg.choice("LOG_FORMAT", "text", ("text", "json"))
-LOG_LEVEL = env.str("LOG_LEVEL", default="INFO").upper()
+LOG_LEVEL = cfg.choice("LOG_LEVEL", "INFO", ("DEBUG", "INFO", "WARNING", "ERROR", "CRITICAL"), any_case=True)
 # Logs go to standard error, as gunicorn's own do: one stream for everything the server logs, and
 # the standard output of operator commands carries only their output (one JSON object with --json).
 LOGGING = {

@@ -6,7 +6,7 @@
 
 from config.env import fail
 from config.settings.base import *  # noqa: F403
-from config.settings.base import VAR_DIR, cfg, env
+from config.settings.base import VAR_DIR, cfg
 
 SECRET_KEY = cfg.secret_key(VAR_DIR, allow_generated=False)
 if cfg.boolean("DEBUG", default=False):
@@ -20,7 +20,7 @@ LOGGING["handlers"]["stderr"]["formatter"] = LOG_FORMAT  # noqa: F405
 if cfg.boolean("TRUST_X_FORWARDED_PROTO", default=False):
     SECURE_PROXY_SSL_HEADER = ("HTTP_X_FORWARDED_PROTO", "https")
 SECURE_SSL_REDIRECT = cfg.boolean("SECURE_SSL_REDIRECT", default=True)
-SECURE_HSTS_SECONDS = env.int("SECURE_HSTS_SECONDS", default=31536000)
+SECURE_HSTS_SECONDS = cfg.non_negative_int("SECURE_HSTS_SECONDS", 31536000)
 SECURE_HSTS_INCLUDE_SUBDOMAINS = True  # organizations live on subdomains
 SECURE_HSTS_PRELOAD = cfg.boolean("SECURE_HSTS_PRELOAD", default=False)
 SESSION_COOKIE_SECURE = True

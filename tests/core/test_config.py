@@ -35,6 +35,23 @@ def start_with(**env: str) -> subprocess.CompletedProcess:
         ({"EXTERNAL_HOST": "bad_host!"}, "EXTERNAL_HOST: is not a valid host"),
         ({"RATE_LIMIT_API_BY_USER": "0"}, "RATE_LIMIT_API_BY_USER: must be at least 1"),
         ({"EMAIL_URL": "filemail://"}, "EMAIL_URL: names no folder"),
+        # The production QA pass: each of these was taken (two slashes: mail went to /dir) or
+        # stopped the server with a bare traceback.
+        ({"EMAIL_URL": "filemail://relative/dir"}, "EMAIL_URL: names a host ('relative')"),
+        ({"LOG_LEVEL": "verbose"}, "LOG_LEVEL: must be one of DEBUG, INFO, WARNING, ERROR, CRITICAL, got 'VERBOSE'"),
+        ({"DATABASE_URL": "postgres://p@127.0.0.1/p", "CONN_MAX_AGE": "-5"}, "CONN_MAX_AGE: must be at least 0"),
+        (
+            {
+                "DJANGO_SETTINGS_MODULE": "config.settings.production",
+                "SECRET_KEY": "x" * 10 + "abcdefghij" * 5,
+                "SECURE_HSTS_SECONDS": "1y",
+            },
+            "SECURE_HSTS_SECONDS: must be an integer, got '1y'",
+        ),
+        (
+            {"DATABASE_URL": "postgres://p@127.0.0.1/p", "DATABASE_POOL": "true", "DATABASE_POOL_MAX_SIZE": "lots"},
+            "DATABASE_POOL_MAX_SIZE: must be an integer",
+        ),
         # A mistyped on/off value was read as false (the newcomer QA pass: rate limits turned off).
         ({"RATE_LIMITING_ENABLED": "ture"}, "RATE_LIMITING_ENABLED: must be true or false, got 'ture'"),
         ({"DEBUG": "maybe"}, "DEBUG: must be true or false"),
@@ -47,6 +64,15 @@ def test_bad_settings_stop_the_process_with_a_clear_message(env, message):
     result = start_with(**env)
     assert result.returncode != 0
     assert message in result.stderr
+
+
+def test_a_command_run_before_the_server_makes_the_metrics_folder(tmp_path):
+    """The production QA pass: with the server's PROMETHEUS_MULTIPROC_DIR exported before the server
+    ever ran, every command (migrate, create_realm) failed on the folder not being there."""
+    folder = tmp_path / "not" / "yet"
+    result = start_with(PROMETHEUS_MULTIPROC_DIR=str(folder))
+    assert result.returncode == 0, result.stderr
+    assert folder.is_dir()
 
 
 def test_production_requires_a_secret_key():

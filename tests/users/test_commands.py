@@ -13,6 +13,7 @@ from apps.realms.models import AuditLogEventType, Realm, RealmAuditLog
 from apps.subscriptions.models import Stream
 from apps.users.actions.activation import do_deactivate_user
 from apps.users.models import BotService, BotType, Role, User
+from apps.users.selectors import api_email
 from tests.api import ApiClient, assert_success
 from tests.factories import UserFactory
 
@@ -60,6 +61,18 @@ def test_create_default_realm(db):
     )
     assert out["realm"] == ""
     assert Realm.objects.get(string_id="").name == "Home"
+
+
+def test_create_realm_names_the_address_given_and_how_to_get_a_password(db):
+    """The production QA pass: the owner was printed as user2@... (the API address its email
+    visibility shows) with no word on how to log in without a password."""
+    out = run("create_realm", "--string-id", "", "--name", "Home", "--owner-email", "o@example.com",
+              "--owner-full-name", "O Wner")  # fmt: skip
+    owner = User.objects.get(delivery_email="o@example.com")
+    assert f"Owner: O Wner <o@example.com>  API key: {owner.api_key}" in out
+    assert "No password yet: choose one with 'Forgot your password?' on http://testserver/login/" in out
+    assert api_email(owner) != owner.delivery_email  # a new organization shows administrators only
+    assert f"(shown to others, and in the API, as {api_email(owner)})" in out
 
 
 @pytest.mark.parametrize(

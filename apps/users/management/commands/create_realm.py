@@ -36,4 +36,13 @@ class Command(OperatorCommand):
             print_json(self, summary)
             return
         self.stdout.write(f"Created organization {realm.name!r} at {realm.url}")
-        self.stdout.write(f"Owner: {owner.full_name} <{summary['email']}>  API key: {owner.api_key}")
+        # The address the owner logs in with (the one given); others see the API address, which the
+        # organization's email visibility may hide.
+        self.stdout.write(f"Owner: {owner.full_name} <{owner.delivery_email}>  API key: {owner.api_key}")
+        if summary["email"] != owner.delivery_email:
+            self.stdout.write(f"  (shown to others, and in the API, as {summary['email']})")
+        if not options["password_file"]:
+            self.stdout.write(
+                f"  No password yet: choose one with 'Forgot your password?' on {realm.url}/login/ "
+                "(or give --password-file)."
+            )
