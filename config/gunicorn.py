@@ -16,7 +16,7 @@ BASE_DIR = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(BASE_DIR))
 
 from apps.core.version import PARLEY_VERSION  # noqa: E402
-from config.env import boolean, positive_int  # noqa: E402
+from config.env import boolean, choice, positive_int  # noqa: E402
 from config.task_worker import TaskWorkerProcess  # noqa: E402
 
 # The same `.env` the Django settings read, so REDIS_URL there counts here too.
@@ -57,7 +57,20 @@ control_socket_disable = True
 # Parley writes its own access log line, with the request id.
 accesslog = None
 errorlog = "-"
-loglevel = os.environ.get("LOG_LEVEL", "info").lower()
+loglevel = choice("LOG_LEVEL", "INFO", ("DEBUG", "INFO", "WARNING", "ERROR", "CRITICAL"), any_case=True).lower()
+# Gunicorn's own lines (serving, workers started and stopped) in the server's format: with
+# LOG_FORMAT=json (production's default) a log collector reads nothing but JSON.
+_PRODUCTION = os.environ.get("DJANGO_SETTINGS_MODULE") == "config.settings.production"
+if choice("LOG_FORMAT", "json" if _PRODUCTION else "text", ("text", "json")) == "json":
+    _stderr = {"class": "logging.StreamHandler", "formatter": "json", "stream": "ext://sys.stderr"}
+    logconfig_dict = {
+        "version": 1,
+        "disable_existing_loggers": False,
+        "formatters": {"json": {"()": "apps.core.logging.JsonFormatter"}},
+        "handlers": {"console": _stderr, "error_console": _stderr},
+        "root": {"level": loglevel.upper(), "handlers": ["console"]},
+        "loggers": {"gunicorn.error": {"level": loglevel.upper(), "handlers": ["error_console"], "propagate": False}},
+    }
 
 
 # The background task worker runs beside the server unless TASK_WORKER=0 (config/task_worker.py).

@@ -55,21 +55,25 @@ def log_access(method: str, path: str, route: str, status: int, seconds: float, 
         "duration_ms": round(seconds * 1000, 1),
         "realm_id": notes.realm_id if notes.realm_id is not None else getattr(realm, "id", None),
         "user_id": notes.user_id,
+        "client": notes.client,
     }
     access_logger.info(
-        "%s %s %s %.1fms user=%s",
+        "%s %s %s %.1fms user=%s client=%s",
         method,
         path,
         status,
         seconds * 1000,
         notes.user_id or "-",
+        notes.client or "-",
         extra={"access": fields},
     )
 
 
 def start_request_id(request: HttpRequest) -> float:
     """Give the request its id (in its notes and every log line); returns the start time."""
-    request_notes(request).request_id = new_request_id()
+    notes = request_notes(request)
+    notes.request_id = new_request_id()
+    notes.client = request.META.get("REMOTE_ADDR")
     return time.monotonic()
 
 

@@ -21,8 +21,10 @@ class RequestNotes:
     realm: Any = None
     # The organization's id where no Realm is at hand (the long-poll route's cached credentials).
     realm_id: int | None = None
-    # Who authenticated: for the access log line.
+    # Who authenticated, and from where (the client's address, a trusted proxy's X-Forwarded-For):
+    # for the access log line.
     user_id: int | None = None
+    client: str | None = None
     # The rate limit this request was counted against: for the X-RateLimit-* headers.
     rate_limit: RateLimitState | None = None
     # The merged form-body and query parameters (apps.core.params), and those an endpoint read.

@@ -50,7 +50,7 @@ class EventsPollApp:
             query=scope["query_string"],
             secure=secure,
         )
-        poll.notes.request_id = request_id
+        poll.notes.request_id, poll.notes.client = request_id, poll.remote_addr or None
         location, refused_by_security = None, False
         if settings.SECURE_SSL_REDIRECT:
             try:

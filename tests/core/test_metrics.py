@@ -151,6 +151,7 @@ def test_the_json_access_line_carries_the_request_fields(member, client_for, rea
     assert line["status"] == 200
     assert line["user_id"] == member.id
     assert line["realm_id"] == realm.id
+    assert line["client"] == "127.0.0.1"  # the production QA pass: access lines named no client
     assert isinstance(line["duration_ms"], float)
     assert line["duration_ms"] >= 0
 

@@ -148,5 +148,7 @@ def test_both_routes_log_and_count_a_poll_alike(member, caplog):
     for line in lines:
         assert line.pop("duration_ms") >= 0
     expected = {"method": "GET", "path": EVENTS, "route": EVENTS, "status": 200}
-    assert lines[0] == lines[1] == {**expected, "realm_id": member.realm_id, "user_id": member.id}
+    assert (
+        lines[0] == lines[1] == {**expected, "realm_id": member.realm_id, "user_id": member.id, "client": "127.0.0.1"}
+    )
     assert polls_counted() - before == 2

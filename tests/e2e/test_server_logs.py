@@ -1,0 +1,25 @@
+"""What a server writes with LOG_FORMAT=json: nothing but JSON lines, gunicorn's own included (the
+production QA pass: its start and stop lines were plain text among the JSON), its access lines
+naming the client."""
+
+import json
+
+import pytest
+import requests
+
+pytestmark = pytest.mark.e2e
+
+
+def test_with_json_logs_every_line_is_json(live_server_factory, people):
+    _, _, member = people
+    server = live_server_factory(LOG_FORMAT="json")
+    answer = requests.get(f"{server.url}/api/v1/users/me", auth=(member.delivery_email, member.api_key), timeout=30)
+    assert answer.status_code == 200
+    server.stop()
+    lines = [json.loads(line) for line in server.log().splitlines() if line.strip()]
+    gunicorn = [line["message"] for line in lines if line["logger"] == "gunicorn.error"]
+    assert gunicorn[0].startswith("Starting gunicorn")
+    assert gunicorn[-1] == "Shutting down: Master"
+    [access] = [line for line in lines if line["logger"] == "parley.access" and line["path"] == "/api/v1/users/me"]
+    assert (access["status"], access["user_id"], access["client"]) == (200, member.id, "127.0.0.1")
+    assert access["request_id"] == answer.headers["X-Request-Id"]
