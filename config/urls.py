@@ -55,11 +55,16 @@ urlpatterns = [
 
 
 def by_url_space(api_handler, directory_handler):
-    """Django's own error answer in the error shape of the API whose URL space the path is in."""
+    """Django's own error answer in the error shape of the API whose URL space the path is in, or
+    as a page for a browser opening one (a sign-in page while the database is down, a mistyped
+    address)."""
 
     def handler(request, *args, **kwargs):
-        chosen = directory_handler if is_directory_path(request.path_info) else api_handler
-        return chosen(request, *args, **kwargs)
+        if is_directory_path(request.path_info):
+            return directory_handler(request, *args, **kwargs)
+        if api_views.wants_page(request):
+            return api_handler(request, *args, render=api_views.page, **kwargs)
+        return api_handler(request, *args, **kwargs)
 
     return handler
 

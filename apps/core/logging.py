@@ -33,6 +33,15 @@ class SuspiciousRequestFilter(logging.Filter):
         return True
 
 
+class ServiceUnavailableFilter(logging.Filter):
+    """Django logs every 5xx answer as an ERROR (an uncaught exception's, a page's, with its
+    traceback). A 503 says a dependency is down or a transaction gave way to another, which
+    apps.core.errors already logged as one WARNING line: not again, and without a traceback."""
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        return not (record.name == "django.request" and getattr(record, "status_code", None) == 503)
+
+
 class JsonFormatter(logging.Formatter):
     """One JSON object per line: time, level, logger, request_id, message (and exc_info); an access
     log line adds its request's method, path, route, status, duration_ms, realm_id and user_id."""

@@ -6,6 +6,7 @@ from collections.abc import Callable
 from typing import Any
 
 from django.http import HttpRequest, HttpResponse
+from django.template.loader import render_to_string
 from rest_framework import exceptions
 from rest_framework.request import Request
 from rest_framework.routers import SimpleRouter
@@ -16,6 +17,7 @@ from apps.core.api import add_rate_limit_headers
 from apps.core.auth import realm_for_request
 from apps.core.errors import (
     AccessDeniedError,
+    ErrorCode,
     InternalServerError,
     JsonableError,
     RateLimitedError,
@@ -110,6 +112,28 @@ Render = Callable[[HttpRequest, JsonableError], HttpResponse]
 
 def envelope(request: HttpRequest, error: JsonableError) -> HttpResponse:
     return error_response(error)
+
+
+# A browser opening a page (not an API): the error in words, as a page with the error's status and
+# headers (a 503's Retry-After). Rendered without the request: its context processors may need the
+# very database that is down.
+PAGE_TEXTS = {
+    ErrorCode.SERVICE_UNAVAILABLE: ("Temporarily unavailable", "The server cannot answer now. Try again in a minute."),
+    ErrorCode.INTERNAL_SERVER_ERROR: ("Something went wrong", "The server could not show this page."),
+}
+
+
+def page(request: HttpRequest, error: JsonableError) -> HttpResponse:
+    title, explanation = PAGE_TEXTS.get(error.code, (error.msg, ""))
+    if error.http_status_code == 404:
+        title, explanation = "Page not found", "There is no page at this address."
+    html = render_to_string("error.html", {"title": title, "explanation": explanation})
+    return HttpResponse(html, status=error.http_status_code, headers=error.headers())
+
+
+def wants_page(request: HttpRequest) -> bool:
+    """Whether the request is a browser's for a page rather than a client's call to an API."""
+    return not request.path_info.startswith(("/api/", "/json/")) and "text/html" in request.META.get("HTTP_ACCEPT", "")
 
 
 def not_found(request: HttpRequest, exception: Exception | None = None, *, render: Render = envelope) -> HttpResponse:

@@ -419,6 +419,7 @@ LOGGING = {
     "filters": {
         "request_id": {"()": "apps.core.logging.RequestIdFilter"},
         "suspicious_request": {"()": "apps.core.logging.SuspiciousRequestFilter"},
+        "service_unavailable": {"()": "apps.core.logging.ServiceUnavailableFilter"},
     },
     "formatters": {
         "text": {"format": "%(asctime)s %(levelname)s [%(request_id)s] %(name)s: %(message)s"},
@@ -428,7 +429,7 @@ LOGGING = {
         "stderr": {
             "class": "logging.StreamHandler",
             "stream": "ext://sys.stderr",
-            "filters": ["request_id", "suspicious_request"],
+            "filters": ["request_id", "suspicious_request", "service_unavailable"],
             "formatter": LOG_FORMAT,
         }
     },

@@ -81,7 +81,17 @@ def test_database_down(live_server_factory, blackhole_port, kind):
         response, elapsed = get(server, path, auth=("someone@example.com", "A" * 32))
         assert_503(response, "database")
         assert elapsed < 10, f"{path} took {elapsed:.1f}s"
+    # A browser opening a page gets a page (the production QA pass: raw JSON), still a 503.
+    for path in ("/login/", "/"):
+        response, elapsed = get(server, path, headers={"Accept": "text/html,application/xhtml+xml"})
+        assert (response.status_code, response.headers["Content-Type"]) == (503, "text/html; charset=utf-8")
+        assert "<h1>Temporarily unavailable</h1>" in response.text
+        assert int(response.headers["Retry-After"]) > 0
+        assert elapsed < 10, f"{path} took {elapsed:.1f}s"
+    # Each refusal is one WARNING line (the production QA pass: a page's was also an ERROR with its
+    # traceback, an API answer's an ERROR more).
     assert "Traceback" not in server.log()
+    assert "Service Unavailable:" not in server.log()
 
 
 def test_liveness_holds_while_every_request_thread_waits(live_server_factory, blackhole_port):

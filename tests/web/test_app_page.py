@@ -74,3 +74,15 @@ def test_every_page_names_its_icon_which_is_one_of_its_own_files(member):
         assert page.status_code == 200, page
         [icon] = re.findall(r'<link rel="icon" href="([^"]+)" type="image/svg\+xml">', page.content.decode())
         assert finders.find(icon.removeprefix("/static/")) is not None, icon
+
+
+def test_a_browser_opening_an_address_that_is_no_page_gets_a_page(db):
+    """A mistyped address in a browser: a 404 page, not the API's JSON; an API client still gets
+    the envelope."""
+    page = browser().get("/no/such/page", HTTP_ACCEPT="text/html,application/xhtml+xml")
+    assert (page.status_code, page["Content-Type"]) == (404, "text/html; charset=utf-8")
+    assert "<h1>Page not found</h1>" in page.content.decode()
+    api = browser().get("/api/v1/no/such/endpoint", HTTP_ACCEPT="text/html")
+    assert (api.status_code, api.json()["msg"]) == (404, "Not Found")
+    client = browser().get("/no/such/page")
+    assert (client.status_code, client.json()["code"]) == (404, "BAD_REQUEST")
