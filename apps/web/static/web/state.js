@@ -25,7 +25,8 @@ export const state = {
   arrivedMeanwhile: [], // messages that arrived while newer ones loaded
   view: viewFromHash(window.location.hash),
   topics: [],
-  editing: null,
+  editing: null, // the id of the own message being edited in the box
+  sending: false, // a message (or an edit) on its way: the box holds still
   openWhenSubscribed: null, // a channel this page created: shown once subscribed
   markingRead: new Set(),
 };
