@@ -400,7 +400,7 @@ FAKE_EMAIL_DOMAIN = env.str("FAKE_EMAIL_DOMAIN", default="parley.invalid")
 # Prometheus metrics at GET /metrics (apps/core/metrics.py; README "Metrics"): answered to loopback
 # addresses, to addresses in METRICS_ALLOWED_NETWORKS (comma-separated CIDRs) when connecting
 # directly (not through a proxy), and from anywhere to `Authorization: Bearer <METRICS_BEARER_TOKEN>`
-# when set; everyone else gets the 404 of a path that does not exist.
+# when set; everyone else gets what a path that does not exist gets.
 METRICS_ENABLED = cfg.boolean("METRICS_ENABLED", default=True)
 METRICS_ALLOWED_NETWORKS = cfg.networks("METRICS_ALLOWED_NETWORKS")
 METRICS_BEARER_TOKEN = cfg.token("METRICS_BEARER_TOKEN", min_length=20)
