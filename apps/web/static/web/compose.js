@@ -17,7 +17,7 @@ export function renderComposeChannels() {
   const visiting = shown && !state.subs.has(shown) && state.streams.get(shown);
   select.replaceChildren(
     ...channels.map((sub) => el("option", { value: sub.stream_id }, `#${sub.name}`)),
-    visiting ? el("option", { value: shown }, `#${visiting.name} (not subscribed)`) : null,
+    ...(visiting ? [el("option", { value: shown }, `#${visiting.name} (not subscribed)`)] : []),
     el("option", { value: "dm" }, "Direct message"),
   );
   // A channel no longer there (unsubscribed, archived) is not swapped for another: none is chosen.
@@ -31,11 +31,14 @@ export function toggleComposeFields() {
   $("#compose-people-field").hidden = !dm;
 }
 
-// A view chosen: the message box is addressed to it, unless something is being written there (it
-// keeps its own address, as Zulip's compose box does).
+// A view chosen: the message box is addressed to it, unless something is being written there to
+// an address of its own (kept, as Zulip's compose box keeps it). Text typed before the page first
+// addressed the box (while it loads) has none yet: it takes the view's.
+let addressed = false;
 export function presetCompose(view) {
   const select = $("#compose-channel");
-  if (state.editing === null && $("#compose-content").value.trim() && select.value) return;
+  if (addressed && state.editing === null && $("#compose-content").value.trim() && select.value) return;
+  addressed = true;
   renderComposeChannels(); // the channel shown may be one not subscribed to
   if (view.streamId && [...select.options].some((o) => o.value === String(view.streamId))) {
     select.value = String(view.streamId);
@@ -104,7 +107,10 @@ export function restoreDraft() {
   if (state.editing !== null || $("#compose-content").value) return;
   try {
     const kept = JSON.parse(drafts.getItem(draftKey()) || "null");
-    if (kept && typeof kept.content === "string") fillCompose(kept);
+    if (kept && typeof kept.content === "string") {
+      fillCompose(kept);
+      addressed = true;
+    }
   } catch {
     drafts.removeItem(draftKey());
   }
