@@ -131,13 +131,7 @@ def do_sweep_event_queues(*, exclusive: bool = True) -> list[tuple[str, int]]:
         return []
     try:
         removed = backend.sweep(time.time())
-        for realm_id, deleted in restart_forgotten_sequences(backend).items():
-            logger.warning(
-                "the database of organization %s is behind its event queues (restored from a backup?): "
-                "its events are numbered again and its %d event queue(s) deleted (clients register again)",
-                realm_id,
-                deleted,
-            )
+        restart_forgotten_sequences(backend)
         missed = publish_missed_events(backend)
         if missed:
             # Without Redis this is routine (a management command's changes, or what happened before

@@ -18,6 +18,7 @@ from django.db.models import Max
 
 from apps.core.errors import count_dependency_failure
 from apps.events.backends import (
+    AlreadyPublished,
     BadEventQueueIdError,
     EventQueueBackend,
     Everyone,
@@ -101,7 +102,7 @@ def publish_in_order(backend: EventQueueBackend, row: OutboxEvent) -> None:
     """Publish a committed event, after any earlier event of its organization not yet published."""
     seq = _committed_seq(row)
     try:
-        backend.publish(row.realm_id, seq, row.payload, row.event_type, audience_from_json(row.user_ids))
+        _publish(backend, row, seq)
         return
     except PredecessorMissing as gap:
         last = gap.last_seq
@@ -115,8 +116,36 @@ def _publish_all(backend: EventQueueBackend, rows: list[OutboxEvent]) -> None:
     for row in rows:
         # Forced: in order, anything missing before `row` is gone for good; events another
         # process published meanwhile are recognised and not published twice.
-        audience = audience_from_json(row.user_ids)
-        backend.publish(row.realm_id, row.seq, row.payload, row.event_type, audience, force=True)
+        _publish(backend, row, row.seq, force=True)
+
+
+def _publish(backend: EventQueueBackend, row: OutboxEvent, seq: int, *, force: bool = False) -> None:
+    """Publish one event. One published before is left alone, unless the queues were given events
+    numbered beyond the database's newest: the database went back in time (restored from a backup),
+    so the organization's queues start again (restart_events) and the event goes out after."""
+    audience = audience_from_json(row.user_ids)
+    try:
+        backend.publish(row.realm_id, seq, row.payload, row.event_type, audience, force=force)
+    except AlreadyPublished as published:
+        # Read after the backend's answer: in normal operation the database's counter is never
+        # behind what was published from it, so a counter read after can only be ahead.
+        counter = RealmEventSequence.objects.filter(realm_id=row.realm_id).values_list("seq", flat=True).first()
+        if (counter or 0) < published.last_seq:
+            restart_events(backend, row.realm_id)
+            publish_in_order(backend, row)
+
+
+def restart_events(backend: EventQueueBackend, realm_id: int) -> int:
+    """The organization's queues start again (EventQueueBackend.restart_sequence); says so in the
+    log. Returns how many queues were deleted."""
+    deleted = backend.restart_sequence(realm_id)
+    logger.warning(
+        "the database of organization %s is behind its event queues (restored from a backup?): its %d event "
+        "queue(s) were deleted (their clients register again) and its events are published again from the database",
+        realm_id,
+        deleted,
+    )
+    return deleted
 
 
 def publish_missed_events(backend: EventQueueBackend) -> int:
@@ -138,22 +167,21 @@ def publish_events_since(backend: EventQueueBackend, after_id: int) -> int:
     return newest_id
 
 
-def restart_forgotten_sequences(backend: EventQueueBackend) -> dict[int, int]:
-    """Organizations whose queues were given events the database does not know of: it went back in
-    time (restored from a backup). Their events are numbered again from the database's newest, and
-    their queues deleted (EventQueueBackend.restart_sequence); otherwise every new event would be
-    taken for one already published, and dropped. Returns {organization id: queues deleted}.
+def restart_forgotten_sequences(backend: EventQueueBackend) -> list[int]:
+    """The organizations whose queues were given events the database does not know of (it went back
+    in time) while none of theirs was published since: their queues start again (restart_events).
+    Returns their ids. Called by the sweep, also when a server starts (a new event of theirs finds
+    it out at once: _publish).
 
     The backend is read before the database: in normal operation an organization's counter in the
     database is never behind what was published from it, so a counter read after can only be ahead."""
     realm_ids = list(RealmEventSequence.objects.values_list("realm_id", flat=True))
     published = backend.last_published_seqs(realm_ids)
     in_database = dict(RealmEventSequence.objects.filter(realm_id__in=published).values_list("realm_id", "seq"))
-    return {
-        realm_id: backend.restart_sequence(realm_id, in_database[realm_id])
-        for realm_id, last in published.items()
-        if realm_id in in_database and last > in_database[realm_id]
-    }
+    behind = [realm_id for realm_id, last in published.items() if last > in_database.get(realm_id, last)]
+    for realm_id in behind:
+        restart_events(backend, realm_id)
+    return behind
 
 
 def newest_outbox_id() -> int:

@@ -521,6 +521,29 @@ def test_a_database_restored_from_a_backup_restarts_the_event_numbering(
     assert event_backend.queue_ids_of_user(foreign_user.id) == [stranger_queue]  # another organization's stay
 
 
+def test_a_restore_under_a_running_server_is_found_out_by_the_next_event(event_backend, queue_of, owner, member, admin):
+    """The verification QA pass: restored under a running server, a busy organization's new events
+    closed the gap before any sweep (each dropped meanwhile, old queues kept). The first new event,
+    numbered no further than what the queues were given, finds it out: the organization's queues
+    start again, and the events after reach the queues registered again."""
+    do_change_full_name(member, "Before the backup", acting_user=admin)
+    backed_up = RealmEventSequence.objects.get(realm_id=owner.realm_id).seq
+    old_queue = queue_of(owner)
+    do_change_full_name(member, "Lost with the restore", acting_user=admin)
+    do_change_full_name(member, "Also lost", acting_user=admin)
+    RealmEventSequence.objects.filter(realm_id=owner.realm_id).update(seq=backed_up)
+    OutboxEvent.objects.filter(realm_id=owner.realm_id, seq__gt=backed_up).delete()
+
+    do_change_full_name(member, "First after the restore", acting_user=admin)
+    assert_error(ApiClient(owner).get("/events", {"queue_id": old_queue, "last_event_id": -1}), 400,
+                 "BAD_EVENT_QUEUE_ID", f"Bad event queue id: {old_queue}")  # fmt: skip
+    fresh = queue_of(owner)
+    do_change_full_name(member, "Second after the restore", acting_user=admin)
+    do_change_full_name(member, "Third after the restore", acting_user=admin)
+    names = [e["person"]["full_name"] for e in poll(ApiClient(owner), fresh)]
+    assert names == ["Second after the restore", "Third after the restore"]
+
+
 def forget_published_events(backend, realm_id: int) -> None:
     if settings.REDIS_URL:
         get_redis().delete(f"{settings.REDIS_KEY_PREFIX}:eq:rseq:{realm_id}")

@@ -10,7 +10,14 @@ import pytest
 
 from apps.core.errors import JsonableError
 from apps.core.redis_client import get_redis
-from apps.events.backends import BadEventQueueIdError, Everyone, PredecessorMissing, Waiters, get_backend
+from apps.events.backends import (
+    AlreadyPublished,
+    BadEventQueueIdError,
+    Everyone,
+    PredecessorMissing,
+    Waiters,
+    get_backend,
+)
 from apps.events.credentials import CredentialCache, Identity
 from apps.events.longpoll import long_poll
 from apps.events.models import OutboxEvent
@@ -183,11 +190,15 @@ def test_events_are_published_in_order_and_once(event_backend):
         publish(event_backend, "realm_user", [ALICE], seq=3, n=3)
     assert refused.value.last_seq == 1
     assert publish(event_backend, "realm_user", [ALICE], seq=2, n=2) == 1
-    assert publish(event_backend, "realm_user", [ALICE], seq=2, n=2) == 0  # published already: ignored
+    with pytest.raises(AlreadyPublished) as again:  # published already: nothing delivered
+        publish(event_backend, "realm_user", [ALICE], seq=2, n=2)
+    assert again.value.last_seq == 2
     assert publish(event_backend, "realm_user", [ALICE], seq=3, n=3) == 1
     # Forced past a gap (event 4 is lost for good); event 4 arriving later is then ignored.
     assert publish(event_backend, "realm_user", [ALICE], seq=5, n=5, force=True) == 1
-    assert publish(event_backend, "realm_user", [ALICE], seq=4, n=4) == 0
+    with pytest.raises(AlreadyPublished) as late:
+        publish(event_backend, "realm_user", [ALICE], seq=4, n=4)
+    assert late.value.last_seq == 5
     assert event_backend.last_published_seqs([REALM, 99]) == {REALM: 5}
     assert [e["n"] for e in event_backend.get_events(queue, ALICE, -1).events] == [1, 2, 3, 5]
 

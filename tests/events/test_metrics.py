@@ -4,9 +4,11 @@ both backends: waiting polls and wake latency, events published, queues removed 
 import asyncio
 import json
 
+import pytest
 from prometheus_client import REGISTRY
 
 from apps.events.actions import do_sweep_event_queues
+from apps.events.backends import AlreadyPublished
 from apps.events.longpoll import long_poll
 from apps.events.registry import QueueOptions
 
@@ -66,7 +68,8 @@ def test_events_published_are_counted_once_by_type(event_backend):
     before = sample("parley_events_published_total", type="custom_profile_fields")
     seq = event_backend.last_published_seqs([REALM]).get(REALM, 0) + 1
     publish(event_backend, "custom_profile_fields", [BOB], seq)
-    publish(event_backend, "custom_profile_fields", [BOB], seq)  # already published: ignored
+    with pytest.raises(AlreadyPublished):  # already published: not again
+        publish(event_backend, "custom_profile_fields", [BOB], seq)
     publish(event_backend, "custom_profile_fields", [])  # to nobody: published all the same
     assert sample("parley_events_published_total", type="custom_profile_fields") == before + 2
 

@@ -7,6 +7,7 @@ from functools import cache
 from django.conf import settings
 
 from apps.events.backends.base import (
+    AlreadyPublished,
     Audience,
     BadEventQueueIdError,
     EventQueueBackend,
@@ -23,6 +24,7 @@ from apps.events.backends.memory import MemoryBackend
 from apps.events.backends.redis import RedisBackend
 
 __all__ = [
+    "AlreadyPublished",
     "Audience",
     "BadEventQueueIdError",
     "EventQueueBackend",

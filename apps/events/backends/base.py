@@ -105,6 +105,15 @@ class PredecessorMissing(Exception):
         self.last_seq = last_seq
 
 
+class AlreadyPublished(Exception):
+    """The event's number is not past the organization's newest published one (`last_seq`): it was
+    published before (a retry, another process's sweep), or the database went back in time."""
+
+    def __init__(self, last_seq: int) -> None:
+        super().__init__(last_seq)
+        self.last_seq = last_seq
+
+
 def check_acknowledgement(last_event_id: int, newest_pruned_id: int, newest_acknowledged: int | None) -> None:
     """Zulip's rules for `last_event_id`; `newest_acknowledged` is the newest queued id <= it."""
     if last_event_id < newest_pruned_id:
@@ -324,17 +333,19 @@ class EventQueueBackend(Protocol):
         how many queues got it.
 
         Refused with PredecessorMissing while the realm's event seq - 1 is unpublished (unless
-        `force`: those events are lost); an event already published is ignored (returns 0).
+        `force`: those events are lost), with AlreadyPublished when seq is not past the newest
+        published (nothing is delivered).
         """
         ...
 
     def last_published_seqs(self, realm_ids: list[int]) -> dict[int, int]: ...
 
-    def restart_sequence(self, realm_id: int, seq: int) -> int:
-        """The organization's database went back in time (restored from a backup): its events are
-        numbered again from `seq`, and every queue of the organization is deleted (their clients
-        register again, from the database's state: they hold what it no longer knows). Returns
-        how many queues were deleted."""
+    def restart_sequence(self, realm_id: int) -> int:
+        """The organization's database went back in time (restored from a backup): every queue of
+        the organization is deleted (their clients register again, from the database's state: they
+        hold what it no longer knows), and what was published of it is forgotten (its events are
+        then published again in order from the outbox, as after an empty Redis). Returns how many
+        queues were deleted."""
         ...
 
     def exclude_events_through(self, queue_id: str, seq: int) -> None:

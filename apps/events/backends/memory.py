@@ -11,6 +11,7 @@ from django.conf import settings
 
 from apps.core import ratelimit
 from apps.events.backends.base import (
+    AlreadyPublished,
     Audience,
     BadEventQueueIdError,
     Everyone,
@@ -96,7 +97,7 @@ class MemoryBackend:
         with self._lock:
             last = self._published_seq.get(realm_id, 0)  # none yet: as the Redis backend
             if seq <= last:
-                return 0
+                raise AlreadyPublished(last)
             if seq > last + 1 and not force:
                 raise PredecessorMissing(last)
             self._published_seq[realm_id] = seq
@@ -148,12 +149,12 @@ class MemoryBackend:
         count_removed("deleted")
         self.waiters.notify([queue_id], "deleted")
 
-    def restart_sequence(self, realm_id: int, seq: int) -> int:
+    def restart_sequence(self, realm_id: int) -> int:
         with self._lock:
             dropped = [queue for queue in self._queues.values() if queue.realm_id == realm_id]
             for queue in dropped:
                 self._drop(queue)
-            self._published_seq[realm_id] = seq
+            self._published_seq.pop(realm_id, None)
         count_removed("deleted", len(dropped))
         self.waiters.notify([queue.queue_id for queue in dropped], "deleted")
         return len(dropped)

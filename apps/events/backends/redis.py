@@ -29,6 +29,7 @@ from apps.core.metrics import count_dependency_error
 from apps.core.ratelimit import hit_name, state_of
 from apps.core.redis_client import get_async_redis, get_redis, redis_key
 from apps.events.backends.base import (
+    AlreadyPublished,
     Audience,
     BadEventQueueIdError,
     Everyone,
@@ -198,6 +199,8 @@ class RedisBackend:
         )
         if status == b"GAP":
             raise PredecessorMissing(value)
+        if status == b"DUP":
+            raise AlreadyPublished(value)
         if status != b"OK":
             return 0
         count_published(event_type)
@@ -210,7 +213,7 @@ class RedisBackend:
         values = get_redis().mget([redis_key("eq", "rseq", rid) for rid in realm_ids])
         return {rid: int(value) for rid, value in zip(realm_ids, values, strict=True) if value is not None}
 
-    def restart_sequence(self, realm_id: int, seq: int) -> int:
+    def restart_sequence(self, realm_id: int) -> int:
         client = get_redis()
         deleted = 0
         # Everyone with a queue in the organization is in its index (registering adds them).
@@ -219,7 +222,7 @@ class RedisBackend:
                 with contextlib.suppress(BadEventQueueIdError):  # expired meanwhile
                     self.delete_queue(queue_id, user_id)
                     deleted += 1
-        client.set(redis_key("eq", "rseq", realm_id), seq, ex=MAX_QUEUE_SECONDS)  # as _PUBLISH keeps it
+        client.delete(redis_key("eq", "rseq", realm_id))
         return deleted
 
     def exclude_events_through(self, queue_id: str, seq: int) -> None:
