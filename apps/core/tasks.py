@@ -8,10 +8,11 @@ before the commit. Tasks run at least once: a worker killed in the middle of one
 "running", and after TASK_ABANDONED_AFTER_SECONDS any worker runs it again (requeue_abandoned), so a
 task must be safe to run twice.
 
-A task made with `retried_task` that raises TemporaryFailure (a service down or slow, a 5xx) is
-queued again to run later, with exponential backoff, up to its number of attempts; any other
-exception fails it, and the failure is logged and kept for TASK_KEEP_FAILED_SECONDS (the Django
-admin lists tasks and their tracebacks).
+A task made with `retried_task` that raises TemporaryFailure (a service down or slow, a 5xx), or
+finds Redis or the database unreachable (apps.core.errors.dependency_of), is queued again to run
+later, with exponential backoff, up to its number of attempts; any other exception fails it, and
+the failure is logged and kept for TASK_KEEP_FAILED_SECONDS (the Django admin lists tasks and
+their tracebacks).
 """
 
 import logging
@@ -31,6 +32,7 @@ from django_tasks.signals import task_enqueued, task_finished
 from django_tasks_db.management.commands.db_worker import Worker
 from django_tasks_db.models import DBTaskResult
 
+from apps.core.errors import dependency_of
 from apps.core.metrics import TASKS
 
 logger = logging.getLogger("apps.core.tasks")
@@ -67,7 +69,12 @@ def retried_task(
                 if pass_attempt:
                     return function(*args, attempt=attempt, **kwargs)
                 return function(*args, **kwargs)
-            except TemporaryFailure as exc:
+            except Exception as exc:
+                # A dependency down (Redis, PostgreSQL) is as temporary as a service down: the
+                # production QA pass lost a message's email notifications to a Redis answering
+                # nonsense; anything else is a bug, and the task fails at once.
+                if not isinstance(exc, TemporaryFailure) and dependency_of(exc) is None:
+                    raise
                 if attempt >= max_attempts:
                     logger.error("%s failed %d times, giving up: %s", function.__qualname__, attempt, exc)
                     raise

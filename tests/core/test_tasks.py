@@ -4,6 +4,7 @@ dead worker abandoned, pruning, and the worker command running what is queued.""
 from datetime import timedelta
 
 import pytest
+import redis.exceptions
 from django.core.management import call_command
 from django.db import OperationalError, transaction
 from django.utils import timezone
@@ -29,6 +30,14 @@ def flaky(name: str, failures: int) -> str:
     if sum(1 for call in CALLS if call[0] == name) <= failures:
         raise TemporaryFailure(f"{name} is down")
     return name
+
+
+@retried_task(max_attempts=3)
+def needs_redis(failures: int) -> str:
+    CALLS.append(("redis", failures))
+    if len(CALLS) <= failures:
+        raise redis.exceptions.InvalidResponse("Protocol error, got '<' as reply type byte")
+    return "done"
 
 
 @retried_task(max_attempts=3)
@@ -69,6 +78,17 @@ def test_after_the_last_attempt_the_task_fails(db):
     assert len(CALLS) == 3
     assert not DBTaskResult.objects.filter(status="READY").exists()
     assert "svc is down" in DBTaskResult.objects.get(status="FAILED").traceback
+
+
+def test_a_dependency_that_cannot_be_used_is_a_temporary_failure(db):
+    """The production QA pass: a message's email notifications were lost to a Redis answering
+    nonsense (only TemporaryFailure was retried)."""
+    needs_redis.enqueue(1)
+    run_ready_tasks()
+    assert DBTaskResult.objects.get(status="READY").args_kwargs == {"args": [1], "kwargs": {"attempt": 2}}
+    make_due()
+    run_ready_tasks()
+    assert DBTaskResult.objects.order_by("-enqueued_at").first().return_value == "done"
 
 
 def test_other_exceptions_fail_at_once(db):
