@@ -492,26 +492,37 @@ def test_the_sweep_publishes_an_organizations_first_event_if_its_publish_failed(
     assert poll(ApiClient(owner), later) == []
 
 
-def test_a_database_restored_from_a_backup_restarts_the_event_numbering(
-    event_backend, queue_of, owner, member, admin, foreign_user
-):
-    """The production QA pass: after a restore the database numbered events again from its older
-    counter, the queues' storage (Redis) took each for one already published, and nothing reached
-    any client. The sweep (also run when a server starts) numbers them again from the database's
-    and deletes the organization's queues: they hold what the restored database no longer knows."""
+def queue_before_a_restore(queue_of, owner, member, admin) -> tuple[str, int]:
+    """The owner's queue, registered after a backup of the database and given two events, then the
+    restore: the database's counter and outbox as they were at the backup. Returns the queue's id
+    and the counter backed up."""
     do_change_full_name(member, "Before the backup", acting_user=admin)
     backed_up = RealmEventSequence.objects.get(realm_id=owner.realm_id).seq
     queue = queue_of(owner)
     do_change_full_name(member, "Lost with the restore", acting_user=admin)
     do_change_full_name(member, "Also lost", acting_user=admin)
-    # The restore: the database's counter and outbox as they were at the backup.
     RealmEventSequence.objects.filter(realm_id=owner.realm_id).update(seq=backed_up)
     OutboxEvent.objects.filter(realm_id=owner.realm_id, seq__gt=backed_up).delete()
+    return queue, backed_up
+
+
+def assert_queue_gone(user, queue_id: str) -> None:
+    assert_error(ApiClient(user).get("/events", {"queue_id": queue_id, "last_event_id": -1}), 400,
+                 "BAD_EVENT_QUEUE_ID", f"Bad event queue id: {queue_id}")  # fmt: skip
+
+
+def test_a_database_restored_from_a_backup_restarts_the_event_numbering(
+    event_backend, queue_of, owner, member, admin, foreign_user
+):
+    """The production QA pass: after a restore the database numbered events again from its older
+    counter, the queues' storage (Redis) took each for one already published, and nothing reached
+    any client. The sweep (also run when a server starts) deletes the organization's queues (they
+    hold what the restored database no longer knows) and publishes again from the database's."""
+    queue, backed_up = queue_before_a_restore(queue_of, owner, member, admin)
     stranger_queue = register(ApiClient(foreign_user, host="zephyr.testserver"))["queue_id"]
 
     do_sweep_event_queues(exclusive=False)
-    assert_error(ApiClient(owner).get("/events", {"queue_id": queue, "last_event_id": -1}), 400,
-                 "BAD_EVENT_QUEUE_ID", f"Bad event queue id: {queue}")  # fmt: skip
+    assert_queue_gone(owner, queue)
     assert event_backend.last_published_seqs([owner.realm_id]) == {owner.realm_id: backed_up}
     fresh = queue_of(owner)
     do_change_full_name(member, "After the restore", acting_user=admin)
@@ -526,17 +537,10 @@ def test_a_restore_under_a_running_server_is_found_out_by_the_next_event(event_b
     closed the gap before any sweep (each dropped meanwhile, old queues kept). The first new event,
     numbered no further than what the queues were given, finds it out: the organization's queues
     start again, and the events after reach the queues registered again."""
-    do_change_full_name(member, "Before the backup", acting_user=admin)
-    backed_up = RealmEventSequence.objects.get(realm_id=owner.realm_id).seq
-    old_queue = queue_of(owner)
-    do_change_full_name(member, "Lost with the restore", acting_user=admin)
-    do_change_full_name(member, "Also lost", acting_user=admin)
-    RealmEventSequence.objects.filter(realm_id=owner.realm_id).update(seq=backed_up)
-    OutboxEvent.objects.filter(realm_id=owner.realm_id, seq__gt=backed_up).delete()
+    old_queue, _ = queue_before_a_restore(queue_of, owner, member, admin)
 
     do_change_full_name(member, "First after the restore", acting_user=admin)
-    assert_error(ApiClient(owner).get("/events", {"queue_id": old_queue, "last_event_id": -1}), 400,
-                 "BAD_EVENT_QUEUE_ID", f"Bad event queue id: {old_queue}")  # fmt: skip
+    assert_queue_gone(owner, old_queue)
     fresh = queue_of(owner)
     do_change_full_name(member, "Second after the restore", acting_user=admin)
     do_change_full_name(member, "Third after the restore", acting_user=admin)
