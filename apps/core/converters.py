@@ -7,20 +7,24 @@ id many spellings.
 
 import re
 
-# Ids are 64-bit integers; 18 digits always fit.
-MAX_ID_DIGITS = 18
+# Ids are 64-bit signed integers.
+MAX_ID = 2**63 - 1
 
 _ASCII_INTEGER_RE = re.compile(r"\s*[+-]?[0-9]+\s*", re.ASCII)
 
 
 class IdConverter:
-    """A database id in a URL; longer digit strings are a 404, never an overflow. Zero matches: the
-    view answers it as Zulip does for an id that names nothing (400 "Invalid channel ID", ...)."""
+    """A database id in a URL. Zero, and digits too many for an id, name nothing: the view answers
+    them as Zulip does for an id that names nothing (400 "Invalid message(s)", "Invalid channel
+    ID", ...), never with an overflow."""
 
-    regex = f"[0-9]{{1,{MAX_ID_DIGITS}}}"
+    regex = "[0-9]+"
 
     def to_python(self, value: str) -> int:
-        return int(value)
+        digits = value.lstrip("0") or "0"
+        if len(digits) > len(str(MAX_ID)) or int(digits) > MAX_ID:
+            return 0
+        return int(digits)
 
     def to_url(self, value: int) -> str:
         return str(value)

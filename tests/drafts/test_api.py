@@ -310,7 +310,7 @@ def test_another_persons_draft_is_a_missing_one(member, admin, foreign_user, des
     [theirs] = create(admin, draft(content="the administrator's"))
     [foreign] = create(foreign_user, draft(content="another organization's"))
     missing = max(theirs, foreign) + 100
-    for draft_id in (theirs, foreign, missing, 0):
+    for draft_id in (theirs, foreign, missing, 0, "9" * 19):
         path = f"/drafts/{draft_id}"
         # Looked up before the new draft is checked: its channel is not, nor reported.
         bad = draft("stream", [10**6])
@@ -362,9 +362,7 @@ def test_other_methods_are_405(member, method, path, allowed):
     assert body["allowed_methods"] == allowed
 
 
-@pytest.mark.parametrize(
-    "path", ["/drafts/", "/drafts/abc", "/drafts/-1", "/drafts/1234567890123456789", "/drafts/1/x"]
-)
+@pytest.mark.parametrize("path", ["/drafts/", "/drafts/abc", "/drafts/-1", "/drafts/1/x"])
 def test_paths_are_zulips_exactly(member, path):
     assert_error(api(member).patch(path, {"draft": draft()}), 404, "BAD_REQUEST", "Not Found")
 

@@ -610,8 +610,10 @@ def test_get_single_message_returns_raw_content_and_shape(design, send, member, 
     assert markdown["message"]["content"] == "*hi*"
 
 
-def test_get_single_message_unknown_is_invalid(member):
-    assert_error(ApiClient(member).get("/messages/987654"), 400, "BAD_REQUEST", "Invalid message(s)")
+@pytest.mark.parametrize("message_id", ["987654", "0", "9" * 19, "9" * 5000])
+def test_get_single_message_unknown_is_invalid(member, message_id):
+    # Digits too many for an id name no message either, as in Zulip (not a 404 "Not Found").
+    assert_error(ApiClient(member).get(f"/messages/{message_id}"), 400, "BAD_REQUEST", "Invalid message(s)")
 
 
 # --- POST /messages/flags ----------------------------------------------------------------------------
