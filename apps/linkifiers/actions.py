@@ -16,7 +16,13 @@ from apps.events.publish import Everyone, send_event_on_commit
 from apps.linkifiers.errors import LinkifierValidationError
 from apps.linkifiers.models import Linkifier
 from apps.linkifiers.patterns import LinkifierFields, LinkifierInvalid, check_linkifier_fields
-from apps.linkifiers.selectors import cache_key, linkifier_dicts, linkifier_to_dict, pattern_in_use
+from apps.linkifiers.selectors import (
+    access_linkifier_by_id,
+    cache_key,
+    linkifier_dicts,
+    linkifier_to_dict,
+    pattern_in_use,
+)
 from apps.realms.audit import audit
 from apps.realms.models import AuditLogEventType, Realm
 from apps.users.models import User
@@ -74,6 +80,7 @@ def do_update_linkifier(linkifier: Linkifier, *, fields: LinkifierFields, acting
     Emits: realm_linkifiers to every active user.
     """
     realm = linkifier.realm
+    access_linkifier_by_id(realm, linkifier.id, lock=True)  # not removed meanwhile
     if pattern_in_use(realm, fields.pattern, exclude=linkifier):
         raise _duplicate_pattern()
     for name, value in _columns(fields).items():
@@ -88,13 +95,15 @@ def do_update_linkifier(linkifier: Linkifier, *, fields: LinkifierFields, acting
     )
 
 
-@transaction.atomic(savepoint=False)
+@transaction.atomic
 def do_remove_linkifier(linkifier: Linkifier, *, acting_user: User | None) -> None:
-    """Delete a linkifier. Messages rendered with it keep their links (as in Zulip); topic links,
-    computed when messages are read, no longer have its.
+    """Delete a linkifier, once ("Linkifier not found." when removed meanwhile). Messages rendered
+    with it keep their links (as in Zulip); topic links, computed when messages are read, no longer
+    have its.
 
     Emits: realm_linkifiers to every active user.
     """
+    access_linkifier_by_id(linkifier.realm, linkifier.id, lock=True)
     removed = linkifier_to_dict(linkifier)
     linkifier.delete()
     _changed(linkifier.realm, AuditLogEventType.REALM_LINKIFIER_REMOVED, acting_user, removed_linkifier=removed)

@@ -67,9 +67,12 @@ def _compiled(linkifiers: tuple[tuple[str, str], ...]) -> LinkifierRules:
     return LinkifierRules([CompiledLinkifier(pattern, url_template) for pattern, url_template in linkifiers])
 
 
-def access_linkifier_by_id(realm: Realm, linkifier_id: int) -> Linkifier:
-    """The organization's linkifier; "Linkifier not found." for any other id."""
-    linkifier = Linkifier.objects.filter(realm=realm, id=linkifier_id).first()
+def access_linkifier_by_id(realm: Realm, linkifier_id: int, *, lock: bool = False) -> Linkifier:
+    """The organization's linkifier; "Linkifier not found." for any other id. `lock`: its row
+    locked until the transaction ends (a change or removal at the same moment waits, then finds it
+    as it is, or gone)."""
+    linkifiers = Linkifier.objects.filter(realm=realm, id=linkifier_id)
+    linkifier = (linkifiers.select_for_update() if lock else linkifiers).first()
     if linkifier is None:
         raise LinkifierNotFoundError()
     return linkifier

@@ -15,7 +15,7 @@ from apps.events.publish import send_event_on_commit
 from apps.push import tasks  # the module: it runs these actions, and they queue its tasks
 from apps.push.backends import SendResult, push_backend
 from apps.push.models import Device, PushDeviceToken
-from apps.push.selectors import has_devices_cache_key
+from apps.push.selectors import access_device_by_id, has_devices_cache_key
 from apps.push.serializers import check_push_key, check_token_kind, decode_token_id, device_to_dict
 from apps.users.models import User
 
@@ -25,14 +25,11 @@ from apps.users.models import User
 def do_add_push_device_token(user: User, *, kind: int, token: str, ios_app_id: str | None = None) -> PushDeviceToken:
     """Registers the (checked) token for the user, or refreshes its app id and time when they have
     it already: one row per (user, kind, token)."""
-    now = timezone.now()
-    with transaction.atomic():
-        row, created = PushDeviceToken.objects.get_or_create(
-            user=user, kind=kind, token=token, defaults={"ios_app_id": ios_app_id, "last_updated": now}
-        )
-    if not created:
-        row.ios_app_id, row.last_updated = ios_app_id, now
-        row.save(update_fields=["ios_app_id", "last_updated"])
+    # Its row locked while refreshed: a removal at the same moment comes before (it is added
+    # again) or after.
+    row, _ = PushDeviceToken.objects.update_or_create(
+        user=user, kind=kind, token=token, defaults={"ios_app_id": ios_app_id, "last_updated": timezone.now()}
+    )
     _registrations_changed(user.realm_id)
     if push_backend().registers_tokens:
         tasks.register_token_with_service.enqueue(user.id, kind, token, ios_app_id)
@@ -75,11 +72,12 @@ def do_register_client_device(user: User) -> Device:
     return device
 
 
-@transaction.atomic(savepoint=False)
+@transaction.atomic
 def do_remove_client_device(device: Device) -> None:
-    """Removes the device (logged out). Emits: device remove to its user."""
+    """Removes the device (logged out), once ("Invalid `device_id`" when removed meanwhile).
+    Emits: device remove to its user."""
     user_id, realm_id, device_id = device.user_id, device.user.realm_id, device.id
-    device.delete()
+    access_device_by_id(device.user, device_id, lock=True).delete()
     send_event_on_commit(realm_id, {"type": "device", "op": "remove", "device_id": device_id}, [user_id])
 
 
@@ -127,9 +125,18 @@ def do_register_push_token(
     _send_device_update(device, changed)
 
 
+def _still_there(device: Device) -> bool:
+    """Whether the device is still registered (not removed while its task talked to the push
+    service); its row then locked until the transaction ends."""
+    return Device.objects.select_for_update().filter(id=device.id).exists()
+
+
 @transaction.atomic(savepoint=False)
 def do_complete_push_registration(device: Device, token_id: int) -> None:
-    """The push bouncer has the device's pending token: it is the device's. Emits: device update."""
+    """The push bouncer has the device's pending token: it is the device's (unless removed
+    meanwhile). Emits: device update."""
+    if not _still_there(device):
+        return
     device.push_token_id, device.pending_push_token_id = token_id, None
     device.save(update_fields=["push_token_id", "pending_push_token_id"])
     _registrations_changed(device.user.realm_id)
@@ -140,6 +147,8 @@ def do_complete_push_registration(device: Device, token_id: int) -> None:
 def do_fail_push_registration(device: Device, error_code: str) -> None:
     """The push bouncer refused the device's pending registration (the app may register again).
     Emits: device update (push_registration_error_code)."""
+    if not _still_there(device):
+        return
     device.push_registration_error_code = error_code
     device.save(update_fields=["push_registration_error_code"])
     _send_device_update(device, ["push_registration_error_code"])
@@ -152,7 +161,8 @@ def do_forget_push_registrations(devices: list[Device]) -> None:
     update (push_token_id) to each one's user."""
     for device in devices:
         device.push_token_id = None
-        device.save(update_fields=["push_token_id"])
+        if not Device.objects.filter(id=device.id).update(push_token_id=None):
+            continue  # removed meanwhile
         _registrations_changed(device.user.realm_id)
         _send_device_update(device, ["push_token_id"])
 
@@ -171,6 +181,7 @@ def _send_device_update(device: Device, fields: list[str]) -> None:
     send_event_on_commit(device.user.realm_id, event, [device.user_id])
 
 
+@transaction.atomic
 def check_register_push_device(
     device: Device,
     *,
@@ -183,7 +194,9 @@ def check_register_push_device(
 ) -> None:
     """POST /mobile_push/register with Zulip's rules: all the key fields (a new key for a device
     registered already), all the token fields (a new token for one), or both (a registration);
-    the same registration again changes nothing."""
+    the same registration again changes nothing. The device is read again under a lock: as a
+    removal or registration at the same moment left it."""
+    device = access_device_by_id(device.user, device.id, lock=True)
     key_sent = push_key is not None and push_key_id is not None
     token_sent = None not in (token_kind, token_id, bouncer_public_key, encrypted_push_registration)
     if not (key_sent or token_sent):

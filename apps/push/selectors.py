@@ -10,9 +10,12 @@ from apps.push.serializers import device_to_dict
 from apps.users.models import User
 
 
-def access_device_by_id(user: User, device_id: int) -> Device:
-    """The user's device `device_id`, else "Invalid `device_id`" (ids outside 64 bits too)."""
-    device = Device.objects.filter(id=device_id, user=user).first() if -(2**63) <= device_id < 2**63 else None
+def access_device_by_id(user: User, device_id: int, *, lock: bool = False) -> Device:
+    """The user's device `device_id`, else "Invalid `device_id`" (ids outside 64 bits too).
+    `lock`: its row locked until the transaction ends (a change or removal at the same moment
+    waits, then finds it as it is, or gone)."""
+    devices = Device.objects.filter(id=device_id, user=user) if -(2**63) <= device_id < 2**63 else Device.objects.none()
+    device = (devices.select_for_update() if lock else devices).first()
     if device is None:
         raise InvalidDeviceIdError()
     return device

@@ -8,7 +8,7 @@ from apps.events.publish import send_event_on_commit
 from apps.messages.actions.acting import check_acting_for
 from apps.snippets.errors import TooManySavedSnippetsError
 from apps.snippets.models import SavedSnippet
-from apps.snippets.selectors import saved_snippet_to_dict
+from apps.snippets.selectors import access_saved_snippet_by_id, saved_snippet_to_dict
 from apps.users.models import User
 
 
@@ -29,29 +29,34 @@ def do_create_saved_snippet(user: User, *, title: str, content: str, acting_user
     return snippet
 
 
-@transaction.atomic(savepoint=False)
+@transaction.atomic
 def do_edit_saved_snippet(
-    snippet: SavedSnippet, *, title: str | None, content: str | None, acting_user: User | None
+    user: User, snippet_id: int, *, title: str | None, content: str | None, acting_user: User | None
 ) -> None:
-    """Change a snippet's title or content (nothing to change: no event, as in Zulip).
+    """Change the user's snippet's title or content (nothing to change: no event, as in Zulip).
+    "Saved snippet does not exist." for none such, deleted meanwhile included.
 
     Emits: saved_snippets/update {saved_snippet} to the owner.
     """
-    check_acting_for(snippet.user, acting_user)
+    check_acting_for(user, acting_user)
+    snippet = access_saved_snippet_by_id(user, snippet_id, lock=True)
     if title is None and content is None:
         return
     snippet.title = snippet.title if title is None else title
     snippet.content = snippet.content if content is None else content
     snippet.save(update_fields=["title", "content"])
     event = {"type": "saved_snippets", "op": "update", "saved_snippet": saved_snippet_to_dict(snippet)}
-    send_event_on_commit(snippet.user.realm_id, event, [snippet.user_id])
+    send_event_on_commit(user.realm_id, event, [user.id])
 
 
-@transaction.atomic(savepoint=False)
-def do_delete_saved_snippet(snippet: SavedSnippet, *, acting_user: User | None) -> None:
-    """Emits: saved_snippets/remove {saved_snippet_id} to the owner."""
-    check_acting_for(snippet.user, acting_user)
-    snippet_id = snippet.id
-    snippet.delete()
+@transaction.atomic
+def do_delete_saved_snippet(user: User, snippet_id: int, *, acting_user: User | None) -> None:
+    """Delete the user's snippet: once ("Saved snippet does not exist." for none such, deleted
+    meanwhile included).
+
+    Emits: saved_snippets/remove {saved_snippet_id} to the owner.
+    """
+    check_acting_for(user, acting_user)
+    access_saved_snippet_by_id(user, snippet_id, lock=True).delete()
     event = {"type": "saved_snippets", "op": "remove", "saved_snippet_id": snippet_id}
-    send_event_on_commit(snippet.user.realm_id, event, [snippet.user_id])
+    send_event_on_commit(user.realm_id, event, [user.id])

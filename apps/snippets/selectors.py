@@ -22,9 +22,12 @@ def saved_snippets_for_user(user: User) -> list[dict[str, Any]]:
     return [saved_snippet_to_dict(s) for s in SavedSnippet.objects.filter(user=user).order_by("id")]
 
 
-def access_saved_snippet_by_id(user: User, snippet_id: int) -> SavedSnippet:
-    """The user's snippet; "Saved snippet does not exist." for anyone else's and for none alike."""
-    snippet = SavedSnippet.objects.filter(user=user, id=snippet_id).first()
+def access_saved_snippet_by_id(user: User, snippet_id: int, *, lock: bool = False) -> SavedSnippet:
+    """The user's snippet; "Saved snippet does not exist." for anyone else's and for none alike.
+    `lock`: its row locked until the transaction ends (an edit or deletion at the same moment
+    waits, then finds it as it is, or gone)."""
+    snippets = SavedSnippet.objects.filter(user=user, id=snippet_id)
+    snippet = (snippets.select_for_update() if lock else snippets).first()
     if snippet is None:
         raise SavedSnippetDoesNotExistError()
     return snippet

@@ -6,7 +6,7 @@ from apps.core.params import parse_params, uses_params
 from apps.core.responses import json_success
 from apps.core.views import ApiViewSet
 from apps.snippets.actions import do_create_saved_snippet, do_delete_saved_snippet, do_edit_saved_snippet
-from apps.snippets.selectors import access_saved_snippet_by_id, saved_snippets_for_user
+from apps.snippets.selectors import saved_snippets_for_user
 from apps.snippets.serializers import CreateSavedSnippetParams, EditSavedSnippetParams
 
 
@@ -30,11 +30,11 @@ class SavedSnippetViewSet(ApiViewSet):
     @uses_params(EditSavedSnippetParams)
     def partial_update(self, request: Request, saved_snippet_id: int):
         params = parse_params(EditSavedSnippetParams, request)
-        snippet = access_saved_snippet_by_id(request.user, saved_snippet_id)
-        do_edit_saved_snippet(snippet, title=params.title, content=params.content, acting_user=request.user)
+        do_edit_saved_snippet(
+            request.user, saved_snippet_id, title=params.title, content=params.content, acting_user=request.user
+        )
         return json_success(request)
 
     def destroy(self, request: Request, saved_snippet_id: int):
-        snippet = access_saved_snippet_by_id(request.user, saved_snippet_id)
-        do_delete_saved_snippet(snippet, acting_user=request.user)
+        do_delete_saved_snippet(request.user, saved_snippet_id, acting_user=request.user)
         return json_success(request)

@@ -3,12 +3,14 @@ the legacy GET /realm/filters; who may use them, every refusal changing nothing,
 organization's linkifiers, the audit log, events and the /register state."""
 
 import pytest
+from django.db import connection
 
 from apps.events.models import OutboxEvent
 from apps.linkifiers.models import Linkifier
 from apps.realms.models import AuditLogEventType, RealmAuditLog
 from apps.users.models import Role
 from tests.api import api_for, assert_error, assert_success
+from tests.concurrency import at_once
 from tests.factories import UserFactory
 
 ISSUE = r"#(?P<id>[0-9]+)"
@@ -253,6 +255,29 @@ def test_delete_removes_one_linkifier(admin, member):
     assert_success(api_for(admin).delete(f"/realm/filters/{first}"))
     assert [linkifier["id"] for linkifier in listed(member)] == [second]
     refused(admin, "DELETE", f"/realm/filters/{first}", {}, 400, "BAD_REQUEST", "Linkifier not found.")
+
+
+@pytest.mark.skipif(connection.vendor != "postgresql", reason="SQLite runs one writing transaction at a time")
+@pytest.mark.django_db(transaction=True)
+def test_changes_and_removals_at_the_same_moment(admin):
+    # The QA pass's race: a PATCH reading the linkifier as it was removed answered a 500 (almost
+    # every time), and two removals both succeeded, each audited.
+    def race(path: str) -> list:
+        patches = (
+            lambda n=n: api_for(admin).patch(path, {"pattern": f"#{n}(?P<id>[0-9]+)", "url_template": ISSUE_URL})
+            for n in range(4)
+        )
+        return at_once(lambda: api_for(admin).delete(path), lambda: api_for(admin).delete(path), *patches)
+
+    for _ in range(3):
+        answers = race(f"/realm/filters/{add(admin)}")
+        assert sorted(answer.status_code for answer in answers[:2]) == [200, 400]
+        for answer in answers:
+            if answer.status_code != 200:
+                assert_error(answer, 400, "BAD_REQUEST", "Linkifier not found.")
+    assert listed(admin) == []
+    removals = RealmAuditLog.objects.filter(event_type=AuditLogEventType.REALM_LINKIFIER_REMOVED)
+    assert removals.count() == 3
 
 
 def test_reorder_changes_the_order_they_are_listed_and_applied_in(admin, member):

@@ -4,10 +4,12 @@
 import base64
 
 import pytest
+from django.db import connection
 
 from apps.events.models import OutboxEvent
 from apps.push.models import Device
 from tests.api import api_for, assert_error, assert_success
+from tests.concurrency import at_once
 
 KEY = base64.b64encode(bytes([0x31]) + bytes(range(32))).decode()
 OTHER_KEY = base64.b64encode(bytes([0x31]) + bytes(range(1, 33))).decode()
@@ -188,3 +190,31 @@ def test_admin_lists_and_removes_through_the_actions(staff, member, capture_even
         staff.post(f"/admin/push/device/{device_id}/delete/", {"post": "yes"})
     assert not Device.objects.filter(id=device_id).exists()
     assert events[member.id] == [{"type": "device", "op": "remove", "device_id": device_id}]
+
+
+@pytest.mark.skipif(connection.vendor != "postgresql", reason="SQLite runs one writing transaction at a time")
+@pytest.mark.django_db(transaction=True)
+def test_registered_and_removed_at_the_same_moment(member):
+    # A registration, or a second removal, at the moment of a removal: each waits for it, then finds
+    # no device (it gave a 500, brought the removed device back, or announced its removal twice).
+    def race(device_id: int) -> list:
+        remove = {"device_id": device_id}
+        rotate = {"device_id": device_id, "push_key_id": 9, "push_key": OTHER_KEY}
+        return at_once(
+            lambda: api_for(member).post("/remove_client_device", remove),
+            lambda: api_for(member).post("/remove_client_device", remove),
+            lambda: api_for(member).post("/mobile_push/register", registration(device_id, push_key_id=8)),
+            lambda: api_for(member).post("/mobile_push/register", rotate),
+        )
+
+    for _ in range(3):
+        device_id = new_device(member)
+        assert_success(api_for(member).post("/mobile_push/register", registration(device_id)))
+        answers = race(device_id)
+        assert sorted(answer.status_code for answer in answers[:2]) == [200, 400]
+        for answer in answers:
+            if answer.status_code != 200:
+                assert_error(answer, 400, "BAD_REQUEST", "Invalid `device_id`")
+        removed = f'"op": "remove", "device_id": {device_id}}}'
+        assert OutboxEvent.objects.filter(event_type="device", payload__contains=removed).count() == 1
+    assert device_rows() == []

@@ -5,9 +5,11 @@ another person's token, bots."""
 import logging
 
 import pytest
+from django.db import connection
 
 from apps.push.models import PushDeviceToken
 from tests.api import api_for, assert_error, assert_success
+from tests.concurrency import at_once
 
 APNS = "/users/me/apns_device_token"
 FCM = "/users/me/android_gcm_reg_id"
@@ -119,3 +121,18 @@ def test_test_notification_errors(member, admin):
     for token in ("admins-token", "unknown", ""):
         response = api.post("/mobile_push/test_notification", {"token": token})
         assert_error(response, 400, "INVALID_PUSH_DEVICE_TOKEN", "Device not recognized")
+
+
+@pytest.mark.skipif(connection.vendor != "postgresql", reason="SQLite runs one writing transaction at a time")
+@pytest.mark.django_db(transaction=True)
+def test_registered_again_while_removed(member):
+    # The QA pass's race: a token registered again as it was removed answered a 500.
+    for _ in range(3):
+        assert_success(api_for(member).post(APNS, {"token": HEX, "appid": "org.zulip.Zulip"}))
+        answers = at_once(
+            lambda: api_for(member).delete(APNS, {"token": HEX}),
+            *(lambda: api_for(member).post(APNS, {"token": HEX, "appid": "org.zulip.Zulip"}) for _ in range(4)),
+        )
+        assert [answer.status_code for answer in answers] == [200] * 5
+        # Whichever came last: at most one row.
+        assert tokens() in ([], [(member.id, PushDeviceToken.Kind.APNS, HEX, "org.zulip.Zulip")])

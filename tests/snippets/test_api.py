@@ -2,9 +2,12 @@
 another person's snippets, the cap, their events and the `saved_snippets` state of POST /register."""
 
 import pytest
+from django.db import connection
 
+from apps.events.models import OutboxEvent
 from apps.snippets.models import SavedSnippet
 from tests.api import api_for, assert_error, assert_success
+from tests.concurrency import at_once
 
 
 def create(user, title="Greeting", content="Hello, and welcome!") -> int:
@@ -97,3 +100,24 @@ def test_staff_see_snippets_read_only(staff, member):
     create(member, "Findable")
     assert "Findable" in staff.get("/admin/snippets/savedsnippet/?q=Findable").content.decode()
     assert staff.get("/admin/snippets/savedsnippet/add/").status_code == 403
+
+
+@pytest.mark.skipif(connection.vendor != "postgresql", reason="SQLite runs one writing transaction at a time")
+@pytest.mark.django_db(transaction=True)
+def test_edits_and_deletions_at_the_same_moment(member):
+    # The QA pass's race: an edit reading the snippet as it was deleted answered a 500, and two
+    # deletions both succeeded, each with its event.
+    def race(path: str) -> list:
+        patches = (lambda n=n: api_for(member).patch(path, {"title": f"new {n}"}) for n in range(4))
+        return at_once(lambda: api_for(member).delete(path), lambda: api_for(member).delete(path), *patches)
+
+    for _ in range(3):
+        snippet_id = create(member)
+        answers = race(f"/saved_snippets/{snippet_id}")
+        assert sorted(answer.status_code for answer in answers[:2]) == [200, 404]
+        for answer in answers:
+            if answer.status_code != 200:
+                assert_error(answer, 404, "BAD_REQUEST", "Saved snippet does not exist.")
+        removed = f'"op": "remove", "saved_snippet_id": {snippet_id}}}'
+        assert OutboxEvent.objects.filter(event_type="saved_snippets", payload__contains=removed).count() == 1
+    assert listed(member) == []
