@@ -356,9 +356,12 @@ def get_custom_profile_fields(realm: Realm) -> QuerySet[CustomProfileField]:
     return CustomProfileField.objects.filter(realm=realm).order_by("order", "id")
 
 
-def access_custom_profile_field(realm: Realm, field_id: int) -> CustomProfileField:
-    """The organization's field `field_id`; another organization's answers like none."""
-    field = get_custom_profile_fields(realm).filter(id=field_id).first()
+def access_custom_profile_field(realm: Realm, field_id: int, *, lock: bool = False) -> CustomProfileField:
+    """The organization's field `field_id`; another organization's answers like none. `lock`: its
+    row locked until the transaction ends (a change or removal at the same moment waits, then finds
+    it as it is, or gone)."""
+    fields = CustomProfileField.objects.filter(realm=realm, id=field_id)
+    field = (fields.select_for_update() if lock else fields).first()
     if field is None:
         raise ProfileFieldNotFoundError(field_id)
     return field

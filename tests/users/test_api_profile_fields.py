@@ -3,9 +3,11 @@
 import json
 
 import pytest
+from django.db import connection
 
 from apps.users.models import CustomProfileField, CustomProfileFieldValue
 from tests.api import ApiClient, assert_error, assert_success
+from tests.concurrency import at_once
 from tests.factories import CustomProfileFieldFactory, UserFactory
 
 FieldType = CustomProfileField.FieldType
@@ -140,6 +142,25 @@ def test_delete_removes_values(admin, member, realm):
     CustomProfileFieldValue.objects.create(user=member, field=field, value="x")
     assert_success(ApiClient(admin).delete(f"/realm/profile_fields/{field.id}"))
     assert not CustomProfileFieldValue.objects.exists()
+
+
+@pytest.mark.skipif(connection.vendor != "postgresql", reason="SQLite runs one writing transaction at a time")
+@pytest.mark.django_db(transaction=True)
+def test_changed_and_removed_at_the_same_moment(admin):
+    # A change reading the field as it was removed wrote it back (a full save inserts); a second
+    # removal removed it again, with its audit entry and event.
+    def race(path: str) -> list:
+        patches = (lambda n=n: ApiClient(admin).patch(path, {"name": f"Renamed {n}"}) for n in range(3))
+        return at_once(lambda: ApiClient(admin).delete(path), lambda: ApiClient(admin).delete(path), *patches)
+
+    for n in range(3):
+        field_id = assert_success(create(ApiClient(admin), name=f"Field {n}", field_type=1))["id"]
+        answers = race(f"/realm/profile_fields/{field_id}")
+        assert sorted(answer.status_code for answer in answers[:2]) == [200, 400]
+        for answer in answers:
+            if answer.status_code != 200:
+                assert_error(answer, 400, "BAD_REQUEST", f"Field id {field_id} not found.")
+    assert not CustomProfileField.objects.exists()
 
 
 def test_reorder(admin, realm):

@@ -17,7 +17,12 @@ from apps.realms.models import AuditLogEventType, Realm
 from apps.users.actions.notify import send_custom_profile_fields
 from apps.users.errors import ProfileFieldLabelInUseError
 from apps.users.models import DEFAULT_EXTERNAL_ACCOUNTS, CustomProfileField, CustomProfileFieldValue, User
-from apps.users.selectors import count_profile_fields_in_summary, get_custom_profile_fields, profile_field_label_in_use
+from apps.users.selectors import (
+    access_custom_profile_field,
+    count_profile_fields_in_summary,
+    get_custom_profile_fields,
+    profile_field_label_in_use,
+)
 
 FieldType = CustomProfileField.FieldType
 
@@ -248,7 +253,9 @@ def do_update_realm_custom_profile_field(
 
     Audit: CUSTOM_PROFILE_FIELD_CHANGED {property, old and new value, field_id} for each property
     that changes. Emits: custom_profile_fields (even when nothing changes, as Zulip does).
+    "Field id N not found." when removed meanwhile.
     """
+    access_custom_profile_field(field.realm, field.id, lock=True)
     old = {prop: getattr(field, prop) for prop in UPDATABLE} | {"field_data": _field_data_dict(field)}
     for prop in UPDATABLE:
         setattr(field, prop, new[prop])
@@ -271,12 +278,14 @@ def do_update_realm_custom_profile_field(
     send_custom_profile_fields(field.realm)
 
 
-@transaction.atomic(savepoint=False)
+@transaction.atomic
 def do_remove_realm_custom_profile_field(field: CustomProfileField, *, acting_user: User | None) -> None:
-    """Delete the field and every user's value for it.
+    """Delete the field and every user's value for it, once ("Field id N not found." when removed
+    meanwhile).
 
     Audit: CUSTOM_PROFILE_FIELD_REMOVED {field_id, name}. Emits: custom_profile_fields."""
     realm, field_id = field.realm, field.id
+    access_custom_profile_field(realm, field_id, lock=True)
     field.delete()
     forget_credentials_on_commit(realm_ids=[realm.id])  # GET /users/me keeps users' values with them
     audit(
