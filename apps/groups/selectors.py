@@ -69,13 +69,6 @@ def is_group_name_taken(realm: Realm, name: str, *, exclude: UserGroup | None = 
     return existing.exists()
 
 
-def lock_realm(realm_id: int) -> None:
-    """Lock the organization's row until the transaction ends: its subgroup changes are serialized
-    (two concurrent changes that are each acyclic could otherwise close a cycle together), and
-    nothing starts using a group while its deactivation looks for what uses it."""
-    Realm.objects.select_for_update().filter(id=realm_id).first()
-
-
 def get_user_group_in_realm(
     realm: Realm, group_id: int, *, for_update: bool = False, allow_deactivated: bool = False
 ) -> UserGroup:

@@ -25,6 +25,7 @@ from apps.linkifiers.selectors import (
 )
 from apps.realms.audit import audit
 from apps.realms.models import AuditLogEventType, Realm
+from apps.realms.selectors import lock_realm
 from apps.users.models import User
 
 # Django's message for the unique constraint, as Zulip words it (its model is "realm filter").
@@ -118,7 +119,7 @@ def check_reorder_linkifiers(realm: Realm, *, ordered_ids: Sequence[int], acting
     """
     if len(set(ordered_ids)) < len(ordered_ids):
         raise JsonableError("The ordered list must not contain duplicated linkifiers")
-    Realm.objects.select_for_update().filter(id=realm.id).first()
+    lock_realm(realm.id)
     linkifiers = list(Linkifier.objects.filter(realm=realm).order_by("order", "id"))
     if {linkifier.id for linkifier in linkifiers} != set(ordered_ids):
         raise JsonableError("The ordered list must enumerate all existing linkifiers exactly once")

@@ -132,8 +132,12 @@ def audit_log_entries(
 
 def lock_realm(realm_id: int) -> None:
     """Hold the organization's row until the transaction ends (call in one): changes that must see
-    each other's (names, domains, the only owner) take turns on it."""
-    Realm.objects.select_for_update().filter(id=realm_id).values_list("id", flat=True).first()
+    each other's (names, domains, the only owner, subgroups, what uses a group being deactivated)
+    take turns on it. FOR NO KEY UPDATE: rows that merely refer to the organization (every audit
+    entry, every event) are written meanwhile; with FOR UPDATE a change holding another row (an
+    invitation, a group) and writing its audit entry waited for the lock while its holder waited
+    for that row: a deadlock."""
+    Realm.objects.select_for_update(no_key=True).filter(id=realm_id).values_list("id", flat=True).first()
 
 
 def realm_domains(realm: Realm) -> list[dict[str, Any]]:

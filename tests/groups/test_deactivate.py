@@ -2,10 +2,12 @@
 use; announced as each queue's capability asks."""
 
 import pytest
+from django.db import connection
 
 from apps.groups.models import UserGroup
 from apps.groups.serializers import AnonymousGroupValue
 from tests.api import ApiClient, assert_error, assert_success
+from tests.concurrency import at_once
 
 
 @pytest.fixture
@@ -111,3 +113,19 @@ def test_deactivated_groups_cannot_be_used(owner, team):
         "/user_groups/create", {"name": "x", "description": "", "members": "[]", "can_mention_group": str(team.id)}
     )
     assert_error(response, 400, "BAD_REQUEST", "User group is deactivated.")
+
+
+@pytest.mark.skipif(connection.vendor != "postgresql", reason="SQLite runs one writing transaction at a time")
+@pytest.mark.django_db(transaction=True)
+def test_deactivated_while_edited(owner, make_group):
+    # The QA pass: a deactivation (the organization's row locked, then the group's) and edits (the
+    # group's row, then their audit entries, which refer to the organization) deadlocked: 503s.
+    def race(path: str) -> list:
+        edits = (lambda n=n: ApiClient(owner).patch(path, {"description": f"edit {n}"}) for n in range(4))
+        return at_once(lambda: ApiClient(owner).post(f"{path}/deactivate"), *edits)
+
+    for n in range(3):
+        group = make_group(owner, f"group {n}", [owner])
+        answers = race(f"/user_groups/{group.id}")
+        assert [answer.status_code for answer in answers] == [200] * 5
+        assert UserGroup.objects.get(id=group.id).deactivated

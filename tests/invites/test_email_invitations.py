@@ -392,6 +392,27 @@ def test_resending_emails_the_same_link(admin, member):
     assert_error(api(member).post(f"/invites/{sent.id}/resend"), 400, "BAD_REQUEST", "No such invitation")
 
 
+@pytest.mark.skipif(connection.vendor != "postgresql", reason="SQLite runs one writing transaction at a time")
+@pytest.mark.django_db(transaction=True)
+def test_revoked_while_resent(settings, admin):
+    # The QA pass: a resend (the organization's row locked, then the invitation's) and a revocation
+    # (the invitation's row, then its audit entry, which refers to the organization) deadlocked: 503s.
+    settings.INVITATIONS_PER_DAY = 100
+
+    def race(path: str) -> list:
+        resends = (lambda: api(admin).post(f"{path}/resend") for _ in range(4))
+        return at_once(lambda: api(admin).delete(path), *resends)
+
+    for n in range(3):
+        assert_success(invite(admin, f"a{n}@example.com"))
+        answers = race(f"/invites/{invitations()[-1].id}")
+        assert_success(answers[0])
+        for answer in answers[1:]:
+            if answer.status_code != 200:
+                assert_error(answer, 400, "BAD_REQUEST", "No such invitation")
+    assert {invitation.status for invitation in invitations()} == {EmailInvitation.Status.REVOKED}
+
+
 def test_a_deactivated_inviters_invitations_stop_working(admin, member):
     assert_success(invite(member, "a@example.com"))
     assert_success(invite(admin, "b@example.com"))

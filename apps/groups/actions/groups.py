@@ -27,13 +27,13 @@ from apps.groups.selectors import (
     deactivation_objections,
     has_realm_permission,
     is_group_name_taken,
-    lock_realm,
     system_groups,
     user_group_dict,
 )
 from apps.groups.serializers import GroupSettingChange, GroupSettingValue
 from apps.realms.audit import audit
 from apps.realms.models import AuditLogEventType, Realm
+from apps.realms.selectors import lock_realm
 from apps.users.models import User
 
 # --- names ------------------------------------------------------------------------------------------

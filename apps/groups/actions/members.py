@@ -19,11 +19,11 @@ from apps.groups.selectors import (
     access_user_group_for_update,
     access_users_by_ids,
     direct_member_ids_among,
-    lock_realm,
     recursive_subgroup_ids,
     subgroup_ids,
 )
 from apps.realms.models import AuditLogEventType
+from apps.realms.selectors import lock_realm
 from apps.users.models import User
 
 # --- the changes ------------------------------------------------------------------------------------
@@ -132,7 +132,8 @@ def _group_and_subgroups(
     acting_user: User, group_id: int, ids: list[int], *, permission_setting: str
 ) -> tuple[UserGroup, list[UserGroup], set[int]]:
     """For a subgroup change: the group (if the user may change it), the given subgroups, and the
-    ids of the group's current direct subgroups. The organization is locked first (selectors.lock_realm)."""
+    ids of the group's current direct subgroups. The organization is locked first (lock_realm):
+    two concurrent subgroup changes that are each acyclic could otherwise close a cycle together."""
     lock_realm(acting_user.realm_id)
     group = access_user_group_for_update(
         acting_user, group_id, permission_setting=permission_setting, allow_deactivated=True

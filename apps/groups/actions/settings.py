@@ -171,7 +171,10 @@ def do_change_realm_permission_group_setting(
     Audit: REALM_PROPERTY_CHANGED with the old and new API values.
     """
     current_id = (
-        Realm.objects.select_for_update().filter(id=realm.id).values_list(f"{setting_name}_id", flat=True).get()
+        Realm.objects.select_for_update(no_key=True)
+        .filter(id=realm.id)
+        .values_list(f"{setting_name}_id", flat=True)
+        .get()
     )
     if isinstance(value, int):
         value = access_group_setting_value(realm, setting_name, value, setting=REALM_SETTINGS[setting_name])

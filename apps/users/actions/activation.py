@@ -6,7 +6,8 @@ from django.db import transaction
 from apps.core.errors import JsonableError, OrganizationOwnerRequiredError
 from apps.events.publish import Everyone, delete_queues_on_commit, forget_credentials_on_commit, send_event_on_commit
 from apps.realms.audit import audit
-from apps.realms.models import AuditLogEventType, Realm
+from apps.realms.models import AuditLogEventType
+from apps.realms.selectors import lock_realm
 from apps.users.actions.bot_owner import do_change_bot_owner
 from apps.users.actions.notify import send_person_update
 from apps.users.bots import send_bot_update
@@ -23,7 +24,7 @@ def check_keeps_an_owner(user: User, error: type[JsonableError]) -> None:
     own: it raises) so that two owners demoting or deactivating each other at the same moment
     cannot both pass.
     """
-    Realm.objects.select_for_update().filter(id=user.realm_id).first()
+    lock_realm(user.realm_id)
     if is_last_owner(user):
         raise error()
 
@@ -39,7 +40,7 @@ def check_deactivate_user(target: User, *, acting_user: User) -> list[User]:
 def check_deactivate_own_user(user: User) -> list[User]:
     """DELETE /users/me: the user leaves the organization (their bots with them), as in Zulip: never
     its only user nor its only owner (CANNOT_DEACTIVATE_LAST_USER, the organization's row locked)."""
-    Realm.objects.select_for_update().filter(id=user.realm_id).first()
+    lock_realm(user.realm_id)
     others = User.objects.filter(realm_id=user.realm_id, is_active=True, bot_type__isnull=True).exclude(id=user.id)
     if not others.exists():
         raise CannotDeactivateLastUserError(is_last_owner=False)
