@@ -49,7 +49,11 @@ def promote_new_full_members() -> None:
 
 @user_created.register
 def join_system_groups(user: User) -> None:
-    do_add_user_to_system_groups(user, acting_user=None)
+    """The user joins their role's system groups; the server's own bots (the Welcome Bot, the
+    Notification Bot) none: they are no members of the organization's (Zulip's are of its internal
+    realm; POST /register lists them in cross_realm_bots, not in realm_users)."""
+    if not user.is_system_bot:
+        do_add_user_to_system_groups(user, acting_user=None)
 
 
 user_reactivated.register(send_membership_events_for_reactivation)

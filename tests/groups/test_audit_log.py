@@ -8,7 +8,6 @@ import pytest
 from django.db.models import Q
 
 from apps.groups.models import UserGroup
-from apps.invites.selectors import get_welcome_bot
 from apps.realms.models import AuditLogEventType, RealmAuditLog
 from apps.users.actions.create_realm import do_create_realm_with_owner
 from apps.users.actions.create_user import do_create_user
@@ -223,12 +222,8 @@ def test_a_new_organization_records_its_system_groups(db):
         (subgroup_added, None, None, by_name[larger], {"subgroup_ids": [by_name[smaller]]})
         for smaller, larger in pairwise(nested)
     ]
-    bot = get_welcome_bot(realm)  # created with the organization, before its owner
-    assert entries[14:] == [
-        ("USER_GROUP_DIRECT_USER_MEMBERSHIP_ADDED", None, bot.id, by_name["role:members"], {}),
-        ("USER_GROUP_DIRECT_USER_MEMBERSHIP_ADDED", None, bot.id, by_name["role:fullmembers"], {}),
-        ("USER_GROUP_DIRECT_USER_MEMBERSHIP_ADDED", None, owner.id, by_name["role:owners"], {}),
-    ]
+    # Its Welcome Bot, created with it before its owner, joins no group.
+    assert entries[14:] == [("USER_GROUP_DIRECT_USER_MEMBERSHIP_ADDED", None, owner.id, by_name["role:owners"], {})]
 
 
 def test_the_admin_records_the_staff_user(staff, realm, owner, admin, team):

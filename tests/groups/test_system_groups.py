@@ -8,9 +8,11 @@ import pytest
 from django.apps import apps as django_apps
 
 from apps.core.errors import JsonableError
+from apps.groups.actions.system_groups import do_update_full_members
 from apps.groups.models import GroupGroupMembership, SystemGroups, UserGroup, UserGroupMembership
 from apps.groups.selectors import group_member_ids, is_user_in_group, system_groups
 from apps.groups.serializers import AnonymousGroupValue
+from apps.messages.actions.notification_bot import do_create_notification_bot
 from apps.realms.models import Realm
 from apps.subscriptions.models import Stream
 from apps.users.actions.activation import do_deactivate_user, do_reactivate_user
@@ -66,6 +68,34 @@ def test_new_users_are_direct_members_of_their_roles_groups(realm, owner, role):
 def test_bots_join_the_groups_of_their_role(realm, member):
     bot = do_create_user(realm, "helper-bot@example.com", "Helper", bot_type=1, bot_owner=member, acting_user=member)
     assert direct_group_names(bot) == {"role:members", "role:fullmembers"}
+
+
+def test_the_servers_own_bots_join_none(realm, owner, member, capture_events):
+    # The zulip-terminal QA pass: the Notification Bot, made for a first notice, joined role:members
+    # and role:fullmembers (in POST /register's realm_user_groups, and their add_members events)
+    # while POST /register lists it among cross_realm_bots, as Zulip does its own bots.
+    with capture_events(member) as received:
+        bot = do_create_notification_bot(realm)
+    assert direct_group_names(bot) == set()
+    assert [event for event in received[member.id] if event["type"] == "user_group"] == []
+    realm.waiting_period_threshold = 0
+    do_update_full_members(realm, acting_user=None)
+    assert direct_group_names(bot) == set()
+    state = assert_success(ApiClient(member).post("/register", {"fetch_event_types": ["realm_user_groups"]}))
+    assert all(bot.id not in group["members"] for group in state["realm_user_groups"])
+
+
+def test_the_migration_takes_the_servers_own_bots_out(realm, member):
+    migration = importlib.import_module("apps.groups.migrations.0003_system_bots_leave_system_groups")
+    bot = do_create_notification_bot(realm)
+    groups = system_groups(realm.id)
+    for name in ("role:members", "role:fullmembers"):
+        UserGroupMembership.objects.create(user_group=groups[name], user=bot)
+    team = UserGroup.objects.create(realm=realm, name="team")
+    UserGroupMembership.objects.create(user_group=team, user=bot)
+    migration.leave_system_groups(django_apps, None)
+    assert direct_group_names(bot) == {"team"}
+    assert direct_group_names(member) == {"role:members", "role:fullmembers"}
 
 
 @pytest.mark.parametrize(

@@ -54,7 +54,7 @@ def test_new_organizations_have_a_welcome_bot_that_greets_their_owner(db):
     assert bot.delivery_email == f"welcome-bot@{fake_email_domain(realm.host)}"
     assert not bot.has_usable_password()
     groups = set(UserGroupMembership.objects.filter(user=bot).values_list("user_group__name", flat=True))
-    assert groups == {"role:members", "role:fullmembers"}
+    assert groups == set()  # the server's own bots are in no group of the organization
     [message] = welcomes_of(owner)
     assert message.content == greeting(realm)
     assert "Hello, and welcome to <strong>Acme</strong>!" in message.rendered_content

@@ -137,7 +137,7 @@ def do_update_full_members(realm: Realm, *, acting_user: User | None) -> tuple[i
     for each."""
     group = system_groups(realm.id)[SystemGroups.FULL_MEMBERS]
     UserGroup.objects.select_for_update().filter(id=group.id).values_list("id", flat=True).get()  # one at a time
-    members = User.objects.filter(realm=realm, role=Role.MEMBER)
+    members = User.objects.filter(realm=realm, role=Role.MEMBER).exclude(User.SYSTEM_BOTS)
     should = set(members.filter(date_joined__lte=full_member_cutoff(realm)).values_list("id", flat=True))
     current = set(UserGroupMembership.objects.filter(user_group=group).values_list("user_id", flat=True))
     promoted = list(User.objects.filter(id__in=should - current).order_by("id"))
