@@ -1,14 +1,19 @@
 """The HTTP contract of sending and reading messages, their flags and marking them read: status,
 envelope, exact message, the Message object's shape, and that a refused request changes no row."""
 
+import json
+
 import pytest
+from django.db import connection
 from django.db.models import F
 
+from apps.events.models import OutboxEvent
 from apps.messages.models import Message, Recipient, UserMessage
 from apps.subscriptions.models import Stream, Subscription
 from apps.users.actions.activation import do_deactivate_user
 from apps.users.models import Role
 from tests.api import ApiClient, assert_error, assert_success
+from tests.concurrency import at_once
 from tests.factories import UserFactory
 from tests.messages.conftest import api, db_state, flags_of, get_messages, message_ids, post_message
 
@@ -628,6 +633,17 @@ def test_star_and_unstar_messages(history, admin):
     assert [flags_of(admin, m) for m in history[:2]] == [0, STARRED]
     shapes = {m["id"]: m["flags"] for m in get_messages(admin)["messages"]}
     assert shapes[history[1]] == ["starred"]
+
+
+@pytest.mark.skipif(connection.vendor != "postgresql", reason="SQLite runs one writing transaction at a time")
+@pytest.mark.django_db(transaction=True)
+def test_the_same_change_at_once_is_announced_once(history, admin):
+    # The races QA pass: each request found the messages unstarred and announced them starred.
+    answers = at_once(*(lambda: flags(ApiClient(admin), history, "add", "starred") for _ in range(4)))
+    assert [answer.status_code for answer in answers] == [200] * 4
+    events = [json.loads(row.payload) for row in OutboxEvent.objects.filter(event_type="update_message_flags")]
+    assert [event["messages"] for event in events if event["flag"] == "starred"] == [history]
+    assert [flags_of(admin, m) for m in history] == [STARRED] * 5
 
 
 def test_mark_read_and_unread_by_flag(history, admin):

@@ -4,7 +4,7 @@ deactivation taking a user's bots, custom profile fields and their values."""
 import threading
 
 import pytest
-from django.db import close_old_connections
+from django.db import close_old_connections, connection
 
 from apps.core.errors import InvalidArgumentError, JsonableError, OrganizationOwnerRequiredError
 from apps.realms.models import AuditLogEventType, EmailVisibility, RealmAuditLog
@@ -29,6 +29,8 @@ from apps.users.actions.user_settings import check_update_user
 from apps.users.errors import LastOwnerDeactivationError, LastOwnerRoleError, ProfileFieldLabelInUseError
 from apps.users.models import CustomProfileField, CustomProfileFieldValue, RealmUserDefault, Role, User
 from apps.users.selectors import profile_values_of, realm_user_default
+from tests.api import ApiClient, assert_error
+from tests.concurrency import at_once
 from tests.factories import BotFactory, CustomProfileFieldFactory, RealmFactory, UserFactory
 
 FieldType = CustomProfileField.FieldType
@@ -107,6 +109,19 @@ def test_two_owners_removing_each_other_at_once_leave_one_owner(change):
         thread.join(timeout=30)
     assert sorted(outcomes) == ["done", "refused"]
     assert User.objects.filter(realm=realm, role=Role.OWNER, is_active=True).count() == 1
+
+
+@pytest.mark.skipif(connection.vendor != "postgresql", reason="SQLite runs one writing transaction at a time")
+@pytest.mark.django_db(transaction=True)
+def test_two_deactivations_of_one_user_at_once(owner, admin, member):
+    # The races QA pass: both succeeded, each audited and announced (its peer_remove events too).
+    answers = at_once(*(lambda user=user: ApiClient(user).delete(f"/users/{member.id}") for user in (owner, admin)))
+    assert sorted(answer.status_code for answer in answers) == [200, 400]
+    for answer in answers:
+        if answer.status_code != 200:
+            assert_error(answer, 400, "BAD_REQUEST", "User is deactivated")
+    deactivations = RealmAuditLog.objects.filter(modified_user=member, event_type=AuditLogEventType.USER_DEACTIVATED)
+    assert deactivations.count() == 1
 
 
 # --- who may change roles -------------------------------------------------------------------------------

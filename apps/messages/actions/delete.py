@@ -13,7 +13,7 @@ from apps.core.errors import JsonableError
 from apps.events.publish import send_event_on_commit
 from apps.messages.access import users_told_of
 from apps.messages.actions.delete_topic import do_delete_messages
-from apps.messages.errors import InvalidMessageError
+from apps.messages.actions.edit import lock_message
 from apps.messages.hooks import messages_deleting
 from apps.messages.models import Message, UserMessage
 from apps.subscriptions.selectors import Membership, has_realm_setting
@@ -51,14 +51,14 @@ def check_delete_message(message: Message, *, acting_user: User) -> None:
 @transaction.atomic
 def do_delete_message(message: Message, *, acting_user: User | None) -> None:
     """Delete a message; "Invalid message(s)" if another request deleted it first (its row is
-    locked, so only one of them sends the events).
+    locked, after its channel's as a move locks them, so only one of them sends the events, with
+    where the message is when it goes).
 
     Emits: delete_message, as a topic's deletion does for a channel message (with the channel's
     first_message_id kept right), and {message_ids, message_type: "private"} to the people of a
     direct message (and the acting user).
     """
-    if not Message.objects.select_for_update().filter(id=message.id).exists():
-        raise InvalidMessageError()
+    message = lock_message(message.id, with_channels=True)
     if message.stream_id is not None:
         do_delete_messages(message.stream, message.topic, [message.id], acting_user=acting_user)
         return

@@ -51,6 +51,8 @@ def _delete_topic_batch(
 
     Audit: STREAM_TOPIC_DELETED {topic_name, message_count} for each batch that deleted any.
     """
+    # The channel first, as moves and single deletions lock it (lock_message).
+    Stream.objects.select_for_update(no_key=True).filter(id=stream.id).values_list("id", flat=True).get()
     messages = Message.objects.filter(same_topic("topic", topic), stream=stream)
     if only_received_by is not None:
         messages = messages.filter(id__in=UserMessage.objects.filter(user=only_received_by).values("message_id"))
@@ -102,7 +104,10 @@ def do_delete_messages(stream: Stream, topic: str, message_ids: list[int], *, ac
         send_event_on_commit(stream.realm_id, event, recipients)
     # Read afresh (and locked): a concurrent deletion may have moved it since the channel was read.
     stream.first_message_id = (
-        Stream.objects.select_for_update().filter(id=stream.id).values_list("first_message_id", flat=True).get()
+        Stream.objects.select_for_update(no_key=True)
+        .filter(id=stream.id)
+        .values_list("first_message_id", flat=True)
+        .get()
     )
     if stream.first_message_id in message_ids:
         first = Message.objects.filter(stream=stream).aggregate(first=Min("id"))["first"]

@@ -181,23 +181,25 @@ def _messages_to_move(user: User, message: Message, edit: MessageEdit) -> list[M
     return moved
 
 
-def _locked(message_id: int, *, moving: bool, to_channel_id: int | None) -> Message:
-    """The message, its row locked. A move first locks the message's channel and the one it goes to
-    (`to_channel_id`, if any), in id order, FOR NO KEY UPDATE (sends to them go on): moves of one
-    topic, which lock its messages, and moves between two channels, which update both, are then
-    made one after the other instead of deadlocking."""
-    messages = Message.objects.select_related("stream", "sender", "realm").filter(id=message_id)
+def lock_message(message_id: int, *, with_channels: bool, to_channel_id: int | None = None) -> Message:
+    """The message, its row locked ("Invalid message(s)" when it is gone). A move or a deletion
+    (`with_channels`) first locks the message's channel and the one it goes to (`to_channel_id`, if
+    any), in id order, FOR NO KEY UPDATE (sends to them go on): moves and deletions in one topic,
+    which lock its messages, and moves between two channels, which update both, are then made one
+    after the other instead of deadlocking. The message is read once its row is locked: a
+    row read while locked rows were waited for comes back with the joined rows of its old version
+    (its channel none, when a move to another channel was waited for)."""
     for _ in range(3):
         channel_id = None
-        if moving:  # a content edit locks the message alone
+        if with_channels:  # a content edit locks the message alone
             channel_id = Message.objects.filter(id=message_id).values_list("stream_id", flat=True).first()
         if channel_id is not None:
             ids = {channel_id} | ({to_channel_id} if to_channel_id is not None and 0 < to_channel_id < 2**63 else set())
             list(Stream.objects.select_for_update(no_key=True).filter(id__in=ids).order_by("id").values_list("id"))
-        message = messages.select_for_update(of=("self",)).first()
-        if message is None:
+        if not Message.objects.select_for_update().filter(id=message_id).values_list("id", flat=True).first():
             raise InvalidMessageError()
-        if not moving or message.stream_id == channel_id:
+        message = Message.objects.select_related("stream", "sender", "realm").get(id=message_id)
+        if not with_channels or message.stream_id == channel_id:
             return message
     raise ConflictingChangeError()  # moved to another channel between the two reads, each time
 
@@ -225,7 +227,8 @@ def check_update_message(
     for a move between channels, see send_channel_move_events; user_topic for the policies that
     follow a whole topic; the Notification Bot's notices (send_move_notices).
     """
-    message = _locked(message.id, moving=topic is not None or stream_id is not None, to_channel_id=stream_id)
+    moving = topic is not None or stream_id is not None
+    message = lock_message(message.id, with_channels=moving, to_channel_id=stream_id)
     edit = check_message_edit(
         acting_user,
         message,

@@ -97,11 +97,13 @@ def do_update_message_flags(
 
 
 def _change_flag(user: User, op: str, bit: int, message_ids: Sequence[int]) -> list[int]:
+    """The ids whose flag this changes (call in a transaction). Their rows are locked, in id order:
+    the same change at the same moment waits, then finds them changed (and announces nothing)."""
     rows = with_flag_columns(UserMessage.objects.filter(user=user, message_id__in=message_ids)).alias(
         this_flag=F("flags").bitand(bit)
     )
     rows = rows.filter(this_flag=0) if op == "add" else rows.filter(this_flag__gt=0)
-    changed = sorted(rows.values_list("message_id", flat=True))
+    changed = list(rows.select_for_update().order_by("message_id").values_list("message_id", flat=True))
     if changed:
         target = UserMessage.objects.filter(user=user, message_id__in=changed)
         if op == "add":

@@ -52,7 +52,9 @@ def check_deactivate_own_user(user: User) -> list[User]:
 def do_deactivate_user(user: User, *, acting_user: User | None) -> list[User]:
     """Deactivate the user and, first, every active bot they own. Returns all users deactivated.
 
-    Raises for the organization's only owner. Audit: USER_DEACTIVATED for each. Emits:
+    Raises for the organization's only owner, and "User is deactivated" when another request
+    deactivated them meanwhile (the organization's row, locked first, makes deactivations take
+    turns). Audit: USER_DEACTIVATED for each. Emits:
     realm_user/update {is_active: false} for each (and realm_bot/update {is_active: false} to those
     who administer a bot, as Zulip's), then what the users_deactivated hooks send
     (user_group/update for group settings whose anonymous groups listed them,
@@ -61,6 +63,8 @@ def do_deactivate_user(user: User, *, acting_user: User | None) -> list[User]:
     users' event queues are deleted after the commit.
     """
     check_keeps_an_owner(user, LastOwnerDeactivationError)
+    if not User.objects.filter(id=user.id, is_active=True).exists():
+        raise JsonableError("User is deactivated")
     deactivated = [*active_bots_owned_by(user), user]
     User.objects.filter(id__in=[u.id for u in deactivated]).update(is_active=False)
     forget_credentials_on_commit(user_ids=[u.id for u in deactivated])
