@@ -228,7 +228,11 @@ def _mark_read_batch(user: User, size: int, after: int) -> tuple[int, int, bool]
 
 @transaction.atomic(savepoint=False)
 def _mark_read(user: User, rows: QuerySet, *, everything: bool) -> int:
-    ids = [] if everything else sorted(rows.values_list("message_id", flat=True))
+    """Mark `rows` read. Their ids, when listed, are read with the rows locked in id order (as
+    _change_flag locks them): the same marking at the same moment waits, then finds them read and
+    announces nothing."""
+    locked = rows.select_for_update(of=("self",)).order_by("message_id")
+    ids = [] if everything else list(locked.values_list("message_id", flat=True))
     count = UserMessage.objects.filter(pk__in=rows.values("pk")).update(flags=F("flags").bitor(UserMessage.READ))
     if count:
         _send_flags_event(user, "add", "read", ids, everything=everything)
