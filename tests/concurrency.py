@@ -2,10 +2,12 @@
 what requests racing each other do (PostgreSQL; SQLite runs one writing transaction at a time)."""
 
 import threading
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from typing import Any
 
 from django.db import connection
+
+from tests.api import assert_error
 
 
 def at_once(*calls: Callable[[], Any], timeout: float = 60) -> list[Any]:
@@ -34,3 +36,18 @@ def at_once(*calls: Callable[[], Any], timeout: float = 60) -> list[Any]:
         if isinstance(result, Exception):
             raise result
     return results
+
+
+def removed_while_changed(client: Callable[[], Any], path: str, changes: Sequence[dict]) -> list[Any]:
+    """Two DELETEs of `path` and a PATCH of it with each of `changes`, all at once, each with a
+    client of its own (`client()`); their answers, the DELETEs' first."""
+    deletes = [lambda: client().delete(path)] * 2
+    patches = [lambda change=change: client().patch(path, change) for change in changes]
+    return at_once(*deletes, *patches)
+
+
+def done_or_refused(answers: Sequence[Any], status: int, code: str, msg: str) -> None:
+    """Each of `answers` a success, or this refusal."""
+    for answer in answers:
+        if answer.status_code != 200:
+            assert_error(answer, status, code, msg)

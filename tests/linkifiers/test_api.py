@@ -10,7 +10,7 @@ from apps.linkifiers.models import Linkifier
 from apps.realms.models import AuditLogEventType, RealmAuditLog
 from apps.users.models import Role
 from tests.api import api_for, assert_error, assert_success
-from tests.concurrency import at_once
+from tests.concurrency import done_or_refused, removed_while_changed
 from tests.factories import UserFactory
 
 ISSUE = r"#(?P<id>[0-9]+)"
@@ -262,19 +262,11 @@ def test_delete_removes_one_linkifier(admin, member):
 def test_changes_and_removals_at_the_same_moment(admin):
     # The QA pass's race: a PATCH reading the linkifier as it was removed answered a 500 (almost
     # every time), and two removals both succeeded, each audited.
-    def race(path: str) -> list:
-        patches = (
-            lambda n=n: api_for(admin).patch(path, {"pattern": f"#{n}(?P<id>[0-9]+)", "url_template": ISSUE_URL})
-            for n in range(4)
-        )
-        return at_once(lambda: api_for(admin).delete(path), lambda: api_for(admin).delete(path), *patches)
-
+    changes = [{"pattern": f"#{n}(?P<id>[0-9]+)", "url_template": ISSUE_URL} for n in range(4)]
     for _ in range(3):
-        answers = race(f"/realm/filters/{add(admin)}")
+        answers = removed_while_changed(lambda: api_for(admin), f"/realm/filters/{add(admin)}", changes)
         assert sorted(answer.status_code for answer in answers[:2]) == [200, 400]
-        for answer in answers:
-            if answer.status_code != 200:
-                assert_error(answer, 400, "BAD_REQUEST", "Linkifier not found.")
+        done_or_refused(answers, 400, "BAD_REQUEST", "Linkifier not found.")
     assert listed(admin) == []
     removals = RealmAuditLog.objects.filter(event_type=AuditLogEventType.REALM_LINKIFIER_REMOVED)
     assert removals.count() == 3

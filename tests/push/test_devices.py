@@ -9,7 +9,7 @@ from django.db import connection
 from apps.events.models import OutboxEvent
 from apps.push.models import Device
 from tests.api import api_for, assert_error, assert_success
-from tests.concurrency import at_once
+from tests.concurrency import at_once, done_or_refused
 
 KEY = base64.b64encode(bytes([0x31]) + bytes(range(32))).decode()
 OTHER_KEY = base64.b64encode(bytes([0x31]) + bytes(range(1, 33))).decode()
@@ -212,9 +212,7 @@ def test_registered_and_removed_at_the_same_moment(member):
         assert_success(api_for(member).post("/mobile_push/register", registration(device_id)))
         answers = race(device_id)
         assert sorted(answer.status_code for answer in answers[:2]) == [200, 400]
-        for answer in answers:
-            if answer.status_code != 200:
-                assert_error(answer, 400, "BAD_REQUEST", "Invalid `device_id`")
+        done_or_refused(answers, 400, "BAD_REQUEST", "Invalid `device_id`")
         removed = f'"op": "remove", "device_id": {device_id}}}'
         assert OutboxEvent.objects.filter(event_type="device", payload__contains=removed).count() == 1
     assert device_rows() == []

@@ -7,7 +7,7 @@ from django.db import connection
 from apps.events.models import OutboxEvent
 from apps.snippets.models import SavedSnippet
 from tests.api import api_for, assert_error, assert_success
-from tests.concurrency import at_once
+from tests.concurrency import done_or_refused, removed_while_changed
 
 
 def create(user, title="Greeting", content="Hello, and welcome!") -> int:
@@ -107,17 +107,12 @@ def test_staff_see_snippets_read_only(staff, member):
 def test_edits_and_deletions_at_the_same_moment(member):
     # The QA pass's race: an edit reading the snippet as it was deleted answered a 500, and two
     # deletions both succeeded, each with its event.
-    def race(path: str) -> list:
-        patches = (lambda n=n: api_for(member).patch(path, {"title": f"new {n}"}) for n in range(4))
-        return at_once(lambda: api_for(member).delete(path), lambda: api_for(member).delete(path), *patches)
-
     for _ in range(3):
         snippet_id = create(member)
-        answers = race(f"/saved_snippets/{snippet_id}")
+        titles = [{"title": f"new {n}"} for n in range(4)]
+        answers = removed_while_changed(lambda: api_for(member), f"/saved_snippets/{snippet_id}", titles)
         assert sorted(answer.status_code for answer in answers[:2]) == [200, 404]
-        for answer in answers:
-            if answer.status_code != 200:
-                assert_error(answer, 404, "BAD_REQUEST", "Saved snippet does not exist.")
+        done_or_refused(answers, 404, "BAD_REQUEST", "Saved snippet does not exist.")
         removed = f'"op": "remove", "saved_snippet_id": {snippet_id}}}'
         assert OutboxEvent.objects.filter(event_type="saved_snippets", payload__contains=removed).count() == 1
     assert listed(member) == []

@@ -7,7 +7,7 @@ from django.db import connection
 
 from apps.users.models import CustomProfileField, CustomProfileFieldValue
 from tests.api import ApiClient, assert_error, assert_success
-from tests.concurrency import at_once
+from tests.concurrency import done_or_refused, removed_while_changed
 from tests.factories import CustomProfileFieldFactory, UserFactory
 
 FieldType = CustomProfileField.FieldType
@@ -149,17 +149,12 @@ def test_delete_removes_values(admin, member, realm):
 def test_changed_and_removed_at_the_same_moment(admin):
     # A change reading the field as it was removed wrote it back (a full save inserts); a second
     # removal removed it again, with its audit entry and event.
-    def race(path: str) -> list:
-        patches = (lambda n=n: ApiClient(admin).patch(path, {"name": f"Renamed {n}"}) for n in range(3))
-        return at_once(lambda: ApiClient(admin).delete(path), lambda: ApiClient(admin).delete(path), *patches)
-
     for n in range(3):
         field_id = assert_success(create(ApiClient(admin), name=f"Field {n}", field_type=1))["id"]
-        answers = race(f"/realm/profile_fields/{field_id}")
+        names = [{"name": f"Renamed {k}"} for k in range(3)]
+        answers = removed_while_changed(lambda: ApiClient(admin), f"/realm/profile_fields/{field_id}", names)
         assert sorted(answer.status_code for answer in answers[:2]) == [200, 400]
-        for answer in answers:
-            if answer.status_code != 200:
-                assert_error(answer, 400, "BAD_REQUEST", f"Field id {field_id} not found.")
+        done_or_refused(answers, 400, "BAD_REQUEST", f"Field id {field_id} not found.")
     assert not CustomProfileField.objects.exists()
 
 
