@@ -7,6 +7,7 @@ import pytest
 from django.db import connection
 
 from apps.events.models import OutboxEvent
+from apps.push.actions import do_complete_push_registration, do_fail_push_registration, do_forget_push_registrations
 from apps.push.models import Device
 from tests.api import api_for, assert_error, assert_success
 from tests.concurrency import at_once, done_or_refused
@@ -215,4 +216,17 @@ def test_registered_and_removed_at_the_same_moment(member):
         done_or_refused(answers, 400, "BAD_REQUEST", "Invalid `device_id`")
         removed = f'"op": "remove", "device_id": {device_id}}}'
         assert OutboxEvent.objects.filter(event_type="device", payload__contains=removed).count() == 1
+    assert device_rows() == []
+
+
+def test_a_device_removed_while_a_task_talked_to_the_push_service_is_passed_over(member, capture_events):
+    # The bouncer's answer (or refusal) arrives after the app removed the device: the task's
+    # update found no row (a DatabaseError, the task failed and was retried for nothing).
+    device = Device.objects.get(id=new_device(member))
+    Device.objects.filter(id=device.id).delete()
+    with capture_events(member) as received:
+        do_complete_push_registration(device, 5)
+        do_fail_push_registration(device, "INVALID_TOKEN")
+        do_forget_push_registrations([device])
+    assert received[member.id] == []
     assert device_rows() == []
