@@ -235,8 +235,9 @@ class SubMessage(models.Model):
 
 class NotificationBot(models.Model):
     """The organization's Notification Bot (Zulip's notification-bot, here one per organization): a
-    system bot, owned by nobody, that posts the notices of moved messages. Created the first time
-    it has something to say."""
+    system bot, owned by nobody, that posts the notices of moved messages. Created with its
+    organization (an organization made before that has it made the first time it has something to
+    say)."""
 
     FULL_NAME = "Notification Bot"
     EMAIL_LOCAL_PART = "notification-bot"

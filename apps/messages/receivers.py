@@ -8,6 +8,7 @@ from apps.messages.group_mentions import group_mention_targets
 from apps.messages.newest import max_message_id
 from apps.messages.rendering import render_message, silent_mention
 from apps.messages.selectors import channel_link_targets, custom_emoji_targets, mention_targets
+from apps.realms.hooks import realm_created
 from apps.realms.models import Realm
 from apps.subscriptions.hooks import channels_announced, subscribed_by_someone
 from apps.subscriptions.models import Stream
@@ -34,6 +35,14 @@ def render_description(realm_id: int, text: str, acting_user: User | None) -> st
 
 
 # --- the Notification Bot's announcements ----------------------------------------------------------
+
+
+@realm_created.register
+def create_notification_bot(realm: Realm) -> None:
+    """A new organization has its Notification Bot from the start, as Zulip's: clients hold it
+    (POST /register's cross_realm_bots) before its first notice, which is then no realm_user/add.
+    Organizations made before this have theirs made at their first notice."""
+    do_create_notification_bot(realm)
 
 
 @channels_announced.register

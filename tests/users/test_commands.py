@@ -250,10 +250,10 @@ def test_bootstrap_demo_only_on_an_empty_database(db):
     assert User.objects.filter(bot_type=BotType.GENERIC, bot_owner=owner).count() == 1
     # Every person of the demo logs in to the web app (http://127.0.0.1:8000/) with one password.
     password = out.split("with the password: ")[1].split()[0]
-    for person in User.objects.filter(bot_type__isnull=True).exclude(delivery_email__startswith="welcome-bot@"):
+    for person in User.objects.filter(bot_type__isnull=True):
         assert person.check_password(password), person
     assert owner.is_staff
-    demo_users = User.objects.exclude(delivery_email__startswith="welcome-bot@")  # the organization's own bot
+    demo_users = User.objects.exclude(User.SYSTEM_BOTS)  # not the organization's own bots
     for user in demo_users:
         assert user.api_key in out
     # Everyone is in #general, which has a first message.

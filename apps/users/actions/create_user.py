@@ -216,13 +216,15 @@ def do_create_system_bot_once(realm: Realm, kind: type, *, full_name: str, email
     """The organization's system bot of a `kind` (a model with one row per organization naming its
     `bot`: apps.invites' WelcomeBot, apps.messages' NotificationBot), created when it has none: a
     generic bot owned by nobody, its address `email_local_part`@ the organization's domain for
-    hidden addresses (numbered when someone has it). The organization's row is locked meanwhile, so
-    there is only ever one of each kind.
+    hidden addresses (numbered when someone has it). The organization's row is locked while one is
+    made (not when it is there, as it is at each notice), so there is only ever one of each kind.
 
     Audit: USER_CREATED. Emits: realm_user/add (do_create_user) when created.
     """
-    lock_realm(realm.id)
-    row = kind.objects.filter(realm=realm).select_related("bot__realm").first()
+    rows = kind.objects.filter(realm=realm).select_related("bot__realm")
+    if (row := rows.first()) is None:
+        lock_realm(realm.id)
+        row = rows.first()
     if row is not None:
         return row.bot
     domain = fake_email_domain(realm.host)
