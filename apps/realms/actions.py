@@ -1,9 +1,12 @@
 """Creating and changing organizations."""
 
+import ipaddress
 import re
 from typing import TYPE_CHECKING, Any
 
+from django.conf import settings
 from django.db import IntegrityError, models, transaction
+from django.http.request import split_domain_port
 
 from apps.core.errors import JsonableError
 from apps.events.publish import Everyone, forget_credentials_on_commit, send_event_on_commit
@@ -38,7 +41,20 @@ def check_string_id(string_id: str) -> str:
         raise JsonableError(f"Subdomain is too long (limit: {Realm.MAX_STRING_ID_LENGTH} characters).")
     if string_id in RESERVED_SUBDOMAINS or realm_string_id_in_use(string_id):
         raise JsonableError("Subdomain unavailable. Please choose a different one.")
+    host, _ = split_domain_port(settings.EXTERNAL_HOST)
+    if _is_ip_address(host):  # nobody could reach it: an address has no subdomains
+        raise JsonableError(
+            f"Organizations on subdomains need EXTERNAL_HOST to be a domain name; {host} is an IP address."
+        )
     return string_id
+
+
+def _is_ip_address(host: str) -> bool:
+    try:
+        ipaddress.ip_address(host.strip("[]"))
+    except ValueError:
+        return False
+    return True
 
 
 def check_realm_name(name: str) -> str:

@@ -100,6 +100,19 @@ def test_create_realm_refuses_bad_subdomains(other_realm, string_id, msg):
     assert not User.objects.filter(delivery_email="o@example.com").exists()
 
 
+@pytest.mark.parametrize("external_host", ["192.168.1.20:8000", "[::1]:8000", "10.0.0.7"])
+def test_no_subdomain_organizations_on_an_ip_address(db, settings, external_host):
+    """An organization at acme.192.168.1.20 would be reachable by nobody; the default one is fine."""
+    settings.EXTERNAL_HOST = external_host
+    with pytest.raises(CommandError, match="Organizations on subdomains need EXTERNAL_HOST to be a domain name; "):
+        run("create_realm", "--string-id", "acme", "--name", "Acme", "--owner-email", "o@acme.example",
+            "--owner-full-name", "Olga")  # fmt: skip
+    assert not Realm.objects.filter(string_id="acme").exists()
+    out = run("create_realm", "--string-id", "", "--name", "Home", "--owner-email", "o@example.com",
+              "--owner-full-name", "Olga")  # fmt: skip
+    assert f"Created organization 'Home' at http://{external_host}" in out
+
+
 def test_create_realm_rolls_back_when_the_owner_is_invalid(db):
     with pytest.raises(CommandError, match="Invalid address"):
         run("create_realm", "--string-id", "acme", "--name", "Acme", "--owner-email", "nope", "--owner-full-name", "O")
