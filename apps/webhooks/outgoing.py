@@ -160,7 +160,11 @@ def post_to_service(
             raise Unreachable(TOO_LONG, timed_out=True) from None
         if isinstance(exc, urllib3.exceptions.SSLError):
             raise Failed(f"TLS: {exc}") from None
-        timed_out = isinstance(exc, (urllib3.exceptions.TimeoutError, TimeoutError))
+        # urllib3's NewConnectionError (refused, unreachable) is a kind of ConnectTimeoutError; as
+        # requests does for Zulip, it is a connection error, not a timeout.
+        timed_out = isinstance(exc, (urllib3.exceptions.TimeoutError, TimeoutError)) and not isinstance(
+            exc, urllib3.exceptions.NewConnectionError
+        )
         raise Unreachable(f"{type(exc).__name__}: {exc}", timed_out=timed_out) from None
     finally:
         pool.close()

@@ -234,6 +234,22 @@ def test_a_service_down_is_retried_and_a_later_answer_counts(make_hook_bot, serv
     assert not FailedDelivery.objects.exists()
 
 
+def test_a_service_down_at_every_attempt_is_told_as_down_not_as_slow(make_hook_bot, service, member):
+    """Connection refused four times: the owner hears Zulip's "Is my bot server down?" (the bots QA
+    pass: urllib3's NewConnectionError is a kind of ConnectTimeoutError, and was told as a timeout)."""
+    closed = socket.socket()
+    closed.bind(("127.0.0.1", 0))
+    bot = make_hook_bot(f"http://127.0.0.1:{closed.getsockname()[1]}/")
+    closed.close()
+    message_id = send_dm(member, bot)
+    assert run_tasks_and_retries() == 4
+    assert [m.content for m in latest(message_id)] == ["Failure! Bot is unavailable"]
+    assert owner_notices(bot) == [notice_intro(bot, message_id) + "A connection error occurred. Is my bot server down?"]
+    failure = FailedDelivery.objects.get()
+    assert (failure.outcome, failure.attempts) == ("unavailable", 4)
+    assert "NewConnectionError" in failure.detail
+
+
 def test_an_answer_too_large_or_malformed_is_refused(hook_bot, service, member, settings):
     settings.OUTGOING_WEBHOOK_MAX_RESPONSE_BYTES = 3000
     service.body = {"content": "x" * 3000}
