@@ -282,9 +282,8 @@ def test_deactivating_a_bot_twice_is_fine_and_administrators_still_list_it(membe
     assert not User.objects.get(id=bot_id).is_active
     assert {"type": "realm_user", "op": "update", "person": {"user_id": bot_id, "is_active": False}} in (
         received[admin.id])  # fmt: skip
-    assert [e for e in received[admin.id] if e["type"] == "realm_bot"] == [
-        {"type": "realm_bot", "op": "update", "bot": {"user_id": bot_id, "is_active": False}}  # Zulip's, not delete
-    ]
+    # Feature level 474: bot objects have no is_active, and no realm_bot event says it (the bots QA pass).
+    assert [e for e in received[admin.id] if e["type"] == "realm_bot"] == []
     assert_success(api(member).delete(f"/bots/{bot_id}"))
     assert assert_success(api(member).get("/bots"))["bots"] == []
     assert [shape["user_id"] for shape in realm_bots(admin)] == [bot_id]  # deactivated ones too
@@ -364,14 +363,14 @@ def test_a_bot_is_reactivated_only_while_its_name_is_free(member, admin):
     assert not User.objects.get(id=old_id).is_active
 
 
-def test_deactivating_and_reactivating_a_bot_tell_its_administrators(member, admin, capture_events):
+def test_deactivating_and_reactivating_a_bot_tell_everyone_by_its_user(member, admin, capture_events):
+    """As Zulip since feature level 474 (the bots QA pass: a realm_bot/update {is_active} came too)."""
     bot_id = create(member)["user_id"]
-    bot_events = json.dumps(["realm_bot"])
-    with capture_events(member, admin, event_types=bot_events) as received:
+    with capture_events(member, admin, event_types=json.dumps(["realm_bot", "realm_user"])) as received:
         assert_success(api(member).delete(f"/bots/{bot_id}"))
         assert_success(api(member).post(f"/users/{bot_id}/reactivate"))
     for user in (member, admin):
         assert received[user.id] == [
-            {"type": "realm_bot", "op": "update", "bot": {"user_id": bot_id, "is_active": False}},
-            {"type": "realm_bot", "op": "update", "bot": {"user_id": bot_id, "is_active": True}},
+            {"type": "realm_user", "op": "update", "person": {"user_id": bot_id, "is_active": False}},
+            {"type": "realm_user", "op": "update", "person": {"user_id": bot_id, "is_active": True}},
         ]

@@ -10,7 +10,6 @@ from apps.realms.models import AuditLogEventType
 from apps.realms.selectors import lock_realm
 from apps.users.actions.bot_owner import do_change_bot_owner
 from apps.users.actions.notify import send_person_update
-from apps.users.bots import send_bot_update
 from apps.users.errors import CannotDeactivateLastUserError, LastOwnerDeactivationError
 from apps.users.hooks import bot_reactivating, user_reactivated, users_deactivated
 from apps.users.models import User
@@ -55,8 +54,8 @@ def do_deactivate_user(user: User, *, acting_user: User | None) -> list[User]:
     Raises for the organization's only owner, and "User is deactivated" when another request
     deactivated them meanwhile (the organization's row, locked first, makes deactivations take
     turns). Audit: USER_DEACTIVATED for each. Emits:
-    realm_user/update {is_active: false} for each (and realm_bot/update {is_active: false} to those
-    who administer a bot, as Zulip's), then what the users_deactivated hooks send
+    realm_user/update {is_active: false} for each (no realm_bot/update: Zulip sends none since
+    feature level 474, bot objects having no is_active), then what the users_deactivated hooks send
     (user_group/update for group settings whose anonymous groups listed them,
     subscription/peer_remove for their channels), to the others. Group memberships are kept (reads
     ignore deactivated users); clients drop the user from groups by themselves. The deactivated
@@ -76,8 +75,6 @@ def do_deactivate_user(user: User, *, acting_user: User | None) -> list[User]:
             {"type": "realm_user", "op": "update", "person": {"user_id": each.id, "is_active": False}},
             Everyone(tuple(u.id for u in deactivated)),
         )
-        if each.is_bot:
-            send_bot_update(each, {"is_active": False})
     users_deactivated.call(deactivated)
     delete_queues_on_commit(u.id for u in deactivated)  # after their events: registered first
     return deactivated
@@ -104,8 +101,8 @@ def do_reactivate_user(user: User, *, acting_user: User | None) -> None:
     """Reactivate the user (alone: their bots stay as they are); reactivating an active user
     changes nothing (as in Zulip).
 
-    Audit: USER_REACTIVATED. Emits: realm_user/update {is_active: true} (and realm_bot/update
-    {is_active: true} for a bot, to those who administer it), then what the
+    Audit: USER_REACTIVATED. Emits: realm_user/update {is_active: true} (for a bot too, as Zulip
+    since feature level 474: no realm_bot/update), then what the
     user_reactivated hooks send (user_group/add_members for the user's groups, user_group/update
     for settings that list the user again, subscription/peer_add for their channels). A bot whose
     owner is deactivated becomes the acting person's (as Zulip's): see do_change_bot_owner.
@@ -116,8 +113,6 @@ def do_reactivate_user(user: User, *, acting_user: User | None) -> None:
     user.is_active = True
     audit(user.realm_id, AuditLogEventType.USER_REACTIVATED, modified_user=user, acting_user=acting_user)
     send_person_update(user, {"is_active": True})
-    if user.is_bot:
-        send_bot_update(user, {"is_active": True})
     user_reactivated.call(user)
     owner = user.bot_owner if user.bot_owner_id is not None else None
     if owner is not None and not owner.is_active and acting_user is not None and not acting_user.is_bot:

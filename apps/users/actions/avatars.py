@@ -17,9 +17,7 @@ from apps.events.publish import forget_credentials_on_commit
 from apps.realms.models import AuditLogEventType
 from apps.users.actions.notify import audit_user_change, send_avatar_update
 from apps.users.avatars import avatar_pngs, avatar_storage, avatar_storage_name
-from apps.users.bots import send_bot_update
 from apps.users.models import AvatarSource, User
-from apps.users.selectors import avatar_url
 
 MIB = 1024 * 1024
 
@@ -56,8 +54,8 @@ def do_change_avatar(user: User, source: str, avatar_hash: str = "", *, acting_u
     """Set the avatar's source (AvatarSource; an uploaded one's stored `avatar_hash`) and bump its
     version; the previous upload's pictures are deleted once this commits.
 
-    Audit: USER_AVATAR_SOURCE_CHANGED. Emits: realm_user/update with the avatar fields, and
-    realm_bot/update {avatar_url} for a bot."""
+    Audit: USER_AVATAR_SOURCE_CHANGED. Emits: realm_user/update with the avatar fields (for a bot
+    too, as Zulip since feature level 474: no realm_bot/update)."""
     row = User.objects.filter(id=user.id)
     # The write first: it locks the row (the database, on SQLite), so that what is read next is the
     # avatar of the last change that committed, not the one this request authenticated with.
@@ -70,8 +68,6 @@ def do_change_avatar(user: User, source: str, avatar_hash: str = "", *, acting_u
         user, AuditLogEventType.USER_AVATAR_SOURCE_CHANGED, "avatar_source", old_source, source, acting_user=acting_user
     )
     send_avatar_update(user)
-    if user.is_bot:
-        send_bot_update(user, {"avatar_url": avatar_url(user)})
     if old_hash:
         transaction.on_commit(lambda: _delete_pictures(user.realm_id, old_hash))
 
