@@ -4,10 +4,13 @@ import re
 from collections.abc import Sequence
 from typing import Annotated, Any, Literal, NotRequired
 
+from django.http import HttpRequest
 from pydantic import Field
+from rest_framework.request import Request
 from typing_extensions import TypedDict
 
 from apps.core.params import Id, Json, JsonOrText, Params
+from apps.core.sessions import is_session_api
 from apps.messages.models import AlertWord, Message, Reaction, SubMessage, UserMessage
 from apps.subscriptions.topics import topic_for_client
 from apps.users.models import User
@@ -160,10 +163,14 @@ class RenderedAnswer(TypedDict):
 _PRODUCT_RE = re.compile(r"[!#$%&'*+.^_`|~0-9A-Za-z-]*")
 
 
-def client_name(user_agent: str) -> str:
-    """Zulip's `client` field: the User-Agent's product name ("ZulipPython/0.9.1 ..." -> "ZulipPython")."""
-    name = _PRODUCT_RE.match(user_agent.strip()).group()
-    return name[:40] or "API"
+def client_name(request: HttpRequest | Request) -> str:
+    """Zulip's `client` field: the User-Agent's product name ("ZulipPython/0.9.1 ..." -> "ZulipPython");
+    "website" for a browser's session (/json/), as Zulip's process_client names browsers (its own
+    desktop app, "Zulip…", keeps its name): the name that makes a message read for its sender."""
+    name = _PRODUCT_RE.match(request.META.get("HTTP_USER_AGENT", "").strip()).group()[:40] or "API"
+    if is_session_api(request) and not name.startswith("Zulip"):
+        return "website"
+    return name
 
 
 class RenderMessageParams(Params):

@@ -23,7 +23,7 @@ from apps.scheduled_messages.serializers import (
 
 
 def _client(request: Request) -> str:
-    return client_name(request.META.get("HTTP_USER_AGENT", ""))
+    return client_name(request)
 
 
 class ScheduledMessagesView(ApiView):

@@ -7,7 +7,7 @@ from urllib.parse import urlencode
 import pytest
 from django.test import Client
 
-from apps.messages.models import Message
+from apps.messages.models import Message, UserMessage
 from tests.api import ApiClient, assert_error, assert_success, encode_params
 from tests.web.conftest import browser, submit
 
@@ -42,6 +42,24 @@ def test_a_session_reads_and_writes_through_json(member, realm, make_stream):
     # The same view answers both URL spaces alike.
     fetched = assert_success(client.get("/json/messages", {"anchor": "newest", "num_before": 5, "num_after": 0}))
     assert [m["id"] for m in fetched["messages"]][-1] == sent["id"]
+
+
+def test_a_browser_is_the_website_client_and_its_messages_are_read_by_their_sender(member, make_stream):
+    """As Zulip's process_client names browsers (the web app QA pass: the sender's own messages were
+    unread, sent by client "Mozilla"); Zulip's own apps keep their names."""
+    general = make_stream("general", member)
+    client = logged_in(member)
+    browser_agent = "Mozilla/5.0 (X11; Linux x86_64) AppleWebKit/537.36 Chrome/156.0 Safari/537.36"
+    for agent, expected in ((browser_agent, "website"), ("", "website"), ("ZulipElectron/5.12.0", "ZulipElectron")):
+        sent = assert_success(send(client, "hi", general, HTTP_X_CSRFTOKEN=token(client), HTTP_USER_AGENT=agent))
+        message = Message.objects.get(id=sent["id"])
+        assert message.sending_client == expected
+        assert UserMessage.objects.get(message=message, user=member).flags & UserMessage.READ
+    shown = assert_success(client.get("/json/messages", {"anchor": "newest", "num_before": 1, "num_after": 0}))
+    assert shown["messages"][0]["client"] == "ZulipElectron"
+    params = {"type": "stream", "to": general.id, "topic": "web", "content": "hi"}
+    sent = assert_success(ApiClient(member).post("/messages", params, HTTP_USER_AGENT=browser_agent))
+    assert Message.objects.get(id=sent["id"]).sending_client == "Mozilla"  # an API key's client is its own
 
 
 def test_an_unsafe_request_without_the_csrf_token_is_refused(member, make_stream):

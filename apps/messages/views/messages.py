@@ -144,7 +144,7 @@ class MessagesView(ApiView):
             to=params.to,
             topic=topic,
             content=params.content,
-            client=client_name(request.META.get("HTTP_USER_AGENT", "")),
+            client=client_name(request),
             read_by_sender=params.read_by_sender,
             local_id=(params.queue_id, params.local_id) if params.queue_id and params.local_id else None,
             acting_user=request.user,
