@@ -20,21 +20,23 @@ from apps.core.sessions import is_session_api, session_api_user
 
 
 def begin_api_request(request: HttpRequest, *, authenticated: bool = True):
-    """The authenticated user (None for anonymous endpoints), after the rate limit let it through.
-
-    Failed authentications count against the client's address, so keys cannot be guessed faster
-    than anonymous requests are allowed.
-    """
-    realm_for_request(request)
-    user = None
-    if authenticated:
-        try:
-            user = session_api_user(request) if is_session_api(request) else authenticated_user(request)
-        except UnauthorizedError:
-            check_rate_limit(request, None)
-            raise
-        request_notes(request).user_id = user.id
+    """The authenticated user (None for anonymous endpoints), after the rate limit let it through."""
+    user = authenticate_api_request(request) if authenticated else None
     check_rate_limit(request, user)
+    return user
+
+
+def authenticate_api_request(request: HttpRequest):
+    """The user the request's credentials name (its API key, or its session on /json/), not yet
+    counted in their rate limit. Failed authentications count against the client's address, so
+    keys cannot be guessed faster than anonymous requests are allowed."""
+    realm_for_request(request)
+    try:
+        user = session_api_user(request) if is_session_api(request) else authenticated_user(request)
+    except UnauthorizedError:
+        check_rate_limit(request, None)
+        raise
+    request_notes(request).user_id = user.id
     return user
 
 

@@ -24,7 +24,7 @@ from django.core.exceptions import DisallowedHost, TooManyFieldsSent
 from django.http import HttpRequest, HttpResponse, JsonResponse, QueryDict
 from django.http.request import split_domain_port, validate_host
 
-from apps.core.api import begin_api_request, serve_async_api
+from apps.core.api import authenticate_api_request, begin_api_request, serve_async_api
 from apps.core.asgi import executor_pool, outside_request
 from apps.core.auth import accounts, parse_basic_header, realm_for_request
 from apps.core.errors import (
@@ -204,10 +204,12 @@ async def _poll(poll: PollRequest, identity: Identity, backend: EventQueueBacken
 
 async def _authenticate(poll: PollRequest) -> Identity:
     """Who polls: from the credential cache, else from the database (then cached); a browser's
-    poll from its session, as every /json/ request (counted in the general limit, as there)."""
+    poll from its session, as every /json/ request, and counted in the polls' budget as an API
+    key's (the web app QA pass: counted in the general one, a busy channel's events left the
+    page's own requests refused)."""
     if poll.session_request is not None:
         request, poll.session_request = poll.session_request, None
-        user = await sync_to_async(begin_api_request)(request)
+        user = await sync_to_async(authenticate_api_request)(request)
         poll.session_key = request.session.session_key
         poll.notes.user_id = user.id
         return Identity(user_id=user.id, realm_id=user.realm_id)

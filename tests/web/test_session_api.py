@@ -135,6 +135,25 @@ def test_the_event_queue_over_json(event_backend, member, make_stream):
     assert_error(client.get("/json/events", poll), 400, "BAD_EVENT_QUEUE_ID")
 
 
+def test_a_browsers_polls_have_the_budget_of_polls(event_backend, member, settings):
+    """As an API key's polls (the web app QA pass: counted in the general budget, a busy channel's
+    events left the page's own requests refused, and the page's spent budget stopped its polls)."""
+    settings.RATE_LIMIT_API_BY_USER = (2, 60)
+    client = logged_in(member)
+    csrf = {"HTTP_X_CSRFTOKEN": token(client)}
+    queue_id = assert_success(client.post("/json/register", encode_params({"event_types": ["message"]}), **csrf))[
+        "queue_id"
+    ]
+    assert_success(client.get("/json/users/me"))
+    assert_error(client.get("/json/users/me"), 429, "RATE_LIMIT_HIT")  # the general budget is spent
+    poll = {"queue_id": queue_id, "last_event_id": -1, "dont_block": "true"}
+    for remaining in ("1", "0"):
+        response = client.get("/json/events", poll)
+        assert_success(response)
+        assert response["X-RateLimit-Remaining"] == remaining
+    assert_error(client.get("/json/events", poll), 429, "RATE_LIMIT_HIT")  # and now the polls' one
+
+
 def test_a_new_password_keeps_this_browser_logged_in_and_ends_the_others(member):
     """As Zulip's json_change_settings (update_session_auth_hash); through the API, every session ends."""
     client, other = logged_in(member), logged_in(member)
