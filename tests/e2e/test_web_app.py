@@ -948,7 +948,9 @@ def test_the_box_goes_where_the_conversation_is(web_server, people, chromium):
         assert admin.call_endpoint(f"streams/{lobby.id}", method="DELETE")["result"] == "success"
         expect(page.locator("#narrow-title")).to_have_text("Combined feed")
         expect(page.locator("#channels")).not_to_contain_text("lobby")
-        expect(page.locator("#compose-status")).to_have_text("#lobby was archived: nothing more can be sent to it.")
+        expect(page.locator("#compose-status")).to_have_text(
+            "#lobby is no longer available: nothing more can be sent to it."
+        )
 
         page.select_option("#compose-channel", "dm")
         page.fill("#compose-people", "olive owner")
@@ -963,6 +965,116 @@ def test_the_box_goes_where_the_conversation_is(web_server, people, chromium):
         expect(page.locator("#compose-status")).to_have_text("Not sent: Nobody is named Nobody Here")
         expect(box).to_have_value("Lost?")
         assert_nothing_blocked(page)
+        browser.close()
+
+
+def test_a_draft_whose_channel_goes_away_goes_nowhere_else(web_server, people, chromium):
+    """Removed from the private channel being written to, the draft keeps no address and takes
+    none: the writer chooses (the web-app QA pass: the box chose #general, and Enter posted there)."""
+    server, general = web_server
+    realm, owner, member = people
+    hr = create_stream(realm, "hr", owner, member, private=True)
+    url = server.url
+    admin = zulip.Client(email=api_email(owner), api_key=owner.api_key, site=url)
+    with sync_playwright() as playwright:
+        browser = playwright.chromium.launch(executable_path=chromium, headless=True)
+        _, page = log_in(browser, url, member.delivery_email)
+        box = page.locator("#compose-content")
+        page.goto(f"{url}/#channel/{hr.id}/topic/salaries")
+        expect(page.locator("#compose-channel")).to_have_value(str(hr.id))
+        box.fill("confidential: the numbers")
+        removed = admin.remove_subscriptions(["hr"], principals=[api_email(member)])
+        assert removed["result"] == "success"
+        expect(page.locator("#narrow-title")).to_have_text("Combined feed")
+        expect(page.locator("#channels")).not_to_contain_text("hr")
+        expect(page.locator("#compose-channel")).to_have_value("")
+        page.goto(f"{url}/#channel/{general.id}/topic/plans")
+        expect(page.locator("#narrow-title")).to_have_text("#general \u203a plans")
+        expect(page.locator("#compose-channel")).to_have_value("")
+        box.press("Enter")
+        expect(page.locator("#compose-status")).to_have_text(
+            "Not sent: choose where it goes (a channel or direct message)."
+        )
+        expect(box).to_have_value("confidential: the numbers")
+        newest = admin.get_messages({"anchor": "newest", "num_before": 5, "num_after": 0})["messages"]
+        assert [m for m in newest if "confidential" in m["content"]] == []
+        browser.close()
+
+
+def test_on_a_phone_what_the_box_covers_is_not_read(web_server, people, chromium):
+    """One column: the message box stays over the bottom of the screen; the messages behind it are
+    not on screen (the web-app QA pass: they were marked read)."""
+    server, general = web_server
+    _, owner, member = people
+    olive = zulip.Client(email=api_email(owner), api_key=owner.api_key, site=server.url)
+    ids = send_many(olive, "under", 30)
+    mick = zulip.Client(email=api_email(member), api_key=member.api_key, site=server.url)
+
+    def read_ids() -> set[int]:
+        narrow = [{"operator": "channel", "operand": "general"}, {"operator": "topic", "operand": "under"}]
+        found = mick.get_messages({"anchor": "oldest", "num_before": 0, "num_after": 50, "narrow": narrow})
+        return {m["id"] for m in found["messages"] if "read" in m["flags"]}
+
+    with sync_playwright() as playwright:
+        browser = playwright.chromium.launch(executable_path=chromium, headless=True)
+        context = new_context(browser, viewport={"width": 390, "height": 844}, has_touch=True)
+        page = context.new_page()
+        page.set_default_timeout(TIMEOUT_MS)
+        page.goto(f"{server.url}/login/")
+        page.fill("input[name=email]", member.delivery_email)
+        page.fill("input[name=password]", PASSWORD)
+        page.click("button[type=submit]")
+        page.goto(f"{server.url}/#channel/{general.id}/topic/under")
+        expect(page.locator("li.message")).to_have_count(30)
+        page.locator("#compose-content").fill("a longer message\nover\nseveral\nlines")  # the box grows
+        page.wait_for_timeout(300)
+        # The view opens at its first unread message: those on screen above the box get read.
+        page.wait_for_function("() => document.querySelectorAll('li.message').length === 30")
+        behind = page.evaluate(
+            """() => {
+              const top = document.querySelector('#compose').getBoundingClientRect().top;
+              return [...document.querySelectorAll('li.message')]
+                .filter((li) => { const r = li.getBoundingClientRect(); return r.top >= top && r.top < innerHeight; })
+                .map((li) => Number(li.dataset.messageId));
+            }"""
+        )
+        assert behind, "no message behind the box: the test shows nothing"
+        deadline = 50
+        while ids[0] not in read_ids() and deadline:
+            page.wait_for_timeout(100)
+            deadline -= 1
+        assert ids[0] in read_ids()
+        page.wait_for_timeout(500)
+        assert not read_ids() & set(behind)
+        browser.close()
+
+
+def test_a_view_that_could_not_load_loads_once_the_server_answers(web_server, people, chromium):
+    """The web-app QA pass: after a failure that passes, "These messages cannot be shown" stayed
+    until the page was reloaded."""
+    server, general = web_server
+    _, owner, member = people
+    olive = zulip.Client(email=api_email(owner), api_key=owner.api_key, site=server.url)
+    olive.send_message({"type": "stream", "to": "general", "topic": "flaky", "content": "Already there"})
+    with sync_playwright() as playwright:
+        browser = playwright.chromium.launch(executable_path=chromium, headless=True)
+        _, page = log_in(browser, server.url, member.delivery_email)
+        failed = []
+
+        def fail_once(route):
+            if failed:
+                route.continue_()
+            else:
+                failed.append(route.request.url)
+                body = '{"result": "error", "msg": "Service temporarily unavailable", "code": "BAD_REQUEST"}'
+                route.fulfill(status=503, content_type="application/json", body=body)
+
+        page.route("**/json/messages?*", fail_once)
+        page.goto(f"{server.url}/#channel/{general.id}/topic/flaky")
+        expect(page.locator("#empty")).to_contain_text("These messages cannot be shown")
+        olive.send_message({"type": "stream", "to": "general", "topic": "elsewhere", "content": "Wakes the poll"})
+        expect(message(page, "Already there")).to_be_visible()
+        assert len(failed) == 1
         browser.close()
 
 

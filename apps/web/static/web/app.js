@@ -29,6 +29,8 @@ import { $, ctx, me, state } from "./state.js";
 function showStatus(status, seconds) {
   // Back: a message that the server could not be reached is no longer true.
   if (status === "connected" && $("#compose-status").textContent.endsWith(UNREACHABLE)) setComposeStatus("");
+  // Back: a view that could not load (the server unreachable or failing) loads now.
+  if (status === "connected" && state.viewFailed) showView();
   const node = $("#connection");
   node.dataset.state = status;
   node.textContent = {
@@ -191,15 +193,16 @@ const handlers = {
     if (event.op === "create") {
       for (const { stream_id, name, invite_only } of event.streams) state.streams.set(stream_id, { name, invite_only });
     } else if (event.op === "delete") {
-      // Archived (Zulip's event for clients without the archived_channels capability): gone from
-      // the sidebar and from the box's channels; the view of one goes back to the feed.
+      // Archived, or a private channel the user was removed from (Zulip's event for both, to clients
+      // without the archived_channels capability): gone from the sidebar and from the box's
+      // channels; the view of one goes back to the feed.
       for (const { stream_id: id } of event.streams) {
         const name = ctx.streamName(id);
         state.subs.delete(id);
         state.streams.delete(id);
         if (state.view.streamId === id) {
           window.location.hash = hashFor({ kind: "feed" });
-          setComposeStatus(`#${name} was archived: nothing more can be sent to it.`);
+          setComposeStatus(`#${name} is no longer available: nothing more can be sent to it.`);
         }
       }
       renderSidebar();
@@ -214,6 +217,8 @@ const handlers = {
         renderComposeChannels();
         presetCompose(state.view);
         showTitle(state.view);
+        // The "#channel › topic" lines of a mixed view name it anew.
+        for (const message of state.messages.values()) if (message.stream_id === event.stream_id) rerender(message);
       }
     }
     if (!$("#channel-browser").hidden) renderChannelBrowser();
@@ -324,6 +329,7 @@ let viewToken = 0;
 async function showView() {
   const view = (state.view = viewFromHash(window.location.hash));
   const token = ++viewToken;
+  state.viewFailed = false;
   showTitle(view);
   $("#search").value = view.kind === "search" ? view.query : "";
   $("#channel-browser").hidden = true;
@@ -338,6 +344,7 @@ async function showView() {
   state.loadingOlder = false;
   state.loadingNewer = false;
   readObserver.disconnect();
+  watched.clear();
   onScreen.clear();
   $("#messages").replaceChildren();
   showEmpty(null);
@@ -354,8 +361,14 @@ async function showView() {
     state.messages = new Map();
     $("#messages").replaceChildren();
     showEmpty(`These messages cannot be shown: ${error.message}`); // a search the server refuses, say
+    // What passes is tried again: a rate limit when it says, the server unreachable or failing once
+    // the connection is back (the web app QA pass: the error stayed until the page was reloaded).
+    if (error.status === 429 && error.retryAfter) {
+      setTimeout(() => token === viewToken && showView(), error.retryAfter * 1000);
+    } else state.viewFailed = error.status === 0 || error.status >= 500;
     return;
   }
+  state.viewFailed = false;
   if (token !== viewToken) return; // another view was chosen meanwhile
   // Messages that arrived by event while the view loaded are kept (the answer may predate them),
   // as are the items already drawn for them (a spoiler opened meanwhile stays open); unless newer
@@ -513,7 +526,7 @@ function rerender(message) {
   if (shown.classList.contains("target")) item.classList.add("target");
   // A keyboard user keeps their place: the button focused in the old item is focused in the new.
   const focused = shown.contains(document.activeElement) ? document.activeElement.closest("button[data-action]") : null;
-  readObserver.unobserve(shown);
+  stopWatching(shown);
   shown.replaceWith(item);
   if (focused) {
     const { action, emojiName } = focused.dataset;
@@ -525,24 +538,53 @@ function rerender(message) {
 // A message is read once it is on screen while the page is visible, as in Zulip (not when its view
 // loads: a view holds up to 100 messages, most of them maybe never scrolled to). The server tells
 // every tab, by event. On screen: half of it at least, or any of one taller than half the screen.
+// In the one-column layout the message box stays at the bottom of the screen, over the messages:
+// the screen ends where it begins (the web app QA pass: messages behind it were marked read).
 const onScreen = new Set();
-const readObserver = new IntersectionObserver(
-  (entries) => {
-    for (const entry of entries) {
-      const id = Number(entry.target.dataset.messageId);
-      const screen = entry.rootBounds?.height ?? window.innerHeight;
-      const seen = entry.intersectionRatio >= 0.5 || (entry.isIntersecting && entry.boundingClientRect.height > screen / 2);
-      if (seen && entry.target.isConnected) onScreen.add(id);
-      else onScreen.delete(id);
-    }
-    markShownAsRead();
-  },
-  { threshold: [0, 0.5] },
-);
+const watched = new Set(); // the unread items drawn, watched until they are read or gone
+let readObserver = newReadObserver();
+
+function newReadObserver() {
+  const box = $("#compose");
+  const covered = getComputedStyle(box).position === "sticky" ? box.offsetHeight : 0;
+  return new IntersectionObserver(
+    (entries) => {
+      for (const entry of entries) {
+        const id = Number(entry.target.dataset.messageId);
+        const screen = entry.rootBounds?.height ?? window.innerHeight;
+        const seen = entry.intersectionRatio >= 0.5 || (entry.isIntersecting && entry.boundingClientRect.height > screen / 2);
+        if (seen && entry.target.isConnected) onScreen.add(id);
+        else onScreen.delete(id);
+      }
+      markShownAsRead();
+    },
+    { threshold: [0, 0.5], rootMargin: `0px 0px -${covered}px 0px` },
+  );
+}
+
+// The box grew (a longer message) or the layout changed: the screen's end is measured again.
+function watchReadingAgain() {
+  readObserver.disconnect();
+  readObserver = newReadObserver();
+  for (const item of watched) {
+    if (item.isConnected) readObserver.observe(item);
+    else watched.delete(item);
+  }
+}
+new ResizeObserver(watchReadingAgain).observe($("#compose"));
+window.addEventListener("resize", watchReadingAgain);
+
+function stopWatching(item) {
+  readObserver.unobserve(item);
+  watched.delete(item);
+}
 
 function shownItem(message) {
   const item = messageItem(message, ctx);
-  if (!message.flags.includes("read")) readObserver.observe(item);
+  if (!message.flags.includes("read")) {
+    watched.add(item);
+    readObserver.observe(item);
+  }
   return item;
 }
 
@@ -557,6 +599,8 @@ async function markShownAsRead() {
   ids.forEach((id) => state.markingRead.add(id));
   try {
     await api("POST", "/messages/flags", { messages: ids, op: "add", flag: "read" });
+  } catch {
+    // Not marked (the server unreachable, a rate limit): tried again at the next change on screen.
   } finally {
     ids.forEach((id) => state.markingRead.delete(id));
   }

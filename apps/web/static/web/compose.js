@@ -20,8 +20,12 @@ export function renderComposeChannels() {
     ...(visiting ? [el("option", { value: shown }, `#${visiting.name} (not subscribed)`)] : []),
     el("option", { value: "dm" }, "Direct message"),
   );
-  // A channel no longer there (unsubscribed, archived) is not swapped for another: none is chosen.
-  if (chosen) select.value = [...select.options].some((o) => o.value === chosen) ? chosen : "";
+  // A channel no longer there (unsubscribed, archived) is not swapped for another, nor is text
+  // left with none given one (the browser would choose the first: the web app QA pass, a draft to
+  // a private channel went to #general): none is chosen until the writer chooses.
+  if (chosen || $("#compose-content").value.trim()) {
+    select.value = [...select.options].some((o) => o.value === chosen) ? chosen : "";
+  }
   toggleComposeFields();
 }
 
@@ -37,7 +41,8 @@ export function toggleComposeFields() {
 let addressed = false;
 export function presetCompose(view) {
   const select = $("#compose-channel");
-  if (addressed && state.editing === null && $("#compose-content").value.trim() && select.value) return;
+  // Kept with no address too (its channel gone: the web app QA pass, the draft went to #general).
+  if (addressed && state.editing === null && $("#compose-content").value.trim()) return;
   addressed = true;
   renderComposeChannels(); // the channel shown may be one not subscribed to
   if (view.streamId && [...select.options].some((o) => o.value === String(view.streamId))) {

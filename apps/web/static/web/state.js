@@ -29,6 +29,7 @@ export const state = {
   sending: false, // a message (or an edit) on its way: the box holds still
   openWhenSubscribed: null, // a channel this page created: shown once subscribed
   markingRead: new Set(),
+  viewFailed: false, // the view's messages could not load for a reason that passes: loaded again once connected
 };
 
 // What the render functions need to know (render.js).
