@@ -60,7 +60,7 @@ GROUP_CREATOR = "group_creator"
 # Group-valued settings of an organization: fields of Realm (whose app cannot import this one), set
 # to their defaults with the system groups. Zulip's REALM_PERMISSION_GROUP_SETTINGS, those Parley has.
 REALM_SETTINGS = {
-    "can_create_multiuse_invite_group": GroupSetting(default=SystemGroups.ADMINISTRATORS, allow_everyone_group=False),
+    "create_multiuse_invite_group": GroupSetting(default=SystemGroups.ADMINISTRATORS, allow_everyone_group=False),
     "can_invite_users_group": GroupSetting(default=SystemGroups.MEMBERS, allow_everyone_group=False),
     "can_add_subscribers_group": GroupSetting(default=SystemGroups.MEMBERS, allow_everyone_group=False),
     "can_create_private_channel_group": GroupSetting(default=SystemGroups.MEMBERS, allow_everyone_group=False),

@@ -220,7 +220,7 @@ class UpdateRealmParams(Params):
     message_content_delete_limit_seconds: str | None = None
     move_messages_within_stream_limit_seconds: str | None = None
     move_messages_between_streams_limit_seconds: str | None = None
-    can_create_multiuse_invite_group: Json[Any] = None
+    create_multiuse_invite_group: Json[Any] = None
     can_invite_users_group: Json[Any] = None
     can_add_subscribers_group: Json[Any] = None
     can_create_private_channel_group: Json[Any] = None

@@ -196,8 +196,8 @@ def can_invite_users_by_email(user: User) -> bool:
 
 
 def can_create_multiuse_invite(user: User) -> bool:
-    """Whether the user is in the organization's can_create_multiuse_invite_group (never guests)."""
-    return has_realm_permission(user, "can_create_multiuse_invite_group")
+    """Whether the user is in the organization's create_multiuse_invite_group (never guests)."""
+    return has_realm_permission(user, "create_multiuse_invite_group")
 
 
 # --- what an invitation may name -------------------------------------------------------------------

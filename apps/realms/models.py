@@ -71,7 +71,7 @@ class Realm(models.Model):
     # Group-valued settings (see group_setting).
     can_create_private_channel_group = group_setting("Who may create private channels.")
     can_create_public_channel_group = group_setting("Who may create public channels.")
-    can_create_multiuse_invite_group = group_setting("Who may create reusable invitation links.")
+    create_multiuse_invite_group = group_setting("Who may create reusable invitation links.")
     can_invite_users_group = group_setting("Who may invite people by email.")
     can_add_subscribers_group = group_setting(
         "Who may subscribe others to any channel they may see (each channel's own setting adds others)."

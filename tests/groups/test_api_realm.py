@@ -144,7 +144,7 @@ def test_only_administrators(member, moderator, guest):
 
 
 OWNERS_ONLY = (
-    "can_create_multiuse_invite_group",
+    "create_multiuse_invite_group",
     "can_invite_users_group",
     "can_create_groups",
     "can_manage_all_groups",

@@ -31,9 +31,9 @@ def listed(user) -> list[dict]:
 
 
 def let_create_links(realm, group_name: str) -> None:
-    """The organization's can_create_multiuse_invite_group becomes this system group."""
+    """The organization's create_multiuse_invite_group becomes this system group."""
     group_id = system_groups(realm.id)[group_name].id
-    do_change_realm_permission_group_setting(realm, "can_create_multiuse_invite_group", group_id, acting_user=None)
+    do_change_realm_permission_group_setting(realm, "create_multiuse_invite_group", group_id, acting_user=None)
 
 
 def db_state() -> dict:

@@ -2,11 +2,9 @@
 request, meanwhile, and when the creator is deactivated), finding a link by its key, and the
 organization's setting of who may create links."""
 
-import importlib
 from datetime import timedelta
 
 import pytest
-from django.apps import apps as django_apps
 from django.db import transaction
 from django.utils import timezone
 
@@ -118,7 +116,7 @@ def test_revoking_twice_is_refused_and_the_caller_carries_on(realm, admin):
 
 def test_deactivating_a_creator_revokes_their_open_links(admin, owner, member, realm, capture_events):
     do_change_realm_permission_group_setting(
-        realm, "can_create_multiuse_invite_group", UserGroup.objects.get(realm=realm, name="role:members").id,
+        realm, "create_multiuse_invite_group", UserGroup.objects.get(realm=realm, name="role:members").id,
         acting_user=None,
     )  # fmt: skip
     theirs = [invite_of(create_link(member)), invite_of(create_link(member, invite_expires_in_minutes="null"))]
@@ -137,28 +135,26 @@ def test_deactivating_a_creator_revokes_their_open_links(admin, owner, member, r
 def test_who_may_create_links_follows_the_setting(realm, admin, member, moderator, make_group, owner):
     team = make_group(owner, "inviters", members=[member])
     assert [can_create_multiuse_invite(u) for u in (admin, member, moderator)] == [True, False, False]
-    do_change_realm_permission_group_setting(realm, "can_create_multiuse_invite_group", team.id, acting_user=owner)
+    do_change_realm_permission_group_setting(realm, "create_multiuse_invite_group", team.id, acting_user=owner)
     member.realm.refresh_from_db()
     admin.realm.refresh_from_db()
     assert [can_create_multiuse_invite(u) for u in (admin, member)] == [False, True]
     assert_success(api(User.objects.get(id=member.id)).post("/invites/multiuse"))
     with pytest.raises(JsonableError) as refused:
         check_deactivate_user_group(team.id, acting_user=owner)
-    assert refused.value.data["objections"] == [{"type": "realm", "settings": ["can_create_multiuse_invite_group"]}]
+    assert refused.value.data["objections"] == [{"type": "realm", "settings": ["create_multiuse_invite_group"]}]
 
 
 @pytest.mark.parametrize("group_name", ["role:everyone", "role:internet"])
 def test_the_setting_refuses_everyone(realm, group_name):
     group = UserGroup.objects.get(realm=realm, name=group_name)
-    with pytest.raises(
-        JsonableError, match=f"'can_create_multiuse_invite_group' setting cannot be set to '{group_name}'"
-    ):
-        do_change_realm_permission_group_setting(realm, "can_create_multiuse_invite_group", group.id, acting_user=None)
+    with pytest.raises(JsonableError, match=f"'create_multiuse_invite_group' setting cannot be set to '{group_name}'"):
+        do_change_realm_permission_group_setting(realm, "create_multiuse_invite_group", group.id, acting_user=None)
 
 
 def test_guests_never_create_links_whatever_the_setting(realm, guest):
     group = UserGroup.objects.get(realm=realm, name="role:fullmembers")
-    do_change_realm_permission_group_setting(realm, "can_create_multiuse_invite_group", group.id, acting_user=None)
+    do_change_realm_permission_group_setting(realm, "create_multiuse_invite_group", group.id, acting_user=None)
     assert not can_create_multiuse_invite(guest)
     assert_error(api(guest).post("/invites/multiuse"), 400, "BAD_REQUEST", "Not allowed for guest users")
 
@@ -167,17 +163,5 @@ def test_new_organizations_let_administrators_create_links(db):
     realm, owner = do_create_realm_with_owner("new", "New", owner_email="o@new.example", owner_full_name="Olga",
                                               acting_user=None)  # fmt: skip
     realm = Realm.objects.get(id=realm.id)
-    assert realm.can_create_multiuse_invite_group.name == "role:administrators"
+    assert realm.create_multiuse_invite_group.name == "role:administrators"
     assert can_create_multiuse_invite(User.objects.get(id=owner.id))
-
-
-def test_the_migration_sets_existing_organizations_to_administrators(db):
-    groups_migration = importlib.import_module("apps.groups.migrations.0002_system_groups_of_existing_realms")
-    migration = importlib.import_module("apps.realms.migrations.0006_multiuse_invite_policy")
-    old = Realm.objects.create(string_id="old", name="Old")
-    User.objects.create(realm=old, delivery_email="a@old.example", full_name="Old", role=Role.ADMINISTRATOR)
-    groups_migration.create_system_groups(django_apps, None)
-    assert Realm.objects.get(id=old.id).can_create_multiuse_invite_group_id is None
-    migration.set_default(django_apps, None)
-    old.refresh_from_db()
-    assert old.can_create_multiuse_invite_group == UserGroup.objects.get(realm=old, name="role:administrators")

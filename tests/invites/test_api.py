@@ -355,8 +355,8 @@ def test_invites_changed_reaches_administrators_and_the_creator(
 
 def test_register_shows_who_may_create_links(member, sys_groups, realm, capture_events):
     state = assert_success(api(member).post("/register", {"fetch_event_types": ["realm"]}))
-    assert state["realm_can_create_multiuse_invite_group"] == sys_groups["role:administrators"].id
+    assert state["realm_create_multiuse_invite_group"] == sys_groups["role:administrators"].id
     with capture_events(member, event_types=["realm"]) as received:
         let_create_links(realm, "role:members")
-    data = {"can_create_multiuse_invite_group": sys_groups["role:members"].id}
+    data = {"create_multiuse_invite_group": sys_groups["role:members"].id}
     assert received[member.id] == [{"type": "realm", "op": "update_dict", "property": "default", "data": data}]

@@ -18,7 +18,7 @@ from apps.users.models import User
 # members become full members, who may invite, create and manage groups.
 OWNER_SETTINGS = {"emails_restricted_to_domains", "disallow_disposable_email_addresses", "waiting_period_threshold"}
 OWNER_GROUP_SETTINGS = {
-    "can_create_multiuse_invite_group",
+    "create_multiuse_invite_group",
     "can_invite_users_group",
     "can_create_groups",
     "can_manage_all_groups",

@@ -1,5 +1,5 @@
 """Invitations: reusable links created (through the API by those the organization's
-can_create_multiuse_invite_group allows; by operators with `generate_invite_link` or the Django
+create_multiuse_invite_group allows; by operators with `generate_invite_link` or the Django
 admin) and revoked, each with its audit entry and Zulip's `invites_changed` event (to the
 organization's administrators and the invitation's creator, who then fetch GET /invites)."""
 
