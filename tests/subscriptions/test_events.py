@@ -121,7 +121,8 @@ def test_leaving_a_channel_one_can_no_longer_see_deletes_it_for_them(
 
     events = guests()
     assert kinds(events) == [("subscription", "remove"), ("stream", "delete")]
-    assert (events[1]["stream_ids"], events[1]["streams"][0]["name"]) == ([public.id], "design")
+    # `streams` as Zulip's since feature level 343 (the wire-conformance QA pass: whole channels).
+    assert (events[1]["stream_ids"], events[1]["streams"]) == ([public.id], [{"stream_id": public.id}])
     events = members()
     assert kinds(events) == [
         ("subscription", "peer_remove"),  # the guest left #design

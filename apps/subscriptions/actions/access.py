@@ -58,9 +58,9 @@ def send_stream_update(stream: Stream, prop: str, value: Any, **extra: Any) -> N
 
 
 def send_stream_delete(stream: Stream, user_ids: Collection[int]) -> None:
-    """Emits: stream/delete {streams: [channel], stream_ids: [id]} to these users."""
-    shape = stream_dicts([stream])[stream.id]
-    event = {"type": "stream", "op": "delete", "streams": [shape], "stream_ids": [stream.id]}
+    """Emits: stream/delete {streams: [{stream_id}], stream_ids: [id]} to these users (`streams`
+    as Zulip's since feature level 343: its ids alone, kept for older clients)."""
+    event = {"type": "stream", "op": "delete", "streams": [{"stream_id": stream.id}], "stream_ids": [stream.id]}
     send_event_on_commit(stream.realm_id, event, user_ids)
 
 
