@@ -354,13 +354,19 @@ def test_one_person_at_200_percent_zoom_with_the_keyboard(web_server, people, ch
         expect(page.locator("#channels")).to_contain_text("random")
         page.get_by_role("button", name="Unsubscribe from #random").click()
         expect(page.locator("#channels")).not_to_contain_text("random")
+        page.get_by_role("button", name="Close the channels").click()  # the web-app QA pass: no way out
+        expect(page.locator("#channel-browser")).to_be_hidden()
+        expect(page.locator("#compose-content")).to_be_focused()
 
-        # A new name, shown at once (the realm_user event).
+        # A new name, shown at once (the realm_user event); Esc closes the settings.
         page.click("#open-settings")
         page.fill("#settings-name", "Olive O.")
         page.press("#settings-name", "Enter")
         expect(page.locator("#settings-status")).to_have_text("Saved.")
         expect(page.locator("#me")).to_have_text("Olive O.")
+        page.press("#settings-name", "Escape")
+        expect(page.locator("#settings")).to_be_hidden()
+        expect(page.locator("#compose-content")).to_be_in_viewport()
         assert_nothing_blocked(page)
         browser.close()
 

@@ -638,6 +638,11 @@ async function onMessageAction(event) {
 
 // --- channels, settings, search ----------------------------------------------------------------
 
+function closePanel(panel) {
+  panel.hidden = true;
+  $("#compose-content").focus();
+}
+
 function showChannelBrowser() {
   $("#channel-browser").hidden = false;
   renderChannelBrowser();
@@ -795,6 +800,12 @@ function start() {
     setComposeStatus("");
   });
   $("#browse-channels").addEventListener("click", showChannelBrowser);
+  // The channels and the settings close with their button or Esc (the web app QA pass: only
+  // another view closed them).
+  for (const panel of [$("#channel-browser"), $("#settings")]) {
+    panel.querySelector(".close-panel").addEventListener("click", () => closePanel(panel));
+    panel.addEventListener("keydown", (event) => event.key === "Escape" && closePanel(panel));
+  }
   $("#create-channel").addEventListener("submit", createChannel);
   $("#compose-file").addEventListener("change", onAttach);
   $("#unsubscribe").addEventListener("click", () => {
