@@ -680,6 +680,10 @@ def test_a_link_to_a_message_opens_its_conversation_there(web_server, people, ch
         expect(mick.locator("li.message").last).to_contain_text("after all")
         mick.goto(f"{url}/#narrow/channel/{general.id}-general/topic/long/with/{ids[140]}")
         expect(message(mick, "long 140")).to_have_class(TARGET)
+        # Zulip's older links name the channel alone (the web-app QA pass: "#unknown channel").
+        mick.goto(f"{url}/#narrow/stream/General/topic/long/near/{ids[100]}")
+        expect(mick.locator("#narrow-title")).to_have_text("#general \u203a long")
+        expect(message(mick, "long 100")).to_have_class(TARGET)
         assert_nothing_blocked(mick)
         browser.close()
 

@@ -328,6 +328,13 @@ let viewToken = 0;
 
 async function showView() {
   const view = (state.view = viewFromHash(window.location.hash));
+  if (view.streamName !== undefined) {
+    // A link naming its channel by name alone (Zulip's older links; the web app QA pass): the channel
+    // of that name this page knows of, as Zulip's own app finds it.
+    const wanted = view.streamName.toLowerCase();
+    const found = [...state.streams].find(([, channel]) => channel.name.toLowerCase() === wanted);
+    if (found) view.streamId = found[0];
+  }
   const token = ++viewToken;
   state.viewFailed = false;
   showTitle(view);

@@ -44,9 +44,11 @@ function conversationOf(operands) {
   const decode = (text) => decodeURIComponent(text.replace(/\./g, "%"));
   const channel = operands.channel ?? operands.stream;
   if (channel !== undefined) {
-    const streamId = Number(channel.split("-")[0]);
+    // "12-design" names channel 12; Zulip's older links name it alone ("design"), found by name.
+    const leading = channel.split("-")[0];
+    const place = /^\d+$/.test(leading) ? { streamId: Number(leading) } : { streamId: null, streamName: decode(channel) };
     const topic = operands.topic ?? operands.subject;
-    return topic !== undefined ? { kind: "topic", streamId, topic: decode(topic) } : { kind: "channel", streamId };
+    return topic !== undefined ? { kind: "topic", ...place, topic: decode(topic) } : { kind: "channel", ...place };
   }
   const people = operands.dm ?? operands["pm-with"];
   if (people !== undefined) return dmView(people.split("-")[0]);
