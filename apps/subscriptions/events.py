@@ -1,7 +1,7 @@
 """Channels' part of the event system: the "subscription", "stream", "user_topic" and
 "muted_topics" initial state, and how subscription events adapt to a queue's capabilities."""
 
-from apps.events.registry import QueueOptions, StateContext, event_transform, initial_state
+from apps.events.registry import QueueOptions, StateContext, event_filter, event_transform, initial_state
 from apps.subscriptions.default_groups import default_channel_groups
 from apps.subscriptions.realm_channels import default_channels
 from apps.subscriptions.selectors import (
@@ -20,15 +20,26 @@ from apps.subscriptions.serializers import (
 )
 
 
+def knows_archived_channels(options: QueueOptions) -> bool:
+    """Zulip's archived_channels client capability: the client holds archived channels (is_archived)
+    in its channels and subscriptions, and is told of archiving by stream/update {is_archived}; other
+    clients know none and are told by stream/delete (and stream/create when one comes back)."""
+    return bool(options.client_capabilities.get("archived_channels", False))
+
+
 def _subscriptions(context: StateContext) -> list:
-    """The user's subscription rows (active and not) to channels not archived."""
+    """The user's subscription rows (active and not), to archived channels only for clients that
+    know them."""
+    archived_too = knows_archived_channels(context.options)
     return context.once(
-        "subscriptions", lambda: [s for s in subscriptions_of_user(context.user) if not s.stream.deactivated]
+        "subscriptions",
+        lambda: [s for s in subscriptions_of_user(context.user) if archived_too or not s.stream.deactivated],
     )
 
 
 def _visible(context: StateContext) -> list:
-    return context.once("visible_streams", lambda: visible_streams(context.user))
+    archived_too = knows_archived_channels(context.options)
+    return context.once("visible_streams", lambda: visible_streams(context.user, include_archived=archived_too))
 
 
 def _stream_shapes(context: StateContext) -> dict[int, dict]:
@@ -117,10 +128,32 @@ def muted_topics_state(context: StateContext) -> dict:
     return {"muted_topics": muted_topics_of(context.user)}
 
 
+@event_filter("stream")
+def shows_stream_event(event: dict, options: QueueOptions) -> bool:
+    """Archiving and unarchiving, as Zulip's queues show them: stream/update {is_archived} to
+    clients that know archived channels; stream/delete {for_archiving} and stream/create
+    {for_unarchiving} to the others."""
+    if event["op"] == "update" and event["property"] == "is_archived":
+        return knows_archived_channels(options)
+    if event.get("for_archiving") or event.get("for_unarchiving"):
+        return not knows_archived_channels(options)
+    return True
+
+
+@event_filter("subscription")
+def shows_subscription_event(event: dict, options: QueueOptions) -> bool:
+    """A channel back from the archive gives its subscriptions and subscribers again to the clients
+    it told to forget them (those without the archived_channels capability)."""
+    return not (event.get("for_unarchiving") and knows_archived_channels(options))
+
+
 @event_transform("subscription")
 def adapt_subscription_event(event: dict, options: QueueOptions) -> dict:
     """An `add` carries its user's null_notification_fallbacks ("notification_fallbacks", for this
-    only: never sent)."""
+    only: never sent); the mark of a channel back from the archive is not sent either (Zulip's
+    subscription events have none)."""
+    if "for_unarchiving" in event:
+        event = {key: value for key, value in event.items() if key != "for_unarchiving"}
     if "notification_fallbacks" not in event:
         return event
     event = dict(event)

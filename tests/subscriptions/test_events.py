@@ -1,6 +1,7 @@
 """The events channel changes send: their exact shapes, order and recipients."""
 
 import functools
+import json
 
 import pytest
 
@@ -218,8 +219,45 @@ def test_channel_changes_reach_those_who_see_the_channel(queue_of, owner, admin,
     assert (events[1]["property"], events[1]["name"], events[1]["value"]) == ("name", "design", "Design")
     assert_success(api.delete(f"/streams/{stream.id}"))
     [archived] = members()
-    assert (archived["op"], archived["stream_ids"]) == ("delete", [stream.id])
+    assert (archived["op"], archived["stream_ids"], archived["for_archiving"]) == ("delete", [stream.id], True)
     assert guests() == []
+
+
+KNOWS_ARCHIVED_CHANNELS = {"client_capabilities": json.dumps({"archived_channels": True})}
+
+
+def test_clients_that_know_archived_channels_keep_them(queue_of, admin, member, make_stream):
+    """Zulip's archived_channels capability (the wire-conformance QA pass: ignored, such clients were
+    told to forget an archived channel and never listed one): stream/update {is_archived} instead
+    of stream/delete and, back from the archive, instead of stream/create and the subscriptions;
+    POST /register lists archived channels, marked, with their subscriptions."""
+    stream = make_stream("design", member, admin)
+    api = ApiClient(admin)
+    knowing, unknowing = queue_of(member, **KNOWS_ARCHIVED_CHANNELS), queue_of(member)
+    assert_success(api.delete(f"/streams/{stream.id}"))
+    update = {"type": "stream", "op": "update", "stream_id": stream.id, "name": "design", "property": "is_archived"}
+    assert knowing() == [{**update, "value": True}]
+    assert unknowing() == [
+        {"type": "stream", "op": "delete", "streams": [{"stream_id": stream.id}], "stream_ids": [stream.id],
+         "for_archiving": True}
+    ]  # fmt: skip
+
+    def listed(state: dict) -> tuple:
+        return tuple(
+            [(s["stream_id"], s["is_archived"]) for s in state[key] if s["stream_id"] == stream.id]
+            for key in ("streams", "subscriptions")
+        )
+
+    fetch = {"fetch_event_types": json.dumps(["stream", "subscription"])}
+    knowing_state = assert_success(ApiClient(member).post("/register", {**fetch, **KNOWS_ARCHIVED_CHANNELS}))
+    assert listed(knowing_state) == ([(stream.id, True)], [(stream.id, True)])
+    assert listed(assert_success(ApiClient(member).post("/register", fetch))) == ([], [])
+
+    assert_success(api.patch(f"/streams/{stream.id}", {"is_archived": "false"}))
+    assert knowing() == [{**update, "value": False}]
+    created, added = unknowing()
+    assert (created["op"], created["for_unarchiving"], added["op"]) == ("create", True, "add")
+    assert "for_unarchiving" not in added  # Zulip's mark is on stream/create only
 
 
 def test_unarchiving_a_channel_tells_those_who_see_it_again(queue_of, owner, admin, member, guest, make_stream):

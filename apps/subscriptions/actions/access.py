@@ -34,9 +34,11 @@ def send_stream_creation(
     *,
     only_to: Collection[int] | None = None,
     subscriber_ids: dict[int, set[int]] | None = None,
+    for_unarchiving: bool = False,
 ) -> None:
     """Emits: stream/create {streams} to everyone who can see each channel (or those of `only_to`),
-    their subscriber_count that of `subscriber_ids` if given (see stream_dicts)."""
+    their subscriber_count that of `subscriber_ids` if given (see stream_dicts); marked
+    `for_unarchiving` (as Zulip's) when the channels come back from the archive (UNARCHIVING)."""
     if not streams:
         return
     shapes = stream_dicts(streams, subscriber_ids=subscriber_ids)
@@ -47,25 +49,42 @@ def send_stream_creation(
         if recipients:
             by_recipients[frozenset(recipients)].append(shapes[stream.id])
     for recipients, shapes_for in by_recipients.items():
-        send_event_on_commit(realm, {"type": "stream", "op": "create", "streams": shapes_for}, recipients)
+        event = {"type": "stream", "op": "create", "streams": shapes_for, **_unarchiving(for_unarchiving)}
+        send_event_on_commit(realm, event, recipients)
 
 
-def send_stream_update(stream: Stream, prop: str, value: Any, **extra: Any) -> None:
-    """Emits: stream/update {stream_id, name, property, value, ...} to everyone who can see it."""
-    audience = metadata_access_user_ids(stream.realm_id, [stream])[stream.id]
+def _unarchiving(for_unarchiving: bool) -> dict[str, bool]:
+    """The mark of the events telling clients without the archived_channels capability that a channel
+    is back (clients with it are told by stream/update {is_archived}: apps.subscriptions.events)."""
+    return {"for_unarchiving": True} if for_unarchiving else {}
+
+
+def send_stream_update(
+    stream: Stream, prop: str, value: Any, *, to: Collection[int] | None = None, **extra: Any
+) -> None:
+    """Emits: stream/update {stream_id, name, property, value, ...} to everyone who can see it (or
+    to those of `to`)."""
+    audience = metadata_access_user_ids(stream.realm_id, [stream])[stream.id] if to is None else to
     event = {"type": "stream", "op": "update", "stream_id": stream.id, "name": stream.name, "property": prop}
     send_event_on_commit(stream.realm_id, {**event, "value": value, **extra}, audience)
 
 
-def send_stream_delete(stream: Stream, user_ids: Collection[int]) -> None:
+def send_stream_delete(stream: Stream, user_ids: Collection[int], *, for_archiving: bool = False) -> None:
     """Emits: stream/delete {streams: [{stream_id}], stream_ids: [id]} to these users (`streams`
-    as Zulip's since feature level 343: its ids alone, kept for older clients)."""
+    as Zulip's since feature level 343: its ids alone, kept for older clients); `for_archiving`
+    (as Zulip's) when it is archived: clients with the archived_channels capability are told by
+    stream/update {is_archived} instead (apps.subscriptions.events)."""
     event = {"type": "stream", "op": "delete", "streams": [{"stream_id": stream.id}], "stream_ids": [stream.id]}
+    if for_archiving:
+        event["for_archiving"] = True
     send_event_on_commit(stream.realm_id, event, user_ids)
 
 
-def send_subscription_adds(realm: Realm | int, streams: Sequence[Stream], subs: Sequence[Subscription]) -> None:
-    """Emits: subscription/add {these subscriptions, to channels among `streams`} to their users."""
+def send_subscription_adds(
+    realm: Realm | int, streams: Sequence[Stream], subs: Sequence[Subscription], *, for_unarchiving: bool = False
+) -> None:
+    """Emits: subscription/add {these subscriptions, to channels among `streams`} to their users
+    (marked as send_stream_creation's when `for_unarchiving`)."""
     subscribers = subscriber_ids_by_stream([s.id for s in streams])
     shapes = stream_dicts(streams, subscriber_ids=subscribers)
     per_user: dict[int, list[dict]] = defaultdict(list)
@@ -75,11 +94,16 @@ def send_subscription_adds(realm: Realm | int, streams: Sequence[Stream], subs: 
     # Each user's null_notification_fallbacks go with their event, for the clients needing them.
     settings = User.objects.filter(id__in=per_user).values("id", *NULL_NOTIFICATION_FALLBACKS.values())
     fallbacks = {row["id"]: null_notification_fallbacks(row) for row in settings}
-    send_subscription_lists(realm, "add", per_user, fallbacks)
+    send_subscription_lists(realm, "add", per_user, fallbacks, for_unarchiving=for_unarchiving)
 
 
 def send_subscription_lists(
-    realm: Realm | int, op: str, per_user: dict[int, list[dict]], fallbacks: dict[int, dict] | None = None
+    realm: Realm | int,
+    op: str,
+    per_user: dict[int, list[dict]],
+    fallbacks: dict[int, dict] | None = None,
+    *,
+    for_unarchiving: bool = False,
 ) -> None:
     """Emits: subscription/`op` {subscriptions: the user's list} to each user of `per_user` (with
     their `notification_fallbacks`, when given); users whose events are the same share one."""
@@ -88,19 +112,22 @@ def send_subscription_lists(
         extra = {} if fallbacks is None else {"notification_fallbacks": fallbacks.get(user_id)}
         by_payload[json.dumps({"subscriptions": dicts, **extra}, sort_keys=True)].append(user_id)
     for payload, user_ids in by_payload.items():
-        event = {"type": "subscription", "op": op, **json.loads(payload)}
+        event = {"type": "subscription", "op": op, **json.loads(payload), **_unarchiving(for_unarchiving)}
         send_event_on_commit(realm, event, user_ids)
 
 
-def send_stream_access_changes(realm: Realm | int, streams: Sequence[Stream], before: dict[int, set[int]]) -> None:
+def send_stream_access_changes(
+    realm: Realm | int, streams: Sequence[Stream], before: dict[int, set[int]], *, for_unarchiving: bool = False
+) -> None:
     """After a change of who can see these channels (`before`: metadata_access_user_ids read before
-    it): see _send_access_events. A fixed number of queries, however many channels."""
+    it): see _send_access_events (marked as send_stream_creation's when `for_unarchiving`). A
+    fixed number of queries, however many channels."""
     if not streams:
         return
     after = metadata_access_user_ids(realm, streams)
     gained = {s.id: after[s.id] - before.get(s.id, set()) for s in streams}
     lost = {s.id: before.get(s.id, set()) - after[s.id] for s in streams}
-    _send_access_events(realm, streams, gained=gained, lost=lost)
+    _send_access_events(realm, streams, gained=gained, lost=lost, for_unarchiving=for_unarchiving)
 
 
 def send_stream_events_for_role_change(user: User, before: Sequence[Stream]) -> None:
@@ -121,7 +148,12 @@ def send_stream_events_for_role_change(user: User, before: Sequence[Stream]) -> 
 
 
 def _send_access_events(
-    realm: Realm | int, streams: Sequence[Stream], *, gained: dict[int, set[int]], lost: dict[int, set[int]]
+    realm: Realm | int,
+    streams: Sequence[Stream],
+    *,
+    gained: dict[int, set[int]],
+    lost: dict[int, set[int]],
+    for_unarchiving: bool = False,
 ) -> None:
     """Emits: stream/delete to those who no longer see a channel; stream/create (one event for the
     channels with the same newcomers), then subscription/peer_add {the channel's subscribers} per
@@ -138,7 +170,8 @@ def _send_access_events(
     for stream in now_visible:
         by_recipients[frozenset(gained[stream.id])].append(shapes[stream.id])
     for recipients, shapes_for in by_recipients.items():
-        send_event_on_commit(realm, {"type": "stream", "op": "create", "streams": shapes_for}, recipients)
+        event = {"type": "stream", "op": "create", "streams": shapes_for, **_unarchiving(for_unarchiving)}
+        send_event_on_commit(realm, event, recipients)
     for stream in now_visible:
         if subscribers[stream.id]:
             event = {
@@ -146,6 +179,7 @@ def _send_access_events(
                 "op": "peer_add",
                 "stream_ids": [stream.id],
                 "user_ids": sorted(subscribers[stream.id]),
+                **_unarchiving(for_unarchiving),
             }
             send_event_on_commit(realm, event, gained[stream.id])
 

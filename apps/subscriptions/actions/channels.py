@@ -393,8 +393,9 @@ def do_deactivate_stream(stream: Stream, *, acting_user: User | None) -> None:
     """Archive the channel: it keeps its subscriptions but is gone from lists and cannot be joined.
     Raises "Channel is already deactivated" (as Zulip), before any change.
 
-    Emits: stream/delete {streams: [channel], stream_ids} to everyone who could see it.
-    Audit: STREAM_DEACTIVATED."""
+    Emits, to everyone who could see it, as Zulip's: stream/update {is_archived: true} for clients
+    with the archived_channels capability, stream/delete {for_archiving} for the others (each
+    queue shows its own: apps.subscriptions.events). Audit: STREAM_DEACTIVATED."""
     if _locked_deactivated(stream):
         raise JsonableError("Channel is already deactivated")
     audience = metadata_access_user_ids(stream.realm_id, [stream])[stream.id]
@@ -403,7 +404,8 @@ def do_deactivate_stream(stream: Stream, *, acting_user: User | None) -> None:
     stream.deactivated = True
     stream.save(update_fields=["deactivated"])
     audit(stream.realm_id, AuditLogEventType.STREAM_DEACTIVATED, modified_stream=stream, acting_user=acting_user)
-    send_stream_delete(stream, audience)
+    send_stream_update(stream, "is_archived", True, to=audience)
+    send_stream_delete(stream, audience, for_archiving=True)
     # An archived channel takes no more reports nor announcements (as in Zulip): they are off until
     # another is set.
     naming_it = {name: None for name in CHANNEL_SETTINGS if getattr(stream.realm, f"{name}_id") == stream.id}
@@ -417,9 +419,10 @@ def do_unarchive_stream(stream: Stream, *, acting_user: User | None) -> None:
     settings it kept. Raises "Channel is not currently deactivated", and Zulip's "Channel is private
     and have no subscribers" (nobody could read it), before any change.
 
-    Emits, as the channel's archiving told clients to forget it: stream/create to everyone who can
-    see it, then subscription/add to its subscribers and subscription/peer_add {its subscribers} to
-    the others. Audit: STREAM_REACTIVATED."""
+    Emits, as Zulip's, stream/update {is_archived: false} for clients with the archived_channels
+    capability; for the others, which its archiving told to forget it, (marked for_unarchiving):
+    stream/create to everyone who can see it, then subscription/add to its subscribers and
+    subscription/peer_add {its subscribers} to the others. Audit: STREAM_REACTIVATED."""
     if not _locked_deactivated(stream):
         raise JsonableError("Channel is not currently deactivated")
     subs = list(Subscription.objects.filter(stream=stream, active=True).select_related("user"))
@@ -428,12 +431,13 @@ def do_unarchive_stream(stream: Stream, *, acting_user: User | None) -> None:
     stream.deactivated = False
     stream.save(update_fields=["deactivated"])
     audit(stream.realm_id, AuditLogEventType.STREAM_REACTIVATED, modified_stream=stream, acting_user=acting_user)
+    send_stream_update(stream, "is_archived", False)
     subs = [sub for sub in subs if sub.user.is_active]
     subscriber_ids = {sub.user_id for sub in subs}
-    send_stream_creation(stream.realm, [stream], only_to=subscriber_ids)
-    send_subscription_adds(stream.realm_id, [stream], subs)
+    send_stream_creation(stream.realm, [stream], only_to=subscriber_ids, for_unarchiving=True)
+    send_subscription_adds(stream.realm_id, [stream], subs, for_unarchiving=True)
     # Everyone else who sees it: stream/create and its subscribers (peer_add), as on gaining sight.
-    send_stream_access_changes(stream.realm_id, [stream], before={stream.id: subscriber_ids})
+    send_stream_access_changes(stream.realm_id, [stream], before={stream.id: subscriber_ids}, for_unarchiving=True)
 
 
 @transaction.atomic
