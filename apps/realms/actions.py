@@ -1,6 +1,5 @@
 """Creating and changing organizations."""
 
-import ipaddress
 import re
 from typing import TYPE_CHECKING, Any
 
@@ -15,6 +14,7 @@ from apps.realms.domains import check_domain
 from apps.realms.hooks import realm_created, realm_settings_changed
 from apps.realms.models import AuditLogEventType, Realm, RealmDomain
 from apps.realms.selectors import lock_realm, realm_domains, realm_string_id_in_use
+from config.env import is_ip_address
 
 if TYPE_CHECKING:
     from apps.users.models import User
@@ -42,19 +42,11 @@ def check_string_id(string_id: str) -> str:
     if string_id in RESERVED_SUBDOMAINS or realm_string_id_in_use(string_id):
         raise JsonableError("Subdomain unavailable. Please choose a different one.")
     host, _ = split_domain_port(settings.EXTERNAL_HOST)
-    if _is_ip_address(host):  # nobody could reach it: an address has no subdomains
+    if is_ip_address(host):  # nobody could reach it: an address has no subdomains
         raise JsonableError(
             f"Organizations on subdomains need EXTERNAL_HOST to be a domain name; {host} is an IP address."
         )
     return string_id
-
-
-def _is_ip_address(host: str) -> bool:
-    try:
-        ipaddress.ip_address(host.strip("[]"))
-    except ValueError:
-        return False
-    return True
 
 
 def check_realm_name(name: str) -> str:

@@ -76,6 +76,18 @@ def log_in(browser, url: str, email: str):
     return context, page
 
 
+def log_in_on_a_phone(browser, url: str, email: str):
+    """A page of a phone's size (one column), logged in."""
+    context = new_context(browser, viewport={"width": 390, "height": 844}, has_touch=True)
+    page = context.new_page()
+    page.set_default_timeout(TIMEOUT_MS)
+    page.goto(f"{url}/login/")
+    page.fill("input[name=email]", email)
+    page.fill("input[name=password]", PASSWORD)
+    page.click("button[type=submit]")
+    return page
+
+
 # Scrolls the messages to `top` (null: half a screen down) and answers, two frames later (once what
 # is on screen was seen), whether more is below.
 SCROLL = """(list, top) => new Promise((resolve) => {
@@ -700,13 +712,7 @@ def test_a_phone_opens_a_view_at_its_newest_messages(web_server, people, chromiu
     zulip.Client(email=api_email(member), api_key=member.api_key, site=server.url).mark_all_as_read()
     with sync_playwright() as playwright:
         browser = playwright.chromium.launch(executable_path=chromium, headless=True)
-        context = new_context(browser, viewport={"width": 390, "height": 844}, has_touch=True)
-        page = context.new_page()
-        page.set_default_timeout(TIMEOUT_MS)
-        page.goto(f"{server.url}/login/")
-        page.fill("input[name=email]", member.delivery_email)
-        page.fill("input[name=password]", PASSWORD)
-        page.click("button[type=submit]")
+        page = log_in_on_a_phone(browser, server.url, member.delivery_email)
         page.goto(f"{server.url}/#channel/{general.id}/topic/phone")
         expect(page.locator("li.message")).to_have_count(100)
         expect(message(page, "phone 119")).to_be_in_viewport()
@@ -1027,13 +1033,7 @@ def test_on_a_phone_what_the_box_covers_is_not_read(web_server, people, chromium
 
     with sync_playwright() as playwright:
         browser = playwright.chromium.launch(executable_path=chromium, headless=True)
-        context = new_context(browser, viewport={"width": 390, "height": 844}, has_touch=True)
-        page = context.new_page()
-        page.set_default_timeout(TIMEOUT_MS)
-        page.goto(f"{server.url}/login/")
-        page.fill("input[name=email]", member.delivery_email)
-        page.fill("input[name=password]", PASSWORD)
-        page.click("button[type=submit]")
+        page = log_in_on_a_phone(browser, server.url, member.delivery_email)
         page.goto(f"{server.url}/#channel/{general.id}/topic/under")
         expect(page.locator("li.message")).to_have_count(30)
         page.locator("#compose-content").fill("a longer message\nover\nseveral\nlines")  # the box grows
