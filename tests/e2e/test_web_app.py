@@ -947,6 +947,14 @@ def test_the_box_goes_where_the_conversation_is(web_server, people, chromium):
         page.click("#unsubscribe")
         expect(page.locator("#unsubscribe")).to_have_text("Unsubscribe")
         expect(page.locator("#channels")).to_contain_text("lobby")
+        # Leaving a public channel shown keeps it shown, to visit (the web-app QA pass: thrown out).
+        page.click("#unsubscribe")
+        expect(page.locator("#unsubscribe")).to_have_text("Subscribe")
+        expect(page.locator("#channels")).not_to_contain_text("lobby")
+        expect(page.locator("#narrow-title")).to_have_text("#lobby")
+        expect(message(page, "Hello from outside")).to_be_visible()
+        page.click("#unsubscribe")
+        expect(page.locator("#unsubscribe")).to_have_text("Unsubscribe")
 
         sent = admin.send_message({"type": "stream", "to": "general", "topic": "old plans", "content": "The plan"})
         page.goto(f"{url}/#channel/{general.id}/topic/old plans")

@@ -183,11 +183,12 @@ const handlers = {
       window.location.hash = hashFor({ kind: "channel", streamId: state.openWhenSubscribed });
       state.openWhenSubscribed = null;
     }
-    if (event.op === "remove" && event.subscriptions.some((sub) => sub.stream_id === state.view.streamId)) {
-      // No longer subscribed to the channel shown: nothing more can be written to it from here.
+    const shownLeft = event.op === "remove" && event.subscriptions.some((sub) => sub.stream_id === state.view.streamId);
+    if (shownLeft && state.streams.get(state.view.streamId)?.invite_only) {
+      // No longer subscribed to the private channel shown: nothing more can be read or written there.
       window.location.hash = hashFor({ kind: "feed" });
       setComposeStatus("You are no longer subscribed to that channel.");
-    }
+    } else if (shownLeft) presetCompose(state.view); // a public one stays shown, as one visits it (Subscribe)
   },
   stream(event) {
     if (event.op === "create") {
