@@ -420,6 +420,23 @@ def test_a_new_channel_and_a_file_in_it(web_server, people, chromium):
         assert (download.status, download.body()) == (200, b"hi")
         page.screenshot(path=SCREENSHOTS / "6-new-channel-and-file.png")
 
+        # A picture sent is shown whole at the bottom once loaded (the web-app QA pass: cut off, the
+        # list scrolled down before the picture took its height).
+        picture = io.BytesIO()
+        Image.new("RGB", (300, 300), (200, 30, 30)).save(picture, format="PNG")
+        page.fill("#compose-content", "A picture: ")
+        page.set_input_files(
+            "#compose-file", files=[{"name": "red.png", "mimeType": "image/png", "buffer": picture.getvalue()}]
+        )
+        expect(page.locator("#compose-content")).to_have_value(re.compile(r"\(/user_uploads/.+\)$"))
+        page.press("#compose-content", "Enter")
+        shown = message(page, "A picture").locator("img:not(.avatar)")
+        expect(shown).to_be_visible()
+        page.wait_for_function("img => img.complete && img.naturalHeight > 0", arg=shown.element_handle())
+        page.wait_for_timeout(100)
+        at_bottom = "list => list.scrollHeight - list.scrollTop - list.clientHeight < 2"
+        assert page.locator("#messages").evaluate(at_bottom)
+
         # Zulip's links, as the server writes them into messages and emails, open the same views.
         stream_id = page.locator("#channels li", has_text="design").get_attribute("data-stream-id")
         page.goto(f"{url}/#narrow/channel/{stream_id}-design/topic/files")

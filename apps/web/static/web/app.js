@@ -437,9 +437,10 @@ function scroller() {
   return getComputedStyle(list).overflowY === "visible" ? document.scrollingElement : list;
 }
 
-function nearBottom() {
+// At the bottom, give or take 80 pixels (and `grown`: what was just added below).
+function nearBottom(grown = 0) {
   const box = scroller();
-  return box.scrollHeight - box.scrollTop - box.clientHeight < 80;
+  return box.scrollHeight - box.scrollTop - box.clientHeight < 80 + grown;
 }
 
 function scrollToBottom() {
@@ -516,9 +517,16 @@ function appendMessage(message) {
   }
   const stick = nearBottom();
   state.messages.set(message.id, message);
-  $("#messages").append(shownItem(message));
+  const item = shownItem(message);
+  $("#messages").append(item);
   showEmpty(null);
-  if (stick) scrollToBottom(); // someone reading older messages keeps their place
+  if (!stick) return; // someone reading older messages keeps their place
+  scrollToBottom();
+  // Its pictures take their height once loaded: still at the bottom, it stays in full sight (the
+  // web app QA pass: a picture sent was cut off).
+  for (const img of item.querySelectorAll("img")) {
+    if (!img.complete) img.addEventListener("load", () => nearBottom(img.height) && scrollToBottom(), { once: true });
+  }
 }
 
 // A message drawn again (a reaction, a flag, an edit) keeps the spoilers its reader opened (and
