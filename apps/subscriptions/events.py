@@ -128,14 +128,19 @@ def muted_topics_state(context: StateContext) -> dict:
     return {"muted_topics": muted_topics_of(context.user)}
 
 
+# The marks of the events of archiving and unarchiving (apps.subscriptions.actions.access), which
+# say which queues show them; as Zulip's, they never reach a client.
+ARCHIVING_MARKS = ("for_archiving", "for_unarchiving")
+
+
 @event_filter("stream")
 def shows_stream_event(event: dict, options: QueueOptions) -> bool:
     """Archiving and unarchiving, as Zulip's queues show them: stream/update {is_archived} to
-    clients that know archived channels; stream/delete {for_archiving} and stream/create
-    {for_unarchiving} to the others."""
+    clients that know archived channels; stream/delete and stream/create marked for them to the
+    others."""
     if event["op"] == "update" and event["property"] == "is_archived":
         return knows_archived_channels(options)
-    if event.get("for_archiving") or event.get("for_unarchiving"):
+    if any(event.get(mark) for mark in ARCHIVING_MARKS):
         return not knows_archived_channels(options)
     return True
 
@@ -147,13 +152,22 @@ def shows_subscription_event(event: dict, options: QueueOptions) -> bool:
     return not (event.get("for_unarchiving") and knows_archived_channels(options))
 
 
+def _unmarked(event: dict) -> dict:
+    if not any(mark in event for mark in ARCHIVING_MARKS):
+        return event
+    return {key: value for key, value in event.items() if key not in ARCHIVING_MARKS}
+
+
+@event_transform("stream")
+def adapt_stream_event(event: dict, options: QueueOptions) -> dict:
+    return _unmarked(event)
+
+
 @event_transform("subscription")
 def adapt_subscription_event(event: dict, options: QueueOptions) -> dict:
     """An `add` carries its user's null_notification_fallbacks ("notification_fallbacks", for this
-    only: never sent); the mark of a channel back from the archive is not sent either (Zulip's
-    subscription events have none)."""
-    if "for_unarchiving" in event:
-        event = {key: value for key, value in event.items() if key != "for_unarchiving"}
+    only: never sent); nor are the archiving marks (see ARCHIVING_MARKS)."""
+    event = _unmarked(event)
     if "notification_fallbacks" not in event:
         return event
     event = dict(event)
