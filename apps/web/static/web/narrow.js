@@ -2,9 +2,10 @@
 // as Zulip's narrow operators for GET /json/messages. Search boxes use Zulip's syntax:
 // `channel:general topic:"lunch plans" sender:me is:starred has:link some words`.
 
+// Zulip's operators the server takes (apps/messages/narrow.py); anything else is words.
 const OPERATORS = new Set([
-  "channel", "stream", "topic", "subject", "sender", "dm", "pm-with", "dm-including", "is", "has", "id", "near",
-  "search", "channels", "streams",
+  "channel", "stream", "topic", "subject", "sender", "dm", "pm-with", "dm-including", "group-pm-with", "is", "has",
+  "id", "near", "with", "search", "channels", "streams", "in",
 ]);
 
 // Tokens of a search: `op:operand` (quoted operands may hold spaces; a leading "-" negates), else words.
