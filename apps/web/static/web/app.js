@@ -329,7 +329,7 @@ let viewToken = 0;
 
 async function showView() {
   const view = (state.view = viewFromHash(window.location.hash));
-  if (view.streamName !== undefined) {
+  if (view.streamName !== undefined && !state.streams.has(view.streamId)) {
     // A link naming its channel by name alone (Zulip's older links; the web app QA pass): the channel
     // of that name this page knows of, as Zulip's own app finds it.
     const wanted = view.streamName.toLowerCase();
@@ -354,6 +354,7 @@ async function showView() {
   readObserver.disconnect();
   watched.clear();
   onScreen.clear();
+  seenMeanwhile.clear();
   $("#messages").replaceChildren();
   showEmpty(null);
   const narrow = narrowFor(view, { ownEmail: state.ownEmail });
@@ -557,6 +558,7 @@ function rerender(message) {
 // In the one-column layout the message box stays at the bottom of the screen, over the messages:
 // the screen ends where it begins (the web app QA pass: messages behind it were marked read).
 const onScreen = new Set();
+const seenMeanwhile = new Set(); // on screen since the last request (while visible), maybe gone by now
 const watched = new Set(); // the unread items drawn, watched until they are read or gone
 let readObserver = newReadObserver();
 
@@ -569,8 +571,10 @@ function newReadObserver() {
         const id = Number(entry.target.dataset.messageId);
         const screen = entry.rootBounds?.height ?? window.innerHeight;
         const seen = entry.intersectionRatio >= 0.5 || (entry.isIntersecting && entry.boundingClientRect.height > screen / 2);
-        if (seen && entry.target.isConnected) onScreen.add(id);
-        else onScreen.delete(id);
+        if (seen && entry.target.isConnected) {
+          onScreen.add(id);
+          if (document.visibilityState === "visible") seenMeanwhile.add(id);
+        } else onScreen.delete(id);
       }
       markShownAsRead();
     },
@@ -604,19 +608,39 @@ function shownItem(message) {
   return item;
 }
 
+// At most one request a second, for what came on screen meanwhile, as Zulip's app (the web app QA
+// pass: a busy channel sent one per message, and spent the rate limit of the page's own requests).
+const READ_EVERY_MS = 1000;
+let lastReadAt = 0;
+let readTimer = null;
+
+function markShownAsReadIn(ms) {
+  if (readTimer === null) {
+    readTimer = setTimeout(() => {
+      readTimer = null;
+      markShownAsRead();
+    }, ms);
+  }
+}
+
 async function markShownAsRead() {
   // As in Zulip, a search shows messages without reading them.
   if (document.visibilityState !== "visible" || state.view.kind === "search") return;
-  const ids = [...onScreen].filter((id) => {
+  const early = lastReadAt + READ_EVERY_MS - Date.now();
+  if (early > 0) return markShownAsReadIn(early);
+  const ids = [...new Set([...onScreen, ...seenMeanwhile])].filter((id) => {
     const message = state.messages.get(id);
     return message && !message.flags.includes("read") && !state.markingRead.has(id);
   });
+  seenMeanwhile.clear();
   if (!ids.length) return;
+  lastReadAt = Date.now();
   ids.forEach((id) => state.markingRead.add(id));
   try {
     await api("POST", "/messages/flags", { messages: ids, op: "add", flag: "read" });
-  } catch {
-    // Not marked (the server unreachable, a rate limit): tried again at the next change on screen.
+  } catch (error) {
+    // Not marked (the server unreachable, a rate limit): tried again, when the refusal says.
+    markShownAsReadIn(Math.max(READ_EVERY_MS, (error.retryAfter ?? 0) * 1000));
   } finally {
     ids.forEach((id) => state.markingRead.delete(id));
   }
@@ -660,7 +684,9 @@ function closePanel(panel) {
 }
 
 function showChannelBrowser() {
+  $("#settings").hidden = true; // one panel at a time: the messages stay in sight
   $("#channel-browser").hidden = false;
+  $("#channel-browser .close-panel").focus(); // Esc closes it at once
   renderChannelBrowser();
 }
 
@@ -829,6 +855,7 @@ function start() {
     setSubscribed(ctx.streamName(id), !state.subs.has(id), state.streams.get(id)?.invite_only);
   });
   $("#open-settings").addEventListener("click", () => {
+    $("#channel-browser").hidden = true;
     $("#settings").hidden = false;
     $("#settings-avatar").src = state.users.get(state.ownUserId)?.avatar_url || "";
     $("#settings-name").focus();

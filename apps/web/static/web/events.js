@@ -6,6 +6,10 @@
 import { api, ApiError } from "./api.js";
 
 const MAX_BACKOFF_MS = 30000;
+// While events flow (a busy channel), polls are at least this far apart, so each answer brings what
+// came meanwhile: one poll per event would spend the polls' rate limit in a minute (the web app QA
+// pass: a burst of 176 messages locked the page out).
+const MIN_POLL_INTERVAL_MS = 400;
 
 export class EventQueue {
   // onState(registerResponse): a new queue and the state it starts from.
@@ -18,6 +22,7 @@ export class EventQueue {
     this.queueId = null;
     this.lastEventId = -1;
     this.failures = 0;
+    this.lastPollAt = 0;
     this.controller = null;
     this.wakeUp = null;
     this.stopped = false;
@@ -45,6 +50,9 @@ export class EventQueue {
     while (!this.stopped) {
       try {
         if (this.queueId === null) await this.register();
+        const early = this.lastPollAt + MIN_POLL_INTERVAL_MS - Date.now();
+        if (early > 0 && this.failures === 0) await this.sleep(early);
+        this.lastPollAt = Date.now();
         // After a failure, a first poll that does not wait: its answer says the server is back.
         const body = await this.poll({ dontBlock: this.failures > 0 });
         this.failures = 0;

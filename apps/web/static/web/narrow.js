@@ -45,9 +45,10 @@ function conversationOf(operands) {
   const decode = (text) => decodeURIComponent(text.replace(/\./g, "%"));
   const channel = operands.channel ?? operands.stream;
   if (channel !== undefined) {
-    // "12-design" names channel 12; Zulip's older links name it alone ("design"), found by name.
+    // "12-design" names channel 12; Zulip's older links name it alone ("design", "2024-plans",
+    // "42"), found by name when no channel has the leading number (as Zulip's slug_to_stream_id).
     const leading = channel.split("-")[0];
-    const place = /^\d+$/.test(leading) ? { streamId: Number(leading) } : { streamId: null, streamName: decode(channel) };
+    const place = { streamId: /^\d+$/.test(leading) ? Number(leading) : null, streamName: decode(channel) };
     const topic = operands.topic ?? operands.subject;
     return topic !== undefined ? { kind: "topic", ...place, topic: decode(topic) } : { kind: "channel", ...place };
   }
