@@ -21,6 +21,7 @@ from apps.core.sessions import is_session_api, session_api_user
 
 def begin_api_request(request: HttpRequest, *, authenticated: bool = True):
     """The authenticated user (None for anonymous endpoints), after the rate limit let it through."""
+    realm_for_request(request)  # an unknown organization is refused first, anonymous or not
     user = authenticate_api_request(request) if authenticated else None
     check_rate_limit(request, user)
     return user

@@ -1,7 +1,10 @@
 """The Host header picks the organization; nothing crosses between organizations."""
 
 import pytest
+from django.test import RequestFactory
 
+from apps.core.api import begin_api_request
+from apps.core.errors import InvalidSubdomainError
 from apps.realms.selectors import subdomain_for_host
 from tests.api import ApiClient, assert_error, assert_success
 
@@ -27,6 +30,13 @@ def test_subdomain_for_host(host, string_id):
 def test_unknown_subdomain_is_404(realm):
     for path in ("/server_settings", "/users/me"):
         assert_error(ApiClient(host="nowhere.testserver").get(path), 404, "NONEXISTENT_SUBDOMAIN", "Invalid subdomain")
+
+
+def test_an_anonymous_request_to_an_unknown_organization_is_refused_first(realm):
+    """As an authenticated one (async views' serve_async_api(authenticated=False) included)."""
+    with pytest.raises(InvalidSubdomainError):
+        begin_api_request(RequestFactory().get("/api/v1/x", HTTP_HOST="nowhere.testserver"), authenticated=False)
+    assert begin_api_request(RequestFactory().get("/api/v1/x"), authenticated=False) is None
 
 
 def test_subdomain_organization_is_served(member, foreign_user):
