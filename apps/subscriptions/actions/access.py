@@ -43,14 +43,22 @@ def send_stream_creation(
         return
     shapes = stream_dicts(streams, subscriber_ids=subscriber_ids)
     audience = metadata_access_user_ids(realm, streams)
+    recipients = {s.id: audience[s.id] if only_to is None else audience[s.id] & set(only_to) for s in streams}
+    _send_creations(realm, shapes, recipients, for_unarchiving=for_unarchiving)
+
+
+def _send_creations(
+    realm: Realm | int, shapes: dict[int, dict], recipients: dict[int, set[int]], *, for_unarchiving: bool
+) -> None:
+    """Emits: stream/create {streams}, one event for the channels with the same recipients
+    (`recipients` by channel id, in the channels' order)."""
     by_recipients: dict[frozenset[int], list[dict]] = defaultdict(list)
-    for stream in streams:
-        recipients = audience[stream.id] if only_to is None else audience[stream.id] & set(only_to)
-        if recipients:
-            by_recipients[frozenset(recipients)].append(shapes[stream.id])
-    for recipients, shapes_for in by_recipients.items():
+    for stream_id, user_ids in recipients.items():
+        if user_ids:
+            by_recipients[frozenset(user_ids)].append(shapes[stream_id])
+    for user_ids, shapes_for in by_recipients.items():
         event = {"type": "stream", "op": "create", "streams": shapes_for, **_unarchiving(for_unarchiving)}
-        send_event_on_commit(realm, event, recipients)
+        send_event_on_commit(realm, event, user_ids)
 
 
 def _unarchiving(for_unarchiving: bool) -> dict[str, bool]:
@@ -166,12 +174,7 @@ def _send_access_events(
         return
     subscribers = subscriber_ids_by_stream([s.id for s in now_visible])
     shapes = stream_dicts(now_visible, subscriber_ids=subscribers)
-    by_recipients: dict[frozenset[int], list[dict]] = defaultdict(list)
-    for stream in now_visible:
-        by_recipients[frozenset(gained[stream.id])].append(shapes[stream.id])
-    for recipients, shapes_for in by_recipients.items():
-        event = {"type": "stream", "op": "create", "streams": shapes_for, **_unarchiving(for_unarchiving)}
-        send_event_on_commit(realm, event, recipients)
+    _send_creations(realm, shapes, {s.id: gained[s.id] for s in now_visible}, for_unarchiving=for_unarchiving)
     for stream in now_visible:
         if subscribers[stream.id]:
             event = {
