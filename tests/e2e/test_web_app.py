@@ -1164,6 +1164,40 @@ def test_a_busy_channel_is_read_in_few_requests(web_server, people, chromium):
         browser.close()
 
 
+def test_a_refused_mark_as_read_is_tried_again(web_server, people, chromium):
+    """Messages whose marking was refused are marked once the refusal passes, also when the reader
+    has scrolled them away meanwhile."""
+    server, general = web_server
+    _, owner, member = people
+    olive = zulip.Client(email=api_email(owner), api_key=owner.api_key, site=server.url)
+    send_many(olive, "retry", 40)
+    zulip.Client(email=api_email(member), api_key=member.api_key, site=server.url).mark_all_as_read()
+    with sync_playwright() as playwright:
+        browser = playwright.chromium.launch(executable_path=chromium, headless=True)
+        _, page = log_in(browser, server.url, member.delivery_email)
+        page.goto(f"{server.url}/#channel/{general.id}/topic/retry")
+        expect(page.locator("li.message")).to_have_count(40)
+        refused = []
+
+        def refuse_once(route):
+            if refused:
+                route.continue_()
+                return
+            refused.append(route.request.url)
+            body = '{"result": "error", "msg": "API usage exceeded rate limit", "code": "RATE_LIMIT_HIT"}'
+            route.fulfill(status=429, content_type="application/json", body=body, headers={"Retry-After": "2"})
+
+        page.route("**/json/messages/flags", refuse_once)
+        sent = olive.send_message({"type": "stream", "to": "general", "topic": "retry", "content": "late one"})
+        expect(message(page, "late one")).to_be_visible()
+        while not refused:
+            page.wait_for_timeout(50)
+        page.locator("#messages").evaluate("list => { list.scrollTop = 0; }")  # scrolled away
+        # Read by the server (its event takes the mark off), after the refusal's 2 seconds.
+        expect(page.locator(f"#message-{sent['id']}")).not_to_have_class(re.compile(r"\bunread\b"))
+        browser.close()
+
+
 def test_keyboard_places_and_edits_that_cannot_be_saved(web_server, people, chromium):
     """The web-app QA pass: a button pressed from the keyboard keeps the focus when its message is
     drawn again; an edit of a message deleted meanwhile ends, saying so; an empty edit says why it

@@ -377,7 +377,6 @@ async function showView() {
     } else state.viewFailed = error.status === 0 || error.status >= 500;
     return;
   }
-  state.viewFailed = false;
   if (token !== viewToken) return; // another view was chosen meanwhile
   // Messages that arrived by event while the view loaded are kept (the answer may predate them),
   // as are the items already drawn for them (a spoiler opened meanwhile stays open); unless newer
@@ -639,7 +638,9 @@ async function markShownAsRead() {
   try {
     await api("POST", "/messages/flags", { messages: ids, op: "add", flag: "read" });
   } catch (error) {
-    // Not marked (the server unreachable, a rate limit): tried again, when the refusal says.
+    // Not marked (the server unreachable, a rate limit): tried again, when the refusal says, those
+    // gone from the screen meanwhile included.
+    ids.forEach((id) => seenMeanwhile.add(id));
     markShownAsReadIn(Math.max(READ_EVERY_MS, (error.retryAfter ?? 0) * 1000));
   } finally {
     ids.forEach((id) => state.markingRead.delete(id));
