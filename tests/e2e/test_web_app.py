@@ -681,6 +681,30 @@ def test_a_group_conversation_has_its_own_view(web_server, people, chromium):
         browser.close()
 
 
+def test_a_link_pressed_as_its_message_is_marked_opens(web_server, people, chromium):
+    """A message read or unread again (from another client, or by being looked at) keeps its links:
+    one pressed meanwhile opens (the message was drawn anew and the click was lost, a CI run)."""
+    server, _ = web_server
+    _, owner, member = people
+    url = server.url
+    olive = zulip.Client(email=api_email(owner), api_key=owner.api_key, site=url)
+    mick_api = zulip.Client(email=api_email(member), api_key=member.api_key, site=url)
+    sent = olive.send_message({"type": "private", "to": [member.id], "content": "are you there"})
+    with sync_playwright() as playwright:
+        browser = playwright.chromium.launch(executable_path=chromium, headless=True)
+        _, mick = log_in(browser, url, member.delivery_email)
+        item = message(mick, "are you there")
+        expect(item).not_to_have_class("message unread")
+        box = item.locator("a.recipient").bounding_box()
+        mick.mouse.move(box["x"] + box["width"] / 2, box["y"] + box["height"] / 2)
+        mick.mouse.down()
+        mick_api.update_message_flags({"messages": [sent["id"]], "op": "remove", "flag": "read"})
+        expect(item).to_have_class("message unread")
+        mick.mouse.up()
+        expect(mick.locator("#narrow-title")).to_have_text(f"Direct messages with {owner.full_name}")
+        browser.close()
+
+
 TARGET = re.compile(r"\btarget\b")
 
 

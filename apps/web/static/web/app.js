@@ -163,7 +163,8 @@ const handlers = {
       if (event.op === "add") flags.add(event.flag);
       else flags.delete(event.flag);
       message.flags = [...flags];
-      rerender(message);
+      if (event.flag === "read") markShown(message);
+      else rerender(message);
     }
     renderCounts();
   },
@@ -599,12 +600,27 @@ function stopWatching(item) {
 }
 
 function shownItem(message) {
-  const item = messageItem(message, ctx);
+  return watchUnread(messageItem(message, ctx), message);
+}
+
+function watchUnread(item, message) {
   if (!message.flags.includes("read")) {
     watched.add(item);
     readObserver.observe(item);
   }
   return item;
+}
+
+// Read, or unread again: its mark changes in place. Drawn again, a message being read (the moment
+// one looks at it) would lose the click on its links and buttons that was under way (a CI run: a
+// recipient line clicked as its message was read led nowhere).
+function markShown(message) {
+  const shown = document.getElementById(`message-${message.id}`);
+  if (!shown) return;
+  const unread = !message.flags.includes("read");
+  shown.classList.toggle("unread", unread);
+  if (unread) watchUnread(shown, message);
+  else stopWatching(shown);
 }
 
 // At most one request a second, for what came on screen meanwhile, as Zulip's app (the web app QA
