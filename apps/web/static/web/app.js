@@ -449,6 +449,22 @@ function scrollToBottom() {
   box.scrollTop = box.scrollHeight;
 }
 
+// New messages, the reader at the bottom: down to them, but no further than keeps the first unread
+// one not yet seen in sight, at the top, as Zulip's autoscroll (the web app QA pass: a burst taller
+// than the screen scrolled its first messages away before they showed, and they stayed unread).
+function followNewest() {
+  const box = scroller();
+  const top = box === document.scrollingElement ? 0 : box.getBoundingClientRect().top;
+  let stop = box.scrollHeight;
+  for (const item of watched) {
+    const id = Number(item.dataset.messageId);
+    if (!item.isConnected || onScreen.has(id) || seenMeanwhile.has(id) || state.markingRead.has(id)) continue;
+    const offset = item.getBoundingClientRect().top - top;
+    if (offset >= -1) stop = Math.min(stop, box.scrollTop + offset); // above the screen: passed by its reader
+  }
+  box.scrollTop = stop;
+}
+
 // A view opens at the message its link names (marked), else where its reader left off, as in
 // Zulip: at its first unread message shown (at the top), else at its newest.
 function scrollToStart(view) {
@@ -522,11 +538,11 @@ function appendMessage(message) {
   $("#messages").append(item);
   showEmpty(null);
   if (!stick) return; // someone reading older messages keeps their place
-  scrollToBottom();
+  followNewest();
   // Its pictures take their height once loaded: still at the bottom, it stays in full sight (the
   // web app QA pass: a picture sent was cut off).
   for (const img of item.querySelectorAll("img")) {
-    if (!img.complete) img.addEventListener("load", () => nearBottom(img.height) && scrollToBottom(), { once: true });
+    if (!img.complete) img.addEventListener("load", () => nearBottom(img.height) && followNewest(), { once: true });
   }
 }
 
