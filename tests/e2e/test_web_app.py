@@ -468,6 +468,7 @@ def test_a_picture_of_oneself(web_server, people, chromium):
             viewer.context.route(
                 gravatar, lambda route: route.fulfill(content_type="image/png", body=picture.getvalue())
             )
+        page.select_option("#compose-channel", label="#general")
         page.fill("#compose-topic", "faces")
         page.fill("#compose-content", "Who am I?")
         page.press("#compose-content", "Enter")
@@ -886,6 +887,7 @@ def test_what_is_being_written_is_never_lost(web_server, people, chromium):
         page.click("button[type=submit]")
         page.wait_for_url(f"{url}/")
         expect(page.locator("#connection")).to_have_attribute("data-state", "connected")
+        page.select_option("#compose-channel", label="#general")
         box.fill("Nobody there")
         server.stop()
         box.press("Enter")
@@ -1073,6 +1075,43 @@ def test_a_draft_whose_channel_goes_away_goes_nowhere_else(web_server, people, c
         expect(box).to_have_value("confidential: the numbers")
         newest = admin.get_messages({"anchor": "newest", "num_before": 5, "num_after": 0})["messages"]
         assert [m for m in newest if "confidential" in m["content"]] == []
+        # Its text cleared, the box still goes nowhere when the channels are drawn again (a new
+        # subscription): it took the first channel, with the old topic.
+        box.fill("")
+        admin.add_subscriptions([{"name": "zoo"}], principals=[api_email(member)])
+        expect(page.locator("#channels")).to_contain_text("zoo")
+        expect(page.locator("#compose-channel")).to_have_value("")
+        browser.close()
+
+
+def test_the_combined_feed_box_goes_where_its_writer_chooses(web_server, people, chromium):
+    """The combined feed shows every conversation: its box has no channel until one is chosen, as in
+    Zulip (it took the alphabetically first, and a message went there unasked)."""
+    server, general = web_server
+    _, _, member = people
+    url = server.url
+    mick = zulip.Client(email=api_email(member), api_key=member.api_key, site=url)
+    with sync_playwright() as playwright:
+        browser = playwright.chromium.launch(executable_path=chromium, headless=True)
+        _, page = log_in(browser, url, member.delivery_email)
+        page.goto(f"{url}/#channel/{general.id}/topic/plans")
+        expect(page.locator("#compose-topic")).to_have_value("plans")
+        page.goto(f"{url}/#feed")
+        expect(page.locator("#compose-channel")).to_have_value("")
+        expect(page.locator("#compose-channel option:checked")).to_have_text("Choose where it goes")
+        expect(page.locator("#compose-topic")).to_have_value("")
+        page.fill("#compose-content", "where does this go")
+        page.press("#compose-content", "Enter")
+        expect(page.locator("#compose-status")).to_have_text(
+            "Not sent: choose where it goes (a channel or direct message)."
+        )
+        assert mick.get_messages({"anchor": "newest", "num_before": 5, "num_after": 0})["messages"] == []
+        page.select_option("#compose-channel", label="#general")
+        page.fill("#compose-topic", "chosen")
+        page.press("#compose-content", "Enter")
+        expect(message(page, "where does this go")).to_be_visible()
+        sent = mick.get_messages({"anchor": "newest", "num_before": 1, "num_after": 0})["messages"]
+        assert [(m["display_recipient"], m["subject"]) for m in sent] == [("general", "chosen")]
         browser.close()
 
 

@@ -16,16 +16,15 @@ export function renderComposeChannels() {
   const shown = state.view.streamId;
   const visiting = shown && !state.subs.has(shown) && state.streams.get(shown);
   select.replaceChildren(
+    el("option", { value: "", disabled: true }, "Choose where it goes"),
     ...channels.map((sub) => el("option", { value: sub.stream_id }, `#${sub.name}`)),
     ...(visiting ? [el("option", { value: shown }, `#${visiting.name} (not subscribed)`)] : []),
     el("option", { value: "dm" }, "Direct message"),
   );
-  // A channel no longer there (unsubscribed, archived) is not swapped for another, nor is text
-  // left with none given one (the browser would choose the first: the web app QA pass, a draft to
-  // a private channel went to #general): none is chosen until the writer chooses.
-  if (chosen || $("#compose-content").value.trim()) {
-    select.value = [...select.options].some((o) => o.value === chosen) ? chosen : "";
-  }
+  // A channel no longer there (unsubscribed, archived) is not swapped for another (the browser
+  // would choose the first: the web app QA pass, a draft to a private channel went to #general):
+  // none is chosen until the writer chooses.
+  select.value = [...select.options].some((o) => o.value === chosen) ? chosen : "";
   toggleComposeFields();
 }
 
@@ -52,6 +51,11 @@ export function presetCompose(view) {
     select.value = "dm";
     const people = (view.userIds ?? []).map((id) => state.users.get(id)).filter(Boolean);
     if (people.length) $("#compose-people").value = people.map((person) => person.email).join(", ");
+  } else {
+    // A view of several conversations (the combined feed, starred messages, a search): the writer
+    // chooses where a message goes, as in Zulip (it went to the alphabetically first channel).
+    select.value = "";
+    $("#compose-topic").value = "";
   }
   toggleComposeFields();
 }
