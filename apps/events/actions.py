@@ -150,4 +150,4 @@ def do_sweep_event_queues(*, exclusive: bool = True) -> list[tuple[str, int]]:
 def do_delete_queue(user, queue_id: str) -> None:
     """Delete the user's queue; another user's queue, or none, is BAD_EVENT_QUEUE_ID."""
     check_queue_id(queue_id)
-    get_backend().delete_queue(queue_id, user.id)
+    get_backend().delete_queue(queue_id, user.id, by_client=True)

@@ -299,9 +299,9 @@ async def long_poll(
     With none and no `dont_block`, wait until events arrive (they come with the notification, so
     the queue is not read again), another poll takes the queue over, this process stops or may have
     missed notifications (all answered with no events: the client polls again, elsewhere if need
-    be), the queue is deleted (BAD_EVENT_QUEUE_ID), Redis is down (SERVICE_UNAVAILABLE), or the
-    heartbeat interval passes or events the queue's narrow hides pile up (a heartbeat event, which
-    takes an id like any event).
+    be), the queue is deleted (BAD_EVENT_QUEUE_ID; deleted by its client: no events, as Zulip),
+    Redis is down (SERVICE_UNAVAILABLE), or the heartbeat interval passes or events the queue's
+    narrow hides pile up (a heartbeat event, which takes an id like any event).
     """
     check_queue_id(queue_id)
     await backend.start_notifications()
@@ -324,6 +324,8 @@ async def long_poll(
             reasons, events = waiter.take()
             if "deleted" in reasons:
                 raise BadEventQueueIdError(queue_id)
+            if "closed" in reasons:  # by its client (quitting): answered as Zulip's, with no events
+                return [], start.options
             # Answered now, not at the heartbeat (which could not be stored either): the client
             # polls again later, and its events, deleted only when acknowledged, are still queued.
             if "unavailable" in reasons:

@@ -82,7 +82,8 @@ def test_official_client_event_loop(live_server_factory, people):
         assert (event["type"], event["op"]) == ("realm_user", "update")
         assert event["person"] == {"user_id": member.id, "full_name": "Mick Renamed"}
 
-        # Delete the queue under the running loop: its poll gets BAD_EVENT_QUEUE_ID and it registers again.
+        # Delete the queue under the running loop: its waiting poll ends with no events, the next
+        # gets BAD_EVENT_QUEUE_ID and it registers again.
         owner_client = zulip.Client(email=owner.delivery_email, api_key=owner.api_key, site=server.url)
         assert owner_client.deregister(first_queue)["result"] == "success"
         second_queue = lines.next("registered")
@@ -190,6 +191,27 @@ def test_stopping_a_server_answers_its_waiting_polls_at_once(live_server_factory
     # Well inside gunicorn's graceful timeout (30 s): the worker exited, it was not killed.
     assert time.monotonic() - stopped_at < 10
     assert "Shutting down: Master" in server.log()
+
+
+def test_a_queue_deleted_by_its_client_answers_its_waiting_poll_with_no_events(live_server_factory, people):
+    """zulip-terminal deletes its queue as it quits, its poll waiting: the poll is answered with no
+    events, as Zulip finishes it (the zulip-terminal QA pass: it was answered BAD_EVENT_QUEUE_ID)."""
+    owner, _, _ = people
+    server = live_server_factory(EVENTS_HEARTBEAT_SECONDS="60,60")
+    client = zulip.Client(email=owner.delivery_email, api_key=owner.api_key, site=server.url)
+    queue_id = client.register()["queue_id"]
+    answers: queue.Queue = queue.Queue()
+    poll = threading.Thread(target=lambda: answers.put(client.get_events(queue_id=queue_id, last_event_id=-1)))
+    poll.start()
+    deadline = time.monotonic() + 10
+    while requests.get(f"{server.url}/health/ready", timeout=5).json().get("event_polls_waiting") != 1:
+        assert time.monotonic() < deadline, "the poll never started waiting"
+        time.sleep(0.05)
+    assert client.deregister(queue_id)["result"] == "success"
+    answer = answers.get(timeout=5)
+    assert (answer["result"], answer["events"]) == ("success", [])
+    assert client.get_events(queue_id=queue_id, last_event_id=-1, dont_block=True)["code"] == "BAD_EVENT_QUEUE_ID"
+    poll.join(5)
 
 
 def test_a_rotated_key_ends_the_poll_waiting_with_it(live_server_factory, people):

@@ -378,17 +378,22 @@ def test_stopping_the_process_ends_waiting_polls_and_later_ones(event_backend, s
 
 
 def test_deleting_a_queue_ends_its_poll(event_backend, settings):
+    """Deleted by the server (its user deactivated, say), a queue's waiting poll ends with
+    BAD_EVENT_QUEUE_ID; deleted by its client (quitting: zulip-terminal's DELETE /events while its
+    poll waits), the poll ends with no events, as Zulip's (the zulip-terminal QA pass)."""
     settings.EVENTS_HEARTBEAT_SECONDS = (10, 10)
-    queue = event_backend.create_queue(ALICE, 1, QueueOptions())
 
-    async def scenario():
+    async def scenario(by_client):
+        queue = event_backend.create_queue(ALICE, 1, QueueOptions())
         poll = asyncio.create_task(long_poll(event_backend, queue, ALICE, -1, dont_block=False))
         await asyncio.sleep(0.2)
-        event_backend.delete_queue(queue, ALICE)
-        await poll
+        event_backend.delete_queue(queue, ALICE, by_client=by_client)
+        events, _ = await asyncio.wait_for(poll, 5)
+        return events
 
     with pytest.raises(BadEventQueueIdError):
-        run(scenario())
+        run(scenario(by_client=False))
+    assert run(scenario(by_client=True)) == []
 
 
 def test_a_waiting_poll_keeps_its_queue_alive(event_backend, settings):

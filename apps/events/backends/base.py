@@ -194,7 +194,8 @@ class Waiter:
 class Waiters:
     """The polls parked in this process, by queue. Notifications may come from any thread.
 
-    Reasons: "events" (with the event), "deleted", "takeover" by another poll, "resync"
+    Reasons: "events" (with the event), "deleted", "closed" (deleted by its client: the poll ends
+    as Zulip's, with no events), "takeover" by another poll, "resync"
     (notifications may have been missed, or the queue holds an event the notification could not
     carry: the poll ends, and the next one reads the queue), "unavailable" (notifications cannot
     come: Redis is down) and "shutdown" (this process is stopping).
@@ -353,7 +354,7 @@ class EventQueueBackend(Protocol):
         (and skip them from now on)."""
         ...
 
-    def delete_queue(self, queue_id: str, user_id: int) -> None: ...
+    def delete_queue(self, queue_id: str, user_id: int, *, by_client: bool = False) -> None: ...
 
     def forget_credentials(self, user_ids: list[int], realm_ids: list[int]) -> None: ...
 

@@ -143,11 +143,11 @@ class MemoryBackend:
             queue.events = [(eid, body) for eid, body in queue.events if eid not in dropped]
             queue.state_seq, queue.by_seq = seq, None
 
-    def delete_queue(self, queue_id: str, user_id: int) -> None:
+    def delete_queue(self, queue_id: str, user_id: int, *, by_client: bool = False) -> None:
         with self._lock:
             self._drop(self._owned(queue_id, user_id))
         count_removed("deleted")
-        self.waiters.notify([queue_id], "deleted")
+        self.waiters.notify([queue_id], "closed" if by_client else "deleted")
 
     def restart_sequence(self, realm_id: int) -> int:
         with self._lock:

@@ -229,9 +229,9 @@ class RedisBackend:
         check_queue_id(queue_id)
         self._run("exclude", queue_id, seq)
 
-    def delete_queue(self, queue_id: str, user_id: int) -> None:
+    def delete_queue(self, queue_id: str, user_id: int, *, by_client: bool = False) -> None:
         check_queue_id(queue_id)
-        if not self._run("delete", queue_id, user_id):
+        if not self._run("delete", queue_id, user_id, "c" if by_client else "d"):
             raise BadEventQueueIdError(queue_id)
         count_removed("deleted")
         self.options.forget([queue_id])
@@ -433,10 +433,10 @@ class RedisBackend:
                 else:
                     ids_by_queue.append((qid, int(value)))
             self.waiters.deliver(json.loads(payload), ids_by_queue, published)
-        elif kind == "d":
+        elif kind in ("d", "c"):  # deleted; closed by its client
             queue_ids = rest.split()
             self.options.forget(queue_ids)
-            self.waiters.notify(queue_ids, "deleted")
+            self.waiters.notify(queue_ids, "deleted" if kind == "d" else "closed")
         elif kind == "r":
             self.waiters.notify(rest.split(), "resync")
         elif kind == "a":

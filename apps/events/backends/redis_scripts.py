@@ -244,11 +244,11 @@ redis.call('EXPIRE', k .. ':ev', redis.call('TTL', k))
 return {'OK', redis.call('ZRANGEBYSCORE', k .. ':ev', '(' .. ARGV[4], '+inf')}
 """
 
-# ARGV: prefix, queue, user
+# ARGV: prefix, queue, user, the notification's kind ('d' deleted, 'c' closed by its client)
 _DELETE = """
 if redis.call('HGET', qkey(ARGV[2]), 'user') ~= ARGV[3] then return 0 end
 drop(ARGV[2], ARGV[3])
-redis.call('PUBLISH', notify, 'd ' .. ARGV[2])
+redis.call('PUBLISH', notify, ARGV[4] .. ' ' .. ARGV[2])
 return 1
 """
 
