@@ -6,6 +6,7 @@ from dataclasses import dataclass
 
 import pytest
 from django.db import connection
+from django.test.utils import CaptureQueriesContext
 
 from apps.messages.models import Message, UserMessage
 from tests.api import ApiClient, assert_error, assert_success
@@ -321,6 +322,33 @@ def test_search_combined_with_other_terms(scene, admin, member):
     assert matching(admin, ["search", "menu"]) == {scene.link, scene.image}
     assert matching(admin, ["search", "menu"], ["channel", "other"]) == {scene.image}
     assert matching(admin, ["search", "menu"], as_dict("sender", member.id, negated=True)) == {scene.link}
+
+
+def test_several_search_terms_are_one_condition(scene, admin):
+    """Every positive `search` term's words and phrases are wanted, each negated one's refused; the
+    positive ones are one condition, so a narrow repeating them costs what one does (the
+    hostile-input QA pass: 100 times `search x` held PostgreSQL 82 s, a subquery each)."""
+    # scene.lunch: "Pizza at noon, walking there"
+    assert matching(admin, ["search", "pizza"], ["search", "noon"]) == {scene.lunch}
+    assert matching(admin, ["search", '"pizza at"'], ["search", "walking"]) == {scene.lunch}
+    assert matching(admin, ["search", "pizza"], ["search", "plans"]) == set()
+    assert matching(admin, ["search", "pizza"], ["search", "✔"]) == set()
+    assert matching(admin, ["search", "menu"], as_dict("search", "dinner", negated=True)) == {scene.image}
+    assert matching(admin, *[["search", "pizza"]] * 100) == {scene.lunch}
+    with CaptureQueriesContext(connection) as queries:
+        message_ids(admin, [["search", f"word{n}"] for n in range(50)], anchor="newest", num_before=5, num_after=0)
+    fetch = [q["sql"] for q in queries.captured_queries if "chat_messages" in q["sql"] and "word1" in q["sql"]]
+    assert fetch, "the narrow's query"
+    if connection.vendor == "postgresql":
+        assert [sql.count("plainto_tsquery") for sql in fetch] == [1] * len(fetch)
+
+
+def test_a_narrow_of_more_than_100_terms_is_refused(scene, admin):
+    api = ApiClient(admin)
+    narrow = [["search", "pizza"]] * 101
+    params = {"anchor": "newest", "num_before": 5, "num_after": 0, "narrow": narrow}
+    msg = "Invalid narrow operator: too many terms (limit: 100)"
+    assert_error(api.get("/messages", params), 400, "BAD_NARROW", msg)
 
 
 def test_search_with_query_syntax_characters_is_plain_text(scene, send, member, admin):
