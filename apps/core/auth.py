@@ -16,7 +16,7 @@ from typing import Any, Protocol
 from django.core.exceptions import ImproperlyConfigured
 from django.http import HttpRequest
 
-from apps.core.errors import JsonableError, UnauthorizedError
+from apps.core.errors import JsonableError, RealmDeactivatedError, UnauthorizedError, UserDeactivatedError
 from apps.core.notes import request_notes
 
 API_KEY_RE = re.compile(r"[A-Za-z0-9]{32}")
@@ -118,10 +118,11 @@ def user_for_authorization(realm: Any, authorization: str) -> Any:
     user = accounts().user_by_api_key(email, api_key)
     if user is None:
         raise UnauthorizedError("Invalid API key")
+    # Zulip's codes for these (REALM_DEACTIVATED, USER_DEACTIVATED), as fetch_api_key answers them.
     if user.realm.deactivated:
-        raise UnauthorizedError("This organization has been deactivated")
+        raise RealmDeactivatedError()
     if not user.is_active:
-        raise UnauthorizedError("Account is deactivated")
+        raise UserDeactivatedError()
     if user.realm_id != realm.id:
         raise UnauthorizedError("Account is not associated with this subdomain")
     return user

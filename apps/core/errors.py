@@ -163,17 +163,17 @@ class AuthenticationFailedError(JsonableError):
         super().__init__("Your username or password is incorrect")
 
 
-class UserDeactivatedError(JsonableError):
+class UserDeactivatedError(UnauthorizedError):
+    """As Zulip's: a 401 with its own code, and the challenge."""
+
     code = ErrorCode.USER_DEACTIVATED
-    http_status_code = 401
 
     def __init__(self) -> None:
         super().__init__("Account is deactivated")
 
 
-class RealmDeactivatedError(JsonableError):
+class RealmDeactivatedError(UnauthorizedError):
     code = ErrorCode.REALM_DEACTIVATED
-    http_status_code = 401
 
     def __init__(self) -> None:
         super().__init__("This organization has been deactivated")

@@ -81,13 +81,17 @@ def test_same_email_in_two_organizations_each_key_works_on_its_own_host(member, 
 def test_deactivated_user(member):
     member.is_active = False
     member.save()
-    assert_unauthorized(ApiClient(member).get("/users/me"), "Account is deactivated")
+    response = ApiClient(member).get("/users/me")
+    assert_error(response, 401, "USER_DEACTIVATED", "Account is deactivated")  # Zulip's code
+    assert response["WWW-Authenticate"] == 'Basic realm="zulip"'
 
 
 def test_deactivated_organization(member, realm):
     realm.deactivated = True
     realm.save()
-    assert_unauthorized(ApiClient(member).get("/users/me"), "This organization has been deactivated")
+    response = ApiClient(member).get("/users/me")
+    assert_error(response, 401, "REALM_DEACTIVATED", "This organization has been deactivated")  # Zulip's code
+    assert response["WWW-Authenticate"] == 'Basic realm="zulip"'
 
 
 def test_bots_authenticate(bot):

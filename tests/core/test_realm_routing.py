@@ -60,4 +60,4 @@ def test_organization_changes_are_seen_at_once_despite_the_cache(realm, member):
     do_change_realm_settings(realm, {"name": "Renamed"}, acting_user=None)
     assert assert_success(api.get("/server_settings"))["realm_name"] == "Renamed"
     do_set_realm_deactivated(realm, True, acting_user=None)
-    assert_error(ApiClient(member).get("/users/me"), 401, "UNAUTHORIZED", "This organization has been deactivated")
+    assert_error(ApiClient(member).get("/users/me"), 401, "REALM_DEACTIVATED", "This organization has been deactivated")

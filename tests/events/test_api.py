@@ -624,28 +624,34 @@ def test_queue_json_roundtrip_of_narrow(event_backend, member):
 
 
 @pytest.mark.parametrize(
-    ("change", "msg"),
+    ("change", "code", "msg"),
     [
-        (lambda user, realm: do_regenerate_api_key(user, acting_user=None), "Invalid API key"),
-        (lambda user, realm: do_deactivate_user(user, acting_user=None), "Account is deactivated"),
+        (lambda user, realm: do_regenerate_api_key(user, acting_user=None), "UNAUTHORIZED", "Invalid API key"),
+        (
+            lambda user, realm: do_deactivate_user(user, acting_user=None),
+            "USER_DEACTIVATED",
+            "Account is deactivated",
+        ),
         (
             lambda user, realm: do_change_user_delivery_email(user, "moved@example.com", acting_user=None),
+            "UNAUTHORIZED",
             "Invalid API key",
         ),
         (
             lambda user, realm: do_set_realm_deactivated(realm, True, acting_user=None),
+            "REALM_DEACTIVATED",
             "This organization has been deactivated",
         ),
     ],
 )
-def test_cached_poll_credentials_are_dropped_when_they_change(queue_of, owner, member, realm, change, msg):
+def test_cached_poll_credentials_are_dropped_when_they_change(queue_of, owner, member, realm, change, code, msg):
     queue = queue_of(member)
     api = ApiClient(member)  # keeps sending the credentials it started with
     assert poll(api, queue) == []  # authenticated from the database, now cached
     assert poll(api, queue) == []  # from the cache
     change(member, realm)
     response = api.get("/events", {"queue_id": queue, "last_event_id": -1, "dont_block": True})
-    assert_error(response, 401, "UNAUTHORIZED", msg)
+    assert_error(response, 401, code, msg)
 
 
 def test_idle_queue_timeout_sets_the_queues_lifespan(event_backend, member, settings):

@@ -17,8 +17,8 @@ def test_admin_deactivates_a_member_and_their_bots(admin, member, bot):
     assert_success(ApiClient(admin).delete(f"/users/{member.id}"))
     assert not is_active(member)
     assert not is_active(bot)
-    assert_error(ApiClient(member).get("/users/me"), 401, "UNAUTHORIZED", "Account is deactivated")
-    assert_error(ApiClient(bot).get("/users/me"), 401, "UNAUTHORIZED", "Account is deactivated")
+    assert_error(ApiClient(member).get("/users/me"), 401, "USER_DEACTIVATED", "Account is deactivated")
+    assert_error(ApiClient(bot).get("/users/me"), 401, "USER_DEACTIVATED", "Account is deactivated")
 
 
 @pytest.mark.parametrize("actor", ["moderator", "member", "guest", "bot"])
@@ -95,7 +95,7 @@ def test_a_member_leaves_with_their_bots(member, owner, bot, capture_events):
     with capture_events(owner, event_types=["realm_user"]) as received:
         assert_success(ApiClient(member).delete("/users/me"))
     assert (is_active(member), is_active(bot)) == (False, False)
-    assert_error(ApiClient(member).get("/users/me"), 401, "UNAUTHORIZED", "Account is deactivated")
+    assert_error(ApiClient(member).get("/users/me"), 401, "USER_DEACTIVATED", "Account is deactivated")
     gone = {e["person"]["user_id"] for e in received[owner.id] if e["person"].get("is_active") is False}
     assert gone == {member.id, bot.id}
     entry = RealmAuditLog.objects.filter(event_type=AuditLogEventType.USER_DEACTIVATED, modified_user=member).get()

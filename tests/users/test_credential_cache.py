@@ -55,7 +55,7 @@ def test_a_deactivated_user_is_refused_at_once(member):
     api = ApiClient(member)
     me(api)
     do_deactivate_user(member, acting_user=None)
-    assert_error(api.get("/users/me"), 401, "UNAUTHORIZED", "Account is deactivated")
+    assert_error(api.get("/users/me"), 401, "USER_DEACTIVATED", "Account is deactivated")
 
 
 def test_a_deactivated_organization_is_refused_at_once(realm, member):
