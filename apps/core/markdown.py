@@ -1,5 +1,6 @@
 """Markdown to safe HTML, for user-written text shown to others (profile fields, descriptions)."""
 
+import re
 from collections.abc import Callable, Sequence
 from typing import Any
 
@@ -24,6 +25,18 @@ _markdown = (
     .enable("linkify")
     .disable("image")
 )
+_validate_link = _markdown.validateLink
+
+
+def _link_with_its_host(url: str) -> bool:
+    """markdown-it's URL parser (mdurl) drops a host longer than 255 characters: the link and its
+    text would say `http:///path`, the host lost (the hostile-input QA pass). Such a URL is no link:
+    it stays as written."""
+    return not _HOSTLESS_URL.match(url) and _validate_link(url)
+
+
+_HOSTLESS_URL = re.compile(r"(?i)[a-z][a-z0-9+.-]*:///")
+_markdown.validateLink = _link_with_its_host
 
 ALLOWED_TAGS = {
     "a", "p", "br", "strong", "em", "del", "code", "pre", "blockquote", "ul", "ol", "li",
