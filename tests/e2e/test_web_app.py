@@ -706,6 +706,78 @@ def test_a_link_pressed_as_its_message_is_marked_opens(web_server, people, chrom
         browser.close()
 
 
+UNREAD = re.compile(r"\bunread\b")
+
+
+def test_marked_unread_elsewhere_stays_unread_until_its_reader_scrolls(web_server, people, chromium):
+    """A message marked unread from another client (a phone) while a tab shows it is not read again
+    by that tab at once (the web app QA pass: it was, within 100 ms); once its reader scrolls, it is."""
+    server, general = web_server
+    _, owner, member = people
+    url = server.url
+    olive = zulip.Client(email=api_email(owner), api_key=owner.api_key, site=url)
+    mick_api = zulip.Client(email=api_email(member), api_key=member.api_key, site=url)
+    ids = send_many(olive, "later", 20)
+    with sync_playwright() as playwright:
+        browser = playwright.chromium.launch(executable_path=chromium, headless=True)
+        _, mick = log_in(browser, url, member.delivery_email)
+        mick.goto(f"{url}/#channel/{general.id}/topic/later")
+        messages = mick.locator("#messages")
+        while messages.evaluate(SCROLL, None):
+            pass
+        expect(mick.locator("li.message.unread")).to_have_count(0)
+        mick_api.update_message_flags({"messages": [ids[-2]], "op": "remove", "flag": "read"})
+        expect(message(mick, "later 18")).to_have_class(UNREAD)
+        mick.wait_for_timeout(1500)
+        expect(message(mick, "later 18")).to_have_class(UNREAD)
+        assert "read" not in mick_api.get_raw_message(ids[-2])["message"]["flags"]
+        messages.evaluate(SCROLL, messages.evaluate("(list) => list.scrollTop - 40"))
+        expect(message(mick, "later 18")).not_to_have_class(UNREAD)
+        browser.close()
+
+
+def test_a_message_sent_out_of_sight_is_said_so(web_server, people, chromium):
+    """Sent where the view shown leaves it out (the box kept an address of its own), the writer is
+    told where it went and the box is the view's again; sent while unread messages wait below, the
+    writer is told to scroll down (the web app QA pass: both went unseen, the next message too)."""
+    server, general = web_server
+    realm, owner, member = people
+    create_stream(realm, "other", owner, member)
+    url = server.url
+    olive = zulip.Client(email=api_email(owner), api_key=owner.api_key, site=url)
+    mick_api = zulip.Client(email=api_email(member), api_key=member.api_key, site=url)
+    with sync_playwright() as playwright:
+        browser = playwright.chromium.launch(executable_path=chromium, headless=True)
+        _, mick = log_in(browser, url, member.delivery_email)
+        mick.goto(f"{url}/#feed")
+        mick.select_option("#compose-channel", label="#other")
+        mick.fill("#compose-topic", "kept")
+        mick.fill("#compose-content", "first")
+        mick.goto(f"{url}/#channel/{general.id}/topic/here")
+        expect(mick.locator("#compose-channel option:checked")).to_have_text("#other")
+        mick.press("#compose-content", "Enter")
+        expect(mick.locator("#compose-status")).to_have_text("Sent to #other \u203a kept: not shown here.")
+        expect(mick.locator("#compose-channel option:checked")).to_have_text("#general")
+        expect(mick.locator("#compose-topic")).to_have_value("here")
+        mick.fill("#compose-content", "second")
+        mick.press("#compose-content", "Enter")
+        expect(message(mick, "second")).to_be_visible()
+        newest = mick_api.get_messages({"anchor": "newest", "num_before": 2, "num_after": 0})["messages"]
+        assert [(m["display_recipient"], m["subject"]) for m in newest] == [("other", "kept"), ("general", "here")]
+
+        # Many unread messages arrive: the view stops at the first; one's own goes below, out of sight.
+        send_many(olive, "here", 40)
+        expect(mick.locator("li.message")).to_have_count(41)
+        mick.fill("#compose-content", "mine, below")
+        mick.press("#compose-content", "Enter")
+        expect(mick.locator("#compose-status")).to_have_text("Sent! Scroll down to see your message.")
+        while mick.locator("#messages").evaluate(SCROLL, None):
+            pass
+        expect(message(mick, "mine, below")).to_be_in_viewport()
+        expect(mick.locator("#compose-status")).to_have_text("")
+        browser.close()
+
+
 TARGET = re.compile(r"\btarget\b")
 
 

@@ -354,6 +354,7 @@ async function showView() {
   state.loadingNewer = false;
   readObserver.disconnect();
   watched.clear();
+  unreadAgain.clear();
   onScreen.clear();
   seenMeanwhile.clear();
   $("#messages").replaceChildren();
@@ -515,6 +516,8 @@ async function fetchPage(flag, anchor, numBefore, numAfter) {
 }
 
 function onScroll() {
+  watchUnreadAgain();
+  if (nearBottom() && $("#compose-status").textContent === SENT_BELOW) setComposeStatus("");
   loadOlder();
   loadNewer();
 }
@@ -537,13 +540,25 @@ function appendMessage(message) {
   const item = shownItem(message);
   $("#messages").append(item);
   showEmpty(null);
-  if (!stick) return; // someone reading older messages keeps their place
-  followNewest();
-  // Its pictures take their height once loaded: still at the bottom, it stays in full sight (the
-  // web app QA pass: a picture sent was cut off).
-  for (const img of item.querySelectorAll("img")) {
-    if (!img.complete) img.addEventListener("load", () => nearBottom(img.height) && followNewest(), { once: true });
+  // Someone reading older messages keeps their place.
+  if (stick) {
+    followNewest();
+    // Its pictures take their height once loaded: still at the bottom, it stays in full sight (the
+    // web app QA pass: a picture sent was cut off).
+    for (const img of item.querySelectorAll("img")) {
+      if (!img.complete) img.addEventListener("load", () => nearBottom(img.height) && followNewest(), { once: true });
+    }
   }
+  // One's own message out of sight below (scrolled up, or unread ones first): said so, as in Zulip.
+  if (message.sender_id === state.ownUserId && belowTheScreen(item)) setComposeStatus(SENT_BELOW);
+}
+
+const SENT_BELOW = "Sent! Scroll down to see your message.";
+
+function belowTheScreen(item) {
+  const box = scroller();
+  const end = box === document.scrollingElement ? $("#compose").getBoundingClientRect().top : box.getBoundingClientRect().bottom;
+  return item.getBoundingClientRect().top >= end - 8;
 }
 
 // A message drawn again (a reaction, a flag, an edit) keeps the spoilers its reader opened (and
@@ -552,7 +567,9 @@ function rerender(message) {
   const shown = document.getElementById(`message-${message.id}`);
   if (!shown) return;
   const opened = [...shown.querySelectorAll("details.spoiler")].map((details) => details.open);
-  const item = shownItem(message);
+  const again = unreadAgain.delete(shown);
+  const item = again ? messageItem(message, ctx) : shownItem(message);
+  if (again) unreadAgain.add(item);
   item.querySelectorAll("details.spoiler").forEach((details, index) => {
     details.open = opened[index] ?? false;
   });
@@ -635,8 +652,24 @@ function markShown(message) {
   if (!shown) return;
   const unread = !message.flags.includes("read");
   shown.classList.toggle("unread", unread);
-  if (unread) watchUnread(shown, message);
-  else stopWatching(shown);
+  if (unread) unreadAgain.add(shown);
+  else {
+    stopWatching(shown);
+    unreadAgain.delete(shown);
+  }
+}
+
+// Marked unread again (from another client: its reader means to come back to it), a message on
+// screen is not read again at once, as in Zulip: only once its reader scrolls or comes back to the
+// window (the web app QA pass: a desktop tab undid at once what the phone marked unread).
+const unreadAgain = new Set();
+
+function watchUnreadAgain() {
+  for (const item of unreadAgain) {
+    const message = state.messages.get(Number(item.dataset.messageId));
+    if (item.isConnected && message) watchUnread(item, message);
+  }
+  unreadAgain.clear();
 }
 
 // At most one request a second, for what came on screen meanwhile, as Zulip's app (the web app QA
@@ -910,7 +943,11 @@ function start() {
     $("#compose-content").focus();
   });
   window.addEventListener("hashchange", showView);
-  document.addEventListener("visibilitychange", markShownAsRead);
+  document.addEventListener("visibilitychange", () => {
+    if (document.visibilityState === "visible") watchUnreadAgain();
+    markShownAsRead();
+  });
+  window.addEventListener("focus", watchUnreadAgain);
 
   const queue = new EventQueue(
     {

@@ -4,8 +4,9 @@
 // password set elsewhere) loses nothing; an edit puts it aside and gives it back.
 
 import { api, upload } from "./api.js";
+import { viewShows } from "./narrow.js";
 import { el } from "./render.js";
-import { $, state } from "./state.js";
+import { $, ctx, state } from "./state.js";
 
 // The channels the box may address: the subscribed ones, and the one shown if it is not (a public
 // channel takes messages from those not subscribed, as in Zulip).
@@ -196,6 +197,7 @@ export async function onSend(event) {
   setComposeStatus("Sending…");
   setSending(true);
   try {
+    let elsewhere = null;
     if (state.editing !== null) {
       await api("PATCH", `/messages/${state.editing}`, { content });
       stopEditing();
@@ -203,18 +205,44 @@ export async function onSend(event) {
       if (target === "dm") {
         const to = recipients($("#compose-people").value);
         await api("POST", "/messages", { type: "direct", to, content });
+        elsewhere = notShownHere({ type: "private", display_recipient: people(to) }, "direct message");
       } else {
-        await api("POST", "/messages", { type: "stream", to: Number(target), topic: $("#compose-topic").value, content });
+        const topic = $("#compose-topic").value;
+        await api("POST", "/messages", { type: "stream", to: Number(target), topic, content });
+        const place = `#${ctx.streamName(Number(target))} › ${topic}`;
+        elsewhere = notShownHere({ type: "stream", stream_id: Number(target), subject: topic }, place);
       }
       $("#compose-content").value = "";
       keepDraft();
+      // Sent where the view shown is not (the box kept an address of its own): said so, and the box
+      // is the view's again, as Zulip's (the web app QA pass: the next message went there unseen).
+      if (elsewhere) presetCompose(state.view);
     }
-    setComposeStatus("");
+    if (elsewhere) setComposeStatus(`Sent to ${elsewhere}: not shown here.`);
+    else if ($("#compose-status").textContent === "Sending…") setComposeStatus(""); // not "Sent! Scroll down…"
   } catch (error) {
     setComposeStatus(`Not sent: ${error.message}`);
   } finally {
     setSending(false);
   }
+}
+
+// Where a message sent goes, if the view shown leaves it out (as viewShows reads a message; a search
+// is not known before the server says): its name for the writer, else null.
+function notShownHere(message, place) {
+  if (state.view.kind === "search" || (message.type === "private" && !message.display_recipient.every(Boolean))) {
+    return null;
+  }
+  return viewShows(state.view, message, state.ownUserId) ? null : place;
+}
+
+// The people of a direct message (addresses as `recipients` gives them) and the writer, as a
+// message's display_recipient names them; null for anyone this page does not know.
+function people(emails) {
+  const byEmail = new Map([...state.users.values()].map((user) => [user.email.toLowerCase(), user]));
+  return [...emails.map((email) => byEmail.get(email.toLowerCase())), state.users.get(state.ownUserId)].map(
+    (user) => user && { id: user.user_id },
+  );
 }
 
 // The people a direct message goes to, as typed: email addresses, or names (someone's full name,
