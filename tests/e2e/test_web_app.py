@@ -1258,6 +1258,19 @@ def test_a_view_that_could_not_load_loads_once_the_server_answers(web_server, pe
         browser.close()
 
 
+HIDE = """(hidden) => {
+  const state = hidden ? "hidden" : "visible";
+  Object.defineProperty(document, "visibilityState", { configurable: true, get: () => state });
+  document.dispatchEvent(new Event("visibilitychange"));
+}"""
+SHOWN_IDS = """() => {
+  const list = document.querySelector('#messages').getBoundingClientRect();
+  return [...document.querySelectorAll('li.message')]
+    .filter((li) => { const r = li.getBoundingClientRect(); return r.top >= list.top && r.bottom <= list.bottom; })
+    .map((li) => Number(li.dataset.messageId));
+}"""
+
+
 def test_a_busy_channel_is_read_in_few_requests(web_server, people, chromium):
     """Messages coming fast are marked read at most once a second and polled for in batches (the
     web-app QA pass: a request per message spent the rate limits, and the page was locked out);
@@ -1284,17 +1297,7 @@ def test_a_busy_channel_is_read_in_few_requests(web_server, people, chromium):
         expect(page.locator("li.message")).to_have_count(30)
         page.wait_for_timeout(1500)
         # Every message up to the last one shown was on screen, and is read; the newest wait below.
-        shown = page.evaluate(
-            """() => {
-              const list = document.querySelector('#messages').getBoundingClientRect();
-              return [...document.querySelectorAll('li.message')]
-                .filter((li) => {
-                  const r = li.getBoundingClientRect();
-                  return r.top >= list.top && r.bottom <= list.bottom;
-                })
-                .map((li) => Number(li.dataset.messageId));
-            }"""
-        )
+        shown = page.evaluate(SHOWN_IDS)
         assert shown, "no message in sight"
         assert read_ids() == {i for i in ids if i <= max(shown)}
         expect(message(page, "busy 29")).to_have_class(re.compile(r"\bunread\b"))
@@ -1304,6 +1307,32 @@ def test_a_busy_channel_is_read_in_few_requests(web_server, people, chromium):
         assert read_ids() == set(ids)
         assert requests.count("messages/flags") < 10, requests
         assert requests.count("events") < 25, requests
+        browser.close()
+
+
+def test_a_burst_while_the_page_is_hidden_waits_to_be_seen(web_server, people, chromium):
+    """Messages on screen while the page is hidden are not seen: new ones do not scroll them away
+    (the web app QA pass: they were passed, and stayed unread above the screen)."""
+    server, general = web_server
+    _, owner, member = people
+    olive = zulip.Client(email=api_email(owner), api_key=owner.api_key, site=server.url)
+    mick = zulip.Client(email=api_email(member), api_key=member.api_key, site=server.url)
+    narrow = [{"operator": "channel", "operand": "general"}, {"operator": "topic", "operand": "away"}]
+    with sync_playwright() as playwright:
+        browser = playwright.chromium.launch(executable_path=chromium, headless=True)
+        _, page = log_in(browser, server.url, member.delivery_email)
+        page.goto(f"{server.url}/#channel/{general.id}/topic/away")
+        expect(page.locator("#empty")).to_have_text("No messages here yet.")
+        page.evaluate(HIDE, True)
+        ids = send_many(olive, "away", 30)
+        expect(page.locator("li.message")).to_have_count(30)
+        page.wait_for_timeout(500)
+        page.evaluate(HIDE, False)
+        page.wait_for_timeout(1500)
+        shown = page.evaluate(SHOWN_IDS)
+        assert shown, "no message in sight"
+        found = mick.get_messages({"anchor": "newest", "num_before": 40, "num_after": 0, "narrow": narrow})
+        assert {m["id"] for m in found["messages"] if "read" in m["flags"]} == {i for i in ids if i <= max(shown)}
         browser.close()
 
 

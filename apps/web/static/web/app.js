@@ -394,7 +394,7 @@ async function showView() {
   state.foundOldest = body.found_oldest;
   state.foundNewest = body.found_newest;
   for (const event of changes) handlers[event.type](event);
-  showEmpty(ordered.length ? null : "No messages here yet.");
+  showEmpty(ordered.length ? null : view.kind === "search" ? "No messages match this search." : "No messages here yet.");
   scrollToStart(view);
   loadNewer(); // what is shown may not fill the screen
 }
@@ -457,9 +457,11 @@ function followNewest() {
   const box = scroller();
   const top = box === document.scrollingElement ? 0 : box.getBoundingClientRect().top;
   let stop = box.scrollHeight;
+  // On screen while the page was hidden is not seen (the web app QA pass: those passed unread).
+  const visible = document.visibilityState === "visible";
   for (const item of watched) {
     const id = Number(item.dataset.messageId);
-    if (!item.isConnected || onScreen.has(id) || seenMeanwhile.has(id) || state.markingRead.has(id)) continue;
+    if (!item.isConnected || (visible && onScreen.has(id)) || seenMeanwhile.has(id) || state.markingRead.has(id)) continue;
     const offset = item.getBoundingClientRect().top - top;
     if (offset >= -1) stop = Math.min(stop, box.scrollTop + offset); // above the screen: passed by its reader
   }
