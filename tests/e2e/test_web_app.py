@@ -182,6 +182,7 @@ def test_two_people_chat_live(web_server, people, chromium):
         olive.press("#search", "Enter")
         expect(olive.locator("#narrow-title")).to_have_text("Search: is:starred")
         expect(olive.locator("li.message")).to_have_count(0)  # Mick's star is his own
+        expect(olive.locator("#empty")).to_have_text("No messages match this search.")
         mick.fill("#search", "is:starred")
         mick.press("#search", "Enter")
         expect(message(mick, "Pizza at one?")).to_be_visible()
