@@ -847,6 +847,14 @@ def test_a_phone_opens_a_view_at_its_newest_messages(web_server, people, chromiu
         assert page.evaluate("document.scrollingElement.scrollWidth") <= 390
         page.evaluate("window.scrollTo(0, 0)")
         expect(page.locator("li.message")).to_have_count(121)
+        # A message's buttons show once it is tapped, not under every message.
+        arrives = message(page, "phone arrives")
+        arrives.scroll_into_view_if_needed()
+        expect(page.locator(".message-actions:visible")).to_have_count(0)
+        arrives.locator(".content").tap()
+        expect(page.locator(".message-actions:visible")).to_have_count(1)
+        arrives.locator("button.star").tap()
+        expect(arrives.locator("button.star")).to_have_attribute("aria-pressed", "true")
         browser.close()
 
 
