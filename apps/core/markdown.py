@@ -81,8 +81,13 @@ def render_markdown(text: str, *, text_links: TextLinks | None = None) -> str:
     ).strip()
 
 
-def _html(text: str, text_links: TextLinks | None) -> str:
-    env: dict = {"text_links": text_links}
+# Spoilers and quotes held by spoilers and quotes, at most: deeper ones are shown as code (the QA
+# pass: 700 nested spoilers ran out of stack, a 500 and the message lost).
+MAX_NESTED_FENCES = 20
+
+
+def _html(text: str, text_links: TextLinks | None, depth: int = 0) -> str:
+    env: dict = {"text_links": text_links, "depth": depth}
     tokens = _markdown.parse(text, env)
     if text_links is not None:
         for token in tokens:
@@ -97,14 +102,18 @@ def _fence(renderer: RendererHTML, tokens: Sequence[Token], idx: int, options: A
     token = tokens[idx]
     kind, _, header = token.info.strip().partition(" ")
     header = header.strip()
+    depth = env["depth"] + 1
+    if kind in ("spoiler", "quote") and depth > MAX_NESTED_FENCES:
+        return _code_block(renderer, tokens, idx, options, env)
     if kind == "spoiler":
-        header_html = _html(header, env["text_links"]) if header else ""
+        header_html = _html(header, env["text_links"], depth) if header else ""
+        content_html = _html(token.content, env["text_links"], depth)
         return (
             f'<div class="spoiler-block"><div class="spoiler-header">\n{header_html}</div>'
-            f'<div class="spoiler-content" aria-hidden="true">\n{_html(token.content, env["text_links"])}</div></div>\n'
+            f'<div class="spoiler-content" aria-hidden="true">\n{content_html}</div></div>\n'
         )
     if kind == "quote":
-        return f"<blockquote>\n{_html(token.content, env['text_links'])}</blockquote>\n"
+        return f"<blockquote>\n{_html(token.content, env['text_links'], depth)}</blockquote>\n"
     return _code_block(renderer, tokens, idx, options, env)
 
 

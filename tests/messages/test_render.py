@@ -92,3 +92,13 @@ def test_a_url_whose_host_is_too_long_to_link_stays_as_written(member):
     assert "http:///" not in assert_success(render(member, f"[x]({url})"))["rendered"]
     shorter = "http://" + "a." * 100 + "com/path"
     assert f'<a href="{shorter}"' in assert_success(render(member, f"look {shorter}"))["rendered"]
+
+
+@pytest.mark.parametrize("fence", ["```spoiler x\n", "````quote\n"])
+def test_spoilers_and_quotes_nested_past_20_are_shown_as_code(design, member, fence):
+    """700 nested spoilers ran out of stack: a 500, the message lost (the QA pass)."""
+    sent = assert_success(post_message(member, type="stream", to="design", topic="t", content=fence * 700 + "deep"))
+    rendered = assert_success(api(member).get(f"/messages/{sent['id']}"))["message"]["content"]
+    kind = "spoiler-block" if "spoiler" in fence else "<blockquote>"
+    assert rendered.count(kind) == 20
+    assert "deep" in rendered
