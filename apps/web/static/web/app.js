@@ -359,6 +359,7 @@ async function showView() {
   seenMeanwhile.clear();
   $("#messages").replaceChildren();
   showEmpty(null);
+  showToNewest();
   const narrow = narrowFor(view, { ownEmail: state.ownEmail });
   // A link to a message opens around it; any other view at its newest messages.
   const around = view.anchor ? { anchor: view.anchor, num_before: 50, num_after: 50 } : null;
@@ -396,6 +397,7 @@ async function showView() {
   for (const event of changes) handlers[event.type](event);
   showEmpty(ordered.length ? null : view.kind === "search" ? "No messages match this search." : "No messages here yet.");
   scrollToStart(view);
+  showToNewest();
   loadNewer(); // what is shown may not fill the screen
 }
 
@@ -520,8 +522,15 @@ async function fetchPage(flag, anchor, numBefore, numAfter) {
 function onScroll() {
   watchUnreadAgain();
   if (nearBottom() && $("#compose-status").textContent === SENT_BELOW) setComposeStatus("");
+  showToNewest();
   loadOlder();
   loadNewer();
+}
+
+// Messages below the screen (the view stopped at the first unseen one, or the reader scrolled up):
+// one button down to the newest, as Zulip's.
+function showToNewest() {
+  $("#to-newest").hidden = nearBottom() || !state.messages.size;
 }
 
 // How far the reader is above the first shown message (negative: below it).
@@ -553,6 +562,7 @@ function appendMessage(message) {
   }
   // One's own message out of sight below (scrolled up, or unread ones first): said so, as in Zulip.
   if (message.sender_id === state.ownUserId && belowTheScreen(item)) setComposeStatus(SENT_BELOW);
+  showToNewest();
 }
 
 const SENT_BELOW = "Sent! Scroll down to see your message.";
@@ -905,6 +915,7 @@ function start() {
     keepDraft();
   });
   for (const field of ["#compose-content", "#compose-topic", "#compose-people"]) $(field).addEventListener("input", keepDraft);
+  $("#to-newest").addEventListener("click", scrollToBottom);
   $("#cancel-edit").addEventListener("click", () => {
     stopEditing();
     setComposeStatus("");
