@@ -195,3 +195,19 @@ def test_editing_typing_follows_the_users_typing_settings(design, member, admin,
     setattr(member, setting, False)
     member.save(update_fields=[setting])
     assert_error(api_for(member).post(f"/messages/{message_id}/typing", {"op": "start"}), 400, "BAD_REQUEST", msg)
+
+
+def test_typing_to_more_people_than_the_limit_tells_nobody(design, member, admin, owner, capture_events, monkeypatch):
+    """As Zulip's MAX_STREAM_SIZE_FOR_TYPING_NOTIFICATIONS (a channel of more subscribers), and for
+    direct messages to more people too (the QA pass: each notice lists them all, to each of them)."""
+    monkeypatch.setattr("apps.messages.actions.typing.MAX_PEOPLE_FOR_TYPING_NOTIFICATIONS", 2)
+    with capture_events(admin, owner, **STREAM_TYPING) as received:
+        assert_success(typing(member, op="start", to=[admin.id]))  # two people, the sender included
+        assert_success(typing(member, op="start", to=[admin.id, owner.id]))
+        assert_success(typing(member, type="stream", op="start", stream_id=design.id, topic="plans"))  # two
+        assert_success(api_for(admin).post("/users/me/subscriptions", {"subscriptions": '[{"name": "design"}]',
+                                                                       "principals": f"[{owner.id}]"}))  # fmt: skip
+        assert_success(typing(member, type="stream", op="start", stream_id=design.id, topic="plans"))
+    typed = [event for event in received[admin.id] if event["type"] == "typing"]
+    assert [(e["message_type"], len(e.get("recipients", []))) for e in typed] == [("direct", 2), ("stream", 0)]
+    assert [e for e in received[owner.id] if e["type"] == "typing"] == []

@@ -15,13 +15,22 @@ from apps.subscriptions.topics import topic_to_send_to, truncate_topic
 from apps.users.models import User
 from apps.users.selectors import api_email
 
+# Zulip's MAX_STREAM_SIZE_FOR_TYPING_NOTIFICATIONS: typing to a channel of more subscribers tells
+# nobody (each notice goes to every subscriber's queues); Parley holds direct messages to more
+# people to it too (the event lists them all, to each: the QA pass, 1.2 MB of Redis a request at
+# 150). A module value, so tests can lower it.
+MAX_PEOPLE_FOR_TYPING_NOTIFICATIONS = 100
+
 
 def _sender(user: User) -> dict:
     return {"user_id": user.id, "email": api_email(user)}
 
 
 def _receivers(realm_id: int, user_ids: set[int]) -> list[int]:
-    """Of these users, the active ones who receive typing notifications."""
+    """Of these users, the active ones who receive typing notifications; nobody when they are more
+    than MAX_PEOPLE_FOR_TYPING_NOTIFICATIONS."""
+    if len(user_ids) > MAX_PEOPLE_FOR_TYPING_NOTIFICATIONS:
+        return []
     return list(
         User.objects.filter(
             realm_id=realm_id, id__in=user_ids, is_active=True, receives_typing_notifications=True
