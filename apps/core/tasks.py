@@ -27,7 +27,7 @@ from django.db import transaction
 from django.dispatch import receiver
 from django.utils import timezone
 from django_tasks import task
-from django_tasks.base import TaskResultStatus
+from django_tasks.base import TASK_MIN_PRIORITY, TaskResultStatus
 from django_tasks.signals import task_enqueued, task_finished
 from django_tasks_db.management.commands.db_worker import Worker
 from django_tasks_db.models import DBTaskResult
@@ -83,7 +83,14 @@ def retried_task(
                     "%s failed (attempt %d of %d), trying again in %.0f s: %s",
                     function.__qualname__, attempt, max_attempts, delay, exc,
                 )  # fmt: skip
-                later = the_task.using(run_after=timezone.now() + timedelta(seconds=delay))
+                # Behind every first attempt, as Zulip's retries go to the back of the queue: ahead
+                # of them (the ready are taken by priority, then run_after, and a first attempt's
+                # is the end of time), a service that times out held up every other delivery (the
+                # expensive-request QA pass: a new one waited 432 s behind a slow bot's retries).
+                later = the_task.using(
+                    run_after=timezone.now() + timedelta(seconds=delay),
+                    priority=max(TASK_MIN_PRIORITY, the_task.priority - 1),
+                )
                 later.enqueue(*args, attempt=attempt + 1, **kwargs)
                 return {"retry": attempt + 1}
 

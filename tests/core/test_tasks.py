@@ -70,6 +70,18 @@ def test_a_temporary_failure_runs_again_later_with_the_same_arguments(db):
     assert DBTaskResult.objects.order_by("-enqueued_at").first().return_value == "svc"
 
 
+def test_a_retry_runs_behind_every_first_attempt(db):
+    """A retry that is due waits for the tasks queued meanwhile, as Zulip's go to the back of the
+    queue (the expensive-request QA pass: ahead of them, a slow bot's retries held up every other
+    bot's deliveries for minutes)."""
+    flaky.enqueue("slow", 5)
+    run_ready_tasks()
+    DBTaskResult.objects.filter(status="READY").update(run_after=timezone.now())  # the retry is due
+    flaky.enqueue("fresh", 0)
+    assert run_ready_tasks() == 2
+    assert CALLS == [("slow", 5), ("fresh", 0), ("slow", 5)]
+
+
 def test_after_the_last_attempt_the_task_fails(db):
     flaky.enqueue("svc", 5)
     for _ in range(3):
