@@ -15,13 +15,17 @@ the earlier one (in the organization's order) wins; between them, the earlier ma
 
 import re
 import string
-from collections.abc import Iterator, Sequence
+import time
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field
+from functools import partial
 from urllib.parse import urlsplit
 
 import re2
 import uri_template
 from linkify_it import LinkifyIt
+
+from apps.core.errors import JsonableError
 
 # The groups the pattern is wrapped in (no administrator's pattern may name one: it would not compile).
 BEFORE = "linkifier_before_match"
@@ -47,6 +51,17 @@ _OPTIONS = _options()
 # A named group, as RE2 writes them: (?P<name>...) and (?<name>...).
 _GROUP_NAME = re.compile(r"\(\?P?<(\w+)>")
 _NEVER = re2.compile(b"a^", options=_OPTIONS)
+
+
+# What an organization's linkifiers may spend on one text, as Zulip's 5 s for rendering a message:
+# past it the text is refused (the expensive-request QA pass: 1,000 broad linkifiers took 41 s over
+# 10,000 characters). A module value, so tests can lower it.
+LINKIFIERS_SECONDS = 5.0
+
+
+class LinkifiersTooSlow(JsonableError):
+    def __init__(self) -> None:
+        super().__init__("Unable to render message: the organization's linkifiers took too long")
 
 
 class LinkifierInvalid(Exception):
@@ -238,11 +253,14 @@ class CompiledLinkifier:
         index.pop(BEFORE, None)
         self.groups = index  # the administrator's groups: name -> number
 
-    def spans(self, data: bytes) -> Iterator[tuple[int, int, str]]:
-        """(start, end, url) of each match in UTF-8 `data`, in byte offsets, in order. The character
-        after a match is looked at but not taken: the next match may start after it."""
+    def spans(self, data: bytes, deadline: float = float("inf")) -> Iterator[tuple[int, int, Callable[[], str]]]:
+        """(start, end, url) of each match in UTF-8 `data`, in byte offsets, in order; the URL is
+        made when asked for (only the matches kept are). The character after a match is looked at
+        but not taken: the next match may start after it. Past `deadline`, LinkifiersTooSlow."""
         pos, size = 0, len(data)
         while pos <= size:
+            if time.monotonic() > deadline:
+                raise LinkifiersTooSlow()
             match = self.regex.search(data, pos)
             if match is None:
                 return
@@ -253,7 +271,10 @@ class CompiledLinkifier:
                 continue
             values = {name: match.group(number) for name, number in self.groups.items()}
             variables = {name: value.decode() for name, value in values.items() if value is not None}
-            yield start, end, str(self.template.expand(**variables))
+            yield start, end, partial(self._url, variables)
+
+    def _url(self, variables: dict[str, str]) -> str:
+        return str(self.template.expand(**variables))
 
 
 _raw_urls = LinkifyIt()
@@ -275,9 +296,10 @@ class LinkifierRules:
         if not self.linkifiers:
             return []
         data = text.encode()
-        kept: list[tuple[int, int, str]] = []
+        kept: list[tuple[int, int, Callable[[], str]]] = []
+        deadline = time.monotonic() + LINKIFIERS_SECONDS
         for linkifier in self.linkifiers:
-            kept = _merge(kept, linkifier.spans(data))
+            kept = _merge(kept, linkifier.spans(data, deadline))
         return _as_links(data, kept)
 
     def topic_links(self, topic: str) -> list[dict[str, str]]:
@@ -295,10 +317,13 @@ class LinkifierRules:
         return [{"text": link.text, "url": link.url} for link in sorted(links)]
 
 
-def _merge(kept: list[tuple[int, int, str]], spans: Iterator[tuple[int, int, str]]) -> list[tuple[int, int, str]]:
+Span = tuple[int, int, Callable[[], str]]
+
+
+def _merge(kept: list[Span], spans: Iterator[Span]) -> list[Span]:
     """`kept` (sorted, not overlapping) with the spans (in order, not overlapping each other) that
     overlap none of it, in one pass over both."""
-    merged: list[tuple[int, int, str]] = []
+    merged: list[Span] = []
     index = 0
     for span in spans:
         start, end, _ = span
@@ -312,12 +337,12 @@ def _merge(kept: list[tuple[int, int, str]], spans: Iterator[tuple[int, int, str
     return merged
 
 
-def _as_links(data: bytes, spans: list[tuple[int, int, str]]) -> list[Link]:
+def _as_links(data: bytes, spans: list[Span]) -> list[Link]:
     """The spans (byte offsets, in order) as Links in character offsets, decoding each part once."""
     links, char, byte = [], 0, 0
     for start, end, url in spans:
         char += len(data[byte:start].decode())
         text = data[start:end].decode()
-        links.append(Link(char, char + len(text), url, text))
+        links.append(Link(char, char + len(text), url(), text))
         char, byte = char + len(text), end
     return links
