@@ -4,6 +4,8 @@ message, and that a refused request changes no row."""
 import json
 
 import pytest
+from django.db import connection
+from django.test.utils import CaptureQueriesContext
 
 from apps.groups.actions.groups import check_add_user_group
 from apps.groups.models import GroupGroupMembership, SystemGroups, UserGroup, UserGroupMembership
@@ -891,6 +893,24 @@ def test_bulk_subscription_properties(member, design, make_stream):
     assert own_subscription(member, design.id)["is_muted"] is True
     assert own_subscription(member, design.id)["color"] == "#010203"
     assert own_subscription(member, other.id)["is_muted"] is True
+
+
+def test_a_channel_changed_many_times_at_once_costs_one_change(member, design, capture_events):
+    """Each channel looked up once, each property saved once with its last value (the QA pass:
+    10,000 changes of one channel took 49 s, a lookup and a save each)."""
+    api = ApiClient(member)
+
+    def queries(data) -> int:
+        with CaptureQueriesContext(connection) as captured:
+            assert_success(api.post("/users/me/subscriptions/properties", {"subscription_data": data}))
+        return len(captured.captured_queries)
+
+    one = queries([{"stream_id": design.id, "property": "color", "value": "#000001"}])
+    many = [{"stream_id": design.id, "property": "color", "value": f"#0000{n % 100:02d}"} for n in range(300)]
+    with capture_events(member) as received:
+        assert queries(many) <= one
+    assert own_subscription(member, design.id)["color"] == "#000099"
+    assert [e["value"] for e in received[member.id] if e["type"] == "subscription"] == ["#000099"]
 
 
 @pytest.mark.parametrize(
