@@ -59,6 +59,10 @@ _NEVER = re2.compile(b"a^", options=_OPTIONS)
 LINKIFIERS_SECONDS = 5.0
 
 
+# A match: its start and end (byte offsets) and, made when asked for, its URL.
+Span = tuple[int, int, Callable[[], str]]
+
+
 class LinkifiersTooSlow(JsonableError):
     def __init__(self) -> None:
         super().__init__("Unable to render message: the organization's linkifiers took too long")
@@ -253,7 +257,7 @@ class CompiledLinkifier:
         index.pop(BEFORE, None)
         self.groups = index  # the administrator's groups: name -> number
 
-    def spans(self, data: bytes, deadline: float = float("inf")) -> Iterator[tuple[int, int, Callable[[], str]]]:
+    def spans(self, data: bytes, deadline: float = float("inf")) -> Iterator[Span]:
         """(start, end, url) of each match in UTF-8 `data`, in byte offsets, in order; the URL is
         made when asked for (only the matches kept are). The character after a match is looked at
         but not taken: the next match may start after it. Past `deadline`, LinkifiersTooSlow."""
@@ -296,7 +300,7 @@ class LinkifierRules:
         if not self.linkifiers:
             return []
         data = text.encode()
-        kept: list[tuple[int, int, Callable[[], str]]] = []
+        kept: list[Span] = []
         deadline = time.monotonic() + LINKIFIERS_SECONDS
         for linkifier in self.linkifiers:
             kept = _merge(kept, linkifier.spans(data, deadline))
@@ -315,9 +319,6 @@ class LinkifierRules:
             url = match.url if match.schema else f"https://{match.raw}"
             links.append(Link(start, end, url, match.raw))
         return [{"text": link.text, "url": link.url} for link in sorted(links)]
-
-
-Span = tuple[int, int, Callable[[], str]]
 
 
 def _merge(kept: list[Span], spans: Iterator[Span]) -> list[Span]:
