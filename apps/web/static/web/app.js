@@ -605,30 +605,41 @@ function rerender(message) {
 const onScreen = new Set();
 const seenMeanwhile = new Set(); // on screen since the last request (while visible), maybe gone by now
 const watched = new Set(); // the unread items drawn, watched until they are read or gone
+let covered = coveredByTheBox();
 let readObserver = newReadObserver();
 
-function newReadObserver() {
+// How much of the bottom of the screen the message box covers (one column: it stays over the
+// messages), which is not seen.
+function coveredByTheBox() {
   const box = $("#compose");
-  const covered = getComputedStyle(box).position === "sticky" ? box.offsetHeight : 0;
-  return new IntersectionObserver(
-    (entries) => {
-      for (const entry of entries) {
-        const id = Number(entry.target.dataset.messageId);
-        const screen = entry.rootBounds?.height ?? window.innerHeight;
-        const seen = entry.intersectionRatio >= 0.5 || (entry.isIntersecting && entry.boundingClientRect.height > screen / 2);
-        if (seen && entry.target.isConnected) {
-          onScreen.add(id);
-          if (document.visibilityState === "visible") seenMeanwhile.add(id);
-        } else onScreen.delete(id);
-      }
-      markShownAsRead();
-    },
-    { threshold: [0, 0.5], rootMargin: `0px 0px -${covered}px 0px` },
-  );
+  return getComputedStyle(box).position === "sticky" ? box.offsetHeight : 0;
 }
 
-// The box grew (a longer message) or the layout changed: the screen's end is measured again.
+function onIntersections(entries) {
+  for (const entry of entries) {
+    const id = Number(entry.target.dataset.messageId);
+    const screen = entry.rootBounds?.height ?? window.innerHeight;
+    const seen = entry.intersectionRatio >= 0.5 || (entry.isIntersecting && entry.boundingClientRect.height > screen / 2);
+    if (seen && entry.target.isConnected) {
+      onScreen.add(id);
+      if (document.visibilityState === "visible") seenMeanwhile.add(id);
+    } else onScreen.delete(id);
+  }
+  markShownAsRead();
+}
+
+function newReadObserver() {
+  return new IntersectionObserver(onIntersections, { threshold: [0, 0.5], rootMargin: `0px 0px -${covered}px 0px` });
+}
+
+// The box grew (a longer message) or the layout changed: the screen's end is measured again, if it
+// moved; what the observer saw meanwhile counts (dropped with it, messages scrolled past stayed
+// unread: a CI run, as the "Newest" button came and went).
 function watchReadingAgain() {
+  const now = coveredByTheBox();
+  if (now === covered) return;
+  covered = now;
+  onIntersections(readObserver.takeRecords());
   readObserver.disconnect();
   readObserver = newReadObserver();
   for (const item of watched) {
