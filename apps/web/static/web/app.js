@@ -22,7 +22,7 @@ import { EventQueue } from "./events.js";
 import { hashFor, narrowFor, viewFromHash, viewShows, zulipLinkTo } from "./narrow.js";
 import { el, messageItem, showDefaultPictureOnError } from "./render.js";
 import { addTopic, renderCounts, renderPeople, renderSidebar, renderTopics } from "./sidebar.js";
-import { $, ctx, me, state } from "./state.js";
+import { $, channelOf, ctx, isArchived, me, state } from "./state.js";
 
 // --- connection status ---------------------------------------------------------------------------
 
@@ -47,7 +47,7 @@ function loadState(registered) {
   state.users = new Map([...registered.realm_users, ...(registered.cross_realm_bots || [])].map((u) => [u.user_id, u]));
   state.subs = new Map(registered.subscriptions.map((sub) => [sub.stream_id, sub]));
   const known = [...registered.subscriptions, ...(registered.unsubscribed || []), ...(registered.never_subscribed || [])];
-  state.streams = new Map(known.map(({ stream_id, name, invite_only }) => [stream_id, { name, invite_only }]));
+  state.streams = new Map(known.map((channel) => [channel.stream_id, channelOf(channel)]));
   state.unread = new Map();
   for (const entry of registered.unread_msgs.streams) {
     for (const id of entry.unread_message_ids) state.unread.set(id, { streamId: entry.stream_id, topic: entry.topic });
@@ -172,7 +172,7 @@ const handlers = {
     if (event.op === "add") {
       for (const sub of event.subscriptions) {
         state.subs.set(sub.stream_id, sub);
-        state.streams.set(sub.stream_id, { name: sub.name, invite_only: sub.invite_only });
+        state.streams.set(sub.stream_id, channelOf(sub));
       }
     } else if (event.op === "remove") for (const sub of event.subscriptions) state.subs.delete(sub.stream_id);
     else if (event.op === "update" && state.subs.has(event.stream_id)) state.subs.get(event.stream_id)[event.property] = event.value;
@@ -193,11 +193,11 @@ const handlers = {
   },
   stream(event) {
     if (event.op === "create") {
-      for (const { stream_id, name, invite_only } of event.streams) state.streams.set(stream_id, { name, invite_only });
+      for (const channel of event.streams) state.streams.set(channel.stream_id, channelOf(channel));
     } else if (event.op === "delete") {
-      // Archived, or a private channel the user was removed from (Zulip's event for both, to clients
-      // without the archived_channels capability): gone from the sidebar and from the box's
-      // channels; the view of one goes back to the feed.
+      // A private channel the user was removed from (the page has the archived_channels capability:
+      // archiving is an update): gone from the sidebar and from the box's channels; the view of one
+      // goes back to the feed.
       for (const { stream_id: id } of event.streams) {
         const name = ctx.streamName(id);
         state.subs.delete(id);
@@ -221,6 +221,12 @@ const handlers = {
         showTitle(state.view);
         // The "#channel › topic" lines of a mixed view name it anew.
         for (const message of state.messages.values()) if (message.stream_id === event.stream_id) rerender(message);
+      } else if (event.property === "is_archived") {
+        // Archived (or back): out of the sidebar and the box's channels; its view stays, to read.
+        renderSidebar();
+        renderComposeChannels();
+        showTitle(state.view);
+        if (state.view.streamId === event.stream_id) presetCompose(state.view);
       }
     }
     if (!$("#channel-browser").hidden) renderChannelBrowser();
@@ -301,9 +307,9 @@ function onEvents(events) {
 function viewTitle(view) {
   switch (view.kind) {
     case "channel":
-      return `#${ctx.streamName(view.streamId) || "unknown channel"}`;
+      return channelTitle(view.streamId);
     case "topic":
-      return `#${ctx.streamName(view.streamId) || "unknown channel"} › ${view.topic}`;
+      return `${channelTitle(view.streamId)} › ${view.topic}`;
     case "dms":
       return "Direct messages";
     case "dm":
@@ -317,11 +323,16 @@ function viewTitle(view) {
   }
 }
 
+function channelTitle(id) {
+  return `#${ctx.streamName(id) || "unknown channel"}${isArchived(id) ? " (archived)" : ""}`;
+}
+
 function showTitle(view) {
   $("#narrow-title").textContent = viewTitle(view);
-  // A channel shown: one button to subscribe to it or to leave it.
+  // A channel shown: one button to subscribe to it or to leave it (not an archived one: as Zulip's,
+  // it takes no subscribers, and its subscriptions are kept).
   const button = $("#unsubscribe");
-  button.hidden = !(view.streamId && ctx.streamName(view.streamId));
+  button.hidden = !(view.streamId && ctx.streamName(view.streamId)) || isArchived(view.streamId);
   button.textContent = state.subs.has(view.streamId) ? "Unsubscribe" : "Subscribe";
   document.title = `${viewTitle(view)} · ${$(".realm-name").textContent}`;
 }
@@ -366,7 +377,10 @@ async function showView() {
   const params = { ...(around ?? { anchor: "newest", num_before: 100, num_after: 0 }), narrow, apply_markdown: true };
   let body;
   try {
-    [body] = await Promise.all([api("GET", "/messages", params), view.streamId ? loadTopics(view.streamId) : clearTopics()]);
+    // An archived channel's topics are not listed by the server (as Zulip's): those of its messages
+    // shown are (addTopic below).
+    const topics = view.streamId && !isArchived(view.streamId) ? loadTopics(view.streamId) : clearTopics();
+    [body] = await Promise.all([api("GET", "/messages", params), topics]);
   } catch (error) {
     if (token !== viewToken) return;
     state.loading = null;
@@ -390,6 +404,7 @@ async function showView() {
   const ordered = [...shown.values()].sort((a, b) => a.id - b.id);
   state.messages = new Map(ordered.map((m) => [m.id, m]));
   $("#messages").replaceChildren(...ordered.map((m) => document.getElementById(`message-${m.id}`) ?? shownItem(m)));
+  if (view.streamId && isArchived(view.streamId)) for (const m of ordered) addTopic(m.subject, m.id);
   const changes = state.loading;
   state.loading = null;
   state.foundOldest = body.found_oldest;
@@ -790,7 +805,7 @@ async function renderChannelBrowser() {
     return;
   }
   if ($("#channel-browser").hidden) return;
-  for (const { stream_id, name, invite_only } of body.streams) state.streams.set(stream_id, { name, invite_only });
+  for (const channel of body.streams) state.streams.set(channel.stream_id, channelOf(channel));
   $("#all-channels").replaceChildren(
     ...body.streams
       .sort((a, b) => a.name.localeCompare(b.name))
@@ -978,7 +993,7 @@ function start() {
       apply_markdown: true,
       client_gravatar: false,
       slim_presence: true,
-      client_capabilities: { simplified_presence_events: true, notification_settings_null: true },
+      client_capabilities: { simplified_presence_events: true, notification_settings_null: true, archived_channels: true },
       event_types: [
         "message", "update_message", "delete_message", "reaction", "update_message_flags",
         "subscription", "stream", "presence", "realm_user",

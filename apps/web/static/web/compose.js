@@ -6,16 +6,16 @@
 import { api, upload } from "./api.js";
 import { viewShows } from "./narrow.js";
 import { el } from "./render.js";
-import { $, ctx, state } from "./state.js";
+import { $, activeSubs, ctx, isArchived, state } from "./state.js";
 
 // The channels the box may address: the subscribed ones, and the one shown if it is not (a public
-// channel takes messages from those not subscribed, as in Zulip).
+// channel takes messages from those not subscribed, as in Zulip); none archived.
 export function renderComposeChannels() {
   const select = $("#compose-channel");
   const chosen = select.value;
-  const channels = [...state.subs.values()].sort((a, b) => a.name.localeCompare(b.name));
+  const channels = activeSubs();
   const shown = state.view.streamId;
-  const visiting = shown && !state.subs.has(shown) && state.streams.get(shown);
+  const visiting = shown && !state.subs.has(shown) && !isArchived(shown) && state.streams.get(shown);
   select.replaceChildren(
     el("option", { value: "", disabled: true }, "Choose where it goes"),
     ...channels.map((sub) => el("option", { value: sub.stream_id }, `#${sub.name}`)),
@@ -39,8 +39,14 @@ export function toggleComposeFields() {
 // an address of its own (kept, as Zulip's compose box keeps it). Text typed before the page first
 // addressed the box (while it loads) has none yet: it takes the view's.
 let addressed = false;
+let archivedShown = ""; // the notice of the archived channel shown
 export function presetCompose(view) {
   const select = $("#compose-channel");
+  // An archived channel shown is read, not written to: the box says so while it is shown (and
+  // archived), and is addressed to nothing (its channel is not offered).
+  const notice = view.streamId && isArchived(view.streamId) ? archivedNotice(view.streamId) : "";
+  if (notice || $("#compose-status").textContent === archivedShown) setComposeStatus(notice);
+  archivedShown = notice;
   // Kept with no address too (its channel gone: the web app QA pass, the draft went to #general).
   if (addressed && state.editing === null && $("#compose-content").value.trim()) return;
   addressed = true;
@@ -60,6 +66,8 @@ export function presetCompose(view) {
   }
   toggleComposeFields();
 }
+
+const archivedNotice = (id) => `#${ctx.streamName(id)} is archived: its messages can be read, nothing more can be sent to it.`;
 
 export function setComposeStatus(text) {
   $("#compose-status").textContent = text;

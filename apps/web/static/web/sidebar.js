@@ -2,7 +2,7 @@
 
 import { hashFor } from "./narrow.js";
 import { el } from "./render.js";
-import { $, state } from "./state.js";
+import { $, activeSubs, state } from "./state.js";
 
 function unreadCount(test) {
   let count = 0;
@@ -15,7 +15,7 @@ function countBadge(count, label) {
 }
 
 export function renderSidebar() {
-  const channels = [...state.subs.values()].sort((a, b) => a.name.localeCompare(b.name));
+  const channels = activeSubs();
   $("#channels").replaceChildren(
     ...channels.map((sub) => {
       const current = state.view.streamId === sub.stream_id;

@@ -10,8 +10,8 @@ export const state = {
   ownUserId: Number(me.dataset.userId),
   ownEmail: "",
   users: new Map(), // user_id -> person
-  subs: new Map(), // stream_id -> subscription
-  streams: new Map(), // stream_id -> {name, invite_only}: every channel the page knows of, subscribed or not
+  subs: new Map(), // stream_id -> subscription (archived channels' too: is_archived)
+  streams: new Map(), // stream_id -> {name, invite_only, is_archived}: every channel the page knows of, subscribed or not
   unread: new Map(), // message id -> {streamId, topic} | {dm: true, userId (a one-to-one conversation)}
   presences: {}, // user_id -> {active_timestamp, idle_timestamp}
   offlineAfter: 200,
@@ -31,6 +31,17 @@ export const state = {
   markingRead: new Set(),
   viewFailed: false, // the view's messages could not load for a reason that passes: loaded again once connected
 };
+
+// What the page keeps of a channel (from a stream or subscription object).
+export const channelOf = ({ name, invite_only, is_archived }) => ({ name, invite_only, is_archived: Boolean(is_archived) });
+
+// An archived channel's messages can be read, not added to (the page registers with Zulip's
+// archived_channels capability: it is told of archiving, and keeps the channel).
+export const isArchived = (id) => Boolean(state.streams.get(id)?.is_archived);
+
+// The channels that take messages: the subscribed ones not archived, by name.
+export const activeSubs = () =>
+  [...state.subs.values()].filter((sub) => !isArchived(sub.stream_id)).sort((a, b) => a.name.localeCompare(b.name));
 
 // What the render functions need to know (render.js).
 export const ctx = {
