@@ -30,12 +30,12 @@ _validate_link = _markdown.validateLink
 
 def _link_with_its_host(url: str) -> bool:
     """markdown-it's URL parser (mdurl) drops a host longer than 255 characters: the link and its
-    text would say `http:///path`, the host lost (the hostile-input QA pass). Such a URL is no link:
+    text would say `http:///path` or `http://`, the host lost (the hostile-input QA passes). Such a URL is no link:
     it stays as written."""
     return not _HOSTLESS_URL.match(url) and _validate_link(url)
 
 
-_HOSTLESS_URL = re.compile(r"(?i)[a-z][a-z0-9+.-]*:///")
+_HOSTLESS_URL = re.compile(r"(?i)[a-z][a-z0-9+.-]*://(?:[/?#]|$)")  # http:// with nothing, /path, ?q or #x
 _markdown.validateLink = _link_with_its_host
 
 ALLOWED_TAGS = {
