@@ -232,7 +232,9 @@ class Delivery:
         if answer:
             payload = repr(answer)
             fence = unused_fence(payload)
-            content += f"\nThe response contains the following payload:\n{fence}\n{payload}\n{fence}"
+            # After a quoted error, a blank line: the text would go on quoting (the Python-client QA pass).
+            gap = "\n\n" if notice.rsplit("\n", 1)[-1].startswith(">") else "\n"
+            content += f"{gap}The response contains the following payload:\n{fence}\n{payload}\n{fence}"
         do_send_message(
             self.bot, dm_with=[owner], content=normalize_content(content), client=ANSWER_CLIENT, acting_user=None
         )

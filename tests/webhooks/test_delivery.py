@@ -272,7 +272,7 @@ def test_an_answer_too_large_or_malformed_is_refused(hook_bot, service, member, 
     assert [m.content for m in latest(fourth)] == ["Failure! Invalid JSON in response"]
     assert owner_notices(hook_bot)[1] == (
         notice_intro(hook_bot, second) + "The outgoing webhook server attempted to send a message in Zulip, but that "
-        "request resulted in the following error:\n> Invalid JSON in response\n"
+        "request resulted in the following error:\n> Invalid JSON in response\n\n"
         "The response contains the following payload:\n```\n'not json'\n```"
     )
     assert len(owner_notices(hook_bot)) == 4
