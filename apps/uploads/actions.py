@@ -19,7 +19,7 @@ from apps.events.publish import Everyone, send_event_on_commit
 from apps.messages.emoji import ZULIP_EXTRA_EMOJI, unicode_emoji_code
 from apps.messages.models import Message
 from apps.realms.models import Realm
-from apps.uploads.errors import FileTooLargeError, RealmUploadQuotaError
+from apps.uploads.errors import FileTooLargeError, InvalidAttachmentError, RealmUploadQuotaError
 from apps.uploads.images import MAX_EMOJI_FILE_SIZE_MIB, emoji_image
 from apps.uploads.models import Attachment, RealmEmoji
 from apps.uploads.selectors import (
@@ -138,8 +138,12 @@ def do_create_attachment(
 def do_delete_attachment(attachment: Attachment, *, acting_user: User | None) -> None:
     """DELETE /attachments/{id}: the file and its row (messages that link it keep their text).
 
-    Emits: attachment/remove {attachment: {id}, upload_space_used} to the owner.
+    Emits: attachment/remove {attachment: {id}, upload_space_used} to the owner. Raises "Invalid
+    attachment" when another request deleted it meanwhile (its row, locked first, makes deletions
+    take turns: the hostile-input QA pass, 8 of 20 at once answered 200, each with its event).
     """
+    if not Attachment.objects.select_for_update().filter(id=attachment.id).exists():
+        raise InvalidAttachmentError()
     attachment_id = attachment.id
     stored = [attachment_storage_name(attachment.path_id)]
     stored += [thumbnail_storage_name(attachment.path_id, name) for name in attachment.thumbnails]
@@ -292,10 +296,14 @@ def do_deactivate_realm_emoji(emoji: RealmEmoji, *, acting_user: User | None) ->
     """Deactivate a custom emoji (kept: reactions name it; its name is free again).
 
     Emits: realm_emoji/update_one {emoji_id, data: {deactivated: true}} to the organization's active
-    users (realm_emoji/update {realm_emoji} to queues without individual_emoji_changes).
+    users (realm_emoji/update {realm_emoji} to queues without individual_emoji_changes). Raises
+    "Emoji ... does not exist" when another request deactivated it meanwhile (the update waits for
+    the other's row lock, then finds nothing to change: the hostile-input QA pass, up to 8 of 20
+    at once answered 200, each with its events).
     """
+    if not RealmEmoji.objects.filter(id=emoji.id, deactivated=False).update(deactivated=True):
+        raise ResourceNotFoundError(f"Emoji '{emoji.name}' does not exist")
     emoji.deactivated = True
-    emoji.save(update_fields=["deactivated"])
     _notify_realm_emoji(emoji.realm_id, {"op": "update_one", "emoji_id": str(emoji.id), "data": {"deactivated": True}})
 
 

@@ -9,6 +9,7 @@ from django.test.utils import CaptureQueriesContext
 from apps.messages.models import Message
 from apps.uploads.models import Attachment
 from tests.api import api_for, assert_error, assert_success
+from tests.concurrency import at_once, done_or_refused
 from tests.messages.conftest import message_ids, post_message
 from tests.uploads.conftest import download, uploaded
 
@@ -149,6 +150,18 @@ def test_delete_attachment_removes_row_and_file(member, uploads_dir, django_capt
     assert not Attachment.objects.exists()
     assert not stored.exists()
     assert download(member, url).status_code == 404
+
+
+@pytest.mark.skipif(connection.vendor != "postgresql", reason="SQLite runs one writing transaction at a time")
+@pytest.mark.django_db(transaction=True)
+def test_deletions_of_one_attachment_at_once_delete_it_once(member, uploads_dir):
+    """The hostile-input QA pass: 8 of 20 deletions at once answered 200, each with its event."""
+    uploaded(member)
+    attachment = Attachment.objects.get()
+    answers = at_once(*[lambda: api_for(member).delete(f"/attachments/{attachment.id}")] * 4)
+    assert sorted(answer.status_code for answer in answers) == [200, 400, 400, 400]
+    done_or_refused(answers, 400, "BAD_REQUEST", "Invalid attachment")
+    assert not Attachment.objects.exists()
 
 
 def test_only_the_owner_deletes_an_attachment(member, admin, foreign_user):

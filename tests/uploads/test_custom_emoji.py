@@ -8,11 +8,13 @@ from io import BytesIO
 
 import pytest
 from django.core.files.uploadedfile import SimpleUploadedFile
+from django.db import connection
 from PIL import Image
 
 from apps.uploads.models import RealmEmoji
 from apps.uploads.selectors import realm_emoji_to_dict
 from tests.api import api_for, assert_error, assert_success
+from tests.concurrency import at_once, done_or_refused
 from tests.uploads.conftest import image_bytes, post_files
 
 
@@ -190,6 +192,16 @@ def test_only_admins_and_the_author_delete(member, moderator, admin):
     refused(api_for(moderator).delete("/realm/emoji/mine"), "Must be an organization administrator or emoji author")
     assert_success(api_for(admin).delete("/realm/emoji/mine"))
     not_found(api_for(admin).delete("/realm/emoji/mine"), "Emoji 'mine' does not exist")
+
+
+@pytest.mark.skipif(connection.vendor != "postgresql", reason="SQLite runs one writing transaction at a time")
+@pytest.mark.django_db(transaction=True)
+def test_deletions_of_one_emoji_at_once_delete_it_once(admin, owner):
+    """The hostile-input QA pass: up to 8 of 20 deletions at once answered 200, each with events."""
+    assert_success(add_emoji(admin, "racing"))
+    answers = at_once(*[lambda user=user: api_for(user).delete("/realm/emoji/racing") for user in (admin, owner) * 2])
+    assert sorted(answer.status_code for answer in answers) == [200, 404, 404, 404]
+    done_or_refused(answers, 404, "BAD_REQUEST", "Emoji 'racing' does not exist")
 
 
 def test_other_organizations_emoji_are_invisible(member, foreign_user):

@@ -122,6 +122,19 @@ def test_two_deactivations_of_one_user_at_once(owner, admin, member):
     assert deactivations.count() == 1
 
 
+@pytest.mark.skipif(connection.vendor != "postgresql", reason="SQLite runs one writing transaction at a time")
+@pytest.mark.django_db(transaction=True)
+def test_reactivations_of_one_user_at_once_reactivate_once(owner, admin, member):
+    """The hostile-input QA pass: 20 reactivations at once wrote 6 audit rows, each with events."""
+    do_deactivate_user(member, acting_user=owner)
+    answers = at_once(
+        *(lambda user=user: ApiClient(user).post(f"/users/{member.id}/reactivate") for user in (owner, admin) * 2)
+    )
+    assert [answer.status_code for answer in answers] == [200] * 4
+    reactivations = RealmAuditLog.objects.filter(modified_user=member, event_type=AuditLogEventType.USER_REACTIVATED)
+    assert reactivations.count() == 1
+
+
 # --- who may change roles -------------------------------------------------------------------------------
 
 
