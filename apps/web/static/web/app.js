@@ -277,16 +277,36 @@ function followMove(event) {
   }
 }
 
-// A message arriving while a search is shown: shown if the server says the search matches it.
+// Messages arriving while a search is shown: shown if the server says the search matches them.
+// Those that arrive while the server is asked, or within a second of the last question, wait and
+// are asked about together: at most one request a second (the web app QA pass: a request a
+// message, a busy channel used up the rate limit, and the page could load nothing more for
+// seconds). Refused for a while (429), they are asked again.
+const matchQueue = { waiting: [], asking: false }; // waiting: [message, the view's token]
+
 async function appendIfMatching(message) {
-  const token = viewToken;
-  const narrow = narrowFor(state.view, { ownEmail: state.ownEmail });
-  try {
-    const body = await api("GET", "/messages/matches_narrow", { msg_ids: [message.id], narrow });
-    if (token === viewToken && String(message.id) in body.messages) appendMessage(message);
-  } catch (error) {
-    console.warn("search:", error);
+  matchQueue.waiting.push([message, viewToken]);
+  if (matchQueue.asking) return;
+  matchQueue.asking = true;
+  for (;;) {
+    const token = viewToken;
+    const batch = matchQueue.waiting.splice(0).flatMap(([m, itsView]) => (itsView === token ? [m] : []));
+    if (!batch.length) break;
+    const narrow = narrowFor(state.view, { ownEmail: state.ownEmail });
+    let wait = new Promise((resolve) => setTimeout(resolve, 1000));
+    try {
+      const body = await api("GET", "/messages/matches_narrow", { msg_ids: batch.map((m) => m.id), narrow });
+      if (token === viewToken) for (const m of batch) if (String(m.id) in body.messages) appendMessage(m);
+    } catch (error) {
+      console.warn("search:", error);
+      if (error.status === 429 && error.retryAfter) {
+        matchQueue.waiting.unshift(...batch.map((m) => [m, token]));
+        wait = new Promise((resolve) => setTimeout(resolve, error.retryAfter * 1000));
+      }
+    }
+    await wait;
   }
+  matchQueue.asking = false;
 }
 
 // Changes to messages that arrive while a view's messages load are applied again once they are

@@ -21,7 +21,9 @@ export function parseSearch(query, { ownEmail } = {}) {
       if ((op === "sender" || op === "dm") && operand === "me" && ownEmail) operand = ownEmail;
       narrow.push({ operator: op, operand, negated: negated === "-" });
     } else {
-      words.push(word !== undefined ? word.replace(/^"|"$/g, "") : match[0]);
+      // A "quoted phrase" keeps its quotes: the server finds it only as written (the web app QA
+      // pass: its words were found anywhere, in any order).
+      words.push(word !== undefined ? word : match[0]);
     }
   }
   if (words.length) narrow.push({ operator: "search", operand: words.join(" ") });
