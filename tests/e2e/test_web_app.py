@@ -227,6 +227,20 @@ def test_two_people_chat_live(web_server, people, chromium):
         expect(answer.locator(".star")).to_have_attribute("aria-pressed", "true")
         expect(spoiler.get_by_text("forty-two")).to_be_visible()
 
+        # A website's link opens in a new tab, a conversation's in the page; a time written in a
+        # message is the reader's; a /me message names its sender (the web app QA pass).
+        written = "see https://example.com/page or #**general>lunch** at <time:2030-01-02T03:04:00Z>"
+        olive.fill("#compose-content", written)
+        olive.press("#compose-content", "Enter")
+        links = message(olive, "see ").locator(".content a")
+        expect(links.first).to_have_attribute("target", "_blank")
+        expect(links.nth(1)).not_to_have_attribute("target", "_blank")
+        expect(message(olive, "see ").locator(".content time")).to_contain_text("2030")
+        expect(message(olive, "see ").locator(".content time")).not_to_contain_text("2030-01-02T")
+        olive.fill("#compose-content", "/me waves")
+        olive.press("#compose-content", "Enter")
+        expect(message(olive, "Olive Owner waves").locator(".content")).to_have_text("Olive Owner waves")
+
         # Logging out ends the session's access: the browser's API answers 401.
         assert member_context.request.get(f"{url}/json/users/me").status == 200
         assert_nothing_blocked(olive, mick)

@@ -60,6 +60,36 @@ function showSpoilers(content) {
   }
 }
 
+// Links: a link to a conversation here (Zulip's `#narrow/...`, on this server) opens it in the
+// page; any other (a website, a file) in a new tab, the conversation staying open (the web app QA
+// pass: a link replaced the chat).
+function showLinks(content) {
+  for (const link of content.querySelectorAll("a[href]")) {
+    const url = new URL(link.getAttribute("href"), window.location.href);
+    const here = url.origin === window.location.origin && url.pathname === "/" && url.hash.startsWith("#");
+    if (!here) Object.assign(link, { target: "_blank", rel: "noopener noreferrer" });
+  }
+}
+
+// A time written in a message (`<time:...>`, sent as `<time datetime="...">` with the time as
+// written): shown in the reader's own time zone, as Zulip's web app does.
+const localTimeFormat = new Intl.DateTimeFormat(undefined, { dateStyle: "full", timeStyle: "short" });
+function showTimes(content) {
+  for (const time of content.querySelectorAll("time[datetime]")) {
+    const date = new Date(time.getAttribute("datetime"));
+    if (!Number.isNaN(date.getTime())) Object.assign(time, { textContent: localTimeFormat.format(date), title: time.textContent });
+  }
+}
+
+// A /me message ("/me waves"): its sender's name in place of the command, as Zulip shows it.
+function showMeMessage(content, message) {
+  const first = content.querySelector("p")?.firstChild;
+  if (message.is_me_message && first?.nodeType === Node.TEXT_NODE && first.data.startsWith("/me")) {
+    first.data = `${message.sender_full_name}${first.data.slice(3)}`;
+    content.classList.add("me-message");
+  }
+}
+
 const timeFormat = new Intl.DateTimeFormat(undefined, { hour: "2-digit", minute: "2-digit" });
 const dateFormat = new Intl.DateTimeFormat(undefined, { dateStyle: "medium", timeStyle: "short" });
 
@@ -177,6 +207,9 @@ export function messageItem(message, ctx) {
   content.innerHTML = message.content; // sanitized by the server (apps/messages/rendering.py)
   showEmoji(content);
   showSpoilers(content);
+  showLinks(content);
+  showTimes(content);
+  showMeMessage(content, message);
   return el(
     "li",
     {
