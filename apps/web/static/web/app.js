@@ -391,6 +391,7 @@ async function showView() {
   $("#messages").replaceChildren();
   showEmpty(null);
   showToNewest();
+  showLoadOlder();
   const narrow = narrowFor(view, { ownEmail: state.ownEmail });
   // A link to a message opens around it; any other view at its newest messages.
   const around = view.anchor ? { anchor: view.anchor, num_before: 50, num_after: 50 } : null;
@@ -433,18 +434,22 @@ async function showView() {
   showEmpty(ordered.length ? null : view.kind === "search" ? "No messages match this search." : "No messages here yet.");
   scrollToStart(view);
   showToNewest();
+  showLoadOlder();
   loadNewer(); // what is shown may not fill the screen
 }
 
 // Scrolled to the top: the view's older messages, a page at a time, drawn above the reader's place.
-async function loadOlder() {
+// In one column (a phone) the page scrolls on past them to the sidebar, search and settings: there
+// they load with a button (the web app QA pass: each time the top was reached, 100 more loaded
+// and kept the reader's place, and the sidebar was out of reach).
+async function loadOlder({ asked = false } = {}) {
   const list = $("#messages");
-  if (aboveFirstMessage() < -200 || state.loading || state.loadingOlder || state.foundOldest || !state.messages.size) {
-    return;
-  }
+  if (!asked && (oneColumn() || aboveFirstMessage() < -200)) return;
+  if (state.loading || state.loadingOlder || state.foundOldest || !state.messages.size) return;
   const body = await fetchPage("loadingOlder", Math.min(...state.messages.keys()), 100, 0);
   if (!body) return;
   state.foundOldest = body.found_oldest;
+  showLoadOlder();
   const older = body.messages.filter((m) => !state.messages.has(m.id));
   if (!older.length) return;
   const box = scroller();
@@ -474,6 +479,12 @@ function showEmpty(text) {
 function scroller() {
   const list = $("#messages");
   return getComputedStyle(list).overflowY === "visible" ? document.scrollingElement : list;
+}
+
+const oneColumn = () => scroller() === document.scrollingElement;
+
+function showLoadOlder() {
+  $("#load-older").hidden = !oneColumn() || state.foundOldest || !state.messages.size || Boolean(state.loading);
 }
 
 // At the bottom, give or take 80 pixels (and `grown`: what was just added below).
@@ -558,6 +569,7 @@ function onScroll() {
   watchUnreadAgain();
   if (nearBottom() && $("#compose-status").textContent === SENT_BELOW) setComposeStatus("");
   showToNewest();
+  showLoadOlder();
   loadOlder();
   loadNewer();
 }
@@ -962,6 +974,7 @@ function start() {
   });
   for (const field of ["#compose-content", "#compose-topic", "#compose-people"]) $(field).addEventListener("input", keepDraft);
   $("#to-newest").addEventListener("click", scrollToBottom);
+  $("#load-older").addEventListener("click", () => loadOlder({ asked: true }));
   $("#cancel-edit").addEventListener("click", () => {
     stopEditing();
     setComposeStatus("");
