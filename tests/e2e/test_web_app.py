@@ -766,6 +766,47 @@ def test_marked_unread_elsewhere_stays_unread_until_its_reader_scrolls(web_serve
         browser.close()
 
 
+def test_marking_read_and_unread_by_hand(web_server, people, chromium):
+    """A message marked unread by its reader stays unread while the view is shown, scrolled or not,
+    as Zulip's; "Mark as read" reads every unread message of the view, loaded or not (the web app QA
+    pass: there was neither)."""
+    server, general = web_server
+    _, owner, member = people
+    url = server.url
+    olive = zulip.Client(email=api_email(owner), api_key=owner.api_key, site=url)
+    mick_api = zulip.Client(email=api_email(member), api_key=member.api_key, site=url)
+    ids = send_many(olive, "bulk", 130)
+    olive.send_message({"type": "stream", "to": "general", "topic": "other", "content": "elsewhere"})
+    unread_in_bulk = "#topics li[data-topic='bulk'] .count"
+    with sync_playwright() as playwright:
+        browser = playwright.chromium.launch(executable_path=chromium, headless=True)
+        _, mick = log_in(browser, url, member.delivery_email)
+        mick.goto(f"{url}/#channel/{general.id}/topic/bulk")
+        expect(mick.locator("li.message")).to_have_count(100)  # the newest 100 of 130
+        expect(mick.locator("#mark-read")).to_be_visible()
+        mick.locator("#mark-read").click()
+        expect(mick.locator(unread_in_bulk)).to_have_count(0)
+        expect(mick.locator("#mark-read")).to_be_hidden()
+        expect(mick.locator("li.message.unread")).to_have_count(0)
+        flags = mick_api.get_messages({"anchor": ids[0], "num_before": 0, "num_after": 200, "narrow": []})
+        assert {m["content"]: "read" in m["flags"] for m in flags["messages"]}["<p>elsewhere</p>"] is False
+        assert all("read" in m["flags"] for m in flags["messages"] if m["id"] in ids)
+        last = message(mick, "bulk 129")
+        last.get_by_role("button", name="Mark unread").click()
+        expect(last).to_have_class(UNREAD)
+        expect(mick.locator(unread_in_bulk)).to_have_text("1")
+        messages = mick.locator("#messages")
+        messages.evaluate(SCROLL, messages.evaluate("(list) => list.scrollTop - 40"))
+        messages.evaluate(SCROLL, messages.evaluate("(list) => list.scrollTop + 400"))
+        mick.wait_for_timeout(1500)
+        expect(last).to_have_class(UNREAD)
+        assert "read" not in mick_api.get_raw_message(ids[-1])["message"]["flags"]
+        last.get_by_role("button", name="Mark read").click()
+        expect(last).not_to_have_class(UNREAD)
+        expect(mick.locator(unread_in_bulk)).to_have_count(0)
+        browser.close()
+
+
 def test_a_message_sent_out_of_sight_is_said_so(web_server, people, chromium):
     """Sent where the view shown leaves it out (the box kept an address of its own), the writer is
     told where it went and the box is the view's again; sent while unread messages wait below, the

@@ -20,8 +20,8 @@ import {
 } from "./compose.js";
 import { EventQueue } from "./events.js";
 import { hashFor, narrowFor, viewFromHash, viewShows, zulipLinkTo } from "./narrow.js";
-import { el, messageItem, showDefaultPictureOnError } from "./render.js";
-import { addTopic, renderCounts, renderPeople, renderSidebar, renderTopics } from "./sidebar.js";
+import { el, messageItem, readToggleLabel, showDefaultPictureOnError } from "./render.js";
+import { addTopic, renderCounts, renderPeople, renderSidebar, renderTopics, showMarkRead } from "./sidebar.js";
 import { $, channelOf, ctx, isArchived, me, state } from "./state.js";
 
 // --- connection status ---------------------------------------------------------------------------
@@ -386,6 +386,7 @@ async function showView() {
   readObserver.disconnect();
   watched.clear();
   unreadAgain.clear();
+  keptUnread.clear();
   onScreen.clear();
   seenMeanwhile.clear();
   $("#messages").replaceChildren();
@@ -435,6 +436,7 @@ async function showView() {
   scrollToStart(view);
   showToNewest();
   showLoadOlder();
+  showMarkRead();
   loadNewer(); // what is shown may not fill the screen
 }
 
@@ -722,6 +724,7 @@ function markShown(message) {
   if (!shown) return;
   const unread = !message.flags.includes("read");
   shown.classList.toggle("unread", unread);
+  shown.querySelector("button.read-toggle").textContent = readToggleLabel(message);
   if (unread) unreadAgain.add(shown);
   else {
     stopWatching(shown);
@@ -733,6 +736,34 @@ function markShown(message) {
 // screen is not read again at once, as in Zulip: only once its reader scrolls or comes back to the
 // window (the web app QA pass: a desktop tab undid at once what the phone marked unread).
 const unreadAgain = new Set();
+
+// Marked unread by its reader here: it stays unread while the view is shown, as Zulip's "Mark as
+// unread" stops reading it until another view.
+const keptUnread = new Set();
+
+// "Mark as read": every unread message of the view, loaded or not, a thousand at a time (Zulip's
+// POST /messages/flags/narrow); the counts follow by event (the web app QA pass: there was no way
+// but scrolling past each one).
+async function markViewAsRead() {
+  const button = $("#mark-read");
+  const token = viewToken;
+  const narrow = [...narrowFor(state.view, { ownEmail: state.ownEmail }), { operator: "is", operand: "unread" }];
+  keptUnread.clear();
+  button.disabled = true;
+  try {
+    let anchor = "oldest";
+    while (token === viewToken) {
+      const page = { anchor, include_anchor: anchor === "oldest", num_before: 0, num_after: 1000 };
+      const body = await api("POST", "/messages/flags/narrow", { ...page, narrow, op: "add", flag: "read" });
+      if (body.found_newest || body.last_processed_id === null) break;
+      anchor = body.last_processed_id;
+    }
+  } catch (error) {
+    setComposeStatus(`Not marked as read: ${error.message}`);
+  } finally {
+    button.disabled = false;
+  }
+}
 
 function watchUnreadAgain() {
   for (const item of unreadAgain) {
@@ -764,7 +795,7 @@ async function markShownAsRead() {
   if (early > 0) return markShownAsReadIn(early);
   const ids = [...new Set([...onScreen, ...seenMeanwhile])].filter((id) => {
     const message = state.messages.get(id);
-    return message && !message.flags.includes("read") && !state.markingRead.has(id);
+    return message && !message.flags.includes("read") && !state.markingRead.has(id) && !keptUnread.has(id);
   });
   seenMeanwhile.clear();
   if (!ids.length) return;
@@ -798,6 +829,11 @@ async function onMessageAction(event) {
       const name = button.dataset.emojiName;
       const mine = (message.reactions || []).some((r) => r.user_id === state.ownUserId && r.emoji_name === name);
       await api(mine ? "DELETE" : "POST", `/messages/${message.id}/reactions`, { emoji_name: name });
+    } else if (action === "toggle-read") {
+      const read = message.flags.includes("read");
+      if (read) keptUnread.add(message.id);
+      else keptUnread.delete(message.id);
+      await api("POST", "/messages/flags", { messages: [message.id], op: read ? "remove" : "add", flag: "read" });
     } else if (action === "quote") {
       const body = await api("GET", `/messages/${message.id}`, { apply_markdown: false });
       quoteInCompose(message, body.raw_content, `${window.location.origin}/${zulipLinkTo(message, state.ownUserId)}`);
@@ -975,6 +1011,7 @@ function start() {
   for (const field of ["#compose-content", "#compose-topic", "#compose-people"]) $(field).addEventListener("input", keepDraft);
   $("#to-newest").addEventListener("click", scrollToBottom);
   $("#load-older").addEventListener("click", () => loadOlder({ asked: true }));
+  $("#mark-read").addEventListener("click", markViewAsRead);
   $("#cancel-edit").addEventListener("click", () => {
     stopEditing();
     setComposeStatus("");

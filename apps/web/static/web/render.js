@@ -147,6 +147,8 @@ function reactionButtons(message, ctx) {
   return el("div", { class: "reactions" }, buttons);
 }
 
+export const readToggleLabel = (message) => ((message.flags || []).includes("read") ? "Mark unread" : "Mark read");
+
 function actionButtons(message, ctx) {
   const starred = (message.flags || []).includes("starred");
   const own = message.sender_id === ctx.ownUserId;
@@ -179,6 +181,7 @@ function actionButtons(message, ctx) {
     ),
     react,
     el("button", { type: "button", class: "quote", dataset: { action: "quote" } }, "Quote"),
+    el("button", { type: "button", class: "read-toggle", dataset: { action: "toggle-read" } }, readToggleLabel(message)),
     own && el("button", { type: "button", class: "edit", dataset: { action: "edit" } }, "Edit"),
     own && el("button", { type: "button", class: "delete", dataset: { action: "delete" } }, "Delete"),
   );

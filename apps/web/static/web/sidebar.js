@@ -46,6 +46,22 @@ export function renderCounts() {
     item.querySelector(".count-slot").replaceChildren(countBadge(count, "messages") || "");
   }
   renderPeople(); // their direct messages' counts
+  showMarkRead();
+}
+
+// The view's "Mark as read", while it has unread messages (not in a search, which reads nothing).
+export function showMarkRead() {
+  const view = state.view;
+  const shownUnread = () => [...state.messages.values()].some((m) => !(m.flags || []).includes("read"));
+  const has = {
+    feed: () => state.unread.size > 0,
+    channel: () => unreadCount((w) => w.streamId === view.streamId) > 0,
+    topic: () => unreadCount((w) => w.streamId === view.streamId && w.topic.toLowerCase() === view.topic.toLowerCase()) > 0,
+    dms: () => unreadCount((w) => w.dm) > 0,
+    dm: () => (view.userIds.length === 1 && unreadCount((w) => w.userId === view.userIds[0]) > 0) || shownUnread(),
+    starred: shownUnread,
+  }[view.kind];
+  $("#mark-read").hidden = !has?.();
 }
 
 function presenceOf(userId) {
