@@ -244,12 +244,23 @@ def test_two_people_chat_live(web_server, people, chromium):
         # Logging out ends the session's access: the browser's API answers 401.
         assert member_context.request.get(f"{url}/json/users/me").status == 200
         assert_nothing_blocked(olive, mick)
+        second_tab = member_context.new_page()
+        second_tab.goto(f"{url}/#channel/{general.id}/topic/lunch")
+        expect(message(second_tab, "Pizza at one?")).to_be_visible()
         mick.click("#logout")
         mick.wait_for_url(f"{url}/login/")
         refused = member_context.request.get(f"{url}/json/users/me")
         assert refused.status == 401
         assert refused.json()["code"] == "UNAUTHORIZED"
         assert member_context.request.get(f"{url}/").url == f"{url}/login/"
+        # The other tab, refused, goes to the login page, which brings it back to its view (the web
+        # app QA pass: logged in again, it showed the combined feed).
+        message(second_tab, "Pizza at one?").get_by_role("button", name="Star").click()
+        second_tab.wait_for_url(f"{url}/login/#channel/{general.id}/topic/lunch")
+        second_tab.fill("input[name=email]", member.delivery_email)
+        second_tab.fill("input[name=password]", PASSWORD)
+        second_tab.click("button[type=submit]")
+        expect(second_tab.locator("#narrow-title")).to_have_text("#general \u203a lunch")
         owner_context.close()
         member_context.close()
         browser.close()

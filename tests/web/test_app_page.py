@@ -30,6 +30,16 @@ def test_logging_in_opens_the_app(member):
     assert "csrftoken" in client.cookies
 
 
+def test_a_guest_is_offered_no_channel_creation(member, guest):
+    """Guests never create channels (as in Zulip): the web app QA pass, told so only on Create."""
+    for user, offered in ((member, True), (guest, False)):
+        client = browser()
+        submit(client, "/login/", {"email": user.delivery_email, "password": RIGHT})
+        html = client.get("/").content.decode()
+        assert ('id="create-channel"' in html) is offered
+        assert 'id="create-channel-status"' in html  # where the channel list's failures are said
+
+
 def test_the_page_loads_only_its_own_scripts_and_styles(member):
     client = browser()
     submit(client, "/login/", {"email": member.delivery_email, "password": RIGHT})

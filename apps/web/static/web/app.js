@@ -1023,7 +1023,7 @@ function start() {
     panel.querySelector(".close-panel").addEventListener("click", () => closePanel(panel));
     panel.addEventListener("keydown", (event) => event.key === "Escape" && closePanel(panel));
   }
-  $("#create-channel").addEventListener("submit", createChannel);
+  $("#create-channel")?.addEventListener("submit", createChannel); // not for guests
   $("#compose-file").addEventListener("change", onAttach);
   $("#unsubscribe").addEventListener("click", () => {
     const id = state.view.streamId;
