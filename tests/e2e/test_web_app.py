@@ -818,6 +818,58 @@ def test_marking_read_and_unread_by_hand(web_server, people, chromium):
         browser.close()
 
 
+def test_muted_topics_and_people(web_server, people, chromium):
+    """Muting, from the page, as in Zulip: a muted topic leaves the combined feed, its channel's view
+    and their unread counts (its own view shows it); a muted person's messages are hidden until asked
+    for (the web app QA pass: muting changed nothing, and the page had no way to mute)."""
+    server, general = web_server
+    _, owner, member = people
+    url = server.url
+    olive = zulip.Client(email=api_email(owner), api_key=owner.api_key, site=url)
+    olive.send_message({"type": "stream", "to": "general", "topic": "noise", "content": "noisy one"})
+    olive.send_message({"type": "stream", "to": "general", "topic": "signal", "content": "useful one"})
+    with sync_playwright() as playwright:
+        browser = playwright.chromium.launch(executable_path=chromium, headless=True)
+        _, mick = log_in(browser, url, member.delivery_email)
+        expect(mick.locator("#count-feed .count")).to_have_text("2")
+        mick.goto(f"{url}/#channel/{general.id}/topic/noise")
+        expect(message(mick, "noisy one")).to_be_visible()
+        mick.locator("#mute-topic").click()
+        expect(mick.locator("#mute-topic")).to_have_text("Unmute topic")
+        expect(message(mick, "noisy one")).to_be_visible()  # its own view shows it
+        olive.send_message({"type": "stream", "to": "general", "topic": "noise", "content": "noisy two"})
+        expect(message(mick, "noisy two")).to_be_visible()
+        mick.goto(f"{url}/#feed")
+        expect(message(mick, "useful one")).to_be_visible()
+        expect(message(mick, "noisy one")).to_have_count(0)
+        olive.send_message({"type": "stream", "to": "general", "topic": "noise", "content": "noisy three"})
+        olive.send_message({"type": "stream", "to": "general", "topic": "signal", "content": "useful two"})
+        expect(message(mick, "useful two")).to_be_visible()
+        expect(message(mick, "noisy three")).to_be_hidden()
+        # Once "useful two" is read, nothing counts but the muted topic's own count.
+        expect(mick.locator("#count-feed .count")).to_have_count(0)
+        expect(mick.locator(f"#channels li[data-stream-id='{general.id}'] .count")).to_have_count(0)
+        mick.goto(f"{url}/#channel/{general.id}")
+        expect(message(mick, "useful two")).to_be_visible()
+        expect(message(mick, "noisy three")).to_be_hidden()
+        expect(mick.locator("#topics li[data-topic='noise'] .count")).to_have_count(1)  # its own, still unread
+
+        mick.goto(f"{url}/#dm/{owner.id}")
+        mick.locator("#mute-person").click()
+        expect(mick.locator("#mute-person")).to_have_text("Unmute Olive Owner")
+        olive.send_message({"type": "private", "to": [member.id], "content": "a secret"})
+        hidden = mick.locator("li.message", has_text="you muted its sender")
+        expect(hidden).to_be_visible()
+        expect(hidden.locator(".sender")).to_have_text("Muted user")
+        expect(message(mick, "a secret")).to_have_count(0)
+        hidden.get_by_role("button", name="Show").click()
+        expect(message(mick, "a secret")).to_be_visible()
+        mick.locator("#mute-person").click()
+        expect(mick.locator("#mute-person")).to_have_text("Mute Olive Owner")
+        expect(message(mick, "a secret").locator(".sender")).to_have_text("Olive Owner")
+        browser.close()
+
+
 def test_a_message_sent_out_of_sight_is_said_so(web_server, people, chromium):
     """Sent where the view shown leaves it out (the box kept an address of its own), the writer is
     told where it went and the box is the view's again; sent while unread messages wait below, the
@@ -1019,11 +1071,11 @@ def test_what_is_being_written_is_never_lost(web_server, people, chromium):
         context.clear_cookies()
         box.fill("Written while logged out")
         box.press("Enter")
-        page.wait_for_url(f"{url}/login/")
+        page.wait_for_url(f"{url}/login/#channel/{general.id}/topic/drafts")  # the view to come back to
         page.fill("input[name=email]", owner.delivery_email)
         page.fill("input[name=password]", PASSWORD)
         page.click("button[type=submit]")
-        page.wait_for_url(f"{url}/")
+        page.wait_for_url(f"{url}/#channel/{general.id}/topic/drafts")
         expect(box).to_have_value("Written while logged out")
         newest = client.get_messages({"anchor": "newest", "num_before": 5, "num_after": 0})["messages"]
         assert [m for m in newest if "Written while logged out" in m["content"]] == []

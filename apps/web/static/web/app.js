@@ -22,7 +22,7 @@ import { EventQueue } from "./events.js";
 import { hashFor, narrowFor, viewFromHash, viewShows, zulipLinkTo } from "./narrow.js";
 import { el, messageItem, readToggleLabel, showDefaultPictureOnError } from "./render.js";
 import { addTopic, renderCounts, renderPeople, renderSidebar, renderTopics, showMarkRead } from "./sidebar.js";
-import { $, channelOf, ctx, isArchived, me, state } from "./state.js";
+import { $, channelOf, ctx, isArchived, isMutedTopic, me, state, topicKey, topicPolicy } from "./state.js";
 
 // --- connection status ---------------------------------------------------------------------------
 
@@ -58,6 +58,8 @@ function loadState(registered) {
   for (const entry of registered.unread_msgs.huddles) {
     for (const id of entry.unread_message_ids) state.unread.set(id, { dm: true });
   }
+  state.userTopics = new Map((registered.user_topics || []).map((t) => [topicKey(t.stream_id, t.topic_name), t.visibility_policy]));
+  state.mutedUsers = new Set((registered.muted_users || []).map((muted) => muted.id));
   state.presences = registered.presences || {};
   state.offlineAfter = registered.server_presence_offline_threshold_seconds || 200;
   state.pingEvery = registered.server_presence_ping_interval_seconds || 60;
@@ -175,7 +177,12 @@ const handlers = {
         state.streams.set(sub.stream_id, channelOf(sub));
       }
     } else if (event.op === "remove") for (const sub of event.subscriptions) state.subs.delete(sub.stream_id);
-    else if (event.op === "update" && state.subs.has(event.stream_id)) state.subs.get(event.stream_id)[event.property] = event.value;
+    else if (event.op === "update" && state.subs.has(event.stream_id)) {
+      const sub = state.subs.get(event.stream_id);
+      sub[event.property] = event.value;
+      if (event.property === "in_home_view") sub.is_muted = !event.value; // Zulip's older name, inverted
+      if (["is_muted", "in_home_view"].includes(event.property) && state.view.kind === "feed") showView();
+    }
     renderSidebar();
     renderComposeChannels();
     showTitle(state.view);
@@ -230,6 +237,18 @@ const handlers = {
       }
     }
     if (!$("#channel-browser").hidden) renderChannelBrowser();
+  },
+  // Muting and unmuting (from here or elsewhere): the counts, and the view if it shows the topic or person.
+  user_topic(event) {
+    state.userTopics.set(topicKey(event.stream_id, event.topic_name), event.visibility_policy);
+    renderCounts();
+    showTitle(state.view);
+    if (["feed", "channel"].includes(state.view.kind)) showView();
+  },
+  muted_users(event) {
+    state.mutedUsers = new Set(event.muted_users.map((muted) => muted.id));
+    showTitle(state.view);
+    for (const message of state.messages.values()) rerender(message);
   },
   presence(event) {
     Object.assign(state.presences, event.presences || {});
@@ -354,6 +373,14 @@ function showTitle(view) {
   const button = $("#unsubscribe");
   button.hidden = !(view.streamId && ctx.streamName(view.streamId)) || isArchived(view.streamId);
   button.textContent = state.subs.has(view.streamId) ? "Unsubscribe" : "Subscribe";
+  // A topic shown: muting it; a conversation with one other person: muting them.
+  const muteTopic = $("#mute-topic");
+  muteTopic.hidden = view.kind !== "topic" || !ctx.streamName(view.streamId);
+  if (view.kind === "topic") muteTopic.textContent = topicPolicy(view.streamId, view.topic) === 1 ? "Unmute topic" : "Mute topic";
+  const other = view.kind === "dm" && view.userIds.length === 1 && view.userIds[0] !== state.ownUserId ? view.userIds[0] : null;
+  const mutePerson = $("#mute-person");
+  mutePerson.hidden = other === null;
+  if (other !== null) mutePerson.textContent = `${state.mutedUsers.has(other) ? "Unmute" : "Mute"} ${ctx.userName(other)}`;
   document.title = `${viewTitle(view)} · ${$(".realm-name").textContent}`;
 }
 
@@ -705,7 +732,19 @@ function stopWatching(item) {
 }
 
 function shownItem(message) {
-  return watchUnread(messageItem(message, ctx), message);
+  const item = messageItem(message, ctx);
+  if (!mutedHere(message)) return watchUnread(item, message);
+  item.hidden = true; // not seen, not read
+  return item;
+}
+
+// Muted, as in Zulip: hidden in the combined feed (a muted topic, or one of a muted channel) and in a
+// channel's view (a muted topic); shown in the topic's own view (the web app QA pass: muting changed
+// nothing here, and there was no way to mute).
+function mutedHere(message) {
+  if (message.type !== "stream") return false;
+  if (state.view.kind === "feed") return isMutedTopic(message.stream_id, message.subject);
+  return state.view.kind === "channel" && topicPolicy(message.stream_id, message.subject) === 1;
 }
 
 function watchUnread(item, message) {
@@ -1012,6 +1051,18 @@ function start() {
   $("#to-newest").addEventListener("click", scrollToBottom);
   $("#load-older").addEventListener("click", () => loadOlder({ asked: true }));
   $("#mark-read").addEventListener("click", markViewAsRead);
+  $("#mute-topic").addEventListener("click", () => {
+    const { streamId, topic } = state.view;
+    const muted = topicPolicy(streamId, topic) === 1;
+    api("POST", "/user_topics", { stream_id: streamId, topic, visibility_policy: muted ? 0 : 1 }).catch((error) =>
+      setComposeStatus(error.message),
+    );
+  });
+  $("#mute-person").addEventListener("click", () => {
+    const other = state.view.userIds[0];
+    const muted = state.mutedUsers.has(other);
+    api(muted ? "DELETE" : "POST", `/users/me/muted_users/${other}`).catch((error) => setComposeStatus(error.message));
+  });
   $("#cancel-edit").addEventListener("click", () => {
     stopEditing();
     setComposeStatus("");
@@ -1066,9 +1117,11 @@ function start() {
       client_capabilities: { simplified_presence_events: true, notification_settings_null: true, archived_channels: true },
       event_types: [
         "message", "update_message", "delete_message", "reaction", "update_message_flags",
-        "subscription", "stream", "presence", "realm_user",
+        "subscription", "stream", "presence", "realm_user", "user_topic", "muted_users",
       ],
-      fetch_event_types: ["message", "update_message_flags", "subscription", "presence", "realm_user", "realm"],
+      fetch_event_types: [
+        "message", "update_message_flags", "subscription", "presence", "realm_user", "realm", "user_topic", "muted_users",
+      ],
     },
     { onState: loadState, onEvents, onStatus: showStatus },
   );

@@ -156,7 +156,7 @@ export function narrowFor(view, { ownEmail }) {
     case "search":
       return parseSearch(view.query, { ownEmail });
     default:
-      return [];
+      return [{ operator: "in", operand: "home" }]; // the combined feed: muted topics and channels left out, as Zulip's
   }
 }
 

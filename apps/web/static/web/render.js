@@ -207,12 +207,21 @@ const mentionsMe = (message) => (message.flags || []).some((flag) => MENTION_FLA
 export function messageItem(message, ctx) {
   const unread = !(message.flags || []).includes("read");
   const content = el("div", { class: "content" });
-  content.innerHTML = message.content; // sanitized by the server (apps/messages/rendering.py)
-  showEmoji(content);
-  showSpoilers(content);
-  showLinks(content);
-  showTimes(content);
-  showMeMessage(content, message);
+  const reveal = () => {
+    content.innerHTML = message.content; // sanitized by the server (apps/messages/rendering.py)
+    showEmoji(content);
+    showSpoilers(content);
+    showLinks(content);
+    showTimes(content);
+    showMeMessage(content, message);
+  };
+  // A muted person's message is hidden until asked for, as in Zulip (their name and picture too).
+  const muted = ctx.isMutedUser(message.sender_id);
+  if (muted) {
+    const show = el("button", { type: "button", class: "reveal" }, "Show");
+    show.addEventListener("click", reveal);
+    content.append(el("p", { class: "muted-sender" }, "This message is hidden: you muted its sender. ", show));
+  } else reveal();
   return el(
     "li",
     {
@@ -225,8 +234,8 @@ export function messageItem(message, ctx) {
     el(
       "div",
       { class: "message-header" },
-      avatar(ctx.avatarUrl(message.sender_id) || message.avatar_url, message.sender_id),
-      el("strong", { class: "sender" }, message.sender_full_name),
+      muted ? null : avatar(ctx.avatarUrl(message.sender_id) || message.avatar_url, message.sender_id),
+      el("strong", { class: "sender" }, muted ? "Muted user" : message.sender_full_name),
       " ",
       sentAt(message.timestamp),
       message.last_edit_timestamp ? el("span", { class: "edited", title: "This message was edited" }, " (edited)") : null,

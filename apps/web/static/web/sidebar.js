@@ -2,7 +2,10 @@
 
 import { hashFor } from "./narrow.js";
 import { el } from "./render.js";
-import { $, activeSubs, state } from "./state.js";
+import { $, activeSubs, isMutedTopic, state } from "./state.js";
+
+// Unread messages of a channel's topics that are not muted (those of muted ones count in their topic).
+const heard = (w) => w.streamId === undefined || !isMutedTopic(w.streamId, w.topic);
 
 function unreadCount(test) {
   let count = 0;
@@ -35,9 +38,9 @@ export function renderSidebar() {
 export function renderCounts() {
   for (const item of $("#channels").children) {
     const id = Number(item.dataset.streamId);
-    item.querySelector(".count-slot").replaceChildren(countBadge(unreadCount((w) => w.streamId === id), "messages") || "");
+    item.querySelector(".count-slot").replaceChildren(countBadge(unreadCount((w) => w.streamId === id && heard(w)), "messages") || "");
   }
-  $("#count-feed").replaceChildren(countBadge(state.unread.size, "messages") || "");
+  $("#count-feed").replaceChildren(countBadge(unreadCount(heard), "messages") || "");
   $("#count-dms").replaceChildren(countBadge(unreadCount((w) => w.dm), "direct messages") || "");
   const streamId = state.view.streamId;
   for (const item of $("#topics").children) {
@@ -54,8 +57,8 @@ export function showMarkRead() {
   const view = state.view;
   const shownUnread = () => [...state.messages.values()].some((m) => !(m.flags || []).includes("read"));
   const has = {
-    feed: () => state.unread.size > 0,
-    channel: () => unreadCount((w) => w.streamId === view.streamId) > 0,
+    feed: () => unreadCount(heard) > 0,
+    channel: () => unreadCount((w) => w.streamId === view.streamId && heard(w)) > 0,
     topic: () => unreadCount((w) => w.streamId === view.streamId && w.topic.toLowerCase() === view.topic.toLowerCase()) > 0,
     dms: () => unreadCount((w) => w.dm) > 0,
     dm: () => (view.userIds.length === 1 && unreadCount((w) => w.userId === view.userIds[0]) > 0) || shownUnread(),

@@ -13,6 +13,8 @@ export const state = {
   subs: new Map(), // stream_id -> subscription (archived channels' too: is_archived)
   streams: new Map(), // stream_id -> {name, invite_only, is_archived}: every channel the page knows of, subscribed or not
   unread: new Map(), // message id -> {streamId, topic} | {dm: true, userId (a one-to-one conversation)}
+  userTopics: new Map(), // "stream_id\ntopic (lowercase)" -> Zulip's visibility_policy (1 muted, 2 unmuted, 3 followed)
+  mutedUsers: new Set(), // user ids
   presences: {}, // user_id -> {active_timestamp, idle_timestamp}
   offlineAfter: 200,
   pingEvery: 60,
@@ -43,6 +45,15 @@ export const isArchived = (id) => Boolean(state.streams.get(id)?.is_archived);
 export const activeSubs = () =>
   [...state.subs.values()].filter((sub) => !isArchived(sub.stream_id)).sort((a, b) => a.name.localeCompare(b.name));
 
+// Zulip's muting: a topic muted, or one of a muted channel not unmuted or followed. Its messages are
+// left out of the combined feed and the channel's view, and of their unread counts.
+export const topicKey = (streamId, topic) => `${streamId}\n${topic.toLowerCase()}`;
+export const topicPolicy = (streamId, topic) => state.userTopics.get(topicKey(streamId, topic)) ?? 0;
+export function isMutedTopic(streamId, topic) {
+  const policy = topicPolicy(streamId, topic);
+  return policy === 1 || (policy === 0 && Boolean(state.subs.get(streamId)?.is_muted));
+}
+
 // What the render functions need to know (render.js).
 export const ctx = {
   get ownUserId() {
@@ -54,6 +65,7 @@ export const ctx = {
   hashFor,
   streamName: (id) => (state.subs.get(id) ?? state.streams.get(id))?.name,
   userName: (id) => state.users.get(id)?.full_name || "someone",
+  isMutedUser: (id) => state.mutedUsers.has(id),
   // The page registers with client_gravatar off: every person's avatar_url is a URL.
   avatarUrl: (id) => state.users.get(id)?.avatar_url,
 };
