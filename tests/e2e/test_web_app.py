@@ -174,6 +174,12 @@ def test_two_people_chat_live(web_server, people, chromium):
         mick.screenshot(path=SCREENSHOTS / "2-direct-message.png")
         olive.goto(f"{url}/#dm/{member.id}")
         expect(message(olive, "One works for me")).to_be_visible()
+        # An administrator may delete anyone's message; others only their own.
+        expect(message(olive, "One works for me").get_by_role("button", name="Delete")).to_have_count(1)
+        expect(message(mick, "One works for me").get_by_role("button", name="Delete")).to_have_count(1)
+        mick.goto(f"{url}/#channel/{general.id}/topic/lunch")
+        expect(message(mick, "Pizza at one?")).to_be_visible()
+        expect(message(mick, "Pizza at one?").get_by_role("button", name="Delete")).to_have_count(0)
         expect(olive.locator("#count-dms .count")).to_have_count(0)
         expect(olive.locator(f"#people li[data-user-id='{member.id}'] .count")).to_have_count(0)
 

@@ -44,6 +44,7 @@ function showStatus(status, seconds) {
 
 function loadState(registered) {
   state.ownEmail = registered.email;
+  state.isAdmin = Boolean(registered.is_admin);
   state.users = new Map([...registered.realm_users, ...(registered.cross_realm_bots || [])].map((u) => [u.user_id, u]));
   state.subs = new Map(registered.subscriptions.map((sub) => [sub.stream_id, sub]));
   const known = [...registered.subscriptions, ...(registered.unsubscribed || []), ...(registered.never_subscribed || [])];
@@ -259,6 +260,7 @@ const handlers = {
     if (event.op === "add") state.users.set(person.user_id, person);
     else if (event.op === "remove") state.users.delete(person.user_id);
     else if (event.op === "update" && state.users.has(person.user_id)) {
+      if (person.user_id === state.ownUserId && person.role !== undefined) state.isAdmin = person.role <= 200; // owner, admin
       Object.assign(state.users.get(person.user_id), person);
       if (person.user_id === state.ownUserId && person.full_name) {
         me.textContent = person.full_name;

@@ -183,7 +183,7 @@ function actionButtons(message, ctx) {
     el("button", { type: "button", class: "quote", dataset: { action: "quote" } }, "Quote"),
     el("button", { type: "button", class: "read-toggle", dataset: { action: "toggle-read" } }, readToggleLabel(message)),
     own && el("button", { type: "button", class: "edit", dataset: { action: "edit" } }, "Edit"),
-    own && el("button", { type: "button", class: "delete", dataset: { action: "delete" } }, "Delete"),
+    (own || ctx.isAdmin) && el("button", { type: "button", class: "delete", dataset: { action: "delete" } }, "Delete"),
   );
 }
 

@@ -9,6 +9,7 @@ export const me = $("#me");
 export const state = {
   ownUserId: Number(me.dataset.userId),
   ownEmail: "",
+  isAdmin: false, // an administrator deletes anyone's messages (Zulip's default can_delete_any_message_group)
   users: new Map(), // user_id -> person
   subs: new Map(), // stream_id -> subscription (archived channels' too: is_archived)
   streams: new Map(), // stream_id -> {name, invite_only, is_archived}: every channel the page knows of, subscribed or not
@@ -66,6 +67,9 @@ export const ctx = {
   streamName: (id) => (state.subs.get(id) ?? state.streams.get(id))?.name,
   userName: (id) => state.users.get(id)?.full_name || "someone",
   isMutedUser: (id) => state.mutedUsers.has(id),
+  get isAdmin() {
+    return state.isAdmin;
+  },
   // The page registers with client_gravatar off: every person's avatar_url is a URL.
   avatarUrl: (id) => state.users.get(id)?.avatar_url,
 };
