@@ -1199,6 +1199,22 @@ def test_quote_and_reply(web_server, people, chromium):
         expect(box).to_have_value(re.compile(rf"\[said\]\({re.escape(url)}/#narrow/dm/{member.id}-dm/near/{secret}\)"))
         expect(page.locator("#compose-channel")).to_have_value("dm")
         expect(page.locator("#compose-people")).to_have_value(member.delivery_email)
+
+        # "@" suggests people as one types, as Zulip's typeahead (the web app QA pass: mentions had
+        # to be written out by hand): ↓ and Enter write the mention, and Enter then sends.
+        box.fill("")
+        box.press_sequentially("thanks @mi")
+        expect(page.locator("#mentions li")).to_have_text(["Mick Member member@e2e.example"])
+        box.press("Enter")
+        expect(box).to_have_value("thanks @**Mick Member** ")
+        expect(page.locator("#mentions")).to_be_hidden()
+        box.press_sequentially("and @")
+        expect(page.locator("#mentions li")).to_have_count(1)  # everyone but oneself
+        box.press("Escape")
+        expect(page.locator("#mentions")).to_be_hidden()
+        box.press("Enter")
+        mention = message(page, "thanks").locator(".user-mention")
+        expect(mention).to_have_text("@Mick Member")
         assert_nothing_blocked(page)
         browser.close()
 

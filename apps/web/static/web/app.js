@@ -19,6 +19,7 @@ import {
   toggleComposeFields,
 } from "./compose.js";
 import { EventQueue } from "./events.js";
+import { hideMentions, onMentionKey, suggestMentions } from "./mentions.js";
 import { hashFor, narrowFor, viewFromHash, viewShows, zulipLinkTo } from "./narrow.js";
 import { el, messageItem, readToggleLabel, showDefaultPictureOnError } from "./render.js";
 import { addTopic, renderCounts, renderPeople, renderSidebar, renderTopics, showMarkRead } from "./sidebar.js";
@@ -1044,7 +1045,10 @@ function start() {
   $("#messages").addEventListener("scroll", onScroll, { passive: true });
   window.addEventListener("scroll", onScroll, { passive: true }); // one column: the page scrolls
   $("#compose").addEventListener("submit", onSend);
+  $("#compose-content").addEventListener("keydown", onMentionKey); // first: Enter writes a suggestion
   $("#compose-content").addEventListener("keydown", onComposeKey);
+  $("#compose-content").addEventListener("input", suggestMentions);
+  $("#compose-content").addEventListener("blur", hideMentions);
   $("#compose-channel").addEventListener("change", () => {
     toggleComposeFields();
     keepDraft();
