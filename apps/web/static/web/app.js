@@ -236,6 +236,14 @@ const handlers = {
         renderComposeChannels();
         showTitle(state.view);
         if (state.view.streamId === event.stream_id) presetCompose(state.view);
+        // Back while a draft waited unaddressed in its view: addressed to it again (the web app QA
+        // pass: the box stayed on "Choose where it goes").
+        const select = $("#compose-channel");
+        if (!event.value && state.view.streamId === event.stream_id && select.value === "") {
+          select.value = String(event.stream_id);
+          toggleComposeFields();
+          keepDraft();
+        }
       }
     }
     if (!$("#channel-browser").hidden) renderChannelBrowser();
@@ -376,7 +384,12 @@ function showTitle(view) {
   const button = $("#unsubscribe");
   button.hidden = !(view.streamId && ctx.streamName(view.streamId)) || isArchived(view.streamId);
   button.textContent = state.subs.has(view.streamId) ? "Unsubscribe" : "Subscribe";
-  // A topic shown: muting it; a conversation with one other person: muting them.
+  // A channel subscribed to shown: muting it; a topic shown: muting it; a conversation with one
+  // other person: muting them.
+  const sub = view.kind === "channel" && !isArchived(view.streamId) ? state.subs.get(view.streamId) : null;
+  const muteChannel = $("#mute-channel");
+  muteChannel.hidden = !sub;
+  if (sub) muteChannel.textContent = sub.is_muted ? "Unmute channel" : "Mute channel";
   const muteTopic = $("#mute-topic");
   muteTopic.hidden = view.kind !== "topic" || !ctx.streamName(view.streamId);
   if (view.kind === "topic") muteTopic.textContent = topicPolicy(view.streamId, view.topic) === 1 ? "Unmute topic" : "Mute topic";
@@ -571,9 +584,9 @@ async function loadNewer() {
   const body = await fetchPage("loadingNewer", Math.max(...state.messages.keys()), 0, 100);
   if (!body) return;
   state.foundNewest = body.found_newest;
-  const newer = [...body.messages, ...(state.foundNewest ? state.arrivedMeanwhile : [])]
-    .filter((m) => !state.messages.has(m.id))
-    .sort((a, b) => a.id - b.id);
+  // A message that arrived meanwhile may be in the answer too: drawn once (the PostgreSQL e2e run).
+  const byId = new Map([...body.messages, ...(state.foundNewest ? state.arrivedMeanwhile : [])].map((m) => [m.id, m]));
+  const newer = [...byId.values()].filter((m) => !state.messages.has(m.id)).sort((a, b) => a.id - b.id);
   for (const m of newer) state.messages.set(m.id, m);
   $("#messages").append(...newer.map(shownItem));
   loadNewer();
@@ -628,7 +641,12 @@ function appendMessage(message) {
   const stick = nearBottom();
   state.messages.set(message.id, message);
   const item = shownItem(message);
-  $("#messages").append(item);
+  // In the order of ids, as Zulip's: messages sent at once by several people can arrive out of it
+  // (the web app QA pass: two people saw one conversation in two orders, until a reload).
+  let before = $("#messages").lastElementChild;
+  while (before && Number(before.dataset.messageId) > message.id) before = before.previousElementSibling;
+  if (before) before.after(item);
+  else $("#messages").prepend(item);
   showEmpty(null);
   // Someone reading older messages keeps their place.
   if (stick) {
@@ -1057,6 +1075,13 @@ function start() {
   $("#to-newest").addEventListener("click", scrollToBottom);
   $("#load-older").addEventListener("click", () => loadOlder({ asked: true }));
   $("#mark-read").addEventListener("click", markViewAsRead);
+  $("#mute-channel").addEventListener("click", () => {
+    const sub = state.subs.get(state.view.streamId);
+    const change = { stream_id: sub.stream_id, property: "is_muted", value: !sub.is_muted };
+    api("POST", "/users/me/subscriptions/properties", { subscription_data: [change] }).catch((error) =>
+      setComposeStatus(error.message),
+    );
+  });
   $("#mute-topic").addEventListener("click", () => {
     const { streamId, topic } = state.view;
     const muted = topicPolicy(streamId, topic) === 1;

@@ -8,11 +8,12 @@ const OPERATORS = new Set([
   "id", "near", "with", "search", "channels", "streams", "in",
 ]);
 
-// Tokens of a search: `op:operand` (quoted operands may hold spaces; a leading "-" negates), else words.
+// Tokens of a search: `op:operand` (quoted operands may hold spaces; a leading "-" negates), else
+// words and "phrases" (a leading "-" leaves them out).
 export function parseSearch(query, { ownEmail } = {}) {
   const narrow = [];
   const words = [];
-  const pattern = /(-?)([a-z-]+):("([^"]*)"|\S+)|("([^"]*)"|\S+)/gi;
+  const pattern = /(-?)([a-z-]+):("([^"]*)"|\S+)|(-?"[^"]*"|\S+)/gi;
   for (const match of query.matchAll(pattern)) {
     const [, negated, operator, rawOperand, quoted, word] = match;
     if (operator && OPERATORS.has(operator.toLowerCase())) {
@@ -20,6 +21,9 @@ export function parseSearch(query, { ownEmail } = {}) {
       const op = operator.toLowerCase();
       if ((op === "sender" || op === "dm") && operand === "me" && ownEmail) operand = ownEmail;
       narrow.push({ operator: op, operand, negated: negated === "-" });
+    } else if (word?.length > 1 && word.startsWith("-")) {
+      // A word or "phrase" after "-" is left out (the web app QA pass: `-"red apple"` found only it).
+      narrow.push({ operator: "search", operand: word.slice(1), negated: true });
     } else {
       // A "quoted phrase" keeps its quotes: the server finds it only as written (the web app QA
       // pass: its words were found anywhere, in any order).

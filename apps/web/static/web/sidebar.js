@@ -2,10 +2,14 @@
 
 import { hashFor } from "./narrow.js";
 import { el } from "./render.js";
-import { $, activeSubs, isMutedTopic, state } from "./state.js";
+import { $, activeSubs, isMutedTopic, state, topicPolicy } from "./state.js";
 
-// Unread messages of a channel's topics that are not muted (those of muted ones count in their topic).
+// Unread messages the combined feed counts: not of a muted topic, nor of a muted channel's (unless
+// the topic is unmuted or followed). Those of muted topics count in their topic.
 const heard = (w) => w.streamId === undefined || !isMutedTopic(w.streamId, w.topic);
+// A channel's own count leaves out only its muted topics (a muted channel keeps its count, dimmed:
+// the web app QA pass, a muted channel showed neither a count nor that it was muted).
+const inChannel = (id) => (w) => w.streamId === id && topicPolicy(id, w.topic) !== 1;
 
 function unreadCount(test) {
   let count = 0;
@@ -24,7 +28,7 @@ export function renderSidebar() {
       const current = state.view.streamId === sub.stream_id;
       return el(
         "li",
-        { dataset: { streamId: sub.stream_id } },
+        { dataset: { streamId: sub.stream_id }, class: sub.is_muted ? "muted" : null, title: sub.is_muted ? "Muted" : null },
         el("span", { class: "swatch", style: `background:${sub.color || "#888"}`, "aria-hidden": "true" }),
         el("a", { href: hashFor({ kind: "channel", streamId: sub.stream_id }), "aria-current": current ? "page" : null }, sub.name),
         " ",
@@ -38,7 +42,7 @@ export function renderSidebar() {
 export function renderCounts() {
   for (const item of $("#channels").children) {
     const id = Number(item.dataset.streamId);
-    item.querySelector(".count-slot").replaceChildren(countBadge(unreadCount((w) => w.streamId === id && heard(w)), "messages") || "");
+    item.querySelector(".count-slot").replaceChildren(countBadge(unreadCount(inChannel(id)), "messages") || "");
   }
   $("#count-feed").replaceChildren(countBadge(unreadCount(heard), "messages") || "");
   $("#count-dms").replaceChildren(countBadge(unreadCount((w) => w.dm), "direct messages") || "");
@@ -58,7 +62,7 @@ export function showMarkRead() {
   const shownUnread = () => [...state.messages.values()].some((m) => !(m.flags || []).includes("read"));
   const has = {
     feed: () => unreadCount(heard) > 0,
-    channel: () => unreadCount((w) => w.streamId === view.streamId && heard(w)) > 0,
+    channel: () => unreadCount(inChannel(view.streamId)) > 0,
     topic: () => unreadCount((w) => w.streamId === view.streamId && w.topic.toLowerCase() === view.topic.toLowerCase()) > 0,
     dms: () => unreadCount((w) => w.dm) > 0,
     dm: () => (view.userIds.length === 1 && unreadCount((w) => w.userId === view.userIds[0]) > 0) || shownUnread(),
