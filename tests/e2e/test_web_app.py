@@ -274,7 +274,7 @@ def test_two_people_chat_live(web_server, people, chromium):
             message(second_tab, "Pizza at one?").get_by_role("button", name="Star").click(timeout=5000)
         except PlaywrightTimeoutError:
             assert second_tab.url.startswith(f"{url}/login/")
-        second_tab.wait_for_url(f"{url}/login/#channel/{general.id}/topic/lunch")
+        expect(second_tab).to_have_url(f"{url}/login/#channel/{general.id}/topic/lunch")
         second_tab.fill("input[name=email]", member.delivery_email)
         second_tab.fill("input[name=password]", PASSWORD)
         second_tab.click("button[type=submit]")
@@ -1123,7 +1123,7 @@ def test_what_is_being_written_is_never_lost(web_server, people, chromium):
         context.clear_cookies()
         box.fill("Written while logged out")
         box.press("Enter")
-        page.wait_for_url(f"{url}/login/#channel/{general.id}/topic/drafts")  # the view to come back to
+        expect(page).to_have_url(f"{url}/login/#channel/{general.id}/topic/drafts")  # the view to come back to
         page.fill("input[name=email]", owner.delivery_email)
         page.fill("input[name=password]", PASSWORD)
         page.click("button[type=submit]")
