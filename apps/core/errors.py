@@ -14,6 +14,7 @@ from django.conf import settings
 from django.core.exceptions import PermissionDenied, RequestDataTooBig, SuspiciousOperation
 from django.db import DatabaseError, InterfaceError, OperationalError
 from django.http import Http404
+from django.http.multipartparser import MultiPartParserError
 from rest_framework import exceptions as drf_exceptions
 
 from apps.core.encoding import CompactJsonResponse
@@ -299,6 +300,15 @@ def is_conflict(exc: BaseException) -> bool:
     return isinstance(exc, OperationalError) and str(getattr(exc.__cause__, "sqlstate", "") or "").startswith("40")
 
 
+def malformed_multipart_message(exc: MultiPartParserError) -> str:
+    """Why a multipart body could not be read, for its sender. Django limits a part's headers to
+    1 kB; a file's name is the one a client may make that long (the hostile QA pass: answered
+    "Multipart form parse error - Request max total header size exceeded.")."""
+    if "header size" in str(exc):
+        return "Malformed request body: a part's headers are over 1 kB (is a file's name that long?)"
+    return "Malformed request body"
+
+
 def as_jsonable_error(exc: BaseException) -> JsonableError | None:
     """Translate any exception a view may raise into our error type; None if it is a bug."""
     if isinstance(exc, JsonableError):
@@ -316,6 +326,8 @@ def as_jsonable_error(exc: BaseException) -> JsonableError | None:
         return error
     if isinstance(exc, SuspiciousOperation):
         return JsonableError("Bad Request")
+    if isinstance(exc, drf_exceptions.ParseError) and isinstance(exc.__context__, MultiPartParserError):
+        return JsonableError(malformed_multipart_message(exc.__context__))
     if isinstance(exc, drf_exceptions.NotAuthenticated | drf_exceptions.AuthenticationFailed):
         # apps.core.authentication carries Zulip's error for the refusal in `error`.
         error = getattr(exc, "error", None)

@@ -77,9 +77,21 @@ def start_request_id(request: HttpRequest) -> float:
     return time.monotonic()
 
 
+def session_user_id(request: HttpRequest) -> int | None:
+    """The person a page's session authenticated (the web app's pages, the admin), once the page has
+    read `request.user` (Django's AuthenticationMiddleware keeps it in `_cached_user`); never
+    looked up here only to be logged."""
+    user = getattr(request, "_cached_user", None)
+    return user.id if user is not None and user.is_authenticated else None
+
+
 def finish_request_id(request: HttpRequest, response: HttpResponse, started: float) -> HttpResponse:
     """Put the id in the response and write the access log line."""
     notes = request_notes(request)
+    if notes.user_id is None:
+        # An API request's authentication notes its user; a page's session is read here (the
+        # newcomer QA pass: the admin's and the web app's pages logged user=-).
+        notes.user_id = session_user_id(request)
     response[REQUEST_ID_HEADER] = notes.request_id
     seconds = time.monotonic() - started
     log_access(request.method, request.path, route_label(request, EARLY_PATHS), response.status_code, seconds, notes)

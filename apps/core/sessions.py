@@ -16,6 +16,7 @@ from rest_framework.request import Request
 
 from apps.core.auth import realm_for_request
 from apps.core.errors import SESSION_CHALLENGE, CsrfFailedError, UnauthorizedError
+from apps.core.notes import request_notes
 
 SESSION_API_PREFIX = "/json/"
 # The URL spaces an authentication class serves (its `url_space`).
@@ -41,6 +42,7 @@ def session_user(request: HttpRequest, realm: Any) -> Any | None:
         return None
     if user.realm_id != realm.id or not user.is_active or realm.deactivated:
         return None
+    request_notes(request).user_id = user.id  # for the access log
     return user
 
 

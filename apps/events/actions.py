@@ -136,8 +136,11 @@ def do_sweep_event_queues(*, exclusive: bool = True) -> list[tuple[str, int]]:
         if missed:
             # Without Redis this is routine (a management command's changes, or what happened before
             # this process started, reach this process's queues this way); with Redis, a publish failed.
-            log = logger.warning if settings.REDIS_URL else logger.info
-            log("published %d committed event(s) that had not reached the event queues", missed)
+            if settings.REDIS_URL:
+                logger.warning("published %d committed event(s) that had not reached the event queues", missed)
+            else:
+                # Worded as the routine it is (the newcomer QA pass: at the first start, read as a recovery).
+                logger.info("passed on %d event(s) made by another process or before this one started", missed)
         OutboxEvent.objects.filter(created__lt=timezone.now() - OUTBOX_RETENTION).delete()
     finally:
         close_old_connections()

@@ -38,7 +38,8 @@ def presence_response(
         after = None if last_update_id is None else _clamp(last_update_id, -1, MAX_UPDATE_ID)
         found = store().changed_since(requester.realm_id, after_update_id=after, connected_since=since)
     presences = _presences_of(requester.realm, found, slim=slim)
-    last_id = -1 if last_update_id is None else last_update_id
+    # Echoed clamped: never a number a client holding it in 64 bits cannot read (the hostile QA pass).
+    last_id = -1 if last_update_id is None else _clamp(last_update_id, -1, MAX_UPDATE_ID)
     if found:
         last_id = max(times.update_id for times in found)
     return {"presences": presences, "server_timestamp": server_timestamp, "presence_last_update_id": last_id}

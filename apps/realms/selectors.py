@@ -104,11 +104,11 @@ def default_picture_url() -> str:
 
 
 def realm_icon_url(realm: Realm) -> str:
-    """Gravatar's picture for the organization's name (Zulip's default icon); with ENABLE_GRAVATAR
-    off, the default picture."""
+    """Gravatar's identicon of the organization's id (Zulip's default icon: each organization its
+    own, the default one's too, whose name is empty); with ENABLE_GRAVATAR off, the default picture."""
     if not settings.ENABLE_GRAVATAR:
         return default_picture_url()
-    digest = hashlib.md5(realm.string_id.encode(), usedforsecurity=False).hexdigest()
+    digest = hashlib.md5(str(realm.id).encode(), usedforsecurity=False).hexdigest()
     return f"https://secure.gravatar.com/avatar/{digest}?d=identicon"
 
 

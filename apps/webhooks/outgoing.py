@@ -85,8 +85,13 @@ def refusal(address: IPAddress) -> str | None:
         return None
     if address in METADATA_ADDRESSES:
         return "a cloud metadata address"
-    for kind in ("loopback", "link_local", "multicast", "private", "reserved", "unspecified"):
-        if getattr(address, f"is_{kind}"):
+    # A 6to4 address (2002::/16) reaches the IPv4 address it embeds, through a relay (the hostile
+    # QA pass, round 4: 2002:7f00:1:: is 127.0.0.1).
+    if isinstance(address, ipaddress.IPv6Address) and address.sixtofour is not None:
+        embedded = refusal(address.sixtofour)
+        return f"a 6to4 address of {address.sixtofour}, {embedded}" if embedded else None
+    for kind in ("loopback", "link_local", "site_local", "multicast", "private", "reserved", "unspecified"):
+        if getattr(address, f"is_{kind}", False):
             return f"a {kind.replace('_', '-')} address"
     if not address.is_global:
         return "not a public address"

@@ -5,6 +5,7 @@ import logging
 import uuid
 
 import pytest
+from django.test import Client
 
 from tests.api import ApiClient, assert_error, assert_success
 
@@ -105,6 +106,24 @@ def test_log_lines_of_a_request_carry_its_request_id(client_for, member, caplog)
     assert access[0].request_id == response["X-Request-Id"]
     assert "GET /api/v1/users/me 200" in access[0].getMessage()
     assert f"user={member.id}" in access[0].getMessage()
+
+
+def test_a_pages_access_log_line_names_whom_its_session_authenticated(member, owner, caplog):
+    """The web app's pages and the admin, as the API's requests (the newcomer QA pass: user=-)."""
+    caplog.set_level(logging.INFO, logger="parley.access")
+    client = Client(HTTP_HOST=member.realm.host)
+    client.force_login(member)
+    assert client.get("/account/").status_code == 200
+    owner.is_staff = owner.is_superuser = True  # as bootstrap_demo makes the demo's owner
+    owner.save()
+    client.force_login(owner)
+    assert client.get("/admin/").status_code == 200
+    client.logout()
+    assert client.get("/login/").status_code == 200
+    account, admin, login = [r.getMessage() for r in caplog.records if r.name == "parley.access"][-3:]
+    assert ("GET /account/ 200" in account, f"user={member.id} " in account) == (True, True)
+    assert ("GET /admin/ 200" in admin, f"user={owner.id} " in admin) == (True, True)
+    assert ("GET /login/ 200" in login, "user=- " in login) == (True, True)
 
 
 def test_disallowed_host_is_json_400(realm):

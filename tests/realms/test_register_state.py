@@ -1,7 +1,19 @@
 """The organization's part of POST /register (apps/realms/events.py): fields Zulip documents that
 clients may read directly (the invitations QA pass: these were missing)."""
 
+import hashlib
+
 from tests.api import api_for, assert_success
+
+
+def test_the_icon_is_gravatars_identicon_of_the_organizations_id(member, foreign_user, settings):
+    """As Zulip's realm_icon_url (the mobile-app QA pass: every organization's was the identicon of
+    its name, the default organization's that of an empty string)."""
+    settings.ENABLE_GRAVATAR = True
+    icons = [assert_success(api_for(user).get("/server_settings"))["realm_icon"] for user in (member, foreign_user)]
+    for user, icon in zip((member, foreign_user), icons, strict=True):
+        digest = hashlib.md5(str(user.realm_id).encode(), usedforsecurity=False).hexdigest()
+        assert icon == f"https://secure.gravatar.com/avatar/{digest}?d=identicon"
 
 
 def test_logos_file_limits_and_invitations_as_zulip(member):

@@ -80,6 +80,19 @@ def test_no_file_is_refused(member):
     assert not Attachment.objects.exists()
 
 
+def test_a_file_name_too_long_for_a_multipart_body_is_refused_clearly(member, uploads_dir):
+    """Django refuses a part whose headers pass 1 kB (the hostile QA pass: the answer named the
+    framework's parser, not the cause)."""
+    name = "n" * 1000 + ".txt"  # as a client sends it (SimpleUploadedFile would cut it to 255)
+    body = f'--B\r\nContent-Disposition: form-data; name="file"; filename="{name}"\r\n\r\na\r\n--B--\r\n'
+    api = api_for(member)
+    multipart = "multipart/form-data; boundary=B"
+    response = api.client.post("/api/v1/user_uploads", body, content_type=multipart, **api.headers)
+    msg = "Malformed request body: a part's headers are over 1 kB (is a file's name that long?)"
+    assert_error(response, 400, "BAD_REQUEST", msg)
+    assert not Attachment.objects.exists()
+
+
 def test_two_files_are_refused(member, uploads_dir):
     files = {"a": SimpleUploadedFile("a.txt", b"a"), "b": SimpleUploadedFile("b.txt", b"b")}
     msg = "You may only upload one file at a time"

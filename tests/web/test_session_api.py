@@ -74,6 +74,17 @@ def test_an_unsafe_request_without_the_csrf_token_is_refused(member, make_stream
     assert_success(client.get("/json/users/me"))
 
 
+def test_the_csrf_token_may_come_in_the_form(member, make_stream):
+    """As Django takes it (a form's `csrfmiddlewaretoken`): read by the CSRF check, so never
+    reported as an ignored parameter (the hostile QA pass)."""
+    general = make_stream("general", member)
+    client = logged_in(member)
+    params = {"type": "stream", "to": general.id, "topic": "web", "content": "hi", "csrfmiddlewaretoken": token(client)}
+    sent = assert_success(client.post("/json/messages", encode_params(params)))
+    assert "ignored_parameters_unsupported" not in sent
+    assert Message.objects.get(id=sent["id"]).content == "hi"
+
+
 def test_an_api_key_is_not_accepted_on_json(member):
     response = ApiClient(member).client.get("/json/users/me", **ApiClient(member).headers)
     assert_error(response, 401, "UNAUTHORIZED", "Not logged in: API authentication or user session required")

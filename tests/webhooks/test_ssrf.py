@@ -28,6 +28,8 @@ from tests.webhooks.fake_service import start_fake_service
         "127.0.0.1", "127.0.0.2", "::1", "10.1.2.3", "172.16.0.1", "192.168.1.1", "100.64.0.1", "169.254.169.254",
         "169.254.1.1", "fe80::1", "fc00::1", "fd00:ec2::254", "100.100.100.200", "224.0.0.1", "ff02::1", "0.0.0.0",  # noqa: S104
         "::", "240.0.0.1", "255.255.255.255", "::ffff:127.0.0.1", "::ffff:169.254.169.254", "192.0.2.1",
+        # 6to4 addresses of loopback, private and metadata addresses; site-local (the hostile QA pass)
+        "2002:7f00:1::", "2002:c0a8:101::", "2002:a9fe:a9fe::", "fec0::1",
     ],
 )  # fmt: skip
 def test_non_public_addresses_are_refused(settings, address):
@@ -35,7 +37,7 @@ def test_non_public_addresses_are_refused(settings, address):
     assert refusal(ipaddress.ip_address(address)) is not None
 
 
-@pytest.mark.parametrize("address", ["93.184.215.14", "8.8.8.8", "2606:4700:4700::1111"])
+@pytest.mark.parametrize("address", ["93.184.215.14", "8.8.8.8", "2606:4700:4700::1111", "2002:808:808::"])
 def test_public_addresses_are_allowed(settings, address):
     settings.OUTGOING_WEBHOOK_ALLOWED_NETWORKS = []
     assert refusal(ipaddress.ip_address(address)) is None
@@ -49,6 +51,8 @@ def test_allowed_networks_let_exactly_their_addresses_through(settings):
     assert refusal(ipaddress.ip_address("127.0.0.2")) == "a loopback address"
     assert refusal(ipaddress.ip_address("10.2.0.1")) == "a private address"
     assert refusal(ipaddress.ip_address("169.254.169.254")) == "a cloud metadata address"
+    assert refusal(ipaddress.ip_address("2002:a01:203::")) is None  # 10.1.2.3's 6to4 address
+    assert refusal(ipaddress.ip_address("2002:a02:1::")) == "a 6to4 address of 10.2.0.1, a private address"
 
 
 @pytest.fixture
