@@ -15,6 +15,9 @@ from functools import cache
 import emoji
 
 ZULIP_EXTRA_EMOJI = "zulip"
+# Its picture, where Zulip's clients look for it on the server (zulip-flutter's kZulipEmojiUrl): a
+# static file of this app's.
+ZULIP_EXTRA_EMOJI_URL = "/static/generated/emoji/images/emoji/unicode/zulip.png"
 # Where the server's emoji names are served (config/urls.py; apps.messages.views.conversation.EmojiDataView).
 EMOJI_DATA_PATH = "/emoji/emoji_api.json"
 
@@ -66,7 +69,8 @@ def emoji_in_text(text: str, custom: dict[str, str]) -> str:
     """`text` (a piece of HTML's text, outside any tag) with its emoji as Zulip's message HTML has
     them: a name of a Unicode emoji, or a Unicode emoji itself, becomes a span naming its code
     (`<span class="emoji emoji-1f604" ...>:smile:</span>`), the name of one of the organization's
-    custom emoji (`custom`: {name: image URL}, the active ones) an image. Other names stay text."""
+    custom emoji (`custom`: {name: image URL}, the active ones) or `zulip` an image. Other names stay
+    text."""
     if ":" in text:
         text = EMOJI_NAME_RE.sub(lambda match: _named(match, custom), text)
     if text.isascii():
@@ -86,10 +90,16 @@ def emoji_in_text(text: str, custom: dict[str, str]) -> str:
 def _named(match: re.Match, custom: dict[str, str]) -> str:
     name = match.group(1)
     if name in custom:  # the organization's emoji come first, as in Zulip
-        title = html.escape(name.replace("_", " "))
-        return f'<img alt=":{html.escape(name)}:" class="emoji" src="{html.escape(custom[name])}" title="{title}">'
+        return _image(name, custom[name])
+    if name == ZULIP_EXTRA_EMOJI:  # then Zulip's own (the mobile-app QA pass: ":zulip:" stayed text)
+        return _image(name, ZULIP_EXTRA_EMOJI_URL)
     code = unicode_emoji_code(name)
     return _span(code, name) if code is not None else match.group(0)
+
+
+def _image(name: str, url: str) -> str:
+    title = html.escape(name.replace("_", " "))
+    return f'<img alt=":{html.escape(name)}:" class="emoji" src="{html.escape(url)}" title="{title}">'
 
 
 def _span(code: str, name: str) -> str:

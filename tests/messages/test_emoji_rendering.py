@@ -4,6 +4,7 @@ which the apps show as the emoji; anything else, and anything in code, stays as 
 emoji: tests/uploads/test_custom_emoji.py.)"""
 
 import pytest
+from django.contrib.staticfiles import finders
 
 from tests.api import api_for, assert_success
 
@@ -30,6 +31,22 @@ def test_emoji_names_and_characters_are_marked_as_zulip_marks_them(design, membe
         f"<p>nice {span('1f604', 'smile')} and {span('1f44d', '+1')} and {span('1f600', 'grinning_face')}, "
         f"<strong>{span('2764', 'heart')}</strong></p>"
     )
+
+
+def test_zulips_own_emoji_is_its_picture_served_where_the_apps_look_for_it(design, member):
+    """As Zulip's Markdown writes `:zulip:` (the mobile-app QA pass: it stayed text); the mobile app
+    draws it, and reactions with it, from this path on the server."""
+    url = "/static/generated/emoji/images/emoji/unicode/zulip.png"
+    assert (
+        rendered(member, "made with :zulip:")
+        == f'<p>made with <img alt=":zulip:" class="emoji" src="{url}" title="zulip"></p>'
+    )
+    assert finders.find(url.removeprefix("/static/")) is not None
+    # An emoji, not a picture: has:image leaves it out.
+    found = api_for(member).get(
+        "/messages", {"anchor": "newest", "num_before": 1, "num_after": 0, "narrow": '[["has", "image"]]'}
+    )
+    assert assert_success(found)["messages"] == []
 
 
 def test_a_character_with_a_variation_selector_or_several_code_points_has_one_code(design, member):

@@ -62,6 +62,7 @@ function loadState(registered) {
   }
   state.userTopics = new Map((registered.user_topics || []).map((t) => [topicKey(t.stream_id, t.topic_name), t.visibility_policy]));
   state.mutedUsers = new Set((registered.muted_users || []).map((muted) => muted.id));
+  state.realmEmoji = registered.realm_emoji || {};
   state.presences = registered.presences || {};
   state.offlineAfter = registered.server_presence_offline_threshold_seconds || 200;
   state.pingEvery = registered.server_presence_ping_interval_seconds || 60;
@@ -259,6 +260,11 @@ const handlers = {
     state.mutedUsers = new Set(event.muted_users.map((muted) => muted.id));
     showTitle(state.view);
     for (const message of state.messages.values()) rerender(message);
+  },
+  // A custom emoji added, or its picture changed: reactions with it show it.
+  realm_emoji(event) {
+    state.realmEmoji = event.realm_emoji;
+    for (const message of state.messages.values()) if (message.reactions?.length) rerender(message);
   },
   presence(event) {
     Object.assign(state.presences, event.presences || {});
@@ -1148,10 +1154,11 @@ function start() {
       client_capabilities: { simplified_presence_events: true, notification_settings_null: true, archived_channels: true },
       event_types: [
         "message", "update_message", "delete_message", "reaction", "update_message_flags",
-        "subscription", "stream", "presence", "realm_user", "user_topic", "muted_users",
+        "subscription", "stream", "presence", "realm_user", "user_topic", "muted_users", "realm_emoji",
       ],
       fetch_event_types: [
         "message", "update_message_flags", "subscription", "presence", "realm_user", "realm", "user_topic", "muted_users",
+        "realm_emoji",
       ],
     },
     { onState: loadState, onEvents, onStatus: showStatus },

@@ -16,9 +16,10 @@ function typed(box) {
   return match ? { at: match.index + match[1].length, text: match[2].toLowerCase() } : null;
 }
 
+// What is typed after @ holds no space: a word of the name or the email starting with it.
 function matches(person, text) {
   const words = [...person.full_name.toLowerCase().split(/\s+/), person.email.toLowerCase()];
-  return words.some((word) => word.startsWith(text)) || person.full_name.toLowerCase().startsWith(text);
+  return words.some((word) => word.startsWith(text));
 }
 
 export function suggestMentions() {

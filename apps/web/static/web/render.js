@@ -25,7 +25,18 @@ export const QUICK_REACTIONS = [
   { name: "smile", code: "1f604", label: "smile" },
 ];
 
-export function emojiText(reaction) {
+// Zulip's own emoji (a reaction of type zulip_extra_emoji), where Zulip's apps find it on the server.
+const ZULIP_EMOJI_URL = "/static/generated/emoji/images/emoji/unicode/zulip.png";
+
+// A reaction's emoji: a custom one (its code is its id) or Zulip's as its picture, any other as
+// its characters; its name when neither can be shown.
+export function emojiShown(reaction, ctx) {
+  const url = { realm_emoji: ctx.emojiUrl(reaction.emoji_code), zulip_extra_emoji: ZULIP_EMOJI_URL }[reaction.reaction_type];
+  if (url) return el("img", { class: "emoji", src: url, alt: `:${reaction.emoji_name}:` });
+  return emojiText(reaction);
+}
+
+function emojiText(reaction) {
   if (reaction.reaction_type !== "unicode_emoji") return `:${reaction.emoji_name}:`;
   try {
     return String.fromCodePoint(...reaction.emoji_code.split("-").map((hex) => parseInt(hex, 16)));
@@ -57,6 +68,23 @@ function showSpoilers(content) {
     const summary = el("summary", {}, ...(header?.textContent.trim() ? [...header.childNodes] : ["Spoiler"]));
     const details = el("details", { class: "spoiler" }, summary, ...(hidden ? [...hidden.childNodes] : []));
     block.replaceWith(details);
+  }
+}
+
+// An uploaded picture's preview (Zulip's message_inline_image) at most PREVIEW_HEIGHT high and
+// PREVIEW_WIDTH wide, never enlarged, and given that size before it loads (from the dimensions the
+// server wrote): messages below it do not move when it arrives, nor is a message counted as seen
+// while a picture still to load would push it off the screen.
+const PREVIEW_HEIGHT = 150;
+const PREVIEW_WIDTH = 300;
+
+function showImagePreviews(content) {
+  for (const img of content.querySelectorAll(".message_inline_image img[data-original-dimensions]")) {
+    const [width, height] = img.dataset.originalDimensions.split("x").map(Number);
+    if (!(width > 0 && height > 0)) continue;
+    const scale = Math.min(1, PREVIEW_HEIGHT / height, PREVIEW_WIDTH / width);
+    img.width = Math.max(1, Math.round(width * scale));
+    img.height = Math.max(1, Math.round(height * scale));
   }
 }
 
@@ -140,7 +168,7 @@ function reactionButtons(message, ctx) {
         title: who,
         dataset: { action: "toggle-reaction", emojiName: reaction.emoji_name },
       },
-      el("span", { "aria-hidden": "true" }, emojiText(reaction)),
+      el("span", { "aria-hidden": "true" }, emojiShown(reaction, ctx)),
       ` ${userIds.length}`,
     );
   });
@@ -204,24 +232,32 @@ export function avatar(url, userId) {
 const MENTION_FLAGS = ["mentioned", "stream_wildcard_mentioned", "topic_wildcard_mentioned"];
 const mentionsMe = (message) => (message.flags || []).some((flag) => MENTION_FLAGS.includes(flag));
 
+// A muted person's messages the reader asked to see: they stay shown when drawn again (a reaction,
+// an edit) or in another view, until the page is reloaded.
+const revealed = new Set();
+
 export function messageItem(message, ctx) {
   const unread = !(message.flags || []).includes("read");
   const content = el("div", { class: "content" });
-  const reveal = () => {
+  const draw = () => {
     content.innerHTML = message.content; // sanitized by the server (apps/messages/rendering.py)
     showEmoji(content);
     showSpoilers(content);
+    showImagePreviews(content);
     showLinks(content);
     showTimes(content);
     showMeMessage(content, message);
   };
   // A muted person's message is hidden until asked for, as in Zulip (their name and picture too).
   const muted = ctx.isMutedUser(message.sender_id);
-  if (muted) {
+  if (muted && !revealed.has(message.id)) {
     const show = el("button", { type: "button", class: "reveal" }, "Show");
-    show.addEventListener("click", reveal);
+    show.addEventListener("click", () => {
+      revealed.add(message.id);
+      draw();
+    });
     content.append(el("p", { class: "muted-sender" }, "This message is hidden: you muted its sender. ", show));
-  } else reveal();
+  } else draw();
   return el(
     "li",
     {

@@ -16,6 +16,7 @@ export const state = {
   unread: new Map(), // message id -> {streamId, topic} | {dm: true, userId (a one-to-one conversation)}
   userTopics: new Map(), // "stream_id\ntopic (lowercase)" -> Zulip's visibility_policy (1 muted, 2 unmuted, 3 followed)
   mutedUsers: new Set(), // user ids
+  realmEmoji: {}, // the organization's custom emoji by id (Zulip's realm_emoji): {name, source_url, deactivated}
   presences: {}, // user_id -> {active_timestamp, idle_timestamp}
   offlineAfter: 200,
   pingEvery: 60,
@@ -72,4 +73,5 @@ export const ctx = {
   },
   // The page registers with client_gravatar off: every person's avatar_url is a URL.
   avatarUrl: (id) => state.users.get(id)?.avatar_url,
+  emojiUrl: (id) => state.realmEmoji[id]?.source_url,
 };
