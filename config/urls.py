@@ -47,6 +47,8 @@ urlpatterns = [
     path("", include("apps.uploads.page_urls")),
     # HTML pages: confirming a new email address.
     path("accounts/", include("apps.users.page_urls")),
+    # A person's picture by id or email (a redirect to it).
+    path("avatar/", include("apps.users.avatar_urls")),
     # The sign-in pages: /join/<key>/ (an invitation link), /login/, /account/.
     path("", include("apps.web.page_urls")),
     # The directory API: /users, /users/{userId}, /version, /openapi.json.

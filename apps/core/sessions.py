@@ -14,7 +14,7 @@ from django.http import HttpRequest
 from django.middleware.csrf import CsrfViewMiddleware
 from rest_framework.request import Request
 
-from apps.core.auth import realm_for_request
+from apps.core.auth import authenticated_user, realm_for_request
 from apps.core.errors import SESSION_CHALLENGE, CsrfFailedError, UnauthorizedError
 from apps.core.notes import request_notes
 
@@ -43,6 +43,17 @@ def session_user(request: HttpRequest, realm: Any) -> Any | None:
     if user.realm_id != realm.id or not user.is_active or realm.deactivated:
         return None
     request_notes(request).user_id = user.id  # for the access log
+    return user
+
+
+def credentials_or_session_user(request: HttpRequest) -> Any:
+    """Who asks for a file or a picture outside the API (GET only, as an <img> does): API credentials
+    (HTTP Basic: the apps) or the organization's browser session; 401 otherwise."""
+    if request.META.get("HTTP_AUTHORIZATION"):
+        return authenticated_user(request)
+    user = session_user(request, realm_for_request(request))
+    if user is None:
+        raise UnauthorizedError()
     return user
 
 

@@ -25,9 +25,9 @@ from django.utils.decorators import method_decorator
 from django.views import View
 from django.views.decorators.csrf import csrf_exempt
 
-from apps.core.auth import authenticated_user, realm_for_request
-from apps.core.errors import JsonableError, MethodNotAllowedError, UnauthorizedError, error_response
-from apps.core.sessions import session_user
+from apps.core.auth import realm_for_request
+from apps.core.errors import JsonableError, MethodNotAllowedError, error_response
+from apps.core.sessions import credentials_or_session_user
 from apps.uploads.errors import UploadNotFoundError
 from apps.uploads.models import Attachment
 from apps.uploads.selectors import access_attachment_for_download, attachment_by_path_id
@@ -96,13 +96,7 @@ class ServeFileView(_FileView):
 def _accessible_attachment(request: HttpRequest, realm_id: int, random: str, name: str) -> Attachment:
     """The file the request may download (API credentials or the organization's browser session)."""
     realm = realm_for_request(request)
-    header = request.META.get("HTTP_AUTHORIZATION", "")
-    if header:
-        user = authenticated_user(request)
-    else:
-        user = session_user(request, realm)
-        if user is None:
-            raise UnauthorizedError()
+    user = credentials_or_session_user(request)
     if realm_id != realm.id:
         raise UploadNotFoundError()
     return access_attachment_for_download(user, realm, f"{realm_id}/{random}/{name}")
