@@ -6,6 +6,8 @@ for browsers without JavaScript): the change is a POST, so that mail scanners th
 not use it up. Both answer a link that cannot be used with a page saying why.
 """
 
+from django.core.exceptions import ValidationError
+from django.core.validators import validate_email
 from django.http import HttpRequest, HttpResponse, HttpResponseRedirect
 from django.shortcuts import render
 from django.views import View
@@ -59,10 +61,9 @@ class AvatarRedirectView(View):
 
     def get(self, request: HttpRequest, email_or_id: str) -> HttpResponse:
         try:
-            requester = credentials_or_session_user(request)
+            url = _avatar_of(credentials_or_session_user(request), email_or_id, medium=self.medium)
         except JsonableError as error:
             return error_response(error)
-        url = _avatar_of(requester, email_or_id, medium=self.medium)
         if query := request.META.get("QUERY_STRING"):
             url += f"{'&' if '?' in url else '?'}{query}"
         return HttpResponseRedirect(url)
@@ -72,12 +73,18 @@ class AvatarRedirectView(View):
 
 
 def _avatar_of(requester, email_or_id: str, *, medium: bool) -> str:
+    """The picture's address; 400 for what is neither an id (ASCII digits) nor an email address."""
     options = {"allow_deactivated": True, "allow_bots": True}
+    if not is_ascii_digits(email_or_id):
+        try:
+            validate_email(email_or_id)
+        except ValidationError:
+            raise JsonableError("Invalid user ID or email address") from None
     try:
         if is_ascii_digits(email_or_id):
             target = access_user_by_id(requester, int(email_or_id), **options)
         else:
             target = access_user_by_email(requester, email_or_id, **options)
-    except (JsonableError, ValueError, OverflowError):
+    except JsonableError:
         return gravatar_url(email_or_id, 1, medium=medium)
     return avatar_url(target, medium=medium)

@@ -68,6 +68,13 @@ def test_who_cannot_be_looked_up_is_the_picture_of_what_was_asked(member, foreig
     assert redirect_of(client, f"/avatar/{hidden.id}").startswith(f"/user_avatars/{realm.id}/{'b' * 32}.png")
 
 
+@pytest.mark.parametrize("asked", ["%00", "someone", "%D9%A1%D9%A2", "a%00b@example.com"])
+def test_what_is_neither_an_id_nor_an_email_address_is_refused(member, asked):
+    client = ApiClient(member)
+    response = client.client.get(f"/avatar/{asked}", **client.headers)
+    assert_error(response, 400, "BAD_REQUEST", "Invalid user ID or email address")
+
+
 def test_only_get_and_head(member):
     client = ApiClient(member)
     assert_error(client.client.post(f"/avatar/{member.id}", **client.headers), 405, "BAD_REQUEST")
