@@ -179,6 +179,7 @@ PLAIN_REALM_SETTINGS = (
     "emails_restricted_to_domains",
     "disallow_disposable_email_addresses",
     "avatar_changes_disabled",
+    "presence_disabled",
 )
 TIME_LIMIT_SETTINGS = (
     "message_content_edit_limit_seconds",
@@ -216,6 +217,7 @@ class UpdateRealmParams(Params):
     emails_restricted_to_domains: Json[bool] | None = None
     disallow_disposable_email_addresses: Json[bool] | None = None
     avatar_changes_disabled: Json[bool] | None = None
+    presence_disabled: Json[bool] | None = None
     message_content_edit_limit_seconds: str | None = None
     message_content_delete_limit_seconds: str | None = None
     move_messages_within_stream_limit_seconds: str | None = None

@@ -33,14 +33,15 @@ def do_update_user_presence(user: User, *, active: bool, now: float | None = Non
     None when the user turned presence off (nothing recorded).
 
     Emits: presence to the organization's active users, when the user came online or became
-    active, no other presence event of theirs went out in the last EVENT_MIN_INTERVAL_SECS, and
-    the organization has at most MAX_USERS_FOR_PRESENCE_EVENTS active users.
+    active, no other presence event of theirs went out in the last EVENT_MIN_INTERVAL_SECS, the
+    organization has at most MAX_USERS_FOR_PRESENCE_EVENTS active users and presence is not off
+    there (`presence_disabled`: pings are still recorded, shown once it is on again).
     """
     if not user.presence_enabled:
         return None
     now = time.time() if now is None else now
     ping = store().ping(user.realm_id, user.id, int(now), active)
-    if not _status_changed(ping):
+    if not _status_changed(ping) or user.realm.presence_disabled:
         return ping
     recipients = presence_event_recipients(user.realm_id, limits.MAX_USERS_FOR_PRESENCE_EVENTS)
     if recipients is not None and _event_allowed(user):
@@ -55,13 +56,15 @@ def do_send_presence_setting_changed(user: User, *, enabled: bool) -> None:
     show them offline (nothing recorded: the user no longer appears in presence reads).
 
     Emits: presence to the organization's active users (if it has at most
-    MAX_USERS_FOR_PRESENCE_EVENTS)."""
+    MAX_USERS_FOR_PRESENCE_EVENTS and presence is not off there)."""
     now = time.time()
     if enabled:
         times = store().ping(user.realm_id, user.id, int(now), True).after
     else:
         offline = int(now) - OFFLINE_THRESHOLD_SECS - 120
         times = PresenceTimes(user.id, offline, offline, -1)
+    if user.realm.presence_disabled:
+        return
     recipients = presence_event_recipients(user.realm_id, limits.MAX_USERS_FOR_PRESENCE_EVENTS)
     if recipients is not None:
         send_event_on_commit(user.realm_id, presence_event(user, times, now), recipients)

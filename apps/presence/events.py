@@ -18,8 +18,7 @@ def presence_realm_state(context: StateContext) -> dict:
     return {
         "server_presence_ping_interval_seconds": PING_INTERVAL_SECS,
         "server_presence_offline_threshold_seconds": OFFLINE_THRESHOLD_SECS,
-        # Parley has no organization setting turning presence off.
-        "realm_presence_disabled": False,
+        "realm_presence_disabled": context.user.realm.presence_disabled,
     }
 
 

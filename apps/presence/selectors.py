@@ -28,8 +28,8 @@ def presence_response(
     (its own when nothing changed since, -1 when it sent none and there is nothing)."""
     server_timestamp = time.time()
     now = int(server_timestamp)
-    if history_limit_days == 0:
-        found = []
+    if history_limit_days == 0 or requester.realm.presence_disabled:
+        found = []  # (an organization with presence off shows nobody online, as Zulip's)
     else:
         days = DEFAULT_HISTORY_DAYS if history_limit_days is None else history_limit_days
         # A client that already has presence only needs what changed; the first fetch goes back
@@ -65,8 +65,10 @@ def access_user_for_presence(requester: User, user_id_or_email: str | int) -> Us
 def user_presence(target: User, named: str | int, *, slim: bool) -> dict[str, Any]:
     """GET /users/{user_id_or_email}/presence: the modern shape when `slim`, else the legacy one
     without `client` and `pushable`, `aggregated` saying "offline" after OFFLINE_THRESHOLD_SECS.
-    "No presence data for ..." for a user never seen, or who turned presence off."""
-    times = store().of_user(target.realm_id, target.id) if target.presence_enabled else None
+    "No presence data for ..." for a user never seen, who turned presence off, or of an
+    organization with presence off."""
+    shown = target.presence_enabled and not target.realm.presence_disabled
+    times = store().of_user(target.realm_id, target.id) if shown else None
     if times is None:
         raise JsonableError(f"No presence data for {named}")
     joined = int(target.date_joined.timestamp())

@@ -108,6 +108,7 @@ CHANGEABLE_SETTINGS = (
     "emails_restricted_to_domains",
     "disallow_disposable_email_addresses",
     "avatar_changes_disabled",
+    "presence_disabled",
     # Channels of the organization's, or None (apps.subscriptions checks the channel first:
     # realm_channels); given and stored as the channel, sent on as its id (CHANNEL_SETTINGS).
     "moderation_request_channel",

@@ -182,6 +182,11 @@ class Realm(models.Model):
         db_default=False,
         help_text="Whether only administrators may change avatars (people keep their Gravatar or picture).",
     )
+    presence_disabled = models.BooleanField(
+        default=False,
+        db_default=False,
+        help_text="Whether nobody is shown online: presence is neither shown nor sent (Zulip's presence_disabled).",
+    )
 
     class Meta:
         verbose_name = "organization"

@@ -919,6 +919,17 @@ def test_muted_topics_and_people(web_server, people, chromium):
         mick.locator("#mute-person").click()
         expect(mick.locator("#mute-person")).to_have_text("Mute Olive Owner")
         expect(message(mick, "a secret").locator(".sender")).to_have_text("Olive Owner")
+
+        # An organization with presence off shows nobody's, live and once reloaded (Zulip's
+        # presence_disabled; the mobile-app QA pass: the setting was ignored).
+        expect(mick.locator("#people .presence")).not_to_have_count(0)
+        changed = olive.call_endpoint("realm", method="PATCH", request={"presence_disabled": True})
+        assert changed["result"] == "success", changed
+        expect(mick.locator("#people .presence")).to_have_count(0)
+        expect(mick.locator(f"#people li[data-user-id='{owner.id}']")).to_have_text("Olive Owner")
+        mick.reload()
+        expect(mick.locator(f"#people li[data-user-id='{owner.id}']")).to_have_text("Olive Owner")
+        expect(mick.locator("#people .presence")).to_have_count(0)
         browser.close()
 
 

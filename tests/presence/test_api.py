@@ -284,3 +284,30 @@ def test_turning_presence_off_and_on_is_shown_at_once(member, admin, capture_eve
     with capture_events(admin) as received:  # unchanged: nothing to tell
         assert_success(api_for(member).patch("/settings", {"presence_enabled": "true"}))
     assert received[admin.id] == []
+
+
+def test_an_organization_with_presence_off_shows_nobody_online(member, admin, owner, capture_events):
+    """Zulip's presence_disabled (the mobile-app QA pass: PATCH /realm ignored it): administrators
+    turn it on; then nobody's presence is answered or sent, pings are still recorded, and turned off
+    again everyone shows as before."""
+    ping(admin)
+    assert_error(api_for(member).patch("/realm", {"presence_disabled": "true"}), 400, "UNAUTHORIZED_PRINCIPAL")
+    with capture_events(member, event_types=["realm", "presence"]) as received:
+        assert_success(api_for(owner).patch("/realm", {"presence_disabled": "true"}))
+        ping(admin, "idle")
+        ping(owner)
+        assert_success(api_for(admin).patch("/settings", {"presence_enabled": "false"}))
+        assert_success(api_for(admin).patch("/settings", {"presence_enabled": "true"}))
+    assert received[member.id] == [{"type": "realm", "op": "update", "property": "presence_disabled", "value": True}]
+    state = assert_success(api_for(member).post("/register", {"fetch_event_types": '["realm", "presence"]'}))
+    assert (state["realm_presence_disabled"], state["presences"]) == (True, {})
+    assert ping(member)["presences"] == {}
+    assert ping(member, last_update_id=-1)["presences"] == {}
+    assert assert_success(api_for(member).get("/realm/presence"))["presences"] == {}
+    no_data = f"No presence data for {admin.id}"
+    assert_error(api_for(member).get(f"/users/{admin.id}/presence"), 400, "BAD_REQUEST", no_data)
+
+    assert_success(api_for(owner).patch("/realm", {"presence_disabled": "false"}))
+    shown = assert_success(api_for(member).get("/realm/presence"))["presences"]
+    assert set(shown) == {member.delivery_email, admin.delivery_email, owner.delivery_email}
+    assert assert_success(api_for(member).get(f"/users/{admin.id}/presence"))["presence"]

@@ -64,6 +64,7 @@ function loadState(registered) {
   state.mutedUsers = new Set((registered.muted_users || []).map((muted) => muted.id));
   state.realmEmoji = registered.realm_emoji || {};
   state.presences = registered.presences || {};
+  state.presenceDisabled = Boolean(registered.realm_presence_disabled);
   state.offlineAfter = registered.server_presence_offline_threshold_seconds || 200;
   state.pingEvery = registered.server_presence_ping_interval_seconds || 60;
   renderSidebar();
@@ -260,6 +261,13 @@ const handlers = {
     state.mutedUsers = new Set(event.muted_users.map((muted) => muted.id));
     showTitle(state.view);
     for (const message of state.messages.values()) rerender(message);
+  },
+  // The organization's presence turned off or on: the people list shows who is online, or not.
+  realm(event) {
+    if (event.op === "update" && event.property === "presence_disabled") {
+      state.presenceDisabled = event.value;
+      renderPeople();
+    }
   },
   // A custom emoji added, or its picture changed: reactions with it show it.
   realm_emoji(event) {
@@ -1155,6 +1163,7 @@ function start() {
       event_types: [
         "message", "update_message", "delete_message", "reaction", "update_message_flags",
         "subscription", "stream", "presence", "realm_user", "user_topic", "muted_users", "realm_emoji",
+        "realm",
       ],
       fetch_event_types: [
         "message", "update_message_flags", "subscription", "presence", "realm_user", "realm", "user_topic", "muted_users",

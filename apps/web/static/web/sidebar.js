@@ -90,7 +90,10 @@ export function renderPeople() {
       return el(
         "li",
         { dataset: { userId: person.user_id } },
-        el("span", { class: `presence ${status}`, role: "img", "aria-label": labels[status], title: labels[status] }),
+        // None when the organization shows nobody online (everyone would look offline).
+        state.presenceDisabled
+          ? null
+          : el("span", { class: `presence ${status}`, role: "img", "aria-label": labels[status], title: labels[status] }),
         el("a", { href: hashFor({ kind: "dm", userIds: [person.user_id] }) }, person.full_name),
         " ",
         countBadge(unreadCount((w) => w.userId === person.user_id), `direct messages from ${person.full_name}`),
