@@ -75,13 +75,14 @@ class AvatarRedirectView(View):
 def _avatar_of(requester, email_or_id: str, *, medium: bool) -> str:
     """The picture's address; 400 for what is neither an id (ASCII digits) nor an email address."""
     options = {"allow_deactivated": True, "allow_bots": True}
-    if not is_ascii_digits(email_or_id):
+    by_id = is_ascii_digits(email_or_id)
+    if not by_id:
         try:
             validate_email(email_or_id)
         except ValidationError:
             raise JsonableError("Invalid user ID or email address") from None
     try:
-        if is_ascii_digits(email_or_id):
+        if by_id:
             target = access_user_by_id(requester, int(email_or_id), **options)
         else:
             target = access_user_by_email(requester, email_or_id, **options)

@@ -30,7 +30,7 @@ const ZULIP_EMOJI_URL = "/static/generated/emoji/images/emoji/unicode/zulip.png"
 
 // A reaction's emoji: a custom one (its code is its id) or Zulip's as its picture, any other as
 // its characters; its name when neither can be shown.
-export function emojiShown(reaction, ctx) {
+function emojiShown(reaction, ctx) {
   const url = { realm_emoji: ctx.emojiUrl(reaction.emoji_code), zulip_extra_emoji: ZULIP_EMOJI_URL }[reaction.reaction_type];
   if (url) return el("img", { class: "emoji", src: url, alt: `:${reaction.emoji_name}:` });
   return emojiText(reaction);
