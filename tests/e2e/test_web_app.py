@@ -199,6 +199,10 @@ def test_two_people_chat_live(web_server, people, chromium):
         olive.press("#search", "Enter")
         expect(message(olive, "Pizza at one?")).to_be_visible()
         expect(olive.locator("li.message")).to_have_count(1)
+        olive.fill("#search", "from:me pizza")  # Zulip's other name for sender: (the web-app QA pass: words)
+        olive.press("#search", "Enter")
+        expect(message(olive, "Pizza at one?")).to_be_visible()
+        expect(olive.locator("li.message")).to_have_count(1)
         olive.fill("#search", '"pizza at"')  # a phrase, found only as written (the web-app QA pass)
         olive.press("#search", "Enter")
         expect(message(olive, "Pizza at one?")).to_be_visible()
@@ -876,6 +880,9 @@ def test_muted_topics_and_people(web_server, people, chromium):
         expect(message(mick, "useful two")).to_be_visible()
         expect(message(mick, "noisy three")).to_be_hidden()
         expect(mick.locator("#topics li[data-topic='noise'] .count")).to_have_count(1)  # its own, still unread
+        # Dimmed and marked in the topics' list (the web app QA pass: listed like any other).
+        expect(mick.locator("#topics li[data-topic='noise']")).to_have_class(re.compile(r"\bmuted\b"))
+        expect(mick.locator("#topics li[data-topic='signal']")).not_to_have_class(re.compile(r"\bmuted\b"))
 
         # A muted channel (muted from its view) leaves the combined feed, and keeps its own count, dimmed.
         mick.locator("#mute-channel").click()
@@ -899,6 +906,8 @@ def test_muted_topics_and_people(web_server, people, chromium):
         expect(message(mick, "a secret")).to_have_count(0)
         hidden.get_by_role("button", name="Show").click()
         expect(message(mick, "a secret")).to_be_visible()
+        # Shown with its sender's name (the web app QA pass: still "Muted user").
+        expect(message(mick, "a secret").locator(".sender")).to_have_text("Olive Owner")
         # Drawn again (a reaction), the message stays shown (the last session's review: hidden again).
         secret_id = int(message(mick, "a secret").get_attribute("data-message-id"))
         olive.add_reaction({"message_id": secret_id, "emoji_name": "octopus"})
@@ -1083,6 +1092,68 @@ def test_a_phone_opens_a_view_at_its_newest_messages(web_server, people, chromiu
         expect(page.locator(".message-actions:visible")).to_have_count(1)
         arrives.locator("button.star").tap()
         expect(arrives.locator("button.star")).to_have_attribute("aria-pressed", "true")
+        # The view's title keeps its words whole beside its buttons (the web app QA pass: "#ge/ner/al").
+        title = page.locator("#narrow-title").bounding_box()
+        assert title["height"] < 40, title
+        # Settings and the channels' list open in sight, above the message box (the web app QA pass:
+        # they opened behind it, the focused field under the box).
+        page.evaluate("window.scrollTo(0, 0)")
+        panels = (("#open-settings", "#settings-name"), ("#browse-channels", "#channel-browser .close-panel"))
+        for opener, field in panels:
+            page.locator(opener).tap()
+            expect(page.locator(field)).to_be_focused()
+            page.wait_for_timeout(300)
+            box = page.locator("#compose").bounding_box()
+            shown = page.locator(field).bounding_box()
+            assert shown["y"] >= 0, (opener, shown)
+            assert shown["y"] + shown["height"] <= box["y"], (opener, shown, box)
+        browser.close()
+
+
+def test_an_edit_shows_the_messages_address_and_may_change_its_topic(web_server, people, chromium):
+    """Editing one's message: the box shows its channel (fixed) and topic, which may be changed with
+    the content, for this message only; the message is marked while edited. Enter in the topic
+    field goes on to the message, never sends (the web app QA pass: the address fields stayed
+    editable and were ignored; Enter in the topic sent a half-typed topic)."""
+    server, general = web_server
+    _, owner, _ = people
+    url = server.url
+    client = zulip.Client(email=api_email(owner), api_key=owner.api_key, site=url)
+    first = client.send_message({"type": "stream", "to": general.name, "topic": "lunch", "content": "Pizza?"})["id"]
+    second = client.send_message({"type": "stream", "to": general.name, "topic": "lunch", "content": "Or sushi"})["id"]
+    with sync_playwright() as playwright:
+        browser = playwright.chromium.launch(executable_path=chromium, headless=True)
+        _, page = log_in(browser, url, owner.delivery_email)
+        page.goto(f"{url}/#channel/{general.id}")
+        message(page, "Pizza?").get_by_role("button", name="Edit").click()
+        expect(page.locator("#compose-content")).to_have_value("Pizza?")
+        expect(page.locator("#compose-topic")).to_have_value("lunch")
+        expect(page.locator("#compose-channel")).to_be_disabled()
+        expect(message(page, "Pizza?")).to_have_class(re.compile(r"\bediting\b"))
+        page.fill("#compose-topic", "dinner")
+        page.press("#compose-topic", "Enter")
+        expect(page.locator("#compose-content")).to_be_focused()
+        page.fill("#compose-content", "Pizza tonight?")
+        page.press("#compose-content", "Enter")
+        expect(page.locator("#send")).to_have_text("Send")
+        expect(page.locator("#compose-channel")).to_be_enabled()
+        expect(page.locator("li.message.editing")).to_have_count(0)
+        moved = client.get_raw_message(first)["message"]
+        assert (moved["subject"], moved["content"]) == ("dinner", "<p>Pizza tonight?</p>")
+        assert client.get_raw_message(second)["message"]["subject"] == "lunch"  # this message only
+        expect(page.locator("#topics li[data-topic='dinner']")).to_have_count(1)
+
+        # Enter in the topic field while writing: on to the message, nothing sent.
+        page.goto(f"{url}/#channel/{general.id}/topic/lunch")
+        expect(message(page, "Or sushi")).to_be_visible()
+        page.fill("#compose-content", "Half written")
+        page.fill("#compose-topic", "new top")
+        page.press("#compose-topic", "Enter")
+        expect(page.locator("#compose-content")).to_be_focused()
+        expect(page.locator("#compose-content")).to_have_value("Half written")
+        search = {"anchor": "newest", "num_before": 5, "num_after": 0, "narrow": [["search", "half"]]}
+        found = client.get_messages(search)
+        assert found["messages"] == []
         browser.close()
 
 

@@ -7,6 +7,7 @@ import {
   forgetDraft,
   keepDraft,
   onAttach,
+  onAddressKey,
   onComposeKey,
   onSend,
   presetCompose,
@@ -21,11 +22,13 @@ import {
 import { EventQueue } from "./events.js";
 import { hideMentions, onMentionKey, suggestMentions } from "./mentions.js";
 import { hashFor, narrowFor, viewFromHash, viewShows, zulipLinkTo } from "./narrow.js";
-import { el, messageItem, readToggleLabel, showDefaultPictureOnError } from "./render.js";
+import { el, messageItem, readToggleLabel, reveal, showDefaultPictureOnError } from "./render.js";
 import { addTopic, renderCounts, renderPeople, renderSidebar, renderTopics, showMarkRead } from "./sidebar.js";
 import { $, channelOf, ctx, isArchived, isMutedTopic, me, state, topicKey, topicPolicy } from "./state.js";
 
 // --- connection status ---------------------------------------------------------------------------
+
+let countdown = null;
 
 function showStatus(status, seconds) {
   // Back: a message that the server could not be reached is no longer true.
@@ -34,11 +37,19 @@ function showStatus(status, seconds) {
   if (status === "connected" && state.viewFailed) showView();
   const node = $("#connection");
   node.dataset.state = status;
-  node.textContent = {
-    connecting: "Connecting…",
-    connected: "Connected",
-    reconnecting: seconds ? `Reconnecting… (next try in ${seconds} s)` : "Reconnecting…",
-  }[status];
+  node.textContent = { connecting: "Connecting…", connected: "Connected", reconnecting: "Reconnecting…" }[status];
+  clearInterval(countdown);
+  if (status !== "reconnecting" || !seconds) return;
+  // The time to the next try counts down (the web app QA pass: it stood still), seen but not read
+  // out each second by a screen reader (the status is a live region).
+  const left = el("span", { "aria-hidden": "true" });
+  node.append(left);
+  const until = Date.now() + seconds * 1000;
+  const tick = () => {
+    left.textContent = ` (next try in ${Math.max(0, Math.ceil((until - Date.now()) / 1000))} s)`;
+  };
+  tick();
+  countdown = setInterval(tick, 1000);
 }
 
 // --- state from /register and from events ------------------------------------------------------
@@ -65,6 +76,7 @@ function loadState(registered) {
   state.realmEmoji = registered.realm_emoji || {};
   state.presences = registered.presences || {};
   state.presenceDisabled = Boolean(registered.realm_presence_disabled);
+  state.emptyTopicName = registered.realm_empty_topic_display_name || state.emptyTopicName;
   state.offlineAfter = registered.server_presence_offline_threshold_seconds || 200;
   state.pingEvery = registered.server_presence_ping_interval_seconds || 60;
   renderSidebar();
@@ -253,7 +265,7 @@ const handlers = {
   // Muting and unmuting (from here or elsewhere): the counts, and the view if it shows the topic or person.
   user_topic(event) {
     state.userTopics.set(topicKey(event.stream_id, event.topic_name), event.visibility_policy);
-    renderCounts();
+    renderTopics(); // and the counts
     showTitle(state.view);
     if (["feed", "channel"].includes(state.view.kind)) showView();
   },
@@ -696,7 +708,7 @@ function rerender(message) {
   item.querySelectorAll("details.spoiler").forEach((details, index) => {
     details.open = opened[index] ?? false;
   });
-  if (shown.classList.contains("target")) item.classList.add("target");
+  for (const mark of ["target", "editing"]) if (shown.classList.contains(mark)) item.classList.add(mark);
   // A keyboard user keeps their place: the button focused in the old item is focused in the new.
   const focused = shown.contains(document.activeElement) ? document.activeElement.closest("button[data-action]") : null;
   stopWatching(shown);
@@ -758,7 +770,11 @@ function watchReadingAgain() {
     else watched.delete(item);
   }
 }
-new ResizeObserver(watchReadingAgain).observe($("#compose"));
+new ResizeObserver(() => {
+  watchReadingAgain();
+  // What the page scrolls to (a focused field) stays above the box (app.css, one column).
+  document.documentElement.style.setProperty("--compose-height", `${$("#compose").offsetHeight}px`);
+}).observe($("#compose"));
 window.addEventListener("resize", watchReadingAgain);
 
 function stopWatching(item) {
@@ -896,7 +912,10 @@ async function onMessageAction(event) {
   const message = state.messages.get(Number(item.dataset.messageId));
   const action = button.dataset.action;
   try {
-    if (action === "toggle-star") {
+    if (action === "reveal") {
+      reveal(message.id);
+      rerender(message);
+    } else if (action === "toggle-star") {
       const starred = message.flags.includes("starred");
       await api("POST", "/messages/flags", { messages: [message.id], op: starred ? "remove" : "add", flag: "starred" });
     } else if (action === "toggle-reaction") {
@@ -913,7 +932,7 @@ async function onMessageAction(event) {
       quoteInCompose(message, body.raw_content, `${window.location.origin}/${zulipLinkTo(message, state.ownUserId)}`);
     } else if (action === "edit") {
       const body = await api("GET", `/messages/${message.id}`, { apply_markdown: false });
-      startEditing(message.id, body.raw_content);
+      startEditing(message, body.raw_content);
     } else if (action === "delete" && window.confirm("Delete this message?")) {
       await api("DELETE", `/messages/${message.id}`);
     }
@@ -924,15 +943,21 @@ async function onMessageAction(event) {
 
 // --- channels, settings, search ----------------------------------------------------------------
 
+// A panel opened (the channels' list, settings) is scrolled into sight: in one column (a phone) it is
+// far below the top of the page, where its opener is.
+function openPanel(panel, focused) {
+  for (const other of [$("#channel-browser"), $("#settings")]) other.hidden = other !== panel;
+  panel.scrollIntoView({ block: "start" });
+  focused.focus({ preventScroll: true });
+}
+
 function closePanel(panel) {
   panel.hidden = true;
   $("#compose-content").focus();
 }
 
 function showChannelBrowser() {
-  $("#settings").hidden = true; // one panel at a time: the messages stay in sight
-  $("#channel-browser").hidden = false;
-  $("#channel-browser .close-panel").focus(); // Esc closes it at once
+  openPanel($("#channel-browser"), $("#channel-browser .close-panel")); // one at a time; Esc closes it at once
   renderChannelBrowser();
 }
 
@@ -1079,6 +1104,7 @@ function start() {
   $("#compose").addEventListener("submit", onSend);
   $("#compose-content").addEventListener("keydown", onMentionKey); // first: Enter writes a suggestion
   $("#compose-content").addEventListener("keydown", onComposeKey);
+  for (const field of ["#compose-topic", "#compose-people"]) $(field).addEventListener("keydown", onAddressKey);
   $("#compose-content").addEventListener("input", suggestMentions);
   $("#compose-content").addEventListener("blur", hideMentions);
   $("#compose-channel").addEventListener("change", () => {
@@ -1126,10 +1152,8 @@ function start() {
     setSubscribed(ctx.streamName(id), !state.subs.has(id), state.streams.get(id)?.invite_only);
   });
   $("#open-settings").addEventListener("click", () => {
-    $("#channel-browser").hidden = true;
-    $("#settings").hidden = false;
     $("#settings-avatar").src = state.users.get(state.ownUserId)?.avatar_url || "";
-    $("#settings-name").focus();
+    openPanel($("#settings"), $("#settings-name"));
   });
   $("#logout").form.addEventListener("submit", forgetDraft);
   $("#settings-form").addEventListener("submit", saveSettings);

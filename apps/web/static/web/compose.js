@@ -47,8 +47,10 @@ export function presetCompose(view) {
   const notice = view.streamId && isArchived(view.streamId) ? archivedNotice(view.streamId) : "";
   if (notice || $("#compose-status").textContent === archivedShown) setComposeStatus(notice);
   archivedShown = notice;
+  // An edit keeps the message's address (the draft put aside gets its own back when it ends).
+  if (state.editing !== null) return;
   // Kept with no address too (its channel gone: the web app QA pass, the draft went to #general).
-  if (addressed && state.editing === null && $("#compose-content").value.trim()) return;
+  if (addressed && $("#compose-content").value.trim()) return;
   addressed = true;
   renderComposeChannels(); // the channel shown may be one not subscribed to
   if (view.streamId && [...select.options].some((o) => o.value === String(view.streamId))) {
@@ -161,22 +163,52 @@ export function quoteInCompose(message, raw, link) {
 // --- editing an own message ----------------------------------------------------------------------
 
 let putAside = null; // what was being written when the edit began
+let editedTopic = null; // the topic of the channel message being edited (null: a direct message)
 
-export function startEditing(messageId, raw) {
+// An edit shows the message's own address: a channel message's topic may be changed with its
+// content (this message only, as Zulip's "change_one"); where it goes may not (the web app QA pass:
+// the fields stayed editable, and what was typed in them was silently ignored). The message being
+// edited is marked in the list.
+export function startEditing(message, raw) {
   if (state.editing === null) putAside = composeFields();
-  state.editing = messageId;
-  $("#compose-content").value = raw;
+  markEditing(false);
+  state.editing = message.id;
+  markEditing(true);
+  editedTopic = message.type === "stream" ? message.subject : null;
+  fillCompose({
+    channel: message.type === "stream" ? String(message.stream_id) : "dm",
+    topic: editedTopic ?? "",
+    people: message.type === "stream" ? "" : $("#compose-people").value,
+    content: raw,
+  });
+  $("#compose-topic-field").hidden = editedTopic === null;
+  $("#compose-people-field").hidden = true;
+  $("#compose-channel").disabled = true;
   $("#send").textContent = "Save edit";
   $("#cancel-edit").hidden = false;
   $("#compose-content").focus();
 }
 
 export function stopEditing() {
+  markEditing(false);
   state.editing = null;
+  editedTopic = null;
+  $("#compose-channel").disabled = false;
   fillCompose(putAside ?? { ...composeFields(), content: "" });
   putAside = null;
   $("#send").textContent = "Send";
   $("#cancel-edit").hidden = true;
+}
+
+function markEditing(on) {
+  if (state.editing !== null) document.getElementById(`message-${state.editing}`)?.classList.toggle("editing", on);
+}
+
+// What an edit changes: the content, and a channel message's topic if it was changed.
+function editParams(content) {
+  const topic = $("#compose-topic").value.trim();
+  if (editedTopic === null || !topic || topic === editedTopic) return { content };
+  return { content, topic, propagate_mode: "change_one" };
 }
 
 // --- sending -------------------------------------------------------------------------------------
@@ -207,7 +239,7 @@ export async function onSend(event) {
   try {
     let elsewhere = null;
     if (state.editing !== null) {
-      await api("PATCH", `/messages/${state.editing}`, { content });
+      await api("PATCH", `/messages/${state.editing}`, editParams(content));
       stopEditing();
     } else {
       if (target === "dm") {
@@ -217,8 +249,10 @@ export async function onSend(event) {
       } else {
         const topic = $("#compose-topic").value;
         await api("POST", "/messages", { type: "stream", to: Number(target), topic, content });
-        const place = `#${ctx.streamName(Number(target))} › ${topic}`;
-        elsewhere = notShownHere({ type: "stream", stream_id: Number(target), subject: topic }, place);
+        // An empty topic is named as the server shows it to this page (the web app QA pass: "› :").
+        const shownTopic = topic.trim() || state.emptyTopicName;
+        const place = `#${ctx.streamName(Number(target))} › ${shownTopic}`;
+        elsewhere = notShownHere({ type: "stream", stream_id: Number(target), subject: shownTopic }, place);
       }
       $("#compose-content").value = "";
       keepDraft();
@@ -266,6 +300,15 @@ function recipients(typed) {
       if (named.length === 1) return named[0].email;
       throw new Error(named.length ? `Several people are named ${part}: use an email address` : `Nobody is named ${part}`);
     });
+}
+
+// Enter in the topic or the people field goes on to the message, as in Zulip (the web app QA pass:
+// it sent the message with a topic half typed).
+export function onAddressKey(event) {
+  if (event.key === "Enter" && !event.isComposing) {
+    event.preventDefault();
+    $("#compose-content").focus();
+  }
 }
 
 export function onComposeKey(event) {

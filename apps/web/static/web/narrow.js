@@ -7,6 +7,8 @@ const OPERATORS = new Set([
   "channel", "stream", "topic", "subject", "sender", "dm", "pm-with", "dm-including", "group-pm-with", "is", "has",
   "id", "near", "with", "search", "channels", "streams", "in",
 ]);
+// What Zulip's search box also takes for them (the web app QA pass: `from:me` was searched as words).
+const ALIASES = { from: "sender" };
 
 // Tokens of a search: `op:operand` (quoted operands may hold spaces; a leading "-" negates), else
 // words and "phrases" (a leading "-" leaves them out).
@@ -16,9 +18,9 @@ export function parseSearch(query, { ownEmail } = {}) {
   const pattern = /(-?)([a-z-]+):("([^"]*)"|\S+)|(-?"[^"]*"|\S+)/gi;
   for (const match of query.matchAll(pattern)) {
     const [, negated, operator, rawOperand, quoted, word] = match;
-    if (operator && OPERATORS.has(operator.toLowerCase())) {
+    const op = operator && (ALIASES[operator.toLowerCase()] ?? operator.toLowerCase());
+    if (op && OPERATORS.has(op)) {
       let operand = quoted !== undefined ? quoted : rawOperand;
-      const op = operator.toLowerCase();
       if ((op === "sender" || op === "dm") && operand === "me" && ownEmail) operand = ownEmail;
       narrow.push({ operator: op, operand, negated: negated === "-" });
     } else if (word?.length > 1 && word.startsWith("-")) {

@@ -232,9 +232,11 @@ export function avatar(url, userId) {
 const MENTION_FLAGS = ["mentioned", "stream_wildcard_mentioned", "topic_wildcard_mentioned"];
 const mentionsMe = (message) => (message.flags || []).some((flag) => MENTION_FLAGS.includes(flag));
 
-// A muted person's messages the reader asked to see: they stay shown when drawn again (a reaction,
-// an edit) or in another view, until the page is reloaded.
+// A muted person's messages the reader asked to see (their Show button), with their name and
+// picture: they stay shown when drawn again (a reaction, an edit) or in another view, until the page
+// is reloaded.
 const revealed = new Set();
+export const reveal = (messageId) => revealed.add(messageId);
 
 export function messageItem(message, ctx) {
   const unread = !(message.flags || []).includes("read");
@@ -249,13 +251,9 @@ export function messageItem(message, ctx) {
     showMeMessage(content, message);
   };
   // A muted person's message is hidden until asked for, as in Zulip (their name and picture too).
-  const muted = ctx.isMutedUser(message.sender_id);
-  if (muted && !revealed.has(message.id)) {
-    const show = el("button", { type: "button", class: "reveal" }, "Show");
-    show.addEventListener("click", () => {
-      revealed.add(message.id);
-      draw();
-    });
+  const hidden = ctx.isMutedUser(message.sender_id) && !revealed.has(message.id);
+  if (hidden) {
+    const show = el("button", { type: "button", class: "reveal", dataset: { action: "reveal" } }, "Show");
     content.append(el("p", { class: "muted-sender" }, "This message is hidden: you muted its sender. ", show));
   } else draw();
   return el(
@@ -270,8 +268,8 @@ export function messageItem(message, ctx) {
     el(
       "div",
       { class: "message-header" },
-      muted ? null : avatar(ctx.avatarUrl(message.sender_id) || message.avatar_url, message.sender_id),
-      el("strong", { class: "sender" }, muted ? "Muted user" : message.sender_full_name),
+      hidden ? null : avatar(ctx.avatarUrl(message.sender_id) || message.avatar_url, message.sender_id),
+      el("strong", { class: "sender" }, hidden ? "Muted user" : message.sender_full_name),
       " ",
       sentAt(message.timestamp),
       message.last_edit_timestamp ? el("span", { class: "edited", title: "This message was edited" }, " (edited)") : null,

@@ -116,9 +116,12 @@ export function renderTopics() {
   list.replaceChildren(
     ...topics.map((topic) => {
       const current = state.view.kind === "topic" && state.view.topic.toLowerCase() === topic.name.toLowerCase();
+      // A muted topic is dimmed and says so, as in Zulip (the web app QA pass: listed like any other,
+      // with an unread count for messages the channel's view hides).
+      const muted = topicPolicy(state.view.streamId, topic.name) === 1;
       return el(
         "li",
-        { dataset: { topic: topic.name } },
+        { dataset: { topic: topic.name }, class: muted ? "muted" : null },
         el("a", { href: hashFor({ kind: "topic", streamId: state.view.streamId, topic: topic.name }), "aria-current": current ? "page" : null }, topic.name),
         " ",
         el("span", { class: "count-slot" }),

@@ -18,6 +18,7 @@ export const state = {
   mutedUsers: new Set(), // user ids
   realmEmoji: {}, // the organization's custom emoji by id (Zulip's realm_emoji): {name, source_url, deactivated}
   presences: {}, // user_id -> {active_timestamp, idle_timestamp}
+  emptyTopicName: "general chat", // how the organization names a message's empty topic (realm_empty_topic_display_name)
   presenceDisabled: false, // the organization shows nobody online (Zulip's realm_presence_disabled)
   offlineAfter: 200,
   pingEvery: 60,
