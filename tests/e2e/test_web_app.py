@@ -9,6 +9,7 @@ collected static files, as `make run` does (collectstatic first).
 """
 
 import io
+import json
 import re
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
@@ -1154,6 +1155,60 @@ def test_an_edit_shows_the_messages_address_and_may_change_its_topic(web_server,
         search = {"anchor": "newest", "num_before": 5, "num_after": 0, "narrow": [["search", "half"]]}
         found = client.get_messages(search)
         assert found["messages"] == []
+        browser.close()
+
+
+def test_polls_and_to_do_lists(web_server, people, chromium):
+    """A /poll or /todo message is its widget, as in Zulip's apps: votes, options, tasks and ticks
+    made here or by any other client (the official one here) show live (the web app QA pass: the
+    message's text, nothing to vote on)."""
+    server, general = web_server
+    _, owner, member = people
+    url = server.url
+    olive = zulip.Client(email=api_email(owner), api_key=owner.api_key, site=url)
+    poll_id = olive.send_message(
+        {"type": "stream", "to": general.name, "topic": "widgets", "content": "/poll Lunch?\nPizza\nSushi"}
+    )["id"]
+    todo = "/todo Launch\nWrite docs: the README\nShip"
+    todo_id = olive.send_message({"type": "stream", "to": general.name, "topic": "widgets", "content": todo})["id"]
+
+    def submessage(message_id, change):
+        request = {"message_id": message_id, "msg_type": "widget", "content": json.dumps(change)}
+        assert olive.call_endpoint("submessage", method="POST", request=request)["result"] == "success"
+
+    with sync_playwright() as playwright:
+        browser = playwright.chromium.launch(executable_path=chromium, headless=True)
+        _, mick = log_in(browser, url, member.delivery_email)
+        mick.goto(f"{url}/#channel/{general.id}/topic/widgets")
+        poll = mick.locator(f"#message-{poll_id} .widget.poll")
+        expect(poll.locator(".widget-title")).to_have_text("Lunch?")
+        expect(poll.locator("li")).to_have_text(["0 Pizza", "0 Sushi"])
+        poll.get_by_role("button", name="Vote for Pizza: 0").click()
+        expect(poll.locator("li").first).to_have_text("1 Pizza (Mick Member)")
+        expect(poll.locator("button.vote").first).to_have_attribute("aria-pressed", "true")
+        submessage(poll_id, {"type": "vote", "key": "canned,1", "vote": 1})  # Olive, elsewhere
+        expect(poll.locator("li").nth(1)).to_have_text("1 Sushi (Olive Owner)")
+        poll.get_by_role("textbox", name="New option").fill("Tacos")
+        poll.get_by_role("textbox", name="New option").press("Enter")
+        expect(poll.locator("li")).to_have_count(3)
+        expect(poll.locator("li").nth(2)).to_have_text("0 Tacos")
+        poll.get_by_role("button", name="Vote for Pizza: 1").click()  # taken back
+        expect(poll.locator("li").first).to_have_text("0 Pizza")
+        changes = [json.loads(s["content"]) for s in olive.get_raw_message(poll_id)["message"]["submessages"][1:]]
+        assert {"type": "new_option", "idx": 1, "option": "Tacos"} in changes
+        assert changes[-1] == {"type": "vote", "key": "canned,0", "vote": -1}
+
+        todo_list = mick.locator(f"#message-{todo_id} .widget.todo")
+        expect(todo_list.locator(".widget-title")).to_have_text("Launch")
+        expect(todo_list.locator("li")).to_have_text(["☐ Write docs: the README", "☐ Ship"])
+        todo_list.get_by_role("checkbox", name="Ship").click()
+        expect(todo_list.get_by_role("checkbox", name="Ship")).to_have_attribute("aria-checked", "true")
+        expect(todo_list.locator("li.done")).to_have_count(1)
+        submessage(todo_id, {"type": "new_task", "key": 1, "task": "Celebrate", "desc": "", "completed": False})
+        expect(todo_list.locator("li")).to_have_count(3)
+        todo_list.get_by_role("textbox", name="New task").fill("Rest")
+        todo_list.get_by_role("button", name="Add task").click()
+        expect(todo_list.locator("li").nth(3)).to_have_text("☐ Rest")
         browser.close()
 
 

@@ -23,6 +23,7 @@ import { EventQueue } from "./events.js";
 import { hideMentions, onMentionKey, suggestMentions } from "./mentions.js";
 import { hashFor, narrowFor, viewFromHash, viewShows, zulipLinkTo } from "./narrow.js";
 import { el, messageItem, readToggleLabel, reveal, showDefaultPictureOnError } from "./render.js";
+import { widgetChange } from "./widgets.js";
 import { addTopic, renderCounts, renderPeople, renderSidebar, renderTopics, showMarkRead } from "./sidebar.js";
 import { $, channelOf, ctx, isArchived, isMutedTopic, me, state, topicKey, topicPolicy } from "./state.js";
 
@@ -273,6 +274,14 @@ const handlers = {
     state.mutedUsers = new Set(event.muted_users.map((muted) => muted.id));
     showTitle(state.view);
     for (const message of state.messages.values()) rerender(message);
+  },
+  // A poll's vote or option, a to-do list's task: the widget drawn again.
+  submessage(event) {
+    const message = state.messages.get(event.message_id);
+    if (!message) return;
+    const { msg_type, content, message_id, sender_id, submessage_id: id } = event;
+    message.submessages = [...(message.submessages || []), { msg_type, content, message_id, sender_id, id }];
+    rerender(message);
   },
   // The organization's presence turned off or on: the people list shows who is online, or not.
   realm(event) {
@@ -696,8 +705,8 @@ function belowTheScreen(item) {
   return item.getBoundingClientRect().top >= end - 8;
 }
 
-// A message drawn again (a reaction, a flag, an edit) keeps the spoilers its reader opened (and
-// its mark, the message a link named).
+// A message drawn again (a reaction, a flag, an edit, a vote) keeps the spoilers its reader opened,
+// what they were typing in a poll's or a to-do list's field (and its mark, the message a link named).
 function rerender(message) {
   const shown = document.getElementById(`message-${message.id}`);
   if (!shown) return;
@@ -709,15 +718,21 @@ function rerender(message) {
     details.open = opened[index] ?? false;
   });
   for (const mark of ["target", "editing"]) if (shown.classList.contains(mark)) item.classList.add(mark);
+  const typing = shown.querySelector(".widget-add input");
+  const typed = item.querySelector(".widget-add input");
+  if (typing && typed) typed.value = typing.value;
   // A keyboard user keeps their place: the button focused in the old item is focused in the new.
-  const focused = shown.contains(document.activeElement) ? document.activeElement.closest("button[data-action]") : null;
+  const active = shown.contains(document.activeElement) ? document.activeElement : null;
+  const focused = active?.closest("button[data-action]");
   stopWatching(shown);
   shown.replaceWith(item);
   if (focused) {
-    const { action, emojiName } = focused.dataset;
-    const same = [...item.querySelectorAll(`button[data-action="${action}"]`)].find((b) => b.dataset.emojiName === emojiName);
+    const { action, emojiName, key } = focused.dataset;
+    const same = [...item.querySelectorAll(`button[data-action="${action}"]`)].find(
+      (b) => b.dataset.emojiName === emojiName && b.dataset.key === key,
+    );
     same?.focus();
-  }
+  } else if (active === typing) typed?.focus();
 }
 
 // A message is read once it is on screen while the page is visible, as in Zulip (not when its view
@@ -915,6 +930,11 @@ async function onMessageAction(event) {
     if (action === "reveal") {
       reveal(message.id);
       rerender(message);
+    } else if (action.startsWith("widget-")) {
+      const change = widgetChange(message, button, state.ownUserId);
+      if (change) {
+        await api("POST", "/submessage", { message_id: message.id, msg_type: "widget", content: JSON.stringify(change) });
+      }
     } else if (action === "toggle-star") {
       const starred = message.flags.includes("starred");
       await api("POST", "/messages/flags", { messages: [message.id], op: starred ? "remove" : "add", flag: "starred" });
@@ -1187,7 +1207,7 @@ function start() {
       event_types: [
         "message", "update_message", "delete_message", "reaction", "update_message_flags",
         "subscription", "stream", "presence", "realm_user", "user_topic", "muted_users", "realm_emoji",
-        "realm",
+        "realm", "submessage",
       ],
       fetch_event_types: [
         "message", "update_message_flags", "subscription", "presence", "realm_user", "realm", "user_topic", "muted_users",

@@ -1,6 +1,8 @@
 // Building the page's elements. Every text goes in as text (textContent, attributes): only a
 // message's `content`, HTML the server rendered and sanitized, is set as HTML.
 
+import { widgetElement } from "./widgets.js";
+
 export function el(tag, attributes = {}, ...children) {
   const node = document.createElement(tag);
   for (const [name, value] of Object.entries(attributes)) {
@@ -242,6 +244,11 @@ export function messageItem(message, ctx) {
   const unread = !(message.flags || []).includes("read");
   const content = el("div", { class: "content" });
   const draw = () => {
+    const widget = widgetElement(message, ctx); // a poll or a to-do list, in place of its text
+    if (widget) {
+      content.replaceChildren(widget);
+      return;
+    }
     content.innerHTML = message.content; // sanitized by the server (apps/messages/rendering.py)
     showEmoji(content);
     showSpoilers(content);
