@@ -460,6 +460,15 @@ def test_a_new_channel_and_a_file_in_it(web_server, people, chromium):
 
         page.click("#browse-channels")
         expect(page.locator("#all-channels")).to_contain_text("#design — Pixels and type")
+        # A button pressed keeps the focus as the list is drawn again, and Esc still closes it (the
+        # web app QA pass: the focus fell to the page).
+        page.get_by_role("button", name="Unsubscribe from #general").click()
+        expect(page.get_by_role("button", name="Subscribe to #general")).to_be_focused()
+        page.keyboard.press("Enter")
+        expect(page.get_by_role("button", name="Unsubscribe from #general")).to_be_focused()
+        page.keyboard.press("Escape")
+        expect(page.locator("#channel-browser")).to_be_hidden()
+        page.click("#browse-channels")
         page.fill("#new-channel-name", "Design")
         page.get_by_role("button", name="Create").click()
         expect(page.locator("#create-channel-status")).to_have_text("Not created: Channel 'Design' already exists")

@@ -993,6 +993,9 @@ async function renderChannelBrowser() {
   }
   if ($("#channel-browser").hidden) return;
   for (const channel of body.streams) state.streams.set(channel.stream_id, channelOf(channel));
+  // The channel whose button had the focus keeps it, drawn again (the web app QA pass: it fell to
+  // the page, and Esc no longer closed the list).
+  const focusedId = document.activeElement?.closest("#all-channels li")?.dataset.streamId;
   $("#all-channels").replaceChildren(
     ...body.streams
       .sort((a, b) => a.name.localeCompare(b.name))
@@ -1000,7 +1003,7 @@ async function renderChannelBrowser() {
         const subscribed = state.subs.has(stream.stream_id);
         return el(
           "li",
-          {},
+          { dataset: { streamId: stream.stream_id } },
           el("strong", {}, `#${stream.name}`),
           stream.description ? ` — ${stream.description} ` : " ",
           el(
@@ -1011,6 +1014,7 @@ async function renderChannelBrowser() {
         );
       }),
   );
+  if (focusedId) $(`#all-channels li[data-stream-id="${focusedId}"] button`)?.focus();
 }
 
 // A new channel (POST /channels/create), its creator its first subscriber; it is shown once the
