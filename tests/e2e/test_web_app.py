@@ -1102,6 +1102,16 @@ def test_a_phone_opens_a_view_at_its_newest_messages(web_server, people, chromiu
         expect(page.locator(".message-actions:visible")).to_have_count(1)
         arrives.locator("button.star").tap()
         expect(arrives.locator("button.star")).to_have_attribute("aria-pressed", "true")
+        # On a touch screen Enter starts a new line; Send sends (the web app QA pass: no Shift+Enter).
+        box = page.locator("#compose-content")
+        expect(box).to_have_attribute("placeholder", "Message")
+        box.tap()
+        box.fill("Two")
+        box.press("Enter")
+        box.press_sequentially("lines")
+        expect(box).to_have_value("Two\nlines")
+        page.locator("#send").tap()
+        expect(message(page, "Two").locator(".content")).to_have_text("Two\nlines")
         # The view's title keeps its words whole beside its buttons (the web app QA pass: "#ge/ner/al").
         title = page.locator("#narrow-title").bounding_box()
         assert title["height"] < 40, title

@@ -4,6 +4,7 @@
 
 import { api, UNREACHABLE, uploadAvatar } from "./api.js";
 import {
+  enterSends,
   forgetDraft,
   keepDraft,
   onAttach,
@@ -1128,6 +1129,7 @@ function start() {
   $("#compose").addEventListener("submit", onSend);
   $("#compose-content").addEventListener("keydown", onMentionKey); // first: Enter writes a suggestion
   $("#compose-content").addEventListener("keydown", onComposeKey);
+  if (!enterSends()) $("#compose-content").placeholder = "Message";
   for (const field of ["#compose-topic", "#compose-people"]) $(field).addEventListener("keydown", onAddressKey);
   $("#compose-content").addEventListener("input", suggestMentions);
   $("#compose-content").addEventListener("blur", hideMentions);

@@ -311,8 +311,13 @@ export function onAddressKey(event) {
   }
 }
 
+// On a touch screen (a phone's keyboard has no Shift+Enter) Enter starts a new line and the Send
+// button sends, as in phones' chat apps (the web app QA pass: a message of several lines could not
+// be written on a phone).
+export const enterSends = () => !window.matchMedia("(hover: none) and (pointer: coarse)").matches;
+
 export function onComposeKey(event) {
-  if (event.key === "Enter" && !event.shiftKey && !event.isComposing) {
+  if (event.key === "Enter" && !event.shiftKey && !event.isComposing && enterSends()) {
     event.preventDefault();
     $("#compose").requestSubmit();
   } else if (event.key === "Escape" && state.editing !== null) {
