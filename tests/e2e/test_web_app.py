@@ -1162,6 +1162,14 @@ def test_an_edit_shows_the_messages_address_and_may_change_its_topic(web_server,
         assert (moved["subject"], moved["content"]) == ("dinner", "<p>Pizza tonight?</p>")
         assert client.get_raw_message(second)["message"]["subject"] == "lunch"  # this message only
         expect(page.locator("#topics li[data-topic='dinner']")).to_have_count(1)
+        # The message stays marked while edited in any view; Esc in the topic field gives the edit up.
+        message(page, "Or sushi").get_by_role("button", name="Edit").click()
+        expect(message(page, "Or sushi")).to_have_class(re.compile(r"\bediting\b"))
+        page.goto(f"{url}/#feed")
+        expect(message(page, "Or sushi")).to_have_class(re.compile(r"\bediting\b"))
+        page.press("#compose-topic", "Escape")
+        expect(page.locator("#send")).to_have_text("Send")
+        expect(page.locator("li.message.editing")).to_have_count(0)
 
         # Enter in the topic field while writing: on to the message, nothing sent.
         page.goto(f"{url}/#channel/{general.id}/topic/lunch")
@@ -1211,6 +1219,16 @@ def test_polls_and_to_do_lists(web_server, people, chromium):
         poll.get_by_role("textbox", name="New option").press("Enter")
         expect(poll.locator("li")).to_have_count(3)
         expect(poll.locator("li").nth(2)).to_have_text("0 Tacos")
+        # Two added at once get numbers of their own (the web app QA pass: the second was dropped).
+        new_option = poll.get_by_role("textbox", name="New option")
+        for option in ("Curry", "Ramen"):
+            new_option.fill(option)
+            new_option.press("Enter")
+        expect(poll.locator("li")).to_have_count(5)
+        new_option.fill("Curry")
+        new_option.press("Enter")
+        expect(mick.locator("#compose-status")).to_have_text("This option is already in the poll.")
+        expect(new_option).to_have_value("Curry")
         poll.get_by_role("button", name="Vote for Pizza: 1").click()  # taken back
         expect(poll.locator("li").first).to_have_text("0 Pizza")
         changes = [json.loads(s["content"]) for s in olive.get_raw_message(poll_id)["message"]["submessages"][1:]]
@@ -1225,9 +1243,24 @@ def test_polls_and_to_do_lists(web_server, people, chromium):
         expect(todo_list.locator("li.done")).to_have_count(1)
         submessage(todo_id, {"type": "new_task", "key": 1, "task": "Celebrate", "desc": "", "completed": False})
         expect(todo_list.locator("li")).to_have_count(3)
-        todo_list.get_by_role("textbox", name="New task").fill("Rest")
+        todo_list.get_by_role("textbox", name="New task").fill("Rest: a long one")
         todo_list.get_by_role("button", name="Add task").click()
-        expect(todo_list.locator("li").nth(3)).to_have_text("☐ Rest")
+        expect(todo_list.locator("li").nth(3)).to_have_text("☐ Rest: a long one")
+        expect(todo_list.locator("li").nth(3).locator("strong")).to_have_text("Rest")
+
+        # Its author moves it to another topic: only the topic is sent (its content cannot be
+        # edited; the web app QA pass: the move was refused with it).
+        _, olive_page = log_in(browser, url, owner.delivery_email)
+        olive_page.goto(f"{url}/#channel/{general.id}/topic/widgets")
+        olive_page.locator(f"#message-{poll_id}").get_by_role("button", name="Edit").click()
+        expect(olive_page.locator("#send")).to_have_text("Save edit")
+        expect(olive_page.locator("#compose-topic")).to_have_value("widgets")
+        olive_page.fill("#compose-topic", "polls")
+        olive_page.press("#compose-topic", "Enter")
+        olive_page.press("#compose-content", "Enter")
+        expect(olive_page.locator("#send")).to_have_text("Send")
+        expect(olive_page.locator("#compose-status")).to_have_text("")
+        assert olive.get_raw_message(poll_id)["message"]["subject"] == "polls"
         browser.close()
 
 

@@ -952,8 +952,7 @@ async function onMessageAction(event) {
       const body = await api("GET", `/messages/${message.id}`, { apply_markdown: false });
       quoteInCompose(message, body.raw_content, `${window.location.origin}/${zulipLinkTo(message, state.ownUserId)}`);
     } else if (action === "edit") {
-      const body = await api("GET", `/messages/${message.id}`, { apply_markdown: false });
-      startEditing(message, body.raw_content);
+      await startEditing(message);
     } else if (action === "delete" && window.confirm("Delete this message?")) {
       await api("DELETE", `/messages/${message.id}`);
     }

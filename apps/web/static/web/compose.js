@@ -164,17 +164,29 @@ export function quoteInCompose(message, raw, link) {
 
 let putAside = null; // what was being written when the edit began
 let editedTopic = null; // the topic of the channel message being edited (null: a direct message)
+let editedRaw = ""; // its content as the edit began
 
 // An edit shows the message's own address: a channel message's topic may be changed with its
 // content (this message only, as Zulip's "change_one"); where it goes may not (the web app QA pass:
 // the fields stayed editable, and what was typed in them was silently ignored). The message being
 // edited is marked in the list.
-export function startEditing(message, raw) {
+export async function startEditing(message) {
+  // The box holds still while the message's text loads (the web app QA pass: what was typed
+  // meanwhile was sent as a new message, then the edit began).
+  setSending(true);
+  let body;
+  try {
+    body = await api("GET", `/messages/${message.id}`, { apply_markdown: false });
+  } finally {
+    setSending(false);
+  }
+  const raw = body.raw_content;
   if (state.editing === null) putAside = composeFields();
   markEditing(false);
   state.editing = message.id;
   markEditing(true);
   editedTopic = message.type === "stream" ? message.subject : null;
+  editedRaw = raw;
   fillCompose({
     channel: message.type === "stream" ? String(message.stream_id) : "dm",
     topic: editedTopic ?? "",
@@ -200,15 +212,19 @@ export function stopEditing() {
   $("#cancel-edit").hidden = true;
 }
 
+// (Drawn again, in any view, the message keeps the mark: render.js asks ctx.editingId.)
 function markEditing(on) {
   if (state.editing !== null) document.getElementById(`message-${state.editing}`)?.classList.toggle("editing", on);
 }
 
-// What an edit changes: the content, and a channel message's topic if it was changed.
+// What an edit changes, only that (the web app QA pass: a poll's topic could not be changed, as its
+// content, sent unchanged, may not be edited): the content, a channel message's topic (emptied: the
+// server applies the organization's rule for empty topics).
 function editParams(content) {
+  const params = content === editedRaw ? {} : { content };
   const topic = $("#compose-topic").value.trim();
-  if (editedTopic === null || !topic || topic === editedTopic) return { content };
-  return { content, topic, propagate_mode: "change_one" };
+  if (editedTopic !== null && topic !== editedTopic) Object.assign(params, { topic, propagate_mode: "change_one" });
+  return params;
 }
 
 // --- sending -------------------------------------------------------------------------------------
@@ -239,7 +255,8 @@ export async function onSend(event) {
   try {
     let elsewhere = null;
     if (state.editing !== null) {
-      await api("PATCH", `/messages/${state.editing}`, editParams(content));
+      const changes = editParams(content);
+      if (Object.keys(changes).length) await api("PATCH", `/messages/${state.editing}`, changes);
       stopEditing();
     } else {
       if (target === "dm") {
@@ -263,7 +280,7 @@ export async function onSend(event) {
     if (elsewhere) setComposeStatus(`Sent to ${elsewhere}: not shown here.`);
     else if ($("#compose-status").textContent === "Sending…") setComposeStatus(""); // not "Sent! Scroll down…"
   } catch (error) {
-    setComposeStatus(`Not sent: ${error.message}`);
+    setComposeStatus(`${state.editing !== null ? "Not saved" : "Not sent"}: ${error.message}`);
   } finally {
     setSending(false);
   }
@@ -308,6 +325,8 @@ export function onAddressKey(event) {
   if (event.key === "Enter" && !event.isComposing) {
     event.preventDefault();
     $("#compose-content").focus();
+  } else {
+    onComposeKey(event); // Esc gives up an edit there too (the web app QA pass)
   }
 }
 

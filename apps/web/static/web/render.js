@@ -267,7 +267,7 @@ export function messageItem(message, ctx) {
     "li",
     {
       // Mentioning the reader (or a group of theirs, or everyone): marked, as Zulip marks it.
-      class: `message${unread ? " unread" : ""}${mentionsMe(message) ? " mentioned" : ""}`,
+      class: `message${unread ? " unread" : ""}${mentionsMe(message) ? " mentioned" : ""}${ctx.editingId === message.id ? " editing" : ""}`,
       id: `message-${message.id}`,
       dataset: { messageId: message.id },
       tabindex: "-1",

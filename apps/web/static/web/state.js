@@ -76,4 +76,7 @@ export const ctx = {
   // The page registers with client_gravatar off: every person's avatar_url is a URL.
   avatarUrl: (id) => state.users.get(id)?.avatar_url,
   emojiUrl: (id) => state.realmEmoji[id]?.source_url,
+  get editingId() {
+    return state.editing;
+  },
 };

@@ -61,14 +61,19 @@ function todoOf(message, { task_list_title: title, tasks }, changes) {
   return todo;
 }
 
-// The number the reader's next option or task is sent with: after their own ones (Zulip's my_idx).
+// The number the reader's next option or task is sent with: after their own ones, those still on
+// their way included (Zulip's my_idx; the web app QA pass: two added at once got the same number,
+// and the second was dropped everywhere).
+const taken = new Map(); // message id -> the next number not yet given out by this page
+
 function ownNext(message, ownUserId, type) {
-  let next = 1;
+  let next = taken.get(message.id) ?? 1;
   for (const change of message.submessages || []) {
     const data = change.sender_id === ownUserId ? parsed(change.content) : null;
     const index = data?.type === type ? Number(type === "new_option" ? data.idx : data.key) : NaN;
     if (index >= next) next = index + 1;
   }
+  taken.set(message.id, next + 1);
   return next;
 }
 
@@ -107,8 +112,9 @@ export function widgetElement(message, ctx) {
       item.desc ? `: ${item.desc}` : null,
     );
   });
-  const label = poll ? "New option" : "New task";
-  const input = el("input", { type: "text", "aria-label": label, placeholder: label, maxlength: 500 });
+  const placeholder = poll ? "New option" : "New task";
+  const label = poll ? placeholder : "New task (a description after “: ”)";
+  const input = el("input", { type: "text", "aria-label": label, placeholder, maxlength: 500 });
   const add = el("button", { type: "button", dataset: { action: "widget-add" } }, poll ? "Add option" : "Add task");
   input.addEventListener("keydown", (event) => {
     if (event.key === "Enter" && !event.isComposing) {
@@ -138,10 +144,14 @@ export function widgetChange(message, button, ownUserId) {
   const input = button.closest(".widget-add").querySelector("input");
   const text = input.value.trim();
   if (!text) return null;
-  input.value = "";
-  if (widget.type === "poll") {
-    if ([...widget.items.values()].some((item) => item.text === text)) return null; // there already
-    return { type: "new_option", idx: ownNext(message, ownUserId, "new_option"), option: text };
+  const poll = widget.type === "poll";
+  // As Zulip's apps refuse them (the web app QA pass: cleared without a word).
+  if ([...widget.items.values()].some((item) => item.text === text)) {
+    throw new Error(poll ? "This option is already in the poll." : "This task is already on the list.");
   }
-  return { type: "new_task", key: ownNext(message, ownUserId, "new_task"), task: text, desc: "", completed: false };
+  input.value = "";
+  if (poll) return { type: "new_option", idx: ownNext(message, ownUserId, "new_option"), option: text };
+  // "Task: description", as a /todo message's lines are read.
+  const [task, desc] = text.includes(": ") ? [text.slice(0, text.indexOf(": ")), text.slice(text.indexOf(": ") + 2)] : [text, ""];
+  return { type: "new_task", key: ownNext(message, ownUserId, "new_task"), task: task.trim(), desc: desc.trim(), completed: false };
 }
