@@ -152,6 +152,7 @@ export function widgetChange(message, button, ownUserId) {
   input.value = "";
   if (poll) return { type: "new_option", idx: ownNext(message, ownUserId, "new_option"), option: text };
   // "Task: description", as a /todo message's lines are read.
-  const [task, desc] = text.includes(": ") ? [text.slice(0, text.indexOf(": ")), text.slice(text.indexOf(": ") + 2)] : [text, ""];
+  const colon = text.indexOf(": ");
+  const [task, desc] = colon < 0 ? [text, ""] : [text.slice(0, colon), text.slice(colon + 2)];
   return { type: "new_task", key: ownNext(message, ownUserId, "new_task"), task: task.trim(), desc: desc.trim(), completed: false };
 }
