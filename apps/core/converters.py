@@ -13,6 +13,22 @@ MAX_ID = 2**63 - 1
 _ASCII_INTEGER_RE = re.compile(r"\s*[+-]?[0-9]+\s*", re.ASCII)
 
 
+class UnknownId(int):
+    """Digits too many for an id: 0 to the database, which finds nothing by it, and the digits
+    as written wherever a message names it ("Field id 99999999999999999999 not found.")."""
+
+    def __new__(cls, digits: str) -> "UnknownId":
+        unknown = super().__new__(cls, 0)
+        unknown.digits = digits
+        return unknown
+
+    def __str__(self) -> str:
+        return self.digits
+
+    def __format__(self, spec: str) -> str:
+        return format(self.digits, spec)
+
+
 class IdConverter:
     """A database id in a URL. Zero, and digits too many for an id, name nothing: the view answers
     them as Zulip does for an id that names nothing (400 "Invalid message(s)", "Invalid channel
@@ -23,7 +39,7 @@ class IdConverter:
     def to_python(self, value: str) -> int:
         digits = value.lstrip("0") or "0"
         if len(digits) > len(str(MAX_ID)) or int(digits) > MAX_ID:
-            return 0
+            return UnknownId(digits[:40] + "..." if len(digits) > 40 else digits)
         return int(digits)
 
     def to_url(self, value: int) -> str:

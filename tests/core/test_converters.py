@@ -1,5 +1,5 @@
 """`<id:...>` in a URL: ASCII digits. Zero and digits too many for an id are 0, which views answer as
-Zulip does for an id that names nothing."""
+Zulip does for an id that names nothing; an error message names the latter as written."""
 
 import re
 
@@ -22,6 +22,11 @@ def test_ids_match_and_are_valid_ids(text):
 def test_zero_and_what_no_id_can_be_are_zero(text):
     assert re.fullmatch(IdConverter.regex, text)
     assert IdConverter().to_python(text) == 0
+
+
+def test_what_no_id_can_be_is_named_as_written():
+    assert f"Field id {IdConverter().to_python('0' + '9' * 20)} not found." == f"Field id {'9' * 20} not found."
+    assert str(IdConverter().to_python("9" * 5000)) == "9" * 40 + "..."
 
 
 @pytest.mark.parametrize("text", ["-1", "1e3", "١٢", ""])

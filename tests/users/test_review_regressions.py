@@ -23,7 +23,7 @@ def test_huge_path_ids_never_reach_the_database(admin):
         ApiClient(admin).delete("/realm/profile_fields/99999999999999999999999"),
         400,
         "BAD_REQUEST",
-        "Field id 0 not found.",
+        "Field id 99999999999999999999999 not found.",
     )
 
 
