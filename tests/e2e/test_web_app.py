@@ -1872,3 +1872,77 @@ def test_keyboard_places_and_edits_that_cannot_be_saved(web_server, people, chro
         expect(page.locator("#channels")).to_contain_text("secret")
         assert_nothing_blocked(page)
         browser.close()
+
+
+def test_who_is_typing_shows_where_they_write(web_server, people, chromium):
+    """Typing notifications both ways, as Zulip's apps: what one page's writer types is told to the
+    conversation's people (POST /json/typing), and the other page says who is typing above its box
+    while that conversation is shown, until the message arrives or the box is emptied. Someone
+    whose settings say not to tell is never told on."""
+    server, general = web_server
+    realm, owner, member = people
+    url = server.url
+    gus = UserFactory(realm=realm, full_name="Gus Guest")
+    gus_client = zulip.Client(email=api_email(gus), api_key=gus.api_key, site=url)
+    with sync_playwright() as playwright:
+        browser = playwright.chromium.launch(executable_path=chromium, headless=True)
+        _, olive = log_in(browser, url, owner.delivery_email)
+        _, mick = log_in(browser, url, member.delivery_email)
+        typing = olive.locator("#typing")
+        olive.goto(f"{url}/#channel/{general.id}/topic/lunch")
+        mick.goto(f"{url}/#channel/{general.id}/topic/lunch")
+        expect(mick.locator("#compose-topic")).to_have_value("lunch")
+        expect(typing).to_be_hidden()
+
+        # (Each check follows a key Mick presses: a box still for 12 s tells "stop".)
+        box = mick.locator("#compose-content")
+        box.fill("Let me think")
+        expect(typing).to_have_text("Mick Member is typing…")
+        box.press_sequentially(".")
+        olive.goto(f"{url}/#channel/{general.id}/topic/dinner")  # another conversation
+        expect(olive.locator("#narrow-title")).to_have_text("#general \u203a dinner")
+        expect(typing).to_be_hidden()
+        box.press_sequentially(".")
+        olive.goto(f"{url}/#channel/{general.id}")  # the channel: with the topic
+        expect(typing).to_have_text("Mick Member (lunch) is typing…")
+        # Someone else (the official client) in the same topic: both named.
+        box.press_sequentially(".")
+        gus_client.set_typing_status({"op": "start", "type": "stream", "stream_id": general.id, "topic": "LUNCH"})
+        expect(typing).to_have_text("Mick Member (lunch) and Gus Guest (lunch) are typing…")
+        box.press_sequentially(".")
+        gus_client.set_typing_status({"op": "stop", "type": "stream", "stream_id": general.id, "topic": "lunch"})
+        expect(typing).to_have_text("Mick Member (lunch) is typing…")
+        box.press_sequentially(".")
+        olive.goto(f"{url}/#channel/{general.id}/topic/lunch")
+        expect(typing).to_have_text("Mick Member is typing…")
+        mick.press("#compose-content", "Enter")  # sent: done
+        expect(message(olive, "Let me think.....")).to_be_visible()
+        expect(typing).to_be_hidden()
+        mick.fill("#compose-content", "Maybe")
+        expect(typing).to_have_text("Mick Member is typing…")
+        mick.fill("#compose-content", "")  # given up
+        expect(typing).to_be_hidden()
+
+        # A direct message, shown in the conversation with its writer.
+        olive.goto(f"{url}/#dm/{member.id}")
+        mick.goto(f"{url}/#dm/{owner.id}")
+        expect(mick.locator("#compose-people")).to_have_value(api_email(owner))
+        mick.fill("#compose-content", "psst")
+        expect(typing).to_have_text("Mick Member is typing…")
+        mick.press("#compose-content", "Enter")
+        expect(message(olive, "psst")).to_be_visible()
+        expect(typing).to_be_hidden()
+
+        # Mick says not to tell: his page tells nothing.
+        mick_client = zulip.Client(email=api_email(member), api_key=member.api_key, site=url)
+        mick_client.call_endpoint("settings", method="PATCH", request={"send_private_typing_notifications": False})
+        mick.reload()
+        expect(mick.locator("#connection")).to_have_attribute("data-state", "connected")
+        told = []
+        mick.on("request", lambda request: "/json/typing" in request.url and told.append(request.url))
+        mick.fill("#compose-content", "quietly")
+        mick.press("#compose-content", "Enter")
+        expect(message(olive, "quietly")).to_be_visible()
+        assert told == []
+        assert_nothing_blocked(olive, mick)
+        browser.close()

@@ -41,7 +41,9 @@ export function whenLoggedOut(callback) {
   onLoggedOut = callback;
 }
 
-export async function api(method, path, params = {}, { signal } = {}) {
+// `aside`: a request the page makes of itself (a typing notice), whose refusal is no reason to leave
+// the page for the login (the writer's next action, or the event queue, finds the session ended).
+export async function api(method, path, params = {}, { signal, aside = false } = {}) {
   let url = `/json${path}`;
   const init = { method, credentials: "same-origin", headers: { Accept: "application/json" }, signal };
   if (method === "GET") {
@@ -52,7 +54,7 @@ export async function api(method, path, params = {}, { signal } = {}) {
     init.headers["Content-Type"] = "application/x-www-form-urlencoded";
     init.body = encodeParams(params).toString();
   }
-  return send(url, init);
+  return send(url, init, { aside });
 }
 
 // A file, as Zulip's web app sends one (a multipart form): POST /json/user_uploads answers its `url`,
@@ -67,7 +69,7 @@ function postFile(url, file) {
   return send(url, { method: "POST", credentials: "same-origin", headers, body: form });
 }
 
-async function send(url, init) {
+async function send(url, init, { aside = false } = {}) {
   let response;
   try {
     response = await fetch(url, init);
@@ -83,7 +85,7 @@ async function send(url, init) {
   }
   if (!response.ok || !body || body.result !== "success") {
     const error = new ApiError(response.status, body, response.headers.get("Retry-After"));
-    if (response.status === 401) {
+    if (response.status === 401 && !aside) {
       // A request sent before the session got a new key (a new password gives it one: the event
       // queue's long poll may have been waiting since) is refused with the old one; only when the
       // browser's cookie is refused too has the session ended.

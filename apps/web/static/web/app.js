@@ -25,6 +25,7 @@ import { hideMentions, onMentionKey, suggestMentions } from "./mentions.js";
 import { hashFor, narrowFor, viewFromHash, viewShows, zulipLinkTo } from "./narrow.js";
 import { el, messageItem, readToggleLabel, reveal, showDefaultPictureOnError } from "./render.js";
 import { widgetChange } from "./widgets.js";
+import { allowed, messageArrived, noteWriting, onTypingEvent, periods, renderWriting, stopWriting } from "./typing.js";
 import { addTopic, renderCounts, renderPeople, renderSidebar, renderTopics, showMarkRead } from "./sidebar.js";
 import { $, channelOf, ctx, isArchived, isMutedTopic, me, state, topicKey, topicPolicy } from "./state.js";
 
@@ -81,6 +82,11 @@ function loadState(registered) {
   state.emptyTopicName = registered.realm_empty_topic_display_name || state.emptyTopicName;
   state.offlineAfter = registered.server_presence_offline_threshold_seconds || 200;
   state.pingEvery = registered.server_presence_ping_interval_seconds || 60;
+  periods.startedWait = registered.server_typing_started_wait_period_milliseconds ?? periods.startedWait;
+  periods.stoppedWait = registered.server_typing_stopped_wait_period_milliseconds ?? periods.stoppedWait;
+  periods.startedExpiry = registered.server_typing_started_expiry_period_milliseconds ?? periods.startedExpiry;
+  allowed.direct = registered.user_settings?.send_private_typing_notifications !== false;
+  allowed.stream = registered.user_settings?.send_stream_typing_notifications !== false;
   renderSidebar();
   renderComposeChannels();
   restoreDraft();
@@ -116,6 +122,7 @@ const handlers = {
       state.unread.set(message.id, unreadPlace(message));
     }
     if (message.type === "stream" && state.view.streamId === message.stream_id) addTopic(message.subject, message.id);
+    messageArrived(message);
     if (state.view.kind === "search") appendIfMatching(message);
     else if (viewShows(state.view, message, state.ownUserId)) appendMessage(message);
     renderCounts();
@@ -271,8 +278,15 @@ const handlers = {
     showTitle(state.view);
     if (["feed", "channel"].includes(state.view.kind)) showView();
   },
+  typing: onTypingEvent,
+  // The writer's own settings: whether others are told that they are typing.
+  user_settings(event) {
+    if (event.property === "send_private_typing_notifications") allowed.direct = event.value;
+    if (event.property === "send_stream_typing_notifications") allowed.stream = event.value;
+  },
   muted_users(event) {
     state.mutedUsers = new Set(event.muted_users.map((muted) => muted.id));
+    renderWriting();
     showTitle(state.view);
     for (const message of state.messages.values()) rerender(message);
   },
@@ -450,6 +464,7 @@ async function showView() {
   const token = ++viewToken;
   state.viewFailed = false;
   showTitle(view);
+  renderWriting();
   $("#search").value = view.kind === "search" ? view.query : "";
   $("#channel-browser").hidden = true;
   $("#settings").hidden = true;
@@ -1125,6 +1140,7 @@ function start() {
   $("#messages").addEventListener("click", onMessageAction);
   $("#messages").addEventListener("scroll", onScroll, { passive: true });
   window.addEventListener("scroll", onScroll, { passive: true }); // one column: the page scrolls
+  $("#compose").addEventListener("submit", stopWriting); // sent: the people told are told it is done
   $("#compose").addEventListener("submit", onSend);
   $("#compose-content").addEventListener("keydown", onMentionKey); // first: Enter writes a suggestion
   $("#compose-content").addEventListener("keydown", onComposeKey);
@@ -1135,8 +1151,12 @@ function start() {
   $("#compose-channel").addEventListener("change", () => {
     toggleComposeFields();
     keepDraft();
+    noteWriting();
   });
-  for (const field of ["#compose-content", "#compose-topic", "#compose-people"]) $(field).addEventListener("input", keepDraft);
+  for (const field of ["#compose-content", "#compose-topic", "#compose-people"]) {
+    $(field).addEventListener("input", keepDraft);
+    $(field).addEventListener("input", noteWriting);
+  }
   $("#to-newest").addEventListener("click", scrollToBottom);
   $("#load-older").addEventListener("click", () => loadOlder({ asked: true }));
   $("#mark-read").addEventListener("click", markViewAsRead);
@@ -1208,15 +1228,21 @@ function start() {
       apply_markdown: true,
       client_gravatar: false,
       slim_presence: true,
-      client_capabilities: { simplified_presence_events: true, notification_settings_null: true, archived_channels: true },
+      client_capabilities: {
+        simplified_presence_events: true,
+        notification_settings_null: true,
+        archived_channels: true,
+        stream_typing_notifications: true,
+        user_settings_object: true,
+      },
       event_types: [
         "message", "update_message", "delete_message", "reaction", "update_message_flags",
         "subscription", "stream", "presence", "realm_user", "user_topic", "muted_users", "realm_emoji",
-        "realm", "submessage",
+        "realm", "submessage", "typing", "user_settings",
       ],
       fetch_event_types: [
         "message", "update_message_flags", "subscription", "presence", "realm_user", "realm", "user_topic", "muted_users",
-        "realm_emoji",
+        "realm_emoji", "user_settings",
       ],
     },
     { onState: loadState, onEvents, onStatus: showStatus },

@@ -306,7 +306,7 @@ function people(emails) {
 
 // The people a direct message goes to, as typed: email addresses, or names (someone's full name,
 // any case, if nobody else has it), comma-separated.
-function recipients(typed) {
+export function recipients(typed) {
   return typed
     .split(",")
     .map((part) => part.trim())
