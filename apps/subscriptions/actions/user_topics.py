@@ -8,7 +8,6 @@ own choice, not a change to the organization.
 from django.db import transaction
 from django.utils import timezone
 
-from apps.core.errors import JsonableError
 from apps.events.publish import send_event_on_commit
 from apps.subscriptions.models import Stream, UserTopic
 from apps.subscriptions.selectors import muted_topics_of, user_topic_policy
@@ -63,14 +62,14 @@ def do_set_user_topic_visibility_policy(
 @transaction.atomic
 def check_mute_topic(stream: Stream, topic_name: str, *, mute: bool, acting_user: User) -> None:
     """PATCH /users/me/subscriptions/muted_topics (the legacy form): the acting user mutes the topic,
-    or unmutes a muted one ("Topic already muted", "Topic is not muted").
+    or unmutes it. Muting a muted topic, or unmuting one that is not muted (a followed or unmuted
+    topic keeps its policy), succeeds and changes nothing (Zulip's feature level 169; before, they
+    were errors).
 
     Emits: see do_set_user_topic_visibility_policy."""
     muted = user_topic_policy(acting_user, stream, topic_name) == UserTopic.VisibilityPolicy.MUTED
-    if mute and muted:
-        raise JsonableError("Topic already muted")
-    if not mute and not muted:
-        raise JsonableError("Topic is not muted")
+    if mute == muted:
+        return
     policy = UserTopic.VisibilityPolicy.MUTED if mute else UserTopic.VisibilityPolicy.INHERIT
     do_set_user_topic_visibility_policy(
         acting_user, stream, topic_name, visibility_policy=policy, acting_user=acting_user
