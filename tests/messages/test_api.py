@@ -150,6 +150,16 @@ def test_send_without_content_is_refused(design, member):
     )
 
 
+def test_send_stores_content_without_blank_lines_around_it(design, member):
+    # Zulip's normalize_body: trailing whitespace and leading blank lines go, the first line's
+    # indentation stays (a code block).
+    content = "\n \n\n    code\nmore \n\n"
+    body = assert_success(post_message(member, type="stream", to="design", topic="t", content=content))
+    assert Message.objects.get(id=body["id"]).content == " \n\n    code\nmore"
+    body = assert_success(post_message(member, type="stream", to="design", topic="t", content="\n\n  hi  \n\n"))
+    assert Message.objects.get(id=body["id"]).content == "  hi"
+
+
 def test_send_with_unknown_type_is_refused(design, member):
     before = db_state()
     refused(

@@ -102,7 +102,9 @@ def _alert_bot_owner(sender: User, what_it_did: str) -> None:
 
 
 def normalize_content(content: str) -> str:
-    content = content.rstrip()
+    """The content as stored: without trailing whitespace or leading blank lines (spaces that indent
+    its first line stay: Zulip's normalize_body), cut at MAX_MESSAGE_LENGTH."""
+    content = content.rstrip().lstrip("\n")
     if not content.strip():
         raise JsonableError("Message must not be empty")
     if len(content) > MAX_MESSAGE_LENGTH:
