@@ -321,7 +321,7 @@ def as_jsonable_error(exc: BaseException) -> JsonableError | None:
         logger.warning("dependency unavailable: %s: %s", type(exc).__name__, exc)
         return unavailable
     if isinstance(exc, RequestDataTooBig):
-        error = JsonableError("Request body too large")
+        error = JsonableError(f"Request body too large (the limit is {settings.DATA_UPLOAD_MAX_MEMORY_SIZE:,} bytes)")
         error.http_status_code = 413
         return error
     if isinstance(exc, SuspiciousOperation):

@@ -61,7 +61,7 @@ def test_too_many_fields_is_400(member):
 def test_oversized_body_is_413(member, settings):
     settings.DATA_UPLOAD_MAX_MEMORY_SIZE = 1000
     response = ApiClient(member).patch("/users/me/profile_data", {"data": "x" * 5000})
-    assert_error(response, 413, "BAD_REQUEST", "Request body too large")
+    assert_error(response, 413, "BAD_REQUEST", "Request body too large (the limit is 1,000 bytes)")
 
 
 def test_admin_login_on_an_unknown_subdomain_is_not_a_crash(owner):
