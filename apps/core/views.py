@@ -17,6 +17,7 @@ from apps.core.api import add_rate_limit_headers
 from apps.core.auth import realm_for_request
 from apps.core.errors import (
     AccessDeniedError,
+    CsrfFailedError,
     ErrorCode,
     InternalServerError,
     JsonableError,
@@ -120,6 +121,11 @@ def envelope(request: HttpRequest, error: JsonableError) -> HttpResponse:
 PAGE_TEXTS = {
     ErrorCode.SERVICE_UNAVAILABLE: ("Temporarily unavailable", "The server cannot answer now. Try again in a minute."),
     ErrorCode.INTERNAL_SERVER_ERROR: ("Something went wrong", "The server could not show this page."),
+    ErrorCode.CSRF_FAILED: (
+        "This page has expired",
+        "The form was sent without this site's cookie, or with an old one. Go back, reload the page and try again"
+        " (this site's cookies must be allowed).",
+    ),
 }
 
 
@@ -149,6 +155,13 @@ def permission_denied(
     request: HttpRequest, exception: Exception | None = None, *, render: Render = envelope
 ) -> HttpResponse:
     return render(request, AccessDeniedError())
+
+
+def csrf_failure(request: HttpRequest, reason: str = "") -> HttpResponse:
+    """Django's CSRF refusal (CSRF_FAILURE_VIEW) of a form a page sent (a login page left open past
+    its cookie, cookies refused): a page that says what to do, or Zulip's CSRF_FAILED for a client."""
+    error = CsrfFailedError(reason)
+    return page(request, error) if wants_page(request) else envelope(request, error)
 
 
 def server_error(request: HttpRequest, *, render: Render = envelope) -> HttpResponse:

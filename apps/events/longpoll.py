@@ -153,11 +153,12 @@ async def _get_events(poll: PollRequest) -> dict[str, Any]:
         raise DisallowedHost(f"Invalid HTTP_HOST header: {poll.host!r}")
     identity = await _authenticate(poll)
     backend = get_backend()
-    # Polls have their own budget per user (not counted already: see _authenticate_from_database),
-    # counted by the backend with the poll's own work, in one place for every server process.
+    # Polls have their own budget per user, RATE_LIMIT_EVENTS_BY_USER (not counted already: see
+    # _authenticate_from_database), counted by the backend with the poll's own work, in one place for
+    # every server process.
     limit = None
     if settings.RATE_LIMITING_ENABLED and poll.notes.rate_limit is None:
-        limit = PollLimit(f"events_by_user:{identity.user_id}", settings.RATE_LIMIT_API_BY_USER)
+        limit = PollLimit(f"events_by_user:{identity.user_id}", settings.RATE_LIMIT_EVENTS_BY_USER)
     try:
         body = await _poll(poll, identity, backend, limit)
         if body.get("events"):

@@ -243,9 +243,10 @@ def delete_queues_on_commit(user_ids: Iterable[int]) -> None:
 
 
 def _log_failure(exc: Exception, message: str, *args: Any) -> None:
-    """An unreachable Redis or database is one line (it is not a bug, and the caller says what
-    follows); anything else is logged with its traceback."""
+    """An unreachable Redis or database is a warning on one line (it is not a bug, the caller says
+    what follows, and an outage would log one an event: the ops QA pass); anything else is an error
+    with its traceback."""
     if count_dependency_failure(exc) is None:
         logger.exception(message, *args)
     else:
-        logger.error(message + ": %s: %s", *args, type(exc).__name__, exc)
+        logger.warning(message + ": %s: %s", *args, type(exc).__name__, exc)

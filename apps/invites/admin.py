@@ -8,7 +8,7 @@ from django import forms
 from django.contrib import admin, messages
 from django.utils.html import format_html
 
-from apps.core.admin import ReadOnlyAdmin
+from apps.core.admin import ReadOnlyAdmin, confirmed_action
 from apps.core.errors import JsonableError
 from apps.groups.models import UserGroup
 from apps.invites.actions.email_invitations import do_revoke_email_invitation
@@ -155,7 +155,10 @@ class MultiuseInviteAdmin(admin.ModelAdmin):
     def save_related(self, request, form, formsets, change: bool) -> None:
         """The action set the channels and groups."""
 
-    @admin.action(description="Revoke the selected invitation links")
+    @confirmed_action(
+        description="Revoke the selected invitation links",
+        consequence="The links stop working for good: whoever was given them needs a new one.",
+    )
     def revoke(self, request, queryset):
         invites = list(queryset.filter(revoked=False))
         for invite in invites:
@@ -199,7 +202,10 @@ class EmailInvitationAdmin(ReadOnlyAdmin):
             return "expired"
         return invite.get_status_display()
 
-    @admin.action(description="Revoke the selected invitations")
+    @confirmed_action(
+        description="Revoke the selected invitations",
+        consequence="Their links stop working for good: whoever was invited needs a new invitation.",
+    )
     def revoke(self, request, queryset):
         invites = list(queryset.filter(status=EmailInvitation.Status.PENDING).select_related("realm"))
         for invite in invites:

@@ -2,7 +2,7 @@ from django import forms
 from django.contrib import admin, messages
 from django.db.models import Count, Q
 
-from apps.core.admin import ReadOnlyAdmin
+from apps.core.admin import ReadOnlyAdmin, confirmed_action
 from apps.core.errors import JsonableError
 from apps.realms.actions import (
     CHANGEABLE_SETTINGS,
@@ -94,7 +94,10 @@ class RealmAdmin(admin.ModelAdmin):
         if changes:
             do_change_realm_settings(realm, changes, acting_user=request.user)
 
-    @admin.action(description="Deactivate the selected organizations")
+    @confirmed_action(
+        description="Deactivate the selected organizations",
+        consequence="Nobody in them can log in or use the API until they are reactivated.",
+    )
     def deactivate(self, request, queryset):
         for realm in queryset:
             do_set_realm_deactivated(realm, True, acting_user=request.user)

@@ -3,6 +3,7 @@ the action (their senders are told)."""
 
 from django.contrib import admin, messages
 
+from apps.core.admin import confirmed_action
 from apps.scheduled_messages.actions import do_delete_reminder, do_delete_scheduled_message
 from apps.scheduled_messages.models import ScheduledMessage
 
@@ -25,7 +26,10 @@ class ScheduledMessageAdmin(admin.ModelAdmin):
     def has_change_permission(self, request, obj=None) -> bool:
         return False  # its sender's to change
 
-    @admin.action(description="Delete the selected scheduled messages")
+    @confirmed_action(
+        description="Delete the selected scheduled messages",
+        consequence="They will not be sent, and cannot be brought back.",
+    )
     def delete_scheduled(self, request, queryset) -> None:
         rows = list(queryset.select_related("sender"))
         for scheduled in rows:

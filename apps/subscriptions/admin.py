@@ -5,7 +5,7 @@ from django import forms
 from django.contrib import admin, messages
 from django.db.models import Count, Q
 
-from apps.core.admin import ReadOnlyAdmin
+from apps.core.admin import ReadOnlyAdmin, confirmed_action
 from apps.core.errors import JsonableError
 from apps.subscriptions.actions.channels import (
     check_description,
@@ -82,7 +82,10 @@ class StreamAdmin(admin.ModelAdmin):
         if "name" in form.changed_data and data["name"] != stream.name:
             do_rename_stream(stream, data["name"], acting_user=request.user)
 
-    @admin.action(description="Archive the selected channels")
+    @confirmed_action(
+        description="Archive the selected channels",
+        consequence="Nothing more can be sent to them; their messages stay readable. They can be unarchived later.",
+    )
     def archive(self, request, queryset) -> None:
         streams = list(queryset.select_related("realm").filter(deactivated=False))
         for stream in streams:
@@ -133,7 +136,10 @@ class SubscriptionAdmin(admin.ModelAdmin):
     def has_change_permission(self, request, obj=None) -> bool:
         return False  # the user's own settings
 
-    @admin.action(description="Unsubscribe the selected users")
+    @confirmed_action(
+        description="Unsubscribe the selected users",
+        consequence="They stop receiving the channels' messages (a private channel's too, until added again).",
+    )
     def unsubscribe(self, request, queryset) -> None:
         count = 0
         for sub in queryset.select_related("user", "stream__realm").filter(active=True):

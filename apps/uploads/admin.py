@@ -3,7 +3,7 @@ custom emoji (to look at, and to deactivate through do_deactivate_realm_emoji)."
 
 from django.contrib import admin, messages
 
-from apps.core.admin import ReadOnlyAdmin
+from apps.core.admin import ReadOnlyAdmin, confirmed_action
 from apps.uploads.actions import do_deactivate_realm_emoji, do_delete_attachment
 from apps.uploads.models import Attachment, RealmEmoji
 
@@ -18,7 +18,10 @@ class AttachmentAdmin(ReadOnlyAdmin):
     ordering = ("-id",)
     actions = ["delete_files"]
 
-    @admin.action(description="Delete the selected files (messages keep their links)")
+    @confirmed_action(
+        description="Delete the selected files (messages keep their links)",
+        consequence="The files are deleted for good; the links to them in messages stop working.",
+    )
     def delete_files(self, request, queryset) -> None:
         count = 0
         for attachment in queryset.select_related("owner"):

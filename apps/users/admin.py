@@ -6,7 +6,7 @@ import json
 from django import forms
 from django.contrib import admin, messages
 
-from apps.core.admin import ReadOnlyAdmin
+from apps.core.admin import ReadOnlyAdmin, confirmed_action
 from apps.core.errors import JsonableError
 from apps.users.actions.activation import do_deactivate_user, do_reactivate_user
 from apps.users.actions.avatars import do_change_avatar
@@ -112,7 +112,11 @@ class AccountAdmin(admin.ModelAdmin):
         if "is_staff" in form.changed_data:
             do_set_user_staff(user, data["is_staff"], acting_user=request.user)
 
-    @admin.action(description="Deactivate the selected accounts (and the bots they own)")
+    @confirmed_action(
+        description="Deactivate the selected accounts (and the bots they own)",
+        consequence="They are logged out and their API keys stop working at once, and the bots they own are deactivated"
+        " with them. They can be reactivated later.",
+    )
     def deactivate(self, request, queryset):
         done, refused = 0, []
         for user in queryset.filter(is_active=True):
@@ -131,7 +135,11 @@ class AccountAdmin(admin.ModelAdmin):
             do_reactivate_user(user, acting_user=request.user)
         self.message_user(request, f"Reactivated {len(users)} account(s).", messages.SUCCESS)
 
-    @admin.action(description="Rotate the API keys of the selected accounts")
+    @confirmed_action(
+        description="Rotate the API keys of the selected accounts",
+        consequence="Their current API keys stop working at once: every client using them (a zuliprc, a bot, the"
+        " mobile app) needs the new key.",
+    )
     def rotate_api_key(self, request, queryset):
         users = list(queryset)
         for user in users:
@@ -223,7 +231,10 @@ class BotAdmin(AccountAdmin):
                 formset.changed_objects.append((service, service_form.changed_data))
         return None
 
-    @admin.action(description="Rotate the outgoing-webhook tokens of the selected bots")
+    @confirmed_action(
+        description="Rotate the outgoing-webhook tokens of the selected bots",
+        consequence="Their servers refuse what Parley sends them until they are given the new tokens.",
+    )
     def rotate_service_token(self, request, queryset):
         services = list(BotService.objects.filter(bot__in=queryset))
         for service in services:

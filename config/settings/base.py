@@ -299,9 +299,16 @@ SPECTACULAR_SETTINGS = {
     "SWAGGER_UI_SETTINGS": {"deepLinking": True, "displayOperationId": False},
 }
 
+# A form sent without its CSRF token: a page that says what to do (Django's own speaks of DEBUG).
+CSRF_FAILURE_VIEW = "apps.core.views.csrf_failure"
+
 # Rate limits: requests per window (seconds). Redis-backed when REDIS_URL is set.
 RATE_LIMITING_ENABLED = cfg.boolean("RATE_LIMITING_ENABLED", default=True)
 RATE_LIMIT_API_BY_USER = (cfg.positive_int("RATE_LIMIT_API_BY_USER", 200), 60)
+# GET /events polls, a budget of their own per user: a poll returns as soon as events wait, so each
+# client of a busy user polls several times a second, and a user has several (a phone, a laptop, a
+# terminal): 200 a minute held two clients 10 s at a time at 2 messages a second (the QA pass).
+RATE_LIMIT_EVENTS_BY_USER = (cfg.positive_int("RATE_LIMIT_EVENTS_BY_USER", 600), 60)
 RATE_LIMIT_API_BY_IP = (cfg.positive_int("RATE_LIMIT_API_BY_IP", 100), 60)
 RATE_LIMIT_AUTH_FAILURES = (cfg.positive_int("RATE_LIMIT_AUTH_FAILURES", 5), 1800)
 # Channels a user may create through the API per hour; also the most one request may create.

@@ -111,7 +111,7 @@ def test_the_events_route_answers_too_many_parameters_in_the_envelope(settings, 
 
 @pytest.mark.django_db(transaction=True)
 def test_the_events_route_sends_the_rate_limit_headers(settings, member):
-    settings.RATE_LIMIT_API_BY_USER = (2, 60)
+    settings.RATE_LIMIT_EVENTS_BY_USER = (2, 60)
     credentials = base64.b64encode(f"{member.delivery_email}:{member.api_key}".encode())
     authorization = ((b"authorization", b"Basic " + credentials),)
     query = b"dont_block=true"

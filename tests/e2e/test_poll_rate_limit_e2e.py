@@ -9,7 +9,7 @@ pytestmark = [pytest.mark.e2e, pytest.mark.redis]
 
 def test_server_processes_share_the_poll_rate_limit(live_server_factory, people, own_redis):
     _, _, member = people
-    servers = [live_server_factory(REDIS_URL=own_redis.url, RATE_LIMIT_API_BY_USER="6") for _ in range(2)]
+    servers = [live_server_factory(REDIS_URL=own_redis.url, RATE_LIMIT_EVENTS_BY_USER="6") for _ in range(2)]
     auth = (member.delivery_email, member.api_key)
     queue_id = requests.post(f"{servers[0].url}/api/v1/register", auth=auth, timeout=30).json()["queue_id"]
     params = {"queue_id": queue_id, "last_event_id": -1, "dont_block": "true"}

@@ -286,12 +286,16 @@ def test_blocking_poll_over_http_ends_with_a_heartbeat(queue_of, member, setting
 
 
 def test_polls_are_rate_limited(queue_of, member, settings):
-    """Polls have their own budget per user (shared by every server process with Redis: see
-    tests/e2e/test_redis_outage.py)."""
+    """Polls have their own budget per user, RATE_LIMIT_EVENTS_BY_USER, apart from the other requests'
+    (shared by every server process with Redis: see tests/e2e/test_poll_rate_limit_e2e.py)."""
     queue = queue_of(member)
-    settings.RATE_LIMIT_API_BY_USER = (2, 60)
+    settings.RATE_LIMIT_EVENTS_BY_USER = (2, 60)
+    settings.RATE_LIMIT_API_BY_USER = (1, 60)
+    ApiClient(member).get("/users/me")  # the general budget spent (if the queue's register had not)
+    assert_error(ApiClient(member).get("/users/me"), 429, "RATE_LIMIT_HIT")
     params = {"queue_id": queue, "last_event_id": -1, "dont_block": True}
-    assert ApiClient(member).get("/events", params)["X-RateLimit-Remaining"] == "1"
+    first = ApiClient(member).get("/events", params)
+    assert (first["X-RateLimit-Limit"], first["X-RateLimit-Remaining"]) == ("2", "1")
     assert ApiClient(member).get("/events", params)["X-RateLimit-Remaining"] == "0"
     response = ApiClient(member).get("/events", params)
     assert_error(response, 429, "RATE_LIMIT_HIT")
@@ -300,7 +304,7 @@ def test_polls_are_rate_limited(queue_of, member, settings):
 
 def test_refused_polls_count_against_the_limit_too(queue_of, member, settings):
     queue = queue_of(member)
-    settings.RATE_LIMIT_API_BY_USER = (3, 60)
+    settings.RATE_LIMIT_EVENTS_BY_USER = (3, 60)
     api = ApiClient(member)
     assert_error(api.get("/events", {"queue_id": queue}), 400, "REQUEST_VARIABLE_MISSING")
     response = api.get("/events", {"queue_id": "x", "last_event_id": -1, "dont_block": True})

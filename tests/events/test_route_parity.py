@@ -79,7 +79,7 @@ def test_unauthorized(member):
 
 @pytest.mark.django_db(transaction=True)
 def test_rate_limited(member, settings):
-    settings.RATE_LIMIT_API_BY_USER = (1, 60)
+    settings.RATE_LIMIT_EVENTS_BY_USER = (1, 60)
     query = b"dont_block=true"
     assert run(request(EventsPollApp(), EVENTS, query=query, headers=basic(member)))[0] == 200
     # Both routes count in one place: past the limit on either.

@@ -154,7 +154,7 @@ def test_staff_revoke_links(staff, realm, admin, capture_events):
     with capture_events(admin) as received:
         response = staff.post(
             "/admin/invites/multiuseinvite/",
-            {"action": "revoke", "_selected_action": [first.id, second.id]},
+            {"action": "revoke", "confirmed": "yes", "_selected_action": [first.id, second.id]},
             follow=True,
         )
     assert "Revoked 2 invitation link(s)." in response.content.decode()

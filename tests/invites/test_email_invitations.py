@@ -489,7 +489,9 @@ def test_staff_list_and_revoke_them(staff, admin):
     assert "a@example.com" in page
     assert "b@example.com" not in page
     assert staff.get(f"/admin/invites/emailinvitation/{first.id}/change/").status_code == 200
-    response = staff.post("/admin/invites/emailinvitation/", {"action": "revoke", "_selected_action": [first.id]})
+    response = staff.post(
+        "/admin/invites/emailinvitation/", {"action": "revoke", "confirmed": "yes", "_selected_action": [first.id]}
+    )
     assert response.status_code == 302
     assert [(i.email, i.status) for i in invitations()] == [
         ("a@example.com", EmailInvitation.Status.REVOKED),

@@ -255,7 +255,7 @@ def test_staff_see_them_and_delete_them_telling_the_sender(staff, design, member
     assert staff.get(f"/admin/scheduled_messages/scheduledmessage/{scheduled_id}/change/").status_code == 200
     with capture_events(member, event_types=["scheduled_messages"]) as received:
         staff.post("/admin/scheduled_messages/scheduledmessage/",
-                   {"action": "delete_scheduled", "_selected_action": [scheduled_id]})  # fmt: skip
+                   {"action": "delete_scheduled", "confirmed": "yes", "_selected_action": [scheduled_id]})  # fmt: skip
     assert received[member.id] == [{"type": "scheduled_messages", "op": "remove", "scheduled_message_id": scheduled_id}]
     assert listed(member) == []
 

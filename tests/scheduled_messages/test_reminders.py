@@ -197,6 +197,6 @@ def test_staff_see_reminders_and_delete_them_telling_the_user(staff, design, mem
     assert "Reminder" in page.content.decode()
     with capture_events(member, event_types=["reminders"]) as received:
         staff.post("/admin/scheduled_messages/scheduledmessage/",
-                   {"action": "delete_scheduled", "_selected_action": [reminder_id]})  # fmt: skip
+                   {"action": "delete_scheduled", "confirmed": "yes", "_selected_action": [reminder_id]})  # fmt: skip
     assert received[member.id] == [{"type": "reminders", "op": "remove", "reminder_id": reminder_id}]
     assert listed(member) == []

@@ -19,7 +19,7 @@ CHANNEL_EVENTS = ["stream", "subscription"]
 
 
 def action(staff, model_path: str, name: str, ids: list[int]):
-    return staff.post(f"/admin/{model_path}/", {"action": name, "_selected_action": ids})
+    return staff.post(f"/admin/{model_path}/", {"action": name, "_selected_action": ids, "confirmed": "yes"})
 
 
 def run(*args: str) -> str:

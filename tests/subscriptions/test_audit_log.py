@@ -178,7 +178,9 @@ def test_the_admin_records_the_staff_user(staff, owner, make_stream):
     stream = make_stream("design", owner)
     response = staff.post(f"/admin/subscriptions/stream/{stream.id}/change/", {"name": "studio", "description": "x"})
     assert response.status_code == 302
-    response = staff.post("/admin/subscriptions/stream/", {"action": "archive", "_selected_action": [stream.id]})
+    response = staff.post(
+        "/admin/subscriptions/stream/", {"action": "archive", "confirmed": "yes", "_selected_action": [stream.id]}
+    )
     assert response.status_code == 302
     assert [(row[0], row[1]) for row in entries(stream)[1:]] == [
         (E.STREAM_PROPERTY_CHANGED, owner.id),

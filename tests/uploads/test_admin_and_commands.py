@@ -28,7 +28,9 @@ def test_attachment_admin_lists_and_deletes_through_the_action(staff, member, up
     assert b'name="_save"' not in detail.content
     assert staff.get("/admin/uploads/attachment/add/").status_code == 403
     response = staff.post(
-        "/admin/uploads/attachment/", {"action": "delete_files", "_selected_action": [attachment.id]}, follow=True
+        "/admin/uploads/attachment/",
+        {"action": "delete_files", "confirmed": "yes", "_selected_action": [attachment.id]},
+        follow=True,
     )
     assert response.status_code == 200
     assert not Attachment.objects.exists()
@@ -48,7 +50,10 @@ def test_attachment_admin_shows_an_image_and_its_messages_and_deletes_its_files(
     stored = [uploads_dir / "files" / attachment.path_id, uploads_dir / "thumbnails" / attachment.path_id]
     assert all(path.exists() for path in stored)
     with django_capture_on_commit_callbacks(execute=True):
-        staff.post("/admin/uploads/attachment/", {"action": "delete_files", "_selected_action": [attachment.id]})
+        staff.post(
+            "/admin/uploads/attachment/",
+            {"action": "delete_files", "confirmed": "yes", "_selected_action": [attachment.id]},
+        )
     assert not Attachment.objects.exists()
     assert not (uploads_dir / "files" / attachment.path_id).exists()
     assert not (uploads_dir / "thumbnails" / attachment.path_id / "840x560.webp").exists()

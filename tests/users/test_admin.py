@@ -4,6 +4,7 @@ import json
 
 import pytest
 from django.test import Client
+from django.utils.html import escape
 
 from apps.realms.models import Realm
 from apps.users.models import AvatarSource, CustomProfileField, Role, User
@@ -79,7 +80,7 @@ def test_staff_logs_in_with_email_and_password(owner):
 
 
 def action(staff, model_path: str, name: str, ids: list[int]):
-    return staff.post(f"/admin/{model_path}/", {"action": name, "_selected_action": ids})
+    return staff.post(f"/admin/{model_path}/", {"action": name, "_selected_action": ids, "confirmed": "yes"})
 
 
 def test_deactivate_reactivate_and_rotate_actions(staff, member, bot):
@@ -96,6 +97,34 @@ def test_deactivate_reactivate_and_rotate_actions(staff, member, bot):
     member.refresh_from_db()
     assert member.api_key != old_key
     assert len(member.api_key) == 32
+
+
+def test_actions_that_cannot_be_undone_by_a_click_ask_first(staff, member):
+    # The ops QA pass: deactivating took effect at the first click. First the rows and what happens...
+    other = UserFactory(realm=member.realm)
+    old_key = member.api_key
+    for name in ("deactivate", "rotate_api_key"):
+        page = staff.post("/admin/users/user/", {"action": name, "_selected_action": [member.id, other.id]})
+        assert page.status_code == 200
+        text = page.content.decode()
+        for shown in ("Are you sure?", escape(str(member)), escape(str(other)), 'name="confirmed" value="yes"'):
+            assert shown in text
+        assert f'name="action" value="{name}"' in text
+    member.refresh_from_db()
+    assert (member.is_active, member.api_key) == (True, old_key)
+    # ... then, once "Yes" is pressed (the page's form), the action.
+    response = staff.post(
+        "/admin/users/user/", {"action": "deactivate", "_selected_action": [member.id], "confirmed": "yes"}
+    )
+    assert response.status_code == 302
+    member.refresh_from_db()
+    assert not member.is_active
+    # An action that a click undoes does not ask.
+    assert (
+        staff.post("/admin/users/user/", {"action": "reactivate", "_selected_action": [member.id]}).status_code == 302
+    )
+    member.refresh_from_db()
+    assert member.is_active
 
 
 def test_deactivate_action_spares_the_only_owner(staff, owner):

@@ -99,6 +99,18 @@ def test_login_needs_the_csrf_token(member):
     assert client.get("/account/")["Location"] == "/login/"
 
 
+def test_a_form_sent_without_its_token_says_what_to_do(member):
+    # A login page left open past its cookie: a page of Parley's, not Django's (which speaks of DEBUG).
+    response = browser().post("/login/", {"email": member.delivery_email, "password": RIGHT}, HTTP_ACCEPT="text/html")
+    assert (response.status_code, response["Content-Type"]) == (403, "text/html; charset=utf-8")
+    text = response.content.decode()
+    assert all(words in text for words in ("This page has expired", "reload the page"))
+    assert not any(words in text for words in ("DEBUG", "CSRF"))
+    # A client that is not a browser: Zulip's envelope.
+    response = browser().post("/login/", {"email": member.delivery_email})
+    assert_error(response, 403, "CSRF_FAILED", "CSRF error: CSRF cookie not set.")
+
+
 def test_paths_without_the_slash_redirect(member):
     for path in ("/login", "/account"):
         response = browser().get(path)

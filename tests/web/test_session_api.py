@@ -150,6 +150,7 @@ def test_a_browsers_polls_have_the_budget_of_polls(event_backend, member, settin
     """As an API key's polls (the web app QA pass: counted in the general budget, a busy channel's
     events left the page's own requests refused, and the page's spent budget stopped its polls)."""
     settings.RATE_LIMIT_API_BY_USER = (2, 60)
+    settings.RATE_LIMIT_EVENTS_BY_USER = (2, 60)
     client = logged_in(member)
     csrf = {"HTTP_X_CSRFTOKEN": token(client)}
     queue_id = assert_success(client.post("/json/register", encode_params({"event_types": ["message"]}), **csrf))[

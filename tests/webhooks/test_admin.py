@@ -54,7 +54,9 @@ def test_the_bot_page_shows_its_service_and_edits_its_url(staff, hook):
 
 def test_rotating_the_service_token(staff, hook):
     old = hook.services.get().token
-    response = staff.post("/admin/users/bot/", {"action": "rotate_service_token", "_selected_action": [hook.id]})
+    response = staff.post(
+        "/admin/users/bot/", {"action": "rotate_service_token", "confirmed": "yes", "_selected_action": [hook.id]}
+    )
     assert response.status_code == 302
     new = hook.services.get().token
     assert new != old
