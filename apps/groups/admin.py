@@ -5,8 +5,10 @@ Groups are created through the API (they need a creator of their organization) a
 never deleted. System groups follow roles: they are shown read-only.
 """
 
+import django.contrib.auth.admin  # noqa: F401 (see the end)
 from django import forms
 from django.contrib import admin, messages
+from django.contrib.auth.models import Group as AuthGroup
 from django.db.models import Count, Q
 
 from apps.core.errors import JsonableError
@@ -227,3 +229,7 @@ class RealmWithGroupSettingsAdmin(RealmAdmin):
 
 admin.site.unregister(Realm)
 admin.site.register(Realm, RealmWithGroupSettingsAdmin)
+
+# Django's own permission groups are not Parley's: its user groups are above (the ops QA pass: both
+# listed). Registered by django.contrib.auth's admin, imported here first so that it is unregistered.
+admin.site.unregister(AuthGroup)

@@ -75,6 +75,7 @@ class Stream(models.Model):
     can_subscribe_group = models.ForeignKey(UserGroup, on_delete=models.PROTECT, related_name="+")
 
     class Meta:
+        verbose_name = "channel"  # as the admin and the README say it
         constraints = [
             models.UniqueConstraint(Upper("name"), "realm", name="subscriptions_stream_unique_name_per_realm"),
         ]

@@ -126,3 +126,10 @@ def test_groups_are_neither_added_nor_deleted_here(staff, team):
     assert staff.get("/admin/groups/usergroup/add/").status_code == 403
     assert staff.get(f"/admin/groups/usergroup/{team.id}/delete/").status_code == 403
     assert UserGroup.objects.filter(id=team.id).exists()
+
+
+def test_djangos_permission_groups_are_not_listed(staff):
+    # Parley's user groups are; Django's own (unused) are not beside them.
+    assert staff.get("/admin/auth/group/").status_code == 404
+    assert "/admin/auth/group/" not in staff.get("/admin/").content.decode()
+    assert "/admin/groups/usergroup/" in staff.get("/admin/").content.decode()

@@ -99,6 +99,7 @@ def test_export_writes_one_json_object_per_entry_and_filters(realm, owner, other
     ]
     assert rows[0]["extra_data"] == {"property": "name", "old_value": "Parley Test", "new_value": "Renamed"}
     assert [r["event"] for r in export("--realm", "", "--event", "REALM_DEACTIVATED")] == ["REALM_DEACTIVATED"]
+    assert [r["event"] for r in export("--realm", "", "--event", "realm_deactivated")] == ["REALM_DEACTIVATED"]
     later = (timezone.now() + timedelta(minutes=1)).isoformat()
     assert export("--realm", "", "--since", later) == []
     assert len(export("--realm", "", "--until", later)) == 2

@@ -61,6 +61,7 @@ def test_admin_channel_change_page_loads(staff, member, make_stream):
     response = staff.get(f"/admin/subscriptions/stream/{stream.id}/change/")
     assert response.status_code == 200
     assert "the **design** channel" in response.content.decode()
+    assert "Change channel" in response.content.decode()  # a channel, as everywhere else (not a "stream")
 
 
 def test_admin_has_no_add_or_delete_for_channels_and_subscriptions(staff, member, make_stream):

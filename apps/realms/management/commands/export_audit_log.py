@@ -26,6 +26,7 @@ class Command(OperatorCommand):
         parser.add_argument(
             "--event",
             action="append",
+            type=str.upper,  # user_created is USER_CREATED
             choices=[t.name for t in AuditLogEventType],
             metavar="EVENT",
             help="only entries of this kind (USER_ROLE_CHANGED, STREAM_CREATED, ...); may be repeated",
