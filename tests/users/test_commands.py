@@ -15,7 +15,7 @@ from apps.users.actions.activation import do_deactivate_user
 from apps.users.models import BotService, BotType, Role, User
 from apps.users.selectors import api_email
 from tests.api import ApiClient, assert_success
-from tests.factories import UserFactory
+from tests.factories import BotFactory, UserFactory
 
 
 def run(*args: str) -> str:
@@ -243,8 +243,10 @@ def test_user_found_by_hidden_api_email(realm):
 
 
 def test_list_realms(realm, other_realm, member, foreign_user):
+    BotFactory(realm=realm, bot_owner=member)
+    UserFactory(realm=realm, is_active=False)
     rows = run_json("list_realms")["realms"]
-    assert [(r["string_id"], r["active_users"]) for r in rows] == [("", 1), ("zephyr", 1)]
+    assert [(r["string_id"], r["active_users"], r["active_bots"]) for r in rows] == [("", 1, 1), ("zephyr", 1, 0)]
     text = run("list_realms")
     assert "(default)" in text
     assert "zephyr" in text
