@@ -38,5 +38,6 @@ class Command(OperatorCommand):
         for row in rows:
             self.stdout.write(
                 f"{row['id']:>4}  {row['string_id'] or '(default)':<20} {row['name']:<30} "
-                f"{row['active_users']:>6} {row['active_bots']:>5}  {row['url']:<40} {'yes' if row['deactivated'] else 'no'}"
+                f"{row['active_users']:>6} {row['active_bots']:>5}  {row['url']:<40} "
+                f"{'yes' if row['deactivated'] else 'no'}"
             )
