@@ -1946,3 +1946,63 @@ def test_who_is_typing_shows_where_they_write(web_server, people, chromium):
         assert told == []
         assert_nothing_blocked(olive, mick)
         browser.close()
+
+
+def test_any_emoji_as_a_reaction(web_server, people, chromium):
+    """The emoji picker, as in Zulip's apps: any of the server's emoji (GET /emoji/emoji_api.json),
+    found by name; Enter picks the first found, Esc closes it (the focus back on its button), a
+    click elsewhere too. The same emoji picked by another of its names is the same reaction."""
+    server, _ = web_server
+    _, owner, member = people
+    url = server.url
+    olive_client = zulip.Client(email=api_email(owner), api_key=owner.api_key, site=url)
+    olive_client.send_message({"type": "stream", "to": "general", "topic": "launch", "content": "We ship today"})
+    with sync_playwright() as playwright:
+        browser = playwright.chromium.launch(executable_path=chromium, headless=True)
+        _, olive = log_in(browser, url, owner.delivery_email)
+        _, mick = log_in(browser, url, member.delivery_email)
+        note = message(mick, "We ship today")
+        note.hover()
+        opener = note.get_by_role("button", name="Add a reaction")
+        opener.click()
+        picker = mick.get_by_role("dialog", name="Add a reaction")
+        search = mick.locator("#emoji-search")
+        expect(search).to_be_focused()
+        expect(picker.get_by_role("button", name="rocket", exact=True)).to_be_visible()  # a common one, unsearched
+        SCREENSHOTS.mkdir(parents=True, exist_ok=True)
+        mick.screenshot(path=SCREENSHOTS / "8-emoji-picker.png")
+        search.fill("rocket")
+        expect(picker.locator("button.emoji-choice")).to_have_count(1)
+        search.press("Enter")
+        expect(picker).to_be_hidden()
+        expect(note.locator(".reaction")).to_have_text("🚀 1")
+        expect(message(olive, "We ship today").locator(".reaction")).to_have_text("🚀 1")
+
+        # Thumbs up by its name in the picker; the quick 👍 (Zulip's "+1") then takes it back.
+        note.hover()
+        opener.click()
+        search.fill("thumbs")
+        picker.get_by_role("button", name="thumbs up", exact=True).click()
+        expect(note.locator(".reaction", has_text="👍")).to_have_text("👍 1")
+        note.hover()
+        note.get_by_role("button", name="React with thumbs up").click()
+        expect(note.locator(".reaction", has_text="👍")).to_have_count(0)
+        # (The count first: a locator that finds two reactions makes Playwright's text check retry on
+        # a strict-mode error, which held up the page's next poll in headless Chromium.)
+        expect(message(olive, "We ship today").locator(".reaction")).to_have_count(1)
+        expect(message(olive, "We ship today").locator(".reaction")).to_have_text("🚀 1")
+
+        # Nothing found says so; Esc closes, back on the button; a click elsewhere closes it too.
+        note.hover()
+        opener.click()
+        search.fill("no such emoji")
+        expect(mick.locator("#emoji-note")).to_have_text("No emoji has that name.")
+        search.press("Escape")
+        expect(picker).to_be_hidden()
+        expect(opener).to_be_focused()
+        opener.click()
+        expect(picker).to_be_visible()
+        mick.locator("#narrow-title").click()
+        expect(picker).to_be_hidden()
+        assert_nothing_blocked(olive, mick)
+        browser.close()

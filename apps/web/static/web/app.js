@@ -20,6 +20,7 @@ import {
   stopEditing,
   toggleComposeFields,
 } from "./compose.js";
+import { closeEmojiPicker, emojiPickerOpenedBy, openEmojiPicker, setUpEmojiPicker } from "./emoji_picker.js";
 import { EventQueue } from "./events.js";
 import { hideMentions, onMentionKey, suggestMentions } from "./mentions.js";
 import { hashFor, narrowFor, viewFromHash, viewShows, zulipLinkTo } from "./narrow.js";
@@ -936,6 +937,15 @@ async function markShownAsRead() {
 
 // --- message actions ---------------------------------------------------------------------------
 
+// The user's reaction with this emoji added, or taken back if there (the same emoji by another of
+// its names too: Zulip tells reactions apart by their code).
+async function toggleReaction(message, { name, code, type }) {
+  const same = (r) => r.emoji_name === name || (code && r.emoji_code === code && r.reaction_type === type);
+  const mine = (message.reactions || []).find((r) => r.user_id === state.ownUserId && same(r));
+  if (mine) await api("DELETE", `/messages/${message.id}/reactions`, { emoji_name: mine.emoji_name });
+  else await api("POST", `/messages/${message.id}/reactions`, { emoji_name: name });
+}
+
 async function onMessageAction(event) {
   const button = event.target.closest("button[data-action]");
   if (!button) return;
@@ -955,9 +965,11 @@ async function onMessageAction(event) {
       const starred = message.flags.includes("starred");
       await api("POST", "/messages/flags", { messages: [message.id], op: starred ? "remove" : "add", flag: "starred" });
     } else if (action === "toggle-reaction") {
-      const name = button.dataset.emojiName;
-      const mine = (message.reactions || []).some((r) => r.user_id === state.ownUserId && r.emoji_name === name);
-      await api(mine ? "DELETE" : "POST", `/messages/${message.id}/reactions`, { emoji_name: name });
+      const { emojiName: name, emojiCode: code, reactionType: type } = button.dataset;
+      await toggleReaction(message, { name, code, type });
+    } else if (action === "pick-reaction") {
+      if (emojiPickerOpenedBy(button)) closeEmojiPicker();
+      else openEmojiPicker(button, (emoji) => toggleReaction(message, emoji).catch((error) => setComposeStatus(error.message)));
     } else if (action === "toggle-read") {
       const read = message.flags.includes("read");
       if (read) keptUnread.add(message.id);
@@ -1138,6 +1150,7 @@ async function ping() {
 
 function start() {
   $("#messages").addEventListener("click", onMessageAction);
+  setUpEmojiPicker();
   $("#messages").addEventListener("scroll", onScroll, { passive: true });
   window.addEventListener("scroll", onScroll, { passive: true }); // one column: the page scrolls
   $("#compose").addEventListener("submit", stopWriting); // sent: the people told are told it is done
