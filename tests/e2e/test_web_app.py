@@ -1884,6 +1884,7 @@ def test_who_is_typing_shows_where_they_write(web_server, people, chromium):
     url = server.url
     gus = UserFactory(realm=realm, full_name="Gus Guest")
     gus_client = zulip.Client(email=api_email(gus), api_key=gus.api_key, site=url)
+    gus_client.send_message({"type": "stream", "to": "general", "topic": "dinner", "content": "At eight?"})
     with sync_playwright() as playwright:
         browser = playwright.chromium.launch(executable_path=chromium, headless=True)
         _, olive = log_in(browser, url, owner.delivery_email)
@@ -1905,12 +1906,13 @@ def test_who_is_typing_shows_where_they_write(web_server, people, chromium):
         box.press_sequentially(".")
         olive.goto(f"{url}/#channel/{general.id}")  # the channel: with the topic
         expect(typing).to_have_text("Mick Member (lunch) is typing…")
-        # Someone else (the official client) in the same topic: both named.
+        # Someone else (the official client) in another topic: both named, the topic as the channel
+        # spells it (Gus typed it in capitals).
         box.press_sequentially(".")
-        gus_client.set_typing_status({"op": "start", "type": "stream", "stream_id": general.id, "topic": "LUNCH"})
-        expect(typing).to_have_text("Mick Member (lunch) and Gus Guest (lunch) are typing…")
+        gus_client.set_typing_status({"op": "start", "type": "stream", "stream_id": general.id, "topic": "DINNER"})
+        expect(typing).to_have_text("Mick Member (lunch) and Gus Guest (dinner) are typing…")
         box.press_sequentially(".")
-        gus_client.set_typing_status({"op": "stop", "type": "stream", "stream_id": general.id, "topic": "lunch"})
+        gus_client.set_typing_status({"op": "stop", "type": "stream", "stream_id": general.id, "topic": "dinner"})
         expect(typing).to_have_text("Mick Member (lunch) is typing…")
         box.press_sequentially(".")
         olive.goto(f"{url}/#channel/{general.id}/topic/lunch")

@@ -138,10 +138,17 @@ function writersShown(view) {
     for (const id of writers.keys()) {
       if (state.mutedUsers.has(id)) continue;
       const name = ctx.userName(id);
-      shown.push(view.kind === "channel" ? `${name} (${where.topic || state.emptyTopicName})` : name);
+      shown.push(view.kind === "channel" ? `${name} (${topicShown(where.topic)})` : name);
     }
   }
   return [...new Set(shown)];
+}
+
+// A topic as the channel's list of topics spells it (a typing notice says it as its writer typed
+// it: topics are the same whatever their case), or the organization's name for the empty topic.
+function topicShown(topic) {
+  const known = state.topics.find((t) => t.name.toLowerCase() === topic.toLowerCase());
+  return known?.name || topic || state.emptyTopicName;
 }
 
 function sentence(names) {
