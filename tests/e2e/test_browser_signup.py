@@ -64,9 +64,13 @@ def test_a_person_signs_up_in_a_browser_and_uses_the_key(page_server, people, li
         email, key = page.inner_text("#api-email"), page.inner_text("#api-key")
         assert f"email={email}\nkey={key}\nsite={url}" in page.inner_text("#zuliprc")
         assert page.inner_text("#curl") == f"curl -u {email}:{key} {url}/api/v1/users/me"
+        with page.expect_download() as download:
+            page.click("#download-zuliprc")
+        assert download.value.suggested_filename == "zuliprc"
+        zuliprc = download.value.path()
 
-        # The official client, with the credentials the page shows.
-        client = zulip.Client(email=email, api_key=key, site=url)
+        # The official client, with the zuliprc the page gave.
+        client = zulip.Client(config_file=str(zuliprc))
         profile = client.get_profile()
         assert (profile["full_name"], profile["role"], profile["is_bot"]) == ("Nina Newcomer", 400, False)
         assert [sub["name"] for sub in client.get_subscriptions()["subscriptions"]] == ["newcomers"]

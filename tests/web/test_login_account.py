@@ -1,6 +1,9 @@
 """/login/ (counted against the address in the limit POST /fetch_api_key uses), the account page
 (API email and key, zuliprc, curl line) with its key rotation, and logging out."""
 
+import re
+from urllib.parse import unquote
+
 import pytest
 from django.test import Client
 
@@ -131,6 +134,11 @@ def test_the_account_page_shows_what_a_client_needs(member, realm):
     assert f'<dd id="api-email">{email}</dd>' in html
     assert f'<dd id="api-key">{member.api_key}</dd>' in html
     assert f"[api]\nemail={email}\nkey={member.api_key}\nsite=http://testserver\n" in html
+    # ... and as a file (Zulip's "Download zuliprc"): the same text.
+    link = re.search(
+        r'<a id="download-zuliprc" [^>]*download="zuliprc" href="data:application/octet-stream,([^"]+)"', html
+    )
+    assert unquote(link[1]) == f"[api]\nemail={email}\nkey={member.api_key}\nsite=http://testserver\n"
     assert f"curl -u {email}:{member.api_key} http://testserver/api/v1/users/me" in html
     assert "<script" not in html
 
