@@ -1952,13 +1952,20 @@ def test_who_is_typing_shows_where_they_write(web_server, people, chromium):
 
 def test_any_emoji_as_a_reaction(web_server, people, chromium):
     """The emoji picker, as in Zulip's apps: any of the server's emoji (GET /emoji/emoji_api.json),
-    found by name; Enter picks the first found, Esc closes it (the focus back on its button), a
-    click elsewhere too. The same emoji picked by another of its names is the same reaction."""
+    found by name (a name that is the search first); Enter picks the first found, the arrow keys move
+    through them, Esc closes it (the focus back on its button), a click elsewhere too. Reactions are
+    told apart by code and type, as Zulip does: a custom emoji named as a Unicode one is another
+    reaction, the same emoji by another of its names the same one."""
     server, _ = web_server
     _, owner, member = people
     url = server.url
     olive_client = zulip.Client(email=api_email(owner), api_key=owner.api_key, site=url)
     olive_client.send_message({"type": "stream", "to": "general", "topic": "launch", "content": "We ship today"})
+    picture = io.BytesIO()
+    Image.new("RGBA", (32, 32), (0, 128, 255, 255)).save(picture, format="PNG")
+    picture.seek(0)
+    picture.name = "thumbs.png"
+    assert olive_client.upload_custom_emoji("thumbs_up", picture)["result"] == "success"  # a Unicode emoji's name
     with sync_playwright() as playwright:
         browser = playwright.chromium.launch(executable_path=chromium, headless=True)
         _, olive = log_in(browser, url, owner.delivery_email)
@@ -1970,6 +1977,7 @@ def test_any_emoji_as_a_reaction(web_server, people, chromium):
         picker = mick.get_by_role("dialog", name="Add a reaction")
         search = mick.locator("#emoji-search")
         expect(search).to_be_focused()
+        expect(opener).to_have_attribute("aria-expanded", "true")
         expect(picker.get_by_role("button", name="rocket", exact=True)).to_be_visible()  # a common one, unsearched
         SCREENSHOTS.mkdir(parents=True, exist_ok=True)
         mick.screenshot(path=SCREENSHOTS / "8-emoji-picker.png")
@@ -1980,19 +1988,36 @@ def test_any_emoji_as_a_reaction(web_server, people, chromium):
         expect(note.locator(".reaction")).to_have_text("🚀 1")
         expect(message(olive, "We ship today").locator(".reaction")).to_have_text("🚀 1")
 
-        # Thumbs up by its name in the picker; the quick 👍 (Zulip's "+1") then takes it back.
+        # A name that is the search comes first (heart_suit and others start with "heart").
         note.hover()
         opener.click()
-        search.fill("thumbs")
-        picker.get_by_role("button", name="thumbs up", exact=True).click()
-        expect(note.locator(".reaction", has_text="👍")).to_have_text("👍 1")
+        search.fill("heart")
+        search.press("Enter")
+        expect(note.get_by_role("button", name="heart: 1 (you)")).to_have_text("❤ 1")
+
+        # The arrow keys: down into the emoji, right to the second; Enter picks it.
+        note.hover()
+        opener.click()
+        search.fill("thumbs_up")
+        expect(picker.locator("button.emoji-choice")).not_to_have_count(0)
+        search.press("ArrowDown")
+        expect(picker.locator("button.emoji-choice").first).to_be_focused()  # the custom thumbs_up
+        mick.keyboard.press("ArrowRight")
+        second = picker.locator("button.emoji-choice").nth(1)
+        expect(second).to_be_focused()
+        expect(second).to_have_attribute("data-type", "unicode_emoji")
+        mick.keyboard.press("Enter")
+        unicode_thumbs = note.locator(".reaction[data-reaction-type='unicode_emoji'][data-emoji-code='1f44d']")
+        expect(unicode_thumbs).to_have_text("👍 1")
+        expect(note.locator(".reaction[data-reaction-type='realm_emoji']")).to_have_count(0)
+        # The quick 👍 (Zulip's "+1") is the same emoji: it takes it back; the custom one is another.
         note.hover()
         note.get_by_role("button", name="React with thumbs up").click()
-        expect(note.locator(".reaction", has_text="👍")).to_have_count(0)
+        expect(unicode_thumbs).to_have_count(0)
         # (The count first: a locator that finds two reactions makes Playwright's text check retry on
         # a strict-mode error, which held up the page's next poll in headless Chromium.)
-        expect(message(olive, "We ship today").locator(".reaction")).to_have_count(1)
-        expect(message(olive, "We ship today").locator(".reaction")).to_have_text("🚀 1")
+        expect(message(olive, "We ship today").locator(".reaction")).to_have_count(2)
+        expect(message(olive, "We ship today").locator(".reaction").first).to_have_text("🚀 1")
 
         # Nothing found says so; Esc closes, back on the button; a click elsewhere closes it too.
         note.hover()
@@ -2002,9 +2027,19 @@ def test_any_emoji_as_a_reaction(web_server, people, chromium):
         search.press("Escape")
         expect(picker).to_be_hidden()
         expect(opener).to_be_focused()
+        expect(opener).to_have_attribute("aria-expanded", "false")
         opener.click()
         expect(picker).to_be_visible()
         mick.locator("#narrow-title").click()
         expect(picker).to_be_hidden()
+
+        # A window too short for it: on the side with more room, as tall as that room (it was cut
+        # off below the window, the first time, near the bottom).
+        mick.set_viewport_size({"width": 1200, "height": 420})
+        note.hover()
+        opener.click()
+        expect(picker.get_by_role("button", name="rocket", exact=True)).to_be_visible()
+        shown = picker.bounding_box()
+        assert 0 <= shown["y"] <= shown["y"] + shown["height"] <= 420
         assert_nothing_blocked(olive, mick)
         browser.close()

@@ -937,18 +937,29 @@ async function markShownAsRead() {
 
 // --- message actions ---------------------------------------------------------------------------
 
-// The user's reaction with this emoji added, or taken back if there (the same emoji by another of
-// its names too: Zulip tells reactions apart by their code).
+// The user's reaction with this emoji added, or taken back if there. An emoji is its code and type,
+// as Zulip tells reactions apart and its web app sends them (the picker QA pass: by name alone, a
+// custom emoji named as a Unicode one was taken for it, and a deactivated custom emoji could not
+// be voted for).
 async function toggleReaction(message, { name, code, type }) {
-  const same = (r) => r.emoji_name === name || (code && r.emoji_code === code && r.reaction_type === type);
-  const mine = (message.reactions || []).find((r) => r.user_id === state.ownUserId && same(r));
-  if (mine) await api("DELETE", `/messages/${message.id}/reactions`, { emoji_name: mine.emoji_name });
-  else await api("POST", `/messages/${message.id}/reactions`, { emoji_name: name });
+  const mine = (message.reactions || []).find(
+    (r) => r.user_id === state.ownUserId && r.emoji_code === code && r.reaction_type === type,
+  );
+  const emoji = { emoji_name: mine?.emoji_name ?? name, emoji_code: code, reaction_type: type };
+  await api(mine ? "DELETE" : "POST", `/messages/${message.id}/reactions`, emoji);
+}
+
+// What a message action that failed said, cleared by the next one (the picker QA pass: it stayed).
+let actionError = "";
+function showActionError(error) {
+  actionError = error.message;
+  setComposeStatus(actionError);
 }
 
 async function onMessageAction(event) {
   const button = event.target.closest("button[data-action]");
   if (!button) return;
+  if (actionError && $("#compose-status").textContent === actionError) setComposeStatus("");
   const item = button.closest("li.message");
   const message = state.messages.get(Number(item.dataset.messageId));
   const action = button.dataset.action;
@@ -969,7 +980,7 @@ async function onMessageAction(event) {
       await toggleReaction(message, { name, code, type });
     } else if (action === "pick-reaction") {
       if (emojiPickerOpenedBy(button)) closeEmojiPicker();
-      else openEmojiPicker(button, (emoji) => toggleReaction(message, emoji).catch((error) => setComposeStatus(error.message)));
+      else openEmojiPicker(button, (emoji) => toggleReaction(message, emoji).catch(showActionError));
     } else if (action === "toggle-read") {
       const read = message.flags.includes("read");
       if (read) keptUnread.add(message.id);
@@ -984,7 +995,7 @@ async function onMessageAction(event) {
       await api("DELETE", `/messages/${message.id}`);
     }
   } catch (error) {
-    setComposeStatus(error.message);
+    showActionError(error);
   }
 }
 

@@ -160,13 +160,15 @@ function reactionButtons(message, ctx) {
   const buttons = [...groups.values()].map(({ reaction, userIds }) => {
     const mine = userIds.includes(ctx.ownUserId);
     const who = userIds.map((id) => ctx.userName(id)).join(", ");
+    // Said as words, the page's user as "you" (the picker QA pass: "thumbs_up: 1 (Olivia Owner)").
+    const spoken = userIds.map((id) => (id === ctx.ownUserId ? "you" : ctx.userName(id))).join(", ");
     return el(
       "button",
       {
         type: "button",
         class: "reaction",
         "aria-pressed": mine ? "true" : "false",
-        "aria-label": `${reaction.emoji_name}: ${userIds.length} (${who})`,
+        "aria-label": `${reaction.emoji_name.replaceAll("_", " ")}: ${userIds.length} (${spoken})`,
         title: who,
         dataset: {
           action: "toggle-reaction",
