@@ -12,6 +12,7 @@ counts each attempt against the address, in the limit POST /fetch_api_key uses.
 """
 
 import math
+import shlex
 import time
 
 from django.contrib import messages
@@ -237,7 +238,8 @@ class AccountView(LoggedInPage):
             context |= {
                 "api_key": user.api_key,
                 "zuliprc": f"[api]\nemail={email}\nkey={user.api_key}\nsite={realm.url}\n",
-                "curl": f"curl -u {email}:{user.api_key} {realm.url}/api/v1/users/me",
+                # Quoted for a shell where needed (an address may hold & or ': the hostile QA pass).
+                "curl": f"curl -u {shlex.quote(f'{email}:{user.api_key}')} {realm.url}/api/v1/users/me",
             }
         return render(request, "web/account.html", context, status=status)
 

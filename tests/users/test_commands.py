@@ -244,6 +244,7 @@ def test_user_found_by_hidden_api_email(realm):
 
 def test_list_realms(realm, other_realm, member, foreign_user):
     BotFactory(realm=realm, bot_owner=member)
+    BotFactory(realm=realm, bot_owner=None)  # a system bot (the Welcome Bot's kind): the server's
     UserFactory(realm=realm, is_active=False)
     rows = run_json("list_realms")["realms"]
     assert [(r["string_id"], r["active_users"], r["active_bots"]) for r in rows] == [("", 1, 1), ("zephyr", 1, 0)]

@@ -13,6 +13,7 @@ from apps.users.actions.activation import do_deactivate_user
 from apps.users.models import User
 from apps.users.selectors import api_email
 from tests.api import ApiClient, assert_error, assert_success
+from tests.factories import UserFactory
 from tests.web.conftest import browser, submit
 
 # The factories' password (tests.factories.UserFactory).
@@ -141,6 +142,17 @@ def test_the_account_page_shows_what_a_client_needs(member, realm):
     assert unquote(link[1]) == f"[api]\nemail={email}\nkey={member.api_key}\nsite=http://testserver\n"
     assert f"curl -u {email}:{member.api_key} http://testserver/api/v1/users/me" in html
     assert "<script" not in html
+
+
+def test_the_curl_line_can_be_pasted_into_a_shell(realm):
+    # An address with & in it (the hostile QA pass: the shell took the line apart there).
+    odd = UserFactory(
+        realm=realm, delivery_email="o+x&y@example.com", email_address_visibility=EmailVisibility.EVERYONE
+    )
+    client = browser()
+    log_in(client, odd.delivery_email)
+    html = client.get("/account/").content.decode()
+    assert f"curl -u &#x27;o+x&amp;y@example.com:{odd.api_key}&#x27; http://testserver/api/v1/users/me" in html
 
 
 def test_a_hidden_address_is_the_api_email(member, realm):

@@ -6,7 +6,7 @@ from apps.users.management.utils import print_json
 
 
 class Command(OperatorCommand):
-    help = "List the organizations: id, string_id, name, URL, active people and bots, deactivated."
+    help = "List the organizations: id, string_id, name, URL, active people and their bots, deactivated."
 
     def add_arguments(self, parser):
         parser.add_argument("--json", action="store_true", help="print one JSON object")
@@ -15,7 +15,10 @@ class Command(OperatorCommand):
         active = Q(users__is_active=True)
         realms = Realm.objects.annotate(
             active_users=Count("users", filter=active & Q(users__bot_type__isnull=True)),
-            active_bots=Count("users", filter=active & Q(users__bot_type__isnull=False)),
+            # Its people's bots (the Welcome and Notification Bots, the server's, apart: the hostile QA pass).
+            active_bots=Count(
+                "users", filter=active & Q(users__bot_type__isnull=False, users__bot_owner__isnull=False)
+            ),
         ).order_by("id")
         rows = [
             {
