@@ -298,10 +298,13 @@ function notShownHere(message, place) {
 // The people of a direct message (addresses as `recipients` gives them) and the writer, as a
 // message's display_recipient names them; null for anyone this page does not know.
 function people(emails) {
+  return [...usersOf(emails), state.users.get(state.ownUserId)].map((user) => user && { id: user.user_id });
+}
+
+// The users with these email addresses (any case); undefined for an address this page does not know.
+export function usersOf(emails) {
   const byEmail = new Map([...state.users.values()].map((user) => [user.email.toLowerCase(), user]));
-  return [...emails.map((email) => byEmail.get(email.toLowerCase())), state.users.get(state.ownUserId)].map(
-    (user) => user && { id: user.user_id },
-  );
+  return emails.map((email) => byEmail.get(email.toLowerCase()));
 }
 
 // The people a direct message goes to, as typed: email addresses, or names (someone's full name,

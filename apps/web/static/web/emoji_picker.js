@@ -6,7 +6,7 @@
 // rest. Enter in the search picks the first found; the arrow keys move through the emoji; Esc, a
 // click elsewhere, the focus leaving it or the messages' list scrolling close it.
 
-import { el } from "./render.js";
+import { el, emojiCharacters } from "./render.js";
 import { $, state } from "./state.js";
 
 // Zulip's names for the common emoji (those its apps react with), shown before any search.
@@ -19,7 +19,7 @@ const COMMON = [
 const SHOWN_AT_MOST = 120;
 const GAP = 4; // px between the picker and its button, or the window's edge
 
-let unicode = null; // [{code, names}] once loaded
+let unicode = null; // [{code, names, text}] once loaded
 let loading = null;
 let opener = null; // the button that opened the picker
 let openerMessageId = null; // its message (the button is drawn again when the message is)
@@ -29,7 +29,14 @@ function loadEmoji() {
   loading ??= fetch("/emoji/emoji_api.json", { credentials: "same-origin" })
     .then((response) => (response.ok ? response.json() : Promise.reject(new Error(`HTTP ${response.status}`))))
     .then((body) => {
-      unicode = Object.entries(body.code_to_names).map(([code, names]) => ({ code, names }));
+      // Their characters once, not at each key typed in the search.
+      unicode = Object.entries(body.code_to_names).flatMap(([code, names]) => {
+        try {
+          return [{ code, names, text: emojiCharacters(code) }];
+        } catch {
+          return []; // not code points: not offered
+        }
+      });
     })
     .catch((error) => {
       loading = null; // tried again at the next opening
@@ -37,8 +44,6 @@ function loadEmoji() {
     });
   return loading;
 }
-
-const characters = (code) => String.fromCodePoint(...code.split("-").map((hex) => parseInt(hex, 16)));
 
 // How well a name answers the search (lower is better), or null: the name itself, a name starting
 // with it (the shorter, the better), a word of the name starting with it, the search inside it.
@@ -59,7 +64,7 @@ function choices(query) {
     .map(({ name, id, source_url }) => ({ names: [name], picture: source_url, code: String(id), type: "realm_emoji" }));
   const all = [
     ...custom,
-    ...(unicode || []).map(({ code, names }) => ({ names, text: characters(code), code, type: "unicode_emoji" })),
+    ...(unicode || []).map(({ code, names, text }) => ({ names, text, code, type: "unicode_emoji" })),
   ];
   if (!wanted) {
     const byName = new Map(all.flatMap((emoji) => emoji.names.map((name) => [name, emoji])).reverse()); // the first wins

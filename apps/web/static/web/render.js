@@ -38,10 +38,14 @@ function emojiShown(reaction, ctx) {
   return emojiText(reaction);
 }
 
+// An emoji's characters from Zulip's emoji_code ("1f44d", "1f468-200d-1f4bb"); a RangeError for a
+// code that names no code points.
+export const emojiCharacters = (code) => String.fromCodePoint(...code.split("-").map((hex) => parseInt(hex, 16)));
+
 function emojiText(reaction) {
   if (reaction.reaction_type !== "unicode_emoji") return `:${reaction.emoji_name}:`;
   try {
-    return String.fromCodePoint(...reaction.emoji_code.split("-").map((hex) => parseInt(hex, 16)));
+    return emojiCharacters(reaction.emoji_code);
   } catch {
     return `:${reaction.emoji_name}:`;
   }
@@ -54,7 +58,7 @@ function showEmoji(content) {
     const code = [...span.classList].find((name) => /^emoji-[0-9a-f]+(-[0-9a-f]+)*$/.test(name));
     if (!code) continue;
     try {
-      span.textContent = String.fromCodePoint(...code.slice(6).split("-").map((hex) => parseInt(hex, 16)));
+      span.textContent = emojiCharacters(code.slice(6));
     } catch {
       // not a code point: the name stays
     }

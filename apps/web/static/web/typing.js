@@ -6,7 +6,7 @@
 // is emptied or sent, or is addressed elsewhere; never when the writer's settings say not to.
 
 import { api } from "./api.js";
-import { recipients } from "./compose.js";
+import { recipients, usersOf } from "./compose.js";
 import { conversationWith } from "./narrow.js";
 import { el } from "./render.js";
 import { $, ctx, state } from "./state.js";
@@ -27,14 +27,8 @@ function conversationWritten() {
   const target = $("#compose-channel").value;
   if (target === "dm") {
     if (!allowed.direct) return null;
-    let ids;
-    try {
-      const byEmail = new Map([...state.users.values()].map((user) => [user.email.toLowerCase(), user.user_id]));
-      ids = recipients($("#compose-people").value).map((email) => byEmail.get(email.toLowerCase()));
-    } catch {
-      return null; // a name nobody has: nobody to tell yet
-    }
-    if (!ids.length || ids.includes(undefined)) return null;
+    const ids = peopleIds($("#compose-people").value);
+    if (!ids?.length || ids.includes(undefined)) return null;
     return { key: `dm:${conversationWith(ids, state.ownUserId)}`, params: { type: "direct", op: "", to: ids } };
   }
   if (!target || !allowed.stream) return null;
@@ -43,6 +37,23 @@ function conversationWritten() {
     key: `stream:${target}:${topic.toLowerCase()}`,
     params: { type: "stream", op: "", stream_id: Number(target), topic },
   };
+}
+
+// The ids of the people typed in the box's people field; null while a name there is nobody's. Read
+// again when that field changes or someone joins or leaves, not at each key typed in the message
+// (each reading goes through every user).
+let typedPeople = { typed: null, users: null, ids: null };
+function peopleIds(typed) {
+  if (typedPeople.typed !== typed || typedPeople.users !== state.users.size) {
+    let ids = null;
+    try {
+      ids = usersOf(recipients(typed)).map((user) => user?.user_id);
+    } catch {
+      // a name nobody has (or several have): nobody to tell yet
+    }
+    typedPeople = { typed, users: state.users.size, ids };
+  }
+  return typedPeople.ids;
 }
 
 function tell(op, params) {
