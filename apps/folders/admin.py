@@ -6,6 +6,7 @@ never deleted."""
 from django import forms
 from django.contrib import admin, messages
 
+from apps.core.admin import ModelAdmin
 from apps.core.errors import JsonableError
 from apps.folders.actions import (
     check_add_channel_folder,
@@ -45,7 +46,7 @@ class ChannelFolderForm(forms.ModelForm):
 
 
 @admin.register(ChannelFolder)
-class ChannelFolderAdmin(admin.ModelAdmin):
+class ChannelFolderAdmin(ModelAdmin):
     form = ChannelFolderForm
     list_display = ("name", "realm", "order", "is_archived", "creator", "date_created")
     list_editable = ("order",)

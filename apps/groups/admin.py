@@ -11,6 +11,7 @@ from django.contrib import admin, messages
 from django.contrib.auth.models import Group as AuthGroup
 from django.db.models import Count, Q
 
+from apps.core.admin import ModelAdmin
 from apps.core.errors import JsonableError
 from apps.groups.actions.groups import (
     check_user_group_name,
@@ -98,7 +99,7 @@ class UserGroupForm(forms.ModelForm):
 
 
 @admin.register(UserGroup)
-class UserGroupAdmin(admin.ModelAdmin):
+class UserGroupAdmin(ModelAdmin):
     form = UserGroupForm
     list_display = ("name", "realm", "is_system_group", "deactivated", "direct_member_count", "date_created")
     list_filter = ("realm", "is_system_group", "deactivated")

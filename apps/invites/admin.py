@@ -8,7 +8,7 @@ from django import forms
 from django.contrib import admin, messages
 from django.utils.html import format_html
 
-from apps.core.admin import ReadOnlyAdmin, confirmed_action
+from apps.core.admin import ModelAdmin, ReadOnlyAdmin, confirmed_action
 from apps.core.errors import JsonableError
 from apps.groups.models import UserGroup
 from apps.invites.actions.email_invitations import do_revoke_email_invitation
@@ -79,7 +79,7 @@ class CreateInviteForm(forms.ModelForm):
 
 
 @admin.register(MultiuseInvite)
-class MultiuseInviteAdmin(admin.ModelAdmin):
+class MultiuseInviteAdmin(ModelAdmin):
     list_display = ("id", "realm", "invited_as", "referred_by", "created", "expiry_date", "status")
     list_filter = ("realm", "invited_as", "revoked")
     list_select_related = ("realm", "referred_by")

@@ -7,7 +7,7 @@ import contextlib
 from django import forms
 from django.contrib import admin
 
-from apps.core.admin import ReadOnlyAdmin
+from apps.core.admin import ModelAdmin, ReadOnlyAdmin
 from apps.core.errors import JsonableError
 from apps.linkifiers.actions import (
     DUPLICATE_PATTERN,
@@ -75,7 +75,7 @@ class LinkifierForm(forms.ModelForm):
 
 
 @admin.register(Linkifier)
-class LinkifierAdmin(admin.ModelAdmin):
+class LinkifierAdmin(ModelAdmin):
     form = LinkifierForm
     list_display = ("pattern", "url_template", "realm", "order")
     list_filter = ("realm",)

@@ -3,11 +3,12 @@
 
 from django.contrib import admin
 
+from apps.core.admin import ModelAdmin
 from apps.push.actions import do_remove_client_device, do_remove_push_device_tokens
 from apps.push.models import Device, PushDeviceToken
 
 
-class RemoveOnlyAdmin(admin.ModelAdmin):
+class RemoveOnlyAdmin(ModelAdmin):
     def has_add_permission(self, request) -> bool:
         return False
 

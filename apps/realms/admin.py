@@ -2,7 +2,7 @@ from django import forms
 from django.contrib import admin, messages
 from django.db.models import Count, Q
 
-from apps.core.admin import ReadOnlyAdmin, confirmed_action
+from apps.core.admin import ModelAdmin, ReadOnlyAdmin, confirmed_action
 from apps.core.errors import JsonableError
 from apps.realms.actions import (
     CHANGEABLE_SETTINGS,
@@ -47,7 +47,7 @@ class RealmForm(forms.ModelForm):
 
 
 @admin.register(Realm)
-class RealmAdmin(admin.ModelAdmin):
+class RealmAdmin(ModelAdmin):
     """Organizations are created with `manage.py create_realm` (they need an owner) and never deleted.
 
     apps.groups registers this admin again with the organization's group settings (who may create

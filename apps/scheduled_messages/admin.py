@@ -3,13 +3,13 @@ the action (their senders are told)."""
 
 from django.contrib import admin, messages
 
-from apps.core.admin import confirmed_action
+from apps.core.admin import ModelAdmin, confirmed_action
 from apps.scheduled_messages.actions import do_delete_reminder, do_delete_scheduled_message
 from apps.scheduled_messages.models import ScheduledMessage
 
 
 @admin.register(ScheduledMessage)
-class ScheduledMessageAdmin(admin.ModelAdmin):
+class ScheduledMessageAdmin(ModelAdmin):
     list_display = ("id", "delivery_type", "sender", "stream", "topic", "scheduled_timestamp", "delivered", "failed")
     list_filter = ("delivery_type", "delivered", "failed", "realm")
     search_fields = ("sender__full_name", "sender__delivery_email", "content")

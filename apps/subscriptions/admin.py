@@ -5,7 +5,7 @@ from django import forms
 from django.contrib import admin, messages
 from django.db.models import Count, Q
 
-from apps.core.admin import ReadOnlyAdmin, confirmed_action
+from apps.core.admin import ModelAdmin, ReadOnlyAdmin, confirmed_action
 from apps.core.errors import JsonableError
 from apps.subscriptions.actions.channels import (
     check_description,
@@ -40,7 +40,7 @@ class StreamForm(forms.ModelForm):
 
 
 @admin.register(Stream)
-class StreamAdmin(admin.ModelAdmin):
+class StreamAdmin(ModelAdmin):
     form = StreamForm
     list_display = ("name", "realm", "invite_only", "subscriber_count", "is_default", "deactivated", "date_created")
     list_filter = ("realm", "invite_only", "is_default", "deactivated")
@@ -119,7 +119,7 @@ class StreamAdmin(admin.ModelAdmin):
 
 
 @admin.register(Subscription)
-class SubscriptionAdmin(admin.ModelAdmin):
+class SubscriptionAdmin(ModelAdmin):
     list_display = ("user", "stream", "active", "is_muted", "pin_to_top")
     list_filter = ("active", "stream__realm")
     search_fields = ("user__full_name", "user__delivery_email", "stream__name")
@@ -149,7 +149,7 @@ class SubscriptionAdmin(admin.ModelAdmin):
 
 
 @admin.register(UserTopic)
-class UserTopicAdmin(admin.ModelAdmin):
+class UserTopicAdmin(ModelAdmin):
     list_display = ("user", "stream", "topic_name", "visibility_policy", "last_updated")
     list_filter = ("visibility_policy",)
     search_fields = ("user__delivery_email", "stream__name", "topic_name")

@@ -6,7 +6,7 @@ import json
 from django import forms
 from django.contrib import admin, messages
 
-from apps.core.admin import ReadOnlyAdmin, confirmed_action
+from apps.core.admin import ModelAdmin, ReadOnlyAdmin, confirmed_action
 from apps.core.errors import JsonableError
 from apps.users.actions.activation import do_deactivate_user, do_reactivate_user
 from apps.users.actions.avatars import do_change_avatar
@@ -69,7 +69,7 @@ class UserForm(forms.ModelForm):
         return role
 
 
-class AccountAdmin(admin.ModelAdmin):
+class AccountAdmin(ModelAdmin):
     """What the users and bots pages share: list columns, the actions, saving through actions."""
 
     form = UserForm
@@ -289,7 +289,7 @@ class CustomProfileFieldForm(forms.ModelForm):
 
 
 @admin.register(CustomProfileField)
-class CustomProfileFieldAdmin(admin.ModelAdmin):
+class CustomProfileFieldAdmin(ModelAdmin):
     form = CustomProfileFieldForm
     list_display = (
         "name",
@@ -361,7 +361,7 @@ class RealmUserDefaultForm(forms.ModelForm):
 
 
 @admin.register(RealmUserDefault)
-class RealmUserDefaultAdmin(admin.ModelAdmin):
+class RealmUserDefaultAdmin(ModelAdmin):
     """One row per organization, made with it; never added or deleted here."""
 
     form = RealmUserDefaultForm
