@@ -25,7 +25,8 @@ from apps.realms.models import Realm
 DEFAULT_LIMIT = 100
 MAX_LIMIT = 10_000
 # `limit` is a uint32 in the OpenAPI document; within that, values above MAX_LIMIT are clamped.
-LIMIT_RE = re.compile(r"[0-9]{1,10}")
+# Read as Rust reads a u32 (Dropshot's `limit`): an optional `+`, then digits, any leading zeros.
+LIMIT_RE = re.compile(r"\+?0*([0-9]{1,10})")
 UINT32_MAX = 2**32 - 1
 MAX_TOKEN_LENGTH = 512
 TOKEN_VERSION = "v1"  # noqa: S105 (the format version, as in Dropshot)
@@ -55,11 +56,13 @@ class _Token(BaseModel):
 def parse_limit(value: str | None) -> int:
     if value is None:
         return DEFAULT_LIMIT
-    if not LIMIT_RE.fullmatch(value) or not 1 <= int(value) <= UINT32_MAX:
+    match = LIMIT_RE.fullmatch(value)
+    limit = int(match[1]) if match else 0
+    if not 1 <= limit <= UINT32_MAX:
         raise InvalidQueryError(
             f"limit must be an integer from 1 to {UINT32_MAX} (a page holds at most {MAX_LIMIT} items)"
         )
-    return min(int(value), MAX_LIMIT)
+    return min(limit, MAX_LIMIT)
 
 
 def encode_page_token(realm: Realm, start: PageStart) -> str:

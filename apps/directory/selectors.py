@@ -12,8 +12,9 @@ DirectoryUser = tuple[UUID, str]
 
 
 def directory_users(realm: Realm) -> QuerySet[User]:
-    """The users the directory lists: the organization's active people and bots."""
-    return User.objects.filter(realm=realm, is_active=True)
+    """The users the directory lists: the organization's active people and bots, as GET
+    /api/v1/users lists them (not the server's own bots, the Welcome and Notification Bots)."""
+    return User.objects.filter(realm=realm, is_active=True).exclude(User.SYSTEM_BOTS)
 
 
 def users_after(users: QuerySet[User], after: UUID | None, count: int) -> list[DirectoryUser]:

@@ -1,5 +1,6 @@
 """The directory API (GET /users, /users/{userId}, /version, /openapi.json) with Dropshot's conventions."""
 
+import re
 from functools import partial
 from pathlib import Path
 from uuid import UUID
@@ -21,6 +22,12 @@ from apps.directory.filters import DirectoryUserFilter
 from apps.directory.pagination import PageStart, decode_page_token, encode_page_token, parse_limit
 from apps.directory.selectors import directory_users, get_directory_user, users_after
 from apps.directory.serializers import directory_user_to_dict, user_page_to_dict, version_to_dict
+
+# The spellings of a UUID Rust's uuid (Dropshot's) reads: hyphenated, simple, braced and URN
+# (Python's UUID() reads more: hyphens anywhere, braces and prefixes on any form).
+_HEX = "[0-9a-fA-F]"
+_HYPHENATED = f"{_HEX}{{8}}-{_HEX}{{4}}-{_HEX}{{4}}-{_HEX}{{4}}-{_HEX}{{12}}"
+UUID_RE = re.compile(rf"{_HYPHENATED}|{_HEX}{{32}}|\{{{_HYPHENATED}\}}|urn:uuid:{_HYPHENATED}")
 
 # The committed document is the contract; it is served as it is (tests check the two agree).
 OPENAPI_DOCUMENT = (Path(__file__).resolve().parent / "openapi.json").read_bytes()
@@ -73,10 +80,9 @@ class UserView(DirectoryView):
         # As Dropshot: the route and method first (a wrong one is a 405), then the path parameters
         # are parsed, before the handler, and so authentication, runs.
         if request.method.lower() in self.http_method_names:
-            try:
-                self.kwargs["user_id"] = UUID(kwargs["user_id"])
-            except ValueError:
-                raise BadPathParameterError(f"unable to parse '{kwargs['user_id']}' as a UUID") from None
+            if not UUID_RE.fullmatch(kwargs["user_id"]):
+                raise BadPathParameterError(f"unable to parse '{kwargs['user_id']}' as a UUID")
+            self.kwargs["user_id"] = UUID(kwargs["user_id"])
         super().initial(request, *args, **kwargs)
 
     def get(self, request: Request, user_id: str):

@@ -36,6 +36,9 @@ class UserManager(BaseUserManager):
     `createsuperuser` command included: apps/users/management/commands/createsuperuser.py)."""
 
 
+_SYSTEM_BOTS = models.Q(bot_type__isnull=False, bot_owner=None)  # User.SYSTEM_BOTS
+
+
 class User(AbstractBaseUser, PermissionsMixin, UserBaseSettings):
     """A person or bot in one organization, with the fields of Zulip's User object and every user
     setting (UserBaseSettings: timezone, email_address_visibility, ... are among them).
@@ -80,6 +83,9 @@ class User(AbstractBaseUser, PermissionsMixin, UserBaseSettings):
     # /user_avatars/{realm_id}/{avatar_hash}.png (apps.users.avatars).
     avatar_hash = models.CharField(max_length=32, blank=True, default="", db_default="")
     is_imported_stub = models.BooleanField(default=False)
+    # Made for someone without them (POST /users): `date_joined` is the account's creation until
+    # its first sign-in, then that sign-in's time (Zulip's TOS_VERSION_BEFORE_FIRST_LOGIN).
+    joins_at_first_login = models.BooleanField(default=False, db_default=False)
     # Special permission, granted by an operator (change_user_role), to change others' emails.
     can_change_user_emails = models.BooleanField(default=False)
     # Special permission, granted by an operator (change_user_role), to create accounts with
@@ -105,7 +111,7 @@ class User(AbstractBaseUser, PermissionsMixin, UserBaseSettings):
             models.Index(
                 fields=["realm", "uuid"],
                 include=["full_name"],
-                condition=models.Q(is_active=True),
+                condition=models.Q(is_active=True) & ~_SYSTEM_BOTS,
                 name="users_user_directory",
             ),
             # The bots someone administers (realm_bots of POST /register): an organization's bots,
@@ -134,7 +140,7 @@ class User(AbstractBaseUser, PermissionsMixin, UserBaseSettings):
 
     # The server's own bots (the Welcome Bot, the Notification Bot): owned by nobody. As a query
     # condition, and as a property of a user.
-    SYSTEM_BOTS = models.Q(bot_type__isnull=False, bot_owner=None)
+    SYSTEM_BOTS = _SYSTEM_BOTS
 
     @property
     def is_system_bot(self) -> bool:

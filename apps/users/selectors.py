@@ -124,12 +124,12 @@ def client_computes_gravatar(client_gravatar: bool) -> bool:
 
 
 def avatar_url_for_client(user: User, *, client_gravatar: bool) -> str | None:
-    """None when the client computes the Gravatar URL itself (`client_gravatar`), as in Zulip."""
+    """None when the client computes the Gravatar URL itself (`client_gravatar`), as in Zulip: for
+    anyone whose email everyone sees (bots too) whose picture is Gravatar's."""
     if (
         client_computes_gravatar(client_gravatar)
         and user.avatar_source == AvatarSource.GRAVATAR
         and user.email_address_visibility == EmailVisibility.EVERYONE
-        and not user.is_bot
     ):
         return None
     return avatar_url(user)

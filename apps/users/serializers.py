@@ -60,7 +60,7 @@ def users_to_dicts(
          avatar_source, avatar_version, avatar_hash, is_imported_stub) in rows:  # fmt: skip
         is_bot = bot_type is not None
         shown = is_bot or visibility == everyone
-        if client_gravatar and avatar_source == gravatar and visibility == everyone and not is_bot:
+        if client_gravatar and avatar_source == gravatar and visibility == everyone:
             avatar = None
         else:
             avatar = avatar_url_of(realm.id, email, avatar_source, avatar_hash, avatar_version)

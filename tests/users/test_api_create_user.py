@@ -1,13 +1,17 @@
 """POST /users: administrators with the can_create_users permission (granted by an operator) create
 accounts, as in Zulip; everyone else is refused, and bad input creates nothing."""
 
+from datetime import datetime, timedelta
+
 import pytest
 from django.core.management import call_command
+from django.utils import timezone
 
 from apps.users.models import User
-from tests.api import api_for, assert_error, assert_success
+from tests.api import ApiClient, api_for, assert_error, assert_success
 
 PASSWORD = "correct horse battery staple"
+MEMBER_PASSWORD = "correct horse battery"  # UserFactory's
 
 
 @pytest.fixture
@@ -36,6 +40,36 @@ def test_an_administrator_with_the_permission_creates_an_account(realm, provisio
     # The new account can use the API at once.
     profile = assert_success(api_for(user).get("/users/me"))
     assert profile["user_id"] == user.id
+
+
+def test_the_account_joins_when_its_person_first_signs_in(provisioner, member):
+    """As the spec and Zulip: an account made through the API joins at its first sign-in (the spec
+    QA pass: date_joined stayed the creation time)."""
+    created = assert_success(
+        api_for(provisioner).post("/users", {"email": "new@example.com", "password": PASSWORD, "full_name": "New"})
+    )
+    User.objects.filter(id=created["user_id"]).update(date_joined=timezone.now() - timedelta(days=3))
+
+    def date_joined(user_id: int) -> datetime:
+        return datetime.fromisoformat(assert_success(api_for(member).get(f"/users/{user_id}"))["user"]["date_joined"])
+
+    def sign_in(email: str, password: str):
+        return ApiClient().post("/fetch_api_key", {"username": email, "password": password})
+
+    made = date_joined(created["user_id"])
+    assert made < timezone.now() - timedelta(days=2)
+    assert_error(sign_in("new@example.com", "wrong"), 401, "AUTHENTICATION_FAILED")
+    assert date_joined(created["user_id"]) == made
+    before = timezone.now().replace(second=0, microsecond=0)  # shown to the minute
+    assert_success(sign_in("new@example.com", PASSWORD))
+    first_sign_in = date_joined(created["user_id"])
+    assert first_sign_in >= before
+    # Later sign-ins change nothing, nor do those of people who joined otherwise.
+    assert_success(sign_in("new@example.com", PASSWORD))
+    assert date_joined(created["user_id"]) == first_sign_in
+    joined = date_joined(member.id)
+    assert_success(sign_in(member.delivery_email, MEMBER_PASSWORD))
+    assert date_joined(member.id) == joined
 
 
 def test_without_the_permission(admin, member):

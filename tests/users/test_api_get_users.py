@@ -138,10 +138,14 @@ def test_bot_emails_are_always_visible(guest, bot):
     assert user["email"] == user["delivery_email"] == bot.delivery_email
 
 
-def test_client_gravatar(member, admin, realm):
+def test_client_gravatar(member, admin, bot, realm):
     hidden = UserFactory(realm=realm, email_address_visibility=EmailVisibility.ADMINS)
     api = ApiClient(member)
     assert assert_success(api.get(f"/users/{admin.id}"))["user"]["avatar_url"] is None
+    # A bot's too, as Zulip's (the spec QA pass: a bot's was always filled in).
+    assert assert_success(api.get(f"/users/{bot.id}"))["user"]["avatar_url"] is None
+    listed = {user["user_id"]: user for user in assert_success(api.get("/users"))["members"]}
+    assert listed[bot.id]["avatar_url"] is listed[admin.id]["avatar_url"] is None
     body = assert_success(api.get(f"/users/{admin.id}", {"client_gravatar": False}))
     assert body["user"]["avatar_url"] == gravatar(admin.delivery_email)
     # The client cannot compute a Gravatar for an address it may not see.

@@ -137,7 +137,9 @@ def check_message_edit(
         content = normalize_content(content if content.strip() else DELETED_CONTENT)
     # Checked for moves too, as Zulip's (the client saw the content it asks about).
     if prev_content_sha256 is not None and hashlib.sha256(message.content.encode()).hexdigest() != prev_content_sha256:
-        raise JsonableError("'prev_content_sha256' value does not match the expected value.")
+        raise JsonableError(
+            "'prev_content_sha256' value does not match the expected value.", code=ErrorCode.EXPECTATION_MISMATCH
+        )
     resolve = None
     if topic is not None:
         resolve = resolve_change(message.topic, topic)

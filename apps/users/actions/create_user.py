@@ -117,6 +117,7 @@ def do_create_user(
     system_bot: bool = False,
     welcome_message_custom_text: str | None = None,
     join_default_channels: bool = True,
+    joins_at_first_login: bool = False,
     acting_user: User | None,
 ) -> User:
     """Create a user or bot with a fresh API key.
@@ -126,7 +127,8 @@ def do_create_user(
     `bot_defaults` are a bot's default_* fields (its default channels, checked by the caller).
     `welcome_message_custom_text` (an invitation's text) and `join_default_channels` (a person joins
     the organization's default channels, unless their invitation link says otherwise) are passed on
-    to the person_created hooks.
+    to the person_created hooks. An account made for someone else to sign in to later
+    `joins_at_first_login` (its `date_joined` then moves to that sign-in: note_sign_in).
 
     Raises JsonableError for an invalid or taken email, an invalid name, a weak password, or bot
     settings that do not fit together; all is checked (and the password hashed) before the
@@ -157,6 +159,7 @@ def do_create_user(
         bot_type=bot_type,
         bot_owner=bot_owner,
         api_key=generate_api_key(),
+        joins_at_first_login=joins_at_first_login,
         **settings,
         **(bot_defaults or {}),
     )
@@ -208,7 +211,9 @@ def check_create_user_by_admin(admin: User, *, email: str, password: str, full_n
     if len(password) > User.MAX_PASSWORD_LENGTH:
         raise JsonableError(f"The password is too long (limit: {User.MAX_PASSWORD_LENGTH} characters).")
     check_email_allowed(admin.realm, check_email(email), ADMIN_REFUSALS)
-    return do_create_user(admin.realm, email, full_name, password=password, acting_user=admin)
+    return do_create_user(
+        admin.realm, email, full_name, password=password, joins_at_first_login=True, acting_user=admin
+    )
 
 
 @transaction.atomic(savepoint=False)
