@@ -1,7 +1,9 @@
 """Markdown to safe HTML, for user-written text shown to others (profile fields, descriptions)."""
 
+import io
 import re
-from collections.abc import Callable, Sequence
+import time
+from collections.abc import Callable, Iterator, Sequence
 from typing import Any
 
 import nh3
@@ -9,6 +11,10 @@ from markdown_it import MarkdownIt
 from markdown_it.common.utils import escapeHtml
 from markdown_it.renderer import RendererHTML
 from markdown_it.token import Token
+from pygments.formatters import HtmlFormatter
+from pygments.lexers import get_lexer_by_name
+from pygments.token import STANDARD_TYPES
+from pygments.util import ClassNotFound
 
 from apps.core.hooks import Hooks
 
@@ -48,8 +54,11 @@ ALLOWED_ATTRIBUTES = {
     "ol": {"start"},
     "div": {"aria-hidden", "data-code-language"},
 }
-# Zulip's spoilers and code blocks (_fence).
-ALLOWED_CLASSES = {"div": {"spoiler-block", "spoiler-header", "spoiler-content", "codehilite"}}
+# Zulip's spoilers and code blocks (_fence), with Pygments' classes for highlighted code.
+ALLOWED_CLASSES = {
+    "div": {"spoiler-block", "spoiler-header", "spoiler-content", "codehilite"},
+    "span": {name for name in STANDARD_TYPES.values() if name},
+}
 
 
 # Links to add to a piece of text: (start, end, URL) of its characters, in order, not overlapping.
@@ -118,14 +127,69 @@ def _fence(renderer: RendererHTML, tokens: Sequence[Token], idx: int, options: A
 
 
 def _code_block(renderer: RendererHTML, tokens: Sequence[Token], idx: int, options: Any, env: dict) -> str:
-    """A code block as Zulip writes one (Pygments' markup, without its highlighting), which is the
-    only form the mobile app reads as code."""
+    """A code block as Zulip writes one (Pygments' markup, the only form the mobile app reads as
+    code), highlighted by Pygments when its language is one Pygments knows: the tokens are spans
+    of Pygments' short classes, which the mobile app, zulip-terminal and the web app colour, and
+    `data-code-language` is the lexer's name (`js` and `javascript` are `JavaScript`); another
+    language is kept as written (Zulip's playgrounds name their own)."""
     token = tokens[idx]
     language = token.info.strip().partition(" ")[0]
+    code, language = _highlighted(token.content, language)
     attributes = f' data-code-language="{escapeHtml(language)}"' if language else ""
-    return (
-        f'<div class="codehilite"{attributes}><pre><span></span><code>{escapeHtml(token.content)}</code></pre></div>\n'
-    )
+    return f'<div class="codehilite"{attributes}><pre><span></span><code>{code}</code></pre></div>\n'
+
+
+# The languages highlighted (Pygments' lexer names): common ones whose lexers, given 10,000
+# characters written against them, stop within the time below (benchmarks/highlighting). Some other
+# lexers take seconds over one token of such input; a block in another language Pygments knows is
+# named as Pygments names it, and shown without colours.
+HIGHLIGHTED_LANGUAGES = frozenset({
+    "Ada", "ApacheConf", "Awk", "Bash", "Batchfile", "C", "C#", "C++", "CMake", "COBOL", "CSS", "Clojure",
+    "Common Lisp", "Dart", "Delphi", "Diff", "Django/Jinja", "Docker", "Elixir", "Elm", "Erlang", "F#",
+    "Fortran", "GAS", "GDScript", "Go", "GraphQL", "Groovy", "HTML", "HTTP", "Haskell", "JSON", "JSX",
+    "Java", "JavaScript", "Julia", "Kotlin", "Kusto", "LessCss", "Lua", "Makefile", "Markdown", "Matlab",
+    "MySQL", "NASM", "Nginx configuration file", "Nix", "OCaml", "Objective-C", "PHP", "Perl",
+    "PostgreSQL SQL dialect", "PowerShell", "Prolog", "Protocol Buffer", "Python", "Python Traceback",
+    "Python console session", "Racket", "Ruby", "Rust", "S", "SCSS", "SQL", "Scala", "Scheme", "Sed",
+    "Solidity", "Swift", "TOML", "TSX", "TeX", "Terraform", "Text only", "TypeScript", "VB.net", "VimL",
+    "XML", "YAML", "Zig",
+})  # fmt: skip
+# How long one block may be highlighted, checked between tokens (Java's and Makefiles' lexers take
+# seconds over some input, a little at each token): past it, the block is shown without colours.
+HIGHLIGHT_SECONDS = 0.2
+
+
+def _highlighted(code: str, language: str) -> tuple[str, str]:
+    """(`code` as HTML, the language's name) for a code block."""
+    try:
+        # As Zulip: PHP highlighted without its `<?php` marker (startinline).
+        lexer = get_lexer_by_name(language, startinline=True) if language else None
+    except ClassNotFound:
+        lexer = None
+    if lexer is None:
+        return escapeHtml(code), language
+    if lexer.name not in HIGHLIGHTED_LANGUAGES:
+        return escapeHtml(code), lexer.name
+    html = io.StringIO()
+    try:
+        _CODE_FORMATTER.format(_until(lexer.get_tokens(code), time.monotonic() + HIGHLIGHT_SECONDS), html)
+    except _OutOfTime:
+        return escapeHtml(code), lexer.name
+    return html.getvalue(), lexer.name
+
+
+class _OutOfTime(Exception):
+    pass
+
+
+def _until(tokens: Iterator, deadline: float) -> Iterator:
+    for token in tokens:
+        if time.monotonic() > deadline:
+            raise _OutOfTime
+        yield token
+
+
+_CODE_FORMATTER = HtmlFormatter(nowrap=True)
 
 
 _markdown.add_render_rule("fence", _fence)
