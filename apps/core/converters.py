@@ -64,7 +64,7 @@ class TextConverter:
     without NUL (PostgreSQL refuses it in text) or a lone surrogate (no UTF-8 encoding). Such a
     path names nothing: a 404."""
 
-    regex = "[^/\x00\ud800-\udfff]+"
+    regex = r"[^/\x00\ud800-\udfff]+"  # escapes, not the characters: the OpenAPI document shows it
 
     def to_python(self, value: str) -> str:
         return value
@@ -76,4 +76,4 @@ class TextConverter:
 class TextPathConverter(TextConverter):
     """The same, slashes allowed (as Django's `path`)."""
 
-    regex = "[^\x00\ud800-\udfff]+"
+    regex = r"[^\x00\ud800-\udfff]+"

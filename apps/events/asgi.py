@@ -41,7 +41,11 @@ class EventsPollApp:
                 return
             if not message.get("more_body"):
                 break
-        headers = {name.decode("latin1"): value.decode("latin1") for name, value in scope["headers"]}
+        # A header sent twice is its values joined by commas, as Django reads it (route parity).
+        headers: dict[str, str] = {}
+        for raw_name, raw_value in scope["headers"]:
+            name, value = raw_name.decode("latin1"), raw_value.decode("latin1")
+            headers[name] = f"{headers[name]},{value}" if name in headers else value
         secure = is_secure(scope.get("scheme", "http"), headers)
         poll = longpoll.PollRequest(
             host=headers.get("host", ""),

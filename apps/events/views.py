@@ -46,6 +46,9 @@ class EventsView(View):
     config/asgi.py; the browser's GET /json/events, which its session authenticates, always here
     (the thin route has no sessions, and a browser polls far less often than the API's clients)."""
 
+    # Not Django's OPTIONS answer (an empty text/html 200): a 405 like every other endpoint's.
+    http_method_names = ["get", "head", "delete"]
+
     @uses_params(GetEventsParams, returns=EventsAnswer)
     async def get(self, request: HttpRequest) -> HttpResponse:
         poll = longpoll.PollRequest.from_django(request)

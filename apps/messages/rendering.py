@@ -24,15 +24,16 @@ from apps.core.converters import is_ascii_digits
 from apps.core.markdown import render_markdown
 from apps.linkifiers.patterns import LinkifierRules
 from apps.messages.emoji import emoji_in_text
+from apps.realms.limits import EMPTY_TOPIC_DISPLAY_NAME
 
 MENTION_RE = re.compile(r"@(_?)\*\*([^*\n]+?)\*\*")
 # @*group* or @_*group*, after a space, a line's start, a quote or an opening bracket (Zulip's
 # BEFORE_MENTION_ALLOWED_REGEX): "a@*b*" mentions nobody.
 GROUP_MENTION_RE = re.compile(r"(?<![^\s'\"({\[/<])@(_?)\*([^*\n]+)\*")
 # #**channel** or #**channel>topic** (a channel's name has no ">").
-CHANNEL_LINK_RE = re.compile(r"#\*\*([^*>\n]+?)(?:>([^*\n]+?))?\*\*")
+CHANNEL_LINK_RE = re.compile(r"#\*\*([^*>\n]+?)(?:>([^*\n]*?))?\*\*")  # the topic may be the empty one
 # A topic link's "topic@id": a message of that topic.
-MESSAGE_IN_TOPIC_RE = re.compile(r"(.+)@([0-9]+)")
+MESSAGE_IN_TOPIC_RE = re.compile(r"(.*)@([0-9]+)")
 STREAM_WILDCARDS = {"all", "everyone", "channel", "stream"}
 TOPIC_WILDCARDS = {"topic"}
 # Zulip's global times: <time:2024-05-01T10:00:00Z> (or a Unix time), shown in each reader's zone.
@@ -83,6 +84,13 @@ def channel_narrow(stream_id: int, name: str, topic: str | None = None) -> str:
     """The narrow of a channel, or of one of its topics, in Zulip's links (`#narrow/channel/...`)."""
     path = f"#narrow/channel/{stream_id}-{encode_hash_component(name.replace(' ', '-'))}"
     return path if topic is None else f"{path}/topic/{encode_hash_component(topic)}"
+
+
+def topic_link_text(channel: str, topic: str) -> str:
+    """What a link to a topic reads, as HTML: `#channel > topic`, the empty topic by its display
+    name in italics, as Zulip's (`#**general>**` is a link to "general chat")."""
+    shown = html.escape(topic) if topic else f"<em>{EMPTY_TOPIC_DISPLAY_NAME}</em>"
+    return f"#{html.escape(channel)} &gt; {shown}"
 
 
 def render_message(
@@ -145,22 +153,21 @@ def render_message(
 
     def channel_link(match: re.Match) -> str:
         found = (channels_by_name or {}).get(match.group(1).strip().lower())
-        topic = match.group(2).strip() if match.group(2) else None
-        if found is None or topic == "":
+        topic = match.group(2).strip() if match.group(2) is not None else None
+        if found is None:
             return match.group(0)
         stream_id, name = found
         message = MESSAGE_IN_TOPIC_RE.fullmatch(topic) if topic is not None else None
         if message is not None:  # #**channel>topic@id**: a message
-            topic = message.group(1)
+            topic = message.group(1).strip()
             href = html.escape(f"/{channel_narrow(stream_id, name, topic)}/near/{message.group(2)}")
-            text = f"#{html.escape(name)} &gt; {html.escape(topic)} @ 💬"
-            link = f'<a class="message-link" href="{href}">{text}</a>'
+            link = f'<a class="message-link" href="{href}">{topic_link_text(name, topic)} @ 💬</a>'
         elif topic is None:
             href = html.escape("/" + channel_narrow(stream_id, name))
             link = f'<a class="stream" data-stream-id="{stream_id}" href="{href}">#{html.escape(name)}</a>'
         else:
             href = html.escape("/" + channel_narrow(stream_id, name, topic))
-            text = f"#{html.escape(name)} &gt; {html.escape(topic)}"
+            text = topic_link_text(name, topic)
             link = f'<a class="stream-topic" data-stream-id="{stream_id}" href="{href}">{text}</a>'
         token = f"zmention{nonce}x{len(replacements)}z"
         replacements[token] = (link, link)

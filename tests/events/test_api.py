@@ -7,6 +7,7 @@ import time
 import pytest
 from django.conf import settings
 from django.db import connection, transaction
+from django.test import Client
 
 from apps.core.redis_client import get_redis
 from apps.core.version import PARLEY_VERSION
@@ -270,8 +271,11 @@ def test_delete_queue(queue_of, member):
     assert_error(api.delete("/events"), 400, "REQUEST_VARIABLE_MISSING", "Missing 'queue_id' argument")
 
 
-def test_events_answers_other_methods_with_405(member):
-    response = ApiClient(member).post("/events")
+@pytest.mark.parametrize("method", ["post", "options"])
+@pytest.mark.parametrize("prefix", ["/api/v1", "/json"])
+def test_events_answers_other_methods_with_405(member, method, prefix):
+    """OPTIONS too (the fuzz QA pass: Django's empty text/html 200, without credentials)."""
+    response = Client().generic(method.upper(), f"{prefix}/events")
     body = assert_error(response, 405, "BAD_REQUEST")
     assert body["allowed_methods"] == ["GET", "HEAD", "DELETE"]
 

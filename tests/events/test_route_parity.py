@@ -78,6 +78,18 @@ def test_unauthorized(member):
 
 
 @pytest.mark.django_db(transaction=True)
+@pytest.mark.parametrize("wrong_first", [True, False])
+def test_credentials_sent_twice(member, wrong_first):
+    """Two Authorization headers are one value joined by a comma on both routes, which no Basic
+    credentials read as (the fuzz QA pass: the thin route took the last one, a poll served)."""
+    wrong = (b"authorization", b"Basic " + base64.b64encode(b"x:y"))
+    headers = (wrong, *basic(member)) if wrong_first else (*basic(member), wrong)
+    thin, django = both(query=b"dont_block=true", headers=headers)
+    assert_same(thin, django)
+    assert thin[0] == 401
+
+
+@pytest.mark.django_db(transaction=True)
 def test_rate_limited(member, settings):
     settings.RATE_LIMIT_EVENTS_BY_USER = (1, 60)
     query = b"dont_block=true"

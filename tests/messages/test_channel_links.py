@@ -37,13 +37,25 @@ def test_what_is_not_linked_stays_as_written(design, make_stream, member, admin,
     make_stream("secret", owner, private=True)
     old = make_stream("old", member)
     do_deactivate_stream(old, acting_user=admin)
-    html = rendered(member, "#**secret** #**old** #**nowhere** #**design>** `#**design**`")
+    html = rendered(member, "#**secret** #**old** #**nowhere** #**nowhere>** `#**design**`")
     assert "<a " not in html
     # Left to Markdown, as a mention of nobody is: bold.
     assert (
-        "#<strong>secret</strong> #<strong>old</strong> #<strong>nowhere</strong> #<strong>design&gt;</strong>" in html
+        "#<strong>secret</strong> #<strong>old</strong> #<strong>nowhere</strong> #<strong>nowhere&gt;</strong>" in html
     )
     assert "<code>#**design**</code>" in html
+
+
+def test_the_empty_topic_and_its_messages_are_linked(design, member):
+    """As Zulip's since the empty topic (feature level 346), which its Notification Bot writes of a
+    topic moved from "general chat" (the newcomer QA pass: shown as bold text, no link)."""
+    html = rendered(member, "#**design>** and #**design>@6**")
+    assert html == (
+        f'<p><a class="stream-topic" data-stream-id="{design.id}" href="/#narrow/channel/{design.id}-design/topic/">'
+        f"#design &gt; <em>general chat</em></a> and "
+        f'<a class="message-link" href="/#narrow/channel/{design.id}-design/topic//near/6">'
+        "#design &gt; <em>general chat</em> @ 💬</a></p>"
+    )
 
 
 def test_a_private_channel_is_linked_for_its_subscribers(make_stream, design, owner, admin):
