@@ -66,14 +66,14 @@ def do_set_bot_storage(bot: User, *, entries: Mapping[str, str], acting_user: Us
 
 @transaction.atomic
 def do_remove_bot_storage(bot: User, *, keys: Sequence[str] | None, acting_user: User | None) -> None:
-    """Delete these keys of the bot's storage, or all of them for none. Refused (KeyDoesNotExistError,
-    nothing deleted) if one of the keys is not stored.
+    """Delete these keys of the bot's storage, or all of them for None (an empty list: none).
+    Refused (KeyDoesNotExistError, nothing deleted) if one of the keys is not stored.
 
     Emits nothing.
     """
     _check_acting_for(bot, acting_user)
     _locked_usage(bot)
-    if not keys:
+    if keys is None:
         BotStorageEntry.objects.filter(bot=bot).delete()
         BotStorageUsage.objects.filter(bot=bot).update(characters=0)
         return

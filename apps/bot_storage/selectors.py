@@ -14,10 +14,10 @@ def check_is_bot(user: User) -> None:
 
 
 def bot_storage(bot: User, keys: Sequence[str] | None = None) -> dict[str, str]:
-    """The bot's values of these keys (one indexed query), or all its entries for none; "Key does
+    """The bot's values of these keys (one indexed query), or all its entries for None; "Key does
     not exist." if one of the keys is not stored."""
     entries = BotStorageEntry.objects.filter(bot=bot)
-    if not keys:
+    if keys is None:
         return dict(entries.order_by("key").values_list("key", "value"))
     wanted = set(keys)
     found = dict(entries.filter(key_digest__in=[key_digest(key) for key in wanted]).values_list("key", "value"))

@@ -8,6 +8,7 @@ class UpdateStorageParams(Params):
 
 
 class StorageKeysParams(Params):
-    """GET and DELETE /bot_storage: the keys to read or delete; none (or an empty list) means all."""
+    """GET and DELETE /bot_storage: the keys to read or delete; none (or null) means all, an empty
+    list none, as Zulip's."""
 
-    keys: Json[list[str]] | None = None
+    keys: Json[list[str] | None] = None

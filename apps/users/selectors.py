@@ -270,6 +270,11 @@ def active_bots_owned_by(user: User) -> list[User]:
     return list(User.objects.filter(bot_owner=user, is_active=True).order_by("id"))
 
 
+def active_bots_with_services(user: User) -> list[User]:
+    """The user's active bots, their services read along (the account page's files)."""
+    return list(User.objects.filter(bot_owner=user, is_active=True).prefetch_related("services").order_by("id"))
+
+
 def active_name_in_use(realm_id: int, full_name: str, *, exclude: User | None = None) -> bool:
     """Whether another active user or bot of the organization has exactly this name (Zulip's
     check_bot_name_available: a bot's name is its own among the active)."""

@@ -49,7 +49,7 @@ from apps.users.actions.password_reset import (
 from apps.users.actions.user_settings import do_regenerate_api_key
 from apps.users.backends import check_password_login
 from apps.users.errors import EmailInUseError
-from apps.users.selectors import api_email
+from apps.users.selectors import active_bots_with_services, api_email
 from apps.web.forms import ConfirmPasswordForm, JoinForm, LoginForm, NewPasswordForm, PasswordResetForm
 
 # The backend that keeps a session's user (RealmEmailBackend.get_user).
@@ -237,11 +237,27 @@ class AccountView(LoggedInPage):
         if not realm.password_auth_enabled or time.time() - typed_at < KEY_SHOWN_FOR_SECONDS:
             context |= {
                 "api_key": user.api_key,
-                "zuliprc": f"[api]\nemail={email}\nkey={user.api_key}\nsite={realm.url}\n",
+                "zuliprc": zuliprc(email, user.api_key, realm.url),
                 # Quoted for a shell where needed (an address may hold & or ': the hostile QA pass).
                 "curl": f"curl -u {shlex.quote(f'{email}:{user.api_key}')} {realm.url}/api/v1/users/me",
+                "bots": [_bot_files(bot, realm.url) for bot in active_bots_with_services(user)],
             }
         return render(request, "web/account.html", context, status=status)
+
+
+def zuliprc(email: str, api_key: str, site: str) -> str:
+    return f"[api]\nemail={email}\nkey={api_key}\nsite={site}\n"
+
+
+def _bot_files(bot, site: str) -> dict:
+    """A bot's zuliprc, and for a bot served by zulip-botserver its section of a botserverrc (its
+    outgoing webhook's token), as Zulip's settings offer them."""
+    files = {"bot": bot, "zuliprc": zuliprc(bot.delivery_email, bot.api_key, site)}
+    if service := next(iter(bot.services.all()), None):
+        files["botserverrc"] = (
+            f"[{service.name}]\nemail={bot.delivery_email}\nkey={bot.api_key}\nsite={site}\ntoken={service.token}\n"
+        )
+    return files
 
 
 @method_decorator(never_cache, name="dispatch")

@@ -53,10 +53,15 @@ def test_put_get_and_delete(bot):
     assert assert_success(api_for(bot).get("/bot_storage"))["storage"] == {}
 
 
-def test_empty_keys_mean_every_key(bot):
+def test_no_keys_are_no_keys_and_null_every_key(bot):
+    """As Zulip's: an empty list reads and deletes nothing (the bots QA pass: it deleted every key),
+    null is every key, as leaving `keys` out is."""
     assert_success(put(bot, {"a": "1", "b": "2"}))
-    assert assert_success(api_for(bot).get("/bot_storage", {"keys": []}))["storage"] == {"a": "1", "b": "2"}
-    assert_success(api_for(bot).delete("/bot_storage", {"keys": []}))
+    assert assert_success(api_for(bot).get("/bot_storage", {"keys": "[]"}))["storage"] == {}
+    assert_success(api_for(bot).delete("/bot_storage", {"keys": "[]"}))
+    assert stored(bot) == {"a": "1", "b": "2"}
+    assert assert_success(api_for(bot).get("/bot_storage", {"keys": "null"}))["storage"] == {"a": "1", "b": "2"}
+    assert_success(api_for(bot).delete("/bot_storage", {"keys": "null"}))
     assert stored(bot) == {}
 
 

@@ -10,10 +10,10 @@ from django.test import Client
 from apps.realms.actions import do_change_realm_settings
 from apps.realms.models import AuditLogEventType, EmailVisibility, RealmAuditLog
 from apps.users.actions.activation import do_deactivate_user
-from apps.users.models import User
+from apps.users.models import BotService, BotType, User
 from apps.users.selectors import api_email
 from tests.api import ApiClient, assert_error, assert_success
-from tests.factories import UserFactory
+from tests.factories import BotFactory, UserFactory
 from tests.web.conftest import browser, submit
 
 # The factories' password (tests.factories.UserFactory).
@@ -142,6 +142,39 @@ def test_the_account_page_shows_what_a_client_needs(member, realm):
     assert unquote(link[1]) == f"[api]\nemail={email}\nkey={member.api_key}\nsite=http://testserver\n"
     assert f"curl -u {email}:{member.api_key} http://testserver/api/v1/users/me" in html
     assert "<script" not in html
+
+
+def test_the_account_page_gives_the_files_of_ones_bots(member, admin, realm):
+    """As Zulip's settings (the bots QA pass: a bot's zuliprc could only be pieced together): each
+    active bot of one's own, and for an outgoing-webhook bot a botserverrc with its token."""
+    helper = BotFactory(realm=realm, bot_owner=member, full_name="Helper", delivery_email="helper-bot@example.com")
+    served = BotFactory(
+        realm=realm, bot_owner=member, bot_type=BotType.OUTGOING_WEBHOOK, delivery_email="served-bot@example.com"
+    )
+    service = BotService.objects.create(bot=served, name="helloworld", base_url="http://bots.example.com/", token="t0k")
+    gone = BotFactory(realm=realm, bot_owner=member, is_active=False, delivery_email="gone-bot@example.com")
+    theirs = BotFactory(realm=realm, bot_owner=admin, delivery_email="theirs-bot@example.com")
+    client = browser()
+    log_in(client, member.delivery_email)
+    html = client.get("/account/").content.decode()
+    files = {
+        (name, unquote(text))
+        for name, text in re.findall(
+            r'download="(zuliprc|botserverrc)" href="data:application/octet-stream,([^"]+)"', html
+        )
+    }
+    site = "http://testserver"
+    assert files == {
+        ("zuliprc", f"[api]\nemail={api_email(member)}\nkey={member.api_key}\nsite={site}\n"),
+        ("zuliprc", f"[api]\nemail=helper-bot@example.com\nkey={helper.api_key}\nsite={site}\n"),
+        ("zuliprc", f"[api]\nemail=served-bot@example.com\nkey={served.api_key}\nsite={site}\n"),
+        (
+            "botserverrc",
+            f"[helloworld]\nemail=served-bot@example.com\nkey={served.api_key}\nsite={site}\ntoken={service.token}\n",
+        ),
+    }
+    assert gone.api_key not in html
+    assert theirs.api_key not in html
 
 
 def test_the_curl_line_can_be_pasted_into_a_shell(realm):
