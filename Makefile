@@ -9,7 +9,7 @@ BIN := $(VENV)/bin
 PORT ?= $(or $(shell sed -n 's/^PORT=//p' .env 2>/dev/null | tail -n 1),8000)
 export PORT
 
-.PHONY: run test lint format install migrate shell
+.PHONY: run test lint format install migrate shell port-free
 
 $(BIN)/activate:
 	@$(PYTHON) -c 'import sys; sys.exit(0 if sys.version_info >= (3, 11) else "Parley needs Python 3.11 or newer; set PYTHON=python3.11")'
@@ -24,7 +24,13 @@ install: $(VENV)/.installed
 migrate: install
 	$(BIN)/python manage.py migrate --noinput
 
-run: migrate
+# A port already taken is said at once, before the set-up (gunicorn would say it after it, in its words).
+port-free:
+	@$(PYTHON) -c 'import os, socket, sys; port = int(os.environ["PORT"]); \
+	socket.socket().connect_ex(("127.0.0.1", port)) == 0 and \
+	sys.exit(f"Port {port} is taken (a Parley already running?): stop it, or serve on another: PORT=9000 make run")'
+
+run: port-free migrate
 	$(BIN)/python manage.py collectstatic --noinput --verbosity 0
 	$(BIN)/python manage.py bootstrap_demo --url http://127.0.0.1:$(PORT)
 	exec $(BIN)/gunicorn -c config/gunicorn.py config.asgi:application

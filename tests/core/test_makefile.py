@@ -3,6 +3,7 @@ commands read it too), else 8000."""
 
 import os
 import shutil
+import socket
 import subprocess
 
 import pytest
@@ -33,3 +34,22 @@ def test_the_port_comes_from_the_environment_then_dotenv_then_8000(checkout):
     (checkout / ".env").write_text("DATABASE_URL=sqlite:////tmp/x.sqlite3\nPORT=8123\n")
     assert demo_url(checkout) == "http://127.0.0.1:8123"
     assert demo_url(checkout, PORT="9001") == "http://127.0.0.1:9001"
+
+
+@pytest.mark.skipif(shutil.which("make") is None, reason="needs make")
+def test_a_taken_port_is_said_before_the_set_up(checkout):
+    """The newcomer QA pass: a second `make run` set everything up for 12 s, then gunicorn failed
+    five times in its own words."""
+    with socket.socket() as taken:
+        taken.bind(("127.0.0.1", 0))
+        taken.listen()
+        port = taken.getsockname()[1]
+        environment = os.environ | {"PORT": str(port)}
+        refused = subprocess.run(
+            ["make", "port-free"], cwd=checkout, env=environment, capture_output=True, text=True, timeout=60
+        )
+    assert refused.returncode != 0
+    assert f"Port {port} is taken" in refused.stderr
+    assert "PORT=9000 make run" in refused.stderr
+    free = subprocess.run(["make", "port-free"], cwd=checkout, env=environment, capture_output=True, timeout=60)
+    assert free.returncode == 0
