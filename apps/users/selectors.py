@@ -267,12 +267,16 @@ def active_user_ids_with_roles(realm_id: int, roles: Collection[int]) -> list[in
 
 
 def active_bots_owned_by(user: User) -> list[User]:
-    return list(User.objects.filter(bot_owner=user, is_active=True).order_by("id"))
+    return list(_active_bots_of(user))
 
 
 def active_bots_with_services(user: User) -> list[User]:
     """The user's active bots, their services read along (the account page's files)."""
-    return list(User.objects.filter(bot_owner=user, is_active=True).prefetch_related("services").order_by("id"))
+    return list(_active_bots_of(user).prefetch_related("services"))
+
+
+def _active_bots_of(user: User):
+    return User.objects.filter(bot_owner=user, is_active=True).order_by("id")
 
 
 def active_name_in_use(realm_id: int, full_name: str, *, exclude: User | None = None) -> bool:

@@ -128,7 +128,7 @@ def do_create_user(
     `welcome_message_custom_text` (an invitation's text) and `join_default_channels` (a person joins
     the organization's default channels, unless their invitation link says otherwise) are passed on
     to the person_created hooks. An account made for someone else to sign in to later
-    `joins_at_first_login` (its `date_joined` then moves to that sign-in: note_sign_in).
+    `joins_at_first_login` (its `date_joined` then moves to that sign-in: note_first_sign_in).
 
     Raises JsonableError for an invalid or taken email, an invalid name, a weak password, or bot
     settings that do not fit together; all is checked (and the password hashed) before the
