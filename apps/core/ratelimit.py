@@ -129,7 +129,9 @@ class InProcessBackend:
         self._lock = threading.Lock()
         self._next_sweep = 0.0
 
-    def hit(self, key: str, limit: int, window: int, *, record: bool, cost: int = 1) -> tuple[bool, int, float, float]:
+    def hit(
+        self, key: str, limit: int, window: int, *, record: bool, cost: int = 1, name: str | None = None
+    ) -> tuple[bool, int, float, float]:
         now = time.time()
         with self._lock:
             if now >= self._next_sweep:
@@ -158,6 +160,13 @@ class InProcessBackend:
         with self._lock:
             self._hits.pop(key, None)
 
+    def take_back(self, key: str, name: str) -> None:
+        """Hits are not named here: the newest one goes (a server of one process: it is most
+        likely this one)."""
+        with self._lock:
+            if hits := self._hits.get(key, (0, None))[1]:
+                hits.pop()
+
     def reset_all(self) -> None:
         with self._lock:
             self._hits.clear()
@@ -170,10 +179,12 @@ def _hit_of(answer: list) -> tuple[bool, int, float, float]:
 
 
 class RedisBackend:
-    def hit(self, key: str, limit: int, window: int, *, record: bool, cost: int = 1) -> tuple[bool, int, float, float]:
+    def hit(
+        self, key: str, limit: int, window: int, *, record: bool, cost: int = 1, name: str | None = None
+    ) -> tuple[bool, int, float, float]:
         client = get_redis()
         # EVALSHA itself: redis-py's Script wrapper costs more CPU than the round trip on every request.
-        args = (redis_key("ratelimit", key), window * 1000, limit, hit_name(), "1" if record else "0", cost)
+        args = (redis_key("ratelimit", key), window * 1000, limit, name or hit_name(), "1" if record else "0", cost)
         try:
             answer = client.execute_command("EVALSHA", _SLIDING_WINDOW_SHA, 1, *args)
         except redis.exceptions.NoScriptError:  # a new or restarted Redis
@@ -184,6 +195,9 @@ class RedisBackend:
     def clear(self, key: str) -> None:
         get_redis().delete(redis_key("ratelimit", key))
 
+    def take_back(self, key: str, name: str) -> None:
+        get_redis().zrem(redis_key("ratelimit", key), name)
+
 
 _in_process = InProcessBackend()
 _redis = RedisBackend()
@@ -193,9 +207,12 @@ def backend() -> InProcessBackend | RedisBackend:
     return _redis if settings.REDIS_URL else _in_process
 
 
-def check(key: str, limit: tuple[int, int], *, record: bool = True, cost: int = 1) -> RateLimitState:
+def check(
+    key: str, limit: tuple[int, int], *, record: bool = True, cost: int = 1, name: str | None = None
+) -> RateLimitState:
     """Count a hit weighing `cost` against `key` (unless `record` is False) and say whether it is
     within `limit`. A cost above the limit's count can never be recorded: callers refuse it first.
+    A hit `name`d (hit_name()) of cost 1 can be taken back (take_back).
 
     Raises redis errors when Redis is configured but unreachable; callers choose to fail open or
     closed.
@@ -203,8 +220,14 @@ def check(key: str, limit: tuple[int, int], *, record: bool = True, cost: int = 
     count_limit, window = limit
     if not 0 < cost <= count_limit:
         raise ValueError(f"cost {cost} is outside 1..{count_limit}")
-    hit = backend().hit(key, count_limit, window, record=record, cost=cost)
+    hit = backend().hit(key, count_limit, window, record=record, cost=cost, name=name)
     return _state(count_limit, window, *hit, record=record)
+
+
+def take_back(key: str, name: str) -> None:
+    """Forget the hit `name` counted against `key`: what it counted turned out not to happen (a
+    login the database could not answer is no failed login)."""
+    backend().take_back(key, name)
 
 
 def check_all(limits: Sequence[tuple[str, tuple[int, int]]]) -> None:

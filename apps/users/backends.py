@@ -1,5 +1,7 @@
 """Password sign-in within one organization: for POST /fetch_api_key and the Django admin."""
 
+import contextlib
+
 from django.conf import settings
 from django.contrib.auth.backends import BaseBackend
 from django.core.exceptions import ValidationError
@@ -10,6 +12,7 @@ from django.utils import timezone
 from apps.core import ratelimit
 from apps.core.auth import realm_for_request
 from apps.core.errors import (
+    REDIS_UNAVAILABLE,
     AuthenticationFailedError,
     JsonableError,
     PasswordAuthDisabledError,
@@ -26,7 +29,8 @@ def check_password_login(realm: Realm, username: str, password: str) -> User:
     """The user of `realm` with this email and password, or the error to answer.
 
     Every attempt takes a slot of the per-username limit (5 per 30 minutes by default) before the
-    password is checked, so concurrent guesses cannot slip past it; a success frees the slots. The
+    password is checked, so concurrent guesses cannot slip past it; a success frees the slots, and
+    an attempt the database could not answer gives its slot back. The
     limit fails closed: with Redis unreachable this raises its error (503). A username that is not
     an email address is refused first, before it takes a slot.
     """
@@ -38,15 +42,23 @@ def check_password_login(realm: Realm, username: str, password: str) -> User:
         raise PasswordAuthDisabledError()
     # Counted per spelling the lookup tells apart, no finer and no coarser (see email_key).
     limit_key = f"authenticate_by_username:{realm.id}:{email_key(username)}"
-    state = ratelimit.check(limit_key, settings.RATE_LIMIT_AUTH_FAILURES)
+    attempt = ratelimit.hit_name()
+    state = ratelimit.check(limit_key, settings.RATE_LIMIT_AUTH_FAILURES, name=attempt)
     if state.blocked:
         raise RateLimitedError(state.retry_after, state=state)
-    user = user_with_delivery_email(User.objects.select_related("realm").filter(realm=realm), username)
-    if user is None:
-        User().set_password(password)  # same work as a real check, so timing tells nothing
-        verified = False
-    else:
-        verified = user.check_password(password)
+    try:
+        user = user_with_delivery_email(User.objects.select_related("realm").filter(realm=realm), username)
+        if user is None:
+            User().set_password(password)  # same work as a real check, so timing tells nothing
+            verified = False
+        else:
+            verified = user.check_password(password)
+    except Exception:
+        # The database failed, not the password: the attempt is no failure (the fault QA pass: an
+        # outage's retries locked people out for 30 minutes once it was over).
+        with contextlib.suppress(*REDIS_UNAVAILABLE):
+            ratelimit.take_back(limit_key, attempt)
+        raise
     if not verified:
         raise AuthenticationFailedError()
     ratelimit.clear(limit_key)

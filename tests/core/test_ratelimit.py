@@ -75,6 +75,17 @@ def test_checking_without_recording_counts_nothing(rate_limit_backend):
     assert not ratelimit.check(key, (1, 60), record=False).blocked
 
 
+def test_a_named_hit_can_be_taken_back(rate_limit_backend):
+    """What a login the database could not answer does (apps/users/backends.py)."""
+    key, limit = f"test-take-back-{rate_limit_backend}", (2, 60)
+    ratelimit.check(key, limit)
+    attempt = ratelimit.hit_name()
+    assert ratelimit.check(key, limit, name=attempt).remaining == 0
+    ratelimit.take_back(key, attempt)
+    assert ratelimit.check(key, limit, record=False).remaining == 1
+    ratelimit.clear(key)
+
+
 def test_a_weighted_hit_is_recorded_whole_or_not_at_all(rate_limit_backend):
     key, limit = f"test-cost-{rate_limit_backend}", (5, 60)
     assert ratelimit.check(key, limit, cost=3).remaining == 2

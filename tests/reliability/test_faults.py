@@ -320,3 +320,36 @@ def test_postgresql_restarted(cluster, redis_server, live_server_factory):
         server.url, (sender["delivery_email"], sender["api_key"]), (receiver["delivery_email"], receiver["api_key"])
     )
     run_outage(server, traffic, postgresql)
+
+
+def test_logins_the_database_could_not_answer_are_no_failed_logins(
+    cluster, redis_server, live_server_factory, tmp_path
+):
+    """The fault QA pass: each login tried while PostgreSQL was down took a slot of the per-username
+    limit of failures (5), and the outage's retries locked the person out for 30 minutes after it."""
+    db = {"DATABASE_URL": cluster.url}
+    manage("create_realm", "--string-id", "", "--name", "Faults", "--owner-email", "owner@faults.example",
+           "--owner-full-name", "Olu Owner", **db)  # fmt: skip
+    password = tmp_path / "password"
+    password.write_text("a password long enough to pass\n")
+    manage("create_user", "--realm", "", "--email", "mo@faults.example", "--full-name", "Mo Member",
+           "--password-file", str(password), **db)  # fmt: skip
+    # Rate limits on (serve() turns them off), this limit's default of 5 failures.
+    server = live_server_factory(REDIS_URL=redis_server.url, DEPENDENCY_CONNECT_TIMEOUT=str(CONNECT_TIMEOUT), **db)
+
+    def log_in(secret: str) -> requests.Response:
+        form = {"username": "mo@faults.example", "password": secret}
+        return requests.post(f"{server.url}/api/v1/fetch_api_key", data=form, timeout=30)
+
+    assert log_in("wrong").status_code == 401  # a real failure counts
+    cluster.stop()
+    try:
+        for _ in range(6):
+            answer = log_in("a password long enough to pass")
+            assert (answer.status_code, answer.json()["code"]) == (503, "SERVICE_UNAVAILABLE")
+    finally:
+        cluster.start()
+    deadline = time.monotonic() + RECOVERY_BOUND_SECONDS
+    while (answer := log_in("a password long enough to pass")).status_code == 503 and time.monotonic() < deadline:
+        time.sleep(0.2)
+    assert answer.status_code == 200, answer.text
