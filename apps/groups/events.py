@@ -3,7 +3,12 @@
 
 from apps.events.registry import QueueOptions, StateContext, event_transform, initial_state
 from apps.groups.models import REALM_SETTINGS, SystemGroups
-from apps.groups.selectors import groups_by_id, setting_values_for_api, user_groups_in_realm_serialized
+from apps.groups.selectors import (
+    groups_by_id,
+    recursive_membership_group_ids,
+    setting_values_for_api,
+    user_groups_in_realm_serialized,
+)
 
 # Zulip's deprecated realm_wildcard_mention_policy, a superset of can_mention_many_users_group:
 # the policy of its system group, else everyone (Zulip's get_corresponding_policy_value_for_group_setting).
@@ -15,6 +20,12 @@ WILDCARD_MENTION_POLICY_OF_GROUP = {
     SystemGroups.NOBODY: 6,
     SystemGroups.MODERATORS: 7,
 }
+
+
+def membership_group_ids(context: StateContext) -> set[int]:
+    """The groups the registering user is in (through subgroups too): read once per register, for
+    the fetchers of the apps above that ask what the user may do."""
+    return context.once("membership_group_ids", lambda: recursive_membership_group_ids(context.user))
 
 
 def _wants_deactivated_groups(options: QueueOptions) -> bool:

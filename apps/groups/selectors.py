@@ -192,10 +192,13 @@ def user_has_permission(user: User, group_id: int, setting: GroupSetting, member
     return group_id in membership
 
 
-def has_realm_permission(user: User, name: str) -> bool:
-    """Whether `user` holds their organization's group-valued setting `name` (REALM_SETTINGS)."""
+def has_realm_permission(user: User, name: str, membership: Collection[int] | None = None) -> bool:
+    """Whether `user` holds their organization's group-valued setting `name` (REALM_SETTINGS);
+    `membership`, their groups, if read already."""
     group_id = getattr(user.realm, f"{name}_id")
-    return user_has_permission(user, group_id, REALM_SETTINGS[name], recursive_membership_group_ids(user))
+    if membership is None:
+        membership = recursive_membership_group_ids(user)
+    return user_has_permission(user, group_id, REALM_SETTINGS[name], membership)
 
 
 # --- membership through subgroups ---------------------------------------------------------------

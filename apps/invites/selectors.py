@@ -9,7 +9,7 @@ import hashlib
 import hmac
 import re
 from collections import defaultdict
-from collections.abc import Iterable, Sequence
+from collections.abc import Collection, Iterable, Sequence
 from datetime import datetime
 from typing import Any
 
@@ -190,9 +190,10 @@ def existing_user_errors(realm: Realm, emails: Sequence[str]) -> dict[str, tuple
     return errors
 
 
-def can_invite_users_by_email(user: User) -> bool:
-    """Whether the user is in the organization's can_invite_users_group (never guests)."""
-    return has_realm_permission(user, "can_invite_users_group")
+def can_invite_users_by_email(user: User, membership: Collection[int] | None = None) -> bool:
+    """Whether the user is in the organization's can_invite_users_group (never guests); `membership`,
+    their groups, if read already."""
+    return has_realm_permission(user, "can_invite_users_group", membership)
 
 
 def can_create_multiuse_invite(user: User) -> bool:

@@ -2,9 +2,13 @@
 "muted_topics" initial state, and how subscription events adapt to a queue's capabilities."""
 
 from apps.events.registry import QueueOptions, StateContext, event_filter, event_transform, initial_state
+from apps.groups.events import membership_group_ids
 from apps.subscriptions.default_groups import default_channel_groups
 from apps.subscriptions.realm_channels import default_channels
 from apps.subscriptions.selectors import (
+    Membership,
+    can_create_channels,
+    has_realm_setting,
     muted_topics_of,
     stream_dicts,
     subscriber_ids_by_stream,
@@ -176,3 +180,20 @@ def adapt_subscription_event(event: dict, options: QueueOptions) -> dict:
         return event
     subscriptions = [fill_null_notification_settings(sub, fallbacks) for sub in event["subscriptions"]]
     return {**event, "subscriptions": subscriptions}
+
+
+@initial_state("realm_user")
+def channel_permissions_state(context: StateContext) -> dict:
+    """What the user may do with channels, as Zulip's register computes it from the organization's
+    settings (clients show or hide their buttons by it)."""
+    membership = Membership(context.user, group_ids=membership_group_ids(context))
+    public = can_create_channels(membership, invite_only=False)
+    private = can_create_channels(membership, invite_only=True)
+    return {
+        "can_create_public_streams": public,
+        "can_create_private_streams": private,
+        "can_create_web_public_streams": False,  # Parley has no web-public channels
+        "can_create_streams": public or private,  # its name before Zulip 5.0 (feature level 102)
+        "can_subscribe_other_users": not context.user.is_guest
+        and has_realm_setting(membership, "can_add_subscribers_group"),
+    }

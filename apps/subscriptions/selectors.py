@@ -46,8 +46,10 @@ CONTENT_SETTINGS = ("can_add_subscribers_group", "can_subscribe_group")
 class Membership:
     """The groups a user is in, read once (one query) and only if a rule needs them."""
 
-    def __init__(self, user: User) -> None:
+    def __init__(self, user: User, group_ids: Collection[int] | None = None) -> None:
         self.user = user
+        if group_ids is not None:  # read already
+            self.__dict__["group_ids"] = set(group_ids)
 
     @cached_property
     def group_ids(self) -> set[int]:
