@@ -164,6 +164,9 @@ def test_two_people_chat_live(web_server, people, chromium):
         expect(edited.locator(".edited")).to_be_visible()
         expect(message(mick, "Pizza at noon?")).to_have_count(0)
         expect(edited.locator(".reaction")).to_have_text("👍 1")  # the reaction stays
+        # Each paragraph in the direction its letters say (the web app QA pass: Hebrew shown left to right).
+        expect(edited.locator(".content p")).to_have_attribute("dir", "auto")
+        expect(mick.locator("#compose-content")).to_have_attribute("dir", "auto")
 
         # Mick answers Olive directly; it shows in her direct messages' count.
         mick.goto(f"{url}/#dm/{owner.id}")
@@ -173,6 +176,7 @@ def test_two_people_chat_live(web_server, people, chromium):
         mick.press("#compose-content", "Enter")
         expect(message(mick, "One works for me")).to_be_visible()
         expect(olive.locator("#count-dms .count")).to_have_text("1")
+        expect(olive.locator("#count-dms .count")).to_have_attribute("aria-label", "1 unread direct message")
         expect(olive.locator(f"#people li[data-user-id='{member.id}'] .count")).to_have_text("1")
         mick.screenshot(path=SCREENSHOTS / "2-direct-message.png")
         olive.goto(f"{url}/#dm/{member.id}")
@@ -1979,6 +1983,9 @@ def test_any_emoji_as_a_reaction(web_server, people, chromium):
         expect(search).to_be_focused()
         expect(opener).to_have_attribute("aria-expanded", "true")
         expect(picker.get_by_role("button", name="rocket", exact=True)).to_be_visible()  # a common one, unsearched
+        # Placed at its size once its emoji came (the web app QA pass: the first time, it kept the
+        # size it had while "Loading…", a row and a half).
+        assert picker.bounding_box()["height"] > 150
         SCREENSHOTS.mkdir(parents=True, exist_ok=True)
         mick.screenshot(path=SCREENSHOTS / "8-emoji-picker.png")
         search.fill("rocket")

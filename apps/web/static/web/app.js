@@ -941,12 +941,22 @@ async function markShownAsRead() {
 // as Zulip tells reactions apart and its web app sends them (the picker QA pass: by name alone, a
 // custom emoji named as a Unicode one was taken for it, and a deactivated custom emoji could not
 // be voted for).
+// A second click while the first is on its way does nothing (the web app QA pass: a double click
+// sent both, and the second was refused, "Reaction already exists.").
+const reactionsOnTheirWay = new Set();
 async function toggleReaction(message, { name, code, type }) {
+  const key = `${message.id} ${type} ${code}`;
+  if (reactionsOnTheirWay.has(key)) return;
   const mine = (message.reactions || []).find(
     (r) => r.user_id === state.ownUserId && r.emoji_code === code && r.reaction_type === type,
   );
   const emoji = { emoji_name: mine?.emoji_name ?? name, emoji_code: code, reaction_type: type };
-  await api(mine ? "DELETE" : "POST", `/messages/${message.id}/reactions`, emoji);
+  reactionsOnTheirWay.add(key);
+  try {
+    await api(mine ? "DELETE" : "POST", `/messages/${message.id}/reactions`, emoji);
+  } finally {
+    reactionsOnTheirWay.delete(key);
+  }
 }
 
 // What a message action that failed said, cleared by the next one (the picker QA pass: it stayed).

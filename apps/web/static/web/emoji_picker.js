@@ -130,7 +130,9 @@ export function openEmojiPicker(button, pick) {
     loadEmoji()
       .catch((error) => console.warn("emoji:", error.message))
       .finally(() => {
-        if (!picker.hidden) render();
+        if (picker.hidden) return;
+        render();
+        if (opener?.isConnected) place(); // placed again at its size once filled (it was "Loading…")
       });
   }
 }

@@ -279,6 +279,10 @@ export function messageItem(message, ctx) {
     showLinks(content);
     showTimes(content);
     showMeMessage(content, message);
+    // Each paragraph in its own direction (Hebrew, Arabic right to left), as its first letters say.
+    for (const block of content.querySelectorAll("p, li, blockquote, h1, h2, h3, h4, h5, h6, td, th")) {
+      block.dir = "auto";
+    }
   };
   // A muted person's message is hidden until asked for, as in Zulip (their name and picture too).
   const hidden = ctx.isMutedUser(message.sender_id) && !revealed.has(message.id);

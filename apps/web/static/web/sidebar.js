@@ -18,7 +18,9 @@ function unreadCount(test) {
 }
 
 function countBadge(count, label) {
-  return count ? el("span", { class: "count", "aria-label": `${count} unread ${label}` }, String(count)) : null;
+  // "1 unread message", "2 unread messages" (labels are plural: "direct messages from Olivia").
+  const said = count === 1 ? label.replace(/messages/, "message") : label;
+  return count ? el("span", { class: "count", "aria-label": `${count} unread ${said}` }, String(count)) : null;
 }
 
 export function renderSidebar() {
