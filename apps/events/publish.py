@@ -7,12 +7,17 @@ publish still on the way, or failed) publishes that event from the outbox first.
 publish failed altogether (Redis unreachable) are published by the periodic sweep.
 """
 
+import atexit
 import contextlib
+import itertools
 import json
 import logging
+import threading
+import time
 from collections.abc import Iterable
 from typing import TYPE_CHECKING, Any
 
+from django.conf import settings
 from django.db import connection, transaction
 from django.db.models import Max
 
@@ -219,8 +224,60 @@ def forget_credentials_on_commit(*, user_ids: Iterable[int] = (), realm_ids: Ite
             get_backend().forget_credentials(users, realms)
         except Exception as exc:
             _log_failure(exc, "could not drop cached credentials of users %s, organizations %s", users, realms)
+            _undropped_credentials.add(users, realms)
 
     transaction.on_commit(forget)
+
+
+class _UndroppedCredentials:
+    """Drops of cached credentials Redis was not told of, told again (a thread of this process, every
+    few seconds) until it is, or until no process can still hold what they drop
+    (CREDENTIAL_CACHE_SECONDS). The fault QA pass: a key rotated during a pause of Redis shorter than
+    the servers' check of it stayed valid in the other processes until their cache expired."""
+
+    RETRY_SECONDS = (0.5, 1, 2, 4)
+    # A process ending (a command: rotate_api_key) waits this long for its drops to be told.
+    EXIT_WAIT_SECONDS = 15
+
+    def __init__(self) -> None:
+        self._lock = threading.Lock()
+        self._users: set[int] = set()
+        self._realms: set[int] = set()
+        self._until = 0.0
+        self._thread: threading.Thread | None = None
+
+    def add(self, users: Iterable[int], realms: Iterable[int]) -> None:
+        with self._lock:
+            self._users.update(users)
+            self._realms.update(realms)
+            self._until = time.monotonic() + settings.CREDENTIAL_CACHE_SECONDS
+            if self._thread is None:  # (the thread clears it, under the lock, as it ends)
+                self._thread = threading.Thread(target=self._retry, name="credential-drops", daemon=True)
+                self._thread.start()
+                atexit.register(self._thread.join, self.EXIT_WAIT_SECONDS)
+
+    def _retry(self) -> None:
+        for attempt in itertools.count():
+            time.sleep(self.RETRY_SECONDS[min(attempt, len(self.RETRY_SECONDS) - 1)])
+            with self._lock:
+                users, realms = sorted(self._users), sorted(self._realms)
+                if time.monotonic() > self._until:  # every cache has let them go by now
+                    self._users, self._realms, self._thread = set(), set(), None
+                    return
+            try:
+                get_backend().forget_credentials(users, realms)
+            except Exception:  # noqa: S112 (still down: tried again shortly)
+                continue
+            logger.info("dropped cached credentials of users %s, organizations %s at last", users, realms)
+            with self._lock:
+                self._users.difference_update(users)
+                self._realms.difference_update(realms)
+                if not (self._users or self._realms):
+                    self._thread = None
+                    return
+
+
+_undropped_credentials = _UndroppedCredentials()
 
 
 def delete_queues_on_commit(user_ids: Iterable[int]) -> None:
