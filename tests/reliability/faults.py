@@ -110,8 +110,17 @@ class PostgresCluster:
     def stop(self) -> None:
         self.run(self.pg_ctl, "-D", str(self.data), "-m", "fast", "-w", "stop")
 
+    def freeze(self, sig: int = signal.SIGSTOP) -> None:
+        """Stop (SIGSTOP) or resume (SIGCONT) the server and its backends: its host still answers
+        TCP, the queries wait."""
+        postmaster = int((self.data / "postmaster.pid").read_text().split()[0])
+        children = subprocess.run(["ps", "-o", "pid=", "--ppid", str(postmaster)], capture_output=True, text=True)
+        for pid in [postmaster, *map(int, children.stdout.split())]:
+            os.kill(pid, sig)
+
     def remove(self) -> None:
         if (self.data / "postmaster.pid").exists():
+            self.freeze(signal.SIGCONT)
             self.stop()
         shutil.rmtree(self.directory, ignore_errors=True)
 

@@ -17,6 +17,7 @@ it has (GET /messages); delivery counts across its queues.
 
 import json
 import os
+import signal
 import subprocess
 import sys
 import threading
@@ -385,3 +386,28 @@ def test_a_key_rotated_while_redis_pauses_stops_working_everywhere(people, redis
         redis_server.resume()
     assert rotating.wait(timeout=60) == 0, rotating.stderr.read()
     wait_until(lambda: answers() == {401}, "the old key refused by every worker", timeout=10)
+
+
+def test_a_frozen_postgresql_is_reported_by_the_ready_probe_in_time(cluster, redis_server, live_server_factory):
+    """The fault QA pass: with PostgreSQL's processes stopped (its host still acknowledging), the
+    probe waited as long as the freeze, then said "ok"."""
+    db = {"DATABASE_URL": cluster.url}
+    server = serve(live_server_factory, REDIS_URL=redis_server.url, **db)
+
+    def probe() -> tuple[int, dict, float]:
+        began = time.monotonic()
+        answer = requests.get(f"{server.url}/health/ready", timeout=60)
+        return answer.status_code, answer.json(), time.monotonic() - began
+
+    # Connections opened before the freeze (a new one is refused at once: its handshake times out).
+    with ThreadPoolExecutor(8) as pool:
+        assert {status for status, _, _ in pool.map(lambda _: probe(), range(40))} == {200}
+    cluster.freeze()
+    try:
+        for _ in range(2):  # the first waits for the check; the next finds it still waiting
+            status, body, took = probe()
+            assert (status, body["checks"]["database"], body["checks"]["redis"]) == (503, "unavailable", "ok")
+            assert took < 10
+    finally:
+        cluster.freeze(signal.SIGCONT)
+    wait_until(lambda: probe()[0] == 200, "the probe saying ready again", timeout=10)
