@@ -3,6 +3,7 @@ fails is a log line, and the value is computed from the database instead; an ent
 dropped expires by itself."""
 
 import logging
+import time
 from collections.abc import Callable
 from typing import Any, TypeVar
 
@@ -13,13 +14,22 @@ from django.db.models.base import ModelState
 logger = logging.getLogger("apps.core.cache")
 
 
+# After the cache fails, it is left alone for this long rather than waited for at each use: a hung
+# Redis takes its socket timeout to fail (the fault QA pass: each message sent waited for two
+# caches' timeouts, 8 s a message with the rate limit's and the publish's).
+RETRY_SECONDS = 5.0
+_failed_until = 0.0
+
+
 def cached(key: str, compute: Callable[[], Any], seconds: int) -> Any:
     """The cached value of `key`, else compute() (cached for `seconds`); compute() alone when the
-    cache fails. None is never cached (it means "not there")."""
+    cache fails, or failed in the last RETRY_SECONDS. None is never cached (it means "not there")."""
+    if _failed_lately():
+        return compute()
     try:
         value = cache.get(key)
     except Exception as exc:
-        logger.warning("%s read from the database: the cache failed: %s", key, exc)
+        _failed(exc, "%s read from the database: the cache failed: %s", key)
         return compute()
     if value is not None:
         return value
@@ -27,15 +37,29 @@ def cached(key: str, compute: Callable[[], Any], seconds: int) -> Any:
     try:
         cache.set(key, value, seconds)
     except Exception as exc:
-        logger.warning("%s not cached: %s", key, exc)
+        _failed(exc, "%s not cached: %s", key)
     return value
 
 
 def forget(key: str) -> None:
+    """Drop `key`; a cache that fails (or failed lately) is left alone: the entry expires by itself."""
+    if _failed_lately():
+        logger.warning("cached %s not dropped: the cache failed lately", key)
+        return
     try:
         cache.delete(key)
-    except Exception as exc:  # the entry expires by itself
-        logger.warning("cached %s not dropped: %s", key, exc)
+    except Exception as exc:
+        _failed(exc, "cached %s not dropped: %s", key)
+
+
+def _failed_lately() -> bool:
+    return time.monotonic() < _failed_until
+
+
+def _failed(exc: Exception, message: str, key: str) -> None:
+    global _failed_until
+    _failed_until = time.monotonic() + RETRY_SECONDS
+    logger.warning(message, key, exc)
 
 
 M = TypeVar("M", bound=Model)
