@@ -6,8 +6,10 @@ from django.conf import settings
 from django.core.cache import cache
 from django.test import Client
 
+from apps.core import cache as read_through_cache
 from apps.core import ratelimit
 from apps.core.redis_client import get_redis
+from apps.events import publish
 from apps.events.backends import _backend_for, get_backend
 from apps.events.credentials import credential_cache
 from apps.events.registry import adapt_event, shows_event
@@ -35,6 +37,8 @@ def reset_process_state() -> None:
     realm_cache.clear()
     ratelimit._in_process.reset_all()
     ratelimit._redis_down_until = 0.0
+    read_through_cache._failed_until = 0.0
+    publish._undropped_credentials.discard()
     if settings.REDIS_URL:
         client = get_redis()
         keys = list(client.scan_iter(f"{settings.REDIS_KEY_PREFIX}:*", count=1000))

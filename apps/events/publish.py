@@ -17,6 +17,7 @@ import time
 from collections.abc import Iterable
 from typing import TYPE_CHECKING, Any
 
+import redis
 from django.conf import settings
 from django.db import connection, transaction
 from django.db.models import Max
@@ -224,7 +225,11 @@ def forget_credentials_on_commit(*, user_ids: Iterable[int] = (), realm_ids: Ite
             get_backend().forget_credentials(users, realms)
         except Exception as exc:
             _log_failure(exc, "could not drop cached credentials of users %s, organizations %s", users, realms)
-            _undropped_credentials.add(users, realms)
+            # A Redis that refused or dropped the connection did so to the servers' subscriptions
+            # too: they drop every cached credential as they subscribe again. One that did not
+            # answer in time may have kept them (paused, hung): it is told again.
+            if isinstance(exc, redis.exceptions.TimeoutError):
+                _undropped_credentials.add(users, realms)
 
     transaction.on_commit(forget)
 
@@ -256,12 +261,18 @@ class _UndroppedCredentials:
                 self._thread.start()
                 atexit.register(self._thread.join, self.EXIT_WAIT_SECONDS)
 
+    def discard(self) -> None:
+        """Tell none of them (the tests, whose settings and Redis change from one to the next)."""
+        with self._lock:
+            self._users, self._realms = set(), set()
+
     def _retry(self) -> None:
         for attempt in itertools.count():
             time.sleep(self.RETRY_SECONDS[min(attempt, len(self.RETRY_SECONDS) - 1)])
             with self._lock:
                 users, realms = sorted(self._users), sorted(self._realms)
-                if time.monotonic() > self._until:  # every cache has let them go by now
+                # Nothing left (discarded), or every cache has let them go by now.
+                if not (users or realms) or time.monotonic() > self._until:
                     self._users, self._realms, self._thread = set(), set(), None
                     return
             try:
