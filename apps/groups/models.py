@@ -80,6 +80,8 @@ REALM_SETTINGS = {
     "can_manage_all_groups": GroupSetting(
         default=SystemGroups.OWNERS, allow_everyone_group=False, allow_nobody_group=False
     ),
+    "direct_message_permission_group": GroupSetting(default=SystemGroups.EVERYONE, allow_everyone_group=True),
+    "direct_message_initiator_group": GroupSetting(default=SystemGroups.EVERYONE, allow_everyone_group=True),
 }
 
 

@@ -273,22 +273,30 @@ def is_user_in_group(group_id: int, user: User, *, direct_member_only: bool = Fa
     return bool(_fetch(sql + " WHERE m.user_id = %s LIMIT 1", [group_id, user.id]))
 
 
-def member_ids_by_group(group_ids: Collection[int], *, direct_member_only: bool = False) -> dict[int, set[int]]:
-    """{group id: ids of its active members}, directly or through subgroups, in one query."""
+def member_ids_by_group(
+    group_ids: Collection[int], *, direct_member_only: bool = False, among: Collection[int] | None = None
+) -> dict[int, set[int]]:
+    """{group id: ids of its active members}, directly or through subgroups, in one query; with
+    `among`, only those of these users (who of a few people holds a setting)."""
     result: dict[int, set[int]] = {group_id: set() for group_id in group_ids}
-    if not group_ids:
+    if not group_ids or (among is not None and not among):
         return result
     if direct_member_only:
-        rows = UserGroupMembership.objects.filter(user_group_id__in=group_ids, user__is_active=True).values_list(
-            "user_group_id", "user_id"
-        )
+        rows = UserGroupMembership.objects.filter(user_group_id__in=group_ids, user__is_active=True)
+        if among is not None:
+            rows = rows.filter(user_id__in=among)
+        rows = rows.values_list("user_group_id", "user_id")
     else:
         members = f"""
             SELECT DISTINCT tree.root, m.user_id FROM tree
             JOIN {MEMBERSHIPS} m ON m.user_group_id = tree.id
             JOIN {USERS} u ON u.id = m.user_id
             WHERE u.is_active = %s"""  # noqa: S608
-        rows = _fetch(_downward(len(group_ids)) + members, [*group_ids, True])
+        params = [*group_ids, True]
+        if among is not None:
+            members += f" AND m.user_id IN ({', '.join(['%s'] * len(among))})"
+            params += list(among)
+        rows = _fetch(_downward(len(group_ids)) + members, params)
     for group_id, user_id in rows:
         result[group_id].add(user_id)
     return result

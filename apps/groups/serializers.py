@@ -240,6 +240,8 @@ class UpdateRealmParams(Params):
     can_create_write_only_bots_group: Json[Any] = None
     can_create_groups: Json[Any] = None
     can_manage_all_groups: Json[Any] = None
+    direct_message_permission_group: Json[Any] = None
+    direct_message_initiator_group: Json[Any] = None
 
     _groups = field_validator(*REALM_SETTINGS)(parse_setting_change_field)
 

@@ -18,7 +18,8 @@ from django.db.models.functions import Lower
 
 from apps.core.converters import is_ascii_digits
 from apps.core.errors import JsonableError
-from apps.groups.selectors import is_user_in_group
+from apps.groups.models import SystemGroups, UserGroup
+from apps.groups.selectors import is_user_in_group, member_ids_by_group
 from apps.linkifiers.patterns import LinkifierRules
 from apps.linkifiers.selectors import linkifier_rules
 from apps.messages.access import check_channel_message_access
@@ -44,7 +45,7 @@ from apps.messages.narrow import (
     reads_public_history,
     with_flag_columns,
 )
-from apps.messages.recipients import direct_message_people
+from apps.messages.recipients import direct_message_people, find_group_recipient
 from apps.messages.rendering import CHANNEL_LINK_RE, MENTION_RE
 from apps.messages.serializers import flag_names, message_to_dict
 from apps.subscriptions.errors import StreamDoesNotExistError, StreamWithIdDoesNotExistError
@@ -391,6 +392,40 @@ def access_dm_recipients(sender: User, to: Any) -> list[User]:
             raise JsonableError(f"'{api_email(user)}' is no longer using Parley.")
         users[user.id] = user
     return list(users.values())
+
+
+def check_can_send_direct_message(sender: User, people: Sequence[User]) -> None:
+    """Whether the organization lets `sender` send a direct message to `people` (Zulip's
+    check_can_send_direct_message): one of its people (the sender included) must hold
+    direct_message_permission_group, and a conversation that has no message yet may be started only
+    by a holder of direct_message_initiator_group. Bots, and messages to oneself or to bots only,
+    are never refused."""
+    if sender.is_bot or all(person.is_bot or person.id == sender.id for person in people):
+        return
+    realm = sender.realm
+    authorizers, initiators = realm.direct_message_permission_group_id, realm.direct_message_initiator_group_id
+    holders = member_ids_by_group({authorizers, initiators}, among={sender.id, *(person.id for person in people)})
+    if not holders[authorizers]:
+        if UserGroup.objects.filter(id=authorizers, is_system_group=True, name=SystemGroups.NOBODY).exists():
+            raise JsonableError("Direct messages are disabled in this organization.")
+        raise JsonableError("This conversation does not include any users who can authorize it.")
+    if sender.id in holders[initiators] or _direct_messages_exist(sender, people):
+        return
+    raise JsonableError("You are not allowed to start direct message conversations.")
+
+
+def _direct_messages_exist(sender: User, people: Sequence[User]) -> bool:
+    """Whether the conversation of `sender` and `people` has a message (in either direction)."""
+    others = {person.id for person in people} - {sender.id}
+    if len(others) == 1:
+        (other,) = others
+        return Message.objects.filter(
+            Q(sender=sender, recipient__type=Recipient.Type.PERSONAL, recipient__type_id=other)
+            | Q(sender_id=other, recipient__type=Recipient.Type.PERSONAL, recipient__type_id=sender.id),
+            realm=sender.realm,
+        ).exists()
+    recipient = find_group_recipient(sender.realm, sorted({*others, sender.id}))
+    return recipient is not None and Message.objects.filter(realm=sender.realm, recipient=recipient).exists()
 
 
 def mention_targets(realm_id: int, content: str) -> tuple[dict[str, list[tuple[int, str]]], set[int]]:

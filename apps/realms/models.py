@@ -99,6 +99,12 @@ class Realm(models.Model):
     can_mention_many_users_group = group_setting(
         "Who may use wildcard mentions (@all, @topic) in channels and topics with more than 15 people."
     )
+    direct_message_permission_group = group_setting(
+        "Who may authorize a direct message: each one must include one of them (as sender or recipient)."
+    )
+    direct_message_initiator_group = group_setting(
+        "Who may start direct message conversations (anyone may answer one that exists)."
+    )
     # Zulip's *_limit_seconds: None is no limit.
     message_content_delete_limit_seconds = seconds_limit(
         600, "How long after sending people may delete their own messages, in seconds; empty: any time."

@@ -31,7 +31,12 @@ from apps.messages.actions.send import (
     render_content,
 )
 from apps.messages.models import Message
-from apps.messages.selectors import access_dm_recipients, access_message, access_stream_for_sending
+from apps.messages.selectors import (
+    access_dm_recipients,
+    access_message,
+    access_stream_for_sending,
+    check_can_send_direct_message,
+)
 from apps.messages.wildcard_mentions import check_wildcard_mentions_allowed
 from apps.scheduled_messages.errors import DeliveryTimeNotInFutureError, TooManyScheduledMessagesError
 from apps.scheduled_messages.models import ScheduledMessage
@@ -91,6 +96,7 @@ def check_addressed(sender: User, kind: str, to: Any, topic: str | None, content
         if not isinstance(to, list):  # people are named by a list of ids (Zulip's rule)
             raise JsonableError("Invalid data type for recipients")
         people = access_dm_recipients(sender, to)
+        check_can_send_direct_message(sender, people)
         stream, topic = None, ""
         dm_user_ids = sorted({person.id for person in people} - {sender.id}) or [sender.id]
     rendered = render_content(sender, content, linkifier_rules(sender.realm_id))

@@ -33,6 +33,7 @@ from apps.messages.selectors import (
     access_stream_for_sending,
     alert_word_users,
     channel_link_targets,
+    check_can_send_direct_message,
     custom_emoji_targets,
     mention_targets,
     muting_user_ids,
@@ -200,6 +201,7 @@ def check_send_message(
     if to is None:
         raise MissingArgumentError("to")
     others = [u for u in access_dm_recipients(sender, to) if u.id != sender.id]
+    check_can_send_direct_message(sender, others)
     return do_send_message(
         sender, dm_with=others, content=content, client=client, read_by_sender=read_by_sender, local_id=local_id,
         acting_user=acting_user,
