@@ -328,7 +328,8 @@ def access_stream_for_sending(sender: User, to: Any) -> Stream:
         if len(to) != 1:
             raise JsonableError("Expected exactly one channel")
         to = to[0]
-    streams = Stream.objects.filter(realm_id=sender.realm_id)
+    # With the group that may start topics: check_can_create_topic needs no query while it is everyone.
+    streams = Stream.objects.filter(realm_id=sender.realm_id).select_related("can_create_topic_group")
     if isinstance(to, int) and not isinstance(to, bool):
         stream = streams.filter(id=to).first()
         missing: JsonableError = StreamWithIdDoesNotExistError(to)
@@ -352,6 +353,27 @@ def access_stream_for_sending(sender: User, to: Any) -> Stream:
     ):
         raise JsonableError("You do not have permission to post in this channel.")
     return stream
+
+
+def check_can_create_topic(user: User, stream: Stream, topic: str) -> None:
+    """Whether `user` may send (or move messages) to `topic` of `stream` (Zulip's
+    check_for_can_create_topic_group_violation): a topic the channel has no message in yet is
+    started only by the channel's can_create_topic_group (a bot by its owner's permission too); the
+    server's own bots are never refused."""
+    group = stream.can_create_topic_group
+    if user.is_system_bot or (group.is_system_group and group.name == SystemGroups.EVERYONE):
+        return
+    if Message.objects.filter(same_topic("topic", topic), stream=stream).exists():
+        return
+    if Membership(user).holds(stream, "can_create_topic_group"):
+        return
+    if (
+        user.is_bot
+        and user.bot_owner is not None
+        and Membership(user.bot_owner).holds(stream, "can_create_topic_group")
+    ):
+        return
+    raise JsonableError("You do not have permission to create new topics in this channel.")
 
 
 def access_dm_recipients(sender: User, to: Any) -> list[User]:

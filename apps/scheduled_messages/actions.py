@@ -35,6 +35,7 @@ from apps.messages.selectors import (
     access_dm_recipients,
     access_message,
     access_stream_for_sending,
+    check_can_create_topic,
     check_can_send_direct_message,
 )
 from apps.messages.wildcard_mentions import check_wildcard_mentions_allowed
@@ -91,6 +92,7 @@ def check_addressed(sender: User, kind: str, to: Any, topic: str | None, content
             raise JsonableError("Missing topic")
         stream = access_stream_for_sending(sender, stream_id)
         topic = normalize_topic(topic, stream, sender.realm)
+        check_can_create_topic(sender, stream, topic)
         dm_user_ids: list[int] = []
     else:
         if not isinstance(to, list):  # people are named by a list of ids (Zulip's rule)

@@ -26,6 +26,7 @@ class Stream(models.Model):
     SETTINGS = {
         "can_add_subscribers_group": GroupSetting(default=SystemGroups.NOBODY, allow_everyone_group=False),
         "can_administer_channel_group": GroupSetting(default=GROUP_CREATOR, allow_everyone_group=False),
+        "can_create_topic_group": GroupSetting(default=SystemGroups.EVERYONE, allow_everyone_group=True),
         "can_delete_any_message_group": GroupSetting(default=SystemGroups.NOBODY, allow_everyone_group=True),
         "can_delete_own_message_group": GroupSetting(default=SystemGroups.NOBODY, allow_everyone_group=True),
         "can_move_messages_out_of_channel_group": GroupSetting(default=SystemGroups.NOBODY, allow_everyone_group=True),
@@ -61,6 +62,8 @@ class Stream(models.Model):
 
     can_add_subscribers_group = models.ForeignKey(UserGroup, on_delete=models.PROTECT, related_name="+")
     can_administer_channel_group = models.ForeignKey(UserGroup, on_delete=models.PROTECT, related_name="+")
+    # Who may start a topic (send, or move messages, to a topic the channel has no message in).
+    can_create_topic_group = models.ForeignKey(UserGroup, on_delete=models.PROTECT, related_name="+")
     # Who may move the channel's messages to other channels, or to other topics of it, besides those
     # the organization's can_move_messages_between_channels_group / _between_topics_group allow.
     # Who may delete any of the channel's messages, or their own, or resolve its topics, besides those

@@ -227,6 +227,7 @@ class _ChannelSettings(Params):
 
     can_add_subscribers_group: Json[Any] = None
     can_administer_channel_group: Json[Any] = None
+    can_create_topic_group: Json[Any] = None
     can_delete_any_message_group: Json[Any] = None
     can_delete_own_message_group: Json[Any] = None
     can_move_messages_out_of_channel_group: Json[Any] = None
@@ -379,6 +380,7 @@ class UpdateStreamParams(Params):
     is_archived: Json[bool] | None = None
     can_add_subscribers_group: Json[Any] = None
     can_administer_channel_group: Json[Any] = None
+    can_create_topic_group: Json[Any] = None
     can_delete_any_message_group: Json[Any] = None
     can_delete_own_message_group: Json[Any] = None
     can_move_messages_out_of_channel_group: Json[Any] = None

@@ -24,6 +24,7 @@ BASIC_CHANNEL_KEYS = {
     "is_web_public", "history_public_to_subscribers", "is_archived", "first_message_id", "message_retention_days",
     "folder_id", "topics_policy", "stream_post_policy", "is_announcement_only", "is_recently_active",
     "stream_weekly_traffic", "subscriber_count", "can_add_subscribers_group", "can_administer_channel_group",
+    "can_create_topic_group",
     "can_delete_any_message_group", "can_delete_own_message_group", "can_move_messages_out_of_channel_group",
     "can_move_messages_within_channel_group", "can_remove_subscribers_group", "can_resolve_topics_group",
     "can_send_message_group", "can_subscribe_group",

@@ -42,7 +42,7 @@ from apps.messages.errors import InvalidMessageError
 from apps.messages.hooks import mentions_added, message_content_saved
 from apps.messages.models import Message, Recipient, SubMessage, UserMessage
 from apps.messages.recipients import get_recipient
-from apps.messages.selectors import alert_word_users
+from apps.messages.selectors import alert_word_users, check_can_create_topic
 from apps.messages.wildcard_mentions import check_wildcard_mentions, wildcard_topic_participants
 from apps.realms.limits import EMPTY_TOPIC_DISPLAY_NAME
 from apps.subscriptions.models import Stream
@@ -157,6 +157,8 @@ def check_message_edit(
                 raise JsonableError("The time limit for editing this message's topic has passed.")
     if destination is not None:
         check_channel_move(user, message, destination, message.topic if topic is None else topic)
+    if (topic is not None or destination is not None) and resolve is None:
+        check_can_create_topic(user, destination or message.stream, message.topic if topic is None else topic)
     return MessageEdit(content=content, topic=topic, stream=destination, propagate_mode=propagate_mode, resolve=resolve)
 
 

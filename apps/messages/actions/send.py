@@ -33,6 +33,7 @@ from apps.messages.selectors import (
     access_stream_for_sending,
     alert_word_users,
     channel_link_targets,
+    check_can_create_topic,
     check_can_send_direct_message,
     custom_emoji_targets,
     mention_targets,
@@ -194,8 +195,10 @@ def check_send_message(
         except (StreamDoesNotExistError, StreamWithIdDoesNotExistError) as missing:
             _alert_bot_owner_of_missing_channel(sender, missing)
             raise
+        topic = normalize_topic(topic, stream, sender.realm)
+        check_can_create_topic(sender, stream, topic)
         return do_send_message(
-            sender, stream=stream, topic=normalize_topic(topic, stream, sender.realm), content=content, client=client,
+            sender, stream=stream, topic=topic, content=content, client=client,
             read_by_sender=read_by_sender, local_id=local_id, acting_user=acting_user,
         )  # fmt: skip
     if to is None:
