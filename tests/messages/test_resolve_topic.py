@@ -177,6 +177,21 @@ def test_a_channels_own_group_may_resolve_its_topics(realm, design, make_stream,
     refused(member, there, "You don't have permission to resolve topics in this channel.", topic="✔ lunch")
 
 
+def test_the_channel_moved_to_may_grant_resolving(realm, design, make_stream, send, member, admin):
+    """As Zulip's can_resolve_topics: the setting of the channel moved from or of the one moved to."""
+    set_group(realm, "can_resolve_topics_group", "role:nobody")
+    other = make_stream("other", member, admin)
+    here = send(member, design, topic="lunch")
+    refused(member, here, "You don't have permission to resolve topics in this channel.",
+            topic="✔ lunch", stream_id=other.id)  # fmt: skip
+    members = UserGroup.objects.get(realm=realm, name="role:members").id
+    assert_success(
+        api_for(admin).patch(f"/streams/{other.id}", {"can_resolve_topics_group": json.dumps({"new": members})})
+    )
+    assert_success(edit(member, here, topic="✔ lunch", stream_id=other.id))
+    assert Message.objects.get(id=here).stream_id == other.id
+
+
 def test_one_more_mark_on_a_resolved_topic_is_a_rename(realm, design, send, member, admin):
     """The permissions QA pass: "✔ x" → "✔ ✔ x" (and back) counted as resolving (and unresolving),
     so someone who may resolve but not rename did both, past the time limit too, with notices for a

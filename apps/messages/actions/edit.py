@@ -145,9 +145,14 @@ def check_message_edit(
         resolve = resolve_change(message.topic, topic)
         topic = normalize_topic(topic, destination or message.stream, realm)
         if resolve is not None:
+            # The organization's setting, or the channel's of the channel moved from or to (Zulip's can_resolve_topics).
+            membership = Membership(user)
             if not (
-                has_realm_permission(user, "can_resolve_topics_group")
-                or Membership(user).holds(message.stream, "can_resolve_topics_group")
+                has_realm_permission(user, "can_resolve_topics_group", membership.group_ids)
+                or any(
+                    membership.holds(channel, "can_resolve_topics_group")
+                    for channel in {message.stream, destination} - {None}
+                )
             ):
                 raise JsonableError("You don't have permission to resolve topics in this channel.")
         else:
