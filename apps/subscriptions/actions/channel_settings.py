@@ -234,7 +234,7 @@ def check_update_stream(
     group_settings = group_settings or {}
     check_may_set_channel_policies(
         membership,
-        topics_policy=topics_policy is not None,
+        topics_policy=topics_policy not in (None, Stream.TopicsPolicy.INHERIT),
         group_values={name: change.new for name, change in group_settings.items()},
     )
     if new_name is not None:

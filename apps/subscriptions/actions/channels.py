@@ -139,7 +139,8 @@ DELETE_POLICY_SETTINGS = ("can_delete_any_message_group", "can_delete_own_messag
 def check_may_set_channel_policies(
     membership: Membership, *, topics_policy: bool, group_values: dict[str, GroupSettingValue]
 ) -> None:
-    """Zulip's can_set_topics_policy (a channel's own `topics_policy`) and
+    """Zulip's can_set_topics_policy (a channel's own `topics_policy`, but `inherit`: anyone who
+    administers the channel gives the decision back to the organization) and
     can_set_delete_message_policy (its DELETE_POLICY_SETTINGS set to anyone but nobody):
     "Insufficient permission" without the organization's setting."""
     if topics_policy and not has_realm_setting(membership, "can_set_topics_policy_group"):
