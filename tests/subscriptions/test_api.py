@@ -1360,7 +1360,7 @@ def test_patch_stream_topics_policy(realm, admin, member, design):
     admins = system_groups(realm.id)[SystemGroups.ADMINISTRATORS].id
     assert_success(ApiClient(admin).patch("/realm", {"can_set_topics_policy_group": json.dumps({"new": admins})}))
     before = db_state()
-    refused(patch_stream(member, mine.id, topics_policy="inherit"), "Insufficient permission", before)
+    refused(patch_stream(member, mine.id, topics_policy="disable_empty_topic"), "Insufficient permission", before)
     refused(patch_stream(admin, design.id, topics_policy="never"), "Invalid topics_policy", before)
     assert_success(patch_stream(admin, design.id, topics_policy="empty_topic_only"))
     design.refresh_from_db()
