@@ -22,6 +22,8 @@ from PIL import Image
 from playwright.sync_api import TimeoutError as PlaywrightTimeoutError
 from playwright.sync_api import expect, sync_playwright
 
+from apps.groups.models import SystemGroups
+from apps.groups.selectors import get_system_group
 from apps.users.selectors import api_email
 from tests.factories import UserFactory, create_stream
 
@@ -2049,4 +2051,47 @@ def test_any_emoji_as_a_reaction(web_server, people, chromium):
         shown = picker.bounding_box()
         assert 0 <= shown["y"] <= shown["y"] + shown["height"] <= 420
         assert_nothing_blocked(olive, mick)
+        browser.close()
+
+
+def test_a_topic_renamed_or_emptied_from_its_channels_list(web_server, people, chromium):
+    """The web app QA pass: a topic whose messages were all deleted stayed listed until a reload, and
+    a whole topic could not be renamed (an edit renames its one message)."""
+    server, general = web_server
+    realm, owner, member = people
+    url = server.url
+    olive = zulip.Client(email=api_email(owner), api_key=owner.api_key, site=url)
+    (doomed,) = send_many(olive, "doomed", 1)
+    send_many(olive, "lunch", 3)
+    owners_only = json.dumps({"new": get_system_group(realm.id, SystemGroups.OWNERS).id})
+    with sync_playwright() as playwright:
+        browser = playwright.chromium.launch(executable_path=chromium, headless=True)
+        _, mick = log_in(browser, url, member.delivery_email)
+        topics = mick.locator("#topics li")
+        mick.goto(f"{url}/#channel/{general.id}")
+        expect(topics).to_have_count(2)
+        assert olive.delete_message(doomed)["result"] == "success"
+        expect(topics).to_have_count(1)
+        expect(topics).to_have_text("lunch")
+
+        mick.goto(f"{url}/#channel/{general.id}/topic/lunch")
+        expect(mick.locator("li.message")).to_have_count(3)
+        mick.once("dialog", lambda dialog: dialog.accept("brunch"))
+        mick.click("#rename-topic")
+        expect(mick.locator("#narrow-title")).to_have_text("#general \u203a brunch")  # the view followed it
+        expect(mick.locator("li.message", has_text="lunch 2")).to_have_count(1)
+        expect(topics).to_have_text("brunch")
+        narrow = [{"operator": "topic", "operand": "brunch"}]
+        moved = olive.get_messages({"anchor": "newest", "num_before": 5, "num_after": 0, "narrow": narrow})
+        contents = [m["content"] for m in moved["messages"]]
+        assert contents[:3] == ["<p>lunch 0</p>", "<p>lunch 1</p>", "<p>lunch 2</p>"]
+        assert "This topic was moved here from" in contents[3]  # the Notification Bot's notice, as Zulip's
+        # Refused by the server: said in the page, nothing renamed.
+        olive.call_endpoint("realm", method="PATCH", request={"can_move_messages_between_topics_group": owners_only})
+        mick.once("dialog", lambda dialog: dialog.accept("dinner"))
+        mick.click("#rename-topic")
+        refusal = "Not renamed: You don't have permission to edit this message"
+        expect(mick.locator("#compose-status")).to_contain_text(refusal)
+        expect(mick.locator("#narrow-title")).to_have_text("#general \u203a brunch")
+        assert_nothing_blocked(mick)
         browser.close()

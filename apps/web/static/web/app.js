@@ -160,6 +160,11 @@ const handlers = {
       state.messages.delete(id);
       document.getElementById(`message-${id}`)?.remove();
     }
+    // The channel's topics again from the server: a topic whose last message went is no longer
+    // listed (the web app QA pass: it stayed until a reload).
+    if (event.message_type === "stream" && event.stream_id === state.view.streamId && !isArchived(event.stream_id)) {
+      loadTopics(event.stream_id).catch(() => {});
+    }
     renderCounts();
   },
   reaction(event) {
@@ -444,6 +449,8 @@ function showTitle(view) {
   const muteTopic = $("#mute-topic");
   muteTopic.hidden = view.kind !== "topic" || !ctx.streamName(view.streamId);
   if (view.kind === "topic") muteTopic.textContent = topicPolicy(view.streamId, view.topic) === 1 ? "Unmute topic" : "Mute topic";
+  // Renaming the whole topic: offered to those the channel lets post; the server says who may.
+  $("#rename-topic").hidden = view.kind !== "topic" || !state.subs.has(view.streamId) || isArchived(view.streamId);
   const other = view.kind === "dm" && view.userIds.length === 1 && view.userIds[0] !== state.ownUserId ? view.userIds[0] : null;
   const mutePerson = $("#mute-person");
   mutePerson.hidden = other === null;
@@ -554,6 +561,24 @@ async function loadOlder({ asked = false } = {}) {
   state.messages = new Map([...older.map((m) => [m.id, m]), ...state.messages]);
   list.prepend(...older.map(shownItem));
   box.scrollTop = box.scrollHeight - fromBottom; // the reader keeps their place
+}
+
+// The topic shown, renamed with all its messages (Zulip's "change_all" move, the new topic told of
+// it by the Notification Bot, as Zulip's default); the view follows it (followMove).
+async function renameTopic() {
+  const { streamId, topic } = state.view;
+  const name = window.prompt(`Rename the topic "${topic}" (all its messages) to:`, topic)?.trim();
+  if (name === undefined || name === topic) return;
+  const known = state.topics.find((t) => t.name.toLowerCase() === topic.toLowerCase());
+  const inTopic = (m) => m.stream_id === streamId && m.subject.toLowerCase() === topic.toLowerCase();
+  const anyId = known?.max_id ?? [...state.messages.values()].find(inTopic)?.id;
+  if (anyId === undefined) return;
+  const move = { topic: name, propagate_mode: "change_all", send_notification_to_old_thread: false };
+  try {
+    await api("PATCH", `/messages/${anyId}`, move);
+  } catch (error) {
+    setComposeStatus(`Not renamed: ${error.message}`);
+  }
 }
 
 async function loadTopics(streamId) {
@@ -1208,6 +1233,7 @@ function start() {
       setComposeStatus(error.message),
     );
   });
+  $("#rename-topic").addEventListener("click", renameTopic);
   $("#mute-person").addEventListener("click", () => {
     const other = state.view.userIds[0];
     const muted = state.mutedUsers.has(other);
