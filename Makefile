@@ -30,8 +30,12 @@ port-free:
 	socket.socket().connect_ex(("127.0.0.1", port)) == 0 and \
 	sys.exit(f"Port {port} is taken (a Parley already running?): stop it, or serve on another: PORT=9000 make run")'
 
-run: port-free migrate
-	$(BIN)/python manage.py collectstatic --noinput --verbosity 0
+# The static files are collected while the database is migrated (two processes: a restart is ready
+# sooner, before the Zulip clients' ten seconds of retries run out).
+run: port-free install
+	@$(BIN)/python manage.py collectstatic --noinput --verbosity 0 & collecting=$$!; \
+	$(BIN)/python manage.py migrate --noinput || { wait $$collecting; exit 1; }; \
+	wait $$collecting
 	$(BIN)/python manage.py bootstrap_demo --url http://127.0.0.1:$(PORT)
 	exec $(BIN)/gunicorn -c config/gunicorn.py config.asgi:application
 
