@@ -492,6 +492,15 @@ def test_a_new_channel_and_a_file_in_it(web_server, people, chromium):
         download = page.request.get(f"{url}{link.get_attribute('href')}")
         assert (download.status, download.body()) == (200, b"hi")
         page.screenshot(path=SCREENSHOTS / "6-new-channel-and-file.png")
+        # Larger than the server takes (25 MiB): said at once, nothing sent (it was sent whole, then refused).
+        uploads = []
+        page.on("request", lambda request: "/user_uploads" in request.url and uploads.append(request.url))
+        big = {"name": "big.bin", "mimeType": "application/octet-stream", "buffer": bytes(26 * 1024 * 1024)}
+        page.set_input_files("#compose-file", files=[big])
+        expect(page.locator("#compose-status")).to_have_text(
+            "Not uploaded: big.bin is larger than this server's maximum upload size (25 MiB)."
+        )
+        assert uploads == []
 
         # A picture sent is shown whole at the bottom once loaded (the web-app QA pass: cut off, the
         # list scrolled down before the picture took its height).

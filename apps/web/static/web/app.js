@@ -83,6 +83,7 @@ function loadState(registered) {
   state.emptyTopicName = registered.realm_empty_topic_display_name || state.emptyTopicName;
   state.offlineAfter = registered.server_presence_offline_threshold_seconds || 200;
   state.pingEvery = registered.server_presence_ping_interval_seconds || 60;
+  state.maxUploadMiB = registered.max_file_upload_size_mib ?? null;
   periods.startedWait = registered.server_typing_started_wait_period_milliseconds ?? periods.startedWait;
   periods.stoppedWait = registered.server_typing_stopped_wait_period_milliseconds ?? periods.stoppedWait;
   periods.startedExpiry = registered.server_typing_started_expiry_period_milliseconds ?? periods.startedExpiry;

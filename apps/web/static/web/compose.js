@@ -356,6 +356,12 @@ export async function onAttach(event) {
   const input = event.target;
   const file = input.files[0];
   if (!file) return;
+  // Too large: said at once, before it is sent whole only to be refused.
+  if (state.maxUploadMiB !== null && file.size > state.maxUploadMiB * 1024 * 1024) {
+    setComposeStatus(`Not uploaded: ${file.name} is larger than this server's maximum upload size (${state.maxUploadMiB} MiB).`);
+    input.value = "";
+    return;
+  }
   setComposeStatus(`Uploading ${file.name}…`);
   try {
     const body = await upload(file);

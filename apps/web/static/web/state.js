@@ -22,6 +22,7 @@ export const state = {
   presenceDisabled: false, // the organization shows nobody online (Zulip's realm_presence_disabled)
   offlineAfter: 200,
   pingEvery: 60,
+  maxUploadMiB: null, // the server's largest upload (Zulip's max_file_upload_size_mib; 0: uploads off)
   messages: new Map(), // the shown messages by id
   loading: null, // while a view's messages load: the changes to messages that arrived meanwhile
   foundOldest: false, // the view's oldest message is shown (else scrolling up loads older ones)
