@@ -1270,12 +1270,19 @@ def test_polls_and_to_do_lists(web_server, people, chromium):
         olive_page.locator(f"#message-{poll_id}").get_by_role("button", name="Edit").click()
         expect(olive_page.locator("#send")).to_have_text("Save edit")
         expect(olive_page.locator("#compose-topic")).to_have_value("widgets")
+        # Its text cannot be changed, and the page says so (it was offered, and refused on saving).
+        expect(olive_page.locator("#compose-content")).not_to_be_editable()
+        expect(olive_page.locator("#compose-status")).to_have_text(
+            "A poll's or to-do list's text cannot be edited; its topic can."
+        )
+        expect(olive_page.locator("#compose-topic")).to_be_focused()
         olive_page.fill("#compose-topic", "polls")
         olive_page.press("#compose-topic", "Enter")
         olive_page.press("#compose-content", "Enter")
         expect(olive_page.locator("#send")).to_have_text("Send")
         expect(olive_page.locator("#compose-status")).to_have_text("")
         assert olive.get_raw_message(poll_id)["message"]["subject"] == "polls"
+        expect(olive_page.locator("#compose-content")).to_be_editable()  # a new message is written again
         browser.close()
 
 

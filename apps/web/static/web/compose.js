@@ -165,6 +165,7 @@ export function quoteInCompose(message, raw, link) {
 let putAside = null; // what was being written when the edit began
 let editedTopic = null; // the topic of the channel message being edited (null: a direct message)
 let editedRaw = ""; // its content as the edit began
+let editedWidget = false; // it is a poll or a to-do list: its text stays as it is (the server refuses an edit of it)
 
 // An edit shows the message's own address: a channel message's topic may be changed with its
 // content (this message only, as Zulip's "change_one"); where it goes may not (the web app QA pass:
@@ -187,6 +188,7 @@ export async function startEditing(message) {
   markEditing(true);
   editedTopic = message.type === "stream" ? message.subject : null;
   editedRaw = raw;
+  editedWidget = (message.submessages || []).length > 0;
   fillCompose({
     channel: message.type === "stream" ? String(message.stream_id) : "dm",
     topic: editedTopic ?? "",
@@ -198,13 +200,21 @@ export async function startEditing(message) {
   $("#compose-channel").disabled = true;
   $("#send").textContent = "Save edit";
   $("#cancel-edit").hidden = false;
-  $("#compose-content").focus();
+  $("#compose-content").readOnly = editedWidget;
+  if (editedWidget) {
+    setComposeStatus("A poll's or to-do list's text cannot be edited; its topic can.");
+    $("#compose-topic").focus();
+  } else {
+    $("#compose-content").focus();
+  }
 }
 
 export function stopEditing() {
   markEditing(false);
   state.editing = null;
   editedTopic = null;
+  editedWidget = false;
+  $("#compose-content").readOnly = state.sending;
   $("#compose-channel").disabled = false;
   fillCompose(putAside ?? { ...composeFields(), content: "" });
   putAside = null;
@@ -233,7 +243,7 @@ function editParams(content) {
 // and nothing typed meanwhile is cleared with it).
 function setSending(sending) {
   state.sending = sending;
-  $("#compose-content").readOnly = sending;
+  $("#compose-content").readOnly = sending || editedWidget;
   $("#send").disabled = sending;
 }
 
