@@ -118,3 +118,38 @@ def test_existing_channels_let_everyone_start_topics(design, sys_groups):
     Stream.objects.filter(id=design.id).update(can_create_topic_group=sys_groups[SystemGroups.NOBODY])
     migration.set_everyone(django_apps, None)
     assert Stream.objects.get(id=design.id).can_create_topic_group_id == sys_groups[SystemGroups.EVERYONE].id
+
+
+INCOMPATIBLE = "Unsupported parameter combination: history_public_to_subscribers, can_create_topic_group"
+
+
+def test_a_channel_with_protected_history_lets_everyone_start_topics(realm, sys_groups, admin, member):
+    """As Zulip's: where subscribers do not see the whole history, nobody could tell which topics
+    exist, so everyone starts topics (the setting is role:everyone alone)."""
+    admins = sys_groups[SystemGroups.ADMINISTRATORS].id
+    client = api_for(admin)
+
+    def create(name, **options):
+        body = {"subscriptions": json.dumps([{"name": name}]), **{k: json.dumps(v) for k, v in options.items()}}
+        return client.post("/users/me/subscriptions", body)
+
+    before = db_state()
+    response = create("secret", invite_only=True, can_create_topic_group=admins)
+    assert_error(response, 400, "BAD_REQUEST", INCOMPATIBLE)
+    assert response.json()["parameters"] == "history_public_to_subscribers, can_create_topic_group"
+    assert db_state() == before
+    assert_success(
+        create("secret", invite_only=True, history_public_to_subscribers=True, can_create_topic_group=admins)
+    )
+    assert_success(create("protected", invite_only=True))
+    protected = Stream.objects.get(realm=realm, name="protected")
+    assert_error(client.patch(f"/streams/{protected.id}", {"can_create_topic_group": json.dumps({"new": admins})}),
+                 400, "BAD_REQUEST", INCOMPATIBLE)  # fmt: skip
+    secret = Stream.objects.get(realm=realm, name="secret")
+    assert_error(client.patch(f"/streams/{secret.id}", {"history_public_to_subscribers": "false"}),
+                 400, "BAD_REQUEST", INCOMPATIBLE)  # fmt: skip
+    assert Stream.objects.get(id=secret.id).history_public_to_subscribers is True
+    everyone = sys_groups[SystemGroups.EVERYONE].id
+    both = {"history_public_to_subscribers": "false", "can_create_topic_group": json.dumps({"new": everyone})}
+    assert_success(client.patch(f"/streams/{secret.id}", both))
+    assert Stream.objects.get(id=secret.id).history_public_to_subscribers is False

@@ -22,6 +22,7 @@ from apps.subscriptions.actions.channels import (
     check_description,
     check_may_set_channel_policies,
     check_stream_name,
+    check_topics_open_to_all_with_protected_history,
     do_change_stream_description,
     do_rename_stream,
     do_set_default_channel,
@@ -241,6 +242,12 @@ def check_update_stream(
         new_name = check_stream_name(new_name)
         if new_name == stream.name:
             raise JsonableError("Channel already has that name.")
+    topic_starters = group_settings.get("can_create_topic_group")
+    check_topics_open_to_all_with_protected_history(
+        stream.realm_id,
+        history_public=history_public,
+        can_create_topic_group=stream.can_create_topic_group if topic_starters is None else topic_starters.new,
+    )
     if any(name in CONTENT_ACCESS_SETTINGS for name in group_settings) and not content_access:
         raise JsonableError("Channel content access is required.")
     if description is not None:

@@ -153,6 +153,24 @@ def check_may_set_channel_policies(
         raise JsonableError("Insufficient permission")
 
 
+def check_topics_open_to_all_with_protected_history(
+    realm_id: int, *, history_public: bool, can_create_topic_group: GroupSettingValue | UserGroup | None
+) -> None:
+    """Zulip's rule for a channel whose history its subscribers do not all see: everyone starts
+    topics there (can_create_topic_group is role:everyone alone; None: that default), since nobody
+    can tell which topics exist. Refused otherwise as Zulip's IncompatibleParametersError."""
+    if history_public or can_create_topic_group is None:
+        return
+    if isinstance(can_create_topic_group, UserGroup):
+        everyone = can_create_topic_group.is_system_group and can_create_topic_group.name == SystemGroups.EVERYONE
+    else:
+        value = normalize_group_setting_value(can_create_topic_group, realm_id)
+        everyone = value == system_groups(realm_id)[SystemGroups.EVERYONE].id
+    if not everyone:
+        parameters = "history_public_to_subscribers, can_create_topic_group"
+        raise JsonableError(f"Unsupported parameter combination: {parameters}", parameters=parameters)
+
+
 def check_new_channel_options(acting_user: User, options: NewChannelOptions) -> ChannelFolder | None:
     """Whether the user may ask for these settings (Zulip's checks and words), before anything is
     looked up or changed; returns the folder asked for ("Invalid channel folder ID" unless the
@@ -163,6 +181,11 @@ def check_new_channel_options(acting_user: User, options: NewChannelOptions) -> 
         Membership(acting_user),
         topics_policy=options.topics_policy != Stream.TopicsPolicy.INHERIT,
         group_values=options.group_settings,
+    )
+    check_topics_open_to_all_with_protected_history(
+        acting_user.realm_id,
+        history_public=not options.invite_only or bool(options.history_public_to_subscribers),
+        can_create_topic_group=options.group_settings.get("can_create_topic_group"),
     )
     if options.is_default_stream and not acting_user.is_admin:
         raise JsonableError("Insufficient permission")
