@@ -15,13 +15,20 @@ from apps.core.errors import JsonableError
 BAD_REQUEST_BODY = json.dumps(JsonableError("Bad Request").to_dict()).encode()
 
 
-def bad_request(url: bytes) -> tuple[bytes, str]:
+def requested_path(head_start: bytes) -> bytes:
+    """The path of a request line's first bytes (b"" when there is none), however the parser
+    judged the rest (an unknown method, a URL too long to finish)."""
+    parts = head_start.split(b"\r\n", 1)[0].split(b" ")
+    return parts[1].split(b"?", 1)[0] if len(parts) > 1 else b""
+
+
+def bad_request(head_start: bytes) -> tuple[bytes, str]:
     """The body of the parser's 400 and its request id: Zulip's envelope, or Dropshot's `Error` for
-    a request to the directory API (when the parser got as far as its path)."""
+    a request to the directory API (its request line names one of the API's paths)."""
     from apps.directory.urls import is_directory_path  # Django is set up by now
 
     request_id = str(uuid.uuid4())  # as new_request_id's
-    if url and is_directory_path(url.split(b"?", 1)[0].decode("latin1")):
+    if is_directory_path(requested_path(head_start).decode("latin1")):
         return json.dumps({"message": "Bad Request", "request_id": request_id}).encode(), request_id
     return BAD_REQUEST_BODY, request_id
 
@@ -49,7 +56,12 @@ class ParleyHttpProtocol(HttpToolsProtocol):
         # has not finished in its own buffer, unseen by the callbacks, so reads are counted too.
         self.unfinished_head_bytes: int | None = 0
 
+    # How much of a head's first bytes is kept, to tell a refused request's path (bad_request).
+    HEAD_START_BYTES = 256
+
     def data_received(self, data: bytes) -> None:
+        if self.unfinished_head_bytes == 0:  # a new request's head begins here
+            self.head_start = data[: self.HEAD_START_BYTES]
         self.head_finished = False
         self.body_bytes = 0
         super().data_received(data)
@@ -100,7 +112,7 @@ class ParleyHttpProtocol(HttpToolsProtocol):
             cycle.keep_alive = False
             self.transport.pause_reading()
             return
-        body, request_id = bad_request(getattr(self, "url", b""))
+        body, request_id = bad_request(getattr(self, "head_start", b""))
         content = [STATUS_LINE[400]]
         for name, value in self.server_state.default_headers:
             content.extend([name, b": ", value, b"\r\n"])

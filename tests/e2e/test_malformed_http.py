@@ -100,6 +100,11 @@ def test_what_the_parser_refuses_on_the_directory_api_is_its_error(parley_server
     for path in (b"/users", b"/users/0b0e0000-0000-4000-8000-000000000000?x=1", b"/version"):
         received = exchange(parley_server, b"GET " + path + b" HTTP/1.1\r\n" + HOST + headers + b"\r\n")
         assert_json_400(received, {"message": "Bad Request"})
+    # Refused before the parser finished the path (the directory QA pass: Zulip's envelope).
+    for request_line in (b"BREW /users HTTP/1.1", b"GET /users?page_token=" + b"a" * 70 * 1024 + b" HTTP/1.1"):
+        assert_json_400(exchange(parley_server, request_line + b"\r\n" + HOST + b"\r\n"), {"message": "Bad Request"})
+    # The messaging API's paths keep Zulip's envelope.
+    assert_json_400(exchange(parley_server, b"BREW /api/v1/users HTTP/1.1\r\n" + HOST + b"\r\n"))
 
 
 def test_refused_bytes_after_a_request_close_the_connection_after_its_answer(parley_server):
