@@ -251,7 +251,7 @@ class NarrowBuilder:
         )
 
     def _one_user(self, operand, operator: str) -> int:
-        users = self.users(operand)
+        users = self.users(operand, unknown=f"unknown user {operand}")
         if len(users) != 1:
             raise BadNarrowError(f"{operator} takes one user")
         return users[0].id
@@ -355,19 +355,22 @@ class NarrowBuilder:
             # can narrow to them (as in Zulip); for them the channel's existence is no secret.
             or UserMessage.objects.filter(user=self.user, message__stream=stream).exists()
         ):
-            raise BadNarrowError("unknown channel")
+            raise BadNarrowError(f"unknown channel {operand}")  # the operand as Zulip's says it
         return stream
 
     def _subscribed(self, stream: Stream) -> bool:
         return is_subscribed(self.user, stream)
 
     def user_by(self, operand) -> User:
-        users = self.users([operand] if not isinstance(operand, list) else operand)
+        unknown = f"unknown user {operand}"
+        users = self.users([operand] if not isinstance(operand, list) else operand, unknown=unknown)
         if len(users) != 1:
-            raise BadNarrowError("unknown user")
+            raise BadNarrowError(unknown)
         return users[0]
 
-    def users(self, operand) -> list[User]:
+    def users(self, operand, *, unknown: str | None = None) -> list[User]:
+        """The people `operand` names; none found: "unknown user in" it (Zulip's words for `dm`), or `unknown`."""
+        unknown = unknown or f"unknown user in {operand}"
         if isinstance(operand, str):
             items = [part.strip() for part in operand.split(",") if part.strip()]
         elif isinstance(operand, int):
@@ -375,9 +378,9 @@ class NarrowBuilder:
         else:
             items = list(operand)
         if not items:  # nobody: not a narrow to oneself
-            raise BadNarrowError("unknown user")
+            raise BadNarrowError(unknown)
         if any(isinstance(item, bool) or not isinstance(item, int | str) for item in items):
-            raise BadNarrowError("unknown user")
+            raise BadNarrowError(unknown)
         # Each person once, and those named by id in one query: a long list costs no query per entry.
         # Those named by id are looked up in one query; each, by id or email, once per narrow.
         items = [item.strip() if isinstance(item, str) else item for item in items]
@@ -398,7 +401,7 @@ class NarrowBuilder:
                     self._people[item] = None
             user = self._people.get(item)
             if user is None:
-                raise BadNarrowError("unknown user")
+                raise BadNarrowError(unknown)
             found.append(user)
         return found
 

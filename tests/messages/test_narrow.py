@@ -464,24 +464,24 @@ def test_unknown_operands_are_bad_narrow(scene, admin):
     bad_narrow(admin, [["id", "seven"]], "Invalid narrow operator: invalid message ID")
     bad_narrow(admin, [["channels", "all"]], "Invalid narrow operator: invalid channels operand")
     bad_narrow(admin, [["channels", "web_public"]], "Invalid narrow operator: invalid channels operand")
-    bad_narrow(admin, [["channel", "nowhere"]], "Invalid narrow operator: unknown channel")
-    bad_narrow(admin, [as_dict("channel", 987654)], "Invalid narrow operator: unknown channel")
-    bad_narrow(admin, [["sender", "nobody@example.com"]], "Invalid narrow operator: unknown user")
-    bad_narrow(admin, [as_dict("sender", 987654)], "Invalid narrow operator: unknown user")
-    bad_narrow(admin, [as_dict("dm", [987654])], "Invalid narrow operator: unknown user")
-    bad_narrow(admin, [["dm", "nobody@example.com"]], "Invalid narrow operator: unknown user")
+    bad_narrow(admin, [["channel", "nowhere"]], "Invalid narrow operator: unknown channel nowhere")
+    bad_narrow(admin, [as_dict("channel", 987654)], "Invalid narrow operator: unknown channel 987654")
+    bad_narrow(admin, [["sender", "nobody@example.com"]], "Invalid narrow operator: unknown user nobody@example.com")
+    bad_narrow(admin, [as_dict("sender", 987654)], "Invalid narrow operator: unknown user 987654")
+    bad_narrow(admin, [as_dict("dm", [987654])], "Invalid narrow operator: unknown user in [987654]")
+    bad_narrow(admin, [["dm", "nobody@example.com"]], "Invalid narrow operator: unknown user in nobody@example.com")
 
 
 def test_digits_that_are_not_numbers_are_bad_narrow_not_a_crash(scene, admin):
     # "²" is a digit to Python's str.isdigit() but no number to int(): it names nobody.
-    bad_narrow(admin, [["sender", "²"]], "Invalid narrow operator: unknown user")
-    bad_narrow(admin, [["dm", "²"]], "Invalid narrow operator: unknown user")
-    bad_narrow(admin, [["channel", "²"]], "Invalid narrow operator: unknown channel")
+    bad_narrow(admin, [["sender", "²"]], "Invalid narrow operator: unknown user ²")
+    bad_narrow(admin, [["dm", "²"]], "Invalid narrow operator: unknown user in ²")
+    bad_narrow(admin, [["channel", "²"]], "Invalid narrow operator: unknown channel ²")
 
 
 def test_dm_with_nobody_is_bad_narrow(scene, admin):
-    bad_narrow(admin, [["dm", ""]], "Invalid narrow operator: unknown user")
-    bad_narrow(admin, [as_dict("dm", [])], "Invalid narrow operator: unknown user")
+    bad_narrow(admin, [["dm", ""]], "Invalid narrow operator: unknown user in ")
+    bad_narrow(admin, [as_dict("dm", [])], "Invalid narrow operator: unknown user in []")
 
 
 def test_search_results_carry_highlighted_match_fields(scene, admin):
@@ -506,9 +506,9 @@ def test_private_channel_unseen_and_foreign_users_are_bad_narrow(
 ):
     secret = make_stream("secret", owner, private=True)
     # A private channel member may not see does not exist for them, by name or id.
-    bad_narrow(member, [["channel", "secret"]], "Invalid narrow operator: unknown channel")
-    bad_narrow(member, [as_dict("channel", secret.id)], "Invalid narrow operator: unknown channel")
-    bad_narrow(admin, [as_dict("sender", foreign_user.id)], "Invalid narrow operator: unknown user")
+    bad_narrow(member, [["channel", "secret"]], "Invalid narrow operator: unknown channel secret")
+    bad_narrow(member, [as_dict("channel", secret.id)], f"Invalid narrow operator: unknown channel {secret.id}")
+    bad_narrow(admin, [as_dict("sender", foreign_user.id)], f"Invalid narrow operator: unknown user {foreign_user.id}")
 
 
 def test_malformed_narrows_are_refused(scene, admin):

@@ -57,7 +57,7 @@ def test_private_channel_messages_are_invisible_to_non_subscribers(secret, send,
         response = ApiClient(outsider).get(
             "/messages", {"anchor": "newest", "num_before": 10, "narrow": [["channel", "secret"]]}
         )
-        assert_error(response, 400, "BAD_NARROW", "Invalid narrow operator: unknown channel")
+        assert_error(response, 400, "BAD_NARROW", "Invalid narrow operator: unknown channel secret")
 
 
 def test_administrator_sees_private_channel_but_not_its_messages(secret, send, owner, admin):
