@@ -22,9 +22,9 @@ from apps.drafts.serializers import DraftFields
 from apps.events.publish import send_event_on_commit
 from apps.messages.actions.acting import check_acting_for
 from apps.messages.actions.send import normalize_content
+from apps.messages.addressing import access_dm_recipients
 from apps.messages.models import Recipient
 from apps.messages.recipients import direct_message_recipient, get_recipient
-from apps.messages.selectors import access_dm_recipients
 from apps.subscriptions.models import Stream
 from apps.subscriptions.selectors import access_stream_by_id
 from apps.subscriptions.topics import truncate_topic

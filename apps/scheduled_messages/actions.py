@@ -30,14 +30,14 @@ from apps.messages.actions.send import (
     normalize_topic,
     render_content,
 )
-from apps.messages.models import Message
-from apps.messages.selectors import (
+from apps.messages.addressing import (
     access_dm_recipients,
-    access_message,
     access_stream_for_sending,
     check_can_create_topic,
     check_can_send_direct_message,
 )
+from apps.messages.models import Message
+from apps.messages.selectors import access_message
 from apps.messages.wildcard_mentions import check_wildcard_mentions_allowed
 from apps.scheduled_messages.errors import DeliveryTimeNotInFutureError, TooManyScheduledMessagesError
 from apps.scheduled_messages.models import ScheduledMessage

@@ -37,12 +37,13 @@ from apps.messages.actions.move import (
 )
 from apps.messages.actions.resolve import resolve_change, send_resolve_notice
 from apps.messages.actions.send import mention_flags, normalize_content, normalize_topic, render_content
+from apps.messages.addressing import check_can_create_topic
 from apps.messages.alert_words import alerted_user_ids
 from apps.messages.errors import InvalidMessageError
 from apps.messages.hooks import mentions_added, message_content_saved
 from apps.messages.models import Message, Recipient, SubMessage, UserMessage
 from apps.messages.recipients import get_recipient
-from apps.messages.selectors import alert_word_users, check_can_create_topic
+from apps.messages.selectors import alert_word_users
 from apps.messages.wildcard_mentions import check_wildcard_mentions, wildcard_topic_participants
 from apps.realms.limits import EMPTY_TOPIC_DISPLAY_NAME
 from apps.subscriptions.models import Stream

@@ -18,6 +18,12 @@ from apps.linkifiers.selectors import linkifier_rules
 from apps.messages.actions.acting import check_acting_for
 from apps.messages.actions.notification_bot import do_create_notification_bot
 from apps.messages.actions.submessages import add_widget
+from apps.messages.addressing import (
+    access_dm_recipients,
+    access_stream_for_sending,
+    check_can_create_topic,
+    check_can_send_direct_message,
+)
 from apps.messages.alert_words import alerted_user_ids
 from apps.messages.group_mentions import (
     check_group_mentions_allowed,
@@ -29,12 +35,8 @@ from apps.messages.models import Message, PublicChannelListener, Recipient, SubM
 from apps.messages.recipients import direct_message_recipient, get_recipient
 from apps.messages.rendering import Rendered, render_message, with_local_links_relative
 from apps.messages.selectors import (
-    access_dm_recipients,
-    access_stream_for_sending,
     alert_word_users,
     channel_link_targets,
-    check_can_create_topic,
-    check_can_send_direct_message,
     custom_emoji_targets,
     mention_targets,
     muting_user_ids,

@@ -6,9 +6,9 @@ themselves if no "stop" follows."""
 from apps.core.errors import JsonableError
 from apps.events.publish import send_event_on_commit
 from apps.messages.actions.edit import check_can_edit_content
+from apps.messages.addressing import access_stream_for_sending
 from apps.messages.models import Message
 from apps.messages.recipients import direct_message_people
-from apps.messages.selectors import access_stream_for_sending
 from apps.subscriptions.models import Stream
 from apps.subscriptions.selectors import subscriber_ids_by_stream
 from apps.subscriptions.topics import topic_to_send_to, truncate_topic
