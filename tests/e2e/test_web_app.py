@@ -1276,6 +1276,7 @@ def test_polls_and_to_do_lists(web_server, people, chromium):
             "A poll's or to-do list's text cannot be edited; its topic can."
         )
         expect(olive_page.locator("#compose-topic")).to_be_focused()
+        expect(olive_page.locator("#compose-file")).to_be_disabled()  # nothing is added to it either
         olive_page.fill("#compose-topic", "polls")
         olive_page.press("#compose-topic", "Enter")
         olive_page.press("#compose-content", "Enter")
@@ -1283,6 +1284,13 @@ def test_polls_and_to_do_lists(web_server, people, chromium):
         expect(olive_page.locator("#compose-status")).to_have_text("")
         assert olive.get_raw_message(poll_id)["message"]["subject"] == "polls"
         expect(olive_page.locator("#compose-content")).to_be_editable()  # a new message is written again
+        expect(olive_page.locator("#compose-file")).to_be_enabled()
+        # A poll in a direct message has no topic to change: no Edit (the web app QA pass: a dead end).
+        dm_poll = olive.send_message({"type": "private", "to": [member.id], "content": "/poll Demo?\n2pm\n4pm"})["id"]
+        olive_page.goto(f"{url}/#dm/{member.id}")
+        expect(olive_page.locator(f"#message-{dm_poll} .poll")).to_be_visible()
+        expect(olive_page.locator(f"#message-{dm_poll}").get_by_role("button", name="Edit")).to_have_count(0)
+        expect(olive_page.locator(f"#message-{dm_poll}").get_by_role("button", name="Delete")).to_have_count(1)
         browser.close()
 
 
@@ -2102,12 +2110,55 @@ def test_a_topic_renamed_or_emptied_from_its_channels_list(web_server, people, c
         contents = [m["content"] for m in moved["messages"]]
         assert contents[:3] == ["<p>lunch 0</p>", "<p>lunch 1</p>", "<p>lunch 2</p>"]
         assert "This topic was moved here from" in contents[3]  # the Notification Bot's notice, as Zulip's
+        # Nothing to rename to, or too long a name: nothing asked of the server.
+        mick.once("dialog", lambda dialog: dialog.accept("   "))
+        mick.click("#rename-topic")
+        mick.once("dialog", lambda dialog: dialog.accept("x" * 61))
+        mick.click("#rename-topic")
+        expect(mick.locator("#compose-status")).to_have_text("Not renamed: a topic name has at most 60 characters.")
+        expect(mick.locator("#narrow-title")).to_have_text("#general \u203a brunch")
         # Refused by the server: said in the page, nothing renamed.
         olive.call_endpoint("realm", method="PATCH", request={"can_move_messages_between_topics_group": owners_only})
         mick.once("dialog", lambda dialog: dialog.accept("dinner"))
         mick.click("#rename-topic")
-        refusal = "Not renamed: You don't have permission to edit this message"
-        expect(mick.locator("#compose-status")).to_contain_text(refusal)
+        expect(mick.locator("#compose-status")).to_have_text("Not renamed: you may not move this topic's messages.")
         expect(mick.locator("#narrow-title")).to_have_text("#general \u203a brunch")
+        assert_nothing_blocked(mick)
+        browser.close()
+
+
+def test_a_channel_opens_at_its_first_shown_unread_and_renamed_people_show_renamed(web_server, people, chromium):
+    """The web app QA pass: a channel whose first unread message was in a muted topic (hidden there)
+    opened at its top, far above its unread ones; a person renamed kept their old name in the view's
+    title and in recipient lines until a reload."""
+    server, general = web_server
+    _, owner, member = people
+    url = server.url
+    olive = zulip.Client(email=api_email(owner), api_key=owner.api_key, site=url)
+    mick_api = zulip.Client(email=api_email(member), api_key=member.api_key, site=url)
+    send_many(olive, "before", 60)
+    mick_api.mark_all_as_read()
+    mick_api.call_endpoint("user_topics", method="POST",
+                           request={"stream_id": general.id, "topic": "misc", "visibility_policy": 1})  # fmt: skip
+    send_many(olive, "misc", 1)
+    send_many(olive, "sprint", 25)
+    olive.send_message({"type": "private", "to": [member.id, owner.id], "content": "hello you two"})
+    with sync_playwright() as playwright:
+        browser = playwright.chromium.launch(executable_path=chromium, headless=True)
+        _, mick = log_in(browser, url, member.delivery_email)
+        mick.goto(f"{url}/#channel/{general.id}")
+        expect(message(mick, "sprint 0")).to_be_in_viewport()
+        expect(message(mick, "before 0")).not_to_be_in_viewport()
+
+        mick.goto(f"{url}/#dm/{owner.id}")
+        expect(mick.locator("#narrow-title")).to_have_text("Direct messages with Olive Owner")
+        mick.goto(f"{url}/#dms")
+        expect(message(mick, "hello you two").locator(".recipient")).to_contain_text("Olive Owner")
+        olive.call_endpoint("settings", method="PATCH", request={"full_name": "Olive Renamed"})
+        expect(message(mick, "hello you two").locator(".recipient")).to_contain_text("Olive Renamed")
+        mick.goto(f"{url}/#dm/{owner.id}")
+        expect(mick.locator("#narrow-title")).to_have_text("Direct messages with Olive Renamed")
+        olive.call_endpoint("settings", method="PATCH", request={"full_name": "Olive Again"})
+        expect(mick.locator("#narrow-title")).to_have_text("Direct messages with Olive Again")
         assert_nothing_blocked(mick)
         browser.close()

@@ -333,11 +333,13 @@ const handlers = {
         $("#settings-name").value = person.full_name;
       }
       if (person.full_name) {
+        // Everywhere the name shows: as sender, in recipient lines, among voters and reactions (the
+        // web app QA pass: only their own messages changed), and in the view's title.
         for (const message of state.messages.values()) {
-          if (message.sender_id !== person.user_id) continue;
-          message.sender_full_name = person.full_name;
+          if (message.sender_id === person.user_id) message.sender_full_name = person.full_name;
           rerender(message);
         }
+        showTitle(state.view);
       }
       if (person.avatar_url) {
         for (const img of document.querySelectorAll(`img.avatar[data-user-id="${person.user_id}"]`)) img.src = person.avatar_url;
@@ -564,12 +566,18 @@ async function loadOlder({ asked = false } = {}) {
   box.scrollTop = box.scrollHeight - fromBottom; // the reader keeps their place
 }
 
+const MAX_TOPIC_LENGTH = 60; // Zulip's max_topic_length, as the message box's topic field takes
+
 // The topic shown, renamed with all its messages (Zulip's "change_all" move, the new topic told of
 // it by the Notification Bot, as Zulip's default); the view follows it (followMove).
 async function renameTopic() {
   const { streamId, topic } = state.view;
   const name = window.prompt(`Rename the topic "${topic}" (all its messages) to:`, topic)?.trim();
-  if (name === undefined || name === topic) return;
+  if (!name || name === topic) return; // cancelled, or nothing to rename to
+  if (name.length > MAX_TOPIC_LENGTH) {
+    setComposeStatus(`Not renamed: a topic name has at most ${MAX_TOPIC_LENGTH} characters.`);
+    return;
+  }
   const known = state.topics.find((t) => t.name.toLowerCase() === topic.toLowerCase());
   const inTopic = (m) => m.stream_id === streamId && m.subject.toLowerCase() === topic.toLowerCase();
   const anyId = known?.max_id ?? [...state.messages.values()].find(inTopic)?.id;
@@ -578,7 +586,9 @@ async function renameTopic() {
   try {
     await api("PATCH", `/messages/${anyId}`, move);
   } catch (error) {
-    setComposeStatus(`Not renamed: ${error.message}`);
+    // The server speaks of the one message it was asked to move (the topic's others with it).
+    const refused = error.message === "You don't have permission to edit this message";
+    setComposeStatus(`Not renamed: ${refused ? "you may not move this topic's messages." : error.message}`);
   }
 }
 
@@ -649,7 +659,9 @@ function scrollToStart(view) {
     item?.scrollIntoView({ block: "center" });
     return;
   }
-  const first = [...state.messages.values()].find((m) => !m.flags.includes("read"));
+  // The first unread message shown (one of a muted topic is hidden here: the web app QA pass, the
+  // view stayed at its top).
+  const first = [...state.messages.values()].find((m) => !m.flags.includes("read") && !mutedHere(m));
   if (first) document.getElementById(`message-${first.id}`)?.scrollIntoView({ block: "start" });
   else scrollToBottom();
 }

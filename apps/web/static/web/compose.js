@@ -201,6 +201,7 @@ export async function startEditing(message) {
   $("#send").textContent = "Save edit";
   $("#cancel-edit").hidden = false;
   $("#compose-content").readOnly = editedWidget;
+  $("#compose-file").disabled = editedWidget; // nothing may be added to it either
   if (editedWidget) {
     setComposeStatus("A poll's or to-do list's text cannot be edited; its topic can.");
     $("#compose-topic").focus();
@@ -215,6 +216,7 @@ export function stopEditing() {
   editedTopic = null;
   editedWidget = false;
   $("#compose-content").readOnly = state.sending;
+  $("#compose-file").disabled = false;
   $("#compose-channel").disabled = false;
   fillCompose(putAside ?? { ...composeFields(), content: "" });
   putAside = null;

@@ -148,7 +148,8 @@ function recipientLine(message, ctx) {
     );
   }
   const others = message.display_recipient.filter((person) => person.id !== ctx.ownUserId);
-  const names = others.length ? others.map((person) => person.full_name).join(", ") : "yourself";
+  // Their names as the page knows them now (a name changed since the message came shows new).
+  const names = others.length ? others.map((person) => ctx.userName(person.id, person.full_name)).join(", ") : "yourself";
   const href = ctx.hashFor({ kind: "dm", userIds: others.length ? others.map((person) => person.id) : [ctx.ownUserId] });
   return el("a", { class: "recipient", href }, `Direct message with ${names}`);
 }
@@ -235,7 +236,9 @@ function actionButtons(message, ctx) {
     ),
     el("button", { type: "button", class: "quote", dataset: { action: "quote" } }, "Quote"),
     el("button", { type: "button", class: "read-toggle", dataset: { action: "toggle-read" } }, readToggleLabel(message)),
-    own && el("button", { type: "button", class: "edit", dataset: { action: "edit" } }, "Edit"),
+    // A poll's or to-do list's text cannot be edited, only its topic: nothing to edit in a direct message.
+    own && !(message.type === "private" && message.submessages?.length) &&
+      el("button", { type: "button", class: "edit", dataset: { action: "edit" } }, "Edit"),
     (own || ctx.isAdmin) && el("button", { type: "button", class: "delete", dataset: { action: "delete" } }, "Delete"),
   );
 }

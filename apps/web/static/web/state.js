@@ -69,7 +69,7 @@ export const ctx = {
   },
   hashFor,
   streamName: (id) => (state.subs.get(id) ?? state.streams.get(id))?.name,
-  userName: (id) => state.users.get(id)?.full_name || "someone",
+  userName: (id, fallback = "someone") => state.users.get(id)?.full_name || fallback,
   isMutedUser: (id) => state.mutedUsers.has(id),
   get isAdmin() {
     return state.isAdmin;
