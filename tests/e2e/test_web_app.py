@@ -2160,5 +2160,10 @@ def test_a_channel_opens_at_its_first_shown_unread_and_renamed_people_show_renam
         expect(mick.locator("#narrow-title")).to_have_text("Direct messages with Olive Renamed")
         olive.call_endpoint("settings", method="PATCH", request={"full_name": "Olive Again"})
         expect(mick.locator("#narrow-title")).to_have_text("Direct messages with Olive Again")
+        # The tab's title counts the unread messages, as Zulip's (the web app QA pass: no count).
+        send_many(olive, "sprint", 1)
+        expect(mick).to_have_title(re.compile(r"^\(\d+\) Direct messages with Olive Again · "))
+        mick_api.mark_all_as_read()
+        expect(mick).to_have_title(re.compile(r"^Direct messages with Olive Again · "))
         assert_nothing_blocked(mick)
         browser.close()

@@ -27,7 +27,7 @@ import { hashFor, narrowFor, viewFromHash, viewShows, zulipLinkTo } from "./narr
 import { el, messageItem, readToggleLabel, reveal, showDefaultPictureOnError } from "./render.js";
 import { widgetChange } from "./widgets.js";
 import { allowed, messageArrived, noteWriting, onTypingEvent, periods, renderWriting, stopWriting } from "./typing.js";
-import { addTopic, renderCounts, renderPeople, renderSidebar, renderTopics, showMarkRead } from "./sidebar.js";
+import { addTopic, renderCounts, renderPeople, renderSidebar, renderTopics, showMarkRead, titleWithCount } from "./sidebar.js";
 import { $, channelOf, ctx, isArchived, isMutedTopic, me, state, topicKey, topicPolicy } from "./state.js";
 
 // --- connection status ---------------------------------------------------------------------------
@@ -458,7 +458,7 @@ function showTitle(view) {
   const mutePerson = $("#mute-person");
   mutePerson.hidden = other === null;
   if (other !== null) mutePerson.textContent = `${state.mutedUsers.has(other) ? "Unmute" : "Mute"} ${ctx.userName(other)}`;
-  document.title = `${viewTitle(view)} · ${$(".realm-name").textContent}`;
+  document.title = titleWithCount(`${viewTitle(view)} · ${$(".realm-name").textContent}`);
 }
 
 let viewToken = 0;

@@ -56,6 +56,14 @@ export function renderCounts() {
   }
   renderPeople(); // their direct messages' counts
   showMarkRead();
+  document.title = titleWithCount(document.title);
+}
+
+// The tab's title begins with the combined feed's unread count, as Zulip's ("(3) #general · Acme").
+export function titleWithCount(title) {
+  const base = title.replace(/^\(\d+\) /, "");
+  const count = unreadCount(heard);
+  return count ? `(${count}) ${base}` : base;
 }
 
 // The view's "Mark as read", while it has unread messages (not in a search, which reads nothing).
