@@ -33,6 +33,7 @@ import { $, channelOf, ctx, isArchived, isMutedTopic, me, state, topicKey, topic
 // --- connection status ---------------------------------------------------------------------------
 
 let countdown = null;
+let queue = null; // the page's event queue (start)
 
 function showStatus(status, seconds) {
   // Back: a message that the server could not be reached is no longer true.
@@ -54,6 +55,8 @@ function showStatus(status, seconds) {
   };
   tick();
   countdown = setInterval(tick, 1000);
+  // Not waiting out the delay (the web app QA pass: up to half a minute after the server was back).
+  node.append(" ", el("button", { type: "button", class: "retry-now", onclick: () => queue?.retryNow() }, "Try now"));
 }
 
 // --- state from /register and from events ------------------------------------------------------
@@ -1296,7 +1299,7 @@ function start() {
   });
   window.addEventListener("focus", watchUnreadAgain);
 
-  const queue = new EventQueue(
+  queue = new EventQueue(
     {
       apply_markdown: true,
       client_gravatar: false,
