@@ -2172,3 +2172,21 @@ def test_a_channel_opens_at_its_first_shown_unread_and_renamed_people_show_renam
         expect(mick).to_have_title(re.compile(r"^Direct messages with Olive Again · "))
         assert_nothing_blocked(mick)
         browser.close()
+
+
+def test_a_server_that_takes_no_files_says_so_at_once(people, live_server_factory, collected_static, chromium):
+    """MAX_FILE_UPLOAD_SIZE_MIB=0 turns uploads off: the page says so without sending the file."""
+    realm, owner, member = people
+    general = create_stream(realm, "general", owner, member)
+    give_passwords(member)
+    server = live_server_factory(STATIC_ROOT=collected_static, MAX_FILE_UPLOAD_SIZE_MIB="0")
+    with sync_playwright() as playwright:
+        browser = playwright.chromium.launch(executable_path=chromium, headless=True)
+        _, mick = log_in(browser, server.url, member.delivery_email)
+        mick.goto(f"{server.url}/#channel/{general.id}")
+        uploads = []
+        mick.on("request", lambda request: "/user_uploads" in request.url and uploads.append(request.url))
+        mick.set_input_files("#compose-file", files=[{"name": "a.txt", "mimeType": "text/plain", "buffer": b"hi"}])
+        expect(mick.locator("#compose-status")).to_have_text("Not uploaded: this server takes no files.")
+        assert uploads == []
+        browser.close()

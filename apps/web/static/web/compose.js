@@ -368,9 +368,11 @@ export async function onAttach(event) {
   const input = event.target;
   const file = input.files[0];
   if (!file) return;
-  // Too large: said at once, before it is sent whole only to be refused.
-  if (state.maxUploadMiB !== null && file.size > state.maxUploadMiB * 1024 * 1024) {
-    setComposeStatus(`Not uploaded: ${file.name} is larger than this server's maximum upload size (${state.maxUploadMiB} MiB).`);
+  // Too large (or uploads off: 0): said at once, before it is sent whole only to be refused.
+  const limit = state.maxUploadMiB;
+  if (limit === 0 || (limit !== null && file.size > limit * 1024 * 1024)) {
+    const why = limit ? `${file.name} is larger than this server's maximum upload size (${limit} MiB)` : "this server takes no files";
+    setComposeStatus(`Not uploaded: ${why}.`);
     input.value = "";
     return;
   }
