@@ -1501,12 +1501,37 @@ def test_quote_and_reply(web_server, people, chromium):
         expect(box).to_have_value("thanks @**Mick Member** ")
         expect(page.locator("#mentions")).to_be_hidden()
         box.press_sequentially("and @")
-        expect(page.locator("#mentions li")).to_have_count(1)  # everyone but oneself
+        # Everyone but oneself, then the wildcards of a direct message (the web app QA pass: none).
+        expect(page.locator("#mentions li")).to_have_text(
+            ["Mick Member member@e2e.example", "all Notify recipients", "everyone Notify recipients"]
+        )
         box.press("Escape")
         expect(page.locator("#mentions")).to_be_hidden()
         box.press("Enter")
         mention = message(page, "thanks").locator(".user-mention")
         expect(mention).to_have_text("@Mick Member")
+
+        # In a channel: the organization's groups (one made meanwhile too) and the channel's wildcards.
+        olive = zulip.Client(email=api_email(owner), api_key=owner.api_key, site=url)
+        created = olive.call_endpoint("user_groups/create", method="POST", request={
+            "name": "design team", "description": "", "members": json.dumps([member.id])})  # fmt: skip
+        assert created["result"] == "success", created
+        page.goto(f"{url}/#channel/{general.id}/topic/quotes")
+        # Typed again until the group's event has come (nothing else on the page shows it).
+        suggested = page.locator("#mentions li")
+        for _ in range(50):
+            box.fill("")
+            box.press_sequentially("hi @de")
+            if suggested.count() == 1:
+                break
+            page.wait_for_timeout(200)
+        expect(suggested).to_have_text(["design team user group"])
+        box.press("Enter")
+        expect(box).to_have_value("hi @*design team* ")
+        box.press_sequentially("and @to")
+        expect(page.locator("#mentions li")).to_have_text(["topic Notify topic"])
+        box.press("Tab")
+        expect(box).to_have_value("hi @*design team* and @**topic** ")
         assert_nothing_blocked(page)
         browser.close()
 

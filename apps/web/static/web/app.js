@@ -80,6 +80,8 @@ function loadState(registered) {
   }
   state.userTopics = new Map((registered.user_topics || []).map((t) => [topicKey(t.stream_id, t.topic_name), t.visibility_policy]));
   state.mutedUsers = new Set((registered.muted_users || []).map((muted) => muted.id));
+  const namedGroups = (registered.realm_user_groups || []).filter((group) => !group.is_system_group && !group.deactivated);
+  state.userGroups = new Map(namedGroups.map((group) => [group.id, group]));
   state.realmEmoji = registered.realm_emoji || {};
   state.presences = registered.presences || {};
   state.presenceDisabled = Boolean(registered.realm_presence_disabled);
@@ -323,6 +325,13 @@ const handlers = {
   presence(event) {
     Object.assign(state.presences, event.presences || {});
     renderPeople();
+  },
+  // The groups mention suggestions offer (apps.groups: without include_deactivated_groups, a
+  // deactivated group is removed).
+  user_group(event) {
+    if (event.op === "add" && !event.group.is_system_group) state.userGroups.set(event.group.id, event.group);
+    else if (event.op === "remove") state.userGroups.delete(event.group_id);
+    else if (event.op === "update" && state.userGroups.has(event.group_id)) Object.assign(state.userGroups.get(event.group_id), event.data);
   },
   realm_user(event) {
     const person = event.person;
@@ -1314,11 +1323,11 @@ function start() {
       event_types: [
         "message", "update_message", "delete_message", "reaction", "update_message_flags",
         "subscription", "stream", "presence", "realm_user", "user_topic", "muted_users", "realm_emoji",
-        "realm", "submessage", "typing", "user_settings",
+        "realm", "submessage", "typing", "user_settings", "user_group",
       ],
       fetch_event_types: [
         "message", "update_message_flags", "subscription", "presence", "realm_user", "realm", "user_topic", "muted_users",
-        "realm_emoji", "user_settings",
+        "realm_emoji", "user_settings", "realm_user_groups",
       ],
     },
     { onState: loadState, onEvents, onStatus: showStatus },

@@ -1,12 +1,14 @@
 // Suggestions while writing "@name" in the message box, as Zulip's typeahead: the people whose name
-// (a word of it) or email starts with what follows "@". ↑ and ↓ move, Enter or Tab writes the
-// mention (`@**Full Name**`, with `|id` when two people have that name), Esc closes; a click too.
+// (a word of it) or email starts with what follows "@", then the organization's user groups, then
+// the wildcard mentions (in a channel: all, everyone, channel, topic; to people: all, everyone). ↑
+// and ↓ move, Enter or Tab writes the mention (`@**Full Name**`, with `|id` when two people have
+// that name; `@*group*`; `@**all**`), Esc closes; a click too.
 
 import { el } from "./render.js";
 import { $, state } from "./state.js";
 
 const MOST = 8;
-let found = []; // the people suggested
+let found = []; // what is suggested: {key, label, detail, mention}
 let current = 0; // the one Enter writes
 
 // The "@text" just before the cursor: where its "@" is, and the text.
@@ -22,15 +24,43 @@ function matches(person, text) {
   return words.some((word) => word.startsWith(text));
 }
 
+const CHANNEL_WILDCARDS = [
+  ["all", "Notify channel"],
+  ["everyone", "Notify channel"],
+  ["channel", "Notify channel"],
+  ["topic", "Notify topic"],
+];
+const DM_WILDCARDS = [
+  ["all", "Notify recipients"],
+  ["everyone", "Notify recipients"],
+];
+
+function personItem(person) {
+  const shared = [...state.users.values()].filter((other) => other.full_name === person.full_name).length > 1;
+  const mention = `@**${person.full_name}${shared ? `|${person.user_id}` : ""}** `;
+  return { key: `user-${person.user_id}`, label: person.full_name, detail: person.email, mention };
+}
+
 export function suggestMentions() {
   const box = $("#compose-content");
   const where = typed(box);
-  found = where
-    ? [...state.users.values()]
-        .filter((person) => person.is_active !== false && person.user_id !== state.ownUserId && matches(person, where.text))
-        .sort((a, b) => a.full_name.localeCompare(b.full_name))
-        .slice(0, MOST)
-    : [];
+  if (!where) {
+    found = [];
+  } else {
+    const text = where.text;
+    const people = [...state.users.values()]
+      .filter((person) => person.is_active !== false && person.user_id !== state.ownUserId && matches(person, text))
+      .sort((a, b) => a.full_name.localeCompare(b.full_name))
+      .map(personItem);
+    const groups = [...state.userGroups.values()]
+      .filter((group) => group.name.toLowerCase().split(/\s+/).some((word) => word.startsWith(text)))
+      .sort((a, b) => a.name.localeCompare(b.name))
+      .map((group) => ({ key: `group-${group.id}`, label: group.name, detail: "user group", mention: `@*${group.name}* ` }));
+    const wildcards = ($("#compose-channel").value === "dm" ? DM_WILDCARDS : CHANNEL_WILDCARDS)
+      .filter(([name]) => name.startsWith(text))
+      .map(([name, detail]) => ({ key: `wildcard-${name}`, label: name, detail, mention: `@**${name}** ` }));
+    found = [...people, ...groups, ...wildcards].slice(0, MOST);
+  }
   current = 0;
   show();
 }
@@ -39,27 +69,27 @@ function show() {
   const list = $("#mentions");
   const box = $("#compose-content");
   list.replaceChildren(
-    ...found.map((person, index) =>
+    ...found.map((item, index) =>
       el(
         "li",
         {
-          id: `mention-${person.user_id}`,
+          id: `mention-${item.key}`,
           role: "option",
           "aria-selected": index === current ? "true" : "false",
           // Chosen on mousedown: the box keeps the focus (a click would blur it first).
           onmousedown: (event) => {
             event.preventDefault();
-            write(person);
+            write(item);
           },
         },
-        person.full_name,
-        el("span", { class: "mention-email" }, ` ${person.email}`),
+        item.label,
+        el("span", { class: "mention-email" }, ` ${item.detail}`),
       ),
     ),
   );
   list.hidden = found.length === 0;
   box.setAttribute("aria-expanded", found.length ? "true" : "false");
-  if (found.length) box.setAttribute("aria-activedescendant", `mention-${found[current].user_id}`);
+  if (found.length) box.setAttribute("aria-activedescendant", `mention-${found[current].key}`);
   else box.removeAttribute("aria-activedescendant");
 }
 
@@ -68,12 +98,11 @@ export function hideMentions() {
   show();
 }
 
-function write(person) {
+function write(item) {
   const box = $("#compose-content");
   const where = typed(box);
   if (!where) return hideMentions();
-  const shared = [...state.users.values()].filter((other) => other.full_name === person.full_name).length > 1;
-  const mention = `@**${person.full_name}${shared ? `|${person.user_id}` : ""}** `;
+  const mention = item.mention;
   const after = box.value.slice(box.selectionStart);
   box.value = box.value.slice(0, where.at) + mention + after;
   const caret = where.at + mention.length;
