@@ -752,6 +752,7 @@ def test_a_group_conversation_has_its_own_view(web_server, people, chromium):
     realm, owner, member = people
     url = server.url
     gus = UserFactory(realm=realm, delivery_email="gus@e2e.example", full_name="Gus Guest")
+    ann = UserFactory(realm=realm, delivery_email="ann@e2e.example", full_name="Ann Other")
     olive = zulip.Client(email=api_email(owner), api_key=owner.api_key, site=url)
     olive.send_message({"type": "private", "to": [member.id, gus.id], "content": "group plans"})
     olive.send_message({"type": "private", "to": [member.id], "content": "just us"})
@@ -759,8 +760,13 @@ def test_a_group_conversation_has_its_own_view(web_server, people, chromium):
     with sync_playwright() as playwright:
         browser = playwright.chromium.launch(executable_path=chromium, headless=True)
         _, mick = log_in(browser, url, member.delivery_email)
+        # The sidebar lists the group conversation, with its unread count (the web app QA pass: it
+        # had no place); the combined feed read its message.
+        group_item = mick.locator("#group-dms li")
+        expect(group_item).to_have_text(re.compile(rf"^{re.escape(names)}"))
         message(mick, "group plans").locator("a.recipient").click()
         expect(mick.locator("#narrow-title")).to_have_text(f"Direct messages with {names}")
+        expect(group_item.locator("a")).to_have_attribute("aria-current", "page")
         expect(message(mick, "group plans")).to_be_visible()
         expect(message(mick, "just us")).to_have_count(0)
         people_field = mick.locator("#compose-people")
@@ -772,6 +778,14 @@ def test_a_group_conversation_has_its_own_view(web_server, people, chromium):
         olive.send_message({"type": "private", "to": [member.id, gus.id], "content": "group again"})
         expect(message(mick, "group again")).to_be_visible()
         expect(message(mick, "still just us")).to_have_count(0)
+        # A new group's first message adds it to the list, first, counted until read.
+        mick.goto(f"{url}/#starred")
+        olive.send_message({"type": "private", "to": [member.id, gus.id, ann.id], "content": "bigger group"})
+        expect(group_item).to_have_count(2)
+        expect(group_item.first.locator(".count")).to_have_text("1")
+        group_item.first.locator("a").click()
+        expect(message(mick, "bigger group")).to_be_visible()
+        expect(group_item.first.locator(".count")).to_have_count(0)
         mick.goto(f"{url}/#narrow/dm/{gus.id},{owner.id}-group")
         expect(mick.locator("#narrow-title")).to_have_text(f"Direct messages with {names}")
         expect(mick.locator("li.message")).to_have_count(3)

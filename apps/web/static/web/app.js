@@ -27,7 +27,17 @@ import { hashFor, narrowFor, viewFromHash, viewShows, zulipLinkTo } from "./narr
 import { el, messageItem, readToggleLabel, reveal, showDefaultPictureOnError } from "./render.js";
 import { widgetChange } from "./widgets.js";
 import { allowed, messageArrived, noteWriting, onTypingEvent, periods, renderWriting, stopWriting } from "./typing.js";
-import { addTopic, renderCounts, renderPeople, renderSidebar, renderTopics, showMarkRead, titleWithCount } from "./sidebar.js";
+import {
+  addTopic,
+  groupKey,
+  noteGroupDm,
+  renderCounts,
+  renderPeople,
+  renderSidebar,
+  renderTopics,
+  showMarkRead,
+  titleWithCount,
+} from "./sidebar.js";
 import { $, channelOf, ctx, isArchived, isMutedTopic, me, state, topicKey, topicPolicy } from "./state.js";
 
 // --- connection status ---------------------------------------------------------------------------
@@ -76,7 +86,12 @@ function loadState(registered) {
     for (const id of entry.unread_message_ids) state.unread.set(id, { dm: true, userId: entry.other_user_id });
   }
   for (const entry of registered.unread_msgs.huddles) {
-    for (const id of entry.unread_message_ids) state.unread.set(id, { dm: true });
+    const place = dmPlace(entry.user_ids_string.split(",").map(Number).filter((id) => id !== state.ownUserId));
+    for (const id of entry.unread_message_ids) state.unread.set(id, place);
+  }
+  state.groupDms = new Map();
+  for (const conversation of registered.recent_private_conversations || []) {
+    if (conversation.user_ids.length > 1) noteGroupDm(conversation.user_ids, conversation.max_message_id);
   }
   state.userTopics = new Map((registered.user_topics || []).map((t) => [topicKey(t.stream_id, t.topic_name), t.visibility_policy]));
   state.mutedUsers = new Set((registered.muted_users || []).map((muted) => muted.id));
@@ -105,7 +120,13 @@ function loadState(registered) {
 function unreadPlace(message) {
   if (message.type === "stream") return { streamId: message.stream_id, topic: message.subject };
   const others = message.display_recipient.filter((person) => person.id !== state.ownUserId);
-  return others.length === 1 ? { dm: true, userId: others[0].id } : { dm: true };
+  return dmPlace(others.map((person) => person.id));
+}
+
+// A direct message's place: with one person (theirs), or a group conversation (its key).
+function dmPlace(others) {
+  if (others.length === 1) return { dm: true, userId: others[0] };
+  return others.length ? { dm: true, group: groupKey(others) } : { dm: true };
 }
 
 // A message marked unread again (from another client): it counts where its details say (Zulip's
@@ -117,8 +138,7 @@ function markedUnread(id, details) {
   } else if (details?.type === "stream") {
     state.unread.set(id, { streamId: details.stream_id, topic: details.topic });
   } else if (details) {
-    const others = details.user_ids || [];
-    state.unread.set(id, others.length === 1 ? { dm: true, userId: others[0] } : { dm: true });
+    state.unread.set(id, dmPlace((details.user_ids || []).filter((userId) => userId !== state.ownUserId)));
   }
 }
 
@@ -129,6 +149,9 @@ const handlers = {
       state.unread.set(message.id, unreadPlace(message));
     }
     if (message.type === "stream" && state.view.streamId === message.stream_id) addTopic(message.subject, message.id);
+    if (message.type === "private" && message.display_recipient.length > 2) {
+      noteGroupDm(message.display_recipient.map((person) => person.id), message.id);
+    }
     messageArrived(message);
     if (state.view.kind === "search") appendIfMatching(message);
     else if (viewShows(state.view, message, state.ownUserId)) appendMessage(message);
@@ -357,7 +380,7 @@ const handlers = {
         for (const img of document.querySelectorAll(`img.avatar[data-user-id="${person.user_id}"]`)) img.src = person.avatar_url;
       }
     }
-    renderPeople();
+    renderCounts(); // the people, and the group conversations they are named in
   },
 };
 
@@ -1327,7 +1350,7 @@ function start() {
       ],
       fetch_event_types: [
         "message", "update_message_flags", "subscription", "presence", "realm_user", "realm", "user_topic", "muted_users",
-        "realm_emoji", "user_settings", "realm_user_groups",
+        "realm_emoji", "user_settings", "realm_user_groups", "recent_private_conversations",
       ],
     },
     { onState: loadState, onEvents, onStatus: showStatus },

@@ -55,6 +55,7 @@ export function renderCounts() {
     item.querySelector(".count-slot").replaceChildren(countBadge(count, "messages") || "");
   }
   renderPeople(); // their direct messages' counts
+  renderGroupDms();
   showMarkRead();
   document.title = titleWithCount(document.title);
 }
@@ -107,6 +108,39 @@ export function renderPeople() {
         el("a", { href: hashFor({ kind: "dm", userIds: [person.user_id] }) }, person.full_name),
         " ",
         countBadge(unreadCount((w) => w.userId === person.user_id), `direct messages from ${person.full_name}`),
+      );
+    }),
+  );
+}
+
+// A group conversation's key: the ids of its people but oneself, sorted.
+export const groupKey = (userIds) => userIds.filter((id) => id !== state.ownUserId).sort((a, b) => a - b).join(",");
+
+// A group direct message was sent or received: its conversation first in the sidebar.
+export function noteGroupDm(userIds, messageId) {
+  const key = groupKey(userIds);
+  const known = state.groupDms.get(key);
+  if (!known || known.maxId < messageId) state.groupDms.set(key, { userIds: key.split(",").map(Number), maxId: messageId });
+}
+
+const MOST_GROUP_DMS = 8;
+
+// The latest group conversations, each with its unread count (the web app QA pass: they had no
+// place; one-to-one conversations are the people's, below).
+export function renderGroupDms() {
+  const groups = [...state.groupDms.entries()].sort(([, a], [, b]) => b.maxId - a.maxId).slice(0, MOST_GROUP_DMS);
+  const list = $("#group-dms");
+  list.hidden = groups.length === 0;
+  list.replaceChildren(
+    ...groups.map(([key, { userIds }]) => {
+      const names = userIds.map((id) => state.users.get(id)?.full_name || "someone").join(", ");
+      const current = state.view.kind === "dm" && groupKey(state.view.userIds) === key;
+      return el(
+        "li",
+        { dataset: { group: key } },
+        el("a", { href: hashFor({ kind: "dm", userIds }), "aria-current": current ? "page" : null }, names),
+        " ",
+        countBadge(unreadCount((w) => w.group === key), `messages with ${names}`),
       );
     }),
   );

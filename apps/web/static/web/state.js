@@ -16,6 +16,7 @@ export const state = {
   unread: new Map(), // message id -> {streamId, topic} | {dm: true, userId (a one-to-one conversation)}
   userTopics: new Map(), // "stream_id\ntopic (lowercase)" -> Zulip's visibility_policy (1 muted, 2 unmuted, 3 followed)
   mutedUsers: new Set(), // user ids
+  groupDms: new Map(), // "id,id" (the others, sorted) -> {userIds, maxId}: the group conversations, newest first in the sidebar
   userGroups: new Map(), // id -> the organization's user groups one may mention by name (not the system ones)
   realmEmoji: {}, // the organization's custom emoji by id (Zulip's realm_emoji): {name, source_url, deactivated}
   presences: {}, // user_id -> {active_timestamp, idle_timestamp}
