@@ -246,7 +246,7 @@ def check_update_stream(
     check_topics_open_to_all_with_protected_history(
         stream.realm_id,
         history_public=history_public,
-        can_create_topic_group=stream.can_create_topic_group if topic_starters is None else topic_starters.new,
+        can_create_topic_group=stream.can_create_topic_group_id if topic_starters is None else topic_starters.new,
     )
     if any(name in CONTENT_ACCESS_SETTINGS for name in group_settings) and not content_access:
         raise JsonableError("Channel content access is required.")

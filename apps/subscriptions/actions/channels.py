@@ -154,19 +154,15 @@ def check_may_set_channel_policies(
 
 
 def check_topics_open_to_all_with_protected_history(
-    realm_id: int, *, history_public: bool, can_create_topic_group: GroupSettingValue | UserGroup | None
+    realm_id: int, *, history_public: bool, can_create_topic_group: GroupSettingValue | None
 ) -> None:
     """Zulip's rule for a channel whose history its subscribers do not all see: everyone starts
     topics there (can_create_topic_group is role:everyone alone; None: that default), since nobody
     can tell which topics exist. Refused otherwise as Zulip's IncompatibleParametersError."""
     if history_public or can_create_topic_group is None:
         return
-    if isinstance(can_create_topic_group, UserGroup):
-        everyone = can_create_topic_group.is_system_group and can_create_topic_group.name == SystemGroups.EVERYONE
-    else:
-        value = normalize_group_setting_value(can_create_topic_group, realm_id)
-        everyone = value == system_groups(realm_id)[SystemGroups.EVERYONE].id
-    if not everyone:
+    everyone = system_groups(realm_id)[SystemGroups.EVERYONE].id
+    if normalize_group_setting_value(can_create_topic_group, realm_id) != everyone:
         parameters = "history_public_to_subscribers, can_create_topic_group"
         raise JsonableError(f"Unsupported parameter combination: {parameters}", parameters=parameters)
 
