@@ -51,6 +51,7 @@ export function suggestMentions() {
     const people = [...state.users.values()]
       .filter((person) => person.is_active !== false && person.user_id !== state.ownUserId && matches(person, text))
       .sort((a, b) => a.full_name.localeCompare(b.full_name))
+      .slice(0, MOST) // before personItem, which reads every person: "@" alone matches everyone
       .map(personItem);
     const groups = [...state.userGroups.values()]
       .filter((group) => group.name.toLowerCase().split(/\s+/).some((word) => word.startsWith(text)))

@@ -2,7 +2,7 @@
 
 import { hashFor } from "./narrow.js";
 import { el } from "./render.js";
-import { $, activeSubs, isMutedTopic, state, topicPolicy } from "./state.js";
+import { $, activeSubs, ctx, isMutedTopic, state, topicPolicy } from "./state.js";
 
 // Unread messages the combined feed counts: not of a muted topic, nor of a muted channel's (unless
 // the topic is unmuted or followed). Those of muted topics count in their topic.
@@ -133,7 +133,7 @@ export function renderGroupDms() {
   list.hidden = groups.length === 0;
   list.replaceChildren(
     ...groups.map(([key, { userIds }]) => {
-      const names = userIds.map((id) => state.users.get(id)?.full_name || "someone").join(", ");
+      const names = userIds.map((id) => ctx.userName(id)).join(", ");
       const current = state.view.kind === "dm" && groupKey(state.view.userIds) === key;
       return el(
         "li",
