@@ -16,6 +16,7 @@ from apps.events.registry import adapt_event, shows_event
 from apps.groups.models import UserGroup
 from apps.groups.selectors import system_groups
 from apps.realms.selectors import realm_cache
+from apps.users import access
 from apps.users.models import BotType, Role
 from tests.api import ApiClient, api_for, assert_success
 from tests.factories import (
@@ -33,6 +34,7 @@ def reset_process_state() -> None:
     """Forget the rate limits, event queues and caches that live in this process (or under this
     worker's Redis prefix)."""
     _backend_for.cache_clear()
+    access._is_members_group.cache_clear()
     credential_cache.clear()
     realm_cache.clear()
     ratelimit._in_process.reset_all()

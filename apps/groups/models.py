@@ -52,6 +52,9 @@ class GroupSetting:
     allow_everyone_group: bool
     allow_internet_group: bool = False
     allow_nobody_group: bool = True
+    # Only a system group, and (when given) only these ones.
+    require_system_group: bool = False
+    allowed_system_groups: tuple[str, ...] = ()
 
 
 # The default of a setting that starts as {direct_members: [creator], direct_subgroups: []}.
@@ -82,6 +85,14 @@ REALM_SETTINGS = {
     ),
     "direct_message_permission_group": GroupSetting(default=SystemGroups.EVERYONE, allow_everyone_group=True),
     "direct_message_initiator_group": GroupSetting(default=SystemGroups.EVERYONE, allow_everyone_group=True),
+    # Whether guests see everyone, or only the people they share a channel or a conversation with.
+    "can_access_all_users_group": GroupSetting(
+        default=SystemGroups.EVERYONE,
+        allow_everyone_group=True,
+        allow_nobody_group=False,
+        require_system_group=True,
+        allowed_system_groups=(SystemGroups.EVERYONE, SystemGroups.MEMBERS),
+    ),
 }
 
 

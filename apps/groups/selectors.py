@@ -130,6 +130,8 @@ def access_group_setting_value(
     errors ("Invalid user group", "'x' setting cannot be set to 'role:y' group.", "Invalid user
     ID: N", ...)."""
     if isinstance(value, AnonymousGroupValue):
+        if setting.require_system_group:
+            raise JsonableError(f"'{setting_name}' must be a system user group.")
         members = access_users_by_ids(realm, value.direct_members)
         return AnonymousGroupMembers(members, access_subgroups_by_ids(realm, value.direct_subgroups))
     group = get_user_group_in_realm(realm, value)
@@ -138,7 +140,11 @@ def access_group_setting_value(
         SystemGroups.NOBODY: not setting.allow_nobody_group,
         SystemGroups.EVERYONE: not setting.allow_everyone_group,
     }
-    if group.is_system_group and refused.get(group.name):
+    if setting.require_system_group and not group.is_system_group:
+        raise JsonableError(f"'{setting_name}' must be a system user group.")
+    if group.is_system_group and (
+        refused.get(group.name) or (setting.allowed_system_groups and group.name not in setting.allowed_system_groups)
+    ):
         raise JsonableError(f"'{setting_name}' setting cannot be set to '{group.name}' group.")
     return group
 

@@ -242,6 +242,7 @@ class UpdateRealmParams(Params):
     can_manage_all_groups: Json[Any] = None
     direct_message_permission_group: Json[Any] = None
     direct_message_initiator_group: Json[Any] = None
+    can_access_all_users_group: Json[Any] = None
 
     _groups = field_validator(*REALM_SETTINGS)(parse_setting_change_field)
 

@@ -26,7 +26,7 @@ from apps.groups.serializers import (
     UpdateSubgroupsParams,
     UpdateUserGroupParams,
 )
-from apps.users.selectors import access_user_by_id
+from apps.users.access import access_user_by_id
 
 
 class UserGroupViewSet(ApiViewSet):

@@ -18,8 +18,9 @@ from apps.subscriptions.errors import StreamDoesNotExistError, StreamWithIdDoesN
 from apps.subscriptions.models import Stream
 from apps.subscriptions.selectors import Membership, has_content_access, has_metadata_access, is_subscribed
 from apps.subscriptions.topics import same_topic
+from apps.users.access import access_user_by_email, inaccessible_user_ids
 from apps.users.models import User
-from apps.users.selectors import access_user_by_email, api_email
+from apps.users.selectors import api_email
 
 
 def access_stream_for_sending(sender: User, to: Any) -> Stream:
@@ -112,7 +113,9 @@ def access_dm_recipients(sender: User, to: Any) -> list[User]:
                 raise JsonableError(f"Invalid user ID {item}")
         else:
             try:
-                user = access_user_by_email(sender, item, allow_deactivated=True, allow_bots=True)
+                user = access_user_by_email(
+                    sender, item, allow_deactivated=True, allow_bots=True, allow_inaccessible=True
+                )
             except JsonableError:
                 raise JsonableError(f"Invalid email '{item}'") from None
         if not user.is_active:  # named by their email, however the sender named them (as in Zulip)
@@ -126,7 +129,10 @@ def check_can_send_direct_message(sender: User, people: Sequence[User]) -> None:
     check_can_send_direct_message): one of its people (the sender included) must hold
     direct_message_permission_group, and a conversation that has no message yet may be started only
     by a holder of direct_message_initiator_group. Bots, and messages to oneself or to bots only,
-    are never refused."""
+    are never refused by these; a guest is refused people they may not see (apps/users/access.py)."""
+    if inaccessible_user_ids(sender, [person.id for person in people]):
+        # A guest who may see only some people (the organization's can_access_all_users_group).
+        raise JsonableError("You do not have permission to access some of the recipients.")
     if sender.is_bot or all(person.is_bot or person.id == sender.id for person in people):
         return
     realm = sender.realm

@@ -31,8 +31,8 @@ from apps.subscriptions.selectors import (
     subscribed_stream_ids,
 )
 from apps.subscriptions.topics import RESOLVED_TOPIC_PREFIX, same_topic, topic_from_narrow
+from apps.users.access import access_user_by_email
 from apps.users.models import User
-from apps.users.selectors import access_user_by_email
 
 OPERATOR_ALIASES = {"stream": "channel", "pm-with": "dm", "subject": "topic"}
 OPERATORS = {

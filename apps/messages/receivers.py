@@ -6,13 +6,14 @@ from apps.messages.actions.notification_bot import do_create_notification_bot
 from apps.messages.actions.send import do_send_message
 from apps.messages.group_mentions import group_mention_targets
 from apps.messages.newest import max_message_id
+from apps.messages.recent_conversations import direct_message_partner_ids
 from apps.messages.rendering import render_message, silent_mention
 from apps.messages.selectors import channel_link_targets, custom_emoji_targets, mention_targets
 from apps.realms.hooks import realm_created
 from apps.realms.models import Realm
 from apps.subscriptions.hooks import channels_announced, subscribed_by_someone
 from apps.subscriptions.models import Stream
-from apps.users.hooks import own_user_extras, person_created
+from apps.users.hooks import own_user_extras, person_created, user_peers
 from apps.users.models import User
 
 
@@ -90,3 +91,7 @@ def _announce(realm: Realm, stream: Stream, topic: str, content: str, acting_use
     do_send_message(
         bot, stream=stream, topic=topic, content=content, client="Internal", read_by=read_by, acting_user=None
     )
+
+
+# Whom a guest sees, where the organization limits it (apps/users/access.py).
+user_peers.register(direct_message_partner_ids)

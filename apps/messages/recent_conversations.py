@@ -2,6 +2,7 @@
 among the user's most recent direct messages, latest first, each with its latest message id and
 the other people in it (none for a conversation with oneself)."""
 
+from collections import defaultdict
 from typing import Any
 
 from django.db.models import F
@@ -40,3 +41,25 @@ def recent_private_conversations(user: User) -> list[dict[str, Any]]:
         people = {type_id, sender_id} if r_type == Recipient.Type.PERSONAL else set(groups[type_id])
         latest.setdefault(frozenset(people - {user.id}), message_id)
     return [{"max_message_id": message_id, "user_ids": sorted(others)} for others, message_id in latest.items()]
+
+
+def direct_message_partner_ids(user_ids: list[int]) -> dict[int, set[int]]:
+    """For each of `user_ids`, the people they have a direct message conversation with (one that
+    still has a message). Two queries (the second only when there are group conversations)."""
+    rows = (
+        UserMessage.objects.alias(private=F("flags").bitand(UserMessage.IS_PRIVATE))
+        .filter(user_id__in=user_ids, private__gt=0)
+        .values_list("user_id", "message__sender_id", "message__recipient__type", "message__recipient__type_id")
+        .distinct()
+    )
+    partners: dict[int, set[int]] = defaultdict(set)
+    in_groups: dict[int, set[int]] = defaultdict(set)  # group id -> the users of `user_ids` in it
+    for user_id, sender_id, r_type, type_id in rows:
+        if r_type == Recipient.Type.PERSONAL:
+            partners[user_id] |= {sender_id, type_id}
+        else:
+            in_groups[type_id].add(user_id)
+    for group_id, members in DirectMessageGroup.objects.filter(id__in=in_groups).values_list("id", "user_ids"):
+        for user_id in in_groups[group_id]:
+            partners[user_id] |= set(members)
+    return partners

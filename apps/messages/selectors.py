@@ -54,6 +54,7 @@ from apps.subscriptions.selectors import (
     subscribed_stream_ids,
 )
 from apps.subscriptions.topics import same_topic, topic_key
+from apps.users.access import without_unknown_senders
 from apps.users.models import User
 
 HISTORICAL_FLAGS = UserMessage.READ | UserMessage.HISTORICAL
@@ -205,7 +206,7 @@ def messages_as_dicts(
     submessages = submessages_by_message(flags)
     linkifiers = linkifier_rules(user.realm_id)
     links_of_topic: dict[str, list[dict[str, str]]] = {}  # a page's messages share few topics
-    return [
+    shapes = [
         message_to_dict(
             m,
             flags=flag_names(flags[m.id]),
@@ -222,6 +223,7 @@ def messages_as_dicts(
         )
         for m in messages
     ]
+    return without_unknown_senders(user, shapes)  # (a guest who may see only some people)
 
 
 def topic_links_of(message: Message) -> list[dict[str, str]] | None:

@@ -14,7 +14,7 @@ from django.db import transaction
 
 from apps.core import ratelimit
 from apps.core.errors import JsonableError
-from apps.events.publish import Everyone, send_event_on_commit
+from apps.events.publish import send_event_on_commit
 from apps.messages.actions.reactions import check_emoji, emoji_by_name
 from apps.messages.models import Reaction
 from apps.presence import limits
@@ -23,6 +23,7 @@ from apps.presence.limits import EVENT_MIN_INTERVAL_SECS, LEGACY_ACTIVE_OFFSET_S
 from apps.presence.models import UserStatus
 from apps.presence.selectors import presence_event_recipients
 from apps.presence.serializers import legacy_client_presence, modern_presence
+from apps.users.access import audience_seeing
 from apps.users.models import User
 from apps.users.selectors import api_email
 
@@ -45,7 +46,7 @@ def do_update_user_presence(user: User, *, active: bool, now: float | None = Non
         return ping
     recipients = presence_event_recipients(user.realm_id, limits.MAX_USERS_FOR_PRESENCE_EVENTS)
     if recipients is not None and _event_allowed(user):
-        send_event_on_commit(user.realm_id, presence_event(user, ping.after, now), recipients)
+        send_event_on_commit(user.realm_id, presence_event(user, ping.after, now), audience_seeing(user, recipients))
     return ping
 
 
@@ -67,7 +68,7 @@ def do_send_presence_setting_changed(user: User, *, enabled: bool) -> None:
         return
     recipients = presence_event_recipients(user.realm_id, limits.MAX_USERS_FOR_PRESENCE_EVENTS)
     if recipients is not None:
-        send_event_on_commit(user.realm_id, presence_event(user, times, now), recipients)
+        send_event_on_commit(user.realm_id, presence_event(user, times, now), audience_seeing(user, recipients))
 
 
 def _status_changed(ping: Ping) -> bool:
@@ -138,4 +139,4 @@ def do_update_user_status(user: User, changes: dict) -> None:
         setattr(status, name, value)
     status.save()
     event = {"type": "user_status", "user_id": user.id, **changes}
-    send_event_on_commit(user.realm_id, event, Everyone())
+    send_event_on_commit(user.realm_id, event, audience_seeing(user))

@@ -2,7 +2,8 @@
 
 Only active people (not bots) of the requester's organization appear, and only those with the
 `presence_enabled` setting on: the others appear offline, which is having no presence at all.
-Everyone in an organization may see everyone's presence (Parley has no limited guests)."""
+Everyone in an organization may see everyone's presence, but a guest the organization limits to
+some people (apps/users/access.py), who sees theirs."""
 
 import time
 from typing import Any
@@ -12,8 +13,9 @@ from apps.presence.backends import MAX_UPDATE_ID, PresenceTimes, store
 from apps.presence.limits import DEFAULT_HISTORY_DAYS, OFFLINE_THRESHOLD_SECS
 from apps.presence.models import UserStatus
 from apps.presence.serializers import legacy_presence, modern_presence
+from apps.users.access import access_user_by_email, access_user_by_id, accessible_user_ids
 from apps.users.models import User
-from apps.users.selectors import access_user_by_email, access_user_by_id, api_email_of_person
+from apps.users.selectors import api_email_of_person
 
 # Above this many users, the organization's people are read whole rather than by id.
 _MAX_IDS_IN_QUERY = 1000
@@ -37,6 +39,9 @@ def presence_response(
         since = None if last_update_id is not None and last_update_id > 0 else _clamp(now - days * _DAY, 0, now + _DAY)
         after = None if last_update_id is None else _clamp(last_update_id, -1, MAX_UPDATE_ID)
         found = store().changed_since(requester.realm_id, after_update_id=after, connected_since=since)
+        seen = accessible_user_ids(requester)  # (a guest who may see only some people: theirs)
+        if seen is not None:
+            found = [times for times in found if times.user_id in seen]
     presences = _presences_of(requester.realm, found, slim=slim)
     # Echoed clamped: never a number a client holding it in 64 bits cannot read (the hostile QA pass).
     last_id = -1 if last_update_id is None else _clamp(last_update_id, -1, MAX_UPDATE_ID)

@@ -15,7 +15,7 @@ from apps.presence.serializers import (
     UpdateStatusParams,
     UpdateUserStatusParams,
 )
-from apps.users.selectors import access_user_by_id
+from apps.users.access import access_user_by_id
 
 STATUSES = {"active": True, "idle": False}
 

@@ -105,6 +105,10 @@ class Realm(models.Model):
     direct_message_initiator_group = group_setting(
         "Who may start direct message conversations (anyone may answer one that exists)."
     )
+    can_access_all_users_group = group_setting(
+        "Whether guests see everyone (role:everyone) or only the people they share a channel or a direct "
+        "message conversation with (role:members); the others appear to them as an unknown user."
+    )
     # Zulip's *_limit_seconds: None is no limit.
     message_content_delete_limit_seconds = seconds_limit(
         600, "How long after sending people may delete their own messages, in seconds; empty: any time."

@@ -1,8 +1,8 @@
 """Who a subscription change is for (`principals`), and whom a user controls (themself, their bots)."""
 
 from apps.core.errors import JsonableError
+from apps.users.access import access_user_by_email
 from apps.users.models import User
-from apps.users.selectors import access_user_by_email
 
 
 def access_principals(acting_user: User, principals: list[int] | list[str] | None) -> list[User]:

@@ -16,8 +16,15 @@ from apps.subscriptions.actions.subscriptions import (
     send_peer_events_for_activation,
 )
 from apps.subscriptions.models import Stream
-from apps.subscriptions.selectors import settings_using_groups, subscribed_stream_ids, visible_streams
-from apps.users.hooks import bot_owner_changed, person_created, user_reactivated, user_role_changing, users_deactivated
+from apps.subscriptions.selectors import channel_peer_ids, settings_using_groups, subscribed_stream_ids, visible_streams
+from apps.users.hooks import (
+    bot_owner_changed,
+    person_created,
+    user_peers,
+    user_reactivated,
+    user_role_changing,
+    users_deactivated,
+)
 from apps.users.models import User
 
 
@@ -75,3 +82,7 @@ def channels_using_group(group: UserGroup, users_of_group: set[int]) -> list[dic
 @group_membership_changing.register
 def private_channel_access(group: UserGroup) -> Callable[[], None]:
     return GroupChannelAccess(group.realm_id, [group.id]).send_changes
+
+
+# Whom a guest sees, where the organization limits it (apps/users/access.py).
+user_peers.register(channel_peer_ids)

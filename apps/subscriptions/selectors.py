@@ -475,3 +475,22 @@ def subscriptions_for_list(user: User, *, include_subscribers: bool) -> list[dic
         )
         for sub in subs
     ]
+
+
+def channel_peer_ids(user_ids: list[int]) -> dict[int, set[int]]:
+    """For each of `user_ids`, the active people subscribed to a channel they are subscribed to
+    (themselves included). One query."""
+    peers: dict[int, set[int]] = defaultdict(set)
+    rows = (
+        Subscription.objects.filter(
+            active=True,
+            user__is_active=True,
+            stream__subscriptions__user_id__in=user_ids,
+            stream__subscriptions__active=True,
+        )
+        .values_list("stream__subscriptions__user_id", "user_id")
+        .distinct()
+    )
+    for user_id, peer_id in rows:
+        peers[user_id].add(peer_id)
+    return peers

@@ -79,7 +79,7 @@ from apps.subscriptions.serializers import (
     UpdateSubscriptionsParams,
     UserTopicParams,
 )
-from apps.users.selectors import access_user_by_id
+from apps.users.access import access_user_by_id
 
 
 def new_channel_options(params: NewChannelParams) -> NewChannelOptions:

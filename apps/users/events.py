@@ -3,6 +3,7 @@
 events adapt to a queue's `client_gravatar`."""
 
 from apps.events.registry import QueueOptions, StateContext, event_transform, initial_state
+from apps.users.access import as_seen_by
 from apps.users.bots import administered_bots, bot_dicts
 from apps.users.models import DEFAULT_EXTERNAL_ACCOUNTS, CustomProfileField
 from apps.users.selectors import (
@@ -29,13 +30,16 @@ def realm_user_state(context: StateContext) -> dict:
     me = context.user
     profile_data = custom_profile_data_in_realm(me.realm)
     active, inactive, system_bots = [], [], []
-    for shape in users_to_dicts(
+    people = users_to_dicts(
         user_rows_in_realm(me.realm),
         me.realm,
         acting_user=me,
         client_gravatar=context.options.client_gravatar,
         profile_data=profile_data,
-    ):
+    )
+    # A guest limited to some people sees the others as unknown users (active ones, as Zulip shows them).
+    omit = bool(context.options.client_capabilities.get("user_list_incomplete"))
+    for shape in as_seen_by(me, people, omit_inaccessible=omit):
         # The server's own bots apart, as Zulip's (whose are in no organization).
         (system_bots if shape.get("is_system_bot") else active if shape["is_active"] else inactive).append(shape)
     return {

@@ -49,3 +49,10 @@ user_settings_changed = Hooks("user_settings_changed")
 # subgroups) of these named groups of the organization, for PATCH /settings' `target_users`; raises
 # JsonableError for an id that is not one (apps.groups).
 settings_target_members = Hooks("settings_target_members")
+
+# user_peers(user_ids) -> {user id: set of user ids}: for each of these people, the active people
+# they share a channel or a direct message conversation with; a guest of an organization that
+# limits what guests see (can_access_all_users_group) sees only those (apps/users/access.py;
+# apps.subscriptions: channel subscribers; apps.messages: direct message partners). One query or
+# two each, whatever the number of people.
+user_peers = Hooks("user_peers")

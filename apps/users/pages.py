@@ -16,9 +16,10 @@ from apps.core.auth import realm_for_request
 from apps.core.converters import is_ascii_digits
 from apps.core.errors import JsonableError, MethodNotAllowedError, error_response
 from apps.core.sessions import credentials_or_session_user
+from apps.users.access import access_user_by_email, access_user_by_id
 from apps.users.actions.credentials import check_confirm_email_change, pending_email_change
 from apps.users.errors import EmailChangeLinkError
-from apps.users.selectors import access_user_by_email, access_user_by_id, avatar_url, gravatar_url
+from apps.users.selectors import avatar_url, gravatar_url
 
 TEMPLATE = "users/confirm_email_change.html"
 

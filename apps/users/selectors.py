@@ -304,63 +304,6 @@ def is_last_owner(user: User) -> bool:
     return user.is_owner and user.is_active and not other_owners.exists()
 
 
-def access_user_by_id(
-    acting_user: User,
-    user_id: int,
-    *,
-    allow_deactivated: bool = False,
-    allow_bots: bool = False,
-    for_admin: bool = False,
-    allow_system_bots: bool = True,
-) -> User:
-    """The user `user_id` of the acting user's organization, or "No such user".
-
-    Users of other organizations answer exactly like ids that never existed. The server's own bots
-    (Zulip's cross-realm bots, in no organization there) may be looked at, never administered
-    (`for_admin`), nor acted on where `allow_system_bots` is False.
-    """
-    target = users_in_realm(acting_user.realm).filter(id=user_id).first()
-    return _check_access(acting_user, target, allow_deactivated, allow_bots, for_admin, allow_system_bots)
-
-
-def access_user_by_email(
-    acting_user: User,
-    email: str,
-    *,
-    allow_deactivated: bool = False,
-    allow_bots: bool = False,
-    for_admin: bool = False,
-) -> User:
-    """By real email (only when the acting user may see it), else by the `user{id}@domain` address."""
-    target = user_with_delivery_email(users_in_realm(acting_user.realm), email)
-    if target is not None and not can_access_delivery_email(acting_user, target):
-        target = None
-    match = FAKE_EMAIL_RE.fullmatch(email_key(email))
-    if target is None and match and match.group(2) == fake_email_domain(acting_user.realm.host):
-        target = users_in_realm(acting_user.realm).filter(id=int(match.group(1))).first()
-    return _check_access(acting_user, target, allow_deactivated, allow_bots, for_admin, allow_system_bots=True)
-
-
-def _check_access(
-    acting_user: User,
-    target: User | None,
-    allow_deactivated: bool,
-    allow_bots: bool,
-    for_admin: bool,
-    allow_system_bots: bool,
-) -> User:
-    if target is None or (target.is_bot and not allow_bots):
-        raise JsonableError("No such user")
-    if target.is_system_bot and (for_admin or not allow_system_bots):
-        raise JsonableError("No such user")
-    if not target.is_active and not allow_deactivated:
-        raise JsonableError("User is deactivated")
-    # Zulip's can_admin_user: administrators, and a bot's owner for their bot.
-    if for_admin and not (acting_user.is_admin or (target.is_bot and target.bot_owner_id == acting_user.id)):
-        raise JsonableError("Insufficient permission")
-    return target
-
-
 def get_custom_profile_fields(realm: Realm) -> QuerySet[CustomProfileField]:
     return CustomProfileField.objects.filter(realm=realm).order_by("order", "id")
 

@@ -10,6 +10,7 @@ from apps.core.permissions import IsAuthenticatedUser, IsHuman, IsOrganizationAd
 from apps.core.responses import json_success
 from apps.core.sessions import is_session_api
 from apps.core.views import ApiView
+from apps.users.access import access_user_by_email, access_user_by_id, as_seen_by
 from apps.users.actions.activation import check_deactivate_own_user, check_deactivate_user, check_reactivate_user
 from apps.users.actions.avatars import check_may_change_avatar, check_upload_avatar, do_change_avatar
 from apps.users.actions.create_user import check_create_user_by_admin
@@ -28,8 +29,6 @@ from apps.users.hooks import own_user_extras
 from apps.users.models import AvatarSource, User
 from apps.users.selectors import (
     access_custom_profile_field,
-    access_user_by_email,
-    access_user_by_id,
     avatar_url,
     custom_profile_data,
     custom_profile_data_in_realm,
@@ -108,7 +107,7 @@ class UsersView(ApiView):
             profile_data=custom_profile_data_in_realm(realm, ids) if params.include_custom_profile_fields else None,
         )
         # Not the server's own bots, as Zulip's (/register lists them apart: cross_realm_bots).
-        members = [member for member in members if not member.get("is_system_bot")]
+        members = as_seen_by(request.user, [member for member in members if not member.get("is_system_bot")])
         return json_success(request, {"members": members})
 
 

@@ -51,6 +51,7 @@ from apps.subscriptions.errors import StreamDoesNotExistError, StreamWithIdDoesN
 from apps.subscriptions.models import Stream
 from apps.subscriptions.selectors import subscriber_ids_by_stream
 from apps.subscriptions.topics import check_topics_policy, topic_to_send_to, truncate_topic
+from apps.users.access import announce_conversation, as_from_unknown_sender, guests_without_access
 from apps.users.models import Role, User
 from apps.users.selectors import avatar_url_for_client
 
@@ -312,6 +313,7 @@ def _store_message(
         message.recipient = get_recipient(Recipient.Type.STREAM, stream.id)
     else:
         message.recipient = direct_message_recipient(message.realm, message.sender_id, [user.id for user in people])
+        announce_conversation([message.sender, *people])  # (to guests who may not see them all yet)
     message.save(force_insert=True)
     _files_linked(message)
     _insert_user_messages(message, flags)
@@ -446,12 +448,16 @@ def _send_message_events(
     # compute Gravatar URLs themselves get a null avatar_url.
     shape["raw_content"] = message.content
     shape["gravatar"] = avatar_url_for_client(message.sender, client_gravatar=True) is None
-    by_flags: dict[int, list[int]] = defaultdict(list)
+    # Guests who may not see the sender (one who wrote to the channel from outside it) get the
+    # message from an unknown user (apps/users/access.py).
+    unknown_to = set(guests_without_access(message.sender)) if message.stream_id is not None else set()
+    by_flags: dict[tuple[int, bool], list[int]] = defaultdict(list)
     for uid, bits in flags.items():
         if uid != message.sender_id or local_id is None:
-            by_flags[bits].append(uid)
-    for bits, user_ids in by_flags.items():
-        event = {"type": "message", "message": shape, "flags": UserMessage.flag_names(bits)}
+            by_flags[bits, uid in unknown_to].append(uid)
+    masked = {**as_from_unknown_sender(message.realm, shape), "gravatar": False} if unknown_to else shape
+    for (bits, unknown), user_ids in by_flags.items():
+        event = {"type": "message", "message": masked if unknown else shape, "flags": UserMessage.flag_names(bits)}
         send_event_on_commit(message.realm_id, event, user_ids)
     if listeners:
         event = {"type": "message", "message": shape, "flags": [], "all_public_streams": True}

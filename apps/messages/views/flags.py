@@ -33,7 +33,7 @@ from apps.messages.serializers import (
 )
 from apps.messages.views.messages import resolve_anchor
 from apps.subscriptions.selectors import access_stream_by_id
-from apps.users.selectors import access_user_by_id
+from apps.users.access import access_user_by_id
 
 
 class MessageFlagsView(ApiView):

@@ -43,6 +43,7 @@ from apps.messages.serializers import (
     flag_names,
     message_to_dict,
 )
+from apps.users.access import without_unknown_senders
 from apps.users.models import User
 
 # Larger than any message id: the anchor "newest" (Zulip's LARGER_THAN_MAX_MESSAGE_ID).
@@ -175,6 +176,7 @@ class MessageView(ApiView):
                 allow_empty_topic_name=params.allow_empty_topic_name,
             ),
         )
+        [shape] = without_unknown_senders(request.user, [shape])
         return json_success(request, {"raw_content": message.content, "message": shape})
 
     @uses_params(UpdateMessageParams)

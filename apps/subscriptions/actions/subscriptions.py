@@ -60,7 +60,8 @@ from apps.subscriptions.serializers import (
     COLOR_RE,
     STREAM_ASSIGNMENT_COLORS,
 )
-from apps.users.models import User
+from apps.users.access import access_changes_announced
+from apps.users.models import Role, User
 
 # --- subscribing and unsubscribing ----------------------------------------------------------------
 
@@ -94,8 +95,21 @@ def bulk_add_subscriptions(
     settings). `created` channels are announced to everyone who can see them. Emits, in this order:
     stream/create (new channels; existing ones to new subscribers who could not see them: private
     channels' and guests'),
-    subscription/add to each new subscriber, subscription/peer_add to the channels' other viewers.
+    subscription/add to each new subscriber, subscription/peer_add to the channels' other viewers,
+    realm_user/add to guests who now see someone they could not (apps/users/access.py).
     """
+    with access_changes_announced(realm, lambda: _guests_concerned(users, streams)):
+        return _subscribe(realm, streams, users, color_map=color_map, created=created)
+
+
+def _subscribe(
+    realm: Realm,
+    streams: Sequence[Stream],
+    users: Sequence[User],
+    *,
+    color_map: dict[str, str] | None,
+    created: Collection[Stream],
+) -> tuple[list[SubscriptionChange], list[SubscriptionChange]]:
     color_map = {name.lower(): color for name, color in (color_map or {}).items()}
     lock_streams(streams)
     user_ids = [u.id for u in users]
@@ -189,8 +203,16 @@ def bulk_remove_subscriptions(
     [{stream_id, name}]} to each user who left, then subscription/peer_remove to the channels'
     other viewers (read before the change, so a private channel's viewers still hear of it), then
     stream/delete to those who can no longer see a channel at all (a guest leaving a public one, a
-    member leaving a private one), as Zulip's bulk_remove_subscriptions.
+    member leaving a private one), as Zulip's bulk_remove_subscriptions; then realm_user/remove to
+    guests who no longer see someone (apps/users/access.py).
     """
+    with access_changes_announced(realm, lambda: _guests_concerned(users, streams)):
+        return _unsubscribe(realm, users, streams)
+
+
+def _unsubscribe(
+    realm: Realm, users: Sequence[User], streams: Sequence[Stream]
+) -> tuple[list[SubscriptionChange], list[SubscriptionChange]]:
     lock_streams(streams)
     active = subscribed_pairs([u.id for u in users], [s.id for s in streams])
     removed, not_subscribed = [], []
@@ -212,6 +234,13 @@ def bulk_remove_subscriptions(
     send_subscription_lists(realm, "remove", by_user)
     send_stream_access_changes(realm, left, could_see)
     return removed, not_subscribed
+
+
+def _guests_concerned(users: Sequence[User], streams: Sequence[Stream]) -> list[int]:
+    """Whose view of people a change of these subscriptions may change (apps/users/access.py): the
+    users, and the guests subscribed to the channels."""
+    subscribed_guests = Subscription.objects.filter(stream__in=streams, active=True, user__role=Role.GUEST)
+    return [*(user.id for user in users), *subscribed_guests.values_list("user_id", flat=True)]
 
 
 def join_default_channels(user: User) -> None:

@@ -8,6 +8,7 @@ from apps.events.publish import Everyone, delete_queues_on_commit, forget_creden
 from apps.realms.audit import audit
 from apps.realms.models import AuditLogEventType
 from apps.realms.selectors import lock_realm
+from apps.users.access import guests_without_access
 from apps.users.actions.bot_owner import do_change_bot_owner
 from apps.users.actions.notify import send_person_update
 from apps.users.errors import CannotDeactivateLastUserError, LastOwnerDeactivationError
@@ -65,6 +66,8 @@ def do_deactivate_user(user: User, *, acting_user: User | None) -> list[User]:
     if not User.objects.filter(id=user.id, is_active=True).exists():
         raise JsonableError("User is deactivated")
     deactivated = [*active_bots_owned_by(user), user]
+    # Read while they are active: the guests who may see the user (apps/users/access.py) are told.
+    lacking = {each.id: guests_without_access(each) for each in deactivated}
     User.objects.filter(id__in=[u.id for u in deactivated]).update(is_active=False)
     forget_credentials_on_commit(user_ids=[u.id for u in deactivated])
     for each in deactivated:
@@ -73,7 +76,7 @@ def do_deactivate_user(user: User, *, acting_user: User | None) -> list[User]:
         send_event_on_commit(
             user.realm_id,
             {"type": "realm_user", "op": "update", "person": {"user_id": each.id, "is_active": False}},
-            Everyone(tuple(u.id for u in deactivated)),
+            Everyone((*(u.id for u in deactivated), *lacking[each.id])),
         )
     users_deactivated.call(deactivated)
     delete_queues_on_commit(u.id for u in deactivated)  # after their events: registered first

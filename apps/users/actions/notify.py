@@ -8,6 +8,7 @@ from apps.events.publish import Everyone, send_event_on_commit
 from apps.realms.audit import audit, changed
 from apps.realms.models import AuditLogEventType, EmailVisibility, Realm
 from apps.realms.serializers import setting_for_api
+from apps.users.access import audience_seeing, guests_without_access
 from apps.users.models import User
 from apps.users.selectors import (
     VISIBILITY_FOR_ROLE,
@@ -30,7 +31,7 @@ def audit_user_change(
 def send_person_update(user: User, person: dict[str, Any]) -> None:
     """Emits: realm_user/update with `person` (plus user_id) to everyone who can see `user`."""
     event = {"type": "realm_user", "op": "update", "person": {"user_id": user.id, **person}}
-    send_event_on_commit(user.realm_id, event, Everyone())
+    send_event_on_commit(user.realm_id, event, audience_seeing(user))
 
 
 def send_by_email_access(user: User, build: Callable[[bool], dict[str, Any]]) -> None:
@@ -38,12 +39,13 @@ def send_by_email_access(user: User, build: Callable[[bool], dict[str, Any]]) ->
     who may see the user's real address (the roles the user's email visibility allows, and the
     user) and everyone else."""
     roles = [role for role, visible in VISIBILITY_FOR_ROLE.items() if user.email_address_visibility in visible]
+    lacking = guests_without_access(user)  # (who may not see the user at all: none of it)
     if user.is_bot or len(roles) == len(VISIBILITY_FOR_ROLE):
-        send_event_on_commit(user.realm_id, build(True), Everyone())
+        send_event_on_commit(user.realm_id, build(True), Everyone(lacking))
         return
-    seers = {user.id, *active_user_ids_with_roles(user.realm_id, roles)}
+    seers = {user.id, *active_user_ids_with_roles(user.realm_id, roles)} - set(lacking)
     send_event_on_commit(user.realm_id, build(True), seers)
-    send_event_on_commit(user.realm_id, build(False), Everyone(tuple(seers)))
+    send_event_on_commit(user.realm_id, build(False), Everyone((*seers, *lacking)))
 
 
 def send_user_added(user: User) -> None:
@@ -85,7 +87,8 @@ def send_email_visibility_update(user: User, old_visibility: int) -> None:
     for user_ids, address in ((gained, user.delivery_email), (lost, None)):
         if user_ids:
             person = {"user_id": user.id, "delivery_email": address}
-            send_event_on_commit(user.realm_id, {"type": "realm_user", "op": "update", "person": person}, user_ids)
+            event = {"type": "realm_user", "op": "update", "person": person}
+            send_event_on_commit(user.realm_id, event, audience_seeing(user, user_ids))
     if EmailVisibility.EVERYONE in (old_visibility, user.email_address_visibility):
         send_person_update(user, {"new_email": api_email(user)})
         send_avatar_update(user)

@@ -1,0 +1,190 @@
+"""What guests see of people: the organization's can_access_all_users_group (Zulip's). At role:members
+a guest sees themselves, bots, and the people they share a channel or a direct message conversation
+with; the others are unknown users to them, in lists, lookups, direct messages, presence and events."""
+
+import pytest
+
+from apps.groups.models import SystemGroups
+from apps.users.access import INACCESSIBLE_USER_NAME, MEMBERS_GROUP
+from apps.users.actions.user_settings import do_change_full_name
+from tests.api import api_for, assert_error, assert_success
+from tests.factories import UserFactory
+from tests.messages.conftest import db_state, post_message
+
+NO_ACCESS = "You do not have permission to access some of the recipients."
+
+
+@pytest.fixture
+def limited(realm, sys_groups, admin):
+    """The organization limits what guests see."""
+    members = sys_groups[SystemGroups.MEMBERS].id
+    assert_success(api_for(admin).patch("/realm", {"can_access_all_users_group": {"new": members}}))
+    realm.refresh_from_db()  # (the people made after this use it, as a request's would)
+    return realm
+
+
+@pytest.fixture
+def stranger(realm):
+    return UserFactory(realm=realm, full_name="Stranger Danger")
+
+
+@pytest.fixture
+def channelmate(realm, make_stream, guest):
+    person = UserFactory(realm=realm, full_name="Channel Mate")
+    make_stream("shared", guest, person)
+    return person
+
+
+def register_users(user, **params):
+    state = assert_success(api_for(user).post("/register", {"fetch_event_types": ["realm_user"], **params}))
+    return {person["user_id"]: person for person in state["realm_users"]}
+
+
+def test_the_setting_takes_everyone_or_members_only(realm, sys_groups, admin, make_group, member):
+    api = api_for(admin)
+    state = assert_success(api.post("/register", {"fetch_event_types": ["realm"]}))
+    assert state["realm_can_access_all_users_group"] == sys_groups[SystemGroups.EVERYONE].id
+    assert MEMBERS_GROUP == SystemGroups.MEMBERS  # (what apps.users.access reads by name)
+    friends = make_group(admin, "Friends", members=[member]).id
+    before = db_state()
+    refusal = "'can_access_all_users_group' setting cannot be set to '{}' group."
+    system_only = "'can_access_all_users_group' must be a system user group."
+    for value, msg in [
+        (sys_groups[SystemGroups.ADMINISTRATORS].id, refusal.format(SystemGroups.ADMINISTRATORS)),
+        (sys_groups[SystemGroups.NOBODY].id, refusal.format(SystemGroups.NOBODY)),
+        (friends, system_only),
+        ({"direct_members": [member.id], "direct_subgroups": []}, system_only),
+    ]:
+        assert_error(api.patch("/realm", {"can_access_all_users_group": {"new": value}}), 400, "BAD_REQUEST", msg)
+    assert db_state() == before
+    members = sys_groups[SystemGroups.MEMBERS].id
+    assert_success(api.patch("/realm", {"can_access_all_users_group": {"new": members}}))
+    state = assert_success(api.post("/register", {"fetch_event_types": ["realm"]}))
+    assert state["realm_can_access_all_users_group"] == members
+
+
+def test_by_default_guests_see_everyone(realm, guest, stranger):
+    assert register_users(guest)[stranger.id]["full_name"] == "Stranger Danger"
+    assert_success(api_for(guest).get(f"/users/{stranger.id}"))
+
+
+def test_a_limited_guest_sees_others_as_unknown_users(limited, guest, stranger, channelmate, bot, member):
+    people = register_users(guest)
+    assert people[channelmate.id]["full_name"] == "Channel Mate"
+    assert people[bot.id]["full_name"] == bot.full_name
+    assert people[guest.id]["full_name"] == guest.full_name
+    unknown = people[stranger.id]
+    assert unknown["full_name"] == INACCESSIBLE_USER_NAME
+    assert stranger.delivery_email not in str(unknown)
+    assert unknown["email"] == f"user{stranger.id}@{unknown['email'].split('@')[1]}"
+    assert unknown["avatar_url"].endswith("unknown-user-avatar.png")
+    # With Zulip's user_list_incomplete capability they are left out.
+    people = register_users(guest, client_capabilities={"user_list_incomplete": True})
+    assert stranger.id not in people
+    assert channelmate.id in people
+    # GET /users the same; members still see everyone.
+    members = assert_success(api_for(guest).get("/users"))["members"]
+    assert {m["user_id"]: m["full_name"] for m in members}[stranger.id] == INACCESSIBLE_USER_NAME
+    assert register_users(member)[stranger.id]["full_name"] == "Stranger Danger"
+
+
+def test_a_limited_guest_cannot_look_up_or_message_others(limited, guest, stranger, channelmate):
+    api = api_for(guest)
+    assert_error(api.get(f"/users/{stranger.id}"), 400, "BAD_REQUEST", "Insufficient permission")
+    assert_error(api.get(f"/users/{stranger.delivery_email}"), 400, "BAD_REQUEST", "Insufficient permission")
+    assert_success(api.get(f"/users/{channelmate.id}"))
+    before = db_state()
+    for to in ([stranger.id], [stranger.delivery_email], [channelmate.id, stranger.id]):
+        response = post_message(guest, type="private", to=to, content="hi")
+        assert_error(response, 400, "BAD_REQUEST", NO_ACCESS)
+    assert db_state() == before
+    assert_success(post_message(guest, type="private", to=[channelmate.id], content="hi"))
+
+
+def test_a_direct_message_conversation_gives_access(limited, guest, stranger, member):
+    assert_error(api_for(guest).get(f"/users/{stranger.id}"), 400, "BAD_REQUEST", "Insufficient permission")
+    assert_success(post_message(stranger, type="private", to=[guest.id], content="welcome"))
+    assert_success(api_for(guest).get(f"/users/{stranger.id}"))
+    assert register_users(guest)[stranger.id]["full_name"] == "Stranger Danger"
+    # A group conversation too.
+    assert_success(post_message(member, type="private", to=[guest.id, stranger.id], content="all of us"))
+    assert register_users(guest)[member.id]["full_name"] == member.full_name
+
+
+def test_events_about_others_do_not_reach_a_limited_guest(
+    limited, guest, stranger, channelmate, capture_events, member
+):
+    with capture_events(guest, member) as received:
+        do_change_full_name(stranger, "Renamed Stranger", acting_user=stranger)
+        do_change_full_name(channelmate, "Renamed Mate", acting_user=channelmate)
+    names = [
+        (e["person"]["user_id"], e["person"].get("full_name")) for e in received[guest.id] if e["type"] == "realm_user"
+    ]
+    assert names == [(channelmate.id, "Renamed Mate")]
+    assert len([e for e in received[member.id] if e["type"] == "realm_user"]) == 2
+
+
+def test_presence_and_status_of_others_are_hidden_from_a_limited_guest(limited, guest, stranger, channelmate):
+    for person in (stranger, channelmate):
+        assert_success(api_for(person).post("/users/me/presence", {"status": "active", "slim_presence": "true"}))
+        assert_success(api_for(person).post("/users/me/status", {"status_text": "busy"}))
+    state = assert_success(
+        api_for(guest).post("/register", {"fetch_event_types": ["presence", "user_status"], "slim_presence": "true"})
+    )
+    assert set(state["presences"]) == {str(channelmate.id)}
+    assert set(state["user_status"]) == {str(channelmate.id)}
+    presences = assert_success(api_for(guest).get("/realm/presence", {"slim_presence": "true"}))["presences"]
+    assert set(presences) == {channelmate.delivery_email}
+
+
+def test_a_limited_guest_is_told_of_people_as_they_come_and_go(
+    limited, guest, stranger, member, make_stream, capture_events
+):
+    from apps.subscriptions.actions.subscriptions import bulk_add_subscriptions, bulk_remove_subscriptions
+
+    stream = make_stream("new", stranger)
+    with capture_events(guest, member) as received:
+        bulk_add_subscriptions(limited, [stream], [guest], acting_user=None)
+    added = [e for e in received[guest.id] if e["type"] == "realm_user"]
+    assert [(e["op"], e["person"]["user_id"], e["person"]["full_name"]) for e in added] == [
+        ("add", stranger.id, "Stranger Danger")
+    ]
+    assert not [e for e in received[member.id] if e["type"] == "realm_user"]
+    assert register_users(guest)[stranger.id]["full_name"] == "Stranger Danger"
+    with capture_events(guest) as received:
+        bulk_remove_subscriptions(limited, [stranger], [stream], acting_user=None)
+    assert [e for e in received[guest.id] if e["type"] == "realm_user"] == [
+        {"type": "realm_user", "op": "remove", "person": {"user_id": stranger.id, "full_name": INACCESSIBLE_USER_NAME}}
+    ]
+    assert register_users(guest)[stranger.id]["full_name"] == INACCESSIBLE_USER_NAME
+    # A first direct message introduces its sender before it arrives.
+    with capture_events(guest) as received:
+        assert_success(post_message(stranger, type="private", to=[guest.id], content="hello"))
+    assert [(e["type"], e.get("op")) for e in received[guest.id]][:2] == [("realm_user", "add"), ("message", None)]
+    assert received[guest.id][0]["person"]["full_name"] == "Stranger Danger"
+
+
+def test_messages_of_people_a_limited_guest_may_not_see_are_from_an_unknown_user(
+    limited, guest, stranger, channelmate, capture_events
+):
+    from apps.subscriptions.models import Stream
+
+    shared = Stream.objects.get(name="shared")
+    with capture_events(guest, channelmate) as received:
+        # From outside the channel (a public one takes messages from anyone), then from inside.
+        assert_success(post_message(stranger, type="stream", to=shared.id, topic="t", content="from outside"))
+        assert_success(post_message(channelmate, type="stream", to=shared.id, topic="t", content="from inside"))
+    messages = {
+        user_id: [e["message"] for e in events if e["type"] == "message"] for user_id, events in received.items()
+    }
+    senders = [(m["sender_id"], m["sender_full_name"]) for m in messages[guest.id]]
+    assert senders == [(stranger.id, INACCESSIBLE_USER_NAME), (channelmate.id, "Channel Mate")]
+    assert messages[guest.id][0]["avatar_url"].endswith("unknown-user-avatar.png")
+    assert stranger.delivery_email not in str(received[guest.id])
+    assert messages[channelmate.id][0]["sender_full_name"] == "Stranger Danger"
+    api = api_for(guest)
+    found = assert_success(api.get("/messages", {"anchor": "newest", "num_before": 10, "num_after": 0}))["messages"]
+    assert [(m["sender_id"], m["sender_full_name"]) for m in found] == senders
+    one = assert_success(api.get(f"/messages/{found[0]['id']}"))["message"]
+    assert (one["sender_full_name"], one["sender_email"]) == (INACCESSIBLE_USER_NAME, found[0]["sender_email"])
+    assert stranger.delivery_email not in str(found)
