@@ -50,7 +50,14 @@ POST_POLICY_BY_GROUP = {"role:administrators": 2, "role:fullmembers": 3, "role:m
 def check_color(var_name: str, value: str) -> str:
     if not COLOR_RE.fullmatch(value):
         raise ParamError(f"{var_name} is not a valid hex color code")
-    return value
+    return normalize_color(value)
+
+
+def normalize_color(value: str) -> str:
+    """A color as clients read it: "#rrggbb", lowercase (the mobile app reads six hex digits, and
+    its debug builds assert lowercase; Zulip keeps what it was given). Taken as #rgb or #RRGGBB."""
+    digits = value[1:].lower()
+    return "#" + ("".join(digit * 2 for digit in digits) if len(digits) == 3 else digits)
 
 
 def stream_to_dict(

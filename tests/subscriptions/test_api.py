@@ -1,9 +1,11 @@
 """The HTTP contract of channels, subscriptions and topic policies: status, envelope, code, exact
 message, and that a refused request changes no row."""
 
+import importlib
 import json
 
 import pytest
+from django.apps import apps as django_apps
 from django.db import connection
 from django.test.utils import CaptureQueriesContext
 
@@ -456,11 +458,13 @@ def test_subscribe_refuses_invalid_message_retention_days(owner, value, shown):
     )
 
 
-@pytest.mark.parametrize("color", ["#a1b2c3", "#ABC"])
-def test_subscribe_with_color(member, color):
+@pytest.mark.parametrize(("color", "stored"), [("#a1b2c3", "#a1b2c3"), ("#ABC", "#aabbcc"), ("#A1B2C3", "#a1b2c3")])
+def test_subscribe_with_color(member, color, stored):
+    """Kept as "#rrggbb" in lowercase: the mobile app reads six hex digits (and its debug builds
+    assert lowercase; the flutter-model QA pass)."""
     response = ApiClient(member).post("/users/me/subscriptions", {"subscriptions": [{"name": "c", "color": color}]})
     assert_success(response)
-    assert Subscription.objects.get(user=member).color == color
+    assert Subscription.objects.get(user=member).color == stored
 
 
 @pytest.mark.parametrize("color", ["red", "#12345", "#1234567", "123456", "#ggg"])
@@ -794,7 +798,8 @@ def design(member, make_stream):
     ("prop", "value", "field", "stored"),
     [
         ("color", "#abcdef", "color", "#abcdef"),
-        ("color", "#FFF", "color", "#FFF"),
+        ("color", "#FFF", "color", "#ffffff"),
+        ("color", "#ABCDEF", "color", "#abcdef"),
         ("is_muted", True, "is_muted", True),
         ("in_home_view", False, "is_muted", True),
         ("pin_to_top", True, "pin_to_top", True),
@@ -1419,3 +1424,11 @@ def test_group_setting_change_through_action_matches_api_value(admin, design, re
     assert do_change_stream_group_setting(design, "can_subscribe_group", change, acting_user=admin) is True
     assert do_change_stream_group_setting(design, "can_subscribe_group", change, acting_user=admin) is False
     assert channel(admin, design.id)["can_subscribe_group"] == moderators
+
+
+def test_colors_stored_before_are_normalized_by_the_migration(member, design):
+    migration = importlib.import_module("apps.subscriptions.migrations.0012_normalize_subscription_colors")
+    for color, normalized in [("#ABC", "#aabbcc"), ("#A1b2C3", "#a1b2c3"), ("#c2c2c2", "#c2c2c2")]:
+        Subscription.objects.filter(user=member, stream=design).update(color=color)
+        migration.normalize(django_apps, None)
+        assert Subscription.objects.get(user=member, stream=design).color == normalized

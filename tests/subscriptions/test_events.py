@@ -151,7 +151,7 @@ def test_muting_sends_two_updates_in_zulips_order(queue_of, member, make_stream)
         ApiClient(member).patch(f"/users/me/subscriptions/{stream.id}", {"property": "color", "value": "#abc"})
     )
     assert events() == [
-        {"type": "subscription", "op": "update", "stream_id": stream.id, "property": "color", "value": "#abc"}
+        {"type": "subscription", "op": "update", "stream_id": stream.id, "property": "color", "value": "#aabbcc"}
     ]
 
 

@@ -59,6 +59,7 @@ from apps.subscriptions.serializers import (
     BOOLEAN_PROPERTIES,
     COLOR_RE,
     STREAM_ASSIGNMENT_COLORS,
+    normalize_color,
 )
 from apps.users.access import access_changes_announced
 from apps.users.models import Role, User
@@ -453,6 +454,7 @@ def check_change_subscription_properties(changes: Sequence[tuple[int, str, bool 
                 raise JsonableError("color is not a string")
             if not COLOR_RE.fullmatch(value):  # check_color's error is for parameter validators only
                 raise JsonableError("color is not a valid hex color code")
+            value = normalize_color(value)
         elif name in BOOLEAN_PROPERTIES:
             if not isinstance(value, bool):
                 raise JsonableError(f"{name} is not a boolean")
