@@ -4,8 +4,8 @@ At role:everyone (the default) everyone sees everyone. At role:members, guests s
 bots, and the people they share a channel or a direct message conversation with (the `user_peers`
 hook: apps.subscriptions and apps.messages know those); everyone else is to them an unknown user
 (`inaccessible_user_dict`): listed as "Unknown user" without a name, address or avatar of theirs,
-never found by GET /users/{id}, never a direct message recipient, and no event about them reaches
-the guest. Members and above always see everyone.
+never found by GET /users/{id}, never a direct message recipient; their changes, presence and status
+do not reach the guest. Members and above always see everyone.
 """
 
 from collections import defaultdict
@@ -125,7 +125,8 @@ def audience_seeing(target: User, user_ids: Iterable[int] | None = None) -> Ever
     lacking = guests_without_access(target)
     if user_ids is None:
         return Everyone(lacking)
-    return [user_id for user_id in user_ids if user_id not in lacking] if lacking else list(user_ids)
+    excluded = set(lacking)
+    return [user_id for user_id in user_ids if user_id not in excluded]
 
 
 @contextmanager
