@@ -9,7 +9,7 @@ BIN := $(VENV)/bin
 PORT ?= $(or $(shell sed -n 's/^PORT=//p' .env 2>/dev/null | tail -n 1),8000)
 export PORT
 
-.PHONY: run test lint format install migrate shell port-free
+.PHONY: run test lint format install migrate shell port-free port-note
 
 $(BIN)/activate:
 	@$(PYTHON) -c 'import sys; sys.exit(0 if sys.version_info >= (3, 11) else "Parley needs Python 3.11 or newer; set PYTHON=python3.11")'
@@ -30,13 +30,20 @@ port-free:
 	socket.socket().connect_ex(("127.0.0.1", port)) == 0 and \
 	sys.exit(f"Port {port} is taken (a Parley already running?): stop it, or serve on another: PORT=9000 make run")'
 
-# The static files are collected while the database is migrated (two processes: a restart is ready
-# sooner, before the Zulip clients' ten seconds of retries run out).
-run: port-free install
+# A port given only to `make run` (PORT=9000 make run) is not the one manage.py's commands read from
+# .env: the links they print (invitations, the Welcome Bot's) would name another. Said, not refused.
+port-note:
+	@dotenv=$$(sed -n 's/^PORT=//p' .env 2>/dev/null | tail -n 1); \
+	if [ "$(PORT)" != "$${dotenv:-8000}" ] && [ -z "$$EXTERNAL_HOST" ] && ! grep -qs '^EXTERNAL_HOST=' .env; then \
+	echo "Note: PORT=$(PORT) is not in .env: manage.py's commands will name port $${dotenv:-8000} in the links they print (add PORT=$(PORT) to .env)." >&2; fi
+
+# The static files are collected while the database is migrated and the demo made (two processes,
+# each starting Django once: a restart is ready sooner, before the Zulip clients' ten seconds of
+# retries run out).
+run: port-free port-note install
 	@$(BIN)/python manage.py collectstatic --noinput --verbosity 0 & collecting=$$!; \
-	$(BIN)/python manage.py migrate --noinput || { wait $$collecting; exit 1; }; \
+	$(BIN)/python manage.py bootstrap_demo --migrate --url http://127.0.0.1:$(PORT) || { wait $$collecting; exit 1; }; \
 	wait $$collecting
-	$(BIN)/python manage.py bootstrap_demo --url http://127.0.0.1:$(PORT)
 	exec $(BIN)/gunicorn -c config/gunicorn.py config.asgi:application
 
 test: install

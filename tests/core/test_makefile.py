@@ -18,7 +18,7 @@ def demo_url(directory, **env) -> str:
         ["make", "-n", "run"], cwd=directory, env=environment, capture_output=True, text=True, timeout=60
     ).stdout
     (line,) = [line for line in output.splitlines() if "bootstrap_demo" in line]
-    return line.split("--url ")[1].strip()
+    return line.split("--url ")[1].split()[0]
 
 
 @pytest.fixture
@@ -53,3 +53,24 @@ def test_a_taken_port_is_said_before_the_set_up(checkout):
     assert "PORT=9000 make run" in refused.stderr
     free = subprocess.run(["make", "port-free"], cwd=checkout, env=environment, capture_output=True, timeout=60)
     assert free.returncode == 0
+
+
+@pytest.mark.skipif(shutil.which("make") is None, reason="needs make")
+def test_a_port_only_make_run_knows_is_pointed_out(checkout):
+    """The newcomer QA pass: after `PORT=8702 make run`, manage.py's commands printed invitation
+    links to port 8000 (they read .env), and nothing said so."""
+
+    def note(**env) -> str:
+        environment = {key: value for key, value in os.environ.items() if key not in ("PORT", "EXTERNAL_HOST")} | env
+        done = subprocess.run(
+            ["make", "port-note"], cwd=checkout, env=environment, capture_output=True, text=True, timeout=60
+        )
+        assert done.returncode == 0
+        return done.stderr
+
+    assert note() == ""
+    assert "PORT=8702 is not in .env: manage.py's commands will name port 8000" in note(PORT="8702")
+    (checkout / ".env").write_text("PORT=8702\n")
+    assert note(PORT="8702") == ""
+    assert "name port 8702" in note(PORT="9000")
+    assert note(PORT="9000", EXTERNAL_HOST="chat.example.com") == ""

@@ -140,6 +140,14 @@ def test_create_bot_with_service(realm, member):
     assert out["service_token"] == service.token
     assert out["service_url"] == "https://bots.example.com/hook"
     assert re.fullmatch(r"[A-Za-z0-9]{32}", service.token)  # about 190 bits
+    # Named by its short name (zulip-botserver loads the bot its configuration's section names).
+    assert service.name == out["service_name"] == "hook"
+    out = run_json(
+        "create_user", "--realm", "", "--email", "other-bot@example.com", "--full-name", "Other Bot",
+        "--bot-type", "outgoing_webhook", "--bot-owner", member.delivery_email, "--service-url", "https://bots.example.com/x",
+        "--service-name", "helloworld",
+    )  # fmt: skip
+    assert out["service_name"] == BotService.objects.get(bot_id=out["user_id"]).name == "helloworld"
 
 
 @pytest.mark.parametrize(
@@ -283,6 +291,10 @@ def test_bootstrap_demo_only_on_an_empty_database(db):
     assert (invite.referred_by, list(invite.streams.all()), invite.revoked) == (owner, [general], False)
     assert "already set up" in run("bootstrap_demo")
     assert demo_users.count() == 5
+    # `make run`'s: the database migrated first, in the same process.
+    out = run("bootstrap_demo", "--migrate")
+    assert "No migrations to apply." in out
+    assert "already set up" in out
 
 
 def test_createsuperuser_makes_the_default_organization_and_an_owner_with_the_admin(db, tmp_path, monkeypatch):

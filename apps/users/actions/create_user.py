@@ -124,7 +124,8 @@ def do_create_user(
     """Create a user or bot with a fresh API key.
 
     A `system_bot` is a bot of the server's own, without an owner (do_create_system_bot_once). A
-    service bot's service is reached at `service_url` (named `service_name`, else as the bot);
+    service bot's service is reached at `service_url` (named `service_name`, else by the bot's
+    short name: its address before "-bot@", as zulip-botserver's configuration names it);
     `bot_defaults` are a bot's default_* fields (its default channels, checked by the caller).
     `welcome_message_custom_text` (an invitation's text) and `join_default_channels` (a person joins
     the organization's default channels, unless their invitation link says otherwise) are passed on
@@ -181,7 +182,7 @@ def do_create_user(
         if service_url:
             BotService.objects.create(
                 bot=user,
-                name=service_name or full_name,
+                name=service_name or bot_short_name(user.delivery_email),
                 base_url=service_url,
                 interface=service_interface,
                 token=generate_api_key(),
@@ -251,3 +252,9 @@ def do_create_system_bot_once(realm: Realm, kind: type, *, full_name: str, email
     bot = do_create_user(realm, email, full_name, bot_type=BotType.GENERIC, system_bot=True, acting_user=None)
     kind.objects.create(realm=realm, bot=bot)
     return bot
+
+
+def bot_short_name(email: str) -> str:
+    """A bot's short name (POST /bots' `short_name`): its address before "-bot@" (or before "@")."""
+    local = email.rsplit("@", 1)[0]
+    return local.removesuffix("-bot") or local

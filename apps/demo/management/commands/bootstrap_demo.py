@@ -1,6 +1,7 @@
 import secrets
 
 from django.conf import settings
+from django.core.management import call_command
 from django.db import transaction
 
 from apps.core.commands import OperatorCommand
@@ -28,13 +29,23 @@ class Command(OperatorCommand):
 
     def add_arguments(self, parser):
         parser.add_argument("--url", default=f"http://127.0.0.1:{settings.PORT}", help="where the server is reached")
+        parser.add_argument(
+            "--migrate",
+            action="store_true",
+            help="migrate the database first (`make run`: one process starting Django, not two, so a restart "
+            "is ready sooner)",
+        )
 
     def handle(self, *args, **options):
         url = options["url"]
+        if options["migrate"]:
+            call_command("migrate", interactive=False, verbosity=options["verbosity"], stdout=self.stdout)
         if Realm.objects.exists():
             self.stdout.write(
                 f"Database already set up ({Realm.objects.count()} organization(s)); see `manage.py list_realms`.\n"
-                "The demo credentials were printed on the first run; `manage.py rotate_api_key EMAIL` gives a new key."
+                "The demo credentials were printed on the first run; `manage.py rotate_api_key EMAIL` gives a new\n"
+                "key, and a forgotten password is reset from the sign-in page (with no email server set up, the\n"
+                "email is in the server's log)."
             )
             return
         password = secrets.token_urlsafe(12)

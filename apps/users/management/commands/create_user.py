@@ -33,6 +33,11 @@ class Command(OperatorCommand):
         parser.add_argument("--bot-type", choices=sorted(BOT_TYPES), help="create a bot of this type")
         parser.add_argument("--bot-owner", help="email of the bot's owner (required for bots)")
         parser.add_argument("--service-url", help="where an outgoing-webhook bot is reached")
+        parser.add_argument(
+            "--service-name",
+            help="an outgoing-webhook bot's service name, its section in zulip-botserver's configuration "
+            '(default: the bot\'s short name, its address before "-bot@")',
+        )
         parser.add_argument("--json", action="store_true", help="print one JSON object")
 
     def handle(self, *args, **options):
@@ -40,8 +45,8 @@ class Command(OperatorCommand):
         bot_type = BOT_TYPES.get(options["bot_type"]) if options["bot_type"] else None
         if bot_type is not None and not options["bot_owner"]:
             raise CommandError("--bot-owner is required with --bot-type.")
-        if bot_type is None and (options["bot_owner"] or options["service_url"]):
-            raise CommandError("--bot-owner and --service-url need --bot-type.")
+        if bot_type is None and (options["bot_owner"] or options["service_url"] or options["service_name"]):
+            raise CommandError("--bot-owner, --service-url and --service-name need --bot-type.")
         bot_owner = get_user(options["bot_owner"], realm.string_id) if options["bot_owner"] else None
         try:
             user = do_create_user(
@@ -53,6 +58,7 @@ class Command(OperatorCommand):
                 bot_type=bot_type,
                 bot_owner=bot_owner,
                 service_url=options["service_url"],
+                service_name=options["service_name"],
                 acting_user=None,
             )
         except JsonableError as exc:
@@ -60,6 +66,7 @@ class Command(OperatorCommand):
         summary = user_summary(user)
         service = user.services.first()
         if service is not None:
+            summary["service_name"] = service.name
             summary["service_url"] = service.base_url
             summary["service_token"] = service.token
         if options["json"]:
