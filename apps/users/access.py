@@ -130,17 +130,27 @@ def audience_seeing(target: User, user_ids: Iterable[int] | None = None) -> Ever
 
 
 @contextmanager
-def access_changes_announced(realm: Realm, candidate_ids: Callable[[], Iterable[int]]) -> Iterator[None]:
+def access_changes_announced(realm: Realm, candidate_ids: Callable[[], Iterable[int]]) -> Iterator[Callable[[], None]]:
     """Around a change of who shares a channel or a conversation with whom: the guests among
     `candidate_ids()` (the people whose channels or conversations change, read only where the
     organization limits guests) who may then see people they could not see before get
     realm_user/add for each (the whole user); those who no longer may see someone, Zulip's
-    realm_user/remove {user_id, full_name: "Unknown user"}."""
+    realm_user/remove {user_id, full_name: "Unknown user"}. Told at the end, or when the block
+    calls what it is given (once the change is written: before events naming the people)."""
     guests = _limited_guests(realm, candidate_ids) if user_access_restricted(realm) else {}
     before = peer_ids(guests) if guests else {}
-    yield
-    if not guests:
-        return
+    told = []
+
+    def announce() -> None:
+        if guests and not told:
+            told.append(True)
+            _announce_access_changes(realm, guests, before)
+
+    yield announce
+    announce()
+
+
+def _announce_access_changes(realm: Realm, guests: dict[int, User], before: dict[int, set[int]]) -> None:
     after = peer_ids(guests)
     changed = {guest: (after[guest] - before[guest], before[guest] - after[guest]) for guest in guests}
     involved = {user_id for gained, lost in changed.values() for user_id in gained | lost}
@@ -188,7 +198,7 @@ def as_from_unknown_sender(realm: Realm, message: dict[str, Any]) -> dict[str, A
     return {
         **message,
         "sender_full_name": INACCESSIBLE_USER_NAME,
-        "sender_email": f"user{sender_id}@{fake_email_domain(realm.host)}",
+        "sender_email": unknown_user_email(realm, sender_id),
         "avatar_url": inaccessible_avatar_url(),
     }
 
@@ -197,8 +207,24 @@ def _reaction_seen(realm: Realm, reaction: dict[str, Any], unknown: set[int]) ->
     user_id = reaction["user_id"]
     if user_id not in unknown:
         return reaction
-    email = f"user{user_id}@{fake_email_domain(realm.host)}"
-    return {**reaction, "user": {**reaction["user"], "email": email, "full_name": INACCESSIBLE_USER_NAME}}
+    return {**reaction, "user": {**reaction["user"], **unknown_user_brief(realm, user_id, key="id")}}
+
+
+def unknown_user_brief(realm: Realm, user_id: int, *, key: str = "user_id") -> dict[str, Any]:
+    """The {user_id, email, full_name} of someone the reader may not see (reactions' `user`: `key` id)."""
+    return {key: user_id, "email": unknown_user_email(realm, user_id), "full_name": INACCESSIBLE_USER_NAME}
+
+
+def unknown_user_email(realm: Realm, user_id: int) -> str:
+    return f"user{user_id}@{fake_email_domain(realm.host)}"
+
+
+def split_by_access(target: User, user_ids: Iterable[int]) -> tuple[list[int], list[int]]:
+    """`user_ids` as (those who may see `target`, the guests who may not): who gets an event about
+    what the target did as it is, and who gets it from an unknown user."""
+    lacking = set(guests_without_access(target))
+    user_ids = list(user_ids)
+    return [uid for uid in user_ids if uid not in lacking], [uid for uid in user_ids if uid in lacking]
 
 
 def _send_user_adds(guest: User, people: list[User]) -> None:
@@ -219,7 +245,7 @@ def _limited_guests(realm: Realm, candidate_ids: Callable[[], Iterable[int]]) ->
 def inaccessible_user_dict(realm: Realm, user_id: int) -> dict[str, Any]:
     """How a person the viewer may not see is shown to them (Zulip's get_data_for_inaccessible_user)."""
     return {
-        "email": f"user{user_id}@{fake_email_domain(realm.host)}",
+        "email": unknown_user_email(realm, user_id),
         "user_id": user_id,
         "avatar_version": 1,
         "is_admin": False,

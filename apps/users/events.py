@@ -2,7 +2,7 @@
 "user_settings" and "realm_user_settings_defaults" initial state (with Zulip's legacy top-level settings), and how user
 events adapt to a queue's `client_gravatar`."""
 
-from apps.events.registry import QueueOptions, StateContext, event_transform, initial_state
+from apps.events.registry import QueueOptions, StateContext, event_filter, event_transform, initial_state
 from apps.users.access import as_seen_by
 from apps.users.bots import administered_bots, bot_dicts
 from apps.users.models import DEFAULT_EXTERNAL_ACCOUNTS, CustomProfileField
@@ -131,3 +131,10 @@ def realm_user_for_queue(event: dict, options: QueueOptions) -> dict:
     if options.client_gravatar or "avatar_url" not in person or person["avatar_url"] is not None:
         return event
     return {**event, "person": {**person, "avatar_url": gravatar_url(person["email"], person["avatar_version"])}}
+
+
+@event_filter("realm_user")
+def realm_user_shown(event: dict, options: QueueOptions) -> bool:
+    """A person made whom the queue's guest may not see (apps/users/access.py) is not told to
+    clients with the user_list_incomplete capability: they leave unknown users out."""
+    return not (event.get("inaccessible_user") and options.client_capabilities.get("user_list_incomplete"))

@@ -16,7 +16,12 @@ from apps.core.auth import realm_for_request
 from apps.core.converters import is_ascii_digits
 from apps.core.errors import JsonableError, MethodNotAllowedError, error_response
 from apps.core.sessions import credentials_or_session_user
-from apps.users.access import access_user_by_email, access_user_by_id
+from apps.users.access import (
+    access_user_by_email,
+    access_user_by_id,
+    check_can_access_user,
+    inaccessible_avatar_url,
+)
 from apps.users.actions.credentials import check_confirm_email_change, pending_email_change
 from apps.users.errors import EmailChangeLinkError
 from apps.users.selectors import avatar_url, gravatar_url
@@ -75,7 +80,7 @@ class AvatarRedirectView(View):
 
 def _avatar_of(requester, email_or_id: str, *, medium: bool) -> str:
     """The picture's address; 400 for what is neither an id (ASCII digits) nor an email address."""
-    options = {"allow_deactivated": True, "allow_bots": True}
+    options = {"allow_deactivated": True, "allow_bots": True, "allow_inaccessible": True}
     by_id = is_ascii_digits(email_or_id)
     if not by_id:
         try:
@@ -89,4 +94,6 @@ def _avatar_of(requester, email_or_id: str, *, medium: bool) -> str:
             target = access_user_by_email(requester, email_or_id, **options)
     except JsonableError:
         return gravatar_url(email_or_id, 1, medium=medium)
+    if requester.is_guest and not check_can_access_user(requester, target):
+        return inaccessible_avatar_url()  # someone the guest may not see (Zulip's)
     return avatar_url(target, medium=medium)

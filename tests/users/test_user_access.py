@@ -188,3 +188,66 @@ def test_messages_of_people_a_limited_guest_may_not_see_are_from_an_unknown_user
     one = assert_success(api.get(f"/messages/{found[0]['id']}"))["message"]
     assert (one["sender_full_name"], one["sender_email"]) == (INACCESSIBLE_USER_NAME, found[0]["sender_email"])
     assert stranger.delivery_email not in str(found)
+
+
+def test_a_person_made_is_an_unknown_user_to_a_limited_guest(limited, guest, member, capture_events, sys_groups):
+    from apps.users.actions.create_user import do_create_user
+
+    with capture_events(guest, member) as received:
+        made = do_create_user(limited, "newbie@example.com", "New Bie", acting_user=None)
+    [added] = [e for e in received[guest.id] if e["type"] == "realm_user"]
+    assert (added["op"], added["inaccessible_user"]) == ("add", True)
+    assert added["person"]["full_name"] == INACCESSIBLE_USER_NAME
+    assert "newbie" not in str(added)
+    assert [e["person"]["full_name"] for e in received[member.id] if e["type"] == "realm_user"] == ["New Bie"]
+    # Clients that leave unknown users out are not told.
+    with capture_events(guest, client_capabilities={"user_list_incomplete": True}) as received:
+        do_create_user(limited, "other@example.com", "Other One", acting_user=None)
+    assert not [e for e in received[guest.id] if e["type"] == "realm_user"]
+    assert made.id
+
+
+def test_a_limited_guest_hears_of_a_new_channelmate_before_they_are_named_a_subscriber(
+    limited, guest, stranger, capture_events
+):
+    from apps.subscriptions.actions.subscriptions import bulk_add_subscriptions
+    from tests.factories import create_stream
+
+    room = create_stream(limited, "room", guest)
+    with capture_events(guest) as received:
+        bulk_add_subscriptions(limited, [room], [stranger], acting_user=None)
+    kinds = [(e["type"], e.get("op")) for e in received[guest.id]]
+    assert kinds.index(("realm_user", "add")) < kinds.index(("subscription", "peer_add"))
+
+
+def test_typing_reactions_mentions_and_pictures_of_hidden_people(limited, guest, stranger, channelmate, capture_events):
+    from apps.subscriptions.models import Stream
+
+    # A guest cannot type to someone hidden; someone hidden typing to them is an unknown user.
+    refused = api_for(guest).post("/typing", {"op": "start", "to": f"[{stranger.id}]"})
+    assert_error(refused, 400, "BAD_REQUEST", NO_ACCESS)
+    with capture_events(guest) as received:
+        assert_success(api_for(stranger).post("/typing", {"op": "start", "to": f"[{guest.id}]"}))
+    [typing] = received[guest.id]
+    assert typing["sender"] == {"user_id": stranger.id, "email": typing["sender"]["email"]}
+    assert stranger.delivery_email not in str(typing)
+    # Reactions from someone hidden (reacting to a channel message from outside it).
+    shared = Stream.objects.get(name="shared")
+    message_id = assert_success(post_message(channelmate, type="stream", to=shared.id, topic="t", content="hi"))["id"]
+    with capture_events(guest, channelmate) as received:
+        assert_success(api_for(stranger).post(f"/messages/{message_id}/reactions", {"emoji_name": "tada"}))
+    [reaction] = [e for e in received[guest.id] if e["type"] == "reaction"]
+    assert reaction["user"]["full_name"] == INACCESSIBLE_USER_NAME
+    assert stranger.delivery_email not in str(reaction)
+    assert [e["user"]["full_name"] for e in received[channelmate.id] if e["type"] == "reaction"] == ["Stranger Danger"]
+    # A guest's mention of someone hidden stays text (no id, no name confirmed, nobody notified).
+    rendered = assert_success(
+        api_for(guest).post("/messages/render", {"content": "@**Stranger Danger** and @**Channel Mate**"})
+    )["rendered"]
+    assert f'data-user-id="{stranger.id}"' not in rendered
+    assert f'data-user-id="{channelmate.id}"' in rendered
+    # Their picture is the unknown user's.
+    client = api_for(guest)
+    picture = client.client.get(f"/avatar/{stranger.id}", **client.headers)
+    assert picture.status_code == 302
+    assert picture["Location"].endswith("unknown-user-avatar.png")

@@ -12,6 +12,7 @@ from apps.messages.errors import InvalidMessageError
 from apps.messages.hooks import custom_emoji
 from apps.messages.models import Message, Reaction
 from apps.messages.serializers import reaction_event_user
+from apps.users.access import split_by_access, unknown_user_brief
 from apps.users.models import User
 
 
@@ -157,4 +158,9 @@ def _notify(reaction: Reaction, op: str) -> None:
         "user_id": user.id,
         "user": reaction_event_user(user),  # deprecated in Zulip, still sent
     }
-    send_event_on_commit(message.realm_id, event, users_told_of(message.stream, [message.id]) | {user.id})
+    # Guests who may not see the reactor (apps/users/access.py) are told of an unknown user's.
+    seeing, not_seeing = split_by_access(user, users_told_of(message.stream, [message.id]) | {user.id})
+    send_event_on_commit(message.realm_id, event, seeing)
+    if not_seeing:
+        unknown = {**event, "user": unknown_user_brief(message.realm, user.id)}
+        send_event_on_commit(message.realm_id, unknown, not_seeing)

@@ -51,7 +51,12 @@ from apps.subscriptions.errors import StreamDoesNotExistError, StreamWithIdDoesN
 from apps.subscriptions.models import Stream
 from apps.subscriptions.selectors import subscriber_ids_by_stream
 from apps.subscriptions.topics import check_topics_policy, topic_to_send_to, truncate_topic
-from apps.users.access import announce_conversation, as_from_unknown_sender, guests_without_access
+from apps.users.access import (
+    announce_conversation,
+    as_from_unknown_sender,
+    guests_without_access,
+    inaccessible_user_ids,
+)
 from apps.users.models import Role, User
 from apps.users.selectors import avatar_url_for_client
 
@@ -136,6 +141,13 @@ def render_content(
     them, unless this is a `preview` that sends nothing; their members are mentioned) and its
     linkifiers."""
     by_name, user_ids = mention_targets(author.realm_id, content)
+    if unknown := inaccessible_user_ids(author, user_ids):  # a guest names only people they see (Zulip's)
+        by_name = {
+            name: kept
+            for name, found in by_name.items()
+            if (kept := [(uid, n) for uid, n in found if uid not in unknown])
+        }
+        user_ids -= unknown
     channels = channel_link_targets(author.realm_id, links_as or author, content)
     emoji = custom_emoji_targets(author.realm_id, content)
     groups = group_mention_targets(author.realm_id, content)

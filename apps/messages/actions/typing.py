@@ -12,6 +12,7 @@ from apps.messages.recipients import direct_message_people
 from apps.subscriptions.models import Stream
 from apps.subscriptions.selectors import subscriber_ids_by_stream
 from apps.subscriptions.topics import topic_to_send_to, truncate_topic
+from apps.users.access import inaccessible_user_ids, split_by_access, unknown_user_email
 from apps.users.models import User
 from apps.users.selectors import api_email
 
@@ -54,6 +55,8 @@ def check_send_direct_typing(sender: User, *, user_ids: list[int], op: str) -> N
     for user_id in wanted:
         if user_id not in people:
             raise JsonableError(f"Invalid user ID {user_id}")
+    if inaccessible_user_ids(sender, wanted):  # as a direct message to them is refused
+        raise JsonableError("You do not have permission to access some of the recipients.")
     event = {
         "type": "typing",
         "op": op,
@@ -61,7 +64,27 @@ def check_send_direct_typing(sender: User, *, user_ids: list[int], op: str) -> N
         "sender": _sender(sender),
         "recipients": [_sender(people[user_id]) for user_id in sorted(wanted)],
     }
-    send_event_on_commit(sender.realm_id, event, _receivers(sender.realm_id, set(wanted)))
+    receivers = _receivers(sender.realm_id, set(wanted))
+    # A guest who may not see some of them yet (before the first message) is told of unknown users.
+    for guest in [person for person in people.values() if person.is_guest and person.id in receivers]:
+        if unknown := inaccessible_user_ids(guest, wanted):
+            receivers.remove(guest.id)
+            masked = {
+                **event,
+                "sender": _seen(sender, unknown),
+                "recipients": [_seen(people[user_id], unknown) for user_id in sorted(wanted)],
+            }
+            send_event_on_commit(sender.realm_id, masked, [guest.id])
+    send_event_on_commit(sender.realm_id, event, receivers)
+
+
+def _seen(user: User, unknown: set[int]) -> dict:
+    return _unknown(user) if user.id in unknown else _sender(user)
+
+
+def _unknown(user: User) -> dict:
+    """`_sender` of someone the reader may not see."""
+    return {"user_id": user.id, "email": unknown_user_email(user.realm, user.id)}
 
 
 def check_send_stream_typing(sender: User, *, stream_id: int, topic: str, op: str) -> None:
@@ -83,7 +106,11 @@ def check_send_stream_typing(sender: User, *, stream_id: int, topic: str, op: st
         "topic": truncate_topic(topic_to_send_to(topic)),
     }
     receivers = _receivers(sender.realm_id, subscriber_ids_by_stream([stream.id])[stream.id])
-    send_event_on_commit(sender.realm_id, event, receivers)
+    # Guests who may not see a sender typing from outside the channel (apps/users/access.py).
+    seeing, not_seeing = split_by_access(sender, receivers)
+    send_event_on_commit(sender.realm_id, event, seeing)
+    if not_seeing:
+        send_event_on_commit(sender.realm_id, {**event, "sender": _unknown(sender)}, not_seeing)
 
 
 def check_send_edit_typing(sender: User, message: Message, *, op: str) -> None:

@@ -99,8 +99,8 @@ def bulk_add_subscriptions(
     subscription/add to each new subscriber, subscription/peer_add to the channels' other viewers,
     realm_user/add to guests who now see someone they could not (apps/users/access.py).
     """
-    with access_changes_announced(realm, lambda: _guests_concerned(users, streams)):
-        return _subscribe(realm, streams, users, color_map=color_map, created=created)
+    with access_changes_announced(realm, lambda: _guests_concerned(users, streams)) as announce_access:
+        return _subscribe(realm, streams, users, color_map=color_map, created=created, before_peers=announce_access)
 
 
 def _subscribe(
@@ -110,6 +110,7 @@ def _subscribe(
     *,
     color_map: dict[str, str] | None,
     created: Collection[Stream],
+    before_peers: Callable[[], None],
 ) -> tuple[list[SubscriptionChange], list[SubscriptionChange]]:
     color_map = {name.lower(): color for name, color in (color_map or {}).items()}
     lock_streams(streams)
@@ -155,6 +156,7 @@ def _subscribe(
     for stream in {c.stream for c in newly_visible}:
         send_stream_creation(realm, [stream], only_to=[c.user.id for c in newly_visible if c.stream == stream])
     send_subscription_adds(realm, streams, [rows[(change.user.id, change.stream.id)] for change in subscribed])
+    before_peers()  # the people guests now see are told before they are named subscribers (as Zulip)
     _send_peer_events(realm, "peer_add", subscribed)
     return subscribed, already
 

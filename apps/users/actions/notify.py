@@ -8,7 +8,7 @@ from apps.events.publish import Everyone, send_event_on_commit
 from apps.realms.audit import audit, changed
 from apps.realms.models import AuditLogEventType, EmailVisibility, Realm
 from apps.realms.serializers import setting_for_api
-from apps.users.access import audience_seeing, guests_without_access
+from apps.users.access import audience_seeing, guests_without_access, inaccessible_user_dict
 from apps.users.models import User
 from apps.users.selectors import (
     VISIBILITY_FOR_ROLE,
@@ -49,7 +49,9 @@ def send_by_email_access(user: User, build: Callable[[bool], dict[str, Any]]) ->
 
 
 def send_user_added(user: User) -> None:
-    """Emits: realm_user/add with the full user object, as each recipient may see it."""
+    """Emits: realm_user/add with the full user object, as each recipient may see it; to guests
+    who may not see the user (apps/users/access.py), the unknown user, marked `inaccessible_user`
+    (as Zulip's notify_created_user: queues with user_list_incomplete do not show it)."""
 
     def build(sees_real_email: bool) -> dict[str, Any]:
         person = user_to_dict(user, acting_user=user, client_gravatar=True, profile_data={})
@@ -58,6 +60,10 @@ def send_user_added(user: User) -> None:
         return {"type": "realm_user", "op": "add", "person": person}
 
     send_by_email_access(user, build)
+    if lacking := guests_without_access(user):
+        person = inaccessible_user_dict(user.realm, user.id)
+        event = {"type": "realm_user", "op": "add", "person": person, "inaccessible_user": True}
+        send_event_on_commit(user.realm_id, event, lacking)
 
 
 def send_delivery_email_update(user: User) -> None:

@@ -1342,6 +1342,8 @@ function start() {
         archived_channels: true,
         stream_typing_notifications: true,
         user_settings_object: true,
+        // A guest the organization limits to some people gets only those (no "Unknown user" list).
+        user_list_incomplete: true,
       },
       event_types: [
         "message", "update_message", "delete_message", "reaction", "update_message_flags",
