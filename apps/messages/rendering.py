@@ -310,12 +310,14 @@ def _linkifier_links(linkifiers: LinkifierRules, mention_token: re.Pattern):
 def _find_user(
     name: str, id_text: str, users_by_name: dict[str, list[tuple[int, str]]], user_ids: set[int]
 ) -> tuple[int, str] | None:
-    candidates = users_by_name.get(name.lower(), [])
     if id_text:
         if not is_ascii_digits(id_text) or int(id_text) not in user_ids:
             return None
+        # `@**Name|id**` must name its person; `@**|id**` (Zulip's) names them by id alone.
+        candidates = users_by_name.get(name.lower(), []) if name else [c for cs in users_by_name.values() for c in cs]
         matching = [c for c in candidates if c[0] == int(id_text)]
         return matching[0] if matching else None
+    candidates = users_by_name.get(name.lower(), [])
     # An ambiguous name (two people called the same) mentions nobody, as in Zulip.
     return candidates[0] if len(candidates) == 1 else None
 

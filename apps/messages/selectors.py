@@ -315,16 +315,19 @@ def alert_word_users(realm_id: int, user_ids: Collection[int]) -> dict[str, set[
 
 def mention_targets(realm_id: int, content: str) -> tuple[dict[str, list[tuple[int, str]]], set[int]]:
     """The active users the content's mentions may name, as render_message takes them: {lower-cased
-    full name: [(id, full name)]} and their ids. One query, only when the content has mentions."""
-    written = {match.group(2).strip().partition("|")[0] for match in MENTION_RE.finditer(content)}
+    full name: [(id, full name)]} and their ids (also those Zulip's `@**|id**` names by id alone).
+    One query, only when the content has mentions."""
+    parts = [match.group(2).strip().partition("|") for match in MENTION_RE.finditer(content)]
+    written = {name for name, _, _ in parts if name}
+    by_id = {int(id_text) for name, _, id_text in parts if not name and is_ascii_digits(id_text) and len(id_text) < 19}
     names = {name.lower() for name in written}
     by_name: dict[str, list[tuple[int, str]]] = defaultdict(list)
     ids = set()
-    if names:
+    if names or by_id:
         users = User.objects.filter(realm_id=realm_id, is_active=True).annotate(lower_name=Lower("full_name"))
         # Also the names as written: Python and the database lower-case a few letters differently
         # ("İ" is "i̇" in Python, "i" in PostgreSQL).
-        matching = users.filter(Q(lower_name__in=names) | Q(full_name__in=written))
+        matching = users.filter(Q(lower_name__in=names) | Q(full_name__in=written) | Q(id__in=by_id))
         for user_id, full_name in matching.values_list("id", "full_name"):
             by_name[full_name.lower()].append((user_id, full_name))
             ids.add(user_id)

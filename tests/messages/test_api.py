@@ -315,6 +315,18 @@ def test_mentions_of_non_ascii_names_as_written(make_stream, member, realm):
     assert f'data-user-id="{emile.id}">@Émile Zola</span>' in Message.objects.get(id=message_id).rendered_content
 
 
+def test_a_mention_by_id_alone(design, member, admin, foreign_user):
+    """Zulip's `@**|id**` (the guest-access QA pass: left as text): the person of that id, named;
+    an id of nobody active here (another organization's) is text."""
+    content = f"@**|{admin.id}** and @_**|{admin.id}** but not @**|{foreign_user.id}** or @**|99999999999999999999**"
+    message_id = assert_success(post_message(member, type="stream", to="design", topic="t", content=content))["id"]
+    assert flags_of(admin, message_id) == MENTIONED
+    rendered = Message.objects.get(id=message_id).rendered_content
+    assert f'<span class="user-mention" data-user-id="{admin.id}">@Adam Admin</span>' in rendered
+    assert f'<span class="user-mention silent" data-user-id="{admin.id}">Adam Admin</span>' in rendered
+    assert f'data-user-id="{foreign_user.id}"' not in rendered
+
+
 def test_a_mention_whose_id_is_not_a_number_is_text(design, member, admin):
     # "²" is a digit to Python's str.isdigit() but no number to int().
     message_id = assert_success(
