@@ -42,7 +42,11 @@ class TaskWorkerProcess:
     def _spawn(self) -> None:
         command = [sys.executable, "manage.py", "run_tasks", "--parent-pid", str(os.getpid()), *self.arguments]
         self._started = time.monotonic()
-        self.process = subprocess.Popen(command, cwd=self.base_dir)  # noqa: S603 (our own command)
+        # In a session of its own: Ctrl+C in the terminal (SIGINT to the whole process group) or a
+        # group's TERM stops the server, which stops its workers (on_exit), rather than reaching
+        # them at once, to be reported as an exit and started again while the server shuts down (the
+        # newcomer QA pass). A master that is killed outright is noticed by the worker itself.
+        self.process = subprocess.Popen(command, cwd=self.base_dir, start_new_session=True)  # noqa: S603 (our own command)
         self.log.info("Task worker (%s) started (pid %d)", self.name, self.process.pid)
 
     def _supervise(self) -> None:

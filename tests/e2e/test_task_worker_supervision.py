@@ -1,10 +1,11 @@
 """The task workers a server starts beside itself (config/task_worker.py): both start with the
-server, and one that exits is started again."""
+server, one that exits is started again, and both stop with the server."""
 
 import os
 import re
 import signal
 import time
+from pathlib import Path
 
 import pytest
 
@@ -29,3 +30,25 @@ def test_both_task_workers_start_at_once_and_one_that_exits_is_started_again(liv
     wait_for(lambda: "Task worker (the other tasks) exited" in server.log())
     again = wait_for(lambda: [pid for name, pid in started.findall(server.log()) if name == "the other tasks"][1:])
     assert again[0] != pids["the other tasks"]
+
+
+def test_stopping_the_server_stops_its_task_workers_without_restarting_them(live_server_factory, transactional_db):
+    """Ctrl+C reaches the whole process group: the task workers were told too, exited at once,
+    and were reported as exited and started again while the server shut down (the newcomer QA pass)."""
+    server = live_server_factory(TASK_WORKER="1")
+    started = re.compile(r"Task worker \((?:webhooks|the other tasks)\) started \(pid (\d+)\)")
+    pids = wait_for(lambda: started.findall(server.log()) if len(started.findall(server.log())) == 2 else None, 5)
+    os.killpg(server.process.pid, signal.SIGINT)
+    server.process.wait(timeout=30)
+    log = server.log()
+    assert "exited" not in log
+    assert "starting it again" not in log
+    for pid in pids:
+        wait_for(lambda pid=pid: not _alive(pid), 10)
+
+
+def _alive(pid: str) -> bool:
+    try:
+        return "\nState:\tZ" not in Path(f"/proc/{pid}/status").read_text()
+    except FileNotFoundError:
+        return False
