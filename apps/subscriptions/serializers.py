@@ -102,6 +102,11 @@ def subscription_to_dict(
         "in_home_view": not sub.is_muted,
         "pin_to_top": sub.pin_to_top,
         **{name: getattr(sub, name) for name in NOTIFICATION_PROPERTIES},
+        # The channel's address for the email gateway, which Parley has not (GET
+        # /streams/{id}/email_address: empty). Zulip stopped sending it at feature level 226, but
+        # zulip-terminal 0.7.0 reads it to show a channel's information (the real-client QA pass:
+        # it crashed there).
+        "email_address": "",
     }
     if subscribers is not None:
         result["subscribers"] = sorted(subscribers)
@@ -165,6 +170,7 @@ class SubscriptionShape(TypedDict):
     push_notifications: bool | None
     email_notifications: bool | None
     wildcard_mentions_notify: bool | None
+    email_address: str
     subscribers: NotRequired[list[int]]
 
 

@@ -126,7 +126,10 @@ def realm_user_settings_defaults_state(context: StateContext) -> dict:
 @event_transform("realm_user")
 def realm_user_for_queue(event: dict, options: QueueOptions) -> dict:
     """Events carry `avatar_url: null` for Gravatar users whose address everyone sees (what a
-    `client_gravatar` client wants); other clients get the URL filled in."""
+    `client_gravatar` client wants); other clients get the URL filled in. A person made whom the
+    queue's guest may not see is not marked for the client."""
+    if "inaccessible_user" in event:  # the filter's mark (realm_user_shown), not for clients (as Zulip)
+        event = {key: value for key, value in event.items() if key != "inaccessible_user"}
     person = event.get("person", {})
     if options.client_gravatar or "avatar_url" not in person or person["avatar_url"] is not None:
         return event

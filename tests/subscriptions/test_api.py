@@ -33,7 +33,7 @@ BASIC_CHANNEL_KEYS = {
 }  # fmt: skip
 SUBSCRIPTION_KEYS = BASIC_CHANNEL_KEYS | {
     "color", "is_muted", "in_home_view", "pin_to_top", "desktop_notifications", "audible_notifications",
-    "push_notifications", "email_notifications", "wildcard_mentions_notify",
+    "push_notifications", "email_notifications", "wildcard_mentions_notify", "email_address",
 }  # fmt: skip
 
 
@@ -532,6 +532,8 @@ def test_list_subscriptions_shape(member, admin, make_stream):
     assert sub["desktop_notifications"] is None
     assert sub["wildcard_mentions_notify"] is None
     assert sub["color"].startswith("#")
+    # No email gateway: empty, as GET /streams/{id}/email_address (zulip-terminal 0.7.0 reads it).
+    assert sub["email_address"] == ""
 
 
 def test_list_subscriptions_with_subscribers(member, admin, moderator, make_stream):
