@@ -4,7 +4,7 @@
 from apps.events.registry import QueueOptions, StateContext, event_transform, initial_state
 from apps.presence.limits import OFFLINE_THRESHOLD_SECS, PING_INTERVAL_SECS
 from apps.presence.selectors import presence_response, user_statuses
-from apps.users.access import accessible_user_ids
+from apps.users.access import inaccessible_user_ids
 
 
 @initial_state("presence")
@@ -36,7 +36,6 @@ def presence_for_queue(event: dict, options: QueueOptions) -> dict:
 @initial_state("user_status")
 def user_status_state(context: StateContext) -> dict:
     statuses = user_statuses(context.user.realm_id)
-    seen = accessible_user_ids(context.user)  # (a guest who may see only some people: theirs)
-    if seen is not None:
-        statuses = {user_id: status for user_id, status in statuses.items() if int(user_id) in seen}
-    return {"user_status": statuses}
+    # A guest who may see only some people: theirs, and bots'.
+    unknown = inaccessible_user_ids(context.user, map(int, statuses))
+    return {"user_status": {user_id: status for user_id, status in statuses.items() if int(user_id) not in unknown}}

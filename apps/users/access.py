@@ -122,11 +122,9 @@ def guests_without_access(target: User) -> tuple[int, ...]:
 def audience_seeing(target: User, user_ids: Iterable[int] | None = None) -> Everyone | list[int]:
     """Those of `user_ids` (None: everyone of the organization) who may see `target`: the audience
     of an event about them."""
-    lacking = guests_without_access(target)
     if user_ids is None:
-        return Everyone(lacking)
-    excluded = set(lacking)
-    return [user_id for user_id in user_ids if user_id not in excluded]
+        return Everyone(guests_without_access(target))
+    return split_by_access(target, user_ids)[0]
 
 
 @contextmanager
@@ -294,7 +292,13 @@ def access_user_by_id(
     """
     target = users_in_realm(acting_user.realm).filter(id=user_id).first()
     return _check_access(
-        acting_user, target, allow_deactivated, allow_bots, for_admin, allow_system_bots, allow_inaccessible
+        acting_user,
+        target,
+        allow_deactivated=allow_deactivated,
+        allow_bots=allow_bots,
+        for_admin=for_admin,
+        allow_system_bots=allow_system_bots,
+        allow_inaccessible=allow_inaccessible,
     )
 
 
@@ -317,17 +321,18 @@ def access_user_by_email(
     return _check_access(
         acting_user,
         target,
-        allow_deactivated,
-        allow_bots,
-        for_admin,
-        True,
-        allow_inaccessible,
+        allow_deactivated=allow_deactivated,
+        allow_bots=allow_bots,
+        for_admin=for_admin,
+        allow_system_bots=True,
+        allow_inaccessible=allow_inaccessible,
     )
 
 
 def _check_access(
     acting_user: User,
     target: User | None,
+    *,
     allow_deactivated: bool,
     allow_bots: bool,
     for_admin: bool,

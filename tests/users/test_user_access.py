@@ -5,10 +5,13 @@ with; the others are unknown users to them, in lists, lookups, direct messages, 
 import pytest
 
 from apps.groups.models import SystemGroups
+from apps.subscriptions.actions.subscriptions import bulk_add_subscriptions, bulk_remove_subscriptions
+from apps.subscriptions.models import Stream
 from apps.users.access import INACCESSIBLE_USER_NAME, MEMBERS_GROUP
+from apps.users.actions.create_user import do_create_user
 from apps.users.actions.user_settings import do_change_full_name
 from tests.api import api_for, assert_error, assert_success
-from tests.factories import UserFactory
+from tests.factories import UserFactory, create_stream
 from tests.messages.conftest import db_state, post_message
 
 NO_ACCESS = "You do not have permission to access some of the recipients."
@@ -124,15 +127,16 @@ def test_events_about_others_do_not_reach_a_limited_guest(
     assert len([e for e in received[member.id] if e["type"] == "realm_user"]) == 2
 
 
-def test_presence_and_status_of_others_are_hidden_from_a_limited_guest(limited, guest, stranger, channelmate):
+def test_presence_and_status_of_others_are_hidden_from_a_limited_guest(limited, guest, stranger, channelmate, bot):
     for person in (stranger, channelmate):
         assert_success(api_for(person).post("/users/me/presence", {"status": "active", "slim_presence": "true"}))
         assert_success(api_for(person).post("/users/me/status", {"status_text": "busy"}))
+    assert_success(api_for(bot).post("/users/me/status", {"status_text": "on duty"}))  # every bot is seen
     state = assert_success(
         api_for(guest).post("/register", {"fetch_event_types": ["presence", "user_status"], "slim_presence": "true"})
     )
     assert set(state["presences"]) == {str(channelmate.id)}
-    assert set(state["user_status"]) == {str(channelmate.id)}
+    assert set(state["user_status"]) == {str(channelmate.id), str(bot.id)}
     presences = assert_success(api_for(guest).get("/realm/presence", {"slim_presence": "true"}))["presences"]
     assert set(presences) == {channelmate.delivery_email}
 
@@ -140,8 +144,6 @@ def test_presence_and_status_of_others_are_hidden_from_a_limited_guest(limited, 
 def test_a_limited_guest_is_told_of_people_as_they_come_and_go(
     limited, guest, stranger, member, make_stream, capture_events
 ):
-    from apps.subscriptions.actions.subscriptions import bulk_add_subscriptions, bulk_remove_subscriptions
-
     stream = make_stream("new", stranger)
     with capture_events(guest, member) as received:
         bulk_add_subscriptions(limited, [stream], [guest], acting_user=None)
@@ -167,8 +169,6 @@ def test_a_limited_guest_is_told_of_people_as_they_come_and_go(
 def test_messages_of_people_a_limited_guest_may_not_see_are_from_an_unknown_user(
     limited, guest, stranger, channelmate, capture_events
 ):
-    from apps.subscriptions.models import Stream
-
     shared = Stream.objects.get(name="shared")
     with capture_events(guest, channelmate) as received:
         # From outside the channel (a public one takes messages from anyone), then from inside.
@@ -191,8 +191,6 @@ def test_messages_of_people_a_limited_guest_may_not_see_are_from_an_unknown_user
 
 
 def test_a_person_made_is_an_unknown_user_to_a_limited_guest(limited, guest, member, capture_events, sys_groups):
-    from apps.users.actions.create_user import do_create_user
-
     with capture_events(guest, member) as received:
         made = do_create_user(limited, "newbie@example.com", "New Bie", acting_user=None)
     [added] = [e for e in received[guest.id] if e["type"] == "realm_user"]
@@ -211,9 +209,6 @@ def test_a_person_made_is_an_unknown_user_to_a_limited_guest(limited, guest, mem
 def test_a_limited_guest_hears_of_a_new_channelmate_before_they_are_named_a_subscriber(
     limited, guest, stranger, capture_events
 ):
-    from apps.subscriptions.actions.subscriptions import bulk_add_subscriptions
-    from tests.factories import create_stream
-
     room = create_stream(limited, "room", guest)
     with capture_events(guest) as received:
         bulk_add_subscriptions(limited, [room], [stranger], acting_user=None)
@@ -222,8 +217,6 @@ def test_a_limited_guest_hears_of_a_new_channelmate_before_they_are_named_a_subs
 
 
 def test_typing_reactions_mentions_and_pictures_of_hidden_people(limited, guest, stranger, channelmate, capture_events):
-    from apps.subscriptions.models import Stream
-
     # A guest cannot type to someone hidden; someone hidden typing to them is an unknown user.
     refused = api_for(guest).post("/typing", {"op": "start", "to": f"[{stranger.id}]"})
     assert_error(refused, 400, "BAD_REQUEST", NO_ACCESS)
