@@ -13,7 +13,7 @@ from apps.presence.backends import MAX_UPDATE_ID, PresenceTimes, store
 from apps.presence.limits import DEFAULT_HISTORY_DAYS, OFFLINE_THRESHOLD_SECS
 from apps.presence.models import UserStatus
 from apps.presence.serializers import legacy_presence, modern_presence
-from apps.users.access import access_user_by_email, access_user_by_id, accessible_user_ids
+from apps.users.access import access_user_by_email, access_user_by_id, accessible_user_ids, check_can_access_user
 from apps.users.models import User
 from apps.users.selectors import api_email_of_person
 
@@ -52,18 +52,16 @@ def presence_response(
 
 def access_user_for_presence(requester: User, user_id_or_email: str | int) -> User:
     """The active person named by id or email in the requester's organization: "No such user"
-    otherwise (another organization's too), and "Presence is not supported for bot users." for a bot."""
-    try:
-        if isinstance(user_id_or_email, int):
-            target = access_user_by_id(requester, user_id_or_email, allow_bots=True, allow_deactivated=True)
-        else:
-            target = access_user_by_email(requester, user_id_or_email, allow_bots=True, allow_deactivated=True)
-    except JsonableError:
-        raise JsonableError("No such user") from None
+    otherwise (another organization's too), "Presence is not supported for bot users." for a bot and,
+    as Zulip, "Insufficient permission" for a person hidden from a guest (apps/users/access.py)."""
+    access = access_user_by_id if isinstance(user_id_or_email, int) else access_user_by_email
+    target = access(requester, user_id_or_email, allow_bots=True, allow_deactivated=True, allow_inaccessible=True)
     if not target.is_active:
         raise JsonableError("No such user")
     if target.is_bot:
         raise JsonableError("Presence is not supported for bot users.")
+    if requester.is_guest and not check_can_access_user(requester, target):
+        raise JsonableError("Insufficient permission")
     return target
 
 

@@ -10,6 +10,7 @@ from apps.subscriptions.models import Stream
 from apps.users.access import INACCESSIBLE_USER_NAME, MEMBERS_GROUP
 from apps.users.actions.create_user import do_create_user
 from apps.users.actions.user_settings import do_change_full_name
+from apps.users.selectors import api_email
 from tests.api import api_for, assert_error, assert_success
 from tests.factories import UserFactory, create_stream
 from tests.messages.conftest import db_state, post_message
@@ -139,6 +140,11 @@ def test_presence_and_status_of_others_are_hidden_from_a_limited_guest(limited, 
     assert set(state["user_status"]) == {str(channelmate.id), str(bot.id)}
     presences = assert_success(api_for(guest).get("/realm/presence", {"slim_presence": "true"}))["presences"]
     assert set(presences) == {channelmate.delivery_email}
+    ask = api_for(guest)
+    assert_success(ask.get(f"/users/{channelmate.id}/presence"))
+    for named in (stranger.id, api_email(stranger)):  # as /users/{id}/status answers, and Zulip
+        assert_error(ask.get(f"/users/{named}/presence"), 400, "BAD_REQUEST", "Insufficient permission")
+    assert_error(ask.get(f"/users/{stranger.id}/status"), 400, "BAD_REQUEST", "Insufficient permission")
 
 
 def test_a_limited_guest_is_told_of_people_as_they_come_and_go(
