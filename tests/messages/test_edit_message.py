@@ -209,11 +209,17 @@ def test_who_may_move_and_resolve_topics(realm, design, send, member, admin, mod
     refused(member, message_id, "You don't have permission to resolve topics in this channel.", topic="food")
 
 
-def test_topic_moves_within_the_limit_for_non_moderators(realm, design, send, member, moderator):
-    message_id = send(member, design, topic="lunch")
+def test_topic_moves_within_the_limit_except_for_moderators_and_administrators(
+    realm, design, send, member, moderator, admin
+):
+    message_id, later = send(member, design, topic="lunch"), send(member, design, topic="lunch")
     sent_ago(message_id, 604800 + 21)
     refused(member, message_id, "The time limit for editing this message's topic has passed.", topic="food")
     assert_success(edit(moderator, message_id, topic="food"))
+    # "The time limit will never apply to administrators and moderators" (Zulip's help center):
+    assert_success(edit(admin, message_id, topic="lunch"))
+    assert_success(edit(admin, later, topic="supper", propagate_mode="change_all"))
+    assert Message.objects.get(id=message_id).topic == "supper"
 
 
 def test_a_whole_topic_moves_only_if_every_message_is_within_the_limit(design, send, member):

@@ -146,7 +146,7 @@ def test_who_may_move_between_channels(realm, design, kitchen, send, member, mod
     assert_success(edit(moderator, message_id, stream_id=kitchen.id))
 
 
-def test_the_time_limit_for_moving_between_channels(realm, design, kitchen, send, member, moderator):
+def test_the_time_limit_for_moving_between_channels(realm, design, kitchen, send, member, moderator, admin):
     first, second = send(member, design, topic="lunch"), send(member, design, topic="lunch")
     realm.move_messages_between_streams_limit_seconds = 3600
     realm.save()
@@ -158,6 +158,7 @@ def test_the_time_limit_for_moving_between_channels(realm, design, kitchen, send
     assert (body["first_message_id_allowed_to_move"], body["total_messages_in_topic"]) == (second, 2)
     assert_success(edit(moderator, first, stream_id=kitchen.id, propagate_mode="change_all"))
     assert topic_ids(kitchen, "lunch")[:2] == [first, second]
+    assert_success(edit(admin, first, stream_id=design.id, propagate_mode="change_one"))  # nor to administrators
 
 
 def test_the_destination_must_be_one_the_mover_may_post_in(

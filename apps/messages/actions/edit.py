@@ -30,6 +30,7 @@ from apps.messages.actions.move import (
     move_user_topics,
     moved_all_visible_messages,
     past_limit,
+    past_move_limit,
     save_moved_messages,
     send_channel_move_events,
     send_move_notices,
@@ -159,7 +160,7 @@ def check_message_edit(
         else:
             if not can_move_messages_to_another_topic(user, message.stream, destination or message.stream):
                 raise JsonableError("You don't have permission to edit this message")
-            if not user.is_moderator and past_limit(message, realm.move_messages_within_stream_limit_seconds):
+            if past_move_limit(user, message, realm.move_messages_within_stream_limit_seconds):
                 raise JsonableError("The time limit for editing this message's topic has passed.")
     if destination is not None:
         check_channel_move(user, message, destination, message.topic if topic is None else topic)
@@ -170,9 +171,9 @@ def check_message_edit(
 
 def _messages_to_move(user: User, message: Message, edit: MessageEdit) -> list[Message]:
     """The messages a move takes, in id order: the one, or it and the later ones, or the topic's, of
-    those the user may see (where history is protected, those they received). A non-moderator
-    moving a whole topic may move only messages within the organization's limits (the stricter of
-    the topic's and the channel's when both change)."""
+    those the user may see (where history is protected, those they received). Moving a whole topic,
+    one held to the organization's limits (not administrators and moderators) may move only messages
+    within them (the stricter of the topic's and the channel's when both change)."""
     if edit.propagate_mode == "change_one":
         return [message]
     messages = Message.objects.filter(same_topic("topic", message.topic), stream_id=message.stream_id)
@@ -184,7 +185,7 @@ def _messages_to_move(user: User, message: Message, edit: MessageEdit) -> list[M
     moved = [message if each.id == message.id else each for each in messages.select_for_update().order_by("id")]
     resolving = edit.resolve is not None
     limit = move_deadline_seconds(user, topic_changed=edit.topic is not None, channel_changed=edit.stream is not None)
-    if edit.propagate_mode == "change_all" and not user.is_moderator and not resolving and limit is not None:
+    if edit.propagate_mode == "change_all" and not resolving and limit is not None:
         allowed = [m for m in moved if not past_limit(m, limit)]
         if len(allowed) < len(moved):
             raise MessageMoveError(allowed[0].id if allowed else 0, len(moved), len(allowed))

@@ -49,6 +49,17 @@ def past_limit(message: Message, limit_seconds: int | None, *, grace: bool = Tru
     return timezone.now() - message.date_sent > timedelta(seconds=limit_seconds + buffer)
 
 
+def past_move_limit(user: User, message: Message, limit_seconds: int | None) -> bool:
+    """Whether moving `message` is past the organization's limit `limit_seconds` for `user`: never
+    for administrators and moderators (Zulip: "The time limit will never apply to administrators
+    and moderators")."""
+    return not exempt_from_move_limits(user) and past_limit(message, limit_seconds)
+
+
+def exempt_from_move_limits(user: User) -> bool:
+    return user.is_admin or user.is_moderator
+
+
 def access_destination_channel(user: User, stream_id: int) -> Stream:
     """The channel messages are to move to: "Invalid channel ID" when it does not exist, is another
     organization's, is archived, or the user may not read it."""
@@ -63,15 +74,18 @@ def check_channel_move(user: User, message: Message, destination: Stream, topic:
         raise JsonableError("You don't have permission to move this message")
     if not is_user_in_group(destination.can_send_message_group_id, user):
         raise JsonableError("You do not have permission to post in this channel.")
-    if not user.is_moderator and past_limit(message, user.realm.move_messages_between_streams_limit_seconds):
+    if past_move_limit(user, message, user.realm.move_messages_between_streams_limit_seconds):
         raise JsonableError("The time limit for editing this message's channel has passed")
     check_topics_policy(topic, destination, user.realm)
 
 
 def move_deadline_seconds(user: User, *, topic_changed: bool, channel_changed: bool) -> int | None:
-    """The limit a whole-topic move checks every message against: the stricter of those that apply."""
+    """The limit a whole-topic move checks every message against: the stricter of those that apply
+    (None: none does, as for administrators and moderators)."""
     realm = user.realm
     limits = []
+    if exempt_from_move_limits(user):
+        return None
     if topic_changed and realm.move_messages_within_stream_limit_seconds is not None:
         limits.append(realm.move_messages_within_stream_limit_seconds)
     if channel_changed and realm.move_messages_between_streams_limit_seconds is not None:
