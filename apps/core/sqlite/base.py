@@ -14,7 +14,16 @@ LOWER with str.lower.
 `icontains`, `istartswith` and `iendswith` are compiled as on PostgreSQL too, `UPPER(column) LIKE
 UPPER(%s)`: SQLite's LIKE ignores the case of ASCII letters only, so a search for "été" did not
 find "ÉTÉ" here.
+
+A database whose files cannot be written (their permissions, a file system remounted read-only)
+is refused when a connection opens, as a database that cannot be reached: SQLite would open it
+read-only instead, and such a connection, and every later one of the process while one of them is
+open (they share the read-only write-ahead log index), kept failing writes after the files were
+writable again, until a restart (the fault QA pass). Connections last a request here, so once
+the files are writable again the next ones open read-write.
 """
+
+import os
 
 from django.db.backends.sqlite3 import base, operations
 
@@ -53,8 +62,19 @@ class DatabaseWrapper(base.DatabaseWrapper):
     }
 
     def get_new_connection(self, conn_params):
+        if not self.files_writable():
+            raise base.Database.OperationalError(f"the database {self.settings_dict['NAME']} is read-only")
         connection = super().get_new_connection(conn_params)
         # Deterministic, so that indexes on UPPER(...) may use it.
         connection.create_function("upper", 1, unicode_upper, deterministic=True)
         connection.create_function("lower", 1, unicode_lower, deterministic=True)
         return connection
+
+    def files_writable(self) -> bool:
+        """Whether this process may write the database file, its write-ahead log and index where
+        they exist, and the directory, where SQLite makes them."""
+        if self.is_in_memory_db():
+            return True
+        path = str(self.settings_dict["NAME"])
+        files = [name for name in (path, f"{path}-wal", f"{path}-shm") if os.path.exists(name)]
+        return all(os.access(name, os.W_OK) for name in [*files, os.path.dirname(path) or "."])
