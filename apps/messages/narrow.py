@@ -93,11 +93,12 @@ def parse_narrow(raw: Any) -> list[Term]:
             raise JsonableError("Invalid narrow element")
         if operator.startswith("-"):  # the web app's spelling of negation
             operator, negated = operator[1:], True
+        named = operator
         # Zulip spells operators with either dashes or underscores (zulip-terminal sends "pm_with").
         operator = operator.replace("_", "-")
         operator = OPERATOR_ALIASES.get(operator, operator)
         if operator not in OPERATORS:
-            raise BadNarrowError("unknown operator")
+            raise BadNarrowError(f"unknown operator {named}")  # Zulip's words
         if operator in ("dm", "dm-including", "group-pm-with"):
             if not isinstance(operand, str | int | list):
                 raise JsonableError(f"Invalid operand for {operator}")

@@ -454,8 +454,8 @@ def test_narrow_on_a_channels_history_applies_every_operator(scene, make_stream,
 
 
 def test_unknown_operator_is_bad_narrow(scene, admin):
-    bad_narrow(admin, [["colour", "red"]], "Invalid narrow operator: unknown operator")
-    bad_narrow(admin, [as_dict("reacted-by", "home")], "Invalid narrow operator: unknown operator")
+    bad_narrow(admin, [["colour", "red"]], "Invalid narrow operator: unknown operator colour")
+    bad_narrow(admin, [as_dict("reacted_by", "home")], "Invalid narrow operator: unknown operator reacted_by")
 
 
 def test_unknown_operands_are_bad_narrow(scene, admin):
