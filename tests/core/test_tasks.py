@@ -200,6 +200,36 @@ def test_periodic_jobs_run_when_due_and_a_failure_does_not_stop_the_others(monke
     assert next_runs == [0.0]
 
 
+def test_the_worker_waits_out_a_database_outage_in_short_steps(monkeypatch, caplog):
+    """Waits doubling up to OUTAGE_MAX_WAIT_SECONDS (tasks queued during the outage wait no longer
+    than that after the database returns), one log line each, and a line when it is back."""
+    outage = OperationalError('connection failed: Connection refused\n\tIs the server running on "db"?')
+
+    class Worker:
+        running = True
+        rounds = 0
+
+        def run(self):
+            self.rounds += 1
+            if self.rounds <= 6:
+                raise outage
+            self.running = False
+
+    waits = []
+    monkeypatch.setattr(run_tasks, "PERIODIC_JOBS", [])
+    monkeypatch.setattr(run_tasks.time, "sleep", waits.append)
+    caplog.set_level("INFO", logger="apps.core.tasks")
+    run_tasks.run_forever(Worker(), parent_pid=None)
+    assert waits[:6] == [1, 2, 4, 5, 5, 5]
+    refusals = [r.getMessage() for r in caplog.records if "cannot be reached" in r.getMessage()]
+    assert len(refusals) == 6
+    assert refusals[0] == (
+        "Task worker: the database cannot be reached (connection failed: Connection refused Is the server running"
+        ' on "db"?); trying again in 1 s'
+    )
+    assert "Task worker: the database is back" in caplog.text
+
+
 def test_the_apps_periodic_jobs_are_registered():
     jobs = {job.__name__ for _, job in PERIODIC_JOBS}
     assert {"requeue_abandoned", "prune_finished", "promote_new_full_members"} <= jobs

@@ -28,9 +28,10 @@ from apps.core.tasks import PERIODIC_JOBS, batch_worker
 
 logger = logging.getLogger("apps.core.tasks")
 
-# Waits after a failure to reach the database: doubling from the first to the last.
+# Waits after a failure to reach the database: doubling from the first to the last (a connection
+# attempt costs the database little; tasks queued meanwhile wait at most this long after its return).
 OUTAGE_FIRST_WAIT_SECONDS = 1
-OUTAGE_MAX_WAIT_SECONDS = 30
+OUTAGE_MAX_WAIT_SECONDS = 5
 
 
 class Command(OperatorCommand):
@@ -81,13 +82,16 @@ def run_forever(worker: Worker, parent_pid: int | None) -> None:
             run_due_jobs(next_runs)
             worker.run()  # every ready task, then back here
             if outage_wait:
-                logger.warning("Task worker: the database is back")
+                logger.info("Task worker: the database is back")
             outage_wait = 0.0
         except Exception as exc:
             if count_dependency_failure(exc) is None:
                 raise
             outage_wait = min(max(outage_wait * 2, OUTAGE_FIRST_WAIT_SECONDS), OUTAGE_MAX_WAIT_SECONDS)
-            logger.warning("Task worker: the database cannot be reached (%s); trying again in %.0f s", exc, outage_wait)
+            reason = " ".join(str(exc).split())  # libpq's messages span lines
+            logger.warning(
+                "Task worker: the database cannot be reached (%s); trying again in %.0f s", reason, outage_wait
+            )
             for connection in connections.all():
                 connection.close_if_unusable_or_obsolete()
             time.sleep(outage_wait)
