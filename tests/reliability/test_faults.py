@@ -411,3 +411,39 @@ def test_a_frozen_postgresql_is_reported_by_the_ready_probe_in_time(cluster, red
     finally:
         cluster.freeze(signal.SIGCONT)
     wait_until(lambda: probe()[0] == 200, "the probe saying ready again", timeout=10)
+
+
+def test_requests_waiting_on_a_frozen_postgresql_are_answered_503(cluster, redis_server, live_server_factory):
+    """The fault QA pass: with PostgreSQL's processes stopped (its host still acknowledging), a
+    request whose query went out on a connection the server already held waited as long as the
+    freeze (over 100 s), its client long gone. Now a 503 within seconds (apps/core/postgresql/
+    watchdog.py), and requests are answered again as soon as it resumes."""
+    db = {"DATABASE_URL": cluster.url}
+    owner = ["--owner-email", "owner@faults.example", "--owner-full-name", "Olive Owner"]
+    me = json.loads(manage("create_realm", "--string-id", "", "--name", "Faults", *owner, "--json", **db))
+    server = serve(live_server_factory, REDIS_URL=redis_server.url, **db)
+
+    def own_profile(timeout: float) -> tuple[int | None, object, float]:
+        began = time.monotonic()
+        try:
+            answer = requests.get(
+                f"{server.url}/api/v1/users/me", auth=(me["delivery_email"], me["api_key"]), timeout=timeout
+            )
+        except requests.RequestException as exc:
+            return None, repr(exc), time.monotonic() - began
+        return answer.status_code, answer.json(), time.monotonic() - began
+
+    # Every request thread of both workers keeps a connection (its first query reads the newest message).
+    with ThreadPoolExecutor(16) as pool:
+        assert {status for status, _, _ in pool.map(lambda _: own_profile(10), range(64))} == {200}
+    cluster.freeze()
+    try:
+        with ThreadPoolExecutor(16) as pool:
+            frozen = list(pool.map(lambda _: own_profile(40), range(16)))
+    finally:
+        cluster.freeze(signal.SIGCONT)
+    assert [
+        (status, body) for status, body, _ in frozen if status != 503 or body["code"] != "SERVICE_UNAVAILABLE"
+    ] == []
+    assert max(took for _, _, took in frozen) < 20  # the watch: 5 s, a handshake's 2 s, a thread's wait
+    wait_until(lambda: own_profile(10)[0] == 200, "requests answered again", timeout=10)

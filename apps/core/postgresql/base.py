@@ -8,14 +8,61 @@ the stream. So a connection with nothing to read, in no transaction, is taken as
 only one with something waiting gets Django's `SELECT 1` (and is replaced when that fails), as Redis'
 client does with its pooled connections. A server that vanished without closing (a dead host) is
 found out by the request's first query, as it would have been by `SELECT 1`.
+
+Every call that waits on the server is watched (apps/core/postgresql/watchdog.py): a server that
+froze fails them within seconds instead of holding them until it resumes.
 """
 
+import contextlib
 import select
+from typing import Any
 
 from django.db.backends.postgresql import base
 
+from apps.core.postgresql.watchdog import watched
+
 
 class DatabaseWrapper(base.DatabaseWrapper):
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        self.execute_wrappers.append(self._watched_execute)
+        self._conn_params: dict[str, Any] = {}
+
+    def get_new_connection(self, conn_params: dict[str, Any]):
+        self._conn_params = conn_params
+        return super().get_new_connection(conn_params)
+
+    def _watched_execute(self, execute, sql, params, many, context):
+        with self._watched():
+            return execute(sql, params, many, context)
+
+    def _commit(self) -> None:
+        with self._watched():
+            return super()._commit()
+
+    def _rollback(self) -> None:
+        with self._watched():
+            return super()._rollback()
+
+    def is_usable(self) -> bool:
+        with self._watched():
+            return super().is_usable()
+
+    def _watched(self) -> contextlib.AbstractContextManager:
+        try:
+            fd = self.connection.fileno()
+        except Exception:  # no connection, or a closed one: nothing to wait on
+            return contextlib.nullcontext()
+        return watched(fd, self._server_answers)
+
+    def _server_answers(self) -> bool:
+        """Whether a new connection to the server can be made (within the connect timeout)."""
+        try:
+            self.Database.connect(**self._conn_params).close()
+        except Exception:
+            return False
+        return True
+
     def close_if_health_check_failed(self) -> None:
         if (
             self.connection is not None

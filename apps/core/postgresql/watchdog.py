@@ -1,0 +1,94 @@
+"""A watch over the calls waiting on PostgreSQL, for a server whose processes stop answering while
+its host still acknowledges (frozen, swapped out, a paused virtual machine).
+
+TCP cannot tell such a server from a busy one: its kernel acknowledges every packet, so neither
+keepalives nor tcp_user_timeout end the wait, and a request whose query went out on a connection
+it already held waited as long as the freeze lasted (the fault QA pass: over 100 s, its client long
+gone). Here a call (a query, a commit or rollback, a health check) waiting longer than
+FROZEN_AFTER_SECONDS makes the watch open a new connection to the server; when even that handshake
+cannot finish within the connect timeout, the waiting calls' sockets are shut down, so that they
+fail at once: a 503, as for a database that cannot be reached. A slow call on a server that still
+accepts connections (a lock wait, a big move) is left alone.
+
+One thread per process, started with the first call watched; a call costs a lock taken twice.
+"""
+
+import contextlib
+import itertools
+import logging
+import os
+import socket
+import threading
+import time
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass
+
+logger = logging.getLogger(__name__)
+
+FROZEN_AFTER_SECONDS = 5
+CHECK_EVERY_SECONDS = 1
+
+
+@dataclass(frozen=True)
+class _Waiting:
+    since: float
+    fd: int  # the connection's socket
+    server_answers: Callable[[], bool]  # whether a new connection to its server can be made
+
+
+_lock = threading.Lock()
+_waiting: dict[int, _Waiting] = {}
+_tokens = itertools.count()
+_watcher_pid: int | None = None  # the process whose watcher runs (a forked worker starts its own)
+
+
+@contextlib.contextmanager
+def watched(fd: int, server_answers: Callable[[], bool]) -> Iterator[None]:
+    """Watch the call made inside, which waits on the connection whose socket is `fd`."""
+    global _watcher_pid
+    token = next(_tokens)
+    with _lock:
+        _waiting[token] = _Waiting(time.monotonic(), fd, server_answers)
+        if _watcher_pid != os.getpid():
+            _watcher_pid = os.getpid()
+            threading.Thread(target=_watch, name="postgresql-watchdog", daemon=True).start()
+    try:
+        yield
+    finally:
+        with _lock:
+            del _waiting[token]
+
+
+def _watch() -> None:
+    next_probe = 0.0
+    while True:
+        time.sleep(CHECK_EVERY_SECONDS)
+        now = time.monotonic()
+        with _lock:
+            stuck = {token: call for token, call in _waiting.items() if now - call.since > FROZEN_AFTER_SECONDS}
+        if not stuck or now < next_probe:
+            continue
+        if next(iter(stuck.values())).server_answers():
+            next_probe = time.monotonic() + FROZEN_AFTER_SECONDS  # a slow call: ask again later
+            continue
+        with _lock:
+            ended = [call.fd for token, call in stuck.items() if token in _waiting]
+            for fd in ended:
+                _shut_down(fd)
+        if ended:
+            logger.warning(
+                "PostgreSQL accepts no connection and %d calls waited on it over %s s: their connections are closed",
+                len(ended),
+                FROZEN_AFTER_SECONDS,
+            )
+
+
+def _shut_down(fd: int) -> None:
+    """End the connection on socket `fd` for both ends' reads and writes; the call waiting on it
+    fails. Done on a duplicate of the descriptor: the connection's own stays its owner's to close."""
+    try:
+        duplicate = socket.socket(fileno=os.dup(fd))
+    except OSError:
+        return
+    with duplicate, contextlib.suppress(OSError):
+        duplicate.shutdown(socket.SHUT_RDWR)
