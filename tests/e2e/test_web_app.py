@@ -2229,3 +2229,60 @@ def test_a_server_that_takes_no_files_says_so_at_once(people, live_server_factor
         expect(mick.locator("#compose-status")).to_have_text("Not uploaded: this server takes no files.")
         assert uploads == []
         browser.close()
+
+
+def test_keyboard_shortcuts(web_server, people, chromium):
+    """Zulip's main shortcuts: j and k (↓ and ↑ on a message) move from message to message, r (or
+    Enter on one) replies in its conversation, Esc leaves the box, / searches (Esc leaves it), c
+    writes; typed in a field, they are text."""
+    server, general = web_server
+    _, owner, member = people
+    author = zulip.Client(email=api_email(member), api_key=member.api_key, site=server.url)
+    first, second, third = [
+        f"message-{author.send_message({'type': 'stream', 'to': general.name, 'topic': topic, 'content': text})['id']}"
+        for topic, text in [("lunch", "first key"), ("news", "second key"), ("lunch", "third key")]
+    ]
+    with sync_playwright() as playwright:
+        browser = playwright.chromium.launch(executable_path=chromium, headless=True)
+        _, page = log_in(browser, server.url, owner.delivery_email)  # the combined feed
+        expect(message(page, "third key")).to_be_visible()
+        focused = lambda: page.evaluate("document.activeElement.id")  # noqa: E731
+
+        page.keyboard.press("k")  # from nothing: the lowest message on the screen
+        assert focused() == third
+        page.keyboard.press("k")
+        assert focused() == second
+        page.keyboard.press("ArrowUp")
+        assert focused() == first
+        page.keyboard.press("k")  # the first stays
+        assert focused() == first
+        page.keyboard.press("j")
+        assert focused() == second
+
+        page.keyboard.press("r")  # a reply in the message's conversation
+        expect(page.locator("#compose-content")).to_be_focused()
+        expect(page.locator("#compose-channel")).to_have_value(str(general.id))
+        expect(page.locator("#compose-topic")).to_have_value("news")
+        page.keyboard.type("jk reply")  # letters typed in the box are text
+        page.keyboard.press("Enter")
+        expect(message(page, "jk reply")).to_be_visible()
+        newest = author.get_messages({"anchor": "newest", "num_before": 1, "num_after": 0})["messages"][-1]
+        assert (newest["subject"], newest["content"]) == ("news", "<p>jk reply</p>")
+
+        page.keyboard.press("Escape")  # out of the box
+        expect(page.locator("#compose-content")).not_to_be_focused()
+        page.keyboard.press("/")
+        expect(page.locator("#search")).to_be_focused()
+        expect(page.locator("#search")).to_have_value("")
+        page.keyboard.press("Escape")
+        expect(page.locator("#search")).not_to_be_focused()
+        page.keyboard.press("c")
+        expect(page.locator("#compose-content")).to_be_focused()
+        expect(page.locator("#compose-content")).to_have_value("")
+
+        message(page, "first key").click(position={"x": 5, "y": 5})  # a message clicked, then Enter
+        page.keyboard.press("Enter")
+        expect(page.locator("#compose-content")).to_be_focused()
+        expect(page.locator("#compose-topic")).to_have_value("lunch")
+        assert_nothing_blocked(page)
+        browser.close()

@@ -25,6 +25,7 @@ import { EventQueue } from "./events.js";
 import { hideMentions, onMentionKey, suggestMentions } from "./mentions.js";
 import { hashFor, narrowFor, viewFromHash, viewShows, zulipLinkTo } from "./narrow.js";
 import { el, messageItem, readToggleLabel, reveal, showDefaultPictureOnError } from "./render.js";
+import { onSearchKey, onShortcutKey } from "./shortcuts.js";
 import { widgetChange } from "./widgets.js";
 import { allowed, messageArrived, noteWriting, onTypingEvent, periods, renderWriting, stopWriting } from "./typing.js";
 import {
@@ -1314,6 +1315,8 @@ function start() {
   $("#settings-avatar-file").addEventListener("change", setAvatar);
   $("#settings-avatar").addEventListener("error", showDefaultPictureOnError);
   $("#settings-avatar-remove").addEventListener("click", removeAvatar);
+  document.addEventListener("keydown", onShortcutKey);
+  $("#search").addEventListener("keydown", onSearchKey);
   $("#search-form").addEventListener("submit", (event) => {
     event.preventDefault();
     const query = $("#search").value.trim();

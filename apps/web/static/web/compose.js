@@ -136,12 +136,11 @@ export function restoreDraft() {
   }
 }
 
-// --- quoting a message ----------------------------------------------------------------------------
+// --- replying to a message, quoting it -------------------------------------------------------------
 
-// Quote and reply, as Zulip's: the message's Markdown in a ```quote block (a longer fence when it
-// holds one), under a silent mention of its author and a link to it. Addressed to its conversation,
-// unless something is being written: the quote is added to it.
-export function quoteInCompose(message, raw, link) {
+// The box addressed to the message's conversation (unless something is being written: it keeps its
+// own address), focused at the end of its text.
+export function replyTo(message) {
   if (state.editing !== null) stopEditing();
   const box = $("#compose-content");
   if (!box.value.trim() && message.type === "stream") {
@@ -151,6 +150,16 @@ export function quoteInCompose(message, raw, link) {
     const people = (others.length ? others : message.display_recipient).map((person) => person.email);
     fillCompose({ channel: "dm", topic: "", people: people.join(", "), content: "" });
   }
+  box.focus();
+  box.setSelectionRange(box.value.length, box.value.length);
+}
+
+// Quote and reply, as Zulip's: the message's Markdown in a ```quote block (a longer fence when it
+// holds one), under a silent mention of its author and a link to it. Addressed to its conversation,
+// unless something is being written: the quote is added to it.
+export function quoteInCompose(message, raw, link) {
+  replyTo(message);
+  const box = $("#compose-content");
   const longest = Math.max(0, ...(raw.match(/`{3,}/g) ?? []).map((run) => run.length));
   const fence = "`".repeat(Math.max(3, longest + 1));
   const quote = `@_**${message.sender_full_name}|${message.sender_id}** [said](${link}):\n${fence}quote\n${raw}\n${fence}\n`;
@@ -360,6 +369,8 @@ export function onComposeKey(event) {
     event.preventDefault();
     stopEditing();
     setComposeStatus("");
+  } else if (event.key === "Escape" && !event.defaultPrevented) {
+    event.target.blur(); // out of the box (what it holds stays), for the keyboard shortcuts
   }
 }
 
