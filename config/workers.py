@@ -11,9 +11,6 @@ from uvicorn_worker import UvicornWorker
 
 from apps.core.errors import JsonableError
 
-# What the parser refuses, in Zulip's envelope (JsonableError's 400 BAD_REQUEST).
-BAD_REQUEST_BODY = json.dumps(JsonableError("Bad Request").to_dict()).encode()
-
 
 def requested_path(head_start: bytes) -> bytes:
     """The path of a request line's first bytes (b"" when there is none), however the parser
@@ -22,15 +19,27 @@ def requested_path(head_start: bytes) -> bytes:
     return parts[1].split(b"?", 1)[0] if len(parts) > 1 else b""
 
 
-def bad_request(head_start: bytes) -> tuple[bytes, str]:
-    """The body of the parser's 400 and its request id: Zulip's envelope, or Dropshot's `Error` for
-    a request to the directory API (its request line names one of the API's paths)."""
+def bad_request(head_start: bytes, reason: str) -> tuple[bytes, str]:
+    """The body of the parser's 400 ("Bad Request: " and why) and its request id: Zulip's envelope
+    (JsonableError's 400 BAD_REQUEST), or Dropshot's `Error` for a request to the directory API (its
+    request line names one of the API's paths)."""
     from apps.directory.urls import is_directory_path  # Django is set up by now
 
     request_id = str(uuid.uuid4())  # as new_request_id's
+    message = f"Bad Request: {reason}"
     if is_directory_path(requested_path(head_start).decode("latin1")):
-        return json.dumps({"message": "Bad Request", "request_id": request_id}).encode(), request_id
-    return BAD_REQUEST_BODY, request_id
+        return json.dumps({"message": message, "request_id": request_id}).encode(), request_id
+    return json.dumps(JsonableError(message).to_dict()).encode(), request_id
+
+
+def refusal_reason(refused: str | None, error: BaseException | None) -> str:
+    """Why the request was refused, for its sender: a limit of ours, else the parser's words (the fuzz
+    QA pass: every refusal said only "Bad Request")."""
+    if refused is not None:
+        return refused
+    if error is not None and str(error) and type(error).__name__ != "HttpParserCallbackError":
+        return f"not valid HTTP/1.1 ({str(error).rstrip('.')})"
+    return "not valid HTTP/1.1"
 
 
 class ParleyHttpProtocol(HttpToolsProtocol):
@@ -49,12 +58,15 @@ class ParleyHttpProtocol(HttpToolsProtocol):
     # What a request head (request line and headers) may take, counted as the parser hands it over.
     MAX_HEAD_BYTES = 64 * 1024
     MAX_HEADERS = 100
+    HEAD_TOO_LARGE = "the request's line and headers are over 64 KiB"
+    TOO_MANY_HEADERS = "more than 100 headers"
 
     def connection_made(self, transport) -> None:
         super().connection_made(transport)
         # Received while no head is complete (None while a body is): httptools keeps a header it
         # has not finished in its own buffer, unseen by the callbacks, so reads are counted too.
         self.unfinished_head_bytes: int | None = 0
+        self.refused: str | None = None  # which limit of ours a request broke
 
     # How much of a head's first bytes is kept, to tell a refused request's path (bad_request).
     HEAD_START_BYTES = 256
@@ -70,6 +82,7 @@ class ParleyHttpProtocol(HttpToolsProtocol):
         self.unfinished_head_bytes += len(data) - self.body_bytes  # the end of a body may come first
         if self.unfinished_head_bytes > self.MAX_HEAD_BYTES:
             self.logger.warning("Invalid HTTP request received: request head too large.")
+            self.refused = self.HEAD_TOO_LARGE
             self.send_400_response("Request head too large.")
 
     def on_message_begin(self) -> None:
@@ -82,14 +95,16 @@ class ParleyHttpProtocol(HttpToolsProtocol):
 
     def on_header(self, name: bytes, value: bytes) -> None:
         if len(self.headers) >= self.MAX_HEADERS:
-            raise ValueError("too many headers")  # the parser makes it its own error: a 400
+            self.refused = self.TOO_MANY_HEADERS
+            raise ValueError(self.refused)  # the parser makes it its own error: a 400
         self._count_head(len(name) + len(value))
         super().on_header(name, value)
 
     def _count_head(self, size: int) -> None:
         self.head_bytes += size
         if self.head_bytes > self.MAX_HEAD_BYTES:
-            raise ValueError("request head too large")
+            self.refused = self.HEAD_TOO_LARGE
+            raise ValueError(self.refused)
 
     def on_headers_complete(self) -> None:
         self.head_finished, self.unfinished_head_bytes = True, None
@@ -112,7 +127,9 @@ class ParleyHttpProtocol(HttpToolsProtocol):
             cycle.keep_alive = False
             self.transport.pause_reading()
             return
-        body, request_id = bad_request(getattr(self, "head_start", b""))
+        # uvicorn calls this in its handler of the parser's error, which sys.exc_info() gives.
+        reason = refusal_reason(self.refused, sys.exc_info()[1])
+        body, request_id = bad_request(getattr(self, "head_start", b""), reason)
         content = [STATUS_LINE[400]]
         for name, value in self.server_state.default_headers:
             content.extend([name, b": ", value, b"\r\n"])
