@@ -2286,3 +2286,67 @@ def test_keyboard_shortcuts(web_server, people, chromium):
         expect(page.locator("#compose-topic")).to_have_value("lunch")
         assert_nothing_blocked(page)
         browser.close()
+
+
+# Where an element's box is on the page: (left, right).
+BOX = "(node) => { const r = node.getBoundingClientRect(); return [r.left, r.right]; }"
+
+# Where a text inside an element is drawn: (left, right) of the first text node holding it.
+TEXT_BOX = """([node, text]) => {
+  const walker = document.createTreeWalker(node, NodeFilter.SHOW_TEXT);
+  while (walker.nextNode()) {
+    const at = walker.currentNode.data.indexOf(text);
+    if (at < 0) continue;
+    const range = document.createRange();
+    range.setStart(walker.currentNode, at);
+    range.setEnd(walker.currentNode, at + text.length);
+    const box = range.getBoundingClientRect();
+    return [box.left, box.right];
+  }
+  return null;
+}"""
+
+
+def text_box(locator, text: str) -> list[float]:
+    return locator.evaluate(f"(node) => ({TEXT_BOX})([node, {json.dumps(text)}])")
+
+
+def test_hostile_names_keep_the_page_in_order(web_server, people, chromium):
+    """The hostile web app QA pass: an unclosed right-to-left override in a channel's name reversed
+    the text after it (its description, the Subscribe button's place); a long unbroken name made the
+    page scroll sideways. Names are isolated, and wrap."""
+    server, _ = web_server
+    _, owner, member = people
+    author = zulip.Client(email=api_email(member), api_key=member.api_key, site=server.url)
+    assert (
+        author.call_endpoint("settings", method="PATCH", request={"full_name": "Mick" + "W" * 96})["result"]
+        == "success"
+    )
+    channel = "rlo\u202eopen"
+    created = author.add_subscriptions(
+        [{"name": channel, "description": "hello world description"}], principals=[member.id, owner.id]
+    )
+    assert created["result"] == "success", created
+    author.send_message({"type": "stream", "to": channel, "topic": "spoof\u202etopic", "content": "hostile names"})
+    with sync_playwright() as playwright:
+        browser = playwright.chromium.launch(executable_path=chromium, headless=True)
+        for viewport in ({"width": 1280, "height": 800}, {"width": 390, "height": 844}):
+            context, page = log_in(browser, server.url, owner.delivery_email)  # the combined feed
+            page.set_viewport_size(viewport)
+            expect(message(page, "hostile names")).to_be_visible()
+            assert page.evaluate("document.documentElement.scrollWidth <= document.documentElement.clientWidth")
+            sender = message(page, "hostile names").locator(".sender")
+            assert sender.evaluate(BOX)[1] <= viewport["width"]
+            # The message's place reads "#<name> \u203a <topic>", in that order, whatever the names hold.
+            recipient = message(page, "hostile names").locator(".recipient")
+            name, arrow, topic = (text_box(recipient, text) for text in (channel, " \u203a ", "spoof"))
+            assert name[1] <= arrow[0] + 0.5, (name, arrow)
+            assert arrow[1] <= topic[0] + 0.5, (arrow, topic)
+            context.close()
+        context, page = log_in(browser, server.url, owner.delivery_email)
+        page.click("#browse-channels")
+        item = page.locator("#all-channels li", has_text="hello world description")
+        description = text_box(item, "hello world description")
+        button = item.get_by_role("button").evaluate(BOX)
+        assert description[1] <= button[0] + 0.5, (description, button)  # the description, then its button
+        browser.close()

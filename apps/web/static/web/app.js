@@ -24,7 +24,7 @@ import { closeEmojiPicker, emojiPickerOpenedBy, openEmojiPicker, setUpEmojiPicke
 import { EventQueue } from "./events.js";
 import { hideMentions, onMentionKey, suggestMentions } from "./mentions.js";
 import { hashFor, narrowFor, viewFromHash, viewShows, zulipLinkTo } from "./narrow.js";
-import { el, messageItem, readToggleLabel, reveal, showDefaultPictureOnError } from "./render.js";
+import { bdi, el, listed, messageItem, readToggleLabel, reveal, showDefaultPictureOnError } from "./render.js";
 import { onSearchKey, onShortcutKey } from "./shortcuts.js";
 import { widgetChange } from "./widgets.js";
 import { allowed, messageArrived, noteWriting, onTypingEvent, periods, renderWriting, stopWriting } from "./typing.js";
@@ -449,31 +449,38 @@ function onEvents(events) {
 
 // --- the view: a narrow's messages -------------------------------------------------------------
 
-function viewTitle(view) {
-  switch (view.kind) {
-    case "channel":
-      return channelTitle(view.streamId);
-    case "topic":
-      return `${channelTitle(view.streamId)} › ${view.topic}`;
-    case "dms":
-      return "Direct messages";
-    case "dm":
-      return `Direct messages with ${view.userIds.map((id) => ctx.userName(id)).join(", ")}`;
-    case "starred":
-      return "Starred messages";
-    case "search":
-      return `Search: ${view.query}`;
-    default:
-      return "Combined feed";
-  }
+// The view's title: text, or nodes with its names isolated (`asNodes`, for the page's heading).
+function viewTitle(view, { asNodes = false } = {}) {
+  const name = asNodes ? bdi : (text) => text;
+  const parts = (() => {
+    switch (view.kind) {
+      case "channel":
+        return channelTitle(view.streamId, name);
+      case "topic":
+        return [...channelTitle(view.streamId, name), " › ", name(view.topic)];
+      case "dms":
+        return ["Direct messages"];
+      case "dm": {
+        const names = view.userIds.map((id) => ctx.userName(id));
+        return ["Direct messages with ", ...(asNodes ? listed(names) : [names.join(", ")])];
+      }
+      case "starred":
+        return ["Starred messages"];
+      case "search":
+        return ["Search: ", name(view.query)];
+      default:
+        return ["Combined feed"];
+    }
+  })();
+  return asNodes ? parts : parts.join("");
 }
 
-function channelTitle(id) {
-  return `#${ctx.streamName(id) || "unknown channel"}${isArchived(id) ? " (archived)" : ""}`;
+function channelTitle(id, name) {
+  return ["#", name(ctx.streamName(id) || "unknown channel"), isArchived(id) ? " (archived)" : ""];
 }
 
 function showTitle(view) {
-  $("#narrow-title").textContent = viewTitle(view);
+  $("#narrow-title").replaceChildren(...viewTitle(view, { asNodes: true }));
   // A channel shown: one button to subscribe to it or to leave it (not an archived one: as Zulip's,
   // it takes no subscribers, and its subscriptions are kept).
   const button = $("#unsubscribe");
@@ -1126,8 +1133,8 @@ async function renderChannelBrowser() {
         return el(
           "li",
           { dataset: { streamId: stream.stream_id } },
-          el("strong", {}, `#${stream.name}`),
-          stream.description ? ` — ${stream.description} ` : " ",
+          el("strong", {}, "#", bdi(stream.name)),
+          stream.description ? [" — ", bdi(stream.description), " "] : " ",
           el(
             "button",
             { type: "button", onclick: () => setSubscribed(stream.name, !subscribed, stream.invite_only), "aria-label": `${subscribed ? "Unsubscribe from" : "Subscribe to"} #${stream.name}` },

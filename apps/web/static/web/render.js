@@ -19,6 +19,13 @@ export function el(tag, attributes = {}, ...children) {
   return node;
 }
 
+// A name (a person's, a channel's, a topic) inside other text, isolated: right-to-left override
+// characters in it do not reorder the text around it (the hostile web app QA pass).
+export const bdi = (text) => el("bdi", {}, text);
+
+// Names listed with commas, each isolated.
+export const listed = (names) => names.flatMap((name, index) => (index ? [", ", bdi(name)] : [bdi(name)]));
+
 // The reactions the page offers (Zulip's names; the server knows every Unicode emoji's names).
 export const QUICK_REACTIONS = [
   { name: "+1", code: "1f44d", label: "thumbs up" },
@@ -144,14 +151,17 @@ function recipientLine(message, ctx) {
     return el(
       "a",
       { class: "recipient", href: ctx.hashFor({ kind: "topic", streamId: message.stream_id, topic: message.subject }) },
-      `#${name} › ${message.subject}`,
+      "#",
+      bdi(name),
+      " › ",
+      bdi(message.subject),
     );
   }
   const others = message.display_recipient.filter((person) => person.id !== ctx.ownUserId);
   // Their names as the page knows them now (a name changed since the message came shows new).
-  const names = others.length ? others.map((person) => ctx.userName(person.id, person.full_name)).join(", ") : "yourself";
+  const names = others.length ? listed(others.map((person) => ctx.userName(person.id, person.full_name))) : "yourself";
   const href = ctx.hashFor({ kind: "dm", userIds: others.length ? others.map((person) => person.id) : [ctx.ownUserId] });
-  return el("a", { class: "recipient", href }, `Direct message with ${names}`);
+  return el("a", { class: "recipient", href }, "Direct message with ", names);
 }
 
 // Reactions grouped by emoji: one button each, pressed when the user reacted with it.

@@ -1,7 +1,7 @@
 // The sidebar (channels with unread counts, people with their presence) and the channel's topics.
 
 import { hashFor } from "./narrow.js";
-import { el } from "./render.js";
+import { el, listed } from "./render.js";
 import { $, activeSubs, ctx, isMutedTopic, state, topicPolicy } from "./state.js";
 
 // Unread messages the combined feed counts: not of a muted topic, nor of a muted channel's (unless
@@ -133,14 +133,14 @@ export function renderGroupDms() {
   list.hidden = groups.length === 0;
   list.replaceChildren(
     ...groups.map(([key, { userIds }]) => {
-      const names = userIds.map((id) => ctx.userName(id)).join(", ");
+      const names = userIds.map((id) => ctx.userName(id));
       const current = state.view.kind === "dm" && groupKey(state.view.userIds) === key;
       return el(
         "li",
         { dataset: { group: key } },
-        el("a", { href: hashFor({ kind: "dm", userIds }), "aria-current": current ? "page" : null }, names),
+        el("a", { href: hashFor({ kind: "dm", userIds }), "aria-current": current ? "page" : null }, listed(names)),
         " ",
-        countBadge(unreadCount((w) => w.group === key), `messages with ${names}`),
+        countBadge(unreadCount((w) => w.group === key), `messages with ${names.join(", ")}`),
       );
     }),
   );
