@@ -202,10 +202,14 @@ def check_edit_scheduled_message(
 
 @transaction.atomic
 def do_delete_scheduled_message(sender: User, scheduled_message_id: int, *, acting_user: User | None) -> None:
-    """DELETE /scheduled_messages/{id}. Emits: scheduled_messages/remove {scheduled_message_id} to
+    """DELETE /scheduled_messages/{id}: "Scheduled message was already sent" once it was, as PATCH
+    says (the race QA pass: a cancel at its time was answered success while the message went out,
+    and its remove event sent twice). Emits: scheduled_messages/remove {scheduled_message_id} to
     the sender."""
     check_acting_for(sender, acting_user)
     scheduled = access_scheduled_message(sender, scheduled_message_id, lock=True)
+    if scheduled.delivered:
+        raise JsonableError("Scheduled message was already sent")
     scheduled.delete()
     _send_event(scheduled, "remove", scheduled_message_id=scheduled_message_id)
 
@@ -278,9 +282,12 @@ def check_schedule_reminder(
 
 @transaction.atomic
 def do_delete_reminder(user: User, reminder_id: int, *, acting_user: User | None) -> None:
-    """DELETE /reminders/{id}: it will not be sent. Emits: reminders/remove {reminder_id} to the user."""
+    """DELETE /reminders/{id}: it will not be sent ("Reminder was already sent" once it was). Emits:
+    reminders/remove {reminder_id} to the user."""
     check_acting_for(user, acting_user)
     reminder = access_reminder(user, reminder_id, lock=True)
+    if reminder.delivered:
+        raise JsonableError("Reminder was already sent")
     reminder.delete()
     _send_reminders_event(reminder, "remove", reminder_id=reminder_id)
 

@@ -33,7 +33,9 @@ class ScheduledMessageAdmin(ModelAdmin):
     def delete_scheduled(self, request, queryset) -> None:
         rows = list(queryset.select_related("sender"))
         for scheduled in rows:
-            if scheduled.delivery_type == ScheduledMessage.DeliveryType.REMIND:
+            if scheduled.delivered:  # sent: no longer its sender's to cancel, nothing to tell them
+                scheduled.delete()
+            elif scheduled.delivery_type == ScheduledMessage.DeliveryType.REMIND:
                 do_delete_reminder(scheduled.sender, scheduled.id, acting_user=None)
             else:
                 do_delete_scheduled_message(scheduled.sender, scheduled.id, acting_user=None)

@@ -192,6 +192,11 @@ def test_a_due_message_is_sent_as_its_sender_would_send_it(design, member, admin
     assert deliver_due_scheduled_messages() == 0  # sent once
     refused(member, "PATCH", f"/scheduled_messages/{scheduled_id}", {"content": "x"},
             "Scheduled message was already sent")  # fmt: skip
+    # Too late to cancel: said so, and no second remove event (the race QA pass: answered success).
+    with capture_events(member, event_types=["scheduled_messages"]) as received:
+        refused(member, "DELETE", f"/scheduled_messages/{scheduled_id}", {}, "Scheduled message was already sent")
+    assert received[member.id] == []
+    assert ScheduledMessage.objects.filter(id=scheduled_id).exists()
 
 
 def test_a_direct_message_to_oneself_is_sent(member):
@@ -258,6 +263,15 @@ def test_staff_see_them_and_delete_them_telling_the_sender(staff, design, member
                    {"action": "delete_scheduled", "confirmed": "yes", "_selected_action": [scheduled_id]})  # fmt: skip
     assert received[member.id] == [{"type": "scheduled_messages", "op": "remove", "scheduled_message_id": scheduled_id}]
     assert listed(member) == []
+    # A sent one is tidied away without a word to its sender.
+    sent_id = schedule(member, type="stream", to=design.id, topic="t", content="sent already")
+    make_due(sent_id)
+    deliver_due_scheduled_messages()
+    with capture_events(member, event_types=["scheduled_messages"]) as received:
+        staff.post("/admin/scheduled_messages/scheduledmessage/",
+                   {"action": "delete_scheduled", "confirmed": "yes", "_selected_action": [sent_id]})  # fmt: skip
+    assert received[member.id] == []
+    assert not ScheduledMessage.objects.filter(id=sent_id).exists()
 
 
 def test_read_by_sender_is_decided_when_scheduling_and_a_message_to_oneself_arrives_unread(design, member, admin):

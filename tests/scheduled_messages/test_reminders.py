@@ -161,6 +161,10 @@ def test_a_due_reminder_comes_from_the_notification_bot_unread_with_the_message_
     assert received[admin.id] == []
     assert listed(member) == []
     assert deliver_due_scheduled_messages() == 0  # sent once
+    # Too late to cancel: said so, and no second remove event (the race QA pass: answered success).
+    with capture_events(member, event_types=["reminders"]) as received:
+        refused(member, "DELETE", f"/reminders/{reminder_id}", {}, "Reminder was already sent")
+    assert received[member.id] == []
 
 
 def test_a_message_they_can_no_longer_read_is_recalled_as_it_was(make_stream, member, admin):
