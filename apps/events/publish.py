@@ -154,9 +154,10 @@ def restart_events(backend: EventQueueBackend, realm_id: int) -> int:
     return deleted
 
 
-def publish_missed_events(backend: EventQueueBackend) -> int:
+def publish_missed_events(backend: EventQueueBackend) -> list[OutboxEvent]:
     """Publish committed events that never reached the queues (their publish failed, or the process
-    died right after the commit); returns how many. Called by the periodic sweep."""
+    died right after the commit), and those whose publish after their commit is still on its way;
+    returns them. Called by the periodic sweep."""
     newest = OutboxEvent.objects.filter(seq__isnull=False)
     return _publish_unpublished(backend, newest)
 
@@ -194,12 +195,12 @@ def newest_outbox_id() -> int:
     return OutboxEvent.objects.aggregate(newest=Max("id"))["newest"] or 0
 
 
-def _publish_unpublished(backend: EventQueueBackend, rows: "QuerySet[OutboxEvent]") -> int:
+def _publish_unpublished(backend: EventQueueBackend, rows: "QuerySet[OutboxEvent]") -> list[OutboxEvent]:
     """Publish, for each organization with rows among `rows`, its outbox events the backend has not
-    published yet; returns how many."""
+    published yet; returns them."""
     newest = dict(rows.values_list("realm_id").annotate(newest=Max("seq")).order_by())
     published = backend.last_published_seqs(list(newest))
-    count = 0
+    done: list[OutboxEvent] = []
     for realm_id, newest_seq in newest.items():
         # An organization the backend has no record of has had no event published since its
         # queues' storage began (its very first publish failed, or Redis was emptied): publish
@@ -209,8 +210,8 @@ def _publish_unpublished(backend: EventQueueBackend, rows: "QuerySet[OutboxEvent
         if newest_seq > last:
             missed = list(OutboxEvent.objects.filter(realm_id=realm_id, seq__gt=last).order_by("seq"))
             _publish_all(backend, missed)
-            count += len(missed)
-    return count
+            done += missed
+    return done
 
 
 def forget_credentials_on_commit(*, user_ids: Iterable[int] = (), realm_ids: Iterable[int] = ()) -> None:
