@@ -2324,7 +2324,8 @@ def test_hostile_names_keep_the_page_in_order(web_server, people, chromium):
     )
     channel = "rlo\u202eopen"
     created = author.add_subscriptions(
-        [{"name": channel, "description": "hello world description"}], principals=[member.id, owner.id]
+        [{"name": channel, "description": "hello world description"}, {"name": "notes", "description": "see **this**"}],
+        principals=[member.id, owner.id],
     )
     assert created["result"] == "success", created
     author.send_message({"type": "stream", "to": channel, "topic": "spoof\u202etopic", "content": "hostile names"})
@@ -2349,4 +2350,29 @@ def test_hostile_names_keep_the_page_in_order(web_server, people, chromium):
         description = text_box(item, "hello world description")
         button = item.get_by_role("button").evaluate(BOX)
         assert description[1] <= button[0] + 0.5, (description, button)  # the description, then its button
+        # Descriptions rendered, as Zulip shows them (they showed their Markdown as written).
+        expect(page.locator("#all-channels li", has_text="notes").locator(".description strong")).to_have_text("this")
+        browser.close()
+
+
+def test_a_mention_shows_the_name_as_it_is_now(web_server, people, chromium):
+    """As Zulip's web app: a mention of someone renamed since shows their new name, silent ones
+    without the "@" (the hostile web app QA pass: the old name stayed)."""
+    server, general = web_server
+    _, owner, member = people
+    mick = zulip.Client(email=api_email(member), api_key=member.api_key, site=server.url)
+    olive = zulip.Client(email=api_email(owner), api_key=owner.api_key, site=server.url)
+    mention = f"**Mick Member|{member.id}**"
+    content = f"ask @{mention} or @_{mention}"
+    olive.send_message({"type": "stream", "to": general.name, "topic": "names", "content": content})
+    with sync_playwright() as playwright:
+        browser = playwright.chromium.launch(executable_path=chromium, headless=True)
+        _, page = log_in(browser, server.url, owner.delivery_email)
+        sent = message(page, "ask")
+        expect(sent.locator(".user-mention:not(.silent)")).to_have_text("@Mick Member")
+        assert (
+            mick.call_endpoint("settings", method="PATCH", request={"full_name": "Mick Renamed"})["result"] == "success"
+        )
+        expect(sent.locator(".user-mention:not(.silent)")).to_have_text("@Mick Renamed")
+        expect(sent.locator(".user-mention.silent")).to_have_text("Mick Renamed")
         browser.close()

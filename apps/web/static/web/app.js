@@ -24,7 +24,7 @@ import { closeEmojiPicker, emojiPickerOpenedBy, openEmojiPicker, setUpEmojiPicke
 import { EventQueue } from "./events.js";
 import { hideMentions, onMentionKey, suggestMentions } from "./mentions.js";
 import { hashFor, narrowFor, viewFromHash, viewShows, zulipLinkTo } from "./narrow.js";
-import { bdi, el, listed, messageItem, readToggleLabel, reveal, showDefaultPictureOnError } from "./render.js";
+import { bdi, el, listed, messageItem, readToggleLabel, reveal, showDefaultPictureOnError, showLinks } from "./render.js";
 import { onSearchKey, onShortcutKey } from "./shortcuts.js";
 import { widgetChange } from "./widgets.js";
 import { allowed, messageArrived, noteWriting, onTypingEvent, periods, renderWriting, stopWriting } from "./typing.js";
@@ -1134,7 +1134,7 @@ async function renderChannelBrowser() {
           "li",
           { dataset: { streamId: stream.stream_id } },
           el("strong", {}, "#", bdi(stream.name)),
-          stream.description ? [" — ", bdi(stream.description), " "] : " ",
+          stream.description ? [" — ", channelDescription(stream), " "] : " ",
           el(
             "button",
             { type: "button", onclick: () => setSubscribed(stream.name, !subscribed, stream.invite_only), "aria-label": `${subscribed ? "Unsubscribe from" : "Subscribe to"} #${stream.name}` },
@@ -1144,6 +1144,15 @@ async function renderChannelBrowser() {
       }),
   );
   if (focusedId) $(`#all-channels li[data-stream-id="${focusedId}"] button`)?.focus();
+}
+
+// A channel's description as the server renders it (its Markdown, mentions and links), as Zulip
+// shows it (the hostile web app QA pass: its Markdown showed as written).
+function channelDescription(stream) {
+  const description = el("bdi", { class: "description" });
+  description.innerHTML = stream.rendered_description; // sanitized by the server, as messages are
+  showLinks(description);
+  return description;
 }
 
 // A new channel (POST /channels/create), its creator its first subscriber; it is shown once the

@@ -104,7 +104,7 @@ function showImagePreviews(content) {
 // Links: a link to a conversation here (Zulip's `#narrow/...`, on this server) opens it in the
 // page; any other (a website, a file) in a new tab, the conversation staying open (the web app QA
 // pass: a link replaced the chat).
-function showLinks(content) {
+export function showLinks(content) {
   for (const link of content.querySelectorAll("a[href]")) {
     const url = new URL(link.getAttribute("href"), window.location.href);
     const here = url.origin === window.location.origin && url.pathname === "/" && url.hash.startsWith("#");
@@ -119,6 +119,18 @@ function showTimes(content) {
   for (const time of content.querySelectorAll("time[datetime]")) {
     const date = new Date(time.getAttribute("datetime"));
     if (!Number.isNaN(date.getTime())) Object.assign(time, { textContent: localTimeFormat.format(date), title: time.textContent });
+  }
+}
+
+// A mention shows the person's name as it is now (renamed since the message: the new name), as
+// Zulip's web app does (the hostile web app QA pass: the old one stayed); silent ones without "@".
+// Not one a search highlighted inside (its highlight would go).
+function showMentionNames(content, ctx) {
+  for (const mention of content.querySelectorAll(".user-mention[data-user-id]")) {
+    const id = Number(mention.dataset.userId);
+    if (!id || mention.querySelector(".highlight")) continue; // "*": a wildcard
+    const name = ctx.userName(id, "");
+    if (name) mention.textContent = `${mention.classList.contains("silent") ? "" : "@"}${name}`;
   }
 }
 
@@ -291,6 +303,7 @@ export function messageItem(message, ctx) {
     showImagePreviews(content);
     showLinks(content);
     showTimes(content);
+    showMentionNames(content, ctx);
     showMeMessage(content, message);
     // Each paragraph in its own direction (Hebrew, Arabic right to left), as its first letters say.
     for (const block of content.querySelectorAll("p, li, blockquote, h1, h2, h3, h4, h5, h6, td, th")) {
