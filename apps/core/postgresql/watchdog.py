@@ -63,24 +63,32 @@ def _watch() -> None:
     next_probe = 0.0
     while True:
         time.sleep(CHECK_EVERY_SECONDS)
-        now = time.monotonic()
-        with _lock:
-            stuck = {token: call for token, call in _waiting.items() if now - call.since > FROZEN_AFTER_SECONDS}
-        if not stuck or now < next_probe:
-            continue
-        if next(iter(stuck.values())).server_answers():
-            next_probe = time.monotonic() + FROZEN_AFTER_SECONDS  # a slow call: ask again later
-            continue
-        with _lock:
-            ended = [call.fd for token, call in stuck.items() if token in _waiting]
-            for fd in ended:
-                _shut_down(fd)
-        if ended:
-            logger.warning(
-                "PostgreSQL accepts no connection and %d calls waited on it over %s s: their connections are closed",
-                len(ended),
-                FROZEN_AFTER_SECONDS,
-            )
+        try:
+            next_probe = _look(next_probe)
+        except Exception:  # the watch goes on whatever one look met
+            logger.exception("the PostgreSQL watch failed to look at the waiting calls")
+
+
+def _look(next_probe: float) -> float:
+    """One look at the waiting calls; returns when the server may next be probed."""
+    now = time.monotonic()
+    with _lock:
+        stuck = {token: call for token, call in _waiting.items() if now - call.since > FROZEN_AFTER_SECONDS}
+    if not stuck or now < next_probe:
+        return next_probe
+    if next(iter(stuck.values())).server_answers():
+        return time.monotonic() + FROZEN_AFTER_SECONDS  # a slow call: ask again later
+    with _lock:
+        ended = [call.fd for token, call in stuck.items() if token in _waiting]
+        for fd in ended:
+            _shut_down(fd)
+    if ended:
+        logger.warning(
+            "PostgreSQL accepts no connection and %d calls waited on it over %s s: their connections are closed",
+            len(ended),
+            FROZEN_AFTER_SECONDS,
+        )
+    return next_probe
 
 
 def _shut_down(fd: int) -> None:
