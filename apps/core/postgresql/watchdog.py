@@ -20,7 +20,7 @@ import os
 import socket
 import threading
 import time
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from dataclasses import dataclass
 
 logger = logging.getLogger(__name__)
@@ -42,21 +42,27 @@ _tokens = itertools.count()
 _watcher_pid: int | None = None  # the process whose watcher runs (a forked worker starts its own)
 
 
-@contextlib.contextmanager
-def watched(fd: int, server_answers: Callable[[], bool]) -> Iterator[None]:
-    """Watch the call made inside, which waits on the connection whose socket is `fd`."""
-    global _watcher_pid
-    token = next(_tokens)
-    with _lock:
-        _waiting[token] = _Waiting(time.monotonic(), fd, server_answers)
-        if _watcher_pid != os.getpid():
-            _watcher_pid = os.getpid()
-            threading.Thread(target=_watch, name="postgresql-watchdog", daemon=True).start()
-    try:
-        yield
-    finally:
+class watched:
+    """Watch the call made inside, which waits on the connection whose socket is `fd`. A class, not
+    a generator: it runs around every query (1.6 µs against a contextlib generator's 2.1, in one run)."""
+
+    __slots__ = ("fd", "server_answers", "token")
+
+    def __init__(self, fd: int, server_answers: Callable[[], bool]) -> None:
+        self.fd, self.server_answers = fd, server_answers
+
+    def __enter__(self) -> None:
+        global _watcher_pid
+        self.token = next(_tokens)
         with _lock:
-            del _waiting[token]
+            _waiting[self.token] = _Waiting(time.monotonic(), self.fd, self.server_answers)
+            if _watcher_pid != os.getpid():
+                _watcher_pid = os.getpid()
+                threading.Thread(target=_watch, name="postgresql-watchdog", daemon=True).start()
+
+    def __exit__(self, *exc_info: object) -> None:
+        with _lock:
+            del _waiting[self.token]
 
 
 def _watch() -> None:
