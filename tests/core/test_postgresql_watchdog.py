@@ -25,6 +25,20 @@ def test_a_slow_query_on_a_server_that_answers_is_left_alone(db, monkeypatch, ca
     assert "accepts no connection" not in caplog.text
 
 
+def test_a_slow_query_on_a_server_that_refuses_new_connections_is_left_alone(db, monkeypatch, caplog):
+    """A server that answers a new connection with a refusal of its own (too many clients, its
+    database closed to connections) is alive, not frozen (the verify QA pass: the slow call was cut)."""
+    monkeypatch.setattr(watchdog, "FROZEN_AFTER_SECONDS", 0.5)
+    monkeypatch.setattr(watchdog, "CHECK_EVERY_SECONDS", 0.2)
+    with connection.cursor() as cursor:
+        # The watch's new connections are refused at once: "database ... does not exist".
+        monkeypatch.setitem(connection._conn_params, "dbname", "parley_no_such_database")
+        cursor.execute("SELECT pg_sleep(2)")
+        cursor.execute("SELECT 1")
+        assert cursor.fetchone() == (1,)
+    assert "accepts no connection" not in caplog.text
+
+
 def test_a_call_on_a_server_that_accepts_no_connection_fails_at_once(db, monkeypatch):
     """What the watch does once a new connection cannot be made: the waiting call's socket is shut
     down, and the call fails as a database that cannot be reached."""

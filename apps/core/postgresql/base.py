@@ -18,6 +18,7 @@ import select
 from typing import Any
 
 from django.db.backends.postgresql import base
+from psycopg.errors import ConnectionTimeout
 
 from apps.core.postgresql.watchdog import watched
 
@@ -56,11 +57,16 @@ class DatabaseWrapper(base.DatabaseWrapper):
         return watched(fd, self._server_answers)
 
     def _server_answers(self) -> bool:
-        """Whether a new connection to the server can be made (within the connect timeout)."""
+        """Whether the server answers a new connection's handshake within the connect timeout: with
+        a connection, or with a refusal of its own (too many clients, its database closed to
+        connections: it is alive, and its slow calls are left alone; the verify QA pass). Only a
+        handshake that does not finish in time says it froze."""
         try:
             self.Database.connect(**self._conn_params).close()
-        except Exception:
+        except ConnectionTimeout:
             return False
+        except Exception:
+            return True  # a refusal is an answer
         return True
 
     def close_if_health_check_failed(self) -> None:
