@@ -309,16 +309,21 @@ def malformed_multipart_message(exc: MultiPartParserError) -> str:
     return "Malformed request body"
 
 
+def one_line(exc: BaseException) -> str:
+    """The exception's message on one line, for a log line of its own (libpq's messages span lines)."""
+    return " ".join(str(exc).split())
+
+
 def as_jsonable_error(exc: BaseException) -> JsonableError | None:
     """Translate any exception a view may raise into our error type; None if it is a bug."""
     if isinstance(exc, JsonableError):
         return exc
     if is_conflict(exc):
-        logger.warning("transaction given up for a concurrent one: %s", exc)
+        logger.warning("transaction given up for a concurrent one: %s", one_line(exc))
         return ConflictingChangeError()
     if (unavailable := dependency_error(exc)) is not None:
         count_dependency_failure(exc)
-        logger.warning("dependency unavailable: %s: %s", type(exc).__name__, exc)
+        logger.warning("dependency unavailable: %s: %s", type(exc).__name__, one_line(exc))
         return unavailable
     if isinstance(exc, RequestDataTooBig):
         error = JsonableError(f"Request body too large (the limit is {settings.DATA_UPLOAD_MAX_MEMORY_SIZE:,} bytes)")

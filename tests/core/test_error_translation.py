@@ -29,3 +29,14 @@ def test_an_unreachable_database_is_still_one():
     cause = psycopg.errors.OperationalError("connection refused")
     error = as_jsonable_error(raised(OperationalError("connection refused"), cause))
     assert error.msg == "Service temporarily unavailable: the database cannot be reached"
+
+
+def test_an_unreachable_database_is_logged_on_one_line(caplog):
+    """libpq's messages span lines; a log line is one line (the verify QA pass)."""
+    message = 'connection failed: Connection refused\n\tIs the server running on host "db"?'
+    as_jsonable_error(raised(OperationalError(message), psycopg.errors.OperationalError(message)))
+    [record] = [r for r in caplog.records if r.name == "apps.core.errors"]
+    assert record.getMessage() == (
+        "dependency unavailable: OperationalError: connection failed: Connection refused"
+        ' Is the server running on host "db"?'
+    )

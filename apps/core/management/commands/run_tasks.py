@@ -23,7 +23,7 @@ from django.utils.crypto import get_random_string
 from django_tasks_db.management.commands.db_worker import Worker
 
 from apps.core.commands import OperatorCommand
-from apps.core.errors import count_dependency_failure, dependency_error
+from apps.core.errors import count_dependency_failure, dependency_error, one_line
 from apps.core.tasks import PERIODIC_JOBS, batch_worker
 
 logger = logging.getLogger("apps.core.tasks")
@@ -88,9 +88,8 @@ def run_forever(worker: Worker, parent_pid: int | None) -> None:
             if count_dependency_failure(exc) is None:
                 raise
             outage_wait = min(max(outage_wait * 2, OUTAGE_FIRST_WAIT_SECONDS), OUTAGE_MAX_WAIT_SECONDS)
-            reason = " ".join(str(exc).split())  # libpq's messages span lines
             logger.warning(
-                "Task worker: the database cannot be reached (%s); trying again in %.0f s", reason, outage_wait
+                "Task worker: the database cannot be reached (%s); trying again in %.0f s", one_line(exc), outage_wait
             )
             for connection in connections.all():
                 connection.close_if_unusable_or_obsolete()
