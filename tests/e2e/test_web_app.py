@@ -2206,9 +2206,9 @@ def test_a_channel_opens_at_its_first_shown_unread_and_renamed_people_show_renam
         expect(mick.locator("#narrow-title")).to_have_text("Direct messages with Olive Again")
         # The tab's title counts the unread messages, as Zulip's (the web app QA pass: no count).
         send_many(olive, "sprint", 1)
-        expect(mick).to_have_title(re.compile(r"^\(\d+\) Direct messages with Olive Again · "))
+        expect(mick).to_have_title(re.compile(r"^\(\d+\) Direct messages with \u2068Olive Again\u2069 · "))
         mick_api.mark_all_as_read()
-        expect(mick).to_have_title(re.compile(r"^Direct messages with Olive Again · "))
+        expect(mick).to_have_title(re.compile(r"^Direct messages with \u2068Olive Again\u2069 · "))
         assert_nothing_blocked(mick)
         browser.close()
 
@@ -2350,6 +2350,10 @@ def test_hostile_names_keep_the_page_in_order(web_server, people, chromium):
         description = text_box(item, "hello world description")
         button = item.get_by_role("button").evaluate(BOX)
         assert description[1] <= button[0] + 0.5, (description, button)  # the description, then its button
+        # The tab's title too: "#<name> · <organization>", the name between isolates.
+        page.goto(f"{server.url}/#channel/{author.get_stream_id(channel)['stream_id']}")
+        expect(page).to_have_title(re.compile(f"#\u2068{re.escape(channel)}\u2069 · "))
+        page.click("#browse-channels")
         # Descriptions rendered, as Zulip shows them (they showed their Markdown as written).
         expect(page.locator("#all-channels li", has_text="notes").locator(".description strong")).to_have_text("this")
         browser.close()

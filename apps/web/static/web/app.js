@@ -449,9 +449,11 @@ function onEvents(events) {
 
 // --- the view: a narrow's messages -------------------------------------------------------------
 
-// The view's title: text, or nodes with its names isolated (`asNodes`, for the page's heading).
+// The view's title, its names isolated from the text around them: nodes (`asNodes`, for the page's
+// heading), or text between Unicode's isolates (for the tab's title; the verify QA pass).
+const isolated = (text) => `\u2068${text}\u2069`;
 function viewTitle(view, { asNodes = false } = {}) {
-  const name = asNodes ? bdi : (text) => text;
+  const name = asNodes ? bdi : isolated;
   const parts = (() => {
     switch (view.kind) {
       case "channel":
@@ -462,7 +464,7 @@ function viewTitle(view, { asNodes = false } = {}) {
         return ["Direct messages"];
       case "dm": {
         const names = view.userIds.map((id) => ctx.userName(id));
-        return ["Direct messages with ", ...(asNodes ? listed(names) : [names.join(", ")])];
+        return ["Direct messages with ", ...(asNodes ? listed(names) : [names.map(isolated).join(", ")])];
       }
       case "starred":
         return ["Starred messages"];
