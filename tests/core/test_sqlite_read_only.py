@@ -9,6 +9,8 @@ import contextlib
 import os
 import subprocess
 import sys
+import threading
+import time
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -105,3 +107,33 @@ def test_writes_work_again_once_the_files_are_writable(database, django_db_block
         assert read(later) == ["after", "after, too"]
         later.close()
         long_request.close()
+
+
+def test_a_writable_database_is_never_taken_for_read_only(tmp_path, django_db_blocker):
+    """Other connections opening and closing remove and make the log and index files again, while
+    a new connection looks at them (the newcomer QA pass: one request in about 2,000 got a 503 "the
+    database is read-only", and the task worker logged it, on a writable database)."""
+    path = tmp_path / "parley.sqlite3"
+    with django_db_blocker.unblock():
+        first = connect(path)
+        with first.cursor() as cursor:
+            cursor.execute("CREATE TABLE notes (text TEXT)")
+        first.close()
+        stop = threading.Event()
+
+        def come_and_go() -> None:  # each last close removes the -wal and -shm files
+            while not stop.is_set():
+                other = connect(path)
+                read(other)
+                other.close()
+
+        churn = threading.Thread(target=come_and_go)
+        churn.start()
+        try:
+            looks, until = 0, time.monotonic() + 3
+            while time.monotonic() < until:
+                assert connect(path).files_writable(), f"taken for read-only after {looks} looks"
+                looks += 1
+        finally:
+            stop.set()
+            churn.join()

@@ -76,5 +76,14 @@ class DatabaseWrapper(base.DatabaseWrapper):
         if self.is_in_memory_db():
             return True
         path = str(self.settings_dict["NAME"])
-        files = [name for name in (path, f"{path}-wal", f"{path}-shm") if os.path.exists(name)]
-        return all(os.access(name, os.W_OK) for name in [*files, os.path.dirname(path) or "."])
+        names = (path, os.path.dirname(path) or ".", f"{path}-wal", f"{path}-shm")
+        return not any(_unwritable(name) for name in names)
+
+
+def _unwritable(name: str) -> bool:
+    """Whether a file (or directory) this process cannot write is there. The write-ahead log and
+    index come and go (the last connection to close removes them, the next to open makes them
+    again), so a look that fails is taken again: a file removed under it, or removed and made again
+    between its two calls, is no hindrance (the newcomer QA pass: one request in about 2,000 got a
+    503 "read-only" on a writable database)."""
+    return not any(os.access(name, os.W_OK) or not os.path.exists(name) for _look in range(3))
