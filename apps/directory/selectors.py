@@ -2,19 +2,25 @@
 
 from uuid import UUID
 
-from django.db.models import QuerySet
+from django.db.models import Q, QuerySet
 
-from apps.realms.models import Realm
+from apps.users.access import accessible_user_ids
 from apps.users.models import User
 
 # (uuid, full name): all the directory shows of a user.
 DirectoryUser = tuple[UUID, str]
 
 
-def directory_users(realm: Realm) -> QuerySet[User]:
-    """The users the directory lists: the organization's active people and bots, as GET
-    /api/v1/users lists them (not the server's own bots, the Welcome and Notification Bots)."""
-    return User.objects.filter(realm=realm, is_active=True).exclude(User.SYSTEM_BOTS)
+def directory_users(viewer: User) -> QuerySet[User]:
+    """The users the directory lists to `viewer`: their organization's active people and bots, as
+    GET /api/v1/users lists them (not the server's own bots, the Welcome and Notification Bots),
+    and none of the people it hides from them (a guest where the organization limits what guests
+    see: the directory QA pass found every hidden person listed with their name; GET
+    /api/v1/users shows such people as unknown users, and the directory, which has only names to
+    show, leaves them out)."""
+    users = User.objects.filter(realm_id=viewer.realm_id, is_active=True).exclude(User.SYSTEM_BOTS)
+    seen = accessible_user_ids(viewer)
+    return users if seen is None else users.filter(Q(id__in=seen) | Q(bot_type__isnull=False))
 
 
 def users_after(users: QuerySet[User], after: UUID | None, count: int) -> list[DirectoryUser]:
@@ -25,5 +31,5 @@ def users_after(users: QuerySet[User], after: UUID | None, count: int) -> list[D
     return list(users.order_by("uuid").values_list("uuid", "full_name")[:count])
 
 
-def get_directory_user(realm: Realm, user_uuid: UUID) -> DirectoryUser | None:
-    return directory_users(realm).filter(uuid=user_uuid).values_list("uuid", "full_name").first()
+def get_directory_user(viewer: User, user_uuid: UUID) -> DirectoryUser | None:
+    return directory_users(viewer).filter(uuid=user_uuid).values_list("uuid", "full_name").first()

@@ -6,9 +6,11 @@ import random
 import pytest
 
 from apps.directory.pagination import DEFAULT_LIMIT, MAX_LIMIT
+from apps.groups.models import SystemGroups
 from apps.invites.actions.welcome import do_create_welcome_bot
 from apps.messages.actions.notification_bot import do_create_notification_bot
 from apps.users.models import User
+from tests.api import api_for, assert_success
 from tests.directory.api import assert_error, scan
 from tests.factories import BotFactory, UserFactory
 
@@ -40,6 +42,25 @@ def test_lists_active_people_and_bots_of_the_organization_in_id_order(
     }
     assert str(gone.uuid) not in str(body)
     assert str(foreign_user.uuid) not in str(body)
+
+
+def test_a_guest_is_not_shown_the_people_hidden_from_them(
+    directory_for, realm, sys_groups, owner, member, guest, bot, make_stream
+):
+    """Where the organization limits what guests see, a guest's directory holds themselves, bots and
+    the people they share a channel with, as GET /api/v1/users names them; the others are not
+    listed, nor found (the directory QA pass: every hidden person was listed, by name)."""
+    members = sys_groups[SystemGroups.MEMBERS].id
+    assert_success(api_for(owner).patch("/realm", {"can_access_all_users_group": {"new": members}}))
+    make_stream("shared", guest, member)
+    hidden = UserFactory(realm=realm, full_name="Hidden Person")
+    pages = scan(directory_for(guest), limit=1)
+    assert sorted(listed_ids(pages)) == sorted(str(user.uuid) for user in (member, guest, bot))
+    for person, status in ((hidden, 404), (owner, 404), (member, 200), (bot, 200)):
+        assert directory_for(guest).get(f"/users/{person.uuid}").status_code == status
+    assert_error(directory_for(guest).get(f"/users/{hidden.uuid}"), 404, error_code="ObjectNotFound")
+    # Members see everyone still.
+    assert str(hidden.uuid) in listed_ids(scan(directory_for(member)))
 
 
 def test_the_servers_own_bots_are_not_listed(directory_for, realm, member):
