@@ -96,6 +96,15 @@ class InvalidArgumentError(JsonableError):
         super().__init__(msg, var_name=var_name)
 
 
+class RequestVariableConversionError(JsonableError):
+    """A value of the right type that is none of the parameter's values (Zulip's, with its fields)."""
+
+    code = ErrorCode.REQUEST_VARIABLE_INVALID
+
+    def __init__(self, var_name: str, bad_value: Any) -> None:
+        super().__init__(f"Bad value for '{var_name}': {bad_value}", var_name=var_name, bad_value=bad_value)
+
+
 class ResourceNotFoundError(JsonableError):
     http_status_code = 404
 

@@ -7,7 +7,7 @@ from typing import Annotated, Any
 from pydantic import Field, ValidationInfo, field_validator
 from pydantic_core import from_json
 
-from apps.core.errors import JsonableError
+from apps.core.errors import RequestVariableConversionError
 from apps.core.params import Id, Json, ParamError, Params, one_of
 from apps.groups.models import REALM_SETTINGS, UserGroup
 from apps.realms.limits import MAX_WAITING_PERIOD_DAYS
@@ -200,7 +200,7 @@ def parse_time_limit(raw: str, name: str) -> int | None:
         return None
     if isinstance(value, int) and not isinstance(value, bool) and 0 < value <= MAX_LIMIT_SECONDS:
         return value
-    raise JsonableError(f"Bad value for '{name}': {value}")
+    raise RequestVariableConversionError(name, value)
 
 
 class UpdateRealmParams(Params):

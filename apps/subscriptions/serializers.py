@@ -7,7 +7,7 @@ from typing import Annotated, Any, Literal, NotRequired, Self
 from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 from typing_extensions import TypedDict
 
-from apps.core.errors import JsonableError
+from apps.core.errors import JsonableError, RequestVariableConversionError
 from apps.core.params import Id, Json, ParamError, Params
 from apps.groups.serializers import (
     GroupSettingChange,
@@ -204,7 +204,7 @@ def parse_message_retention_days(value: str | int) -> int | None:
     # Within the column's range (a 32-bit integer on PostgreSQL): beyond it, a 400, not a 500.
     if isinstance(value, int) and not isinstance(value, bool) and 0 < value <= MAX_RETENTION_DAYS:
         return value
-    raise JsonableError(f"Bad value for 'message_retention_days': {value}")
+    raise RequestVariableConversionError("message_retention_days", value)
 
 
 def parse_topics_policy(value: str) -> str:

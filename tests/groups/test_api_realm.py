@@ -104,13 +104,15 @@ BAD = "BAD_REQUEST"
 @pytest.mark.parametrize(
     ("params", "code", "msg"),
     [
-        ({"message_content_edit_limit_seconds": 0}, BAD, "Bad value for 'message_content_edit_limit_seconds': 0"),
-        ({"message_content_delete_limit_seconds": -5}, BAD, "Bad value for 'message_content_delete_limit_seconds': -5"),
-        ({"move_messages_between_streams_limit_seconds": "forever"}, BAD,
+        ({"message_content_edit_limit_seconds": 0}, INVALID, "Bad value for 'message_content_edit_limit_seconds': 0"),
+        ({"message_content_delete_limit_seconds": -5}, INVALID,
+         "Bad value for 'message_content_delete_limit_seconds': -5"),
+        ({"move_messages_between_streams_limit_seconds": "forever"}, INVALID,
          "Bad value for 'move_messages_between_streams_limit_seconds': forever"),
-        ({"message_content_edit_limit_seconds": '"1"'}, BAD, "Bad value for 'message_content_edit_limit_seconds': 1"),
+        ({"message_content_edit_limit_seconds": '"1"'}, INVALID,
+         "Bad value for 'message_content_edit_limit_seconds': 1"),
         # Nested deeper than a parser goes (the hostile-input QA pass: a 500).
-        ({"message_content_delete_limit_seconds": "[" * 1100}, BAD, None),
+        ({"message_content_delete_limit_seconds": "[" * 1100}, INVALID, None),
         ({"message_edit_history_visibility_policy": "some"}, INVALID, "Invalid message_edit_history_visibility_policy"),
         ({"allow_message_editing": "maybe"}, INVALID, "allow_message_editing is not valid JSON"),
         ({"name": ""}, "BAD_REQUEST", None),

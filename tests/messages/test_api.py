@@ -120,6 +120,16 @@ def test_send_to_unknown_channel_id_names_the_id(design, member):
     assert body["stream_id"] == 987654
 
 
+@pytest.mark.parametrize("to", [str(10**29), f"[{10**29}]"])
+def test_send_to_a_number_beyond_64_bits_is_no_channel(design, member, to):
+    """As Zulip, whose JSON parser (orjson) reads such a number as a float: no channel id (the client
+    QA pass: taken as an id, it came back in the error as a number no JSON client holds)."""
+    before = db_state()
+    sent = post_message(member, type="stream", to=to, topic="t", content="x")
+    body = refused(sent, "Invalid data type for channel", before)
+    assert "stream_id" not in body
+
+
 def test_send_to_several_channels_is_refused(design, member, make_stream):
     make_stream("other", member)
     before = db_state()

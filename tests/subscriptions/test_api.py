@@ -450,12 +450,17 @@ def test_subscribe_message_retention_days_by_owner(owner, value, stored):
     [(0, "0"), (-5, "-5"), ('"forever"', "forever"), (2**31, str(2**31)), (10**30, str(10**30))],
 )
 def test_subscribe_refuses_invalid_message_retention_days(owner, value, shown):
+    """Zulip's RequestVariableConversionError: REQUEST_VARIABLE_INVALID, naming the parameter and
+    the value (the client QA pass: a BAD_REQUEST without either)."""
     before = db_state()
-    refused(
+    body = refused(
         subscribe(owner, "kept", message_retention_days=value),
         f"Bad value for 'message_retention_days': {shown}",
         before,
+        code="REQUEST_VARIABLE_INVALID",
     )
+    assert body["var_name"] == "message_retention_days"
+    assert str(body["bad_value"]) == shown
 
 
 @pytest.mark.parametrize(("color", "stored"), [("#a1b2c3", "#a1b2c3"), ("#ABC", "#aabbcc"), ("#A1B2C3", "#a1b2c3")])
@@ -1301,6 +1306,7 @@ def test_patch_stream_message_retention_days(owner, admin, design):
         patch_stream(owner, design.id, message_retention_days=2**31),
         f"Bad value for 'message_retention_days': {2**31}",
         before,
+        code="REQUEST_VARIABLE_INVALID",
     )
 
 
