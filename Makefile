@@ -37,11 +37,11 @@ port-note:
 	if [ "$(PORT)" != "$${dotenv:-8000}" ] && [ -z "$$EXTERNAL_HOST" ] && ! grep -qs '^EXTERNAL_HOST=' .env; then \
 	echo "Note: PORT=$(PORT) is not in .env: manage.py's commands will name port $${dotenv:-8000} in the links they print (add PORT=$(PORT) to .env)." >&2; fi
 
-# The static files are collected while the database is migrated and the demo made (two processes,
-# each starting Django once: a restart is ready sooner, before the Zulip clients' ten seconds of
-# retries run out).
+# The static files are collected (when they changed since the last time) while the database is
+# migrated and the demo made (two processes, each starting Django once: a restart is ready sooner,
+# before the Zulip clients' ten seconds of retries run out).
 run: port-free port-note install
-	@$(BIN)/python manage.py collectstatic --noinput --verbosity 0 & collecting=$$!; \
+	@$(BIN)/python manage.py collectstatic_changed --verbosity 0 & collecting=$$!; \
 	$(BIN)/python manage.py bootstrap_demo --migrate --url http://127.0.0.1:$(PORT) || { wait $$collecting; exit 1; }; \
 	wait $$collecting
 	exec $(BIN)/gunicorn -c config/gunicorn.py config.asgi:application
