@@ -144,9 +144,9 @@ def do_sweep_event_queues(*, exclusive: bool = True) -> list[tuple[str, int]]:
                 logger.warning("published %d committed event(s) that had not reached the event queues", len(late))
         elif missed:
             # Without Redis this is routine (a management command's changes, or what happened before
-            # this process started, reach this process's queues this way), worded as such (the
-            # newcomer QA pass: at the first start, read as a recovery).
-            logger.info("passed on %d event(s) made by another process or before this one started", len(missed))
+            # this process started, reach this process's queues this way): said only when debugging
+            # (the newcomer QA passes: at every start, read as a recovery, then as a puzzle).
+            logger.debug("passed on %d event(s) made by another process or before this one started", len(missed))
         OutboxEvent.objects.filter(created__lt=timezone.now() - OUTBOX_RETENTION).delete()
     finally:
         close_old_connections()

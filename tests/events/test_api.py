@@ -493,7 +493,7 @@ def test_the_sweep_warns_only_of_events_left_unpublished_a_while(queue_of, owner
     queue = queue_of(owner)
     with transaction.atomic():
         write_outbox_event(owner.realm_id, _name_change(member, "Just Now"), [owner.id])
-    with caplog.at_level("INFO", logger="apps.events.actions"):
+    with caplog.at_level("DEBUG", logger="apps.events.actions"):
         do_sweep_event_queues(exclusive=False)
         assert [e["person"]["full_name"] for e in poll(ApiClient(owner), queue)] == ["Just Now"]
         assert "had not reached the event queues" not in caplog.text
