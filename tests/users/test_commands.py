@@ -1,7 +1,10 @@
 """Operator commands: their contract for scripts (--json) and their refusals."""
 
 import json
+import os
 import re
+import subprocess
+import sys
 from io import StringIO
 
 import pytest
@@ -16,6 +19,7 @@ from apps.users.models import BotService, BotType, Role, User
 from apps.users.selectors import api_email
 from tests.api import ApiClient, assert_success
 from tests.factories import BotFactory, UserFactory
+from tests.server import BASE_DIR
 
 
 def run(*args: str) -> str:
@@ -373,3 +377,17 @@ def test_change_user_settings_refusals(realm, member, bot, args, msg):
 def test_change_user_settings_needs_an_organization(db):
     with pytest.raises(CommandError, match="no organization with string_id 'nowhere'"):
         run("change_user_settings", "--realm", "nowhere", "--setting", "emojiset", "--value", "text")
+
+
+def test_bootstrap_demo_migrates_with_one_line_a_migration(tmp_path):
+    """`make run`'s first start, its output through a pipe (a log, `| tee`): each "Applying ..." and
+    its " OK" on one line (the newcomer QA pass: a hundred lines of " OK" alone)."""
+    environment = os.environ | {"DATABASE_URL": f"sqlite:///{tmp_path / 'fresh.sqlite3'}", "REDIS_URL": ""}
+    environment.pop("DJANGO_SETTINGS_MODULE", None)
+    output = subprocess.run(
+        [sys.executable, "manage.py", "bootstrap_demo", "--migrate", "--url", "http://127.0.0.1:8000"],
+        cwd=BASE_DIR, env=environment, capture_output=True, text=True, timeout=300, check=True,
+    ).stdout  # fmt: skip
+    assert "  Applying realms.0001_initial... OK\n" in output
+    assert "\n OK\n" not in output
+    assert "Created the demo organization 'Parley Demo'" in output

@@ -39,7 +39,9 @@ class Command(OperatorCommand):
     def handle(self, *args, **options):
         url = options["url"]
         if options["migrate"]:
-            call_command("migrate", interactive=False, verbosity=options["verbosity"], stdout=self.stdout)
+            # Its own stream, not this command's wrapper of it: wrapped twice, each "Applying ..." ended
+            # its line before its " OK" (the newcomer QA pass: output through a pipe).
+            call_command("migrate", interactive=False, verbosity=options["verbosity"], stdout=self.stdout._out)
         if Realm.objects.exists():
             self.stdout.write(
                 f"Database already set up ({Realm.objects.count()} organization(s)); see `manage.py list_realms`.\n"
