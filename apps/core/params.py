@@ -54,9 +54,9 @@ F = TypeVar("F", bound=Callable[..., Any])
 
 
 def _json_or_text(value: str) -> Any:
-    """As Zulip reads it (orjson): text that is no JSON within orjson's limits is text, a number
-    beyond 64 bits too (the client QA pass: a 30-digit `to` was taken as a channel id and echoed
-    back as a number no JSON client holds; Zulip looks it up as a name)."""
+    """As Zulip reads it (orjson): text that is no JSON is text; a number beyond 64 bits is a float
+    (the client QA pass: a 30-digit `to` was taken as a channel id and echoed back as a number no
+    JSON client holds; as in Zulip, it is now no channel id)."""
     try:
         return orjson.loads(value)
     except orjson.JSONDecodeError:

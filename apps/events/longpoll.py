@@ -31,7 +31,6 @@ from apps.core.errors import (
     REDIS_UNAVAILABLE,
     SESSION_CHALLENGE,
     JsonableError,
-    MissingArgumentError,
     RateLimitedError,
     ServiceUnavailableError,
     UnauthorizedError,
@@ -183,9 +182,11 @@ async def _poll(poll: PollRequest, identity: Identity, backend: EventQueueBacken
     # Nothing of the request stays alive while the poll waits (neither in `poll` nor here).
     poll.query = {}
     del query
+    # Zulip's fetch_events: these two are plain errors (BAD_REQUEST, no var_name), not its missing
+    # parameters' (the client QA pass).
     if params.queue_id is None:
         if not params.dont_block:
-            raise MissingArgumentError("queue_id")
+            raise JsonableError("Missing 'queue_id' argument")
         # Zulip's shortcut: a non-blocking GET /events without a queue registers one.
         options = queue_options(params, lifespan_secs=params.lifespan_secs)
         if limit is not None:
@@ -194,7 +195,7 @@ async def _poll(poll: PollRequest, identity: Identity, backend: EventQueueBacken
             queue_id = await sync_to_async(_register_queue)(identity.user_id, options)
         return success_body({"events": [], "queue_id": queue_id}, ignored)
     if params.last_event_id is None:
-        raise MissingArgumentError("last_event_id")
+        raise JsonableError("Missing 'last_event_id' argument")
     queue_id, last_event_id, dont_block = params.queue_id, params.last_event_id, params.dont_block
     del params
     events, options = await long_poll(
