@@ -102,6 +102,8 @@ class RequestVariableConversionError(JsonableError):
     code = ErrorCode.REQUEST_VARIABLE_INVALID
 
     def __init__(self, var_name: str, bad_value: Any) -> None:
+        if isinstance(bad_value, int) and not -(2**63) <= bad_value < 2**64:
+            bad_value = str(bad_value)  # beyond what JSON clients hold as a number (the verify QA pass)
         super().__init__(f"Bad value for '{var_name}': {bad_value}", var_name=var_name, bad_value=bad_value)
 
 
