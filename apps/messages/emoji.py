@@ -1,18 +1,21 @@
 """The server's emoji, for reactions and for messages' text: Unicode emoji by Zulip's conventions,
 and Zulip's one extra emoji (`zulip`).
 
-A Unicode emoji's `emoji_code` is its code points in lower-case hex joined by "-", without the
-variation selector FE0F ("2764" for a red heart, "1f44d" for a thumbs up), as Zulip writes them.
-Its names are lower case with underscores: the CLDR name and the common aliases the `emoji`
-package has for it ("thumbs_up", "+1", "thumbsup"; "party_popper", "tada"), the first one found
-keeping a name two emoji would share.
+A Unicode emoji's `emoji_code` is its code points in lower-case hex of at least four digits joined
+by "-", without the variation selector FE0F ("2764" for a red heart, "1f44d" for a thumbs up,
+"00a9" for ©, "0031-20e3" for the keycap 1), as Zulip writes them.
+The emoji and their names are Zulip's (`zulip-emoji-mapping` has Zulip's table: "+1", "thumbs_up",
+"like"; "smile" for 🙂; "working_on_it" for 🛠), so that clients with their own copy of Zulip's
+names (zulip-terminal's emoji list, bots written for Zulip) name the same emoji, and the mobile
+app's picker offers what it offers on Zulip. Emoji Zulip has no name for (skin tones, say) stay
+text in messages and are no reactions, as in Zulip. The `emoji` package finds emoji in text.
 """
 
 import html
 import re
-from functools import cache
 
 import emoji
+from zulip_emoji_mapping.emoji_names import EMOJI_NAME_MAPS
 
 ZULIP_EXTRA_EMOJI = "zulip"
 # Its picture, where Zulip's clients look for it on the server (zulip-flutter's kZulipEmojiUrl): a
@@ -21,41 +24,28 @@ ZULIP_EXTRA_EMOJI_URL = "/static/generated/emoji/images/emoji/unicode/zulip.png"
 # Where the server's emoji names are served (config/urls.py; apps.messages.views.conversation.EmojiDataView).
 EMOJI_DATA_PATH = "/emoji/emoji_api.json"
 
-_NOT_IN_NAMES = re.compile(r"[^a-z0-9_+-]")
+# Every Unicode emoji's code with its names, Zulip's canonical name first; and each name's code.
+_NAMES_OF = {code: [named["canonical_name"], *named["aliases"]] for code, named in EMOJI_NAME_MAPS.items()}
+_CODE_OF = {name: code for code, names in _NAMES_OF.items() for name in names}
 
 
 def emoji_code(text: str) -> str:
     """Zulip's emoji_code of an emoji's characters."""
-    return "-".join(f"{ord(char):x}" for char in text if char != "\ufe0f")
-
-
-@cache
-def _tables() -> tuple[dict[str, str], dict[str, list[str]]]:
-    """(name -> code, code -> names)."""
-    code_of: dict[str, str] = {}
-    names_of: dict[str, list[str]] = {}
-    for text, data in emoji.EMOJI_DATA.items():
-        code = emoji_code(text)
-        for written in (data["en"], *data.get("alias", ())):
-            name = _NOT_IN_NAMES.sub("", written.strip(":").lower().replace(" ", "_"))
-            if name and name not in code_of:
-                code_of[name] = code
-                names_of.setdefault(code, []).append(name)
-    return code_of, names_of
+    return "-".join(f"{ord(char):04x}" for char in text if char != "\ufe0f")
 
 
 def unicode_emoji_code(name: str) -> str | None:
     """The code of the Unicode emoji with this name, or None."""
-    return _tables()[0].get(name)
+    return _CODE_OF.get(name)
 
 
 def is_unicode_emoji_code(code: str) -> bool:
-    return code in _tables()[1]
+    return code in _NAMES_OF
 
 
 def code_to_names() -> dict[str, list[str]]:
-    """Every Unicode emoji's code with its names (the first is the one the server lists first)."""
-    return _tables()[1]
+    """Every Unicode emoji's code with its names (Zulip's canonical name first)."""
+    return _NAMES_OF
 
 
 # An emoji written by name in a message (":smile:", ":+1:"), as Zulip's Markdown finds them.

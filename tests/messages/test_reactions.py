@@ -2,7 +2,10 @@
 server's emoji; one reaction per user and emoji; reaction events to everyone who can see the
 message; reactions in every message read, one query for a page; refusals change nothing."""
 
+import importlib
+
 import pytest
+from django.apps import apps as django_apps
 from django.db import connection
 from django.test.utils import CaptureQueriesContext
 
@@ -42,8 +45,56 @@ def test_emoji_data_follows_zulips_codes():
     assert unicode_emoji_code("+1") == unicode_emoji_code("thumbs_up") == "1f44d"
     assert unicode_emoji_code("tada") == "1f389"
     assert unicode_emoji_code("heart") == "2764"
-    assert is_unicode_emoji_code("1f44b-1f3fd")
+    assert not is_unicode_emoji_code("1f44b-1f3fd")  # no skin tones, as in Zulip
     assert not is_unicode_emoji_code("zzzz")
+    # Each code point in at least four digits, as Zulip writes them.
+    assert emoji_code("©️") == "00a9"
+    assert emoji_code("1️⃣") == "0031-20e3"
+
+
+@pytest.mark.parametrize(
+    ("name", "code"),
+    [
+        ("smile", "1f642"),
+        ("working_on_it", "1f6e0"),
+        ("ok", "1f44c"),
+        ("like", "1f44d"),
+        ("turkey", "1f983"),
+        ("one", "0031-20e3"),
+        ("copyright", "00a9"),
+        ("flag_france", "1f1eb-1f1f7"),
+    ],
+)
+def test_a_client_with_zulips_own_emoji_names_reacts(design, send, member, admin, name, code):
+    """Clients that carry Zulip's table of names and codes send those (zulip-terminal's emoji list;
+    the QA pass with it: half its names were refused, "Invalid emoji name" or "Invalid emoji code")."""
+    message_id = send(member, design)
+    assert_success(react(admin, message_id, emoji_name=name, emoji_code=code, reaction_type="unicode_emoji"))
+    [reaction] = reactions_of(member, message_id)
+    assert (reaction["emoji_name"], reaction["emoji_code"]) == (name, code)
+    assert_success(react(member, message_id, emoji_name=name))  # by name alone: the same emoji
+    assert [r["emoji_code"] for r in reactions_of(member, message_id)] == [code, code]
+
+
+def test_names_zulip_gives_another_emoji_and_unpadded_codes_are_refused(design, send, member):
+    message_id = send(member, design)
+    refused(lambda: react(member, message_id, emoji_name="smile", emoji_code="1f604"), "Invalid emoji name.")
+    refused(lambda: react(member, message_id, emoji_name="one", emoji_code="31-20e3"), "Invalid emoji code.")
+
+
+def test_the_migration_writes_stored_codes_in_four_digits(design, send, member, admin):
+    """Reactions stored before codes were padded (apps/messages/migrations/0012)."""
+    migration = importlib.import_module("apps.messages.migrations.0012_emoji_codes_four_digits")
+    message_id = send(member, design)
+    for user, code in ((member, "31-20e3"), (admin, "a9")):
+        Reaction.objects.create(user=user, message_id=message_id, emoji_name="x", emoji_code=code)
+    Reaction.objects.create(user=admin, message_id=message_id, emoji_name="octopus", emoji_code="1f419")
+    Reaction.objects.create(
+        user=admin, message_id=message_id, emoji_name="ab", emoji_code="12", reaction_type="realm_emoji"
+    )
+    migration.pad_codes(django_apps, None)
+    codes = set(Reaction.objects.values_list("emoji_code", flat=True))
+    assert codes == {"0031-20e3", "00a9", "1f419", "12"}  # a custom emoji's code is its id
 
 
 def test_react_by_name_and_everyone_who_sees_it_is_told(design, send, member, admin, capture_events):
@@ -201,7 +252,7 @@ def test_the_emoji_data_clients_pick_from_is_served_without_authentication(realm
     assert response["Content-Type"] == "application/json"
     assert "public" in response["Cache-Control"]
     names = response.json()["code_to_names"]
-    assert names["1f44d"][:3] == ["thumbs_up", "thumbsup", "+1"]
+    assert names["1f44d"] == ["+1", "thumbs_up", "like"]  # Zulip's names, its canonical one first
     assert "octopus" in names["1f419"]
     # Every name a reaction may use is there, under the code a reaction stores.
     assert all(unicode_emoji_code(name) == code for code, listed in names.items() for name in listed)

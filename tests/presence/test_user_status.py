@@ -1,7 +1,10 @@
 """POST /users/me/status and GET /users/{id}/status: a status text and emoji (checked as reactions'
 are), Zulip's errors, user_status events to the organization and the `user_status` state."""
 
+import importlib
+
 import pytest
+from django.apps import apps as django_apps
 
 from apps.presence.models import UserStatus
 from tests.api import api_for, assert_error, assert_success
@@ -92,3 +95,19 @@ def test_only_administrators_set_others_statuses(member, moderator, admin, forei
     assert_error(api_for(admin).post(f"/users/{member.id}/status", {"away": "true"}), 400, "BAD_REQUEST",
                  "Client did not pass any new values.")  # fmt: skip
     assert not UserStatus.objects.exists()
+
+
+def test_the_migration_writes_stored_codes_in_four_digits(member, admin, guest):
+    """Statuses set before codes were padded (apps/presence/migrations/0004): Zulip's codes."""
+    migration = importlib.import_module("apps.presence.migrations.0004_emoji_codes_four_digits")
+    UserStatus.objects.create(user=member, realm=member.realm, emoji_name="one", emoji_code="31-20e3")
+    UserStatus.objects.create(user=admin, realm=admin.realm, emoji_name="calendar", emoji_code="1f4c5")
+    UserStatus.objects.create(
+        user=guest, realm=guest.realm, emoji_name="x", emoji_code="7", reaction_type="realm_emoji"
+    )
+    migration.pad_codes(django_apps, None)
+    assert dict(UserStatus.objects.values_list("user_id", "emoji_code")) == {
+        member.id: "0031-20e3",
+        admin.id: "1f4c5",
+        guest.id: "7",  # a custom emoji's code is its id
+    }

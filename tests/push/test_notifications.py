@@ -63,7 +63,7 @@ def test_emoji_as_characters_and_lists_numbered(member, admin, pushes):
     with_phone(member)
     send_dm(admin, member, content="hi :smile:\n\n1. one\n2. two")
     [(_, _, payload)] = pushes()
-    assert payload["content"] == "hi \U0001f604\n\n1. one\n2. two"
+    assert payload["content"] == "hi \U0001f642\n\n1. one\n2. two"
 
 
 def test_the_empty_topic_is_shown_by_its_name(member, admin, make_stream, pushes):

@@ -2,9 +2,11 @@
 token its script sends, and its own static files (no CDN)."""
 
 import re
+from pathlib import Path
 
 from django.contrib.staticfiles import finders
 
+from apps.messages.emoji import unicode_emoji_code
 from tests.web.conftest import browser, submit
 
 RIGHT = "correct horse battery"  # the factories' password (tests.factories.UserFactory)
@@ -96,3 +98,14 @@ def test_a_browser_opening_an_address_that_is_no_page_gets_a_page(db):
     assert (api.status_code, api.json()["msg"]) == (404, "Not Found")
     client = browser().get("/no/such/page")
     assert (client.status_code, client.json()["code"]) == (404, "BAD_REQUEST")
+
+
+def test_the_quick_reactions_are_emoji_the_server_takes():
+    """Each of the page's four quick reactions names its emoji by one of the emoji's names (a
+    reaction whose name is another emoji's is refused: the emoji names QA pass changed `smile`)."""
+    script = Path(finders.find("web/render.js")).read_text()
+    block = script[script.index("QUICK_REACTIONS = [") :].split("];")[0]
+    quick = re.findall(r'name: "([^"]+)", code: "([^"]+)"', block)
+    assert len(quick) == 4
+    for name, code in quick:
+        assert unicode_emoji_code(name) == code, name

@@ -31,7 +31,7 @@ export const QUICK_REACTIONS = [
   { name: "+1", code: "1f44d", label: "thumbs up" },
   { name: "tada", code: "1f389", label: "party popper" },
   { name: "heart", code: "2764", label: "heart" },
-  { name: "smile", code: "1f604", label: "smile" },
+  { name: "smile", code: "1f642", label: "smile" },
 ];
 
 // Zulip's own emoji (a reaction of type zulip_extra_emoji), where Zulip's apps find it on the server.
