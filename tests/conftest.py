@@ -6,9 +6,8 @@ from django.conf import settings
 from django.core.cache import cache
 from django.test import Client
 
-from apps.core import cache as read_through_cache
 from apps.core import ratelimit
-from apps.core.redis_client import get_redis
+from apps.core.redis_client import get_redis, redis_breaker
 from apps.events import publish
 from apps.events.backends import _backend_for, get_backend
 from apps.events.credentials import credential_cache
@@ -38,8 +37,7 @@ def reset_process_state() -> None:
     credential_cache.clear()
     realm_cache.clear()
     ratelimit._in_process.reset_all()
-    ratelimit._redis_down_until = 0.0
-    read_through_cache._failed_until = 0.0
+    redis_breaker.reset()
     publish._undropped_credentials.discard()
     if settings.REDIS_URL:
         client = get_redis()

@@ -3,7 +3,6 @@ fails is a log line, and the value is computed from the database instead; an ent
 dropped expires by itself."""
 
 import logging
-import time
 from collections.abc import Callable
 from typing import Any, TypeVar
 
@@ -11,26 +10,24 @@ from django.core.cache import cache
 from django.db.models import Model
 from django.db.models.base import ModelState
 
+from apps.core.errors import REDIS_UNAVAILABLE
+from apps.core.redis_client import redis_breaker
+
 logger = logging.getLogger("apps.core.cache")
-
-
-# After the cache fails, it is left alone for this long rather than waited for at each use: a hung
-# Redis takes its socket timeout to fail (the fault QA pass: each message sent waited for two
-# caches' timeouts, 8 s a message with the rate limit's and the publish's).
-RETRY_SECONDS = 5.0
-_failed_until = 0.0
 
 
 def cached(key: str, compute: Callable[[], Any], seconds: int) -> Any:
     """The cached value of `key`, else compute() (cached for `seconds`); compute() alone when the
-    cache fails, or failed in the last RETRY_SECONDS. None is never cached (it means "not there")."""
-    if _failed_lately():
+    cache fails, or failed lately (Redis's RedisBreaker: a hung Redis is not waited for at each
+    use). None is never cached (it means "not there")."""
+    if not redis_breaker.usable():
         return compute()
     try:
         value = cache.get(key)
     except Exception as exc:
         _failed(exc, "%s read from the database: the cache failed: %s", key)
         return compute()
+    redis_breaker.answered()
     if value is not None:
         return value
     value = compute()
@@ -43,22 +40,21 @@ def cached(key: str, compute: Callable[[], Any], seconds: int) -> Any:
 
 def forget(key: str) -> None:
     """Drop `key`; a cache that fails (or failed lately) is left alone: the entry expires by itself."""
-    if _failed_lately():
+    if not redis_breaker.usable():
         logger.warning("cached %s not dropped: the cache failed lately", key)
         return
     try:
         cache.delete(key)
     except Exception as exc:
         _failed(exc, "cached %s not dropped: %s", key)
-
-
-def _failed_lately() -> bool:
-    return time.monotonic() < _failed_until
+        return
+    redis_breaker.answered()
 
 
 def _failed(exc: Exception, message: str, key: str) -> None:
-    global _failed_until
-    _failed_until = time.monotonic() + RETRY_SECONDS
+    """A cache that cannot be reached (django-redis wraps Redis's errors) is left alone a while."""
+    if isinstance(exc, REDIS_UNAVAILABLE) or isinstance(exc.__cause__, REDIS_UNAVAILABLE):
+        redis_breaker.failed()
     logger.warning(message, key, exc)
 
 

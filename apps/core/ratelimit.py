@@ -14,15 +14,17 @@ import threading
 import time
 import uuid
 from collections import deque
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
+from typing import Any
 
+import redis
 import redis.exceptions
 from django.conf import settings
 
-from apps.core.errors import RateLimitedError
+from apps.core.errors import REDIS_UNAVAILABLE, RateLimitedError
 from apps.core.metrics import count_dependency_error
-from apps.core.redis_client import get_redis, redis_key
+from apps.core.redis_client import RedisLeftAlone, redis_breaker, redis_key, usable_redis
 
 logger = logging.getLogger(__name__)
 
@@ -179,24 +181,40 @@ def _hit_of(answer: list) -> tuple[bool, int, float, float]:
 
 
 class RedisBackend:
+    """The limits in Redis, left alone for a while when it fails (RedisBreaker: the general limit
+    then lets requests through, the strict ones refuse them, at once rather than after a timeout)."""
+
     def hit(
         self, key: str, limit: int, window: int, *, record: bool, cost: int = 1, name: str | None = None
     ) -> tuple[bool, int, float, float]:
-        client = get_redis()
         # EVALSHA itself: redis-py's Script wrapper costs more CPU than the round trip on every request.
         args = (redis_key("ratelimit", key), window * 1000, limit, name or hit_name(), "1" if record else "0", cost)
+        return _hit_of(self._ask(lambda client: self._evalsha(client, args)))
+
+    @staticmethod
+    def _evalsha(client: redis.Redis, args: tuple) -> list:
         try:
-            answer = client.execute_command("EVALSHA", _SLIDING_WINDOW_SHA, 1, *args)
+            return client.execute_command("EVALSHA", _SLIDING_WINDOW_SHA, 1, *args)
         except redis.exceptions.NoScriptError:  # a new or restarted Redis
             client.script_load(_SLIDING_WINDOW_LUA)
-            answer = client.execute_command("EVALSHA", _SLIDING_WINDOW_SHA, 1, *args)
-        return _hit_of(answer)
+            return client.execute_command("EVALSHA", _SLIDING_WINDOW_SHA, 1, *args)
 
     def clear(self, key: str) -> None:
-        get_redis().delete(redis_key("ratelimit", key))
+        self._ask(lambda client: client.delete(redis_key("ratelimit", key)))
 
     def take_back(self, key: str, name: str) -> None:
-        get_redis().zrem(redis_key("ratelimit", key), name)
+        self._ask(lambda client: client.zrem(redis_key("ratelimit", key), name))
+
+    @staticmethod
+    def _ask(command: Callable[[redis.Redis], Any]) -> Any:
+        client = usable_redis()
+        try:
+            answer = command(client)
+        except REDIS_UNAVAILABLE:
+            redis_breaker.failed()
+            raise
+        redis_breaker.answered()
+        return answer
 
 
 _in_process = InProcessBackend()
@@ -270,29 +288,16 @@ def clear(key: str) -> None:
     backend().clear(key)
 
 
-# After Redis fails, the general limit is skipped for this long rather than waiting for a connect
-# timeout on every request.
-REDIS_RETRY_INTERVAL = 5.0
-_redis_down_until = 0.0
-
-
 def check_api_request(key: str, limit: tuple[int, int]) -> RateLimitState | None:
-    """The general API limit. Fails open: with Redis down it logs and lets the request through."""
-    if not _api_limits_apply():
+    """The general API limit. Fails open: with Redis unreachable (or left alone, RedisBreaker) it lets
+    the request through."""
+    if not settings.RATE_LIMITING_ENABLED:
         return None
     try:
         return check(key, limit)
+    except RedisLeftAlone:
+        return None
     except redis.exceptions.RedisError as exc:
         count_dependency_error("redis")
-        _skip_redis_for_a_while(exc)
+        logger.warning("rate limiting skipped while Redis cannot be reached: %s", exc)
         return None
-
-
-def _api_limits_apply() -> bool:
-    return settings.RATE_LIMITING_ENABLED and time.monotonic() >= _redis_down_until
-
-
-def _skip_redis_for_a_while(exc: Exception) -> None:
-    global _redis_down_until
-    _redis_down_until = time.monotonic() + REDIS_RETRY_INTERVAL
-    logger.warning("rate limiting skipped for %ss, Redis unreachable: %s", REDIS_RETRY_INTERVAL, exc)

@@ -2,10 +2,15 @@
 and, for code running on an event loop, one asynchronous client per loop. None without Redis."""
 
 import asyncio
+import logging
+import threading
+import time
 
 import redis
 import redis.asyncio
 from django.conf import settings
+
+logger = logging.getLogger(__name__)
 
 _async_clients: dict[asyncio.AbstractEventLoop, redis.asyncio.Redis] = {}
 # (REDIS_URL, its client): django-redis builds a new client (on the same pool) each time it is
@@ -47,3 +52,62 @@ def get_async_redis() -> redis.asyncio.Redis:
 def redis_key(*parts: object) -> str:
     """A key in Parley's namespace (REDIS_KEY_PREFIX), e.g. `parley:ratelimit:user:5`."""
     return ":".join([settings.REDIS_KEY_PREFIX, *map(str, parts)])
+
+
+class RedisBreaker:
+    """Doing without a Redis that fails. Once Redis has failed (refused, or not answered within
+    REDIS_SOCKET_TIMEOUT), the work that can do without it leaves it alone for RETRY_SECONDS
+    rather than waiting for its timeout at each use: Django's cache (the database answers instead),
+    the rate limits (the general one lets requests through, the strict ones refuse at once), the
+    publishing of events after a commit (the sweep publishes them once Redis is back). Then one
+    caller tries it again while the others still do without, until it answers. The fault QA pass:
+    with Redis hung, each message sent waited for the cache's timeout and the publish's, 4 s, for
+    the whole outage, and four threads served a handful of requests a second.
+
+    One per process; its state is two floats read without a lock on the hot path."""
+
+    RETRY_SECONDS = 5.0
+
+    def __init__(self) -> None:
+        self._lock = threading.Lock()
+        self._retry_at = 0.0  # 0: taken to answer
+
+    def usable(self) -> bool:
+        """Whether to use Redis now: it answers, or it failed long enough ago that this caller is the
+        one to try it again (the others are told no until that try ends: answered() or failed())."""
+        if not self._retry_at:
+            return True
+        with self._lock:
+            now = time.monotonic()
+            if not self._retry_at or now >= self._retry_at:
+                if self._retry_at:
+                    self._retry_at = now + self.RETRY_SECONDS
+                return True
+            return False
+
+    def answered(self) -> None:
+        if self._retry_at:
+            self._retry_at = 0.0
+            logger.info("Redis answers again")
+
+    def failed(self) -> None:
+        """Redis failed (its callers say how, and what that did to their work)."""
+        self._retry_at = time.monotonic() + self.RETRY_SECONDS
+
+    def reset(self) -> None:
+        self._retry_at = 0.0
+
+
+redis_breaker = RedisBreaker()
+
+
+class RedisLeftAlone(redis.exceptions.ConnectionError):
+    """Redis was not asked: it failed lately (RedisBreaker). Handled as Redis unreachable."""
+
+
+def usable_redis() -> redis.Redis:
+    """get_redis() for the work that does without a Redis that fails (RedisBreaker): raises
+    RedisLeftAlone while it is left alone."""
+    if not redis_breaker.usable():
+        raise RedisLeftAlone("Redis failed lately: not asked again yet")
+    return get_redis()

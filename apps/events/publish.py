@@ -22,7 +22,8 @@ from django.conf import settings
 from django.db import connection, transaction
 from django.db.models import Max
 
-from apps.core.errors import count_dependency_failure
+from apps.core.errors import count_dependency_failure, dependency_of
+from apps.core.redis_client import redis_breaker
 from apps.events.backends import (
     AlreadyPublished,
     BadEventQueueIdError,
@@ -61,10 +62,16 @@ def send_event_on_commit(realm: "Realm | int", event: dict[str, Any], user_ids: 
     row = write_outbox_event(realm if isinstance(realm, int) else realm.id, event, audience)
 
     def publish() -> None:
+        if not redis_breaker.usable():  # Redis failed lately: not waited for (the sweep publishes it)
+            return
         try:
             publish_in_order(get_backend(), row)
         except Exception as exc:
+            if dependency_of(exc) == "redis":
+                redis_breaker.failed()
             _log_failure(exc, "could not publish %s event %s; the sweep will", row.event_type, row.id)
+        else:
+            redis_breaker.answered()
 
     transaction.on_commit(publish, robust=False)
 
@@ -222,15 +229,22 @@ def forget_credentials_on_commit(*, user_ids: Iterable[int] = (), realm_ids: Ite
     credential_cache.forget(users, realms)
 
     def forget() -> None:
+        if not redis_breaker.usable():  # Redis failed lately: told again once it answers
+            _undropped_credentials.add(users, realms)
+            return
         try:
             get_backend().forget_credentials(users, realms)
         except Exception as exc:
+            if dependency_of(exc) == "redis":
+                redis_breaker.failed()
             _log_failure(exc, "could not drop cached credentials of users %s, organizations %s", users, realms)
             # A Redis that refused or dropped the connection did so to the servers' subscriptions
             # too: they drop every cached credential as they subscribe again. One that did not
             # answer in time may have kept them (paused, hung): it is told again.
             if isinstance(exc, redis.exceptions.TimeoutError):
                 _undropped_credentials.add(users, realms)
+        else:
+            redis_breaker.answered()
 
     transaction.on_commit(forget)
 
@@ -280,6 +294,7 @@ class _UndroppedCredentials:
                 get_backend().forget_credentials(users, realms)
             except Exception:  # noqa: S112 (still down: tried again shortly)
                 continue
+            redis_breaker.answered()  # (this thread does not wait for the requests' next try)
             logger.info("dropped cached credentials of users %s, organizations %s at last", users, realms)
             with self._lock:
                 self._users.difference_update(users)
@@ -299,6 +314,9 @@ def delete_queues_on_commit(user_ids: Iterable[int]) -> None:
     users = sorted(set(user_ids))
 
     def delete() -> None:
+        if not redis_breaker.usable():
+            logger.warning("event queues of users %s not deleted: Redis failed lately", users)
+            return
         backend = get_backend()
         try:
             for user_id in users:

@@ -7,7 +7,7 @@ import pytest
 import redis.connection
 
 from apps.core import ratelimit
-from apps.core.redis_client import get_redis
+from apps.core.redis_client import get_redis, redis_breaker
 from tests.api import ApiClient, assert_error, assert_success
 
 
@@ -110,11 +110,26 @@ def test_a_weighted_hit_waits_until_enough_hits_expire(rate_limit_backend):
     assert three.retry_after > one.retry_after
 
 
-def test_general_limit_fails_open_when_redis_is_down(redis_down, member, caplog):
+def test_general_limit_fails_open_when_redis_is_down(redis_down, member, caplog, monkeypatch, settings):
     response = ApiClient(member).get("/users/me")
     assert_success(response)
     assert "X-RateLimit-Limit" not in response
-    assert "Redis unreachable" in caplog.text
+    assert "rate limiting skipped while Redis cannot be reached" in caplog.text
+    # Then Redis is left alone a while, not asked at each request (a hung one answers each at its
+    # timeout: the fault QA pass, 2 s a request): the general limit lets requests through, a strict
+    # one (failed logins) refuses at once.
+    connects = []
+    real_connect = redis.connection.AbstractConnection.connect
+    monkeypatch.setattr(redis.connection.AbstractConnection, "connect", lambda c: connects.append(c) or real_connect(c))
+    for _ in range(3):
+        assert_success(ApiClient(member).get("/users/me"))
+    login = {"username": member.delivery_email, "password": "wrong"}
+    assert_error(ApiClient(None).post("/fetch_api_key", login), 503, "SERVICE_UNAVAILABLE")
+    assert connects == []
+    # Once its time is up, one request tries it again.
+    monkeypatch.setattr(redis_breaker, "_retry_at", time.monotonic() - 1)
+    assert_success(ApiClient(member).get("/users/me"))
+    assert len(connects) == 1
 
 
 def test_rate_limiting_can_be_disabled(settings, member):
