@@ -20,8 +20,13 @@ env = environ.Env()
 _HOST_RE = re.compile(r"^[A-Za-z0-9](?:[A-Za-z0-9.-]*[A-Za-z0-9])?$")
 
 
+class ConfigurationError(ImproperlyConfigured):
+    """A variable's value cannot work: its message names the variable (and is all an operator needs:
+    manage.py and the server print it alone, without a traceback)."""
+
+
 def fail(variable: str, problem: str) -> None:
-    raise ImproperlyConfigured(f"{variable}: {problem}")
+    raise ConfigurationError(f"{variable}: {problem}")
 
 
 def read_dot_env(base_dir: Path) -> None:

@@ -3,6 +3,7 @@
 Uvicorn workers run Django under ASGI, so a waiting long-poll holds no thread.
 """
 
+import importlib
 import ipaddress
 import os
 import shutil
@@ -16,11 +17,18 @@ BASE_DIR = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(BASE_DIR))
 
 from apps.core.version import PARLEY_VERSION  # noqa: E402
-from config.env import boolean, choice, positive_int  # noqa: E402
+from config.env import ConfigurationError, boolean, choice, positive_int  # noqa: E402
 from config.task_worker import TaskWorkerProcess  # noqa: E402
 
 # The same `.env` the Django settings read, so REDIS_URL there counts here too.
 environ.Env.read_env(BASE_DIR / ".env")
+
+# The settings read once here: a value that cannot work stops the server with its message alone
+# (each worker would print a traceback, and the task workers be started again and again).
+try:
+    importlib.import_module(os.environ.setdefault("DJANGO_SETTINGS_MODULE", "config.settings.base"))
+except ConfigurationError as exc:
+    sys.exit(f"Configuration error: {exc}")
 
 # Prometheus metrics (apps/core/metrics.py) of every process: each worker, and each task worker
 # started below, writes its values to files in this directory, which a scrape adds up. It must be

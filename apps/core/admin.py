@@ -6,6 +6,11 @@ from django.contrib import admin, messages
 from django.contrib.admin import helpers
 from django.core.exceptions import ValidationError
 from django.template.response import TemplateResponse
+from django_tasks.base import TaskResultStatus
+from django_tasks_db.admin import DBTaskResultAdmin
+from django_tasks_db.models import DBTaskResult
+
+from apps.core.tasks import is_retried_result
 
 
 class ModelAdmin(admin.ModelAdmin):
@@ -64,3 +69,26 @@ def confirmed_action(*, description: str, consequence: str):
         return action
 
     return decorate
+
+
+# --- background tasks' results (django-tasks-db's page, with each run's outcome) -------------------
+
+admin.site.unregister(DBTaskResult)
+
+
+@admin.register(DBTaskResult)
+class TaskResultAdmin(DBTaskResultAdmin):
+    """django-tasks-db's Task Results, with what became of each run: a run of a retried_task that
+    failed and queued itself again is SUCCESSFUL to Django (apps/core/tasks.py), and says here that
+    it failed, why, and which attempt comes next."""
+
+    list_display = (*DBTaskResultAdmin.list_display[:3], "outcome", *DBTaskResultAdmin.list_display[3:])
+
+    @admin.display(description="outcome")
+    def outcome(self, result: DBTaskResult) -> str:
+        value = result.return_value
+        if result.status == TaskResultStatus.SUCCESSFUL and is_retried_result(value):
+            return f"failed ({value.get('error', 'no reason kept')}); attempt {value['retry']} queued"
+        if result.status == TaskResultStatus.FAILED:
+            return f"failed ({result.exception_class_path.rsplit('.', 1)[-1]}): see its traceback"
+        return {TaskResultStatus.SUCCESSFUL: "done"}.get(result.status, "-")

@@ -9,6 +9,7 @@ import pytest
 import redis.exceptions
 from django.core.management import call_command
 from django.db import OperationalError, transaction
+from django.test import Client
 from django.utils import timezone
 from django_tasks_db.models import DBTaskResult
 
@@ -243,3 +244,21 @@ def test_the_worker_waits_out_a_database_outage_in_short_steps(monkeypatch, capl
 def test_the_apps_periodic_jobs_are_registered():
     jobs = {job.__name__ for _, job in PERIODIC_JOBS}
     assert {"requeue_abandoned", "prune_finished", "promote_new_full_members"} <= jobs
+
+
+def test_the_admin_says_a_retried_run_failed_and_why(db, owner):
+    """A run that failed and queued itself again is SUCCESSFUL to Django; the Task Results page says
+    it failed (the operator QA pass: five minutes of green rows for mail that was never sent)."""
+    flaky.enqueue("svc", 1)
+    broken.enqueue()
+    run_ready_tasks()
+    make_due()
+    run_ready_tasks()
+    owner.is_staff = owner.is_superuser = True
+    owner.save()
+    client = Client()
+    client.force_login(owner)
+    page = client.get("/admin/django_tasks_database/dbtaskresult/").content.decode()
+    assert "failed (TemporaryFailure: svc is down); attempt 2 queued" in page
+    assert "failed (ValueError): see its traceback" in page
+    assert page.count('<td class="field-outcome">done</td>') == 1  # the second run of flaky

@@ -1832,13 +1832,16 @@ def test_a_busy_channel_is_read_in_few_requests(web_server, people, chromium):
         shown = page.evaluate(SHOWN_IDS)
         assert shown, "no message in sight"
         assert read_ids() == {i for i in ids if i <= max(shown)}
-        expect(message(page, "busy 29")).to_have_class(re.compile(r"\bunread\b"))
-        # One button down to the newest (what it passes is not read: as in Zulip, it was not seen).
-        page.click("#to-newest")
-        expect(message(page, "busy 29")).to_be_in_viewport()
-        expect(page.locator("#to-newest")).to_be_hidden()
-        expect(message(page, "busy 29")).not_to_have_class(re.compile(r"\bunread\b"))
-        assert read_ids() == {i for i in ids if i <= max(shown)} | set(page.evaluate(SHOWN_IDS))
+        # Unless they came one at a time (a loaded machine), each followed into sight in its turn
+        # (the full suite beside QA helpers: the newest was seen, and read).
+        if ids[-1] > max(shown):
+            expect(message(page, "busy 29")).to_have_class(re.compile(r"\bunread\b"))
+            # One button down to the newest (what it passes is not read: as in Zulip, it was not seen).
+            page.click("#to-newest")
+            expect(message(page, "busy 29")).to_be_in_viewport()
+            expect(page.locator("#to-newest")).to_be_hidden()
+            expect(message(page, "busy 29")).not_to_have_class(re.compile(r"\bunread\b"))
+            assert read_ids() == {i for i in ids if i <= max(shown)} | set(page.evaluate(SHOWN_IDS))
         assert requests.count("messages/flags") < 10, requests
         assert requests.count("events") < 25, requests
         browser.close()

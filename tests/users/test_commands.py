@@ -132,6 +132,14 @@ def test_create_user_roles(realm):
     assert_success(ApiClient(email=out["email"], api_key=out["api_key"]).get("/users/me"))
 
 
+def test_create_user_says_what_it_made(realm, member):
+    out = run("create_user", "--realm", "", "--email", "b@example.com", "--full-name", "Bee",
+              "--bot-type", "generic", "--bot-owner", member.delivery_email)  # fmt: skip
+    assert out.startswith("Created generic bot Bee <")  # (the operator QA pass: "Created member Bee")
+    out = run("create_user", "--realm", "", "--email", "g@example.com", "--full-name", "Gus", "--role", "guest")
+    assert out.startswith("Created guest Gus <")
+
+
 def test_create_bot_with_service(realm, member):
     out = run_json(
         "create_user", "--realm", "", "--email", "hook-bot@example.com", "--full-name", "Hook Bot",
@@ -329,7 +337,7 @@ def test_createsuperuser_without_a_terminal_says_what_it_needs(db):
 def test_change_user_settings_for_everyone(realm, owner, member, guest, bot, admin):
     do_deactivate_user(admin, acting_user=owner)
     out = run("change_user_settings", "--realm", "", "--setting", "emojiset", "--value", "text")
-    assert out == "emojiset is now 'text' for 3 user(s) of http://testserver (3 changed).\n"
+    assert out == 'emojiset is now "text" for 3 user(s) of http://testserver (3 changed).\n'
     emojisets = {u.id: u.emojiset for u in User.objects.filter(realm=realm)}
     assert emojisets == {owner.id: "text", member.id: "text", guest.id: "text", bot.id: "google", admin.id: "google"}
     # Through the action: audited with no acting user, so not as the users' own choice.
@@ -391,3 +399,49 @@ def test_bootstrap_demo_migrates_with_one_line_a_migration(tmp_path):
     assert "  Applying realms.0001_initial... OK\n" in output
     assert "\n OK\n" not in output
     assert "Created the demo organization 'Parley Demo'" in output
+
+
+@pytest.mark.parametrize(
+    ("make", "reason"),
+    [
+        (lambda path: None, "No such file or directory"),
+        (lambda path: path.mkdir(), "Is a directory"),
+        (lambda path: path.write_bytes(b"\xff\xfe\n"), "not UTF-8 text"),
+    ],
+)
+def test_a_password_file_that_cannot_be_read_is_a_message(db, tmp_path, make, reason):
+    """The operator QA pass: a traceback (FileNotFoundError, IsADirectoryError, UnicodeDecodeError)."""
+    path = tmp_path / "pw"
+    make(path)
+    with pytest.raises(CommandError, match=f"^The password file {path} cannot be read: {reason}.$"):
+        run("create_realm", "--string-id", "delta", "--name", "Delta", "--owner-email", "d@d.example",
+            "--owner-full-name", "Dee", "--password-file", str(path))  # fmt: skip
+    assert not Realm.objects.filter(string_id="delta").exists()
+
+
+def test_changepassword_sets_a_persons_password_in_their_organization(db, tmp_path, realm, other_realm):
+    """Django's changepassword failed on an address two organizations share (MultipleObjectsReturned),
+    and without a terminal (EOFError): the operator QA pass."""
+    here = UserFactory(realm=realm, delivery_email="sam@example.com")
+    there = UserFactory(realm=other_realm, delivery_email="sam@example.com")
+    before = there.password
+    path = tmp_path / "pw"
+    path.write_text("a long enough password 42\n")
+    with pytest.raises(CommandError, match=r"Several organizations have a user sam@example\.com; pass --realm\."):
+        run("changepassword", "sam@example.com", "--password-file", str(path))
+    assert "Password changed for sam@example.com" in run(
+        "changepassword", "sam@example.com", "--realm", "", "--password-file", str(path)
+    )
+    here.refresh_from_db()
+    there.refresh_from_db()
+    assert here.check_password("a long enough password 42")
+    assert there.password == before
+    assert RealmAuditLog.objects.filter(modified_user=here, event_type=AuditLogEventType.USER_PASSWORD_CHANGED).exists()
+    path.write_text("password\n")
+    with pytest.raises(CommandError, match=r"This password is too common\."):
+        run("changepassword", "sam@example.com", "--realm", "", "--password-file", str(path))
+    with pytest.raises(CommandError, match="A password is needed: give --password-file"):
+        run("changepassword", "sam@example.com", "--realm", "")  # no terminal here
+    bot = BotFactory(realm=realm, bot_owner=here)
+    with pytest.raises(CommandError, match="is a bot: bots have no password"):
+        run("changepassword", bot.delivery_email, "--password-file", str(path))

@@ -54,7 +54,11 @@ def read_password_file(path: str | None) -> str | None:
     """The first line of the file ("-" reads standard input); passwords never go on the command line."""
     if path is None:
         return None
-    text = sys.stdin.read() if path == "-" else Path(path).read_text()
+    try:
+        text = sys.stdin.read() if path == "-" else Path(path).read_text()
+    except (OSError, UnicodeDecodeError) as exc:  # (the operator QA pass: tracebacks)
+        reason = exc.strerror if isinstance(exc, OSError) and exc.strerror else "not UTF-8 text"
+        raise CommandError(f"The password file {path} cannot be read: {reason}.") from None
     password = text.splitlines()[0] if text else ""
     if not password:
         raise CommandError("The password file is empty.")

@@ -1,3 +1,5 @@
+import json
+
 from django.core.management.base import CommandError
 
 from apps.core.commands import OperatorCommand
@@ -47,5 +49,5 @@ class Command(OperatorCommand):
         if options["json"]:
             print_json(self, {"setting": name, "value": changes[name], "changed": sorted(user.id for user in changed)})
             return
-        value = changes[name]
-        self.stdout.write(f"{name} is now {value!r} for {len(users)} user(s) of {realm.url} ({len(changed)} changed).")
+        value = json.dumps(changes[name])  # as the API and --json write it: true, not True
+        self.stdout.write(f"{name} is now {value} for {len(users)} user(s) of {realm.url} ({len(changed)} changed).")

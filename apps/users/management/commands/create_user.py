@@ -72,5 +72,6 @@ class Command(OperatorCommand):
         if options["json"]:
             print_json(self, summary)
             return
-        self.stdout.write(f"Created {summary['role']} {user.full_name} <{summary['email']}> in {realm.url}")
+        kind = f"{user.get_bot_type_display().lower()} bot" if user.is_bot else summary["role"]
+        self.stdout.write(f"Created {kind} {user.full_name} <{summary['email']}> in {realm.url}")
         self.stdout.write(f"API key: {user.api_key}")
