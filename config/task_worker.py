@@ -8,6 +8,7 @@ and run `manage.py run_tasks` as a service of its own; any number of workers sha
 """
 
 import os
+import signal
 import subprocess
 import sys
 import threading
@@ -52,16 +53,30 @@ class TaskWorkerProcess:
     def _supervise(self) -> None:
         pause = 1.0
         while True:
-            code = self.process.wait()
+            how = self._wait()
             if self._stopping.is_set():
                 return
             if time.monotonic() - self._started > HEALTHY_AFTER_SECONDS:
                 pause = 1.0
-            self.log.error("Task worker (%s) exited (status %s); starting it again in %.0f s", self.name, code, pause)
+            self.log.error("Task worker (%s) %s; starting it again in %.0f s", self.name, how, pause)
             if self._stopping.wait(pause):
                 return
             pause = min(pause * 2, MAX_PAUSE_SECONDS)
             self._spawn()
+
+    def _wait(self) -> str:
+        """Waits for the worker to end; how it ended. Not Popen.wait(): gunicorn's master collects
+        the status of every child it has (its SIGCHLD handler waits for any), and Popen then says
+        0 (the fault QA pass: a worker killed with SIGKILL was reported as exiting normally)."""
+        try:
+            _, status = os.waitpid(self.process.pid, 0)
+        except ChildProcessError:
+            return "ended (the server's master collected its status)"
+        code = os.waitstatus_to_exitcode(status)
+        self.process.returncode = code
+        if code < 0:
+            return f"was killed by {signal.Signals(-code).name}"
+        return f"exited (status {code})"
 
     def stop(self, timeout: float) -> None:
         """Stops the worker: it finishes the task it is running, for at most `timeout` seconds."""
