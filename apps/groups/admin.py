@@ -53,7 +53,9 @@ class MembersInline(admin.TabularInline):
     def formfield_for_foreignkey(self, db_field, request, **kwargs):
         if db_field.name == "user":
             realm_id = _group_of_change_page(request).realm_id
-            kwargs["queryset"] = User.objects.filter(realm_id=realm_id, is_active=True).order_by("full_name")
+            # Not the server's own bots: they are in no group (the API refuses them too).
+            people = User.objects.filter(realm_id=realm_id, is_active=True).exclude(User.SYSTEM_BOTS)
+            kwargs["queryset"] = people.order_by("full_name")
         return super().formfield_for_foreignkey(db_field, request, **kwargs)
 
 

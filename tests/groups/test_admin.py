@@ -5,6 +5,7 @@ import pytest
 
 from apps.groups.models import UserGroup
 from apps.groups.selectors import group_member_ids, subgroup_ids
+from tests.factories import BotFactory
 
 
 @pytest.fixture
@@ -49,6 +50,15 @@ def test_choices_come_from_the_groups_organization(staff, team, admin, owner, fo
     assert foreign_user.full_name not in page
     assert ">ours</option>" in page
     assert ">theirs</option>" not in page
+
+
+def test_the_servers_own_bots_are_no_member_choice(staff, team, realm, member):
+    """They are in no group (the operator QA pass: the Notification Bot was offered)."""
+    BotFactory(realm=realm, bot_owner=None, full_name="Notification Bot")
+    BotFactory(realm=realm, bot_owner=member, full_name="Their Bot")
+    page = staff.get(f"/admin/groups/usergroup/{team.id}/change/").content.decode()
+    assert "Their Bot" in page
+    assert "Notification Bot" not in page
 
 
 def test_system_groups_are_read_only(staff, sys_groups, member):
