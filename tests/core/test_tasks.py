@@ -7,7 +7,7 @@ from datetime import timedelta
 
 import pytest
 import redis.exceptions
-from django.core.management import call_command
+from django.core.management import CommandError, call_command
 from django.db import OperationalError, transaction
 from django.test import Client
 from django.utils import timezone
@@ -162,6 +162,12 @@ def test_the_worker_command_runs_what_was_committed():
 def on_the_webhooks_queue(name: str) -> str:
     CALLS.append((name, 0))
     return name
+
+
+def test_a_queue_that_does_not_exist_is_refused():
+    """The operator QA pass: a mistyped queue ran nothing, and said nothing."""
+    with pytest.raises(CommandError, match=r"^No such queue: hooks \(the queues: default, webhooks\)\.$"):
+        call_command("run_tasks", "--batch", "--queue", "hooks")
 
 
 @pytest.mark.django_db(transaction=True)

@@ -111,6 +111,8 @@ def test_export_writes_one_json_object_per_entry_and_filters(realm, owner, other
         (("--realm", "nowhere"), "There is no organization"),
         (("--realm", "", "--since", "yesterday"), "--since must be an ISO 8601 time"),
         (("--realm", "", "--until", "2026-11-01T00:00"), "--until must be an ISO 8601 time with a time zone"),
+        # (the operator QA pass: nothing printed, and nothing said)
+        (("--realm", "", "--since", "2026-11-02T00:00Z", "--until", "2026-11-01T00:00Z"), "--since must be before"),
     ],
 )
 def test_export_refuses_what_it_cannot_read(realm, args, message):

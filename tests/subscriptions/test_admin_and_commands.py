@@ -272,6 +272,9 @@ def test_add_users_to_streams_all_users(realm, member, admin, guest, bot, make_s
             "No active user with email: ghost@example.com",
         ),
         (["-s", "design", "-u", "zed@elsewhere.example"], "No active user with email: zed@elsewhere.example"),
+        # (the operator QA pass: these did nothing, and said nothing)
+        (["-s", " , ", "-a"], "--streams names no channel."),
+        (["-s", "design", "-u", ""], "--users names nobody (--all-users is everyone)."),
     ],
 )
 def test_add_users_to_streams_command_refusals(realm, member, make_stream, other_realm, args, error):

@@ -62,6 +62,9 @@ class Command(OperatorCommand):
     ) -> None:
         if queues and exclude:
             raise CommandError("--queue and --exclude-queue do not go together")
+        known = settings.TASKS["default"]["QUEUES"]
+        if unknown := [name for name in [*(queues or ()), *(exclude or ())] if name not in known]:
+            raise CommandError(f"No such queue: {', '.join(unknown)} (the queues: {', '.join(known)}).")
         worker = batch_worker(worker_id or get_random_string(32), queues=queues, exclude=exclude)
         if batch:
             worker.run()

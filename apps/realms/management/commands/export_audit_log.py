@@ -37,12 +37,10 @@ class Command(OperatorCommand):
         if realm is None:
             raise CommandError(f"There is no organization with string_id {options['realm']!r} (see list_realms).")
         events = [AuditLogEventType[name] for name in options["event"]] if options["event"] else None
-        entries = audit_log_entries(
-            realm,
-            since=_time(options["since"], "--since"),
-            until=_time(options["until"], "--until"),
-            event_types=events,
-        )
+        since, until = _time(options["since"], "--since"), _time(options["until"], "--until")
+        if since is not None and until is not None and since >= until:
+            raise CommandError("--since must be before --until.")
+        entries = audit_log_entries(realm, since=since, until=until, event_types=events)
         for entry in entries.iterator(chunk_size=2000):
             self.stdout.write(json.dumps(audit_log_entry_to_dict(entry)))
 

@@ -20,6 +20,8 @@ class Command(OperatorCommand):
     def handle(self, *args, **options):
         realm = get_realm(options["realm"])
         names = [name.strip() for name in options["streams"].split(",") if name.strip()]
+        if not names:
+            raise CommandError("--streams names no channel.")
         found = streams_by_name(realm, names)
         missing = [name for name in names if name.lower() not in found or found[name.lower()].deactivated]
         if missing:
@@ -28,6 +30,8 @@ class Command(OperatorCommand):
         users = User.objects.filter(realm=realm, is_active=True).exclude(User.SYSTEM_BOTS).order_by("id")
         if not options["all_users"]:
             emails = [email.strip().lower() for email in options["users"].split(",") if email.strip()]
+            if not emails:
+                raise CommandError("--users names nobody (--all-users is everyone).")
             users = [u for u in users if u.delivery_email.lower() in emails]
             unknown = set(emails) - {u.delivery_email.lower() for u in users}
             if unknown:
