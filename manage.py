@@ -19,6 +19,10 @@ def main() -> None:
         execute_from_command_line(sys.argv)
     except ConfigurationError as exc:
         sys.exit(f"Configuration error: {exc}")
+    except ModuleNotFoundError as exc:
+        if exc.name is None or not os.environ["DJANGO_SETTINGS_MODULE"].startswith(exc.name):
+            raise
+        sys.exit(f"Configuration error: DJANGO_SETTINGS_MODULE: {exc}")
 
 
 if __name__ == "__main__":

@@ -23,12 +23,20 @@ from config.task_worker import TaskWorkerProcess  # noqa: E402
 # The same `.env` the Django settings read, so REDIS_URL there counts here too.
 environ.Env.read_env(BASE_DIR / ".env")
 
-# The settings read once here: a value that cannot work stops the server with its message alone
-# (each worker would print a traceback, and the task workers be started again and again).
+# The settings read once here, and this file's own: a value that cannot work stops the server with
+# its message alone (each worker would print a traceback, and the task workers be started again and
+# again).
 try:
     importlib.import_module(os.environ.setdefault("DJANGO_SETTINGS_MODULE", "config.settings.base"))
+    _WORKERS = positive_int("WEB_CONCURRENCY", 2 if os.environ.get("REDIS_URL") else 1)
+    _LOG_LEVEL = choice("LOG_LEVEL", "INFO", ("DEBUG", "INFO", "WARNING", "ERROR", "CRITICAL"), any_case=True)
+    _PRODUCTION = os.environ["DJANGO_SETTINGS_MODULE"] == "config.settings.production"
+    _LOG_FORMAT = choice("LOG_FORMAT", "json" if _PRODUCTION else "text", ("text", "json"))
+    TASK_WORKER = boolean("TASK_WORKER", default=True)
 except ConfigurationError as exc:
     sys.exit(f"Configuration error: {exc}")
+except ModuleNotFoundError as exc:
+    sys.exit(f"Configuration error: DJANGO_SETTINGS_MODULE: {exc}")
 
 # Prometheus metrics (apps/core/metrics.py) of every process: each worker, and each task worker
 # started below, writes its values to files in this directory, which a scrape adds up. It must be
@@ -51,7 +59,7 @@ bind = f"{os.environ.get('BIND_ADDRESS', '127.0.0.1')}:{os.environ.get('PORT', '
 worker_class = "config.workers.ParleyUvicornWorker"
 # Without Redis, rate limits (and later event queues) live in one process: run exactly one.
 HAS_REDIS = bool(os.environ.get("REDIS_URL"))
-workers = positive_int("WEB_CONCURRENCY", 2 if HAS_REDIS else 1)
+workers = _WORKERS
 if not HAS_REDIS and workers != 1:
     print("WEB_CONCURRENCY ignored: without REDIS_URL Parley runs a single server process.", flush=True)
     workers = 1
@@ -65,11 +73,10 @@ control_socket_disable = True
 # Parley writes its own access log line, with the request id.
 accesslog = None
 errorlog = "-"
-loglevel = choice("LOG_LEVEL", "INFO", ("DEBUG", "INFO", "WARNING", "ERROR", "CRITICAL"), any_case=True).lower()
+loglevel = _LOG_LEVEL.lower()
 # Gunicorn's own lines (serving, workers started and stopped) in the server's format: with
 # LOG_FORMAT=json (production's default) a log collector reads nothing but JSON.
-_PRODUCTION = os.environ.get("DJANGO_SETTINGS_MODULE") == "config.settings.production"
-if choice("LOG_FORMAT", "json" if _PRODUCTION else "text", ("text", "json")) == "json":
+if _LOG_FORMAT == "json":
     _stderr = {"class": "logging.StreamHandler", "formatter": "json", "stream": "ext://sys.stderr"}
     logconfig_dict = {
         "version": 1,
@@ -81,8 +88,8 @@ if choice("LOG_FORMAT", "json" if _PRODUCTION else "text", ("text", "json")) == 
     }
 
 
-# The background task worker runs beside the server unless TASK_WORKER=0 (config/task_worker.py).
-TASK_WORKER = boolean("TASK_WORKER", default=True)
+# The background task worker runs beside the server unless TASK_WORKER=0 (config/task_worker.py):
+# TASK_WORKER, read above.
 # Two workers: outgoing webhooks (which wait on other people's services) on their own, the rest
 # (push notifications) on the other, so that a slow bot service never delays a notification.
 _task_workers: list[TaskWorkerProcess] = []

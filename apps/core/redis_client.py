@@ -66,7 +66,7 @@ class RedisBreaker:
 
     One per process; its state is two floats read without a lock on the hot path."""
 
-    RETRY_SECONDS = 5.0
+    RETRY_SECONDS = 1.0
 
     def __init__(self) -> None:
         self._lock = threading.Lock()

@@ -30,7 +30,7 @@ EXTERNAL_URI_SCHEME = "https://" if cfg.boolean("EXTERNAL_HTTPS", default=False)
 
 # Short timeouts: a dependency that is down must produce a quick 503, never a hanging request.
 DEPENDENCY_CONNECT_TIMEOUT = cfg.positive_int("DEPENDENCY_CONNECT_TIMEOUT", 3)
-REDIS_SOCKET_TIMEOUT = env.float("REDIS_SOCKET_TIMEOUT", default=2.0)
+REDIS_SOCKET_TIMEOUT = cfg.positive_float("REDIS_SOCKET_TIMEOUT", 2.0)
 # Seconds a client is told to wait (Retry-After) when a dependency is down.
 SERVICE_UNAVAILABLE_RETRY_AFTER = 5
 
@@ -125,7 +125,7 @@ REDIS_URL = cfg.redis_url()
 TASKS = {"default": {"BACKEND": "django_tasks_db.DatabaseBackend", "QUEUES": ["default", "webhooks"]}}
 TASK_WORKER = cfg.boolean("TASK_WORKER", default=True)
 # How often an idle worker looks for new tasks.
-TASK_POLL_SECONDS = float(env.str("TASK_POLL_SECONDS", default="0.5"))
+TASK_POLL_SECONDS = cfg.positive_float("TASK_POLL_SECONDS", 0.5)
 # A task still running after this long was abandoned (its worker was killed): it runs again.
 TASK_ABANDONED_AFTER_SECONDS = cfg.positive_int("TASK_ABANDONED_AFTER_SECONDS", 600)
 # Finished tasks are kept this long (failed ones, for the operator to read in the admin, 30 days).
@@ -136,7 +136,7 @@ TASK_KEEP_FAILED_SECONDS = cfg.positive_int("TASK_KEEP_FAILED_SECONDS", 30 * 864
 # answer read from a bot's service, and the networks it may be in besides the public internet
 # (comma-separated CIDRs: loopback, private, link-local, multicast, reserved and cloud-metadata
 # addresses are refused unless listed here).
-OUTGOING_WEBHOOK_TIMEOUT_SECONDS = env.float("OUTGOING_WEBHOOK_TIMEOUT_SECONDS", default=10.0)
+OUTGOING_WEBHOOK_TIMEOUT_SECONDS = cfg.positive_float("OUTGOING_WEBHOOK_TIMEOUT_SECONDS", 10.0)
 OUTGOING_WEBHOOK_MAX_RESPONSE_BYTES = cfg.positive_int("OUTGOING_WEBHOOK_MAX_RESPONSE_BYTES", 256 * 1024)
 OUTGOING_WEBHOOK_ALLOWED_NETWORKS = cfg.networks("OUTGOING_WEBHOOK_ALLOWED_NETWORKS")
 

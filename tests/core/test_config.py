@@ -58,6 +58,12 @@ def start_with(**env: str) -> subprocess.CompletedProcess:
         ({"LOG_FORMAT": "xml"}, "LOG_FORMAT: must be one of text, json, got 'xml'"),
         ({"DEFAULT_AVATAR_URI": "chat.example.com/a.png"}, "DEFAULT_AVATAR_URI: must be an http(s) URL or a path"),
         ({"ENABLE_GRAVATAR": "no way"}, "ENABLE_GRAVATAR: must be true or false"),
+        # (the verify QA pass: read without a check, a traceback or a timeout of 0)
+        ({"REDIS_SOCKET_TIMEOUT": "abc"}, "REDIS_SOCKET_TIMEOUT: must be a number, got 'abc'"),
+        ({"REDIS_SOCKET_TIMEOUT": "0"}, "REDIS_SOCKET_TIMEOUT: must be more than 0"),
+        ({"TASK_POLL_SECONDS": "abc"}, "TASK_POLL_SECONDS: must be a number"),
+        ({"OUTGOING_WEBHOOK_TIMEOUT_SECONDS": "-1"}, "OUTGOING_WEBHOOK_TIMEOUT_SECONDS: must be more than 0"),
+        ({"DJANGO_SETTINGS_MODULE": "config.settings.nope"}, "DJANGO_SETTINGS_MODULE: No module named"),
     ],
 )
 def test_bad_settings_stop_the_process_with_a_clear_message(env, message):
@@ -68,19 +74,27 @@ def test_bad_settings_stop_the_process_with_a_clear_message(env, message):
     assert line.startswith(f"Configuration error: {message}")
 
 
-def test_the_server_stops_at_a_bad_setting_with_its_message_alone(tmp_path):
+@pytest.mark.parametrize(
+    ("env", "message"),
+    [
+        ({"SECRET_KEY": "short"}, "SECRET_KEY: must be at least 50 characters"),
+        ({"REDIS_URL": "redis://127.0.0.1:6379/0", "WEB_CONCURRENCY": "0"}, "WEB_CONCURRENCY: must be at least 1"),
+        ({"LOG_FORMAT": "xml"}, "LOG_FORMAT: must be one of text, json"),
+    ],
+)
+def test_the_server_stops_at_a_bad_setting_with_its_message_alone(tmp_path, env, message):
     """Before any worker starts (each printed the traceback, and the task workers were started
     again and again)."""
     result = subprocess.run(
         [sys.executable, "-c", "import runpy; runpy.run_path('config/gunicorn.py')"],
         cwd=BASE_DIR,
-        env={**os.environ, "SECRET_KEY": "short", "PROMETHEUS_MULTIPROC_DIR": str(tmp_path)},
+        env={**os.environ, "PROMETHEUS_MULTIPROC_DIR": str(tmp_path), **env},
         capture_output=True,
         text=True,
         timeout=60,
     )
     assert result.returncode == 1
-    assert result.stderr.startswith("Configuration error: SECRET_KEY: must be at least 50 characters")
+    assert result.stderr.startswith(f"Configuration error: {message}")
     assert "Traceback" not in result.stderr
 
 

@@ -328,6 +328,11 @@ def test_createsuperuser_makes_the_default_organization_and_an_owner_with_the_ad
 def test_createsuperuser_without_a_terminal_says_what_it_needs(db):
     with pytest.raises(CommandError, match="Email is needed"):
         run("createsuperuser", "--noinput")
+    # Without --noinput too, when nobody can answer (the verify QA pass: an EOFError's traceback).
+    with pytest.raises(CommandError, match="Email is needed"):
+        run("createsuperuser")
+    with pytest.raises(CommandError, match="A password is needed"):
+        run("createsuperuser", "--email", "root@example.com")
     assert not User.objects.exists()
 
 

@@ -3,6 +3,7 @@ INSTALLED_APPS). Users belong to an organization, so this makes an owner of the 
 
 import getpass
 import os
+import sys
 
 from django.core.management.base import CommandError
 
@@ -47,7 +48,7 @@ class Command(OperatorCommand):
 
     @staticmethod
     def _ask(interactive: bool, prompt: str) -> str:
-        if not interactive:
+        if not interactive or not sys.stdin.isatty():  # (no terminal: the verify QA pass, an EOFError)
             raise CommandError(f"{prompt.rstrip(': ')} is needed: give it as an option or in the environment.")
         answer = input(prompt).strip()
         if not answer:
@@ -55,7 +56,7 @@ class Command(OperatorCommand):
         return answer
 
     def _ask_password(self, interactive: bool) -> str:
-        if not interactive:
+        if not interactive or not sys.stdin.isatty():
             raise CommandError("A password is needed: --password-file or DJANGO_SUPERUSER_PASSWORD.")
         password = getpass.getpass("Password: ")
         if password != getpass.getpass("Password (again): "):

@@ -12,9 +12,9 @@ import { $, state } from "./state.js";
 // Zulip's names for the common emoji (those its apps react with), shown before any search.
 const COMMON = [
   "+1", "-1", "tada", "heart", "joy", "smile", "laughing", "grinning", "wink", "thinking", "eyes", "fire",
-  "rocket", "white_check_mark", "x", "clap", "pray", "wave", "100", "ok_hand", "muscle", "sob", "cry",
+  "rocket", "check", "x", "clap", "pray", "wave", "100", "ok", "muscle", "sob", "cry",
   "heart_eyes", "sunglasses", "confused", "scream", "rage", "star", "sparkles", "bulb", "coffee", "pizza",
-  "beer", "gift", "warning", "question", "hourglass", "calendar", "lock",
+  "beer", "gift", "warning", "question", "hourglass", "calendar", "locked",
 ];
 const SHOWN_AT_MOST = 120;
 const GAP = 4; // px between the picker and its button, or the window's edge
