@@ -59,12 +59,13 @@ class RedisBreaker:
     REDIS_SOCKET_TIMEOUT), the work that can do without it leaves it alone for RETRY_SECONDS
     rather than waiting for its timeout at each use: Django's cache (the database answers instead),
     the rate limits (the general one lets requests through, the strict ones refuse at once), the
-    publishing of events after a commit (the sweep publishes them once Redis is back). Then one
-    caller tries it again while the others still do without, until it answers. The fault QA pass:
-    with Redis hung, each message sent waited for the cache's timeout and the publish's, 4 s, for
-    the whole outage, and four threads served a handful of requests a second.
+    publishing of events after a commit and the drops of cached credentials (the organization's
+    next event, or the sweep, publishes them; the drops are told again). Then one caller tries it
+    again while the others still do without, until it answers. The fault QA pass: with Redis hung,
+    each message sent waited for the cache's timeout and the publish's, 4 s, for the whole outage,
+    and four threads served a handful of requests a second.
 
-    One per process; its state is two floats read without a lock on the hot path."""
+    One per process; its state is one number, read without a lock while Redis answers."""
 
     RETRY_SECONDS = 1.0
 
