@@ -22,9 +22,9 @@ import redis
 import redis.exceptions
 from django.conf import settings
 
-from apps.core.errors import REDIS_UNAVAILABLE, RateLimitedError
+from apps.core.errors import RateLimitedError
 from apps.core.metrics import count_dependency_error
-from apps.core.redis_client import RedisLeftAlone, redis_breaker, redis_key, usable_redis
+from apps.core.redis_client import RedisLeftAlone, get_redis, redis_guarded, redis_key
 
 logger = logging.getLogger(__name__)
 
@@ -207,14 +207,8 @@ class RedisBackend:
 
     @staticmethod
     def _ask(command: Callable[[redis.Redis], Any]) -> Any:
-        client = usable_redis()
-        try:
-            answer = command(client)
-        except REDIS_UNAVAILABLE:
-            redis_breaker.failed()
-            raise
-        redis_breaker.answered()
-        return answer
+        with redis_guarded():
+            return command(get_redis())
 
 
 _in_process = InProcessBackend()

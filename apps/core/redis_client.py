@@ -5,10 +5,14 @@ import asyncio
 import logging
 import threading
 import time
+from collections.abc import Iterator
+from contextlib import contextmanager
 
 import redis
 import redis.asyncio
 from django.conf import settings
+
+from apps.core.errors import REDIS_UNAVAILABLE
 
 logger = logging.getLogger(__name__)
 
@@ -106,9 +110,20 @@ class RedisLeftAlone(redis.exceptions.ConnectionError):
     """Redis was not asked: it failed lately (RedisBreaker). Handled as Redis unreachable."""
 
 
-def usable_redis() -> redis.Redis:
-    """get_redis() for the work that does without a Redis that fails (RedisBreaker): raises
-    RedisLeftAlone while it is left alone."""
+@contextmanager
+def redis_guarded() -> Iterator[None]:
+    """Around work that needs Redis and can be refused without it (a registration, a presence
+    ping, a rate limit): raises RedisLeftAlone at once while Redis is left alone (RedisBreaker),
+    and tells the breaker how Redis did. The fault QA pass: with Redis hung, each registration and
+    presence ping waited for the timeout before its 503, for the whole outage.
+
+    Not to be nested, nor put around work that asks the breaker itself (the cache): the retry a
+    caller is let through for would be refused inside."""
     if not redis_breaker.usable():
         raise RedisLeftAlone("Redis failed lately: not asked again yet")
-    return get_redis()
+    try:
+        yield
+    except REDIS_UNAVAILABLE:
+        redis_breaker.failed()
+        raise
+    redis_breaker.answered()

@@ -12,6 +12,7 @@ from django.db import close_old_connections, connection, transaction
 from django.utils import timezone
 
 from apps.core.errors import JsonableError
+from apps.core.redis_client import redis_guarded
 from apps.events.backends import check_queue_id, get_backend
 from apps.events.backends.base import count_removed
 from apps.events.models import OutboxEvent, RealmEventSequence
@@ -77,7 +78,8 @@ def check_queue_options(user, options: QueueOptions) -> None:
 def do_register_queue_only(user, options: QueueOptions) -> str:
     """A new queue for `user`, without initial state (GET /events without queue_id)."""
     check_queue_options(user, options)
-    queue_id = get_backend().create_queue(user.id, user.realm_id, options)
+    with redis_guarded():
+        queue_id = get_backend().create_queue(user.id, user.realm_id, options)
     queue_registered(user, options)
     return queue_id
 
@@ -91,7 +93,8 @@ def do_register_queue(user, options: QueueOptions, fetch_event_types: list[str] 
     """
     check_queue_options(user, options)
     backend = get_backend()
-    queue_id = backend.create_queue(user.id, user.realm_id, options, awaiting_state=True)
+    with redis_guarded():
+        queue_id = backend.create_queue(user.id, user.realm_id, options, awaiting_state=True)
     try:
         queue_registered(user, options)
         with _one_snapshot():
@@ -159,4 +162,5 @@ def do_sweep_event_queues(*, exclusive: bool = True) -> list[tuple[str, int]]:
 def do_delete_queue(user, queue_id: str) -> None:
     """Delete the user's queue; another user's queue, or none, is BAD_EVENT_QUEUE_ID."""
     check_queue_id(queue_id)
-    get_backend().delete_queue(queue_id, user.id, by_client=True)
+    with redis_guarded():
+        get_backend().delete_queue(queue_id, user.id, by_client=True)

@@ -23,7 +23,7 @@ from django.db import connection, transaction
 from django.db.models import Max
 
 from apps.core.errors import count_dependency_failure, dependency_of
-from apps.core.redis_client import redis_breaker
+from apps.core.redis_client import RedisLeftAlone, redis_breaker, redis_guarded
 from apps.events.backends import (
     AlreadyPublished,
     BadEventQueueIdError,
@@ -314,15 +314,15 @@ def delete_queues_on_commit(user_ids: Iterable[int]) -> None:
     users = sorted(set(user_ids))
 
     def delete() -> None:
-        if not redis_breaker.usable():
-            logger.warning("event queues of users %s not deleted: Redis failed lately", users)
-            return
         backend = get_backend()
         try:
-            for user_id in users:
-                for queue_id in backend.queue_ids_of_user(user_id):
-                    with contextlib.suppress(BadEventQueueIdError):  # expired meanwhile
-                        backend.delete_queue(queue_id, user_id)
+            with redis_guarded():
+                for user_id in users:
+                    for queue_id in backend.queue_ids_of_user(user_id):
+                        with contextlib.suppress(BadEventQueueIdError):  # expired meanwhile
+                            backend.delete_queue(queue_id, user_id)
+        except RedisLeftAlone:
+            logger.warning("event queues of users %s not deleted: Redis failed lately", users)
         except Exception as exc:
             _log_failure(exc, "could not delete the event queues of users %s", users)
 

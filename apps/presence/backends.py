@@ -15,7 +15,7 @@ from datetime import UTC, datetime
 from django.conf import settings
 from django.db import connection, transaction
 
-from apps.core.redis_client import get_redis, redis_key
+from apps.core.redis_client import get_redis, redis_guarded, redis_key
 from apps.presence.limits import UPDATE_MIN_FREQ_SECS
 from apps.presence.models import UserPresence
 
@@ -142,27 +142,29 @@ class RedisStore:
         client = get_redis()
         if self._script is None:
             self._script = client.register_script(_PING_LUA)
-        answer = [int(n) for n in self._script(
-            keys=self._keys(realm_id), args=[user_id, now, "1" if active else "0", UPDATE_MIN_FREQ_SECS], client=client
-        )]  # fmt: skip
+        args = [user_id, now, "1" if active else "0", UPDATE_MIN_FREQ_SECS]
+        with redis_guarded():
+            answer = [int(n) for n in self._script(keys=self._keys(realm_id), args=args, client=client)]
         before = _times(user_id, *answer[:3]) if answer[1] >= 0 else None
         return Ping(before, _times(user_id, *answer[3:]))
 
     def changed_since(self, realm_id: int, *, after_update_id: int | None, connected_since: int | None):
         client = get_redis()
         times_key, updates_key, _ = self._keys(realm_id)
-        if after_update_id is not None and after_update_id >= 0:
-            user_ids = client.zrangebyscore(updates_key, f"({after_update_id}", "+inf")
-            values = zip(user_ids, client.hmget(times_key, user_ids), strict=True) if user_ids else []
-        else:
-            values = client.hgetall(times_key).items()
+        with redis_guarded():
+            if after_update_id is not None and after_update_id >= 0:
+                user_ids = client.zrangebyscore(updates_key, f"({after_update_id}", "+inf")
+                values = zip(user_ids, client.hmget(times_key, user_ids), strict=True) if user_ids else []
+            else:
+                values = client.hgetall(times_key).items()
         found = [_parse(int(user_id), value) for user_id, value in values if value is not None]
         if connected_since is not None:
             found = [times for times in found if times.connected >= connected_since]
         return found
 
     def of_user(self, realm_id: int, user_id: int) -> PresenceTimes | None:
-        value = get_redis().hget(self._keys(realm_id)[0], user_id)
+        with redis_guarded():
+            value = get_redis().hget(self._keys(realm_id)[0], user_id)
         return _parse(user_id, value) if value is not None else None
 
 

@@ -166,3 +166,35 @@ def test_a_hung_redis_is_not_waited_for_at_each_request(live_server_factory, peo
 
 def assert_success_of(response: requests.Response) -> None:
     assert response.status_code == 200, response.text
+
+
+def test_a_hung_redis_is_not_waited_for_at_each_registration_or_presence_request(
+    live_server_factory, people, own_redis
+):
+    """The verify QA pass: with Redis paused, each registration and presence ping waited for the
+    socket's timeout before its 503, for the whole outage (they use Redis outside the cache and the
+    rate limits). Now refused at once while Redis is left alone; served again once it is back."""
+    _, owner, member = people
+    server = live_server_factory(REDIS_URL=own_redis.url, DEPENDENCY_CONNECT_TIMEOUT="1", REDIS_SOCKET_TIMEOUT="4")
+    api = Api(server, member)
+    queue_id = api.register()
+
+    def timed(send) -> float:
+        began = time.monotonic()
+        assert_503(send(), "Redis")
+        return time.monotonic() - began
+
+    requests_of_each_kind = [
+        lambda: api.post("/register"),
+        lambda: api.post("/users/me/presence", status="active"),
+        lambda: api.get(f"/users/{owner.id}/presence"),
+        lambda: requests.delete(f"{api.url}/events", data={"queue_id": queue_id}, auth=api.auth, timeout=30),
+    ]
+    own_redis.pause()
+    timed(requests_of_each_kind[0])  # finds it out: waits for a timeout
+    assert [timed(send) for send in requests_of_each_kind] == [pytest.approx(0, abs=3.9)] * 4
+    own_redis.resume()
+    time.sleep(RedisBreaker.RETRY_SECONDS + 0.5)
+    assert_success_of(api.post("/users/me/presence", status="active"))
+    assert_success_of(api.post("/register"))
+    assert_success_of(api.get(f"/users/{member.id}/presence"))
