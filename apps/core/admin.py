@@ -5,6 +5,7 @@ import functools
 from django.contrib import admin, messages
 from django.contrib.admin import helpers
 from django.core.exceptions import ValidationError
+from django.db.models import Q
 from django.template.response import TemplateResponse
 from django_tasks.base import TaskResultStatus
 from django_tasks_db.admin import DBTaskResultAdmin
@@ -76,6 +77,25 @@ def confirmed_action(*, description: str, consequence: str):
 admin.site.unregister(DBTaskResult)
 
 
+class OutcomeFilter(admin.SimpleListFilter):
+    """By what became of a run: "failed" lists the retried runs that failed too (Django's status
+    filter calls those SUCCESSFUL)."""
+
+    title = "outcome"
+    parameter_name = "outcome"
+
+    def lookups(self, request, model_admin):
+        return [("failed", "failed"), ("done", "done")]
+
+    def queryset(self, request, queryset):
+        retried = Q(status=TaskResultStatus.SUCCESSFUL, return_value__has_key="retry")
+        if self.value() == "failed":
+            return queryset.filter(retried | Q(status=TaskResultStatus.FAILED))
+        if self.value() == "done":
+            return queryset.filter(status=TaskResultStatus.SUCCESSFUL).exclude(retried)
+        return queryset
+
+
 @admin.register(DBTaskResult)
 class TaskResultAdmin(DBTaskResultAdmin):
     """django-tasks-db's Task Results, with what became of each run: a run of a retried_task that
@@ -83,6 +103,13 @@ class TaskResultAdmin(DBTaskResultAdmin):
     it failed, why, and which attempt comes next."""
 
     list_display = (*DBTaskResultAdmin.list_display[:3], "outcome", *DBTaskResultAdmin.list_display[3:])
+    list_filter = (OutcomeFilter, *DBTaskResultAdmin.list_filter)
+
+    def get_readonly_fields(self, request, obj=None) -> list[str]:
+        """A result's own page says its outcome too, beside its status (the verify QA pass)."""
+        fields = super().get_readonly_fields(request, obj)
+        fields.insert(fields.index("status") + 1, "outcome")
+        return fields
 
     @admin.display(description="outcome")
     def outcome(self, result: DBTaskResult) -> str:

@@ -268,3 +268,13 @@ def test_the_admin_says_a_retried_run_failed_and_why(db, owner):
     assert "failed (TemporaryFailure: svc is down); attempt 2 queued" in page
     assert "failed (ValueError): see its traceback" in page
     assert page.count('<td class="field-outcome">done</td>') == 1  # the second run of flaky
+
+    # Listed by outcome: the retried run's failure is a failure; each result's page says its own.
+    failed = client.get("/admin/django_tasks_database/dbtaskresult/?outcome=failed").content.decode()
+    assert failed.count('<td class="field-outcome">failed') == 2
+    assert 'class="field-outcome">done' not in failed
+    done = client.get("/admin/django_tasks_database/dbtaskresult/?outcome=done").content.decode()
+    assert done.count('<td class="field-outcome">') == 1
+    retried = DBTaskResult.objects.get(task_path__endswith="flaky", return_value__has_key="retry")
+    detail = client.get(f"/admin/django_tasks_database/dbtaskresult/{retried.pk}/change/").content.decode()
+    assert "failed (TemporaryFailure: svc is down); attempt 2 queued" in detail
