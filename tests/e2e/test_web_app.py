@@ -765,6 +765,9 @@ def test_a_group_conversation_has_its_own_view(web_server, people, chromium):
         # had no place); the combined feed read its message.
         group_item = mick.locator("#group-dms li")
         expect(group_item).to_have_text(re.compile(rf"^{re.escape(names)}"))
+        # Under "Direct messages", not "Starred" (the web app QA pass: it read as starred's).
+        above = mick.locator(".views li").last.inner_text()
+        assert above.startswith("Direct messages"), above
         message(mick, "group plans").locator("a.recipient").click()
         expect(mick.locator("#narrow-title")).to_have_text(f"Direct messages with {names}")
         expect(group_item.locator("a")).to_have_attribute("aria-current", "page")
@@ -934,6 +937,10 @@ def test_muted_topics_and_people(web_server, people, chromium):
         expect(mick.locator("#mute-channel")).to_have_text("Unmute channel")
         expect(mick.locator(f"#channels li[data-stream-id='{general.id}']")).to_have_class(re.compile(r"\bmuted\b"))
         olive.send_message({"type": "stream", "to": "general", "topic": "signal", "content": "useful three"})
+        mick.goto(f"{url}/#feed")
+        # Its count dimmed as its name (the web app QA pass: the name was, the count stayed bright).
+        expect(mick.locator(f"#channels li[data-stream-id='{general.id}'] .count")).to_have_css("opacity", "0.6")
+        mick.goto(f"{url}/#channel/{general.id}")
         expect(message(mick, "useful three")).to_be_visible()  # the channel's own view shows it
         mick.goto(f"{url}/#feed")
         expect(message(mick, "useful two")).to_have_count(0)
@@ -958,6 +965,16 @@ def test_muted_topics_and_people(web_server, people, chromium):
         olive.add_reaction({"message_id": secret_id, "emoji_name": "octopus"})
         expect(message(mick, "a secret").locator(".reaction")).to_have_count(1)
         expect(message(mick, "a secret")).to_be_visible()
+        # Hidden, a message shows neither its reactions nor that it mentions the reader (the web app
+        # QA pass: both showed around "This message is hidden").
+        psst = olive.send_message({"type": "private", "to": [member.id], "content": "@**Mick Member** psst"})["id"]
+        olive.add_reaction({"message_id": psst, "emoji_name": "octopus"})
+        mick.goto(f"{url}/#feed")
+        mick.goto(f"{url}/#dm/{owner.id}")
+        expect(mick.locator(f"#message-{psst}")).to_contain_text("you muted its sender")
+        expect(mick.locator(f"#message-{psst}")).not_to_have_class(re.compile(r"\bmentioned\b"))
+        expect(mick.locator(f"#message-{psst} .reaction")).to_have_count(0)
+        expect(message(mick, "a secret").locator(".reaction")).to_have_count(1)  # shown, with its own
         # Reactions with Zulip's own emoji and with a custom one added meanwhile show their pictures
         # (the mobile-app QA pass: Zulip's was not served; here both showed as :name:).
         picture = io.BytesIO()
@@ -1015,7 +1032,7 @@ def test_a_message_sent_out_of_sight_is_said_so(web_server, people, chromium):
     writer is told to scroll down (the web app QA pass: both went unseen, the next message too)."""
     server, general = web_server
     realm, owner, member = people
-    create_stream(realm, "other", owner, member)
+    other = create_stream(realm, "other", owner, member)
     url = server.url
     olive = zulip.Client(email=api_email(owner), api_key=owner.api_key, site=url)
     mick_api = zulip.Client(email=api_email(member), api_key=member.api_key, site=url)
@@ -1031,6 +1048,11 @@ def test_a_message_sent_out_of_sight_is_said_so(web_server, people, chromium):
         mick.press("#compose-content", "Enter")
         expect(mick.locator("#compose-status")).to_have_text("Sent to #other \u203a kept: not shown here.")
         expect(mick.locator("#compose-channel option:checked")).to_have_text("#general")
+        # It goes once another view is shown (the web app QA pass: it stayed on, there too).
+        mick.goto(f"{url}/#channel/{other.id}/topic/kept")
+        expect(message(mick, "first")).to_be_visible()
+        expect(mick.locator("#compose-status")).to_have_text("")
+        mick.goto(f"{url}/#channel/{general.id}/topic/here")
         expect(mick.locator("#compose-topic")).to_have_value("here")
         mick.fill("#compose-content", "second")
         mick.press("#compose-content", "Enter")
@@ -1282,6 +1304,12 @@ def test_polls_and_to_do_lists(web_server, people, chromium):
         todo_list.get_by_role("button", name="Add task").click()
         expect(todo_list.locator("li").nth(3)).to_have_text("☐ Rest: a long one")
         expect(todo_list.locator("li").nth(3).locator("strong")).to_have_text("Rest")
+        task = todo_list.locator("li").nth(3).locator("strong")
+        space_before_colon = task.evaluate(
+            """(strong) => { const range = document.createRange(); range.selectNodeContents(strong.nextSibling);
+                             return range.getBoundingClientRect().left - strong.getBoundingClientRect().right; }"""
+        )
+        assert abs(space_before_colon) < 1  # the colon right after the task, as written
 
         # Its author moves it to another topic: only the topic is sent (its content cannot be
         # edited; the web app QA pass: the move was refused with it).
@@ -1503,9 +1531,18 @@ def test_quote_and_reply(web_server, people, chromium):
         secret = author.send_message({"type": "direct", "to": [owner.id], "content": "Between us"})["id"]
         page.goto(f"{url}/#dm/{member.id}")
         message(page, "Between us").get_by_role("button", name="Quote").click()
-        expect(box).to_have_value(re.compile(rf"\[said\]\({re.escape(url)}/#narrow/dm/{member.id}-dm/near/{secret}\)"))
+        # Its link names both people, as Zulip's (the web app QA pass: naming only the other one, it
+        # opened their messages to themselves for them), and opens the conversation for either.
+        dm_link = f"{url}/#narrow/dm/{min(owner.id, member.id)},{max(owner.id, member.id)}-dm/near/{secret}"
+        expect(box).to_have_value(re.compile(rf"\[said\]\({re.escape(dm_link)}\)"))
         expect(page.locator("#compose-channel")).to_have_value("dm")
         expect(page.locator("#compose-people")).to_have_value(member.delivery_email)
+        page.goto(f"{url}/#feed")
+        page.goto(dm_link)
+        expect(page.locator("#narrow-title")).to_have_text("Direct messages with Mick Member")
+        expect(page.locator(f"#message-{secret}.target")).to_be_visible()
+        page.goto(f"{url}/#dm/{member.id}")
+        expect(message(page, "Between us")).to_be_visible()
 
         # "@" suggests people as one types, as Zulip's typeahead (the web app QA pass: mentions had
         # to be written out by hand): ↓ and Enter write the mention, and Enter then sends.

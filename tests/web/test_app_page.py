@@ -7,6 +7,7 @@ from pathlib import Path
 from django.contrib.staticfiles import finders
 
 from apps.messages.emoji import unicode_emoji_code
+from apps.users.models import User
 from tests.web.conftest import browser, submit
 
 RIGHT = "correct horse battery"  # the factories' password (tests.factories.UserFactory)
@@ -30,6 +31,15 @@ def test_logging_in_opens_the_app(member):
     token = re.search(r'<meta name="csrf-token" content="([^"]+)">', html)[1]
     assert token
     assert "csrftoken" in client.cookies
+
+
+def test_the_settings_take_a_name_as_long_as_the_server_does(member):
+    """The web app QA pass: the name field stopped at 60 characters, cutting a name of up to 100
+    (what the server and the join page take) short when it was saved."""
+    client = browser()
+    submit(client, "/login/", {"email": member.delivery_email, "password": RIGHT})
+    field = re.search(r'<input id="settings-name"[^>]*>', client.get("/").content.decode())[0]
+    assert f'maxlength="{User.MAX_NAME_LENGTH}"' in field
 
 
 def test_a_guest_is_offered_no_channel_creation(member, guest):

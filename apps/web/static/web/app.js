@@ -4,6 +4,7 @@
 
 import { api, UNREACHABLE, uploadAvatar } from "./api.js";
 import {
+  clearStatusOfOtherView,
   enterSends,
   forgetDraft,
   keepDraft,
@@ -509,7 +510,7 @@ function showTitle(view) {
 let viewToken = 0;
 
 async function showView() {
-  const view = (state.view = viewFromHash(window.location.hash));
+  const view = (state.view = viewFromHash(window.location.hash, state.ownUserId));
   if (view.streamName !== undefined && !state.streams.has(view.streamId)) {
     // A link naming its channel by name alone (Zulip's older links; the web app QA pass): the channel
     // of that name this page knows of, as Zulip's own app finds it.
@@ -526,6 +527,7 @@ async function showView() {
   $("#settings").hidden = true;
 
   renderSidebar();
+  clearStatusOfOtherView();
   presetCompose(view);
   state.messages = new Map(); // the view starts empty: events fill it while its messages load
   state.loading = [];
@@ -1081,7 +1083,7 @@ async function onMessageAction(event) {
       await api("POST", "/messages/flags", { messages: [message.id], op: read ? "remove" : "add", flag: "read" });
     } else if (action === "quote") {
       const body = await api("GET", `/messages/${message.id}`, { apply_markdown: false });
-      quoteInCompose(message, body.raw_content, `${window.location.origin}/${zulipLinkTo(message, state.ownUserId)}`);
+      quoteInCompose(message, body.raw_content, `${window.location.origin}/${zulipLinkTo(message)}`);
     } else if (action === "edit") {
       await startEditing(message);
     } else if (action === "delete" && window.confirm("Delete this message?")) {

@@ -3,7 +3,7 @@
 // (sessionStorage: each tab its own) until it is sent: a reload or a session that ended (a new
 // password set elsewhere) loses nothing; an edit puts it aside and gives it back.
 
-import { api, upload } from "./api.js";
+import { api, UNREACHABLE, upload } from "./api.js";
 import { viewShows } from "./narrow.js";
 import { el } from "./render.js";
 import { $, activeSubs, ctx, isArchived, state } from "./state.js";
@@ -71,8 +71,19 @@ export function presetCompose(view) {
 
 const archivedNotice = (id) => `#${ctx.streamName(id)} is archived: its messages can be read, nothing more can be sent to it.`;
 
+let statusWrittenIn = ""; // the view (its hash) the status was written in
+
 export function setComposeStatus(text) {
   $("#compose-status").textContent = text;
+  statusWrittenIn = window.location.hash;
+}
+
+// A status written about another view goes as a view is shown (the web app QA pass: "Sent to …: not
+// shown here." stayed on once that view was opened, and on through every view after); one saying the
+// server cannot be reached stays until it is reached again.
+export function clearStatusOfOtherView() {
+  const text = $("#compose-status").textContent;
+  if (text && statusWrittenIn !== window.location.hash && !text.endsWith(UNREACHABLE)) setComposeStatus("");
 }
 
 // --- what is being written, kept until sent -------------------------------------------------------

@@ -40,16 +40,16 @@ export function parseSearch(query, { ownEmail } = {}) {
 // server writes into messages and emails: operator/operand pairs, operands encoded as Zulip's
 // hash_util_encode does (percent-encoding with "." for "%"). A link to a message (`/near/123` or
 // `/with/123`) opens its conversation at that message (`anchor`).
-function viewFromZulipNarrow(path) {
+function viewFromZulipNarrow(path, ownUserId) {
   const raw = path.split("/");
   const operands = {};
   for (let i = 0; i + 1 < raw.length; i += 2) operands[raw[i]] = raw[i + 1];
-  const view = conversationOf(operands);
+  const view = conversationOf(operands, ownUserId);
   const anchor = Number(operands.near ?? operands.with);
   return Number.isInteger(anchor) && anchor > 0 && view.kind !== "feed" ? { ...view, anchor } : view;
 }
 
-function conversationOf(operands) {
+function conversationOf(operands, ownUserId) {
   const decode = (text) => decodeURIComponent(text.replace(/\./g, "%"));
   const channel = operands.channel ?? operands.stream;
   if (channel !== undefined) {
@@ -61,22 +61,23 @@ function conversationOf(operands) {
     return topic !== undefined ? { kind: "topic", ...place, topic: decode(topic) } : { kind: "channel", ...place };
   }
   const people = operands.dm ?? operands["pm-with"];
-  if (people !== undefined) return dmView(people.split("-")[0]);
+  if (people !== undefined) return dmView(people.split("-")[0], ownUserId);
   return operands.is === "starred" ? { kind: "starred" } : { kind: "feed" };
 }
 
-// The view a hash names: {kind, ...} (unknown or malformed hashes are the combined feed).
-export function viewFromHash(hash) {
+// The view a hash names: {kind, ...} (unknown or malformed hashes are the combined feed). A
+// conversation's people are those other than `ownUserId` (Zulip's links name everyone in it).
+export function viewFromHash(hash, ownUserId = null) {
   try {
-    return viewNamed(hash);
+    return viewNamed(hash, ownUserId);
   } catch (error) {
     if (error instanceof URIError) return { kind: "feed" }; // a bad percent-encoding
     throw error;
   }
 }
 
-function viewNamed(hash) {
-  if (hash.startsWith("#narrow/")) return viewFromZulipNarrow(hash.slice("#narrow/".length));
+function viewNamed(hash, ownUserId) {
+  if (hash.startsWith("#narrow/")) return viewFromZulipNarrow(hash.slice("#narrow/".length), ownUserId);
   const parts = hash.replace(/^#/, "").split("/").map(decodeURIComponent);
   switch (parts[0]) {
     case "channel":
@@ -87,7 +88,7 @@ function viewNamed(hash) {
     case "dms":
       return { kind: "dms" };
     case "dm":
-      return dmView(parts[1] ?? "");
+      return dmView(parts[1] ?? "", ownUserId);
     case "starred":
       return { kind: "starred" };
     case "search":
@@ -98,9 +99,10 @@ function viewNamed(hash) {
 }
 
 // A conversation's view, from its people's ids ("5" or "5,7,9"): one person, or a group (sorted).
-function dmView(ids) {
+function dmView(ids, ownUserId) {
   const userIds = [...new Set(ids.split(",").map(Number))].sort((a, b) => a - b);
-  return userIds.length && userIds.every((id) => Number.isInteger(id) && id > 0) ? { kind: "dm", userIds } : { kind: "dms" };
+  if (!userIds.length || !userIds.every((id) => Number.isInteger(id) && id > 0)) return { kind: "dms" };
+  return { kind: "dm", userIds: ownUserId === null ? userIds : conversationWith(userIds, ownUserId) };
 }
 
 // The people of a direct message other than oneself (oneself, for a message to oneself).
@@ -130,17 +132,19 @@ export function hashFor(view) {
 }
 
 // Zulip's link to a message (as its web app writes them into quotes, and every Zulip client opens):
-// `#narrow/channel/12-design/topic/plans.20ahead/near/345`, `#narrow/dm/5,7-dm/near/345`.
+// `#narrow/channel/12-design/topic/plans.20ahead/near/345`, `#narrow/dm/5,7-dm/near/345`: everyone
+// in a conversation, the writer too ("-group" for three or more, as Zulip's pm_perma_link; the web
+// app QA pass: a link naming only the other person opened, for them, their messages to themselves).
 const encodeHashComponent = (text) =>
   encodeURIComponent(text).replace(/[%().]/g, (c) => ({ "%": ".", "(": ".28", ")": ".29", ".": ".2E" })[c]);
 
-export function zulipLinkTo(message, ownUserId) {
+export function zulipLinkTo(message) {
   if (message.type === "stream") {
     const channel = `${message.stream_id}-${encodeHashComponent(message.display_recipient.replaceAll(" ", "-"))}`;
     return `#narrow/channel/${channel}/topic/${encodeHashComponent(message.subject)}/near/${message.id}`;
   }
-  const people = conversationWith(message.display_recipient.map((person) => person.id), ownUserId);
-  return `#narrow/dm/${people.join(",")}-dm/near/${message.id}`;
+  const people = [...new Set(message.display_recipient.map((person) => person.id))].sort((a, b) => a - b);
+  return `#narrow/dm/${people.join(",")}-${people.length >= 3 ? "group" : "dm"}/near/${message.id}`;
 }
 
 // The operators of a view, for GET /json/messages.

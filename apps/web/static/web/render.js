@@ -319,8 +319,9 @@ export function messageItem(message, ctx) {
   return el(
     "li",
     {
-      // Mentioning the reader (or a group of theirs, or everyone): marked, as Zulip marks it.
-      class: `message${unread ? " unread" : ""}${mentionsMe(message) ? " mentioned" : ""}${ctx.editingId === message.id ? " editing" : ""}`,
+      // Mentioning the reader (or a group of theirs, or everyone): marked, as Zulip marks it; not
+      // while hidden, nor its reactions (the web app QA pass: both showed around the notice).
+      class: `message${unread ? " unread" : ""}${mentionsMe(message) && !hidden ? " mentioned" : ""}${ctx.editingId === message.id ? " editing" : ""}`,
       id: `message-${message.id}`,
       dataset: { messageId: message.id },
       tabindex: "-1",
@@ -337,7 +338,7 @@ export function messageItem(message, ctx) {
       ctx.mixed ? el("span", { class: "recipient-wrap" }, " · ", recipientLine(message, ctx)) : null,
     ),
     content,
-    reactionButtons(message, ctx),
+    hidden ? null : reactionButtons(message, ctx),
     actionButtons(message, ctx),
   );
 }
