@@ -10,7 +10,7 @@ from apps.invites.actions.invites import do_revoke_invites_created_by
 from apps.invites.actions.welcome import do_create_welcome_bot, do_send_welcome_message
 from apps.realms.hooks import realm_created
 from apps.realms.models import Realm
-from apps.users.hooks import person_created, users_deactivated
+from apps.users.hooks import Joining, person_created, users_deactivated
 from apps.users.models import User
 
 
@@ -21,12 +21,12 @@ def create_welcome_bot(realm: Realm) -> None:
 
 
 @person_created.register
-def welcome(user: User, welcome_message_custom_text: str | None, join_default_channels: bool) -> None:
-    do_send_welcome_message(user, custom_text=welcome_message_custom_text, acting_user=None)
+def welcome(user: User, joining: Joining) -> None:
+    do_send_welcome_message(user, custom_text=joining.welcome_message_custom_text, acting_user=None)
 
 
 @person_created.register
-def close_invitations_to_them(user: User, welcome_message_custom_text: str | None, join_default_channels: bool) -> None:
+def close_invitations_to_them(user: User, joining: Joining) -> None:
     """Their address has an account now: the other invitations sent to it stop working (Zulip
     revokes them), whichever way they joined."""
     do_close_email_invitations(user.realm_id, email=user.delivery_email)

@@ -2,6 +2,7 @@
 
 from apps.core.markdown import description_renderer
 from apps.linkifiers.selectors import linkifier_rules
+from apps.messages.actions.history import add_new_user_history
 from apps.messages.actions.notification_bot import do_create_notification_bot
 from apps.messages.actions.send import do_send_message
 from apps.messages.group_mentions import group_mention_targets
@@ -13,7 +14,7 @@ from apps.realms.hooks import realm_created
 from apps.realms.models import Realm
 from apps.subscriptions.hooks import channels_announced, subscribed_by_someone
 from apps.subscriptions.models import Stream
-from apps.users.hooks import own_user_extras, person_created, user_peers
+from apps.users.hooks import Joining, own_user_extras, person_created, user_peers
 from apps.users.models import User
 
 
@@ -76,7 +77,14 @@ def notify_new_subscribers(acting_user: User, streams_by_user: dict[User, list[S
 
 
 @person_created.register
-def announce_new_person(user: User, welcome_message_custom_text: str | None, join_default_channels: bool) -> None:
+def give_recent_history(user: User, joining: Joining) -> None:
+    """The recent messages of the channels they joined (apps.subscriptions' hook, which joins them,
+    runs first: the hooks run in INSTALLED_APPS' order)."""
+    add_new_user_history(user)
+
+
+@person_created.register
+def announce_new_person(user: User, joining: Joining) -> None:
     """Zulip's "@_**Ann|5** joined this organization." in the organization's signup announcements
     channel, topic "signups", when it has one."""
     realm = user.realm

@@ -12,12 +12,13 @@ from apps.subscriptions.actions.access import GroupChannelAccess, send_stream_ev
 from apps.subscriptions.actions.channel_settings import send_setting_updates_for_user
 from apps.subscriptions.actions.subscriptions import (
     bulk_remove_subscriptions,
-    join_default_channels,
+    join_new_person_channels,
     send_peer_events_for_activation,
 )
 from apps.subscriptions.models import Stream
 from apps.subscriptions.selectors import channel_peer_ids, settings_using_groups, subscribed_stream_ids, visible_streams
 from apps.users.hooks import (
+    Joining,
     bot_owner_changed,
     person_created,
     user_peers,
@@ -37,9 +38,8 @@ def channels_seen(user: User, old_role: int, new_role: int) -> Callable[[], None
 
 
 @person_created.register
-def join_the_default_channels(user: User, welcome_message_custom_text: str | None, join: bool) -> None:
-    if join:
-        join_default_channels(user)
+def join_their_channels(user: User, joining: Joining) -> None:
+    join_new_person_channels(user, join_default=joining.default_channels, channel_ids=joining.channel_ids)
 
 
 @users_deactivated.register

@@ -3,16 +3,29 @@
 Each runs inside the action's transaction, after the user's own change and its realm_user event.
 """
 
+from typing import NamedTuple
+
 from apps.core.hooks import Hooks
+
+
+class Joining(NamedTuple):
+    """How a person joined (person_created): what their invitation, if any, said."""
+
+    # The text their invitation adds to the welcome (None: the organization's default; "": none).
+    welcome_message_custom_text: str | None = None
+    # Whether they join the organization's default channels (an invitation link says).
+    default_channels: bool = True
+    # The channels their invitation names.
+    channel_ids: tuple[int, ...] = ()
+
 
 # user_created(user): a user or bot was created (apps.groups: the system groups of their role).
 user_created = Hooks("user_created")
 
-# person_created(user, welcome_message_custom_text, join_default_channels): a person (not a bot) was
-# created, after the user_created hooks; `welcome_message_custom_text` is the text their invitation
-# adds to the welcome (None: the organization's default; "": none) (apps.invites: the Welcome Bot's
-# direct message); `join_default_channels`, whether they join the organization's default channels
-# (apps.subscriptions; an invitation link says).
+# person_created(user, joining): a person (not a bot) was created, after the user_created hooks,
+# `joining` as above (apps.subscriptions: they join their channels; then apps.messages: the recent
+# messages of those channels, Zulip's add_new_user_history; apps.invites: the Welcome Bot's direct
+# message).
 person_created = Hooks("person_created")
 
 # user_role_changing(user, old_role, new_role) -> callable or None: called before the role changes

@@ -18,7 +18,6 @@ from apps.messages.rendering import silent_mention
 from apps.realms.domains import SIGNUP_REFUSALS, check_email_allowed
 from apps.realms.models import Realm
 from apps.realms.selectors import lock_realm
-from apps.subscriptions.actions.subscriptions import bulk_add_subscriptions
 from apps.users.actions.create_user import check_email, do_create_user
 from apps.users.models import User
 
@@ -60,11 +59,9 @@ def do_join_with_invite(realm: Realm, key: str, *, email: str, full_name: str, p
         password=password,
         welcome_message_custom_text=invite.welcome_message_custom_text,
         join_default_channels=invite.include_realm_default_subscriptions,
+        channel_ids=list(invite.streams.values_list("id", flat=True)),
         acting_user=None,
     )
-    streams = list(invite.streams.filter(deactivated=False).order_by("id"))
-    if streams:
-        bulk_add_subscriptions(realm, streams, [user], acting_user=None)
     for group in invite.groups.filter(deactivated=False).order_by("id"):
         do_add_user_group_members(group, [user], acting_user=None)
     if emailed:

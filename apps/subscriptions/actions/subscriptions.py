@@ -246,12 +246,15 @@ def _guests_concerned(users: Sequence[User], streams: Sequence[Stream]) -> list[
     return [*(user.id for user in users), *subscribed_guests.values_list("user_id", flat=True)]
 
 
-def join_default_channels(user: User) -> None:
-    """A person who joined the organization joins its default channels (Zulip's
-    add_new_user_history: their history is the channels'). Emits: see bulk_add_subscriptions."""
-    streams = default_channels(user.realm_id)
+def join_new_person_channels(user: User, *, join_default: bool, channel_ids: Sequence[int]) -> None:
+    """A person who joined the organization joins the channels their invitation names (those not
+    archived meanwhile) and, unless it says otherwise, its default channels, as Zulip's
+    set_up_streams_for_new_human_user. Emits: see bulk_add_subscriptions."""
+    streams = {stream.id: stream for stream in default_channels(user.realm_id)} if join_default else {}
+    for stream in Stream.objects.filter(realm_id=user.realm_id, id__in=channel_ids, deactivated=False):
+        streams.setdefault(stream.id, stream)
     if streams:
-        bulk_add_subscriptions(user.realm, streams, [user], acting_user=None)
+        bulk_add_subscriptions(user.realm, [streams[sid] for sid in sorted(streams)], [user], acting_user=None)
 
 
 def _names_by_user(changes: list[SubscriptionChange]) -> dict[str, list[str]]:

@@ -2,6 +2,7 @@
 
 import re
 import secrets
+from collections.abc import Sequence
 from typing import Any
 
 from django.contrib.auth.password_validation import validate_password
@@ -19,7 +20,7 @@ from apps.users.actions.notify import send_user_added
 from apps.users.actions.realm_defaults import new_user_settings
 from apps.users.bots import send_bot_added
 from apps.users.errors import EmailInUseError
-from apps.users.hooks import person_created, user_created
+from apps.users.hooks import Joining, person_created, user_created
 from apps.users.models import BotService, BotType, Role, User
 from apps.users.selectors import delivery_email_in_use, fake_email_domain
 
@@ -118,6 +119,7 @@ def do_create_user(
     system_bot: bool = False,
     welcome_message_custom_text: str | None = None,
     join_default_channels: bool = True,
+    channel_ids: Sequence[int] = (),
     joins_at_first_login: bool = False,
     acting_user: User | None,
 ) -> User:
@@ -127,10 +129,11 @@ def do_create_user(
     service bot's service is reached at `service_url` (named `service_name`, else by the bot's
     short name: its address before "-bot@", as zulip-botserver's configuration names it);
     `bot_defaults` are a bot's default_* fields (its default channels, checked by the caller).
-    `welcome_message_custom_text` (an invitation's text) and `join_default_channels` (a person joins
-    the organization's default channels, unless their invitation link says otherwise) are passed on
-    to the person_created hooks. An account made for someone else to sign in to later
-    `joins_at_first_login` (its `date_joined` then moves to that sign-in: do_note_first_sign_in).
+    `welcome_message_custom_text` (an invitation's text), `join_default_channels` (a person joins
+    the organization's default channels, unless their invitation link says otherwise) and
+    `channel_ids` (the channels their invitation names) are passed on to the person_created hooks.
+    An account made for someone else to sign in to later `joins_at_first_login` (its `date_joined`
+    then moves to that sign-in: do_note_first_sign_in).
 
     Raises JsonableError for an invalid or taken email, an invalid name, a weak password, or bot
     settings that do not fit together; all is checked (and the password hashed) before the
@@ -197,7 +200,7 @@ def do_create_user(
         send_user_added(user)
         user_created.call(user)
         if bot_type is None:
-            person_created.call(user, welcome_message_custom_text, join_default_channels)
+            person_created.call(user, Joining(welcome_message_custom_text, join_default_channels, tuple(channel_ids)))
         elif bot_owner is not None:
             send_bot_added(user)
     return user
