@@ -8,6 +8,7 @@ and run `manage.py run_tasks` as a service of its own; any number of workers sha
 """
 
 import os
+import secrets
 import signal
 import subprocess
 import sys
@@ -29,6 +30,7 @@ class TaskWorkerProcess:
         self.name = name
         self.arguments = arguments
         self.process: subprocess.Popen | None = None
+        self.worker_id: str | None = None
         self._started = 0.0
         self._stopping = threading.Event()
         self._thread = threading.Thread(target=self._supervise, name="task-worker", daemon=True)
@@ -41,7 +43,14 @@ class TaskWorkerProcess:
         self._thread.start()
 
     def _spawn(self) -> None:
-        command = [sys.executable, "manage.py", "run_tasks", "--parent-pid", str(os.getpid()), *self.arguments]
+        # Named by us, so that the next one, started after it ended, makes the tasks it left running
+        # ready again at once (apps.core.tasks.requeue_tasks_of).
+        previous, self.worker_id = self.worker_id, secrets.token_hex(16)
+        requeue = ["--requeue-tasks-of", previous] if previous else []
+        command = [
+            *(sys.executable, "manage.py", "run_tasks", "--parent-pid", str(os.getpid())),
+            *("--worker-id", self.worker_id, *requeue, *self.arguments),
+        ]
         self._started = time.monotonic()
         # In a session of its own: Ctrl+C in the terminal (SIGINT to the whole process group) or a
         # group's TERM stops the server, which stops its workers (on_exit), rather than reaching

@@ -1,6 +1,8 @@
 """The uvicorn worker gunicorn runs (config/gunicorn.py), and the HTTP protocol it speaks."""
 
 import json
+import logging
+import os
 import sys
 import uuid
 
@@ -10,6 +12,8 @@ from uvicorn.protocols.http.httptools_impl import STATUS_LINE, HttpToolsProtocol
 from uvicorn_worker import UvicornWorker
 
 from apps.core.errors import JsonableError
+
+logger = logging.getLogger("uvicorn.error")
 
 
 def requested_path(head_start: bytes) -> bytes:
@@ -148,6 +152,19 @@ class ParleyHttpProtocol(HttpToolsProtocol):
 
 
 class ParleyServer(Server):
+    def __init__(self, config, *, master_pid: int) -> None:
+        super().__init__(config)
+        self.master_pid = master_pid
+
+    async def on_tick(self, counter: int) -> bool:
+        # A worker whose master is gone (killed outright: the OOM killer, kill -9) stops, as gunicorn's
+        # own workers do ("Parent changed"): it would serve on, unsupervised, with no task worker, and
+        # hold the port against a new server (the clients QA pass). Checked once a second.
+        if counter % 10 == 0 and not self.should_exit and os.getppid() != self.master_pid:
+            logger.warning("The server's master process (pid %d) is gone: this worker stops", self.master_pid)
+            self.should_exit = True
+        return await super().on_tick(counter)
+
     async def shutdown(self, sockets=None) -> None:
         from apps.events.lifecycle import end_waiting_polls  # Django is set up by now
 
@@ -165,7 +182,7 @@ class ParleyUvicornWorker(UvicornWorker):
         # UvicornWorker._serve (uvicorn-worker, pinned), with our Server; tests/e2e/test_events_e2e.py
         # checks that stopping a server answers its waiting polls at once.
         self.config.app = self.wsgi
-        server = ParleyServer(config=self.config)
+        server = ParleyServer(self.config, master_pid=self.ppid)
         self._install_sigquit_handler()
         await server.serve(sockets=self.sockets)
         if not server.started:

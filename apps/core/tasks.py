@@ -160,6 +160,20 @@ def requeue_abandoned() -> int:
     return count
 
 
+def requeue_tasks_of(worker_id: str) -> int:
+    """Tasks a worker known to have died (its supervisor saw it end: config/task_worker.py) left
+    "running": ready again at once, not after TASK_ABANDONED_AFTER_SECONDS (the clients QA pass: a
+    bot's answer came ten minutes late). Returns how many."""
+    running = DBTaskResult.objects.filter(status=TaskResultStatus.RUNNING).only("id", "worker_ids")
+    theirs = [task.id for task in running if task.worker_ids and task.worker_ids[-1] == worker_id]
+    count = DBTaskResult.objects.filter(id__in=theirs, status=TaskResultStatus.RUNNING).update(
+        status=TaskResultStatus.READY, started_at=None
+    )
+    if count:
+        logger.warning("%d task(s) left running by task worker %s, which stopped, will run again", count, worker_id)
+    return count
+
+
 @periodic(3600)
 def prune_finished() -> int:
     """Deletes finished tasks kept long enough. Returns how many."""

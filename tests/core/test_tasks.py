@@ -131,6 +131,21 @@ def test_tasks_abandoned_by_a_dead_worker_run_again(db, settings):
     assert CALLS == [("svc", 0)]
 
 
+@pytest.mark.django_db(transaction=True)
+def test_a_worker_started_after_one_that_died_runs_its_tasks_again_at_once():
+    """The server starts a task worker again when one ends, naming the one that ended: what that one
+    left running is ready again at once (the clients QA pass: a webhook's answer ten minutes late, the
+    time after which any running task counts as abandoned); another worker's running task is left."""
+    flaky.enqueue("died with it", 0)
+    DBTaskResult.objects.get().claim("a-worker-that-died")
+    flaky.enqueue("still running elsewhere", 0)
+    others = DBTaskResult.objects.get(status="READY")
+    others.claim("a-worker-at-work")
+    call_command("run_tasks", "--batch", "--requeue-tasks-of", "a-worker-that-died")
+    assert CALLS == [("died with it", 0)]
+    assert DBTaskResult.objects.get(id=others.id).status == "RUNNING"
+
+
 def test_finished_tasks_are_pruned_after_their_time(db, settings):
     flaky.enqueue("svc", 0)
     broken.enqueue()

@@ -24,7 +24,7 @@ from django_tasks_db.management.commands.db_worker import Worker
 
 from apps.core.commands import OperatorCommand
 from apps.core.errors import count_dependency_failure, dependency_error, one_line
-from apps.core.tasks import PERIODIC_JOBS, batch_worker
+from apps.core.tasks import PERIODIC_JOBS, batch_worker, requeue_tasks_of
 
 logger = logging.getLogger("apps.core.tasks")
 
@@ -49,6 +49,13 @@ class Command(OperatorCommand):
         parser.add_argument(
             "--parent-pid", type=int, default=None, help="Stop when this process (the server that started it) is gone."
         )
+        parser.add_argument(
+            "--requeue-tasks-of",
+            dest="requeue_of",
+            metavar="WORKER_ID",
+            default=None,
+            help="First make the tasks this worker, which died, left running ready again (the server does this).",
+        )
 
     def handle(
         self,
@@ -56,6 +63,7 @@ class Command(OperatorCommand):
         batch: bool,
         worker_id: str | None,
         parent_pid: int | None,
+        requeue_of: str | None,
         queues: list[str] | None,
         exclude: list[str] | None,
         **options: Any,
@@ -67,14 +75,16 @@ class Command(OperatorCommand):
             raise CommandError(f"No such queue: {', '.join(unknown)} (the queues: {', '.join(known)}).")
         worker = batch_worker(worker_id or get_random_string(32), queues=queues, exclude=exclude)
         if batch:
+            if requeue_of:
+                requeue_tasks_of(requeue_of)
             worker.run()
             return
         worker.configure_signals()
         logger.info("Task worker %s started", worker.worker_id)
-        run_forever(worker, parent_pid)
+        run_forever(worker, parent_pid, requeue_of=requeue_of)
 
 
-def run_forever(worker: Worker, parent_pid: int | None) -> None:
+def run_forever(worker: Worker, parent_pid: int | None, *, requeue_of: str | None = None) -> None:
     next_runs = [0.0] * len(PERIODIC_JOBS)
     outage_wait = 0.0
     while worker.running:
@@ -82,6 +92,9 @@ def run_forever(worker: Worker, parent_pid: int | None) -> None:
             logger.warning("Task worker: the server that started it is gone; stopping")
             return
         try:
+            if requeue_of:  # (in here: the database may be away at first)
+                requeue_tasks_of(requeue_of)
+                requeue_of = None
             run_due_jobs(next_runs)
             worker.run()  # every ready task, then back here
             if outage_wait:
