@@ -35,7 +35,7 @@ port-free:
 port-note:
 	@dotenv=$$(sed -n 's/^PORT=//p' .env 2>/dev/null | tail -n 1); \
 	if [ "$(PORT)" != "$${dotenv:-8000}" ] && [ -z "$$EXTERNAL_HOST" ] && ! grep -qs '^EXTERNAL_HOST=' .env; then \
-	echo "Note: PORT=$(PORT) is not in .env: manage.py's commands will name port $${dotenv:-8000} in the links they print (add PORT=$(PORT) to .env)." >&2; fi
+	echo "Note: PORT=$(PORT) is not in .env: this server's own links name port $(PORT), but manage.py's commands run later will name port $${dotenv:-8000} in the links they print (add PORT=$(PORT) to .env)." >&2; fi
 
 # The static files are collected (when they changed since the last time) while the database is
 # migrated and the demo made (two processes, each starting Django once: a restart is ready sooner,

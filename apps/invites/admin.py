@@ -25,12 +25,17 @@ from apps.realms.models import Realm
 from apps.subscriptions.models import Stream
 
 
-class ChannelChoice(forms.ModelMultipleChoiceField):
+class MultipleChoice(forms.ModelMultipleChoiceField):
+    # A box as wide as a name even when there is nothing to choose (the newcomer QA pass: a sliver).
+    widget = forms.SelectMultiple(attrs={"size": 6, "style": "min-width: 20em"})
+
+
+class ChannelChoice(MultipleChoice):
     def label_from_instance(self, obj: Stream) -> str:
         return f"#{obj.name} ({obj.realm})"
 
 
-class GroupChoice(forms.ModelMultipleChoiceField):
+class GroupChoice(MultipleChoice):
     def label_from_instance(self, obj: UserGroup) -> str:
         return f"{obj.name} ({obj.realm})"
 
@@ -44,6 +49,7 @@ class CreateInviteForm(forms.ModelForm):
     streams = ChannelChoice(
         queryset=Stream.objects.filter(deactivated=False).select_related("realm").order_by("realm", "name"),
         required=False,
+        label="Channels",
         help_text="Channels of the organization the new users join.",
     )
     groups = GroupChoice(

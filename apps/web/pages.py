@@ -18,6 +18,7 @@ import time
 from django.contrib import messages
 from django.contrib.auth import login, logout
 from django.contrib.auth import views as auth_views
+from django.contrib.auth.password_validation import password_validators_help_texts
 from django.http import HttpRequest, HttpResponse
 from django.shortcuts import redirect, render
 from django.urls import reverse_lazy
@@ -200,7 +201,10 @@ class AppView(LoggedInPage):
     http_method_names = ["get", "head"]
 
     def get(self, request: HttpRequest) -> HttpResponse:
-        response = render(request, "web/app.html", {"realm": self.realm, "user": self.user})
+        # The rules a new password follows, beside its field (the newcomer QA pass: a refusal said
+        # only "New password is too weak!", where the join page lists them).
+        context = {"realm": self.realm, "user": self.user, "password_rules": " ".join(password_validators_help_texts())}
+        response = render(request, "web/app.html", context)
         response["Content-Security-Policy"] = APP_CSP
         return response
 

@@ -69,7 +69,9 @@ def test_a_port_only_make_run_knows_is_pointed_out(checkout):
         return done.stderr
 
     assert note() == ""
-    assert "PORT=8702 is not in .env: manage.py's commands will name port 8000" in note(PORT="8702")
+    said = note(PORT="8702")
+    assert "PORT=8702 is not in .env: this server's own links name port 8702, but manage.py's commands" in said
+    assert "run later will name port 8000" in said
     (checkout / ".env").write_text("PORT=8702\n")
     assert note(PORT="8702") == ""
     assert "name port 8702" in note(PORT="9000")

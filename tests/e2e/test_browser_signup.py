@@ -64,6 +64,19 @@ def test_a_person_signs_up_in_a_browser_and_uses_the_key(page_server, people, li
         email, key = page.inner_text("#api-email"), page.inner_text("#api-key")
         assert f"email={email}\nkey={key}\nsite={url}" in page.inner_text("#zuliprc")
         assert page.inner_text("#curl") == f"curl -u {email}:{key} {url}/api/v1/users/me"
+        # On a phone it breaks at its spaces, its address whole (the newcomer QA pass: cut in the port).
+        page.set_viewport_size({"width": 390, "height": 800})
+        lines_of_address = page.locator("#curl").evaluate(
+            """(pre, address) => {
+                const text = pre.firstChild, start = text.data.indexOf(address), range = document.createRange();
+                range.setStart(text, start);
+                range.setEnd(text, start + address.length);
+                return new Set([...range.getClientRects()].map((rect) => Math.round(rect.top))).size;
+            }""",
+            f"{url}/api/v1/users/me",
+        )
+        assert lines_of_address == 1
+        page.set_viewport_size({"width": 1280, "height": 800})
         with page.expect_download() as download:
             page.click("#download-zuliprc")
         assert download.value.suggested_filename == "zuliprc"

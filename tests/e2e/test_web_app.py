@@ -580,6 +580,16 @@ def test_a_picture_of_oneself(web_server, people, chromium):
         page.screenshot(path=SCREENSHOTS / "7-own-picture.png")
         page.click("#settings-avatar-remove")
         expect(page.locator("#settings-status")).to_have_text("Your picture is removed.")
+        # One larger than the server takes is refused before it is sent (the newcomer QA pass: sent
+        # whole, then refused), as an attachment is.
+        limit = settings.MAX_AVATAR_FILE_SIZE_MIB
+        too_big = b"\0" * (limit * 1024 * 1024 + 1)
+        page.set_input_files(
+            "#settings-avatar-file", files=[{"name": "big.png", "mimeType": "image/png", "buffer": too_big}]
+        )
+        expect(page.locator("#settings-status")).to_have_text(
+            f"Not saved: big.png is larger than this server's maximum picture size ({limit} MiB)."
+        )
         expect(page.locator("#settings-avatar")).to_have_attribute(
             "src", re.compile(r"^https://secure\.gravatar\.com/")
         )

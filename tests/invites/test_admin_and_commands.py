@@ -122,6 +122,11 @@ def test_the_add_page_picks_the_only_organization(staff, realm):
     assert form.initial["realm"] == realm.id
 
 
+def test_the_add_page_names_channels_as_channels(staff, realm):
+    page = staff.get("/admin/invites/multiuseinvite/add/").content.decode()
+    assert '<label for="id_streams">Channels:</label>' in page
+
+
 def test_the_add_page_lets_staff_pick_among_organizations(staff, realm, other_realm):
     form = staff.get("/admin/invites/multiuseinvite/add/").context["adminform"].form
     assert "realm" not in form.initial

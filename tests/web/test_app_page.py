@@ -4,7 +4,9 @@ token its script sends, and its own static files (no CDN)."""
 import re
 from pathlib import Path
 
+from django.contrib.auth.password_validation import password_validators_help_texts
 from django.contrib.staticfiles import finders
+from django.utils.html import escape
 
 from apps.messages.emoji import unicode_emoji_code
 from apps.users.models import User
@@ -40,6 +42,17 @@ def test_the_settings_take_a_name_as_long_as_the_server_does(member):
     submit(client, "/login/", {"email": member.delivery_email, "password": RIGHT})
     field = re.search(r'<input id="settings-name"[^>]*>', client.get("/").content.decode())[0]
     assert f'maxlength="{User.MAX_NAME_LENGTH}"' in field
+
+
+def test_the_settings_say_what_a_new_password_needs(member):
+    """The newcomer QA pass: a refusal said only "New password is too weak!"; the join page lists
+    the rules."""
+    client = browser()
+    submit(client, "/login/", {"email": member.delivery_email, "password": RIGHT})
+    html = client.get("/").content.decode()
+    rules = re.search(r'<p class="help" id="password-rules">([^<]*)</p>', html)[1]
+    assert rules == escape(" ".join(password_validators_help_texts()))
+    assert "at least" in rules
 
 
 def test_a_guest_is_offered_no_channel_creation(member, guest):

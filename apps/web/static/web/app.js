@@ -106,6 +106,7 @@ function loadState(registered) {
   state.offlineAfter = registered.server_presence_offline_threshold_seconds || 200;
   state.pingEvery = registered.server_presence_ping_interval_seconds || 60;
   state.maxUploadMiB = registered.max_file_upload_size_mib ?? null;
+  state.maxAvatarMiB = registered.max_avatar_file_size_mib ?? null;
   periods.startedWait = registered.server_typing_started_wait_period_milliseconds ?? periods.startedWait;
   periods.stoppedWait = registered.server_typing_stopped_wait_period_milliseconds ?? periods.stoppedWait;
   periods.startedExpiry = registered.server_typing_started_expiry_period_milliseconds ?? periods.startedExpiry;
@@ -1199,6 +1200,13 @@ async function setAvatar(event) {
   const status = $("#settings-status");
   const [file] = event.target.files;
   if (!file) return;
+  // Too large: said at once, before it is sent whole only to be refused (as an attachment is).
+  const limit = state.maxAvatarMiB;
+  if (limit !== null && file.size > limit * 1024 * 1024) {
+    status.textContent = `Not saved: ${file.name} is larger than this server's maximum picture size (${limit} MiB).`;
+    event.target.value = "";
+    return;
+  }
   try {
     const body = await uploadAvatar(file);
     $("#settings-avatar").src = body.avatar_url;

@@ -25,6 +25,7 @@ export const state = {
   offlineAfter: 200,
   pingEvery: 60,
   maxUploadMiB: null, // the server's largest upload (Zulip's max_file_upload_size_mib; 0: uploads off)
+  maxAvatarMiB: null, // and picture (max_avatar_file_size_mib)
   messages: new Map(), // the shown messages by id
   loading: null, // while a view's messages load: the changes to messages that arrived meanwhile
   foundOldest: false, // the view's oldest message is shown (else scrolling up loads older ones)
