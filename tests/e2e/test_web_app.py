@@ -1507,6 +1507,37 @@ def test_a_channel_created_from_a_conversation_and_a_rate_limit(
         browser.close()
 
 
+def test_the_people_field_suggests_people(web_server, people, chromium):
+    """A direct message's people are suggested as their names or emails are typed, as Zulip's
+    typeahead (the newcomer QA pass: they had to be typed out whole, "Mel" was "Nobody is named Mel")."""
+    server, _ = web_server
+    _, owner, member = people
+    with sync_playwright() as playwright:
+        browser = playwright.chromium.launch(executable_path=chromium, headless=True)
+        _, page = log_in(browser, server.url, owner.delivery_email)
+        page.select_option("#compose-channel", "dm")
+        field, suggested = page.locator("#compose-people"), page.locator("#people-suggestions li")
+        field.press_sequentially("mi")
+        expect(suggested).to_have_text([f"Mick Member {api_email(member)}"])
+        page.screenshot(path=SCREENSHOTS / "people-suggested.png")
+        field.press("Enter")
+        expect(field).to_have_value(f"{api_email(member)}, ")
+        expect(field).to_be_focused()
+        expect(suggested).to_have_count(0)
+        field.press_sequentially("mi")  # named already: not again
+        expect(suggested).to_have_count(0)
+        field.fill(f"{api_email(member)}, ")
+        field.press("Enter")  # no suggestion shown: on to the message
+        expect(page.locator("#compose-content")).to_be_focused()
+        page.keyboard.type("found you")
+        page.keyboard.press("Enter")
+        expect(message(page, "found you")).to_be_visible()
+        author = zulip.Client(email=api_email(member), api_key=member.api_key, site=server.url)
+        newest = author.get_messages({"anchor": "newest", "num_before": 1, "num_after": 0})["messages"][-1]
+        assert (newest["content"], newest["type"]) == ("<p>found you</p>", "private")
+        browser.close()
+
+
 def test_quote_and_reply(web_server, people, chromium):
     """Quote, as Zulip's: the message's Markdown in a ```quote block (a longer fence around one that
     holds a fence) under a silent mention of its author and Zulip's link to it, addressed to its

@@ -23,7 +23,7 @@ import {
 } from "./compose.js";
 import { closeEmojiPicker, emojiPickerOpenedBy, openEmojiPicker, setUpEmojiPicker } from "./emoji_picker.js";
 import { EventQueue } from "./events.js";
-import { hideMentions, onMentionKey, suggestMentions } from "./mentions.js";
+import { hideMentions, hidePeople, onMentionKey, onPeopleKey, suggestMentions, suggestPeople } from "./mentions.js";
 import { hashFor, narrowFor, viewFromHash, viewShows, zulipLinkTo } from "./narrow.js";
 import { bdi, el, listed, messageItem, readToggleLabel, reveal, showDefaultPictureOnError, showLinks } from "./render.js";
 import { onSearchKey, onShortcutKey } from "./shortcuts.js";
@@ -1281,9 +1281,12 @@ function start() {
   $("#compose-content").addEventListener("keydown", onMentionKey); // first: Enter writes a suggestion
   $("#compose-content").addEventListener("keydown", onComposeKey);
   if (!enterSends()) $("#compose-content").placeholder = "Message";
+  $("#compose-people").addEventListener("keydown", onPeopleKey); // first: Enter writes a suggestion
   for (const field of ["#compose-topic", "#compose-people"]) $(field).addEventListener("keydown", onAddressKey);
   $("#compose-content").addEventListener("input", suggestMentions);
   $("#compose-content").addEventListener("blur", hideMentions);
+  $("#compose-people").addEventListener("input", suggestPeople);
+  $("#compose-people").addEventListener("blur", hidePeople);
   $("#compose-channel").addEventListener("change", () => {
     toggleComposeFields();
     keepDraft();

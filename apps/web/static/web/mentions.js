@@ -2,17 +2,93 @@
 // (a word of it) or email starts with what follows "@", then the organization's user groups, then
 // the wildcard mentions (in a channel: all, everyone, channel, topic; to people: all, everyone). ↑
 // and ↓ move, Enter or Tab writes the mention (`@**Full Name**`, with `|id` when two people have
-// that name; `@*group*`; `@**all**`), Esc closes; a click too.
+// that name; `@*group*`; `@**all**`), Esc closes; a click too. The people field of a direct message
+// suggests alike, after its last comma (the newcomer QA pass: names had to be typed out whole).
 
 import { el } from "./render.js";
 import { $, state } from "./state.js";
 
 const MOST = 8;
-let found = []; // what is suggested: {key, label, detail, mention}
-let current = 0; // the one Enter writes
+
+// Suggestions for one field: `typed(box)` is what is being written ({at, text}: where it starts,
+// lowercased) or null; `suggestions(text)` the items ({key, label, detail, insert}) for it.
+function typeahead({ boxId, listId, typed, suggestions }) {
+  let found = [];
+  let current = 0; // the one Enter writes
+
+  function show() {
+    const list = $(listId);
+    const box = $(boxId);
+    const optionId = (item) => `${list.id}-${item.key}`;
+    list.replaceChildren(
+      ...found.map((item, index) =>
+        el(
+          "li",
+          {
+            id: optionId(item),
+            role: "option",
+            "aria-selected": index === current ? "true" : "false",
+            // Chosen on mousedown: the box keeps the focus (a click would blur it first).
+            onmousedown: (event) => {
+              event.preventDefault();
+              write(item);
+            },
+          },
+          item.label,
+          el("span", { class: "mention-email" }, ` ${item.detail}`),
+        ),
+      ),
+    );
+    list.hidden = found.length === 0;
+    box.setAttribute("aria-expanded", found.length ? "true" : "false");
+    if (found.length) box.setAttribute("aria-activedescendant", optionId(found[current]));
+    else box.removeAttribute("aria-activedescendant");
+  }
+
+  function hide() {
+    found = [];
+    show();
+  }
+
+  function write(item) {
+    const box = $(boxId);
+    const where = typed(box);
+    if (!where) return hide();
+    const after = box.value.slice(box.selectionStart);
+    box.value = box.value.slice(0, where.at) + item.insert + after;
+    const caret = where.at + item.insert.length;
+    box.setSelectionRange(caret, caret);
+    box.dispatchEvent(new Event("input")); // kept as a draft; the suggestions close
+  }
+
+  function suggest() {
+    const where = typed($(boxId));
+    found = where ? suggestions(where.text).slice(0, MOST) : [];
+    current = 0;
+    show();
+  }
+
+  // Keys while suggestions show; registered before the field's own (Enter sends otherwise).
+  function onKey(event) {
+    if (!found.length || event.isComposing) return;
+    if (!typed($(boxId))) return hide(); // the box was sent or emptied meanwhile
+    if (event.key === "ArrowDown" || event.key === "ArrowUp") {
+      current = (current + (event.key === "ArrowDown" ? 1 : found.length - 1)) % found.length;
+      show();
+    } else if ((event.key === "Enter" && !event.shiftKey) || event.key === "Tab") {
+      write(found[current]);
+    } else if (event.key === "Escape") {
+      hide();
+    } else return;
+    event.preventDefault();
+    event.stopImmediatePropagation();
+  }
+
+  return { suggest, hide, onKey };
+}
 
 // The "@text" just before the cursor: where its "@" is, and the text.
-function typed(box) {
+function mentionTyped(box) {
   const before = box.value.slice(0, box.selectionStart);
   const match = /(^|\s)@([^\s@*`]*)$/.exec(before);
   return match ? { at: match.index + match[1].length, text: match[2].toLowerCase() } : null;
@@ -37,92 +113,47 @@ const DM_WILDCARDS = [
 
 function personItem(person) {
   const shared = [...state.users.values()].filter((other) => other.full_name === person.full_name).length > 1;
-  const mention = `@**${person.full_name}${shared ? `|${person.user_id}` : ""}** `;
-  return { key: `user-${person.user_id}`, label: person.full_name, detail: person.email, mention };
+  const insert = `@**${person.full_name}${shared ? `|${person.user_id}` : ""}** `;
+  return { key: `user-${person.user_id}`, label: person.full_name, detail: person.email, insert };
 }
 
-export function suggestMentions() {
-  const box = $("#compose-content");
-  const where = typed(box);
-  if (!where) {
-    found = [];
-  } else {
-    const text = where.text;
-    const people = [...state.users.values()]
-      .filter((person) => person.is_active !== false && person.user_id !== state.ownUserId && matches(person, text))
-      .sort((a, b) => a.full_name.localeCompare(b.full_name))
-      .slice(0, MOST) // before personItem, which reads every person: "@" alone matches everyone
-      .map(personItem);
-    const groups = [...state.userGroups.values()]
-      .filter((group) => group.name.toLowerCase().split(/\s+/).some((word) => word.startsWith(text)))
-      .sort((a, b) => a.name.localeCompare(b.name))
-      .map((group) => ({ key: `group-${group.id}`, label: group.name, detail: "user group", mention: `@*${group.name}* ` }));
-    const wildcards = ($("#compose-channel").value === "dm" ? DM_WILDCARDS : CHANNEL_WILDCARDS)
-      .filter(([name]) => name.startsWith(text))
-      .map(([name, detail]) => ({ key: `wildcard-${name}`, label: name, detail, mention: `@**${name}** ` }));
-    found = [...people, ...groups, ...wildcards].slice(0, MOST);
-  }
-  current = 0;
-  show();
+function mentionSuggestions(text) {
+  const people = [...state.users.values()]
+    .filter((person) => person.is_active !== false && person.user_id !== state.ownUserId && matches(person, text))
+    .sort((a, b) => a.full_name.localeCompare(b.full_name))
+    .slice(0, MOST) // before personItem, which reads every person: "@" alone matches everyone
+    .map(personItem);
+  const groups = [...state.userGroups.values()]
+    .filter((group) => group.name.toLowerCase().split(/\s+/).some((word) => word.startsWith(text)))
+    .sort((a, b) => a.name.localeCompare(b.name))
+    .map((group) => ({ key: `group-${group.id}`, label: group.name, detail: "user group", insert: `@*${group.name}* ` }));
+  const wildcards = ($("#compose-channel").value === "dm" ? DM_WILDCARDS : CHANNEL_WILDCARDS)
+    .filter(([name]) => name.startsWith(text))
+    .map(([name, detail]) => ({ key: `wildcard-${name}`, label: name, detail, insert: `@**${name}** ` }));
+  return [...people, ...groups, ...wildcards];
 }
 
-function show() {
-  const list = $("#mentions");
-  const box = $("#compose-content");
-  list.replaceChildren(
-    ...found.map((item, index) =>
-      el(
-        "li",
-        {
-          id: `mention-${item.key}`,
-          role: "option",
-          "aria-selected": index === current ? "true" : "false",
-          // Chosen on mousedown: the box keeps the focus (a click would blur it first).
-          onmousedown: (event) => {
-            event.preventDefault();
-            write(item);
-          },
-        },
-        item.label,
-        el("span", { class: "mention-email" }, ` ${item.detail}`),
-      ),
-    ),
-  );
-  list.hidden = found.length === 0;
-  box.setAttribute("aria-expanded", found.length ? "true" : "false");
-  if (found.length) box.setAttribute("aria-activedescendant", `mention-${found[current].key}`);
-  else box.removeAttribute("aria-activedescendant");
+const mentions = typeahead({ boxId: "#compose-content", listId: "#mentions", typed: mentionTyped, suggestions: mentionSuggestions });
+export const { suggest: suggestMentions, hide: hideMentions, onKey: onMentionKey } = mentions;
+
+// The person being named after the people field's last comma (nothing typed yet: no suggestion).
+function personTyped(box) {
+  const match = /(^|,)\s*([^,]*)$/.exec(box.value.slice(0, box.selectionStart));
+  const text = match[2].trim().toLowerCase();
+  return text ? { at: match.index + match[0].length - match[2].length, text } : null;
 }
 
-export function hideMentions() {
-  found = [];
-  show();
+// Active people (not oneself, not already named) whose name, a word of it or email starts with it.
+function peopleSuggestions(text) {
+  const named = new Set($("#compose-people").value.split(",").map((part) => part.trim().toLowerCase()));
+  return [...state.users.values()]
+    .filter((person) => person.is_active !== false && person.user_id !== state.ownUserId)
+    .filter((person) => !named.has(person.email.toLowerCase()) && !named.has(person.full_name.toLowerCase()))
+    .filter((person) => person.full_name.toLowerCase().startsWith(text) || matches(person, text))
+    .sort((a, b) => a.full_name.localeCompare(b.full_name))
+    .slice(0, MOST)
+    .map((person) => ({ key: `user-${person.user_id}`, label: person.full_name, detail: person.email, insert: `${person.email}, ` }));
 }
 
-function write(item) {
-  const box = $("#compose-content");
-  const where = typed(box);
-  if (!where) return hideMentions();
-  const mention = item.mention;
-  const after = box.value.slice(box.selectionStart);
-  box.value = box.value.slice(0, where.at) + mention + after;
-  const caret = where.at + mention.length;
-  box.setSelectionRange(caret, caret);
-  box.dispatchEvent(new Event("input")); // kept as a draft; the suggestions close
-}
-
-// Keys while suggestions show; registered before the box's own (Enter sends otherwise).
-export function onMentionKey(event) {
-  if (!found.length || event.isComposing) return;
-  if (!typed($("#compose-content"))) return hideMentions(); // the box was sent or emptied meanwhile
-  if (event.key === "ArrowDown" || event.key === "ArrowUp") {
-    current = (current + (event.key === "ArrowDown" ? 1 : found.length - 1)) % found.length;
-    show();
-  } else if ((event.key === "Enter" && !event.shiftKey) || event.key === "Tab") {
-    write(found[current]);
-  } else if (event.key === "Escape") {
-    hideMentions();
-  } else return;
-  event.preventDefault();
-  event.stopImmediatePropagation();
-}
+const people = typeahead({ boxId: "#compose-people", listId: "#people-suggestions", typed: personTyped, suggestions: peopleSuggestions });
+export const { suggest: suggestPeople, hide: hidePeople, onKey: onPeopleKey } = people;
