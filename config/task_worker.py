@@ -7,6 +7,7 @@ Operators who run workers apart (several machines, a supervisor of their own) se
 and run `manage.py run_tasks` as a service of its own; any number of workers share the work.
 """
 
+import collections
 import os
 import secrets
 import signal
@@ -19,6 +20,8 @@ from pathlib import Path
 # A worker that ran this long before exiting was not crash-looping: the pause starts over.
 HEALTHY_AFTER_SECONDS = 60
 MAX_PAUSE_SECONDS = 60
+# A worker started again makes ready the tasks left running by this many workers before it.
+REQUEUE_OF_LAST = 3
 
 
 class TaskWorkerProcess:
@@ -30,7 +33,9 @@ class TaskWorkerProcess:
         self.name = name
         self.arguments = arguments
         self.process: subprocess.Popen | None = None
-        self.worker_id: str | None = None
+        # The ids of the last workers started: the one running, and those before it whose tasks left
+        # running may not have been made ready again (a worker may die before it gets to it).
+        self.worker_ids: collections.deque[str] = collections.deque(maxlen=REQUEUE_OF_LAST)
         self._started = 0.0
         self._stopping = threading.Event()
         self._thread = threading.Thread(target=self._supervise, name="task-worker", daemon=True)
@@ -43,13 +48,14 @@ class TaskWorkerProcess:
         self._thread.start()
 
     def _spawn(self) -> None:
-        # Named by us, so that the next one, started after it ended, makes the tasks it left running
-        # ready again at once (apps.core.tasks.requeue_tasks_of).
-        previous, self.worker_id = self.worker_id, secrets.token_hex(16)
-        requeue = ["--requeue-tasks-of", previous] if previous else []
+        # Named by us, so that the next ones, started after it ended, make the tasks it left running
+        # ready again at once (apps.core.tasks.requeue_tasks_of; the verify QA pass: a second one
+        # killed before it did left them to TASK_ABANDONED_AFTER_SECONDS).
+        requeue = [argument for dead in self.worker_ids for argument in ("--requeue-tasks-of", dead)]
+        self.worker_ids.append(secrets.token_hex(16))
         command = [
             *(sys.executable, "manage.py", "run_tasks", "--parent-pid", str(os.getpid())),
-            *("--worker-id", self.worker_id, *requeue, *self.arguments),
+            *("--worker-id", self.worker_ids[-1], *requeue, *self.arguments),
         ]
         self._started = time.monotonic()
         # In a session of its own: Ctrl+C in the terminal (SIGINT to the whole process group) or a

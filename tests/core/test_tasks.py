@@ -251,7 +251,7 @@ def test_the_worker_waits_out_a_database_outage_in_short_steps(monkeypatch, capl
     monkeypatch.setattr(run_tasks, "PERIODIC_JOBS", [])
     monkeypatch.setattr(run_tasks.time, "sleep", sleep)
     caplog.set_level("INFO", logger="apps.core.tasks")
-    run_tasks.run_forever(Worker(), parent_pid=None)
+    run_tasks.run_forever(Worker())
     assert waits[:6] == [1, 2, 4, 5, 5, 5]
     refusals = [r.getMessage() for r in caplog.records if "cannot be reached" in r.getMessage()]
     assert len(refusals) == 6

@@ -18,10 +18,10 @@ NEW_USER_HISTORY_SPAN = timedelta(weeks=12)
 
 
 def add_new_user_history(user: User) -> None:
-    """Gives `user`, who just joined and their channels, rows of those channels' recent messages
-    (only where the history is theirs to read: not a channel whose history is protected from new
-    subscribers). A message that reached them meanwhile keeps its own row. Emits nothing: their
-    clients have not registered yet, or read these with the state they register with."""
+    """Gives `user`, who just joined the organization and its channels, rows of those channels'
+    recent messages (where the history is theirs to read: not a channel whose history is protected
+    from new subscribers). A message that reached them meanwhile keeps its own row. Emits nothing:
+    their clients have not registered yet, or read these with the state they register with."""
     stream_ids = Subscription.objects.filter(
         user=user, active=True, stream__history_public_to_subscribers=True, stream__deactivated=False
     ).values_list("stream_id", flat=True)

@@ -13,7 +13,10 @@ The server starts one beside itself (config/gunicorn.py); `--batch` runs what is
 
 import logging
 import os
+import signal
+import threading
 import time
+from collections.abc import Sequence
 from typing import Any
 
 from django.conf import settings
@@ -32,6 +35,8 @@ logger = logging.getLogger("apps.core.tasks")
 # attempt costs the database little; tasks queued meanwhile wait at most this long after its return).
 OUTAGE_FIRST_WAIT_SECONDS = 1
 OUTAGE_MAX_WAIT_SECONDS = 5
+# How often a worker started by the server looks whether that server is still there.
+PARENT_CHECK_SECONDS = 0.5
 
 
 class Command(OperatorCommand):
@@ -51,10 +56,11 @@ class Command(OperatorCommand):
         )
         parser.add_argument(
             "--requeue-tasks-of",
+            action="append",
             dest="requeue_of",
             metavar="WORKER_ID",
-            default=None,
-            help="First make the tasks this worker, which died, left running ready again (the server does this).",
+            default=[],
+            help="First make the tasks these workers, which died, left running ready again (the server does this).",
         )
 
     def handle(
@@ -63,7 +69,7 @@ class Command(OperatorCommand):
         batch: bool,
         worker_id: str | None,
         parent_pid: int | None,
-        requeue_of: str | None,
+        requeue_of: list[str],
         queues: list[str] | None,
         exclude: list[str] | None,
         **options: Any,
@@ -75,26 +81,39 @@ class Command(OperatorCommand):
             raise CommandError(f"No such queue: {', '.join(unknown)} (the queues: {', '.join(known)}).")
         worker = batch_worker(worker_id or get_random_string(32), queues=queues, exclude=exclude)
         if batch:
-            if requeue_of:
-                requeue_tasks_of(requeue_of)
+            for dead in requeue_of:
+                requeue_tasks_of(dead)
             worker.run()
             return
         worker.configure_signals()
+        if parent_pid is not None:
+            watch_parent(parent_pid)
         logger.info("Task worker %s started", worker.worker_id)
-        run_forever(worker, parent_pid, requeue_of=requeue_of)
+        run_forever(worker, requeue_of=requeue_of)
 
 
-def run_forever(worker: Worker, parent_pid: int | None, *, requeue_of: str | None = None) -> None:
+def watch_parent(parent_pid: int) -> None:
+    """The server that started this worker gone (killed outright), the worker stops as SIGTERM stops
+    it: at once, or after the task it is running (the verify QA pass: it went on through every task
+    of its queue first, checking between rounds). A thread of its own: a task may take a while."""
+
+    def watch() -> None:
+        while os.getppid() == parent_pid:
+            time.sleep(PARENT_CHECK_SECONDS)
+        logger.warning("Task worker: the server that started it is gone; stopping")
+        os.kill(os.getpid(), signal.SIGTERM)
+
+    threading.Thread(target=watch, name="parent-watch", daemon=True).start()
+
+
+def run_forever(worker: Worker, *, requeue_of: Sequence[str] = ()) -> None:
     next_runs = [0.0] * len(PERIODIC_JOBS)
     outage_wait = 0.0
     while worker.running:
-        if parent_pid is not None and os.getppid() != parent_pid:
-            logger.warning("Task worker: the server that started it is gone; stopping")
-            return
         try:
-            if requeue_of:  # (in here: the database may be away at first)
-                requeue_tasks_of(requeue_of)
-                requeue_of = None
+            while requeue_of:  # (in here: the database may be away at first)
+                requeue_tasks_of(requeue_of[0])
+                requeue_of = requeue_of[1:]
             run_due_jobs(next_runs)
             worker.run()  # every ready task, then back here
             if outage_wait:
