@@ -3,9 +3,10 @@ and, for code running on an event loop, one asynchronous client per loop. None w
 
 import asyncio
 import logging
+import os
 import threading
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 
 import redis
@@ -60,47 +61,56 @@ def redis_key(*parts: object) -> str:
 
 class RedisBreaker:
     """Doing without a Redis that fails. Once Redis has failed (refused, or not answered within
-    REDIS_SOCKET_TIMEOUT), the work that can do without it leaves it alone for RETRY_SECONDS
+    REDIS_SOCKET_TIMEOUT), the work that can do without it leaves it alone until it answers again,
     rather than waiting for its timeout at each use: Django's cache (the database answers instead),
     the rate limits (the general one lets requests through, the strict ones refuse at once), the
     publishing of events after a commit and the drops of cached credentials (the organization's
-    next event, or the sweep, publishes them; the drops are told again). Then one caller tries it
-    again while the others still do without, until it answers. The fault QA pass: with Redis hung,
-    each message sent waited for the cache's timeout and the publish's, 4 s, for the whole outage,
-    and four threads served a handful of requests a second.
+    next event, or the sweep, publishes them; the drops are told again), and what cannot do without
+    it answers 503 at once (redis_guarded: registrations, presence). A thread of the process PINGs
+    it every RETRY_SECONDS meanwhile: no request waits for a timeout but the first one (the fault
+    QA pass: with Redis hung, each message sent waited 4 s for the whole outage; the verify QA pass:
+    then each request that was let through to try it again every second waited 2 s).
 
-    One per process; its state is one number, read without a lock while Redis answers."""
+    One per process (a forked child starts afresh); its state is one flag, read without a lock."""
 
     RETRY_SECONDS = 1.0
 
-    def __init__(self) -> None:
+    def __init__(self, ping: Callable[[], object] | None = None) -> None:
+        self._ping = ping or (lambda: get_redis().ping())
         self._lock = threading.Lock()
-        self._retry_at = 0.0  # 0: taken to answer
+        self._failed = False
+        self._prober: threading.Thread | None = None
+        os.register_at_fork(after_in_child=self.reset)
 
     def usable(self) -> bool:
-        """Whether to use Redis now: it answers, or it failed long enough ago that this caller is the
-        one to try it again (the others are told no until that try ends: answered() or failed())."""
-        if not self._retry_at:
-            return True
-        with self._lock:
-            now = time.monotonic()
-            if not self._retry_at or now >= self._retry_at:
-                if self._retry_at:
-                    self._retry_at = now + self.RETRY_SECONDS
-                return True
-            return False
+        """Whether to use Redis now: it has not failed since it last answered."""
+        return not self._failed
 
     def answered(self) -> None:
-        if self._retry_at:
-            self._retry_at = 0.0
+        if self._failed:
+            self._failed = False
             logger.info("Redis answers again")
 
     def failed(self) -> None:
         """Redis failed (its callers say how, and what that did to their work)."""
-        self._retry_at = time.monotonic() + self.RETRY_SECONDS
+        self._failed = True
+        with self._lock:
+            if self._prober is None or not self._prober.is_alive():
+                self._prober = threading.Thread(target=self._probe, name="redis-probe", daemon=True)
+                self._prober.start()
+
+    def _probe(self) -> None:
+        while self._failed:
+            time.sleep(self.RETRY_SECONDS)
+            try:
+                self._ping()
+            except Exception:  # noqa: S112 (still failing: tried again in a while)
+                continue
+            self.answered()
 
     def reset(self) -> None:
-        self._retry_at = 0.0
+        self._failed = False
+        self._prober = None
 
 
 redis_breaker = RedisBreaker()
@@ -115,12 +125,9 @@ def redis_guarded() -> Iterator[None]:
     """Around work that needs Redis and can be refused without it (a registration, a presence
     ping, a rate limit): raises RedisLeftAlone at once while Redis is left alone (RedisBreaker),
     and tells the breaker how Redis did. The fault QA pass: with Redis hung, each registration and
-    presence ping waited for the timeout before its 503, for the whole outage.
-
-    Not to be nested, nor put around work that asks the breaker itself (the cache): the retry a
-    caller is let through for would be refused inside."""
+    presence ping waited for the timeout before its 503, for the whole outage."""
     if not redis_breaker.usable():
-        raise RedisLeftAlone("Redis failed lately: not asked again yet")
+        raise RedisLeftAlone("Redis failed and has not answered since")
     try:
         yield
     except REDIS_UNAVAILABLE:
