@@ -15,6 +15,7 @@ from apps.messages.models import Message
 from apps.realms.models import AuditLogEventType, Realm, RealmAuditLog
 from apps.subscriptions.models import Stream
 from apps.users.actions.activation import do_deactivate_user
+from apps.users.actions.create_user import do_create_user
 from apps.users.models import BotService, BotType, Role, User
 from apps.users.selectors import api_email
 from tests.api import ApiClient, assert_success
@@ -307,6 +308,11 @@ def test_bootstrap_demo_only_on_an_empty_database(db):
     out = run("bootstrap_demo", "--migrate")
     assert "No migrations to apply." in out
     assert "already set up" in out
+    # #general is the organization's default channel: someone added later joins it, with its messages.
+    assert general.is_default
+    later = do_create_user(owner.realm, "later@example.com", "Lee Later", acting_user=None)
+    assert general.subscriptions.filter(user=later, active=True).exists()
+    assert Message.objects.filter(stream=general, topic="welcome", user_messages__user=later).exists()
 
 
 def test_createsuperuser_makes_the_default_organization_and_an_owner_with_the_admin(db, tmp_path, monkeypatch):

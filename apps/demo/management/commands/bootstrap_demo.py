@@ -8,7 +8,7 @@ from apps.core.commands import OperatorCommand
 from apps.invites.actions.invites import do_create_multiuse_invite
 from apps.messages.actions.send import do_send_message
 from apps.realms.models import EmailVisibility, Realm
-from apps.subscriptions.actions.channels import NewChannel, create_streams
+from apps.subscriptions.actions.channels import NewChannel, create_streams, do_set_default_channel
 from apps.subscriptions.actions.subscriptions import bulk_add_subscriptions
 from apps.users.actions.create_realm import do_create_realm_with_owner
 from apps.users.actions.create_user import do_create_user
@@ -77,8 +77,11 @@ class Command(OperatorCommand):
                     acting_user=None,
                 )
             )
-            # A channel everyone is in, with a first message, so clients have something to show.
+            # A channel everyone is in, with a first message, so clients have something to show; the
+            # organization's default channel, as a new Zulip organization's #general: people added
+            # later join it, with its recent messages (the verify QA pass: they joined no channel).
             [general] = create_streams(realm, [NewChannel("general", "Everyone's channel")], acting_user=None)
+            do_set_default_channel(general, True, acting_user=None)
             bulk_add_subscriptions(realm, [general], users, created=[general], acting_user=None)
             do_send_message(owner, stream=general, topic="welcome", content="Welcome to Parley!", acting_user=None)
             # A link for a first colleague: a member, in #general, for the usual 10 days.
