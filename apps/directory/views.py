@@ -3,10 +3,12 @@
 import re
 from functools import partial
 from pathlib import Path
+from urllib.parse import unquote
 from uuid import UUID
 
 from django.http import HttpResponse, JsonResponse
 from django.utils.cache import get_conditional_response, set_response_etag
+from rest_framework.exceptions import NotFound
 from rest_framework.request import Request
 
 from apps.core import views as core_views
@@ -42,6 +44,31 @@ class DirectoryView(ApiView):
     def get_exception_handler(self):
         return errors.drf_exception_handler
 
+    def initial(self, request: Request, *args, **kwargs) -> None:
+        # As Dropshot: the route and method first (a wrong one is a 405), then the path parameters
+        # are parsed, before the handler, and so authentication, runs.
+        if request.method.lower() in self.http_method_names:
+            refuse_encoded_slashes(request)
+            self.parse_path_parameters()
+        super().initial(request, *args, **kwargs)
+
+    def parse_path_parameters(self) -> None:
+        """Parses self.kwargs in place; raises BadPathParameterError."""
+
+
+def refuse_encoded_slashes(request: Request) -> None:
+    """Dropshot splits the path as sent at its slashes, then decodes each segment: an encoded slash
+    (%2F) is part of its segment. uvicorn decodes the whole path first (the directory QA pass:
+    `/users/%2F` listed the users, as `/users//`), so the path as sent is read again."""
+    scope = getattr(request._request, "scope", None)
+    raw = scope.get("raw_path") if scope else None
+    if not raw or b"%2f" not in raw.lower():
+        return
+    segments = [unquote(segment) for segment in raw.decode("latin-1").split("/") if segment]
+    if len(segments) == 2 and segments[0] == "users":
+        raise BadPathParameterError(f"unable to parse '{segments[1]}' as a UUID")
+    raise NotFound()
+
 
 def query_param(request: Request, name: str) -> str | None:
     values = request.query_params.getlist(name)
@@ -76,14 +103,10 @@ class UsersView(DirectoryView):
 
 
 class UserView(DirectoryView):
-    def initial(self, request: Request, *args, **kwargs) -> None:
-        # As Dropshot: the route and method first (a wrong one is a 405), then the path parameters
-        # are parsed, before the handler, and so authentication, runs.
-        if request.method.lower() in self.http_method_names:
-            if not UUID_RE.fullmatch(kwargs["user_id"]):
-                raise BadPathParameterError(f"unable to parse '{kwargs['user_id']}' as a UUID")
-            self.kwargs["user_id"] = UUID(kwargs["user_id"])
-        super().initial(request, *args, **kwargs)
+    def parse_path_parameters(self) -> None:
+        if not UUID_RE.fullmatch(self.kwargs["user_id"]):
+            raise BadPathParameterError(f"unable to parse '{self.kwargs['user_id']}' as a UUID")
+        self.kwargs["user_id"] = UUID(self.kwargs["user_id"])
 
     def get(self, request: Request, user_id: str):
         user_uuid = self.kwargs["user_id"]

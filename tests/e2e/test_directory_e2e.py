@@ -140,6 +140,15 @@ def test_real_server_headers_and_errors(parley_server, people):
         assert set(response.json()) <= {"message", "request_id", "error_code"}
         assert response.json()["request_id"] == response.headers["x-request-id"]
     assert requests.post(f"{parley_server.url}/users", timeout=10).headers["Allow"] == "GET"
+    # An encoded slash stays in its segment, as Dropshot splits the path before decoding it (the
+    # directory QA pass: `/users/%2F` was `/users//`, the list).
+    for path, status, message in [
+        ("/users/%2F", 400, "bad parameter in URL path: unable to parse '/' as a UUID"),
+        ("/users/%2f" + str(owner.uuid), 400, f"bad parameter in URL path: unable to parse '/{owner.uuid}' as a UUID"),
+        ("/users%2F", 404, "Not Found"),
+    ]:
+        response = requests.get(f"{parley_server.url}{path}", auth=auth, timeout=10)
+        assert (response.status_code, response.json()["message"]) == (status, message)
 
 
 def test_database_down_is_a_503_error(live_server_factory):
