@@ -11,7 +11,7 @@ from typing import Any
 
 import redis.exceptions
 from django.conf import settings
-from django.core.exceptions import PermissionDenied, RequestDataTooBig, SuspiciousOperation
+from django.core.exceptions import PermissionDenied, RequestDataTooBig, SuspiciousOperation, TooManyFieldsSent
 from django.db import DatabaseError, InterfaceError, OperationalError
 from django.http import Http404
 from django.http.multipartparser import MultiPartParserError
@@ -340,6 +340,8 @@ def as_jsonable_error(exc: BaseException) -> JsonableError | None:
         error = JsonableError(f"Request body too large (the limit is {settings.DATA_UPLOAD_MAX_MEMORY_SIZE:,} bytes)")
         error.http_status_code = 413
         return error
+    if isinstance(exc, TooManyFieldsSent):  # (said why: the directory QA pass)
+        return JsonableError(f"Too many parameters (the limit is {settings.DATA_UPLOAD_MAX_NUMBER_FIELDS:,})")
     if isinstance(exc, SuspiciousOperation):
         return JsonableError("Bad Request")
     if isinstance(exc, drf_exceptions.ParseError) and isinstance(exc.__context__, MultiPartParserError):

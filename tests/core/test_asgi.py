@@ -98,7 +98,7 @@ def test_the_events_route_answers_too_many_parameters_in_the_envelope(settings, 
     credentials = base64.b64encode(f"{member.delivery_email}:{member.api_key}".encode())
     authorization = ((b"authorization", b"Basic " + credentials),)
     status, _, body = run(request(EventsPollApp(), "/api/v1/events", query=query, headers=authorization))
-    assert (status, body["result"], body["msg"]) == (400, "error", "Bad Request")
+    assert (status, body["result"], body["msg"]) == (400, "error", "Too many parameters (the limit is 10)")
     # Authentication comes first, as for every request.
     status, _, body = run(request(EventsPollApp(), "/api/v1/events", query=query))
     assert (status, body["code"]) == (401, "UNAUTHORIZED")

@@ -111,6 +111,13 @@ def test_disallowed_host_is_400(member):
     assert_error(DirectoryClient(member, host="evil.example.org").get("/users"), 400, "Bad Request", None)
 
 
+def test_too_many_query_parameters_say_so(directory_for, member):
+    """(The directory QA pass: a 400 "Bad Request" that did not say why.)"""
+    query = "&".join(["limit=1", *["x=1"] * 1000])
+    response = directory_for(member).get(f"/users?{query}")
+    assert_error(response, 400, "Too many parameters (the limit is 1,000)", None)
+
+
 def test_rate_limit_is_429_with_retry_after(directory_for, member, settings):
     settings.RATE_LIMIT_API_BY_USER = (2, 60)
     client = directory_for(member)
