@@ -17,7 +17,7 @@ their tracebacks).
 
 import logging
 import random
-from collections.abc import Callable
+from collections.abc import Callable, Collection
 from datetime import timedelta
 from functools import wraps
 from typing import Any
@@ -160,17 +160,18 @@ def requeue_abandoned() -> int:
     return count
 
 
-def requeue_tasks_of(worker_id: str) -> int:
-    """Tasks a worker known to have died (its supervisor saw it end: config/task_worker.py) left
+def requeue_tasks_of(worker_ids: Collection[str]) -> int:
+    """Tasks workers known to have died (their supervisor saw them end: config/task_worker.py) left
     "running": ready again at once, not after TASK_ABANDONED_AFTER_SECONDS (the clients QA pass: a
     bot's answer came ten minutes late). Returns how many."""
+    dead = set(worker_ids)
     running = DBTaskResult.objects.filter(status=TaskResultStatus.RUNNING).only("id", "worker_ids")
-    theirs = [task.id for task in running if task.worker_ids and task.worker_ids[-1] == worker_id]
+    theirs = [task.id for task in running if task.worker_ids and task.worker_ids[-1] in dead]
     count = DBTaskResult.objects.filter(id__in=theirs, status=TaskResultStatus.RUNNING).update(
         status=TaskResultStatus.READY, started_at=None
     )
     if count:
-        logger.warning("%d task(s) left running by task worker %s, which stopped, will run again", count, worker_id)
+        logger.warning("%d task(s) left running by task workers that stopped (%s) will run again", count, sorted(dead))
     return count
 
 

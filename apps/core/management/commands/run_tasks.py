@@ -81,8 +81,8 @@ class Command(OperatorCommand):
             raise CommandError(f"No such queue: {', '.join(unknown)} (the queues: {', '.join(known)}).")
         worker = batch_worker(worker_id or get_random_string(32), queues=queues, exclude=exclude)
         if batch:
-            for dead in requeue_of:
-                requeue_tasks_of(dead)
+            if requeue_of:
+                requeue_tasks_of(requeue_of)
             worker.run()
             return
         worker.configure_signals()
@@ -111,9 +111,9 @@ def run_forever(worker: Worker, *, requeue_of: Sequence[str] = ()) -> None:
     outage_wait = 0.0
     while worker.running:
         try:
-            while requeue_of:  # (in here: the database may be away at first)
-                requeue_tasks_of(requeue_of[0])
-                requeue_of = requeue_of[1:]
+            if requeue_of:  # (in here: the database may be away at first)
+                requeue_tasks_of(requeue_of)
+                requeue_of = ()
             run_due_jobs(next_runs)
             worker.run()  # every ready task, then back here
             if outage_wait:
