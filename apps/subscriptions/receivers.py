@@ -8,8 +8,10 @@ from apps.folders.hooks import folder_in_use
 from apps.folders.models import ChannelFolder
 from apps.groups.hooks import group_deactivation_objections, group_membership_changing
 from apps.groups.models import UserGroup
+from apps.realms.hooks import realm_created
 from apps.subscriptions.actions.access import GroupChannelAccess, send_stream_events_for_role_change
 from apps.subscriptions.actions.channel_settings import send_setting_updates_for_user
+from apps.subscriptions.actions.new_realm import create_initial_channels
 from apps.subscriptions.actions.subscriptions import (
     bulk_remove_subscriptions,
     join_new_person_channels,
@@ -35,6 +37,9 @@ def channels_seen(user: User, old_role: int, new_role: int) -> Callable[[], None
     private channel, and back: the channels seen before, then the events for the difference."""
     before = visible_streams(user)
     return lambda: send_stream_events_for_role_change(user, before)
+
+
+realm_created.register(create_initial_channels)
 
 
 @person_created.register

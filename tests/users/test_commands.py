@@ -52,6 +52,36 @@ def test_create_realm_json_and_the_key_works(db, tmp_path):
     assert body["user_id"] == owner.id
 
 
+def test_a_new_organization_starts_with_general_and_sandbox_which_everyone_joins(db):
+    # As a new Zulip organization: its people have somewhere to talk from the first minute.
+    out = run_json(
+        "create_realm", "--string-id", "acme", "--name", "Acme Corp", "--owner-email", "boss@acme.example",
+        "--owner-full-name", "Bea Boss",
+    )  # fmt: skip
+    realm = Realm.objects.get(string_id="acme")
+    owner_client = ApiClient(email=out["email"], api_key=out["api_key"], host="acme.testserver")
+    subscriptions = assert_success(owner_client.get("/users/me/subscriptions"))["subscriptions"]
+    assert sorted(sub["name"] for sub in subscriptions) == ["general", "sandbox"]
+    assert all(not sub["invite_only"] for sub in subscriptions)
+    general = Stream.objects.get(realm=realm, name="general")
+    assert sorted(Stream.objects.filter(realm=realm, is_default=True).values_list("name", flat=True)) == [
+        "general",
+        "sandbox",
+    ]
+    assert (realm.new_stream_announcements_stream, realm.zulip_update_announcements_stream) == (general, general)
+    # Someone who joins later joins both; a bot, neither.
+    member = do_create_user(realm, "mo@acme.example", "Mo Member", acting_user=None)
+    assert sorted(Stream.objects.filter(subscriptions__user=member).values_list("name", flat=True)) == [
+        "general",
+        "sandbox",
+    ]
+    owner = User.objects.get(id=out["user_id"])
+    bot = do_create_user(
+        realm, "bot@acme.example", "A Bot", bot_type=BotType.GENERIC, bot_owner=owner, acting_user=None
+    )
+    assert not Stream.objects.filter(subscriptions__user=bot).exists()
+
+
 def test_create_default_realm(db):
     out = run_json(
         "create_realm",

@@ -8,8 +8,8 @@ from apps.core.commands import OperatorCommand
 from apps.invites.actions.invites import do_create_multiuse_invite
 from apps.messages.actions.send import do_send_message
 from apps.realms.models import EmailVisibility, Realm
-from apps.subscriptions.actions.channels import NewChannel, create_streams, do_set_default_channel
 from apps.subscriptions.actions.subscriptions import bulk_add_subscriptions
+from apps.subscriptions.models import Stream
 from apps.users.actions.create_realm import do_create_realm_with_owner
 from apps.users.actions.create_user import do_create_user
 from apps.users.actions.user_settings import do_set_user_staff
@@ -77,16 +77,16 @@ class Command(OperatorCommand):
                     acting_user=None,
                 )
             )
-            # A channel everyone is in, with a first message, so clients have something to show; the
-            # organization's default channel, as a new Zulip organization's #general: people added
-            # later join it, with its recent messages (the verify QA pass: they joined no channel).
-            [general] = create_streams(realm, [NewChannel("general", "Everyone's channel")], acting_user=None)
-            do_set_default_channel(general, True, acting_user=None)
-            bulk_add_subscriptions(realm, [general], users, created=[general], acting_user=None)
+            # The organization's #general (apps.subscriptions: a default channel, as every new
+            # organization's, which its people joined), the bot in it too, with a first message so
+            # that clients have something to show.
+            general = Stream.objects.get(realm=realm, name="general")
+            bulk_add_subscriptions(realm, [general], [users[-1]], acting_user=None)
             do_send_message(owner, stream=general, topic="welcome", content="Welcome to Parley!", acting_user=None)
             # A link for a first colleague: a member, in #general, for the usual 10 days.
             invite = do_create_multiuse_invite(realm, streams=[general], acting_user=owner)
-        self.stdout.write(f"\nCreated the demo organization {realm.name!r}, served at {url}, with a channel #general\n")
+        channels = "the channels #general and #sandbox"
+        self.stdout.write(f"\nCreated the demo organization {realm.name!r}, served at {url}, with {channels}\n")
         self.stdout.write(f"{'role':<14} {'email':<24} API key")
         for user in users:
             role = "bot" if user.is_bot else ROLE_LABELS[user.role]
