@@ -136,6 +136,28 @@ def check_role_based_permission(user: User, invited_as: int, *, require_admin: b
         raise JsonableError("Must be an organization administrator")
 
 
+# Roles only administrators invite people as (owners only by owners).
+ADMIN_INVITED_ROLES = (Role.OWNER, Role.ADMINISTRATOR, Role.MODERATOR)
+
+
+def check_may_invite_as(user: User, invited_as: int) -> None:
+    """The role is not above the inviter's, as Zulip checks it (owners by owners, moderators and
+    administrators by administrators)."""
+    check_role_based_permission(user, invited_as, require_admin=invited_as in ADMIN_INVITED_ROLES)
+
+
+def invitable_roles(user: User) -> list[Role]:
+    """The roles `user` may invite people as, highest first (what the web app offers)."""
+    roles = []
+    for role in sorted(Role, key=int):
+        try:
+            check_may_invite_as(user, role)
+        except JsonableError:
+            continue
+        roles.append(role)
+    return roles
+
+
 def access_multiuse_invite_by_id(user: User, invite_id: int) -> MultiuseInvite:
     """An invitation `user` may revoke: one they created, or as an administrator (an owner for an
     owner's invitation). "No such invitation" for ids of other organizations and of none alike."""

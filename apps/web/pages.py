@@ -39,7 +39,12 @@ from apps.core.sessions import session_user
 from apps.invites.actions.signup import do_join_with_invite
 from apps.invites.errors import InvalidInvitationLinkError
 from apps.invites.models import EmailInvitation
-from apps.invites.selectors import usable_invite_by_key
+from apps.invites.selectors import (
+    can_create_multiuse_invite,
+    can_invite_users_by_email,
+    invitable_roles,
+    usable_invite_by_key,
+)
 from apps.realms.models import Realm
 from apps.users.actions.password_reset import (
     PasswordResetLinkError,
@@ -50,6 +55,7 @@ from apps.users.actions.password_reset import (
 from apps.users.actions.user_settings import do_regenerate_api_key
 from apps.users.backends import check_password_login
 from apps.users.errors import EmailInUseError
+from apps.users.models import User
 from apps.users.selectors import active_bots_with_services, api_email
 from apps.web.forms import ConfirmPasswordForm, JoinForm, LoginForm, NewPasswordForm, PasswordResetForm
 
@@ -192,6 +198,15 @@ APP_CSP = (
 )
 
 
+def invitations_offered(user: User) -> dict | None:
+    """What the app's "Invite people" panel offers this user (None: no panel): invitations by email
+    and reusable links as the organization lets them send each, as the roles they may give."""
+    by_email, by_link = can_invite_users_by_email(user), can_create_multiuse_invite(user)
+    if not (by_email or by_link):
+        return None
+    return {"by_email": by_email, "by_link": by_link, "roles": invitable_roles(user)}
+
+
 @method_decorator(never_cache, name="dispatch")
 @method_decorator(ensure_csrf_cookie, name="dispatch")
 class AppView(LoggedInPage):
@@ -203,7 +218,12 @@ class AppView(LoggedInPage):
     def get(self, request: HttpRequest) -> HttpResponse:
         # The rules a new password follows, beside its field (the newcomer QA pass: a refusal said
         # only "New password is too weak!", where the join page lists them).
-        context = {"realm": self.realm, "user": self.user, "password_rules": " ".join(password_validators_help_texts())}
+        context = {
+            "realm": self.realm,
+            "user": self.user,
+            "password_rules": " ".join(password_validators_help_texts()),
+            "invite": invitations_offered(self.user),
+        }
         response = render(request, "web/app.html", context)
         response["Content-Security-Policy"] = APP_CSP
         return response

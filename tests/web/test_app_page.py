@@ -8,6 +8,8 @@ from django.contrib.auth.password_validation import password_validators_help_tex
 from django.contrib.staticfiles import finders
 from django.utils.html import escape
 
+from apps.groups.models import SystemGroups
+from apps.groups.selectors import get_system_group
 from apps.messages.emoji import unicode_emoji_code
 from apps.users.models import User
 from tests.web.conftest import browser, submit
@@ -140,3 +142,36 @@ def test_the_pickers_common_emoji_are_named_as_the_server_names_them():
     names = re.findall(r'"([^"]+)"', script[script.index("const COMMON = [") :].split("];")[0])
     assert len(names) == 40
     assert [name for name in names if unicode_emoji_code(name) is None] == []
+
+
+def _app_page_of(user) -> str:
+    client = browser()
+    client.force_login(user)
+    return client.get("/").content.decode()
+
+
+def test_invitations_are_offered_as_the_organization_lets_each_person_invite(realm, owner, admin, member, guest):
+    """The "Invite people" panel: the roles each may give (owners by owners, moderators and
+    administrators by administrators), invitations by email and links each as the organization's
+    groups allow, and nothing for whom it allows neither."""
+    roles = re.compile(r'<select id="invite-role">(.*?)</select>', re.S)
+    offered = lambda html: re.findall(r'<option value="(\d+)"', roles.search(html)[1])  # noqa: E731
+    page = _app_page_of(owner)
+    for offer in ('id="open-invite"', 'id="invite-emails"', 'id="invite-make-link"'):
+        assert offer in page
+    assert offered(page) == ["100", "200", "300", "400", "600"]
+    assert offered(_app_page_of(admin)) == ["200", "300", "400", "600"]
+    # Members invite by email where the organization lets them (here: Members), as members or guests;
+    # links are for administrators.
+    realm.can_invite_users_group = get_system_group(realm.id, SystemGroups.MEMBERS)
+    realm.create_multiuse_invite_group = get_system_group(realm.id, SystemGroups.ADMINISTRATORS)
+    realm.save(update_fields=["can_invite_users_group", "create_multiuse_invite_group"])
+    page = _app_page_of(member)
+    assert 'id="invite-emails"' in page
+    assert 'id="invite-make-link"' not in page
+    assert offered(page) == ["400", "600"]
+    # Where only administrators invite, a member has no panel; a guest never has one.
+    realm.can_invite_users_group = get_system_group(realm.id, SystemGroups.ADMINISTRATORS)
+    realm.save(update_fields=["can_invite_users_group"])
+    assert 'id="open-invite"' not in _app_page_of(member)
+    assert 'id="invite"' not in _app_page_of(guest)

@@ -19,7 +19,6 @@ from django.utils import timezone
 from apps.core.errors import JsonableError
 from apps.groups.models import UserGroup
 from apps.invites.actions.invites import (
-    ADMIN_INVITED_ROLES,
     audit_invitation_created,
     check_invite_lifetime,
     check_welcome_message_custom_text,
@@ -32,7 +31,7 @@ from apps.invites.selectors import (
     access_groups_for_invite,
     access_streams_for_invite,
     can_invite_users_by_email,
-    check_role_based_permission,
+    check_may_invite_as,
     existing_user_errors,
     invitation_emails_sent_since,
     key_digest,
@@ -88,7 +87,7 @@ def check_invite_users(
     account), whose error the view answers once the others' invitations are committed."""
     if not can_invite_users_by_email(acting_user):
         raise JsonableError("Insufficient permission")
-    check_role_based_permission(acting_user, invited_as, require_admin=invited_as in ADMIN_INVITED_ROLES)
+    check_may_invite_as(acting_user, invited_as)
     emails = parse_invitee_emails(invitee_emails)
     if not emails:
         raise JsonableError("You must specify at least one email address.")

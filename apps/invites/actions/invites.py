@@ -20,7 +20,7 @@ from apps.invites.selectors import (
     access_groups_for_invite,
     access_streams_for_invite,
     can_create_multiuse_invite,
-    check_role_based_permission,
+    check_may_invite_as,
     invite_audience,
     key_digest,
     open_invites,
@@ -30,9 +30,6 @@ from apps.realms.audit import audit
 from apps.realms.models import AuditLogEventType, Realm
 from apps.subscriptions.models import Stream
 from apps.users.models import Role, User
-
-# Roles only administrators may invite to (owners only by owners: check_role_based_permission).
-ADMIN_INVITED_ROLES = (Role.OWNER, Role.ADMINISTRATOR, Role.MODERATOR)
 
 
 def generate_invite_key() -> str:
@@ -76,7 +73,7 @@ def check_create_multiuse_invite(
     custom welcome text only from administrators. Then do_create_multiuse_invite."""
     if not can_create_multiuse_invite(acting_user):
         raise JsonableError("Insufficient permission")
-    check_role_based_permission(acting_user, invited_as, require_admin=invited_as in ADMIN_INVITED_ROLES)
+    check_may_invite_as(acting_user, invited_as)
     streams = access_streams_for_invite(acting_user, stream_ids)
     groups = access_groups_for_invite(acting_user, group_ids)
     if welcome_message_custom_text is not None and not acting_user.is_admin:

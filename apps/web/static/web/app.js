@@ -24,6 +24,7 @@ import {
 import { closeEmojiPicker, emojiPickerOpenedBy, openEmojiPicker, setUpEmojiPicker } from "./emoji_picker.js";
 import { EventQueue } from "./events.js";
 import { hideMentions, hidePeople, onMentionKey, onPeopleKey, suggestMentions, suggestPeople } from "./mentions.js";
+import { renderInviteChannels, setUpInvitations } from "./invite.js";
 import { hashFor, narrowFor, viewFromHash, viewShows, zulipLinkTo } from "./narrow.js";
 import { bdi, el, listed, messageItem, readToggleLabel, reveal, showDefaultPictureOnError, showLinks } from "./render.js";
 import { onSearchKey, onShortcutKey } from "./shortcuts.js";
@@ -1099,8 +1100,11 @@ async function onMessageAction(event) {
 
 // A panel opened (the channels' list, settings) is scrolled into sight: in one column (a phone) it is
 // far below the top of the page, where its opener is.
+// The panels: one at a time (the invitations' only for those who may invite).
+const panels = () => ["#channel-browser", "#settings", "#invite"].map($).filter(Boolean);
+
 function openPanel(panel, focused) {
-  for (const other of [$("#channel-browser"), $("#settings")]) other.hidden = other !== panel;
+  for (const other of panels()) other.hidden = other !== panel;
   panel.scrollIntoView({ block: "start" });
   focused.focus({ preventScroll: true });
 }
@@ -1326,7 +1330,7 @@ function start() {
   $("#browse-channels").addEventListener("click", showChannelBrowser);
   // The channels and the settings close with their button or Esc (the web app QA pass: only
   // another view closed them).
-  for (const panel of [$("#channel-browser"), $("#settings")]) {
+  for (const panel of panels()) {
     panel.querySelector(".close-panel").addEventListener("click", () => closePanel(panel));
     panel.addEventListener("keydown", (event) => event.key === "Escape" && closePanel(panel));
   }
@@ -1340,6 +1344,12 @@ function start() {
     $("#settings-avatar").src = state.users.get(state.ownUserId)?.avatar_url || "";
     openPanel($("#settings"), $("#settings-name"));
   });
+  $("#open-invite")?.addEventListener("click", () => {
+    renderInviteChannels();
+    $("#invite-status").textContent = "";
+    openPanel($("#invite"), $("#invite-emails") || $("#invite-role"));
+  });
+  if ($("#invite")) setUpInvitations();
   $("#logout").form.addEventListener("submit", forgetDraft);
   $("#settings-form").addEventListener("submit", saveSettings);
   $("#password-form").addEventListener("submit", changePassword);

@@ -1,0 +1,77 @@
+"""Inviting colleagues from the web app (the "Invite people" panel) in a real browser: the owner invites
+two people by email as moderators into a channel, is told of an address the server refuses, and
+creates a link that a newcomer opens to the sign-up page."""
+
+import re
+
+import pytest
+import zulip
+from playwright.sync_api import expect, sync_playwright
+
+from apps.invites.models import EmailInvitation, MultiuseInvite
+from apps.users.models import Role
+from apps.users.selectors import api_email
+from tests.e2e.test_web_app import SCREENSHOTS, log_in, web_server  # noqa: F401 (a fixture)
+
+pytestmark = pytest.mark.e2e
+
+
+def test_the_owner_invites_by_email_and_by_link(web_server, people, chromium):  # noqa: F811
+    server, general = web_server
+    realm, owner, _ = people
+    api = zulip.Client(email=api_email(owner), api_key=owner.api_key, site=server.url)
+    with sync_playwright() as playwright:
+        browser = playwright.chromium.launch(executable_path=chromium, headless=True)
+        _, page = log_in(browser, server.url, owner.delivery_email)
+        page.click("#open-invite")
+        expect(page.locator("#invite")).to_be_visible()
+        expect(page.locator("#invite-emails")).to_be_focused()
+        expect(page.locator("#invite-role option")).to_have_count(5)
+        expect(page.locator("#invite-role")).to_have_value(str(Role.MEMBER))
+
+        page.fill("#invite-emails", "ada@example.org,\ngrace@example.org")
+        page.select_option("#invite-role", str(Role.MODERATOR))
+        page.uncheck("#invite-default-channels")
+        page.check(f"#invite-channels input[data-stream-id='{general.id}']")
+        page.select_option("#invite-expires", "1440")
+        page.click("#invite-send")
+        expect(page.locator("#invite-status")).to_have_text("2 invitations were sent.")
+        expect(page.locator("#invite-emails")).to_have_value("")
+        # (The API lists them: the test's own database is not read while the browser runs.)
+        sent = sorted(api.call_endpoint(url="invites", method="GET")["invites"], key=lambda i: i["email"])
+        assert [(i["email"], i["invited_as"], i["stream_ids"]) for i in sent] == [
+            ("ada@example.org", Role.MODERATOR, [general.id]),
+            ("grace@example.org", Role.MODERATOR, [general.id]),
+        ]
+        assert sent[0]["expiry_date"] - sent[0]["invited"] == 86400
+
+        # An address the server refuses is named, and nothing is sent.
+        page.fill("#invite-emails", "not an address")
+        page.click("#invite-send")
+        expect(page.locator("#invite-status")).to_contain_text("Not sent:")
+        expect(page.locator("#invite-status")).to_contain_text("not an address")
+        assert len(api.call_endpoint(url="invites", method="GET")["invites"]) == 2
+
+        # A reusable link, as a member with the default channels, valid until revoked.
+        page.select_option("#invite-role", str(Role.MEMBER))
+        page.check("#invite-default-channels")
+        page.uncheck(f"#invite-channels input[data-stream-id='{general.id}']")
+        page.select_option("#invite-expires", "null")
+        page.click("#invite-make-link")
+        expect(page.locator("#invite-link")).to_have_value(re.compile(r"/join/\w+/$"))
+        link = page.locator("#invite-link").input_value()
+        page.screenshot(path=str(SCREENSHOTS / "invite-panel.png"))
+        page.press("#invite-role", "Escape")
+        expect(page.locator("#invite")).to_be_hidden()
+
+        newcomer = browser.new_context().new_page()
+        newcomer.goto(link)
+        expect(newcomer.locator("input[name=full_name]")).to_be_visible()
+        browser.close()
+    sent = EmailInvitation.objects.filter(realm=realm)
+    assert {invite.include_realm_default_subscriptions for invite in sent} == {False}
+    invite = MultiuseInvite.objects.get(realm=realm)
+    assert link == f"{server.url}/join/{invite.key}/"
+    assert (invite.invited_as, invite.include_realm_default_subscriptions) == (Role.MEMBER, True)
+    assert invite.expiry_date is None
+    assert not invite.streams.exists()
