@@ -27,6 +27,7 @@ from apps.core.errors import (
     error_response,
 )
 from apps.core.notes import request_notes
+from apps.core.params import request_params
 from apps.core.sessions import API_URL_SPACE, url_space
 
 
@@ -75,6 +76,11 @@ class ApiViewMixin:
             raise
         self.check_throttles(request)
         self.check_permissions(request)
+        if request.method not in ("GET", "HEAD"):
+            # A body that cannot be read (a media type other than a form's, a broken multipart body)
+            # is refused before the handler does anything (the fuzz QA pass: handlers that read no
+            # parameter acted, then json_success's look at the parameters refused the request).
+            request_params(request)
 
     def throttled(self, request: Request, wait: float | None) -> None:
         raise RateLimitedError(wait or 0.001)

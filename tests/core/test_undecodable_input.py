@@ -16,9 +16,12 @@ import pytest
 from django.urls import URLPattern, URLResolver, get_resolver
 from django.urls.resolvers import RegexPattern, RoutePattern
 
+from apps.core.views import ApiViewMixin
 from apps.directory.urls import is_directory_path
 from apps.messages.models import Message
+from apps.users.models import User
 from tests.api import ApiClient, assert_success, handlers_of
+from tests.factories import BotFactory
 
 # As they travel in a URL: NUL, a surrogate encoded as if it were UTF-8, a byte that starts no UTF-8
 # character, and digits that are not ASCII (Arabic-Indic one, two).
@@ -40,6 +43,7 @@ class Route:
     parameters: tuple[str, ...]
     methods: tuple[str, ...]
     converters: dict
+    view_class: type
 
     def path(self, **values: str) -> str:
         return self.template.format(**{name: values.get(name, self.valid(name)) for name in self.parameters})
@@ -58,7 +62,8 @@ def _routes(resolver: URLResolver, prefix: str = "", converters: dict | None = N
             continue
         assert isinstance(pattern, URLPattern)
         methods = tuple(m.upper() for m in handlers_of(pattern.callback))
-        yield Route("/" + prefix + text, names, methods, {**(converters or {}), **kinds})
+        view_class = getattr(pattern.callback, "cls", None) or getattr(pattern.callback, "view_class", object)
+        yield Route("/" + prefix + text, names, methods, {**(converters or {}), **kinds}, view_class)
 
 
 def _template(pattern) -> tuple[str, tuple[str, ...], dict]:
@@ -191,3 +196,43 @@ def test_a_nul_byte_or_lone_surrogate_in_json_text_of_to_is_refused(owner, to):
     assert_client_error(response, "/api/v1/messages")
     response = api.post("/messages", {"type": "direct", "to": to, "content": "hi"})
     assert_client_error(response, "/api/v1/messages")
+
+
+# Bodies no API view can read: another media type than a form's, a charset that does not exist, a
+# multipart body without its parts.
+UNREADABLE_BODIES = [
+    ("application/json", b"{}", 415),
+    ("text/plain; charset=bogus", b"a=1", 415),
+    ("multipart/form-data", b"garbage", 400),
+]
+WRITES = [
+    (route, method)
+    for route in ROUTES
+    if route.template.startswith("/api/v1/") and issubclass(route.view_class, ApiViewMixin)
+    for method in route.methods
+    if method in ("POST", "PUT", "PATCH", "DELETE")
+]
+
+
+@pytest.mark.parametrize(("route", "method"), WRITES, ids=lambda item: getattr(item, "template", item))
+def test_an_unreadable_body_is_refused_before_anything_is_done(route, method, owner):
+    """Before the handler looks anything up (so even for ids that do not exist): the fuzz QA pass
+    found handlers that read no parameter acting, then the request refused for its body."""
+    api = ApiClient(owner)
+    # Refused whatever the body (a method or a permission the owner lacks: the checks before it).
+    refused_first = api.client.generic(method, route.path(), b"", **api.headers).status_code in (403, 405)
+    for content_type, body, status in UNREADABLE_BODIES:
+        response = api.client.generic(method, route.path(), body, content_type=content_type, **api.headers)
+        expected = (status, 403, 405) if refused_first else (status,)
+        assert response.status_code in expected, (method, route.template, content_type, response.content)
+        assert response.json()["result"] == "error"
+
+
+def test_a_bot_key_is_not_regenerated_by_a_request_refused_for_its_body(owner):
+    bot = BotFactory(realm=owner.realm, bot_owner=owner)
+    api = ApiClient(owner)
+    for content_type, body, status in UNREADABLE_BODIES:
+        path = f"/api/v1/bots/{bot.id}/api_key/regenerate"
+        response = api.client.generic("POST", path, body, content_type=content_type, **api.headers)
+        assert response.status_code == status
+        assert User.objects.get(id=bot.id).api_key == bot.api_key
