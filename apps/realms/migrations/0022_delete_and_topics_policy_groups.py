@@ -15,12 +15,21 @@ DEFAULTS = {
 
 
 def set_defaults(apps, schema_editor):
+    # One UPDATE an organization: a second UPDATE of a row this transaction wrote makes PostgreSQL
+    # queue the checks of the table's deferred foreign keys, and it then refuses this migration's
+    # CREATE INDEX ("pending trigger events": upgrading a database with organizations failed so).
     Realm = apps.get_model("realms", "Realm")
     UserGroup = apps.get_model("groups", "UserGroup")
-    for setting, group_name in DEFAULTS.items():
-        groups = dict(UserGroup.objects.filter(is_system_group=True, name=group_name).values_list("realm_id", "id"))
-        for realm_id, group_id in groups.items():
-            Realm.objects.filter(id=realm_id, **{f"{setting}__isnull": True}).update(**{f"{setting}_id": group_id})
+    system = UserGroup.objects.filter(is_system_group=True, name__in=DEFAULTS.values())
+    groups = {(realm_id, name): group_id for realm_id, name, group_id in system.values_list("realm_id", "name", "id")}
+    for realm in Realm.objects.order_by("id"):
+        changes = {
+            f"{setting}_id": groups[realm.id, group_name]
+            for setting, group_name in DEFAULTS.items()
+            if getattr(realm, f"{setting}_id") is None and (realm.id, group_name) in groups
+        }
+        if changes:
+            Realm.objects.filter(id=realm.id).update(**changes)
 
 
 def group_setting(help_text: str) -> models.ForeignKey:
