@@ -42,8 +42,13 @@ class CredentialCache:
         self._entries: dict[tuple[str, str], tuple[Identity, float]] = {}
         self._lock = threading.Lock()
         self.generation = 0  # counts forgets: read it before the database lookup, pass it to put()
+        # False while this process cannot hear of the changes that make entries wrong (with Redis,
+        # its subscription to the notifications is broken): nothing is kept or handed out meanwhile.
+        self.trusted = True
 
     def get(self, host: str, authorization: str) -> Identity | None:
+        if not self.trusted:
+            return None
         entry = self._entries.get((host, authorization))
         if entry is None:
             return None
@@ -57,7 +62,7 @@ class CredentialCache:
         """Cache `identity`, read from the database when `self.generation` was `generation`; unless
         something was forgotten since (the identity may be what was forgotten)."""
         with self._lock:
-            if generation != self.generation:
+            if generation != self.generation or not self.trusted:
                 return
             if len(self._entries) >= self.MAX_ENTRIES:
                 self._entries.clear()
@@ -73,10 +78,14 @@ class CredentialCache:
             for key in stale:
                 del self._entries[key]
 
-    def clear(self) -> None:
-        """Forget everything: credentials and organizations (e.g. after missing notifications)."""
+    def clear(self, *, trusted: bool = True) -> None:
+        """Forget everything: credentials and organizations (e.g. after missing notifications); with
+        `trusted` False, keep nothing until cleared again with it True (this process can no longer
+        hear of changes: the operator QA pass, a key rotated during a Redis outage worked for five
+        minutes more on a server that could not hear of it)."""
         credentials_forgotten.call(None)
         with self._lock:
+            self.trusted = trusted
             self.generation += 1
             self._entries.clear()
 

@@ -48,10 +48,18 @@ class BackgroundTasks:
             self._following = loop.create_task(self._follow_outbox(), name="parley-event-outbox")
 
     async def _start_notifications(self) -> None:
-        try:
-            await get_backend().start_notifications()
-        except Exception as exc:
-            logger.warning("event notifications not started yet: %s", exc)
+        """Until subscribed: meanwhile the process trusts no cached credentials (the backend's
+        listener), so it must not wait for a long-poll to try again once Redis is back."""
+        failures = 0
+        while True:
+            try:
+                await get_backend().start_notifications()
+                return
+            except Exception as exc:
+                if failures == 0:
+                    logger.warning("event notifications not started yet, trying again every second: %s", exc)
+                failures += 1
+            await asyncio.sleep(1)
 
     async def stop(self) -> None:
         for task in (self._sweeper, self._listening, self._following):

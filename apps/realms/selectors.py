@@ -13,6 +13,7 @@ from django.http.request import split_domain_port
 
 from apps.core.cache import instance_copy
 from apps.core.errors import InvalidSubdomainError
+from apps.events.credentials import credential_cache
 from apps.realms.models import Realm, RealmAuditLog, RealmDomain
 from config.env import is_ip_address
 
@@ -47,6 +48,8 @@ class RealmCache:
         self.generation = 0
 
     def get(self, string_id: str) -> Realm | None:
+        if not credential_cache.trusted:  # this process cannot hear of changes for now
+            return None
         entry = self._entries.get(string_id)
         if entry is None or entry[1] < time.monotonic():
             return None

@@ -10,6 +10,7 @@ import pytest
 import requests
 
 from apps.core.redis_client import RedisBreaker
+from apps.users.models import User
 from tests.e2e.test_dependencies_down import assert_503
 
 pytestmark = [pytest.mark.e2e, pytest.mark.redis]
@@ -200,3 +201,30 @@ def test_a_hung_redis_is_not_waited_for_at_each_registration_or_presence_request
     assert_success_of(api.post("/users/me/presence", status="active"))
     assert_success_of(api.post("/register"))
     assert_success_of(api.get(f"/users/{member.id}/presence"))
+
+
+def test_a_server_that_cannot_hear_of_changes_trusts_no_cached_credentials(live_server_factory, people, own_redis):
+    """A key rotated where this server cannot hear of it (its Redis gone) stops working at once, not
+    when the cached credentials expire (the operator QA pass: five minutes more); once Redis is back,
+    the new key works and the old one stays refused."""
+    _, _, member = people
+    server = live_server_factory(REDIS_URL=own_redis.url)
+    old = Api(server, member)
+    assert old.get("/users/me").status_code == 200  # its credentials cached now
+    own_redis.kill()
+    User.objects.filter(id=member.id).update(api_key="n" * 32)  # no notification: nobody could hear it
+    deadline = time.monotonic() + 10
+    while (status := old.get("/users/me").status_code) == 200:
+        assert time.monotonic() < deadline, "the old key still works"
+        time.sleep(0.1)
+    assert status == 401
+    member.api_key = "n" * 32
+    new = Api(server, member)
+    assert new.get("/users/me").status_code == 200
+    own_redis.start()
+    deadline = time.monotonic() + 10
+    while requests.get(f"{server.url}/health/ready", timeout=5).status_code != 200:
+        assert time.monotonic() < deadline, "Redis never answered again"
+        time.sleep(0.1)
+    for _ in range(3):  # cached again, and still right
+        assert (new.get("/users/me").status_code, old.get("/users/me").status_code) == (200, 401)

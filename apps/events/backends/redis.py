@@ -375,6 +375,7 @@ class RedisBackend:
                 await pubsub.subscribe(channel)
                 if not subscribed.done():
                     subscribed.set_result(None)
+                    credential_cache.clear()  # trusted again, if a first attempt failed
                 else:
                     logger.warning("event notifications subscribed again; waiting polls re-read their queues")
                     credential_cache.clear()
@@ -384,6 +385,9 @@ class RedisBackend:
                 await self._receive(pubsub)
             except (redis.ConnectionError, redis.TimeoutError, OSError) as exc:
                 count_dependency_error("redis")
+                # Deaf to the changes that make cached credentials wrong (a key rotated, someone
+                # deactivated): requests read the database until subscribed again.
+                credential_cache.clear(trusted=False)
                 if not subscribed.done():
                     subscribed.set_exception(exc)
                     return
