@@ -28,10 +28,10 @@ class OperatorCommand(BaseCommand):
         except Exception as exc:
             if dependency_error(exc) is None:
                 raise
-            raise CommandError(_unreachable(exc)) from None
+            raise CommandError(unreachable(exc)) from None
 
 
-def _unreachable(error: BaseException) -> str:
+def unreachable(error: BaseException) -> str:
     detail = " ".join(str(error).split()).rstrip(".")
     if "no such table" in detail:
         # SQLite's answer for a database never migrated: most often not the server's (a command

@@ -77,11 +77,15 @@ def test_rotate_api_key_json_is_exactly_one_object_on_stdout(member, settings):
 
 
 @pytest.mark.django_db(transaction=True)
-def test_a_database_that_is_down_is_one_line_on_stderr(db):
-    run = manage("list_realms", "--json", DATABASE_URL="postgres://parley@127.0.0.1:1/parley")
+@pytest.mark.parametrize("args", [("list_realms", "--json"), ("migrate",)], ids=lambda args: args[0])
+def test_a_database_that_is_down_is_one_line_on_stderr(db, args):
+    """migrate too, the first command of an install and of an upgrade (the operator QA pass: 93 lines
+    of traceback)."""
+    run = manage(*args, DATABASE_URL="postgres://parley@127.0.0.1:1/parley")
     assert run.returncode == 1
     assert run.stdout == ""
     assert run.stderr.startswith("CommandError: The database cannot be reached: ")
+    assert len(run.stderr.splitlines()) == 1
 
 
 def test_a_database_never_migrated_is_named_in_the_error(tmp_path):
