@@ -234,6 +234,23 @@ class ServiceUnavailableError(JsonableError):
         return {"Retry-After": str(settings.SERVICE_UNAVAILABLE_RETRY_AFTER)}
 
 
+class MigrationsPendingError(JsonableError):
+    """The database lacks migrations of the running version: requests needing them would fail."""
+
+    code = ErrorCode.SERVICE_UNAVAILABLE
+    http_status_code = 503
+
+    def __init__(self, pending: int, **data: Any) -> None:
+        super().__init__(
+            f"Service temporarily unavailable: the database lacks {pending} migration(s) of this version"
+            " (run manage.py migrate)",
+            **data,
+        )
+
+    def headers(self) -> dict[str, str]:
+        return {"Retry-After": str(settings.SERVICE_UNAVAILABLE_RETRY_AFTER)}
+
+
 class ConflictingChangeError(JsonableError):
     """The database gave up on the request's transaction because of another one made at the same
     moment (a deadlock, a serialization failure): nothing was changed, and trying again works."""

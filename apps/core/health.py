@@ -1,19 +1,23 @@
 """Liveness and readiness probes for load balancers and orchestrators."""
 
+import logging
 import threading
 from concurrent.futures import Future, ThreadPoolExecutor
 
 from django.conf import settings
 from django.db import close_old_connections, connection
+from django.db.migrations.executor import MigrationExecutor
 from django.http import JsonResponse
 
-from apps.core.errors import ServiceUnavailableError, count_dependency_failure, error_response
+from apps.core.errors import MigrationsPendingError, ServiceUnavailableError, count_dependency_failure, error_response
 from apps.core.hooks import Hooks
 from apps.core.redis_client import get_redis
 
 # What the ready probe reports besides its checks: functions returning a dict of figures (apps.events:
 # the long-polls waiting in this process).
 readiness_details = Hooks("readiness_details")
+
+logger = logging.getLogger(__name__)
 
 
 def live() -> JsonResponse:
@@ -22,14 +26,21 @@ def live() -> JsonResponse:
 
 
 def ready() -> JsonResponse:
-    """The database answers and, when configured, Redis too; 503 naming what is down otherwise."""
-    checks = {"database": _state(_database_answers_in_time())}
+    """The database answers, with every migration of this version applied, and, when configured,
+    Redis too; 503 naming what is wrong otherwise (a load balancer then sends nothing to a server
+    started before `migrate` ran, or after it failed: the operator QA pass)."""
+    error, pending = _database_answers_in_time()
+    checks = {"database": _state(error)}
+    if pending:
+        checks["migrations"] = f"{pending} not applied"
     if settings.REDIS_URL:
         checks["redis"] = _state(redis_unavailable())
     down = [name for name, state in checks.items() if state != "ok"]
     if not down:
         details = readiness_details.call_merged()
         return JsonResponse({"result": "success", "msg": "", "status": "ok", "checks": checks, **details})
+    if down == ["migrations"]:
+        return error_response(MigrationsPendingError(pending, status="unavailable", checks=checks))
     dependency = "database" if "database" in down else "Redis server"
     return error_response(ServiceUnavailableError(dependency, status="unavailable", checks=checks))
 
@@ -48,7 +59,8 @@ _database_check: Future | None = None
 _database_check_lock = threading.Lock()
 
 
-def _database_answers_in_time() -> Exception | None:
+def _database_answers_in_time() -> tuple[Exception | None, int]:
+    """Why the database cannot be used (None: it answers), and how many migrations it lacks."""
     global _database_check
     with _database_check_lock:
         if _database_check is None or _database_check.done():
@@ -57,12 +69,45 @@ def _database_answers_in_time() -> Exception | None:
     try:
         return check.result(timeout=READY_DATABASE_SECONDS)
     except TimeoutError as exc:
-        return exc
+        return exc, 0
 
 
-def _database_unavailable_in_probe() -> Exception | None:
+def _database_unavailable_in_probe() -> tuple[Exception | None, int]:
     close_old_connections()  # the probe thread's connection, kept as a request's would be
-    return database_unavailable()
+    error = database_unavailable()
+    return error, 0 if error is not None else pending_migrations()
+
+
+# Every migration was found applied: so it stays for the life of the process (none is unapplied
+# under a running server), and the migration files are not read again.
+_migrated = False
+
+
+def pending_migrations() -> int:
+    """How many migrations of this version the database lacks."""
+    global _migrated
+    if _migrated:
+        return 0
+    executor = MigrationExecutor(connection)
+    pending = len(executor.migration_plan(executor.loader.graph.leaf_nodes()))
+    _migrated = pending == 0
+    return pending
+
+
+def warn_of_pending_migrations() -> None:
+    """Said as a server process starts (its requests needing them fail: 500s)."""
+    try:
+        pending = pending_migrations()
+    except Exception as exc:
+        if count_dependency_failure(exc) is None:
+            raise
+        return  # the database down: the requests and the probe say so
+    if pending:
+        logger.error(
+            "the database lacks %d migration(s) of this version: run `manage.py migrate` (requests that "
+            "need them fail, and /health/ready answers 503, until then)",
+            pending,
+        )
 
 
 def database_unavailable() -> Exception | None:

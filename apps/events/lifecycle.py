@@ -1,6 +1,6 @@
 """Per server process: listening for event notifications, the periodic sweep of expired queues,
 without Redis following the outbox for other processes' events, and ending the waiting polls when
-the process stops."""
+the process stops; at start, an error logged when the database lacks migrations."""
 
 import asyncio
 import contextlib
@@ -10,6 +10,7 @@ from asgiref.sync import sync_to_async
 from django.conf import settings
 
 from apps.core.asgi import outside_request
+from apps.core.health import warn_of_pending_migrations
 from apps.events.actions import do_sweep_event_queues
 from apps.events.backends import get_backend
 from apps.events.publish import newest_outbox_id, publish_events_since
@@ -22,6 +23,7 @@ class BackgroundTasks:
         self._sweeper: asyncio.Task | None = None
         self._listening: asyncio.Task | None = None
         self._following: asyncio.Task | None = None
+        self._checking: asyncio.Task | None = None
 
     async def serve_lifespan(self, receive, send) -> None:
         """The ASGI lifespan protocol: start at start-up, stop at shutdown."""
@@ -41,6 +43,10 @@ class BackgroundTasks:
         else:
             logger.info("event queues in this process's memory (no REDIS_URL): run a single server process")
         loop = asyncio.get_running_loop()
+        self._checking = loop.create_task(
+            sync_to_async(outside_request(warn_of_pending_migrations), thread_sensitive=False)(),
+            name="parley-migrations-check",
+        )
         # In the background: a Redis that is down must not hold up start-up; polls subscribe again.
         self._listening = loop.create_task(self._start_notifications(), name="parley-event-subscribe")
         self._sweeper = loop.create_task(self._sweep_periodically(), name="parley-event-sweep")
@@ -62,7 +68,7 @@ class BackgroundTasks:
             await asyncio.sleep(1)
 
     async def stop(self) -> None:
-        for task in (self._sweeper, self._listening, self._following):
+        for task in (self._sweeper, self._listening, self._following, self._checking):
             if task is not None:
                 task.cancel()
                 with contextlib.suppress(asyncio.CancelledError):

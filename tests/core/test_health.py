@@ -1,9 +1,15 @@
 """Liveness and readiness probes."""
 
 import pytest
+from django.conf import settings
+from django.db import connection
+from django.db.migrations.executor import MigrationExecutor
 from django.test import Client
 
+from apps.core import health
 from tests.api import assert_error
+
+REDIS_OK = {"redis": "ok"} if settings.REDIS_URL else {}
 
 
 def test_live_needs_nothing_not_even_a_valid_host():
@@ -29,3 +35,24 @@ def test_ready_is_503_when_redis_is_unreachable(db, redis_down):
 def test_probes_answer_get_only(db, path):
     response = Client().post(path)
     assert response.status_code == 404
+
+
+@pytest.mark.django_db(transaction=True)
+def test_ready_is_503_while_the_database_lacks_migrations(monkeypatch, caplog):
+    """A server started before `migrate` ran, or after it failed, is not sent requests that would
+    fail (the operator QA pass: ready said ok, /register answered 500), and says so as it starts."""
+    monkeypatch.setattr(health, "_migrated", False)
+    last = ("invites", "0005_email_invitation_last_sent")
+    try:
+        MigrationExecutor(connection).migrate([("invites", "0004_email_invitations")])
+        response = Client().get("/health/ready")
+        body = assert_error(response, 503, "SERVICE_UNAVAILABLE")
+        assert body["checks"] == {"database": "ok", "migrations": "1 not applied", **REDIS_OK}
+        assert body["msg"].endswith("lacks 1 migration(s) of this version (run manage.py migrate)")
+        assert int(response["Retry-After"]) > 0
+        health.warn_of_pending_migrations()
+        assert "the database lacks 1 migration(s) of this version: run `manage.py migrate`" in caplog.text
+    finally:
+        MigrationExecutor(connection).migrate([last])
+    body = Client().get("/health/ready").json()
+    assert (body["status"], "migrations" in body["checks"]) == ("ok", False)
