@@ -24,7 +24,7 @@ from typing import Annotated, Any, TypeVar
 import orjson
 from django.http import HttpRequest, QueryDict
 from django.http.multipartparser import MultiPartParserError
-from pydantic import AfterValidator, BaseModel, ConfigDict, Field, Json, ValidationError
+from pydantic import AfterValidator, BaseModel, BeforeValidator, ConfigDict, Field, Json, ValidationError
 from pydantic_core import ErrorDetails, PydanticCustomError
 from rest_framework.request import Request
 
@@ -48,6 +48,22 @@ __all__ = [
 
 # A database id in a parameter: positive and within 64 bits (larger values would overflow queries).
 Id = Annotated[int, Field(ge=1, le=2**63 - 1)]
+
+
+def _true_false_or_partial(value: Any) -> str:
+    """Zulip's Json[bool | Literal["partial"]], as "true", "false" or "partial": JSON text, or the raw
+    word (what the official Python client sends for a string)."""
+    if value in ("true", "false", "partial", '"partial"'):
+        return value.strip('"')
+    try:
+        json.loads(value)
+    except (TypeError, ValueError):
+        raise ParamError("include_subscribers is not valid JSON") from None
+    raise ParamError("Invalid include_subscribers")
+
+
+# `include_subscribers` (POST /register, GET /users/me/subscriptions).
+IncludeSubscribers = Annotated[str, BeforeValidator(_true_false_or_partial)]
 
 P = TypeVar("P", bound="Params")
 F = TypeVar("F", bound=Callable[..., Any])

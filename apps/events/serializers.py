@@ -8,7 +8,7 @@ from pydantic_core import from_json
 from typing_extensions import TypedDict
 
 from apps.core.errors import JsonableError
-from apps.core.params import Json, ParamError, Params
+from apps.core.params import IncludeSubscribers, Json, ParamError, Params
 from apps.events.models import OutboxEvent
 
 MAX_QUEUE_LIFESPAN_SECS = 7 * 24 * 3600
@@ -71,13 +71,6 @@ def _check_client_capabilities(value: Any) -> Any:
     return value
 
 
-def _true_false_or_partial(value: Any) -> str:
-    """`include_subscribers`: JSON true/false (the same text as the raw strings), or "partial"."""
-    if value in ("true", "false", "partial"):
-        return value
-    raise ParamError("Invalid include_subscribers")
-
-
 EventTypes = Annotated[list[Annotated[str, Field(max_length=MAX_EVENT_TYPE_LENGTH)]], Field(max_length=MAX_EVENT_TYPES)]
 
 
@@ -90,7 +83,7 @@ class QueueParams(Params):
     apply_markdown: Json[bool] = False
     client_gravatar: Json[bool] = True
     slim_presence: Json[bool] = False
-    include_subscribers: Annotated[str, BeforeValidator(_true_false_or_partial)] = "false"
+    include_subscribers: IncludeSubscribers = "false"
     client_capabilities: Json[Annotated[dict[str, bool], BeforeValidator(_check_client_capabilities)]] = Field(
         default_factory=dict
     )

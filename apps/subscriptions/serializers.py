@@ -8,7 +8,7 @@ from pydantic import BaseModel, ConfigDict, Field, field_validator, model_valida
 from typing_extensions import TypedDict
 
 from apps.core.errors import JsonableError, RequestVariableConversionError
-from apps.core.params import Id, Json, ParamError, Params
+from apps.core.params import Id, IncludeSubscribers, Json, ParamError, Params
 from apps.groups.serializers import (
     GroupSettingChange,
     GroupSettingValue,
@@ -313,7 +313,8 @@ class UpdateSubscriptionsParams(Params):
 
 
 class ListSubscriptionsParams(Params):
-    include_subscribers: Json[bool] = False
+    # "partial": the whole lists too (Zulip's server may send whole lists where it could send part).
+    include_subscribers: IncludeSubscribers = "false"
 
 
 class SubscriptionPropertyChange(BaseModel):

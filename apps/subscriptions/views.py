@@ -105,7 +105,7 @@ class SubscriptionsView(ApiView):
     @uses_params(ListSubscriptionsParams, returns=SubscriptionsAnswer)
     def get(self, request: Request):
         params = parse_params(ListSubscriptionsParams, request)
-        subscriptions = subscriptions_for_list(request.user, include_subscribers=params.include_subscribers)
+        subscriptions = subscriptions_for_list(request.user, include_subscribers=params.include_subscribers != "false")
         return json_success(request, {"subscriptions": subscriptions})
 
     @uses_params(SubscribeParams)
