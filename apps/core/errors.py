@@ -11,7 +11,13 @@ from typing import Any
 
 import redis.exceptions
 from django.conf import settings
-from django.core.exceptions import PermissionDenied, RequestDataTooBig, SuspiciousOperation, TooManyFieldsSent
+from django.core.exceptions import (
+    PermissionDenied,
+    RequestDataTooBig,
+    SuspiciousOperation,
+    TooManyFieldsSent,
+    TooManyFilesSent,
+)
 from django.db import DatabaseError, InterfaceError, OperationalError
 from django.http import Http404
 from django.http.multipartparser import MultiPartParserError
@@ -359,6 +365,8 @@ def as_jsonable_error(exc: BaseException) -> JsonableError | None:
         return error
     if isinstance(exc, TooManyFieldsSent):  # (said why: the directory QA pass)
         return JsonableError(f"Too many parameters (the limit is {settings.DATA_UPLOAD_MAX_NUMBER_FIELDS:,})")
+    if isinstance(exc, TooManyFilesSent):  # (the fuzz QA pass: "Bad Request")
+        return JsonableError(f"Too many files (the limit is {settings.DATA_UPLOAD_MAX_NUMBER_FILES:,})")
     if isinstance(exc, SuspiciousOperation):
         return JsonableError("Bad Request")
     if isinstance(exc, drf_exceptions.ParseError) and isinstance(exc.__context__, MultiPartParserError):

@@ -87,8 +87,10 @@ def parse_narrow(raw: Any) -> list[Term]:
             operator, operand, negated = item.get("operator"), item.get("operand"), item.get("negated", False)
         elif isinstance(item, list) and len(item) == 2:
             (operator, operand), negated = item, False
+        elif isinstance(item, list):  # Zulip's words (the fuzz QA pass: "not a list or dict" of a list)
+            raise JsonableError(f"Invalid narrow[{len(terms)}]: element is not a string pair")
         else:
-            raise JsonableError(f"Invalid narrow[{len(terms)}]: not a list or dict")
+            raise JsonableError(f"Invalid narrow[{len(terms)}]: dict or list required")
         if not isinstance(operator, str) or not isinstance(negated, bool):
             raise JsonableError("Invalid narrow element")
         if operator.startswith("-"):  # the web app's spelling of negation

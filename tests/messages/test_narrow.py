@@ -518,8 +518,8 @@ def test_malformed_narrows_are_refused(scene, admin):
         response = api.get("/messages", {"anchor": "newest", "num_before": 10, "narrow": narrow})
         assert_error(response, 400, "BAD_REQUEST", msg)
 
-    refused(["channel", "design"], "Invalid narrow[0]: not a list or dict")
-    refused([["channel", "design", "extra"]], "Invalid narrow[0]: not a list or dict")
+    refused(["channel", "design"], "Invalid narrow[0]: dict or list required")
+    refused([["channel", "design", "extra"]], "Invalid narrow[0]: element is not a string pair")
     refused([{"operator": "is", "operand": 5}], "Invalid operand for is")
     refused([{"operator": "channel", "operand": ["design"]}], "Invalid operand for channel")
     refused([{"operator": "channel", "operand": "design", "negated": "yes"}], "Invalid narrow element")

@@ -1,5 +1,6 @@
 """Edge cases found in review: wrong-target lookups, overflowing ids and oversized input."""
 
+from django.core.files.uploadedfile import SimpleUploadedFile
 from django.test import Client
 
 from apps.core import ratelimit
@@ -57,6 +58,14 @@ def test_too_many_fields_is_400(member):
     too_many = "Too many parameters (the limit is 1,000)"
     assert_error(ApiClient(member).patch("/users/me/profile_data", params), 400, "BAD_REQUEST", too_many)
     assert_error(ApiClient(member).get("/users/me", params), 400, "BAD_REQUEST", too_many)
+
+
+def test_too_many_files_is_400_saying_so(member):
+    """The fuzz QA pass: a bare "Bad Request"."""
+    api = ApiClient(member)
+    files = {f"f{i}": SimpleUploadedFile(f"{i}.txt", b"x") for i in range(101)}
+    response = api.client.post("/api/v1/user_uploads", files, **api.headers)
+    assert_error(response, 400, "BAD_REQUEST", "Too many files (the limit is 100)")
 
 
 def test_oversized_body_is_413(member, settings):
