@@ -38,6 +38,30 @@ except ConfigurationError as exc:
 except ModuleNotFoundError as exc:
     sys.exit(f"Configuration error: DJANGO_SETTINGS_MODULE: {exc}")
 
+
+def _check_redis_url() -> None:
+    """A Redis that answers, but refuses what REDIS_URL asks of it (a database it does not have, a
+    wrong password), can never work: stop with its answer (every request was a 500: the operator QA
+    pass). A Redis that does not answer is an outage, not a setting: the server starts and answers
+    503 until it is back."""
+    import redis
+
+    url = os.environ.get("REDIS_URL")
+    if not url:
+        return
+    client = redis.Redis.from_url(url, socket_connect_timeout=2, socket_timeout=2)
+    try:
+        client.ping()
+    except (redis.exceptions.ResponseError, redis.exceptions.AuthenticationError) as exc:
+        sys.exit(f"Configuration error: REDIS_URL: Redis answered: {exc}")
+    except redis.exceptions.RedisError:
+        pass
+    finally:
+        client.close()
+
+
+_check_redis_url()
+
 # Prometheus metrics (apps/core/metrics.py) of every process: each worker, and each task worker
 # started below, writes its values to files in this directory, which a scrape adds up. It must be
 # set before anything imports prometheus_client, and start empty: a fresh directory, or the one

@@ -7,9 +7,23 @@ import subprocess
 import sys
 
 import pytest
+from django.conf import settings
 
 from apps.core.logging import JsonFormatter, RequestIdFilter, current_request_id
 from tests.server import BASE_DIR
+
+
+def read_server_settings(tmp_path, **env: str) -> subprocess.CompletedProcess:
+    """config/gunicorn.py read as the server reads it at start, with the metrics in `tmp_path`
+    (which the settings empty)."""
+    return subprocess.run(
+        [sys.executable, "-c", "import runpy; runpy.run_path('config/gunicorn.py')"],
+        cwd=BASE_DIR,
+        env={**os.environ, "PROMETHEUS_MULTIPROC_DIR": str(tmp_path), **env},
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
 
 
 def start_with(**env: str) -> subprocess.CompletedProcess:
@@ -85,14 +99,7 @@ def test_bad_settings_stop_the_process_with_a_clear_message(env, message):
 def test_the_server_stops_at_a_bad_setting_with_its_message_alone(tmp_path, env, message):
     """Before any worker starts (each printed the traceback, and the task workers were started
     again and again)."""
-    result = subprocess.run(
-        [sys.executable, "-c", "import runpy; runpy.run_path('config/gunicorn.py')"],
-        cwd=BASE_DIR,
-        env={**os.environ, "PROMETHEUS_MULTIPROC_DIR": str(tmp_path), **env},
-        capture_output=True,
-        text=True,
-        timeout=60,
-    )
+    result = read_server_settings(tmp_path, **env)
     assert result.returncode == 1
     assert result.stderr.startswith(f"Configuration error: {message}")
     assert "Traceback" not in result.stderr
@@ -184,15 +191,7 @@ def test_on_off_settings_take_the_usual_words(monkeypatch):
 
 def test_the_server_refuses_a_mistyped_worker_count(tmp_path):
     """gunicorn's settings (config/gunicorn.py) name the variable (it was a bare ValueError)."""
-    own_metrics = {"PROMETHEUS_MULTIPROC_DIR": str(tmp_path)}  # which the settings empty
-    result = subprocess.run(
-        [sys.executable, "-c", "import runpy; runpy.run_path('config/gunicorn.py')"],
-        cwd=BASE_DIR,
-        env={**os.environ, "WEB_CONCURRENCY": "zero", "REDIS_URL": "redis://127.0.0.1:6379/0", **own_metrics},
-        capture_output=True,
-        text=True,
-        timeout=60,
-    )
+    result = read_server_settings(tmp_path, WEB_CONCURRENCY="zero", REDIS_URL="redis://127.0.0.1:6379/0")
     assert result.returncode != 0
     assert "WEB_CONCURRENCY: must be an integer, got 'zero'" in result.stderr
 
@@ -251,3 +250,14 @@ def test_a_filemail_url_names_an_absolute_folder(monkeypatch, url):
         "EMAIL_BACKEND": "django.core.mail.backends.filebased.EmailBackend",
         "EMAIL_FILE_PATH": "/var/mail/parley",
     }
+
+
+@pytest.mark.skipif(not settings.REDIS_URL, reason="needs a real Redis (REDIS_URL)")
+def test_the_server_stops_at_a_redis_database_its_redis_does_not_have(tmp_path):
+    """A Redis that answers but refuses what REDIS_URL asks is a setting that can never work (every
+    request was a 500: the operator QA pass); one that does not answer is an outage, served as 503s."""
+    result = read_server_settings(tmp_path, REDIS_URL=settings.REDIS_URL.rsplit("/", 1)[0] + "/99")
+    assert result.returncode == 1
+    assert result.stderr.startswith("Configuration error: REDIS_URL: Redis answered: DB index is out of range")
+    result = read_server_settings(tmp_path, REDIS_URL="redis://127.0.0.1:1/0")  # nothing there
+    assert result.returncode == 0, result.stderr
