@@ -3,15 +3,16 @@
 The hooks do not say who made the change: the audit entries written here have no acting user.
 """
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 
 from apps.invites.actions.email_invitations import do_close_email_invitations
 from apps.invites.actions.invites import do_revoke_invites_created_by
 from apps.invites.actions.welcome import do_create_welcome_bot, do_send_welcome_message
+from apps.invites.selectors import invitable_roles
 from apps.realms.hooks import realm_created
 from apps.realms.models import Realm
-from apps.users.hooks import Joining, person_created, users_deactivated
-from apps.users.models import User
+from apps.users.hooks import Joining, person_created, user_role_changing, users_deactivated
+from apps.users.models import Role, User
 
 
 @realm_created.register
@@ -30,6 +31,19 @@ def close_invitations_to_them(user: User, joining: Joining) -> None:
     """Their address has an account now: the other invitations sent to it stop working (Zulip
     revokes them), whichever way they joined."""
     do_close_email_invitations(user.realm_id, email=user.delivery_email)
+
+
+@user_role_changing.register
+def revoke_invitations_above_their_role(user: User, old_role: int, new_role: int) -> Callable[[], None]:
+    """Someone given a lower role no longer makes people of the roles they may no longer give (the
+    security QA pass: a demoted administrator's link still made administrators)."""
+
+    def revoke() -> None:
+        beyond = [role for role in Role if role not in invitable_roles(user)]
+        do_revoke_invites_created_by([user], invited_as=beyond, acting_user=None)
+        do_close_email_invitations(user.realm_id, referrers=[user], invited_as=beyond)
+
+    return revoke
 
 
 @users_deactivated.register

@@ -94,8 +94,8 @@ def pending_email_invitations(realm: Realm | int) -> Any:
 
 def invites_for_user(user: User) -> list[dict[str, Any]]:
     """GET /invites: the open invitations `user` controls (all of the organization's for an
-    administrator, else their own), as Invite objects: the email invitations by id, then the
-    links by id. At most six queries, however many."""
+    administrator, but those making owners for an owner only; else their own), as Invite objects:
+    the email invitations by id, then the links by id. At most six queries, however many."""
     answer = []
     for invites, to_dict in (
         (pending_email_invitations(user.realm), email_invitation_to_dict),
@@ -103,6 +103,9 @@ def invites_for_user(user: User) -> list[dict[str, Any]]:
     ):
         if not user.is_admin:
             invites = invites.filter(referred_by=user)
+        elif not user.is_owner:
+            # An owner's link listed to an administrator made them an owner (the security QA pass).
+            invites = invites.exclude(Q(invited_as=Role.OWNER) & ~Q(referred_by=user))
         invites = list(invites.select_related("realm").order_by("id"))
         stream_ids, group_ids = _named_ids(invites)
         answer += [

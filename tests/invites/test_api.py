@@ -10,6 +10,7 @@ from apps.groups.actions.groups import check_deactivate_user_group
 from apps.invites.models import MultiuseInvite
 from apps.invites.serializers import MAX_INVITE_EXPIRES_IN_MINUTES
 from apps.subscriptions.actions.channels import do_deactivate_stream
+from apps.users.actions.roles import do_change_user_role
 from apps.users.models import Role
 from tests.api import ApiClient, assert_error, assert_success
 from tests.factories import UserFactory, create_group, create_stream
@@ -360,3 +361,34 @@ def test_register_shows_who_may_create_links(member, sys_groups, realm, capture_
         let_create_links(realm, "role:members")
     data = {"create_multiuse_invite_group": sys_groups["role:members"].id}
     assert received[member.id] == [{"type": "realm", "op": "update_dict", "property": "default", "data": data}]
+
+
+def test_an_administrator_is_not_shown_the_owners_invitations_to_become_owners(owner, admin):
+    """The security QA pass: an owner's link, listed to an administrator with its link_url, made them
+    a second account as an owner (owners' invitations are controlled by owners alone)."""
+    to_owner = invite_of(create_link(owner, invite_as=Role.OWNER)).id
+    to_member = invite_of(create_link(owner, invite_as=Role.MEMBER)).id
+    assert_success(api(owner).post("/invites", {"invitee_emails": "o@example.org", "stream_ids": [], "invite_as": 100}))
+    assert [(i["id"], i["invited_as"]) for i in listed(admin)] == [(to_member, Role.MEMBER)]
+    assert {i["id"] for i in listed(owner) if "email" not in i} == {to_owner, to_member}
+    assert len(listed(owner)) == 3
+
+
+def test_someone_given_a_lower_role_no_longer_invites_people_above_it(owner, admin):
+    """The security QA pass: a demoted administrator's link still made administrators."""
+    as_admin = invite_of(create_link(admin, invite_as=Role.ADMINISTRATOR))
+    as_moderator = invite_of(create_link(admin, invite_as=Role.MODERATOR))
+    as_member = invite_of(create_link(admin, invite_as=Role.MEMBER))
+    params = {"invitee_emails": "a@example.org", "stream_ids": [], "invite_as": Role.ADMINISTRATOR}
+    assert_success(api(admin).post("/invites", params))
+    assert_success(api(admin).post("/invites", {**params, "invitee_emails": "m@example.org", "invite_as": 400}))
+    do_change_user_role(admin, Role.OWNER, acting_user=owner)  # a higher role: nothing revoked
+    assert len(listed(owner)) == 5
+    do_change_user_role(admin, Role.MODERATOR, acting_user=owner)  # moderators invite members and guests
+    for invite in (as_admin, as_moderator, as_member):
+        invite.refresh_from_db()
+    assert (as_admin.revoked, as_moderator.revoked, as_member.revoked) == (True, True, False)
+    assert [(i.get("email"), i["invited_as"]) for i in listed(owner)] == [
+        ("m@example.org", Role.MEMBER),
+        (None, Role.MEMBER),
+    ]

@@ -9,7 +9,7 @@ to send spam.
 """
 
 import re
-from collections.abc import Sequence
+from collections.abc import Collection, Sequence
 from datetime import timedelta
 
 from django.conf import settings
@@ -240,9 +240,15 @@ def do_revoke_email_invitation(invite: EmailInvitation, *, acting_user: User | N
 
 
 @transaction.atomic(savepoint=False)
-def do_close_email_invitations(realm_id: int, *, email: str | None = None, referrers: Sequence[User] = ()) -> int:
+def do_close_email_invitations(
+    realm_id: int,
+    *,
+    email: str | None = None,
+    referrers: Sequence[User] = (),
+    invited_as: Collection[int] | None = None,
+) -> int:
     """Revoke the pending invitations to `email` (its person joined: Zulip revokes the others) or
-    those `referrers` created (they were deactivated); how many.
+    those `referrers` created (they were deactivated), of the roles `invited_as` if given; how many.
 
     Audit: INVITATION_REVOKED for each. Emits: invites_changed to the administrators and their
     creators, once."""
@@ -253,6 +259,8 @@ def do_close_email_invitations(realm_id: int, *, email: str | None = None, refer
         pending = pending.filter(email__iexact=email)
     if referrers:
         pending = pending.filter(referred_by__in=referrers)
+    if invited_as is not None:
+        pending = pending.filter(invited_as__in=invited_as)
     closed = list(pending.order_by("id").values_list("id", "email", "referred_by_id"))
     if not closed:
         return 0

@@ -5,7 +5,7 @@ organization's administrators and the invitation's creator, who then fetch GET /
 
 import base64
 import secrets
-from collections.abc import Sequence
+from collections.abc import Collection, Sequence
 from datetime import timedelta
 
 from django.db import transaction
@@ -154,16 +154,22 @@ def do_revoke_multiuse_invite(invite: MultiuseInvite, *, acting_user: User | Non
 
 
 @transaction.atomic(savepoint=False)
-def do_revoke_invites_created_by(users: Sequence[User], *, acting_user: User | None) -> int:
-    """Revoke the open invitations these users created (they were deactivated: Zulip's
-    revoke_invites_generated_by_user); how many.
+def do_revoke_invites_created_by(
+    users: Sequence[User], *, invited_as: Collection[int] | None = None, acting_user: User | None
+) -> int:
+    """Revoke the open invitation links these users created (they were deactivated: Zulip's
+    revoke_invites_generated_by_user), or those of them making people of the roles `invited_as`;
+    how many.
 
     Audit: INVITATION_REVOKED for each. Emits: invites_changed to the administrators, once.
     """
     if not users:
         return 0
     realm_id = users[0].realm_id
-    invites = list(open_invites(realm_id).filter(referred_by__in=users).order_by("id").values_list("id", flat=True))
+    links = open_invites(realm_id).filter(referred_by__in=users)
+    if invited_as is not None:
+        links = links.filter(invited_as__in=invited_as)
+    invites = list(links.order_by("id").values_list("id", flat=True))
     if not invites:
         return 0
     MultiuseInvite.objects.filter(id__in=invites).update(revoked=True)
