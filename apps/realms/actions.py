@@ -8,6 +8,7 @@ from django.db import IntegrityError, models, transaction
 from django.http.request import split_domain_port
 
 from apps.core.errors import JsonableError
+from apps.core.text import unprintable_position
 from apps.events.publish import Everyone, forget_credentials_on_commit, send_event_on_commit
 from apps.realms.audit import audit, changed
 from apps.realms.domains import check_domain
@@ -56,6 +57,10 @@ def check_realm_name(name: str) -> str:
         raise JsonableError("Organization name cannot be blank.")
     if len(name) > Realm.MAX_NAME_LENGTH:
         raise JsonableError(f"Organization name is too long (limit: {Realm.MAX_NAME_LENGTH} characters).")
+    # A line break in the name went into emails' subjects (the security QA pass; folded there).
+    position = unprintable_position(name)
+    if position is not None:
+        raise JsonableError(f"Invalid character in organization name, at position {position}.")
     return name
 
 

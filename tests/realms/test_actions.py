@@ -45,6 +45,9 @@ def test_the_default_organization_may_be_created_once(db):
     [
         ("   ", "Organization name cannot be blank."),
         ("x" * 41, "Organization name is too long (limit: 40 characters)."),
+        # Into emails' subjects otherwise (the security QA pass).
+        ("Acme\r\nBcc: x@example.org", "Invalid character in organization name, at position 5."),
+        ("Acme\x00", "Invalid character in organization name, at position 5."),
     ],
 )
 def test_organization_names(name, msg):
