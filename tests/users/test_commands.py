@@ -9,6 +9,7 @@ from io import StringIO
 
 import pytest
 from django.core.management import CommandError, call_command
+from django.test import Client
 
 from apps.invites.models import MultiuseInvite
 from apps.messages.models import Message
@@ -236,6 +237,21 @@ def test_change_user_role_permission(owner):
     run("change_user_role", owner.delivery_email, "can_change_user_emails", "--revoke")
     owner.refresh_from_db()
     assert not owner.can_change_user_emails
+
+
+def test_an_existing_owner_is_let_into_the_django_admin(owner):
+    """The operator QA pass: create_realm's owner could not use /admin/, and createsuperuser refused
+    their address ("already in use")."""
+    client = Client()
+    client.force_login(owner)
+    assert client.get("/admin/").status_code == 302  # to the admin's login
+    assert "Granted is_staff" in run("change_user_role", owner.delivery_email, "is_staff")
+    assert client.get("/admin/").status_code == 200
+    run("change_user_role", owner.delivery_email, "is_staff", "--revoke")
+    assert client.get("/admin/").status_code == 302
+    bot = BotFactory(realm=owner.realm, bot_owner=owner)
+    with pytest.raises(CommandError, match="Bots have no special permissions"):
+        run("change_user_role", bot.delivery_email, "is_staff")
 
 
 def test_same_email_in_two_realms_needs_realm(member, other_realm):

@@ -3,18 +3,22 @@ from django.core.management.base import CommandError
 from apps.core.commands import OperatorCommand
 from apps.core.errors import JsonableError
 from apps.users.actions.roles import do_change_user_role
-from apps.users.actions.user_settings import do_set_can_change_user_emails, do_set_can_create_users
+from apps.users.actions.user_settings import do_set_can_change_user_emails, do_set_can_create_users, do_set_user_staff
 from apps.users.management.utils import ROLE_LABELS, ROLE_NAMES, add_realm_argument, get_user
 
 # Special permissions and what grants them.
-PERMISSIONS = {"can_change_user_emails": do_set_can_change_user_emails, "can_create_users": do_set_can_create_users}
+PERMISSIONS = {
+    "can_change_user_emails": do_set_can_change_user_emails,
+    "can_create_users": do_set_can_create_users,
+    "is_staff": do_set_user_staff,
+}
 
 
 class Command(OperatorCommand):
     help = (
         "Change a user's role, or grant (--revoke: remove) a special permission: can_change_user_emails "
         "(owners may change others' emails), can_create_users (administrators may create accounts with "
-        "POST /users)."
+        "POST /users), is_staff (the server's Django admin, /admin/, for its operators)."
     )
 
     def add_arguments(self, parser):
@@ -27,6 +31,8 @@ class Command(OperatorCommand):
         user = get_user(options["email"], options["realm"])
         new_role = options["new_role"]
         if new_role in PERMISSIONS:
+            if user.is_bot:
+                raise CommandError("Bots have no special permissions.")
             grant = not options["revoke"]
             if getattr(user, new_role) == grant:
                 raise CommandError(f"User already {'has' if grant else 'lacks'} this permission.")
