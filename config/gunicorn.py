@@ -122,7 +122,10 @@ _task_workers: list[TaskWorkerProcess] = []
 def when_ready(server) -> None:
     mode = "with Redis" if HAS_REDIS else "embedded mode (no REDIS_URL): state lives in this single process"
     server.log.info("Parley %s serving on http://%s with %d worker(s), %s", PARLEY_VERSION, bind, workers, mode)
-    if is_loopback(bind.rsplit(":", 1)[0]):
+    # Not behind a proxy on this machine: EXTERNAL_HOST names where clients reach it (the operator QA
+    # pass: the hint was given to a server at chat.example.com behind its local proxy).
+    external = os.environ.get("EXTERNAL_HOST", "localhost").rsplit(":", 1)[0]
+    if is_loopback(bind.rsplit(":", 1)[0]) and is_loopback(external):
         server.log.info(
             "Only this machine can connect (BIND_ADDRESS %s). For a phone or another computer, serve on "
             "the network and name this machine as they reach it: BIND_ADDRESS=0.0.0.0 "

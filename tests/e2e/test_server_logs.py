@@ -23,3 +23,14 @@ def test_with_json_logs_every_line_is_json(live_server_factory, people):
     [access] = [line for line in lines if line["logger"] == "parley.access" and line["path"] == "/api/v1/users/me"]
     assert (access["status"], access["user_id"], access["client"]) == (200, member.id, "127.0.0.1")
     assert access["request_id"] == answer.headers["X-Request-Id"]
+
+
+@pytest.mark.parametrize(("external_host", "hinted"), [("localhost", True), ("chat.example.com", False)])
+def test_the_hint_for_other_machines_is_for_servers_only_this_machine_reaches(
+    live_server_factory, transactional_db, external_host, hinted
+):
+    """Served on this machine's loopback address: the hint to serve on the network, unless
+    EXTERNAL_HOST names another host (a proxy on this machine forwards to it: the operator QA pass)."""
+    server = live_server_factory(EXTERNAL_HOST=external_host)
+    server.stop()
+    assert ("Only this machine can connect" in server.log()) == hinted
