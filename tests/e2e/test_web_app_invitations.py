@@ -60,8 +60,20 @@ def test_the_owner_invites_by_email_and_by_link(web_server, people, chromium):  
         page.click("#invite-make-link")
         expect(page.locator("#invite-link")).to_have_value(re.compile(r"/join/\w+/$"))
         link = page.locator("#invite-link").input_value()
+        # Listed, the newest last, each with its Revoke button.
+        listed = page.locator("#invite-list li")
+        expect(listed).to_have_count(3)
+        expect(listed.nth(0)).to_contain_text("ada@example.org as Moderator, until")
+        expect(listed.nth(2)).to_contain_text("A reusable link as Member, until revoked")
         page.screenshot(path=str(SCREENSHOTS / "invite-panel.png"))
-        page.press("#invite-role", "Escape")
+        page.click("#invite-list li:nth-child(1) button")
+        expect(page.locator("#invite-status")).to_have_text("The invitation was revoked.")
+        expect(listed).to_have_count(2)
+        expect(page.locator("#invite-list")).not_to_contain_text("ada@example.org")
+        assert [i["email"] for i in api.call_endpoint(url="invites", method="GET")["invites"] if "email" in i] == [
+            "grace@example.org"
+        ]
+        page.keyboard.press("Escape")
         expect(page.locator("#invite")).to_be_hidden()
 
         newcomer = browser.new_context().new_page()

@@ -24,7 +24,7 @@ import {
 import { closeEmojiPicker, emojiPickerOpenedBy, openEmojiPicker, setUpEmojiPicker } from "./emoji_picker.js";
 import { EventQueue } from "./events.js";
 import { hideMentions, hidePeople, onMentionKey, onPeopleKey, suggestMentions, suggestPeople } from "./mentions.js";
-import { renderInviteChannels, setUpInvitations } from "./invite.js";
+import { renderInvitations, renderInviteChannels, setUpInvitations } from "./invite.js";
 import { hashFor, narrowFor, viewFromHash, viewShows, zulipLinkTo } from "./narrow.js";
 import { bdi, el, listed, messageItem, readToggleLabel, reveal, showDefaultPictureOnError, showLinks } from "./render.js";
 import { onSearchKey, onShortcutKey } from "./shortcuts.js";
@@ -1346,6 +1346,7 @@ function start() {
   });
   $("#open-invite")?.addEventListener("click", () => {
     renderInviteChannels();
+    renderInvitations();
     $("#invite-status").textContent = "";
     openPanel($("#invite"), $("#invite-emails") || $("#invite-role"));
   });

@@ -4,8 +4,17 @@
 // Zulip's invitation dialog. The server checks everything again and says what it refuses.
 
 import { api } from "./api.js";
-import { activeSubs, $ } from "./state.js";
-import { el } from "./render.js";
+import { activeSubs, $, state } from "./state.js";
+import { bdi, el } from "./render.js";
+
+// Zulip's role values, as the organization's people are told them.
+const ROLE_NAMES = {
+  100: "Organization owner",
+  200: "Organization administrator",
+  300: "Moderator",
+  400: "Member",
+  600: "Guest",
+};
 
 // What both kinds of invitation send.
 function chosen() {
@@ -41,7 +50,47 @@ export function renderInviteChannels() {
       ` #${sub.name}`,
     ),
   );
-  $("#invite-channels").replaceChildren($("#invite-channels legend"), $("#invite-default-channels").parentElement, ...boxes);
+  const defaults = $("#invite-default-channels").parentElement;
+  $("#invite-channels").replaceChildren($("#invite-channels legend"), defaults, ...boxes);
+}
+
+// The open invitations this person controls (theirs; an administrator's, everyone's), each with
+// what it gives and a button revoking it (DELETE /invites/{id}, /invites/multiuse/{id}).
+export async function renderInvitations() {
+  let invites;
+  try {
+    invites = (await api("GET", "/invites")).invites;
+  } catch (error) {
+    $("#invite-list").replaceChildren(el("li", {}, `The invitations cannot be listed: ${error.message}`));
+    return;
+  }
+  const items = invites.map((invite) => {
+    const who = invite.is_multiuse ? "A reusable link" : bdi(invite.email);
+    const expires = invite.expiry_date && new Date(invite.expiry_date * 1000).toLocaleDateString();
+    const until = expires ? `until ${expires}` : "until revoked";
+    const inviter = state.users.get(invite.invited_by_user_id)?.full_name ?? "someone";
+    const by = invite.invited_by_user_id === state.ownUserId ? "" : ` (from ${inviter})`;
+    const path = invite.is_multiuse ? `/invites/multiuse/${invite.id}` : `/invites/${invite.id}`;
+    const revoke = async () => {
+      try {
+        await api("DELETE", path);
+        say("The invitation was revoked.");
+      } catch (error) {
+        say(`Not revoked: ${error.message}`);
+      }
+      await renderInvitations();
+      ($("#invite-list button") || $("#invite-role")).focus(); // its button is gone: Esc still closes
+    };
+    const label = invite.is_multiuse ? "Revoke the link" : `Revoke the invitation of ${invite.email}`;
+    return el(
+      "li",
+      { dataset: { inviteId: invite.id } },
+      who,
+      ` as ${ROLE_NAMES[invite.invited_as] ?? invite.invited_as}, ${until}${by} `,
+      el("button", { type: "button", onclick: revoke, "aria-label": label }, "Revoke"),
+    );
+  });
+  $("#invite-list").replaceChildren(...(items.length ? items : [el("li", {}, "None.")]));
 }
 
 async function sendInvitations(event) {
@@ -62,6 +111,7 @@ async function sendInvitations(event) {
   const count = emails.split(/[\s,]+/).filter(Boolean).length;
   say(count === 1 ? "The invitation was sent." : `${count} invitations were sent.`);
   $("#invite-emails").value = "";
+  renderInvitations();
 }
 
 async function makeLink() {
@@ -78,6 +128,7 @@ async function makeLink() {
   $("#invite-link-field").hidden = false;
   $("#invite-link-field").scrollIntoView({ block: "nearest" }); // the panel scrolls on a small screen
   $("#invite-link").select();
+  renderInvitations();
 }
 
 async function copyLink() {
