@@ -502,3 +502,20 @@ def test_changepassword_sets_a_persons_password_in_their_organization(db, tmp_pa
     bot = BotFactory(realm=realm, bot_owner=here)
     with pytest.raises(CommandError, match="is a bot: bots have no password"):
         run("changepassword", bot.delivery_email, "--password-file", str(path))
+
+
+def test_a_dump_is_loaded_into_a_new_database_only(realm, tmp_path):
+    """The README's move to PostgreSQL: loaded after `make run` had made the demo, a dump's rows
+    replaced the demo's of the same ids and joined the others (the verify QA pass)."""
+    dump = tmp_path / "parley.jsonl"
+    dump.write_text("")
+    with pytest.raises(CommandError, match=r"already has 1 organization\(s\): a dump is loaded into a new one only"):
+        run("loaddata", str(dump))
+
+
+def test_the_demo_is_not_made_while_a_dump_waits_to_be_loaded(db, settings, tmp_path):
+    settings.VAR_DIR = tmp_path
+    (tmp_path / "parley.jsonl").write_text("")
+    out = run("bootstrap_demo")
+    assert f"No demo made: {tmp_path / 'parley.jsonl'} is waiting to be loaded" in out
+    assert not Realm.objects.exists()

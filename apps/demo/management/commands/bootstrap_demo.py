@@ -50,6 +50,16 @@ class Command(OperatorCommand):
                 "email is in the server's log)."
             )
             return
+        dump = settings.VAR_DIR / "parley.jsonl"
+        if dump.exists():
+            # The README's move to PostgreSQL: its dump is loaded into an empty database (the verify
+            # QA pass: a demo made first mixed with it).
+            self.stdout.write(
+                f"No demo made: {dump} is waiting to be loaded into this empty database. Stop the server, run "
+                f"`.venv/bin/python manage.py loaddata {dump}`, then start it again (README: Moving from the "
+                "embedded mode to PostgreSQL); or delete the file for a demo."
+            )
+            return
         password = secrets.token_urlsafe(12)
         with transaction.atomic():
             realm, owner = do_create_realm_with_owner(
