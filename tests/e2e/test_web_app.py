@@ -438,7 +438,7 @@ def test_one_person_at_200_percent_zoom_with_the_keyboard(web_server, people, ch
         expect(page.locator("#channels")).not_to_contain_text("random")
         page.get_by_role("button", name="Close the channels").click()  # the web-app QA pass: no way out
         expect(page.locator("#channel-browser")).to_be_hidden()
-        expect(page.locator("#compose-content")).to_be_focused()
+        expect(page.locator("#browse-channels")).to_be_focused()  # back where it was opened
 
         # A new name, shown at once (the realm_user event); Esc closes the settings.
         page.click("#open-settings")

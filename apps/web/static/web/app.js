@@ -26,7 +26,17 @@ import { EventQueue } from "./events.js";
 import { hideMentions, hidePeople, onMentionKey, onPeopleKey, suggestMentions, suggestPeople } from "./mentions.js";
 import { renderInvitations, renderInviteChannels, setUpInvitations } from "./invite.js";
 import { hashFor, narrowFor, viewFromHash, viewShows, zulipLinkTo } from "./narrow.js";
-import { bdi, el, listed, messageItem, readToggleLabel, reveal, showDefaultPictureOnError, showLinks } from "./render.js";
+import {
+  bdi,
+  el,
+  listed,
+  messageItem,
+  readToggleLabel,
+  reveal,
+  showDefaultPictureOnError,
+  showEmoji,
+  showLinks,
+} from "./render.js";
 import { onSearchKey, onShortcutKey } from "./shortcuts.js";
 import { widgetChange } from "./widgets.js";
 import { allowed, messageArrived, noteWriting, onTypingEvent, periods, renderWriting, stopWriting } from "./typing.js";
@@ -1103,15 +1113,21 @@ async function onMessageAction(event) {
 // The panels: one at a time (the invitations' only for those who may invite).
 const panels = () => ["#channel-browser", "#settings", "#invite"].map($).filter(Boolean);
 
+// Closed, the focus goes back to what opened it, as a dialog's does (the verify QA pass: to the
+// message box, away from where the keyboard was).
+const panelOpeners = new Map();
+
 function openPanel(panel, focused) {
   for (const other of panels()) other.hidden = other !== panel;
+  if (!panel.contains(document.activeElement)) panelOpeners.set(panel, document.activeElement);
   panel.scrollIntoView({ block: "start" });
   focused.focus({ preventScroll: true });
 }
 
 function closePanel(panel) {
   panel.hidden = true;
-  $("#compose-content").focus();
+  const opener = panelOpeners.get(panel);
+  (opener?.isConnected && opener !== document.body ? opener : $("#compose-content")).focus();
 }
 
 function showChannelBrowser() {
@@ -1161,6 +1177,7 @@ function channelDescription(stream) {
   const description = el("bdi", { class: "description" });
   description.innerHTML = stream.rendered_description; // sanitized by the server, as messages are
   showLinks(description);
+  showEmoji(description); // (the verify QA pass: #sandbox's :test_tube: as its name)
   return description;
 }
 

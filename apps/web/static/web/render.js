@@ -60,7 +60,7 @@ function emojiText(reaction) {
 
 // The server marks emoji in a message as Zulip's does, `<span class="emoji emoji-1f604" ...>:smile:</span>`
 // (Zulip's web app draws them from a sprite sheet): shown here as the characters of their code.
-function showEmoji(content) {
+export function showEmoji(content) {
   for (const span of content.querySelectorAll("span.emoji")) {
     const code = [...span.classList].find((name) => /^emoji-[0-9a-f]+(-[0-9a-f]+)*$/.test(name));
     if (!code) continue;
