@@ -385,7 +385,7 @@ def test_one_person_at_200_percent_zoom_with_the_keyboard(web_server, people, ch
     left; the name changes; an own message is deleted."""
     server, general = web_server
     realm, owner, member = people
-    create_stream(realm, "random", member)
+    create_stream(realm, "random", member, description="Anything goes :test_tube:")
     url = server.url
     with sync_playwright() as playwright:
         browser = playwright.chromium.launch(executable_path=chromium, headless=True)
@@ -430,8 +430,10 @@ def test_one_person_at_200_percent_zoom_with_the_keyboard(web_server, people, ch
         sent.get_by_role("button", name="Delete").click()
         expect(message(page, "second line")).to_have_count(0)
 
-        # Joining #random, then leaving it.
+        # Joining #random, then leaving it; its description's emoji drawn (the verify QA pass: as its
+        # name).
         page.click("#browse-channels")
+        expect(page.locator("#all-channels")).to_contain_text("Anything goes \U0001f9ea")
         page.get_by_role("button", name="Subscribe to #random").click()
         expect(page.locator("#channels")).to_contain_text("random")
         page.get_by_role("button", name="Unsubscribe from #random").click()
