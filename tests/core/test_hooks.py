@@ -30,5 +30,6 @@ def test_higher_apps_register_in_the_order_of_their_layers():
     assert [f.__module__ for f in user_role_changing._functions] == [
         "apps.groups.receivers",
         "apps.subscriptions.receivers",
+        "apps.invites.receivers",
     ]
     assert [f.__module__ for f in user_created._functions] == ["apps.groups.receivers"]
