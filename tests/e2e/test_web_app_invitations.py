@@ -1,6 +1,7 @@
-"""Inviting colleagues from the web app (the "Invite people" panel) in a real browser: the owner invites
-two people by email as moderators into a channel, is told of an address the server refuses, and
-creates a link that a newcomer opens to the sign-up page."""
+"""What the web app offers as the organization lets each person do it, in a real browser: inviting
+colleagues (the "Invite people" panel: the owner invites people by email as moderators into a
+channel, is told of addresses the server refuses, creates a link that a newcomer opens to the
+sign-up page, and revokes an invitation), creating channels."""
 
 import re
 
@@ -8,10 +9,12 @@ import pytest
 import zulip
 from playwright.sync_api import expect, sync_playwright
 
+from apps.groups.models import SystemGroups
+from apps.groups.selectors import get_system_group
 from apps.invites.models import EmailInvitation, MultiuseInvite
 from apps.users.models import Role
 from apps.users.selectors import api_email
-from tests.e2e.test_web_app import SCREENSHOTS, log_in, web_server  # noqa: F401 (a fixture)
+from tests.e2e.test_web_app import SCREENSHOTS, give_passwords, log_in, web_server  # noqa: F401 (a fixture)
 
 pytestmark = pytest.mark.e2e
 
@@ -25,7 +28,7 @@ SEEN_IN_THE_PANEL = """(selector) => {
 
 def test_the_owner_invites_by_email_and_by_link(web_server, people, chromium):  # noqa: F811
     server, general = web_server
-    realm, owner, _ = people
+    realm, owner, member = people
     api = zulip.Client(email=api_email(owner), api_key=owner.api_key, site=server.url)
     with sync_playwright() as playwright:
         browser = playwright.chromium.launch(executable_path=chromium, headless=True)
@@ -62,6 +65,27 @@ def test_the_owner_invites_by_email_and_by_link(web_server, people, chromium):  
         expect(page.locator("#invite-status")).to_contain_text("not an address")
         assert len(api.call_endpoint(url="invites", method="GET")["invites"]) == 2
 
+        # Someone with an account already among others: the others are invited, the box keeps only
+        # the one refused, and says why (the web admin QA pass: "Not sent", all kept, sent again).
+        page.fill("#invite-emails", f"{member.delivery_email}, linus@example.org")
+        page.click("#invite-send")
+        expect(page.locator("#invite-status")).to_have_text(
+            f"Sent to the others; not to {member.delivery_email}: Already has an account."
+        )
+        expect(page.locator("#invite-emails")).to_have_value(member.delivery_email)
+        expect(page.locator("#invite-list")).to_contain_text("linus@example.org as Moderator")
+        page.fill("#invite-emails", "")
+
+        # An invitation made elsewhere (another of the owner's browsers) shows at once, as does a new
+        # name of the organization.
+        request = {"invitee_emails": "eve@example.org", "stream_ids": []}
+        made = api.call_endpoint(url="invites", method="POST", request=request)
+        assert made["result"] == "success", made
+        expect(page.locator("#invite-list")).to_contain_text("eve@example.org as Member")
+        assert api.call_endpoint(url="realm", method="PATCH", request={"name": "Acme Team"})["result"] == "success"
+        expect(page.locator(".realm-name")).to_have_text("Acme Team")
+        expect(page).to_have_title(re.compile(r"· Acme Team$"))
+
         # A reusable link, as a member with the default channels, valid until revoked.
         page.select_option("#invite-role", str(Role.MEMBER))
         page.check("#invite-default-channels")
@@ -72,17 +96,16 @@ def test_the_owner_invites_by_email_and_by_link(web_server, people, chromium):  
         link = page.locator("#invite-link").input_value()
         # Listed, the newest last, each with its Revoke button.
         listed = page.locator("#invite-list li")
-        expect(listed).to_have_count(3)
+        expect(listed).to_have_count(5)  # ada, grace, linus, eve, the link
         expect(listed.nth(0)).to_contain_text("ada@example.org as Moderator, until")
-        expect(listed.nth(2)).to_contain_text("A reusable link as Member, until revoked")
+        expect(listed.nth(4)).to_contain_text("A reusable link as Member, until revoked")
         page.screenshot(path=str(SCREENSHOTS / "invite-panel.png"))
         page.click("#invite-list li:nth-child(1) button")
         expect(page.locator("#invite-status")).to_have_text("The invitation was revoked.")
-        expect(listed).to_have_count(2)
+        expect(listed).to_have_count(4)
         expect(page.locator("#invite-list")).not_to_contain_text("ada@example.org")
-        assert [i["email"] for i in api.call_endpoint(url="invites", method="GET")["invites"] if "email" in i] == [
-            "grace@example.org"
-        ]
+        emails = [i["email"] for i in api.call_endpoint(url="invites", method="GET")["invites"] if "email" in i]
+        assert emails == ["grace@example.org", "linus@example.org", "eve@example.org"]
         page.keyboard.press("Escape")
         expect(page.locator("#invite")).to_be_hidden()
         expect(page.locator("#open-invite")).to_be_focused()  # back where it was opened
@@ -98,3 +121,39 @@ def test_the_owner_invites_by_email_and_by_link(web_server, people, chromium):  
     assert (invite.invited_as, invite.include_realm_default_subscriptions) == (Role.MEMBER, True)
     assert invite.expiry_date is None
     assert not invite.streams.exists()
+
+
+def test_what_a_member_is_offered_follows_the_organizations_settings(
+    people, live_server_factory, collected_static, chromium
+):
+    """The web admin QA pass: a member whom the organization lets create private channels only was
+    offered public ones (refused on Create), and one who may create none the form."""
+    realm, _, member = people
+    admins = get_system_group(realm.id, SystemGroups.ADMINISTRATORS)
+    realm.can_create_public_channel_group = admins
+    realm.save(update_fields=["can_create_public_channel_group"])
+    give_passwords(member)
+    server = live_server_factory(STATIC_ROOT=collected_static)
+    with sync_playwright() as playwright:
+        browser = playwright.chromium.launch(executable_path=chromium, headless=True)
+        _, page = log_in(browser, server.url, member.delivery_email)
+        page.click("#browse-channels")
+        expect(page.locator("#create-channel")).to_be_visible()
+        private = page.locator("#new-channel-private")
+        expect(private).to_be_checked()
+        expect(private).to_be_disabled()
+        page.fill("#new-channel-name", "secrets")
+        page.press("#new-channel-name", "Enter")
+        expect(page.locator("#channels")).to_contain_text("secrets")
+        page.click("#browse-channels")
+        expect(private).to_be_checked()  # still, after the form's reset
+        browser.close()
+    realm.can_create_private_channel_group = admins
+    realm.save(update_fields=["can_create_private_channel_group"])
+    with sync_playwright() as playwright:
+        browser = playwright.chromium.launch(executable_path=chromium, headless=True)
+        _, page = log_in(browser, server.url, member.delivery_email)
+        page.click("#browse-channels")
+        expect(page.locator("#all-channels")).to_contain_text("secrets")
+        expect(page.locator("#create-channel")).to_be_hidden()
+        browser.close()

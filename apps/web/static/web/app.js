@@ -113,6 +113,15 @@ function loadState(registered) {
   state.realmEmoji = registered.realm_emoji || {};
   state.presences = registered.presences || {};
   state.presenceDisabled = Boolean(registered.realm_presence_disabled);
+  // Channels are offered to be created as the organization lets this person create them (the web
+  // admin QA pass: the form was there, and its channel refused, for whom it does not).
+  const createForm = $("#create-channel");
+  if (createForm) {
+    createForm.hidden = !registered.can_create_public_streams && !registered.can_create_private_streams;
+    const privateBox = $("#new-channel-private"); // its default too, which the form's reset restores
+    privateBox.defaultChecked = privateBox.checked = !registered.can_create_public_streams;
+    privateBox.disabled = !registered.can_create_public_streams || !registered.can_create_private_streams;
+  }
   state.emptyTopicName = registered.realm_empty_topic_display_name || state.emptyTopicName;
   state.offlineAfter = registered.server_presence_offline_threshold_seconds || 200;
   state.pingEvery = registered.server_presence_ping_interval_seconds || 60;
@@ -353,6 +362,16 @@ const handlers = {
       state.presenceDisabled = event.value;
       renderPeople();
     }
+    // Renamed: the header and the tab's title at once, as Zulip's (the web admin QA pass: at the next
+    // reload only).
+    if (event.op === "update" && event.property === "name") {
+      $(".realm-name").textContent = event.value;
+      document.title = titleWithCount(`${viewTitle(state.view)} · ${event.value}`);
+    }
+  },
+  // Someone's invitations changed (made, revoked, accepted): the panel listing them shows them anew.
+  invites_changed() {
+    if ($("#invite") && !$("#invite").hidden) renderInvitations();
   },
   // A custom emoji added, or its picture changed: reactions with it show it.
   realm_emoji(event) {
@@ -1410,7 +1429,7 @@ function start() {
       event_types: [
         "message", "update_message", "delete_message", "reaction", "update_message_flags",
         "subscription", "stream", "presence", "realm_user", "user_topic", "muted_users", "realm_emoji",
-        "realm", "submessage", "typing", "user_settings", "user_group",
+        "realm", "submessage", "typing", "user_settings", "user_group", "invites_changed",
       ],
       fetch_event_types: [
         "message", "update_message_flags", "subscription", "presence", "realm_user", "realm", "user_topic", "muted_users",

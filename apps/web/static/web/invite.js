@@ -80,8 +80,7 @@ export async function renderInvitations() {
       } catch (error) {
         say(`Not revoked: ${error.message}`);
       }
-      await renderInvitations();
-      ($("#invite-list button") || $("#invite-role")).focus(); // its button is gone: Esc still closes
+      renderInvitations();
     };
     const label = invite.is_multiuse ? "Revoke the link" : `Revoke the invitation of ${invite.email}`;
     return el(
@@ -92,7 +91,11 @@ export async function renderInvitations() {
       el("button", { type: "button", onclick: revoke, "aria-label": label }, "Revoke"),
     );
   });
+  // Drawn again (a revocation here or elsewhere): the focus, if it was in the list, stays in the
+  // panel, so that Esc still closes it.
+  const focused = $("#invite-list").contains(document.activeElement);
   $("#invite-list").replaceChildren(...(items.length ? items : [el("li", {}, "None.")]));
+  if (focused) ($("#invite-list button") || $("#invite-role")).focus();
 }
 
 async function sendInvitations(event) {
@@ -104,15 +107,24 @@ async function sendInvitations(event) {
     return;
   }
   say("Sending…");
+  // As the server reads them: one address a comma or a line, "Name <address>" too.
+  const entries = emails.split(/[,\n]/).filter((entry) => entry.trim());
   try {
     await api("POST", "/invites", { invitee_emails: emails, ...chosen() });
   } catch (error) {
-    say(`Not sent: ${refusal(error)}`);
+    if (!error.body?.sent_invitations) {
+      say(`Not sent: ${refusal(error)}`);
+      return;
+    }
+    // Sent to the others (Zulip's answer names those it was not sent to): only those stay in the box
+    // (the web admin QA pass: "Not sent", all kept, and sent again).
+    const refused = error.body.errors.map(([email, reason]) => `${email}: ${reason}`).join("; ");
+    $("#invite-emails").value = error.body.errors.map(([email]) => email).join(", ");
+    say(`Sent to the others; not to ${refused}`);
+    renderInvitations();
     return;
   }
-  // As the server reads them: one address a comma or a line, "Name <address>" too.
-  const count = emails.split(/[,\n]/).filter((entry) => entry.trim()).length;
-  say(count === 1 ? "The invitation was sent." : `${count} invitations were sent.`);
+  say(entries.length === 1 ? "The invitation was sent." : `${entries.length} invitations were sent.`);
   $("#invite-emails").value = "";
   renderInvitations();
 }
