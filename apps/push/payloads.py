@@ -19,6 +19,7 @@ from apps.messages.models import Message
 from apps.messages.rendering import live_mentions
 from apps.messages.selectors import dm_users_by_recipient
 from apps.realms.limits import EMPTY_TOPIC_DISPLAY_NAME
+from apps.users.access import INACCESSIBLE_USER_NAME, inaccessible_avatar_url, inaccessible_user_ids, unknown_user_email
 from apps.users.models import User
 from apps.users.selectors import absolute_avatar_url, api_email
 
@@ -117,10 +118,32 @@ def mentioned_group(user: User, message: Message) -> UserGroup | None:
     return UserGroup.objects.filter(id=min(theirs)[1]).first() if theirs else None
 
 
+@dataclass(frozen=True)
+class Sender:
+    """Who wrote the message, as the notified user may know them: "Unknown user" for a guest the
+    organization does not let see them, as Zulip's (the push QA pass: the name, address and picture
+    of someone GET /users/{id} refused them were in their notifications)."""
+
+    id: int
+    full_name: str
+    email: str
+    avatar_url: str
+
+    @classmethod
+    def of(cls, message: Message, user: User) -> "Sender":
+        sender = message.sender
+        if sender.id in inaccessible_user_ids(user, [sender.id]):
+            avatar = inaccessible_avatar_url()
+            if not avatar.startswith(("https://", "http://")):  # the server's static file, not a CDN's
+                avatar = user.realm.url + avatar
+            return cls(sender.id, INACCESSIBLE_USER_NAME, unknown_user_email(user.realm, sender.id), avatar)
+        return cls(sender.id, sender.full_name, api_email(sender), absolute_avatar_url(sender))
+
+
 def message_notification(user: User, message: Message, trigger: str) -> Notification:
-    sender = message.sender
+    sender = Sender.of(message, user)
     content, was_cut = truncated(mobile_push_content(message.rendered_content))
-    common = {**base_payload(user), "sender_id": sender.id, "sender_email": api_email(sender)}
+    common = {**base_payload(user), "sender_id": sender.id, "sender_email": sender.email}
     common["time"] = int(message.date_sent.timestamp())
     group = mentioned_group(user, message) if trigger == MENTION else None
     # In every form, since Zulip's feature level 76.
@@ -132,7 +155,7 @@ def message_notification(user: User, message: Message, trigger: str) -> Notifica
         "realm_name": user.realm.name,
         "user_id": user.id,
         "sender_id": sender.id,
-        "sender_avatar_url": absolute_avatar_url(sender),
+        "sender_avatar_url": sender.avatar_url,
         "sender_full_name": sender.full_name,
         "message_id": message.id,
         "time": common["time"],
@@ -144,19 +167,19 @@ def message_notification(user: User, message: Message, trigger: str) -> Notifica
         channel = message.stream.name
         topic = message.topic or EMPTY_TOPIC_DISPLAY_NAME  # as Zulip's get_topic_display_name
         common.update(recipient_type="stream", stream=channel, stream_id=message.stream_id, topic=topic)
-        e2ee.update(channel_id=message.stream_id, channel_name=channel, topic=message.topic)
+        # The topic's name as people read it, as the legacy forms (the app titles the notification
+        # with it: "#sandbox > null" for the empty topic: the push QA pass).
+        e2ee.update(recipient_type="channel", channel_id=message.stream_id, channel_name=channel, topic=topic)
         title = f"#{channel} > {topic}"
     else:
         people = dm_users_by_recipient([message])[(message.recipient_id, message.sender_id)]
         common["recipient_type"] = "private"
         if len(people) > 2:
             common["pm_users"] = ",".join(str(person.id) for person in people)
-        e2ee["recipient_user_ids"] = [person.id for person in people]
+        e2ee.update(recipient_type="direct", recipient_user_ids=[person.id for person in people])
         title = ", ".join(sorted(p.full_name for p in people)) if len(people) > 2 else sender.full_name
     fcm = {**common, "event": "message", "zulip_message_id": message.id, "content": content}
-    fcm.update(
-        content_truncated=was_cut, sender_full_name=sender.full_name, sender_avatar_url=absolute_avatar_url(sender)
-    )
+    fcm.update(content_truncated=was_cut, sender_full_name=sender.full_name, sender_avatar_url=sender.avatar_url)
     apns = {
         "alert": {"title": title, "subtitle": _apns_subtitle(sender, trigger, people, message, group), "body": content},
         "sound": "default",
@@ -166,7 +189,7 @@ def message_notification(user: User, message: Message, trigger: str) -> Notifica
     return Notification(fcm=fcm, apns=apns, e2ee=e2ee)
 
 
-def _apns_subtitle(sender: User, trigger: str, people: list[User], message: Message, group: UserGroup | None) -> str:
+def _apns_subtitle(sender: Sender, trigger: str, people: list[User], message: Message, group: UserGroup | None) -> str:
     if trigger == MENTION:
         return f"{sender.full_name} mentioned @{group.name}:" if group else f"{sender.full_name} mentioned you:"
     if trigger in WILDCARD_TRIGGERS:

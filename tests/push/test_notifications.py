@@ -7,6 +7,8 @@ import logging
 import pytest
 from django_tasks_db.models import DBTaskResult
 
+from apps.groups.models import SystemGroups
+from apps.groups.selectors import get_system_group
 from apps.push.models import ActivePushNotification
 from apps.users.models import AvatarSource, User
 from tests.api import api_for, assert_success
@@ -326,8 +328,8 @@ def test_a_message_moved_where_they_may_not_read_it_comes_off_their_phone(
     assert list(ActivePushNotification.objects.values_list("user_id", flat=True)) == [moderator.id]
 
 
-def test_encrypted_devices_get_the_apps_payload(member, admin, pushes):
-    api = api_for(member)
+def with_encrypted_device(user) -> int:
+    api = api_for(user)
     device_id = assert_success(api.post("/register_client_device"))["device_id"]
     assert_success(
         api.post(
@@ -343,13 +345,48 @@ def test_encrypted_devices_get_the_apps_payload(member, admin, pushes):
             },
         )
     )
+    return device_id
+
+
+def test_encrypted_devices_get_the_apps_payload(member, admin, make_stream, pushes):
+    device_id = with_encrypted_device(member)
     message_id = send_dm(admin, member, content="x" * 300)
     [(user_id, to, payload)] = pushes()
     assert (user_id, to) == (member.id, f"device {device_id}")
-    assert payload["type"] == "message"
+    assert (payload["type"], payload["recipient_type"]) == ("message", "direct")
     assert payload["message_id"] == message_id
     assert payload["recipient_user_ids"] == sorted([admin.id, member.id])
     assert payload["content"] == "x" * 200 + "…"
+    # A channel's, its empty topic by its name, as the other forms (the push QA pass: the app titled
+    # it "#garden > null").
+    stream = make_stream("garden", member, admin)
+    send_to_channel(admin, stream, "@**Mel Member** look", topic="")
+    [(_, _, payload)] = pushes()
+    assert (payload["recipient_type"], payload["channel_id"]) == ("channel", stream.id)
+    assert payload["topic"] == "general chat"
+
+
+def test_a_sender_the_guest_may_not_see_is_an_unknown_user_in_every_form(realm, member, guest, make_stream, pushes):
+    """As Zulip's (the push QA pass: their name, address and picture were in the guest's notifications,
+    where GET /users/{id} refused them)."""
+    realm.can_access_all_users_group = get_system_group(realm.id, SystemGroups.MEMBERS)
+    realm.save(update_fields=["can_access_all_users_group"])
+    stream = make_stream("lobby", guest)  # the member is not in it (they may write to it): unseen
+    assert_success(api_for(guest).post(APNS, {"token": "ab" * 32, "appid": "org.zulip.Zulip"}))
+    with_encrypted_device(guest)
+    send_to_channel(member, stream, "@**all** hello from a stranger")
+    fcm_token = with_phone(guest)
+    by_form = {{fcm_token: "fcm", "ab" * 32: "apns"}.get(to, "device"): payload for _, to, payload in pushes()}
+    unknown = f"user{member.id}@"
+    assert (by_form["fcm"]["sender_full_name"], by_form["fcm"]["sender_email"][: len(unknown)]) == (
+        "Unknown user",
+        unknown,
+    )
+    assert "unknown-user-avatar" in by_form["fcm"]["sender_avatar_url"]
+    assert by_form["apns"]["alert"]["subtitle"] == "Unknown user mentioned everyone:"
+    assert by_form["apns"]["custom"]["zulip"]["sender_email"].startswith(unknown)
+    assert (by_form["device"]["sender_full_name"], by_form["device"]["sender_id"]) == ("Unknown user", member.id)
+    assert member.full_name not in str(by_form)
 
 
 def test_an_uploaded_avatar_is_sent_as_an_absolute_address(member, admin, pushes):
