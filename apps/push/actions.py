@@ -14,6 +14,7 @@ from apps.core.errors import JsonableError
 from apps.events.publish import send_event_on_commit
 from apps.push import tasks  # the module: it runs these actions, and they queue its tasks
 from apps.push.backends import SendResult, push_backend
+from apps.push.e2ee import token_id_of
 from apps.push.models import Device, PushDeviceToken
 from apps.push.selectors import access_device_by_id, has_devices_cache_key
 from apps.push.serializers import check_push_key, check_token_kind, decode_token_id, device_to_dict
@@ -120,9 +121,22 @@ def do_register_push_token(
     else:
         device.push_token_id, device.pending_push_token_id = token_id, None
         changed.insert(0, "push_token_id")
+        _drop_legacy_token(device, token_id)
     device.save()
     _registrations_changed(device.user.realm_id)
     _send_device_update(device, changed)
+
+
+def _drop_legacy_token(device: Device, token_id: int) -> None:
+    """The phone registered for encrypted notifications: the same token registered the legacy way
+    goes, as Zulip's since feature level 483 (the push QA pass: both forms were sent, and iOS showed
+    the legacy alert beside the decrypted one). Its token is known by its id only."""
+    kind = PushDeviceToken.Kind.APNS if device.push_token_kind == Device.TokenKind.APNS else PushDeviceToken.Kind.FCM
+    legacy = PushDeviceToken.objects.filter(user_id=device.user_id, kind=kind)
+    # APNs tokens are kept in lower case; the app may have hashed them as it got them.
+    same = [row.id for row in legacy if token_id in (token_id_of(row.token), token_id_of(row.token.upper()))]
+    if same:
+        do_remove_push_device_tokens(list(legacy.filter(id__in=same)))
 
 
 def _still_there(device: Device) -> bool:
@@ -139,6 +153,7 @@ def do_complete_push_registration(device: Device, token_id: int) -> None:
         return
     device.push_token_id, device.pending_push_token_id = token_id, None
     device.save(update_fields=["push_token_id", "pending_push_token_id"])
+    _drop_legacy_token(device, token_id)
     _registrations_changed(device.user.realm_id)
     _send_device_update(device, ["push_token_id", "pending_push_token_id"])
 

@@ -152,7 +152,7 @@ def open_registration(
         raise invalid from None
     if not _well_formed(opened):
         raise invalid
-    if token_id is not None and int.from_bytes(_token_hash(opened["token"]), "big", signed=True) != token_id:
+    if token_id is not None and token_id_of(opened["token"]) != token_id:
         raise invalid
     if fresh and time.time() - opened["timestamp"] > REGISTRATION_LIFETIME_SECONDS:
         raise SealedRegistrationError("Request expired", "REQUEST_EXPIRED")
@@ -161,6 +161,11 @@ def open_registration(
 
 def _token_hash(token: str) -> bytes:
     return hashlib.sha256(token.encode()).digest()[:8]
+
+
+def token_id_of(token: str) -> int:
+    """The id the app gives its push token in an encrypted registration (`token_id`, signed)."""
+    return int.from_bytes(_token_hash(token), "big", signed=True)
 
 
 def _well_formed(opened: Any) -> bool:

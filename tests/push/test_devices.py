@@ -2,13 +2,14 @@
 /remove_client_device, the `devices` state of POST /register and `device` events; the admin."""
 
 import base64
+import hashlib
 
 import pytest
 from django.db import connection
 
 from apps.events.models import OutboxEvent
 from apps.push.actions import do_complete_push_registration, do_fail_push_registration, do_forget_push_registrations
-from apps.push.models import Device
+from apps.push.models import Device, PushDeviceToken
 from tests.api import api_for, assert_error, assert_success
 from tests.concurrency import at_once, done_or_refused
 
@@ -230,3 +231,27 @@ def test_a_device_removed_while_a_task_talked_to_the_push_service_is_passed_over
         do_forget_push_registrations([device])
     assert received[member.id] == []
     assert device_rows() == []
+
+
+def test_registering_for_encrypted_notifications_drops_the_same_tokens_legacy_registration(member):
+    """As Zulip's since feature level 483 (the push QA pass: both forms were sent, twice on iOS): the
+    token is known by its id, the first 8 bytes of its SHA-256."""
+    api = api_for(member)
+    for path, token in (
+        ("/users/me/android_gcm_reg_id", "fcm-token-of-this-phone"),
+        ("/users/me/android_gcm_reg_id", "fcm-token-of-another-phone"),
+        ("/users/me/apns_device_token", "ab" * 32),
+    ):
+        assert_success(api.post(path, {"token": token, "appid": "org.zulip.Zulip"}))
+    token_id = base64.b64encode(hashlib.sha256(b"fcm-token-of-this-phone").digest()[:8]).decode()
+    assert_success(api.post("/mobile_push/register", registration(new_device(member), token_id=token_id)))
+
+    def kept() -> list[tuple]:
+        return list(PushDeviceToken.objects.filter(user=member).order_by("token").values_list("kind", "token"))
+
+    assert kept() == [(PushDeviceToken.Kind.APNS, "ab" * 32), (PushDeviceToken.Kind.FCM, "fcm-token-of-another-phone")]
+    # An APNs token as the iPhone gave it (upper case; kept in lower case).
+    apns_id = base64.b64encode(hashlib.sha256(("AB" * 32).encode()).digest()[:8]).decode()
+    registered = registration(new_device(member), token_kind="apns", token_id=apns_id)
+    assert_success(api.post("/mobile_push/register", registered))
+    assert kept() == [(PushDeviceToken.Kind.FCM, "fcm-token-of-another-phone")]
