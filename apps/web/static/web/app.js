@@ -25,6 +25,7 @@ import { closeEmojiPicker, emojiPickerOpenedBy, openEmojiPicker, setUpEmojiPicke
 import { EventQueue } from "./events.js";
 import { hideMentions, hidePeople, onMentionKey, onPeopleKey, suggestMentions, suggestPeople } from "./mentions.js";
 import { renderInvitations, renderInviteChannels, setUpInvitations } from "./invite.js";
+import { renderPeopleAdmin, setUpOrganization } from "./organization.js";
 import { hashFor, narrowFor, viewFromHash, viewShows, zulipLinkTo } from "./narrow.js";
 import {
   bdi,
@@ -1129,8 +1130,9 @@ async function onMessageAction(event) {
 
 // A panel opened (the channels' list, settings) is scrolled into sight: in one column (a phone) it is
 // far below the top of the page, where its opener is.
-// The panels: one at a time (the invitations' only for those who may invite).
-const panels = () => ["#channel-browser", "#settings", "#invite"].map($).filter(Boolean);
+// The panels: one at a time (the invitations' only for those who may invite, the organization's for
+// administrators).
+const panels = () => ["#channel-browser", "#settings", "#invite", "#organization"].map($).filter(Boolean);
 
 // Closed, the focus goes back to what opened it, as a dialog's does (the verify QA pass: to the
 // message box, away from where the keyboard was).
@@ -1387,6 +1389,12 @@ function start() {
     openPanel($("#invite"), $("#invite-emails") || $("#invite-role"));
   });
   if ($("#invite")) setUpInvitations();
+  $("#open-organization")?.addEventListener("click", () => {
+    renderPeopleAdmin();
+    $("#organization-status").textContent = $("#people-admin-status").textContent = "";
+    openPanel($("#organization"), $("#organization-name"));
+  });
+  if ($("#organization")) setUpOrganization();
   $("#logout").form.addEventListener("submit", forgetDraft);
   $("#settings-form").addEventListener("submit", saveSettings);
   $("#password-form").addEventListener("submit", changePassword);

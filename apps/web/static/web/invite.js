@@ -4,17 +4,8 @@
 // Zulip's invitation dialog. The server checks everything again and says what it refuses.
 
 import { api } from "./api.js";
-import { activeSubs, $, state } from "./state.js";
+import { activeSubs, $, ROLE_NAMES, state } from "./state.js";
 import { bdi, el } from "./render.js";
-
-// Zulip's role values, as the organization's people are told them.
-const ROLE_NAMES = {
-  100: "Organization owner",
-  200: "Organization administrator",
-  300: "Moderator",
-  400: "Member",
-  600: "Guest",
-};
 
 // What both kinds of invitation send.
 function chosen() {
@@ -87,7 +78,7 @@ export async function renderInvitations() {
       "li",
       { dataset: { inviteId: invite.id } },
       who,
-      ` as ${ROLE_NAMES[invite.invited_as] ?? invite.invited_as}, ${until}${by} `,
+      ` as ${ROLE_NAMES.get(invite.invited_as) ?? invite.invited_as}, ${until}${by} `,
       el("button", { type: "button", onclick: revoke, "aria-label": label }, "Revoke"),
     );
   });

@@ -42,6 +42,15 @@ export const state = {
   viewFailed: false, // the view's messages could not load for a reason that passes: loaded again once connected
 };
 
+// Zulip's roles, highest first, as the organization's people are told them.
+export const ROLE_NAMES = new Map([
+  [100, "Organization owner"],
+  [200, "Organization administrator"],
+  [300, "Moderator"],
+  [400, "Member"],
+  [600, "Guest"],
+]);
+
 // What the page keeps of a channel (from a stream or subscription object).
 export const channelOf = ({ name, invite_only, is_archived }) => ({ name, invite_only, is_archived: Boolean(is_archived) });
 

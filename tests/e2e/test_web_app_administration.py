@@ -1,7 +1,8 @@
 """What the web app offers as the organization lets each person do it, in a real browser: inviting
 colleagues (the "Invite people" panel: the owner invites people by email as moderators into a
 channel, is told of addresses the server refuses, creates a link that a newcomer opens to the
-sign-up page, and revokes an invitation), creating channels."""
+sign-up page, and revokes an invitation), creating channels, and the organization's settings and
+people for its administrators."""
 
 import re
 
@@ -15,6 +16,7 @@ from apps.invites.models import EmailInvitation, MultiuseInvite
 from apps.users.models import Role
 from apps.users.selectors import api_email
 from tests.e2e.test_web_app import SCREENSHOTS, give_passwords, log_in, web_server  # noqa: F401 (a fixture)
+from tests.factories import UserFactory
 
 pytestmark = pytest.mark.e2e
 
@@ -156,4 +158,63 @@ def test_what_a_member_is_offered_follows_the_organizations_settings(
         page.click("#browse-channels")
         expect(page.locator("#all-channels")).to_contain_text("secrets")
         expect(page.locator("#create-channel")).to_be_hidden()
+        browser.close()
+
+
+def test_an_owner_runs_the_organization_from_the_web_app(people, live_server_factory, collected_static, chromium):
+    """The web admin QA pass: renaming the organization, changing a role and deactivating someone who
+    left took the API or the Django admin."""
+    realm, owner, member = people
+    admin = UserFactory(realm=realm, role=Role.ADMINISTRATOR, delivery_email="ann@e2e.example", full_name="Ann Admin")
+    give_passwords(owner, admin)
+    server = live_server_factory(STATIC_ROOT=collected_static)
+    api = zulip.Client(email=api_email(owner), api_key=owner.api_key, site=server.url)
+    role_of = lambda user: api.get_user_by_id(user.id)["user"]["role"]  # noqa: E731
+    with sync_playwright() as playwright:
+        browser = playwright.chromium.launch(executable_path=chromium, headless=True)
+        _, page = log_in(browser, server.url, owner.delivery_email)
+        page.click("#open-organization")
+        expect(page.locator("#organization-name")).to_be_focused()
+        page.fill("#organization-name", "Acme Team")
+        page.fill("#organization-description", "Where Acme talks.")
+        page.click("#organization-form button[type=submit]")
+        expect(page.locator("#organization-status")).to_have_text("Saved.")
+        expect(page.locator(".realm-name")).to_have_text("Acme Team")
+        server_settings = api.get_server_settings()
+        assert (server_settings["realm_name"], server_settings["realm_description"]) == (
+            "Acme Team",
+            "<p>Where Acme talks.</p>",
+        )
+
+        people_listed = page.locator("#people-admin li")
+        expect(people_listed).to_have_count(3)
+        page.screenshot(path=str(SCREENSHOTS / "organization-panel.png"))
+        mick = page.locator(f"#people-admin li[data-user-id='{member.id}']")
+        mick.get_by_label("Role of Mick Member").select_option(str(Role.MODERATOR))
+        expect(page.locator("#people-admin-status")).to_have_text("Mick Member's role was changed.")
+        assert role_of(member) == Role.MODERATOR
+        page.once("dialog", lambda dialog: dialog.accept())
+        mick.get_by_role("button", name="Deactivate Mick Member").click()
+        expect(page.locator("#people-admin-status")).to_have_text("Mick Member was deactivated.")
+        expect(mick).to_contain_text("(deactivated)")
+        assert api.get_user_by_id(member.id)["user"]["is_active"] is False
+        mick.get_by_role("button", name="Reactivate Mick Member").click()
+        expect(mick).not_to_contain_text("(deactivated)")
+        assert api.get_user_by_id(member.id)["user"]["is_active"] is True
+        page.keyboard.press("Escape")
+        expect(page.locator("#organization")).to_be_hidden()
+        expect(page.locator("#open-organization")).to_be_focused()
+
+        # An administrator may not change an owner's role, nor give it.
+        _, ann = log_in(browser, server.url, admin.delivery_email)
+        ann.click("#open-organization")
+        expect(ann.get_by_label("Role of Olive Owner")).to_be_disabled()
+        expect(ann.get_by_label("Role of Mick Member").locator("option[value='100']")).to_be_disabled()
+        browser.close()
+    # A member has no such panel.
+    give_passwords(member)
+    with sync_playwright() as playwright:
+        browser = playwright.chromium.launch(executable_path=chromium, headless=True)
+        _, page = log_in(browser, server.url, member.delivery_email)
+        expect(page.locator("#open-organization")).to_have_count(0)
         browser.close()
