@@ -309,8 +309,7 @@ def test_postgresql_restarted(cluster, redis_server, live_server_factory):
     sender = json.loads(manage("create_realm", "--string-id", "", "--name", "Faults", *owner, "--json", **db))
     member = ["--email", "receiver@faults.example", "--full-name", "Rae Receiver"]
     receiver = json.loads(manage("create_user", "--realm", "", *member, "--json", **db))
-    manage("create_stream", "general", "--realm", "", **db)
-    manage("add_users_to_streams", "--realm", "", "--streams", "general", "--all-users", **db)
+    # Both in #general, a new organization's default channel.
     server = serve(live_server_factory, REDIS_URL=redis_server.url, **db)
 
     def answers() -> bool:
