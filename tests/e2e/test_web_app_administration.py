@@ -173,7 +173,9 @@ def test_an_owner_runs_the_organization_from_the_web_app(people, live_server_fac
     with sync_playwright() as playwright:
         browser = playwright.chromium.launch(executable_path=chromium, headless=True)
         _, page = log_in(browser, server.url, owner.delivery_email)
-        page.click("#open-organization")
+        page.click("#open-settings")
+        page.click("#open-organization")  # an administrator's part of the settings
+        expect(page.locator("#settings")).to_be_hidden()
         expect(page.locator("#organization-name")).to_be_focused()
         page.fill("#organization-name", "Acme Team")
         page.fill("#organization-description", "Where Acme talks.")
@@ -203,10 +205,11 @@ def test_an_owner_runs_the_organization_from_the_web_app(people, live_server_fac
         assert api.get_user_by_id(member.id)["user"]["is_active"] is True
         page.keyboard.press("Escape")
         expect(page.locator("#organization")).to_be_hidden()
-        expect(page.locator("#open-organization")).to_be_focused()
+        expect(page.locator("#open-settings")).to_be_focused()
 
         # An administrator may not change an owner's role, nor give it.
         _, ann = log_in(browser, server.url, admin.delivery_email)
+        ann.click("#open-settings")
         ann.click("#open-organization")
         expect(ann.get_by_label("Role of Olive Owner")).to_be_disabled()
         expect(ann.get_by_label("Role of Mick Member").locator("option[value='100']")).to_be_disabled()

@@ -1138,9 +1138,9 @@ const panels = () => ["#channel-browser", "#settings", "#invite", "#organization
 // message box, away from where the keyboard was).
 const panelOpeners = new Map();
 
-function openPanel(panel, focused) {
+function openPanel(panel, focused, opener = document.activeElement) {
   for (const other of panels()) other.hidden = other !== panel;
-  if (!panel.contains(document.activeElement)) panelOpeners.set(panel, document.activeElement);
+  if (!panel.contains(opener)) panelOpeners.set(panel, opener);
   panel.scrollIntoView({ block: "start" });
   focused.focus({ preventScroll: true });
 }
@@ -1392,7 +1392,9 @@ function start() {
   $("#open-organization")?.addEventListener("click", () => {
     renderPeopleAdmin();
     $("#organization-status").textContent = $("#people-admin-status").textContent = "";
-    openPanel($("#organization"), $("#organization-name"));
+    // Opened from the settings (an administrator's part of them, as Zulip's): back to them is back
+    // to what opened those.
+    openPanel($("#organization"), $("#organization-name"), $("#open-settings"));
   });
   if ($("#organization")) setUpOrganization();
   $("#logout").form.addEventListener("submit", forgetDraft);
