@@ -114,6 +114,14 @@ def assert_nothing_blocked(*pages) -> None:
         assert page.evaluate("window.cspViolations") == []
 
 
+def search(page, query: str) -> None:
+    """Searches from the search box, and waits for that search's view: the last one may show the same
+    (a message, "No messages match"), and shown late it would put its words back in the box."""
+    page.fill("#search", query)
+    page.press("#search", "Enter")
+    expect(page.locator("#narrow-title")).to_have_text(f"Search: {query.strip()}")
+
+
 def message(page, text: str):
     return page.locator("li.message", has_text=text)
 
@@ -194,40 +202,30 @@ def test_two_people_chat_live(web_server, people, chromium):
         expect(olive.locator(f"#people li[data-user-id='{member.id}'] .count")).to_have_count(0)
 
         # Searching with the narrow syntax.
-        olive.fill("#search", "is:starred")
-        olive.press("#search", "Enter")
+        search(olive, "is:starred")
         expect(olive.locator("#narrow-title")).to_have_text("Search: is:starred")
         expect(olive.locator("li.message")).to_have_count(0)  # Mick's star is his own
         expect(olive.locator("#empty")).to_have_text("No messages match this search.")
-        mick.fill("#search", "is:starred")
-        mick.press("#search", "Enter")
+        search(mick, "is:starred")
         expect(message(mick, "Pizza at one?")).to_be_visible()
         expect(mick.locator("li.message")).to_have_count(1)
-        olive.fill("#search", "sender:me pizza")
-        olive.press("#search", "Enter")
+        search(olive, "sender:me pizza")
         expect(message(olive, "Pizza at one?")).to_be_visible()
         expect(olive.locator("li.message")).to_have_count(1)
-        olive.fill("#search", "from:me pizza")  # Zulip's other name for sender: (the web-app QA pass: words)
-        olive.press("#search", "Enter")
+        search(olive, "from:me pizza")  # Zulip's other name for sender: (the web-app QA pass: words)
         expect(message(olive, "Pizza at one?")).to_be_visible()
         expect(olive.locator("li.message")).to_have_count(1)
-        olive.fill("#search", '"pizza at"')  # a phrase, found only as written (the web-app QA pass)
-        olive.press("#search", "Enter")
+        search(olive, '"pizza at"')  # a phrase, found only as written (the web-app QA pass)
         expect(message(olive, "Pizza at one?")).to_be_visible()
-        olive.fill("#search", '"at pizza"')
-        olive.press("#search", "Enter")
+        search(olive, '"at pizza"')
         expect(olive.locator("#empty")).to_have_text("No messages match this search.")
-        olive.fill("#search", '-"pizza at" pizza')  # left out (the web-app QA pass: found only it)
-        olive.press("#search", "Enter")
+        search(olive, '-"pizza at" pizza')  # left out (the web-app QA pass: found only it)
         expect(olive.locator("#empty")).to_have_text("No messages match this search.")
-        olive.fill("#search", '-"pizza at noon" pizza')
-        olive.press("#search", "Enter")
+        search(olive, '-"pizza at noon" pizza')
         expect(message(olive, "Pizza at one?")).to_be_visible()
-        olive.fill("#search", "in:home pizza")  # an operator (the web-app QA pass: searched as words)
-        olive.press("#search", "Enter")
+        search(olive, "in:home pizza")  # an operator (the web-app QA pass: searched as words)
         expect(message(olive, "Pizza at one?")).to_be_visible()
-        olive.fill("#search", "channel:nowhere")
-        olive.press("#search", "Enter")
+        search(olive, "channel:nowhere")
         expect(olive.locator("#empty")).to_contain_text("These messages cannot be shown")
         olive.goto(f"{url}/#channel/{general.id}/topic/lunch")
         expect(message(olive, "Pizza at one?")).to_be_visible()
@@ -735,8 +733,7 @@ def test_what_other_clients_change_shows_live(web_server, people, chromium):
         expect(mick.locator("#narrow-title")).to_have_text("#renamed")
 
         # A search shows what arrives and matches it (it showed nothing new until run again).
-        mick.fill("#search", "pancakes")
-        mick.press("#search", "Enter")
+        search(mick, "pancakes")
         expect(mick.locator("#narrow-title")).to_have_text("Search: pancakes")
         olive.send_message({"type": "stream", "to": "general", "topic": "food", "content": "waffles today"})
         olive.send_message({"type": "stream", "to": "general", "topic": "food", "content": "pancakes tomorrow"})

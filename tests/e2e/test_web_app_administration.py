@@ -206,6 +206,12 @@ def test_an_owner_runs_the_organization_from_the_web_app(people, live_server_fac
         page.keyboard.press("Escape")
         expect(page.locator("#organization")).to_be_hidden()
         expect(page.locator("#open-settings")).to_be_focused()
+        # Another view closes the panel, as it closes the others.
+        page.click("#open-settings")
+        page.click("#open-organization")
+        page.click("#nav-starred")
+        expect(page.locator("#narrow-title")).to_have_text("Starred messages")
+        expect(page.locator("#organization")).to_be_hidden()
 
         # An administrator may not change an owner's role, nor give it.
         _, ann = log_in(browser, server.url, admin.delivery_email)

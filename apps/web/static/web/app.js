@@ -555,8 +555,7 @@ async function showView() {
   showTitle(view);
   renderWriting();
   $("#search").value = view.kind === "search" ? view.query : "";
-  $("#channel-browser").hidden = true;
-  $("#settings").hidden = true;
+  for (const panel of panels()) panel.hidden = true; // the invitations' and the organization's too
 
   renderSidebar();
   clearStatusOfOtherView();
