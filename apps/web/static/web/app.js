@@ -25,7 +25,7 @@ import { closeEmojiPicker, emojiPickerOpenedBy, openEmojiPicker, setUpEmojiPicke
 import { EventQueue } from "./events.js";
 import { hideMentions, hidePeople, onMentionKey, onPeopleKey, suggestMentions, suggestPeople } from "./mentions.js";
 import { renderInvitations, renderInviteChannels, setUpInvitations } from "./invite.js";
-import { renderPeopleAdmin, setUpOrganization } from "./organization.js";
+import { peopleChanged, renderPeopleAdmin, setUpOrganization } from "./organization.js";
 import { hashFor, narrowFor, viewFromHash, viewShows, zulipLinkTo } from "./narrow.js";
 import {
   bdi,
@@ -52,7 +52,7 @@ import {
   showMarkRead,
   titleWithCount,
 } from "./sidebar.js";
-import { $, channelOf, ctx, isArchived, isMutedTopic, me, state, topicKey, topicPolicy } from "./state.js";
+import { $, channelOf, ctx, isArchived, isMutedTopic, me, ROLE_NAMES, state, topicKey, topicPolicy } from "./state.js";
 
 // --- connection status ---------------------------------------------------------------------------
 
@@ -395,7 +395,7 @@ const handlers = {
     if (event.op === "add") state.users.set(person.user_id, person);
     else if (event.op === "remove") state.users.delete(person.user_id);
     else if (event.op === "update" && state.users.has(person.user_id)) {
-      if (person.user_id === state.ownUserId && person.role !== undefined) state.isAdmin = person.role <= 200; // owner, admin
+      if (person.user_id === state.ownUserId && person.role !== undefined) ownRoleChanged(person.role);
       Object.assign(state.users.get(person.user_id), person);
       if (person.user_id === state.ownUserId && person.full_name) {
         me.textContent = person.full_name;
@@ -415,8 +415,25 @@ const handlers = {
       }
     }
     renderCounts(); // the people, and the group conversations they are named in
+    peopleChanged(); // the organization's panel, if open
   },
 };
+
+// Someone made this person's role another (the web admin QA pass: what an administrator is offered
+// came only with a reload): what the page was drawn with for the old role (the organization's
+// settings, the roles one may invite as, creating channels) is the new role's once the page is
+// reloaded, which the notice offers (it is not done unasked: a message being edited would be lost).
+// Administration no longer allowed closes at once.
+function ownRoleChanged(role) {
+  state.isAdmin = role <= 200; // owner, administrator
+  if (!state.isAdmin && $("#organization")) {
+    if (!$("#organization").hidden) closePanel($("#organization"));
+    $("#open-organization").hidden = true;
+  }
+  const name = ROLE_NAMES.get(role) ?? role;
+  $("#notice-text").textContent = `Your role is now ${name}: reload the page to see what it lets you do.`;
+  $("#notice").hidden = false;
+}
 
 // A whole topic moved (or renamed) elsewhere, as Zulip's web app follows it: the view of it goes
 // where it went, and so does the message box addressed to it.
@@ -1396,6 +1413,10 @@ function start() {
     openPanel($("#organization"), $("#organization-name"), $("#open-settings"));
   });
   if ($("#organization")) setUpOrganization();
+  $("#notice-reload").addEventListener("click", () => window.location.reload());
+  $("#notice-later").addEventListener("click", () => {
+    $("#notice").hidden = true;
+  });
   $("#logout").form.addEventListener("submit", forgetDraft);
   $("#settings-form").addEventListener("submit", saveSettings);
   $("#password-form").addEventListener("submit", changePassword);

@@ -27,10 +27,12 @@ function say(text) {
 }
 
 // Zulip's refusal of some addresses lists each with its reason.
+const refusedAddresses = (errors) => errors.map(([email, reason]) => `${email}: ${reason}`).join("; ");
+
 function refusal(error) {
   const errors = error.body?.errors;
   if (!Array.isArray(errors) || !errors.length) return error.message;
-  return `${error.message} ${errors.map(([email, reason]) => `${email}: ${reason}`).join("; ")}`;
+  return `${error.message} ${refusedAddresses(errors)}`;
 }
 
 // The channels one is in, to choose from (unticked: the default channels are their own box).
@@ -64,7 +66,14 @@ export async function renderInvitations() {
     const inviter = state.users.get(invite.invited_by_user_id)?.full_name ?? "someone";
     const by = invite.invited_by_user_id === state.ownUserId ? "" : ` (from ${inviter})`;
     const path = invite.is_multiuse ? `/invites/multiuse/${invite.id}` : `/invites/${invite.id}`;
+    const label = invite.is_multiuse ? "Revoke the link" : `Revoke the invitation of ${invite.email}`;
+    // Asked first (the web admin QA pass: the list drawn again put the focus on the next Revoke, and a
+    // second Enter revoked another invitation).
     const revoke = async () => {
+      const question = invite.is_multiuse
+        ? "Revoke this link? Nobody can join with it any more."
+        : `Revoke the invitation of ${invite.email}?`;
+      if (!window.confirm(question)) return;
       try {
         await api("DELETE", path);
         say("The invitation was revoked.");
@@ -73,7 +82,6 @@ export async function renderInvitations() {
       }
       renderInvitations();
     };
-    const label = invite.is_multiuse ? "Revoke the link" : `Revoke the invitation of ${invite.email}`;
     return el(
       "li",
       { dataset: { inviteId: invite.id } },
@@ -109,9 +117,8 @@ async function sendInvitations(event) {
     }
     // Sent to the others (Zulip's answer names those it was not sent to): only those stay in the box
     // (the web admin QA pass: "Not sent", all kept, and sent again).
-    const refused = error.body.errors.map(([email, reason]) => `${email}: ${reason}`).join("; ");
     $("#invite-emails").value = error.body.errors.map(([email]) => email).join(", ");
-    say(`Sent to the others; not to ${refused}`);
+    say(`Sent to the others; not to ${refusedAddresses(error.body.errors)}`);
     renderInvitations();
     return;
   }

@@ -38,71 +38,119 @@ function say(text) {
   if (text) $("#people-admin-status").scrollIntoView({ block: "nearest" });
 }
 
-// A change to someone, then the list drawn again as the server has it.
+// A change to someone, then the list drawn again as the server has it; says how it went (and that
+// the list could not be drawn again, if so: the menus may then show what was not saved).
 async function change(method, path, params, done) {
+  let said = done;
+  let ok = true;
   try {
     await api(method, path, params);
-    say(done);
   } catch (error) {
-    say(`Not changed: ${error.message}`);
+    said = `Not changed: ${error.message}`;
+    ok = false;
   }
-  renderPeopleAdmin();
+  const problem = await drawPeople();
+  say(problem ? `${said} ${problem}` : said);
+  return ok;
 }
 
-function roleChoice(person, iAmOwner) {
-  const changed = `${person.full_name}'s role was changed.`;
-  const setRole = (event) => change("PATCH", `/users/${person.user_id}`, { role: Number(event.target.value) }, changed);
-  const options = [...ROLE_NAMES].map(([role, name]) =>
-    el("option", { value: role, selected: role === person.role, disabled: role === OWNER && !iAmOwner }, name),
-  );
+// A role is chosen in the menu, then given with the row's button (the web admin QA pass: an arrow
+// key on the menu gave the role at once, and the list drawn again put the focus on someone else's
+// menu: two presses made an administrator an owner).
+function roleChoice(person, name, iAmOwner) {
   // An owner's role is an owner's to change.
   const locked = person.role === OWNER && !iAmOwner;
-  return el("select", { "aria-label": `Role of ${person.full_name}`, disabled: locked, onchange: setRole }, options);
+  const options = [...ROLE_NAMES].map(([role, label]) =>
+    el("option", { value: role, selected: role === person.role, disabled: role === OWNER && !iAmOwner }, label),
+  );
+  const menu = el("select", { "aria-label": `Role of ${name}`, disabled: locked, dataset: { control: "role" } }, options);
+  if (locked) return [menu];
+  const give = el(
+    "button",
+    { type: "button", disabled: true, "aria-label": `Change the role of ${name}`, dataset: { control: "give-role" } },
+    "Change",
+  );
+  menu.addEventListener("change", () => {
+    give.disabled = Number(menu.value) === person.role;
+  });
+  give.addEventListener("click", async () => {
+    const role = { role: Number(menu.value) };
+    const given = await change("PATCH", `/users/${person.user_id}`, role, `${name}'s role was changed.`);
+    if (!given) [menu.value, give.disabled] = [person.role, true]; // as it is (if the list was not drawn again)
+  });
+  return [menu, " ", give];
 }
 
-function activation(person) {
-  if (person.user_id === state.ownUserId) return null;
-  const name = person.full_name;
+function activation(person, name, iAmOwner) {
+  // Not oneself; an owner only by owners (the server says so too).
+  if (person.user_id === state.ownUserId || (person.role === OWNER && !iAmOwner)) return null;
+  const control = { type: "button", dataset: { control: "activation" } };
   if (!person.is_active) {
     const reactivate = () => change("POST", `/users/${person.user_id}/reactivate`, {}, `${name} can log in again.`);
-    return el("button", { type: "button", onclick: reactivate, "aria-label": `Reactivate ${name}` }, "Reactivate");
+    return el("button", { ...control, onclick: reactivate, "aria-label": `Reactivate ${name}` }, "Reactivate");
   }
   const deactivate = () => {
     const question = `Deactivate ${name}? They are logged out and can no longer log in; their messages stay.`;
     if (window.confirm(question)) change("DELETE", `/users/${person.user_id}`, {}, `${name} was deactivated.`);
   };
-  return el("button", { type: "button", onclick: deactivate, "aria-label": `Deactivate ${name}` }, "Deactivate");
+  return el("button", { ...control, onclick: deactivate, "aria-label": `Deactivate ${name}` }, "Deactivate");
 }
 
-// The organization's people (not bots), by name, the deactivated ones too.
-export async function renderPeopleAdmin() {
+// The organization's people (not bots), by name, the deactivated ones too; answers what kept it from
+// drawing them, if anything.
+async function drawPeople() {
   let members;
   try {
     members = (await api("GET", "/users", { client_gravatar: false })).members;
   } catch (error) {
-    say(`The people cannot be listed: ${error.message}`);
-    return;
+    return `The people cannot be listed: ${error.message}`;
   }
   const iAmOwner = members.some((person) => person.user_id === state.ownUserId && person.role === OWNER);
   const people = members.filter((person) => !person.is_bot).sort((a, b) => a.full_name.localeCompare(b.full_name));
-  // Drawn again: the focus, if it was in the list, stays in the panel (Esc still closes it).
-  const focused = $("#people-admin").contains(document.activeElement);
-  $("#people-admin").replaceChildren(
-    ...people.map((person) =>
+  // Two people of one name are told apart by their addresses (a screen reader reads the labels).
+  const seen = new Map();
+  for (const person of people) seen.set(person.full_name, (seen.get(person.full_name) ?? 0) + 1);
+  const rows = people.map((person) => {
+    const address = person.delivery_email || person.email;
+    const name = seen.get(person.full_name) > 1 ? `${person.full_name} (${address})` : person.full_name;
+    return el(
+      "li",
+      { dataset: { userId: person.user_id }, class: person.is_active ? null : "deactivated" },
       el(
-        "li",
-        { dataset: { userId: person.user_id }, class: person.is_active ? null : "deactivated" },
+        "span",
+        { class: "who" },
         bdi(person.full_name),
         " ",
-        el("span", { class: "help" }, person.delivery_email || person.email, person.is_active ? "" : " (deactivated)"),
-        " ",
-        roleChoice(person, iAmOwner),
-        " ",
-        activation(person),
+        el("span", { class: "help" }, address, person.is_active ? "" : " (deactivated)"),
       ),
-    ),
-  );
-  if (focused) ($("#people-admin select:not([disabled])") || $("#organization-name")).focus();
+      el("span", { class: "controls" }, ...roleChoice(person, name, iAmOwner), " ", activation(person, name, iAmOwner)),
+    );
+  });
+  // Drawn again (a change here or elsewhere): the focus, if it was in the list, stays on the same
+  // person's control (else their menu), so that Esc still closes the panel and Enter does not act on
+  // someone else.
+  const focused = document.activeElement;
+  const row = $("#people-admin").contains(focused) ? focused.closest("li")?.dataset.userId : null;
+  $("#people-admin").replaceChildren(...rows);
+  if (!row) return null;
+  const same = (control) => $(`#people-admin li[data-user-id="${row}"] [data-control="${control}"]:not([disabled])`);
+  (same(focused.dataset.control) || same("role") || $("#organization-name")).focus();
+  return null;
+}
+
+export async function renderPeopleAdmin() {
+  const problem = await drawPeople();
+  if (problem) say(problem);
+}
+
+// Someone's role, name or activity changed (here, in another tab or by another administrator): an
+// open panel shows it (the web admin QA pass: another administrator's change stayed unseen), once
+// for a burst of such changes.
+let redraw = null;
+export function peopleChanged() {
+  if ($("#organization")?.hidden !== false) return;
+  clearTimeout(redraw);
+  redraw = setTimeout(renderPeopleAdmin, 200);
 }
 
 export function setUpOrganization() {
