@@ -104,8 +104,9 @@ def do_register_push_token(
     """Stores the device's push token registration as its app sent it (and its key, when sent
     along). With a backend that registers devices with the push bouncer (the bouncer backend), the
     token is pending until the bouncer has it (a task: do_complete_push_registration); with any other
-    it counts at once. Emits: device update to its user (its key id when sent, its token ids and time,
-    no error)."""
+    it counts at once (the log backend, where tests set it up as a push service: a server whose
+    notifications reach no phone refuses registrations, apps/push/views.py). Emits: device update to
+    its user (its key id when sent, its token ids and time, no error)."""
     now = timezone.now()
     changed = ["pending_push_token_id", "push_token_last_updated_timestamp", "push_registration_error_code"]
     if push_key is not None:

@@ -26,6 +26,17 @@ class NoActivePushDeviceError(JsonableError):
         super().__init__("No active registered push device")
 
 
+class PushServiceNotConfiguredError(JsonableError):
+    """Registering for end-to-end encrypted notifications where none can reach a phone (the log
+    backend, or the bouncer without this server's registration): Zulip's answer, so that the app does
+    not take its device for registered."""
+
+    code = ErrorCode.PUSH_SERVICE_NOT_CONFIGURED
+
+    def __init__(self) -> None:
+        super().__init__("Server is not configured to use push notification service.")
+
+
 class InvalidDeviceIdError(JsonableError):
     """A device id that is not one of the user's devices."""
 

@@ -2,6 +2,7 @@
 /mobile_push/test_notification, /mobile_push/e2ee/test_notification, /register_client_device,
 /mobile_push/register, /remove_client_device). People only: bots are refused, as in Zulip."""
 
+from django.conf import settings
 from rest_framework.request import Request
 
 from apps.core.params import parse_params, uses_params
@@ -15,7 +16,7 @@ from apps.push.actions import (
     do_remove_client_device,
     do_remove_push_device_token,
 )
-from apps.push.errors import InvalidPushDeviceTokenError, NoActivePushDeviceError
+from apps.push.errors import InvalidPushDeviceTokenError, NoActivePushDeviceError, PushServiceNotConfiguredError
 from apps.push.models import PushDeviceToken
 from apps.push.selectors import access_device_by_id, push_targets, push_tokens_for_user
 from apps.push.sending import send_test_notification
@@ -131,6 +132,8 @@ class RegisterPushDeviceView(HumanView):
     @uses_params(RegisterPushDeviceParams)
     def post(self, request: Request):
         params = parse_params(RegisterPushDeviceParams, request)
+        if not settings.PUSH_NOTIFICATIONS_ENABLED:
+            raise PushServiceNotConfiguredError()
         device = access_device_by_id(request.user, params.device_id)
         check_register_push_device(
             device,

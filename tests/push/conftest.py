@@ -3,6 +3,14 @@ import pytest
 from tests.push.fake_bouncer import start_fake_bouncer
 
 
+@pytest.fixture(autouse=True)
+def push_service(settings):
+    """The log backend stands for a push service set up (it records what a real one would send):
+    registrations for encrypted notifications are accepted, as they are where notifications reach
+    phones (test_devices.py checks the refusal where they cannot)."""
+    settings.PUSH_NOTIFICATIONS_ENABLED = True
+
+
 @pytest.fixture
 def bouncer(settings):
     fake, stop = start_fake_bouncer()

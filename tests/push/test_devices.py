@@ -72,6 +72,23 @@ def test_a_device_is_registered_then_removed(member, capture_events):
     assert devices_state(member) == {}
 
 
+def test_a_server_that_cannot_push_refuses_registrations(member, settings, capture_events):
+    """As Zulip's, where nothing reaches phones (the log backend, or the bouncer without this
+    server's registration): the app is not told its device is registered (the mobile QA pass: it
+    was, and its `devices` said so)."""
+    settings.PUSH_NOTIFICATIONS_ENABLED = False
+    device_id = new_device(member)
+    with capture_events(member) as events:
+        assert_error(
+            api_for(member).post("/mobile_push/register", registration(device_id)),
+            400,
+            "PUSH_SERVICE_NOT_CONFIGURED",
+            "Server is not configured to use push notification service.",
+        )
+    assert events[member.id] == []
+    assert devices_state(member)[str(device_id)]["push_token_id"] is None
+
+
 def test_push_registration_is_stored_and_announced(member, capture_events):
     device_id = new_device(member)
     with capture_events(member) as events:
