@@ -27,6 +27,14 @@ SEEN_IN_THE_PANEL = """(selector) => {
   return shown.top >= panel.top && shown.bottom <= Math.min(panel.bottom, window.innerHeight);
 }"""
 
+# Whether the message box, where the window shows it, covers none of a panel.
+COMPOSE_CLEAR_OF = """(selector) => {
+  const panel = document.querySelector(selector).getBoundingClientRect();
+  const box = document.querySelector("#compose").getBoundingClientRect();
+  const boxSeen = box.top < window.innerHeight && box.bottom > 0;
+  return !(boxSeen && box.top < Math.min(panel.bottom, window.innerHeight) && box.bottom > panel.top);
+}"""
+
 
 def test_the_owner_invites_by_email_and_by_link(web_server, people, chromium):  # noqa: F811
     server, general = web_server
@@ -223,6 +231,12 @@ def test_an_owner_runs_the_organization_from_the_web_app(people, live_server_fac
         mick.get_by_role("button", name="Reactivate Mick Member").click()
         expect(mick).not_to_contain_text("(deactivated)")
         assert api.get_user_by_id(member.id)["user"]["is_active"] is True
+        # In one column (a laptop at 200% zoom), the message box stays below the panel, not over it
+        # (the web admin QA pass: it took nearly half of the panel's room).
+        page.set_viewport_size({"width": 640, "height": 400})
+        page.locator("#people-admin-title").scroll_into_view_if_needed()  # the panel is taller than the window
+        assert page.evaluate(COMPOSE_CLEAR_OF, "#organization")
+        page.set_viewport_size({"width": 1200, "height": 800})
         page.keyboard.press("Escape")
         expect(page.locator("#organization")).to_be_hidden()
         expect(page.locator("#open-settings")).to_be_focused()
