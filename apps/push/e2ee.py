@@ -33,6 +33,7 @@ from typing import Any
 import nacl.exceptions
 import nacl.public
 import nacl.secret
+import orjson
 from django.conf import settings
 
 from apps.push.models import Device
@@ -147,7 +148,8 @@ def open_registration(
         raise SealedRegistrationError("Invalid bouncer_public_key", "INVALID_BOUNCER_PUBLIC_KEY")
     invalid = SealedRegistrationError("Invalid encrypted_push_registration", "INVALID_ENCRYPTED_PUSH_REGISTRATION")
     try:
-        opened = json.loads(nacl.public.SealedBox(key).decrypt(base64.b64decode(sealed, validate=True)))
+        # orjson: anyone may seal to the public key, JSON nested too deep too (json's RecursionError).
+        opened = orjson.loads(nacl.public.SealedBox(key).decrypt(base64.b64decode(sealed, validate=True)))
     except (ValueError, TypeError, nacl.exceptions.CryptoError):
         raise invalid from None
     if not _well_formed(opened):

@@ -120,6 +120,8 @@ def test_register_state_shows_users_as_the_requester_may_see_them(event_backend,
         ({"queue_lifespan_secs": str(8 * 24 * 3600)}, "queue_lifespan_secs", "queue_lifespan_secs is too large"),
         ({"include_subscribers": "sometimes"}, "include_subscribers", "include_subscribers is not valid JSON"),
         ({"include_subscribers": "3"}, "include_subscribers", "Invalid include_subscribers"),
+        # Nested too deep to read (the hostile QA pass: json's RecursionError, a 500).
+        ({"include_subscribers": "[" * 1500}, "include_subscribers", "include_subscribers is not valid JSON"),
         ({"client_capabilities": '{"notification_settings_null": 1}'}, "client_capabilities", None),
         ({"apply_markdown": "yes"}, "apply_markdown", "apply_markdown is not valid JSON"),
     ],

@@ -286,7 +286,8 @@ def sealed_registration(public_key, token, token_kind="fcm", ios_app_id=None, ti
     plain = {"token_kind": token_kind, "token": token, "timestamp": int(timestamp or time.time())}
     if ios_app_id is not None:
         plain["ios_app_id"] = ios_app_id
-    sealed = nacl.public.SealedBox(public_key).encrypt(json.dumps(plain).encode())
+    text = changes.pop("sealed_text", None) or json.dumps(plain)  # or what else is sealed
+    sealed = nacl.public.SealedBox(public_key).encrypt(text.encode())
     token_id = base64.b64encode(hashlib.sha256(token.encode()).digest()[:8]).decode()
     return {
         "push_key_id": 7, "push_key": APP_KEY, "token_kind": token_kind, "token_id": token_id,
@@ -349,6 +350,7 @@ def test_an_own_app_device_gets_encrypted_notifications_from_apns(member, admin,
             {"encrypted_push_registration": base64.b64encode(b"not sealed").decode()},
             "INVALID_ENCRYPTED_PUSH_REGISTRATION",
         ),
+        ({"sealed_text": "[" * 1500 + "]" * 1500}, "INVALID_ENCRYPTED_PUSH_REGISTRATION"),  # too deep to read
         ({"timestamp": time.time() - 2 * 86400}, "REQUEST_EXPIRED"),
         ({"token_kind": "apns"}, "INVALID_ENCRYPTED_PUSH_REGISTRATION"),  # an APNs token without its app
     ],
