@@ -1,5 +1,5 @@
 """Middleware that every request passes: request ids with an access log line and the request
-metrics, health probes and /metrics, static files.
+metrics, health probes and /metrics, static files, the pages' default Content-Security-Policy.
 
 All work in sync and async mode: one synchronous-only middleware would make Django run every async
 view (the event long-poll) inside a thread for as long as it waits.
@@ -146,6 +146,39 @@ def health_check_middleware(get_response: Callable) -> Callable:
     def middleware(request: HttpRequest) -> HttpResponse:
         probe = probe_for(request)
         return get_response(request) if probe is None else probe()
+
+    return middleware
+
+
+# Pages of the server's own (login, sign-up, the account, password resets, the Django admin, error
+# pages): scripts from this server only, none inline, so that anything a page shows of people's
+# input could not run as one (the hostile QA pass: /login/ had no policy). Pages with a policy of
+# their own (the web app, the API documentation, uploads) keep it. No form-action: a form may lead
+# to another organization's address (a new organization's sign-up goes to its own).
+PAGE_CSP = (
+    "default-src 'self'; script-src 'self'; style-src 'self' 'unsafe-inline'; img-src 'self' data: https:; "
+    "object-src 'none'; base-uri 'none'; frame-ancestors 'none'"
+)
+
+
+def with_page_csp(response: HttpResponse) -> HttpResponse:
+    if response.get("Content-Type", "").startswith("text/html") and "Content-Security-Policy" not in response:
+        response["Content-Security-Policy"] = PAGE_CSP
+    return response
+
+
+@sync_and_async_middleware
+def page_csp_middleware(get_response: Callable) -> Callable:
+    """PAGE_CSP on every HTML answer without a policy of its own."""
+    if iscoroutinefunction(get_response):
+
+        async def async_middleware(request: HttpRequest) -> HttpResponse:
+            return with_page_csp(await get_response(request))
+
+        return async_middleware
+
+    def middleware(request: HttpRequest) -> HttpResponse:
+        return with_page_csp(get_response(request))
 
     return middleware
 

@@ -83,6 +83,7 @@ MIDDLEWARE = [
     # Outside SecurityMiddleware, so that its HTTPS redirects and host refusals carry the header too
     # (as the long-poll route's answers do: apps/core/security.py).
     "django.middleware.clickjacking.XFrameOptionsMiddleware",
+    "apps.core.middleware.page_csp_middleware",
     "django.middleware.security.SecurityMiddleware",
     "apps.core.middleware.static_files_middleware",
     "django.contrib.sessions.middleware.SessionMiddleware",

@@ -8,10 +8,12 @@ from django.contrib.auth.password_validation import password_validators_help_tex
 from django.contrib.staticfiles import finders
 from django.utils.html import escape
 
+from apps.core.middleware import PAGE_CSP
 from apps.groups.models import SystemGroups
 from apps.groups.selectors import get_system_group
 from apps.messages.emoji import unicode_emoji_code
 from apps.users.models import User
+from apps.web.pages import APP_CSP
 from tests.web.conftest import browser, submit
 
 RIGHT = "correct horse battery"  # the factories' password (tests.factories.UserFactory)
@@ -86,6 +88,19 @@ def test_the_page_allows_only_its_own_scripts(member):
     assert directives["script-src"] == "'self'"
     assert directives["object-src"] == "'none'"
     assert "unsafe-inline" not in directives["default-src"]
+
+
+def test_every_other_page_allows_only_the_servers_scripts(member, staff, client_for):
+    """The hostile QA pass: /login/ had no policy. Pages with one of their own keep it; what is not
+    a page (the API's JSON) gets none."""
+    client = browser()
+    for path in ("/login/", "/accounts/password/reset/", "/join/no-such-invitation/"):
+        assert client.get(path)["Content-Security-Policy"] == PAGE_CSP, path
+    submit(client, "/login/", {"email": member.delivery_email, "password": RIGHT})
+    assert client.get("/account/")["Content-Security-Policy"] == PAGE_CSP
+    assert client.get("/")["Content-Security-Policy"] == APP_CSP
+    assert staff.get("/admin/")["Content-Security-Policy"] == PAGE_CSP
+    assert "Content-Security-Policy" not in client_for(member).get("/users/me")
 
 
 def test_a_session_of_another_organization_is_no_session_here(member, foreign_user):
