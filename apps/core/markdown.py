@@ -34,6 +34,23 @@ _markdown = (
 _validate_link = _markdown.validateLink
 
 
+def _noting_what_is_too_deep(tokenize: Callable) -> Callable:
+    """markdown-it leaves out what is nested past its `maxNesting` (20 quotes or lists, each in the
+    one before): a text that reaches that deep is noted, and shown as text (the hostile QA pass:
+    `> ` 5,000 times then a word showed 20 empty quotes, the word lost)."""
+
+    def tokenize_noting(state: Any, start_line: int, end_line: int) -> None:
+        line = state.skipEmptyLines(start_line)
+        if state.level >= state.md.options.maxNesting and line < end_line and state.sCount[line] >= state.blkIndent:
+            state.env["too_deep"] = True
+        tokenize(state, start_line, end_line)
+
+    return tokenize_noting
+
+
+_markdown.block.tokenize = _noting_what_is_too_deep(_markdown.block.tokenize)
+
+
 def _link_with_its_host(url: str) -> bool:
     """markdown-it's URL parser (mdurl) drops a host longer than 255 characters: the link and its
     text would say `http:///path` or `http://`, the host lost (the hostile-input QA passes). Such a URL is no link:
@@ -98,6 +115,8 @@ MAX_NESTED_FENCES = 20
 def _html(text: str, text_links: TextLinks | None, depth: int = 0) -> str:
     env: dict = {"text_links": text_links, "depth": depth}
     tokens = _markdown.parse(text, env)
+    if env.get("too_deep"):
+        return "".join(f"<p>{escapeHtml(part).replace(chr(10), '<br>' + chr(10))}</p>\n" for part in text.split("\n\n"))
     if text_links is not None:
         for token in tokens:
             if token.type == "inline" and token.children:

@@ -96,6 +96,17 @@ def test_a_url_whose_host_is_too_long_to_link_stays_as_written(member):
     assert f'<a href="{shorter}"' in assert_success(render(member, f"look {shorter}"))["rendered"]
 
 
+@pytest.mark.parametrize("nesting", ["> ", "- ", "> - ", "1. "])
+def test_what_is_nested_deeper_than_markdown_goes_is_shown_as_text(member, nesting):
+    """The hostile QA pass: `> ` 5,000 times then a word showed 20 empty quotes, the word lost."""
+    rendered = assert_success(render(member, "Look:\n\n" + nesting * 30 + "the word <b>"))["rendered"]
+    assert rendered.startswith("<p>Look:</p>")
+    assert "the word &lt;b&gt;</p>" in rendered
+    assert "<blockquote>" not in rendered
+    shallow = assert_success(render(member, "> " * 15 + "kept"))["rendered"]  # as deep as it goes: Markdown
+    assert (shallow.count("<blockquote>"), "kept" in shallow) == (15, True)
+
+
 @pytest.mark.parametrize("fence", ["```spoiler x\n", "````quote\n"])
 def test_spoilers_and_quotes_nested_past_20_are_shown_as_code(design, member, fence):
     """700 nested spoilers ran out of stack: a 500, the message lost (the QA pass)."""
