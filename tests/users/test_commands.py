@@ -348,7 +348,9 @@ def test_bootstrap_demo_only_on_an_empty_database(db):
     # On EXTERNAL_HOST's address ("testserver" here), as every link the server gives, not --url's.
     assert f"Invite a colleague (valid 10 days): http://testserver/join/{invite.key}/" in out
     assert (invite.referred_by, list(invite.streams.all()), invite.revoked) == (owner, [general], False)
-    assert "already set up" in run("bootstrap_demo")
+    again = run("bootstrap_demo", "--url", "http://127.0.0.1:8123")
+    assert "already set up" in again
+    assert "Sign in at http://127.0.0.1:8123/" in again
     assert demo_users.count() == 5
     # `make run`'s: the database migrated first, in the same process.
     out = run("bootstrap_demo", "--migrate")

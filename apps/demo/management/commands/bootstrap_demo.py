@@ -43,11 +43,13 @@ class Command(OperatorCommand):
             # its line before its " OK" (the newcomer QA pass: output through a pipe).
             call_command("migrate", interactive=False, verbosity=options["verbosity"], stdout=self.stdout._out)
         if Realm.objects.exists():
+            # Said of any database (the operator QA pass: "the demo credentials were printed on the first
+            # run" was said where no demo was ever made), with the address to open.
             self.stdout.write(
                 f"Database already set up ({Realm.objects.count()} organization(s)); see `manage.py list_realms`.\n"
-                "The demo credentials were printed on the first run; `manage.py rotate_api_key EMAIL` gives a new\n"
-                "key, and a forgotten password is reset from the sign-in page (with no email server set up, the\n"
-                "email is in the server's log)."
+                f"Sign in at {url}/ (a demo's credentials are printed once, when it is made). A forgotten\n"
+                "password is reset from the sign-in page (with no email server set up, the email is in the\n"
+                "server's log); `manage.py rotate_api_key EMAIL` gives a new API key."
             )
             return
         dump = settings.VAR_DIR / "parley.jsonl"
