@@ -155,7 +155,10 @@ class LoginView(View):
             return _no_organization(request)
         if session_user(request, realm) is not None:
             return redirect("app")
-        return render(request, "web/login.html", {"realm": realm, "form": LoginForm()})
+        # Sent here by the web app whose session ended (?session_ended): said why (the web admin QA
+        # pass: a deactivated person's open tab showed the login page with no word).
+        context = {"realm": realm, "form": LoginForm(), "session_ended": "session_ended" in request.GET}
+        return render(request, "web/login.html", context)
 
     def post(self, request: HttpRequest) -> HttpResponse:
         realm = _realm(request)

@@ -284,7 +284,8 @@ def test_two_people_chat_live(web_server, people, chromium):
             message(second_tab, "Pizza at one?").get_by_role("button", name="Star").click(timeout=5000)
         except PlaywrightTimeoutError:
             assert second_tab.url.startswith(f"{url}/login/")
-        expect(second_tab).to_have_url(f"{url}/login/#channel/{general.id}/topic/lunch")
+        expect(second_tab).to_have_url(f"{url}/login/?session_ended#channel/{general.id}/topic/lunch")
+        expect(second_tab.locator(".messages")).to_contain_text("Your session ended")
         second_tab.fill("input[name=email]", member.delivery_email)
         second_tab.fill("input[name=password]", PASSWORD)
         second_tab.click("button[type=submit]")

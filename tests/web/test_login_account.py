@@ -86,6 +86,14 @@ def test_attempts_are_limited_with_fetch_api_keys_count(member, rate_limit_backe
                  "RATE_LIMIT_HIT")  # fmt: skip
 
 
+def test_a_page_whose_session_ended_is_told_why_it_logs_in_again(member):
+    """The web app sends an ended session here (?session_ended): the page says why (the web admin QA
+    pass: a deactivated person's open tab showed the login page with no word)."""
+    client = browser()
+    assert "Your session ended" not in client.get("/login/").content.decode()
+    assert "Your session ended" in client.get("/login/?session_ended").content.decode()
+
+
 def test_password_logins_can_be_disabled(member, realm, admin):
     do_change_realm_settings(realm, {"password_auth_enabled": False}, acting_user=admin)
     page = browser().get("/login/").content.decode()

@@ -32,10 +32,10 @@ export function encodeParams(params) {
   return form;
 }
 
-// Called when the session has ended (a 401): the page cannot do anything more. The login page keeps
-// the view (the location's hash) to come back to (the web app QA pass: logged out in another tab,
-// one logged in again to the combined feed).
-let onLoggedOut = () => window.location.assign(`/login/${window.location.hash}`);
+// Called when the session has ended (a 401): the page cannot do anything more. The login page says
+// so, and keeps the view (the location's hash) to come back to (the web app QA pass: logged out in
+// another tab, one logged in again to the combined feed).
+let onLoggedOut = () => window.location.assign(`/login/?session_ended${window.location.hash}`);
 let loggedOut = false;
 export function whenLoggedOut(callback) {
   onLoggedOut = callback;
