@@ -236,6 +236,11 @@ def test_an_owner_runs_the_organization_from_the_web_app(people, live_server_fac
         page.set_viewport_size({"width": 640, "height": 400})
         page.locator("#people-admin-title").scroll_into_view_if_needed()  # the panel is taller than the window
         assert page.evaluate(COMPOSE_CLEAR_OF, "#organization")
+        # On a phone its rows fit: no sideways scrolling (the verify QA pass: Deactivate was cut off).
+        page.set_viewport_size({"width": 390, "height": 844})
+        assert page.evaluate(
+            "(panel) => panel.scrollWidth <= panel.clientWidth", page.locator("#organization").element_handle()
+        )
         page.set_viewport_size({"width": 1200, "height": 800})
         page.keyboard.press("Escape")
         expect(page.locator("#organization")).to_be_hidden()
@@ -256,7 +261,14 @@ def test_an_owner_runs_the_organization_from_the_web_app(people, live_server_fac
         expect(ann.get_by_role("button", name="Deactivate Olive Owner")).to_have_count(0)  # an owner's to do
         # What another administrator changes shows in the open panel.
         assert api.update_user_by_id(member.id, role=Role.MEMBER)["result"] == "success"
-        expect(ann.get_by_label("Role of Mick Member", exact=True)).to_have_value(str(Role.MEMBER))
+        mick_menu = ann.get_by_label("Role of Mick Member", exact=True)
+        expect(mick_menu).to_have_value(str(Role.MEMBER))
+        # A role chosen but not yet given stays chosen as others' changes are drawn.
+        mick_menu.select_option(str(Role.MODERATOR))
+        assert api.update_user_by_id(owner.id, full_name="Olive Owen")["result"] == "success"
+        expect(ann.locator("#people-admin")).to_contain_text("Olive Owen")
+        expect(mick_menu).to_have_value(str(Role.MODERATOR))
+        expect(ann.get_by_role("button", name="Change the role of Mick Member")).to_be_enabled()
 
         # Ann is made a member while her panel is open: it closes, and the page says a reload shows
         # what her new role lets her do; made an administrator again, the reload gives her the panel.

@@ -63,7 +63,11 @@ function roleChoice(person, name, iAmOwner) {
   const options = [...ROLE_NAMES].map(([role, label]) =>
     el("option", { value: role, selected: role === person.role, disabled: role === OWNER && !iAmOwner }, label),
   );
-  const menu = el("select", { "aria-label": `Role of ${name}`, disabled: locked, dataset: { control: "role" } }, options);
+  const menu = el(
+    "select",
+    { "aria-label": `Role of ${name}`, disabled: locked, dataset: { control: "role", role: person.role } },
+    options,
+  );
   if (locked) return [menu];
   const give = el(
     "button",
@@ -76,7 +80,11 @@ function roleChoice(person, name, iAmOwner) {
   give.addEventListener("click", async () => {
     const role = { role: Number(menu.value) };
     const given = await change("PATCH", `/users/${person.user_id}`, role, `${name}'s role was changed.`);
-    if (!given) [menu.value, give.disabled] = [person.role, true]; // as it is (if the list was not drawn again)
+    if (given || !menu.isConnected) return;
+    // As it is, the list not drawn again: the focus goes to the menu before its button is disabled
+    // (the verify QA pass: it fell to the page, and Esc no longer closed the panel).
+    if (give === document.activeElement) menu.focus();
+    [menu.value, give.disabled] = [person.role, true];
   });
   return [menu, " ", give];
 }
@@ -131,7 +139,19 @@ async function drawPeople() {
   // someone else.
   const focused = document.activeElement;
   const row = $("#people-admin").contains(focused) ? focused.closest("li")?.dataset.userId : null;
+  // A role chosen but not yet given stays chosen (the verify QA pass: another's change drawn meanwhile
+  // put it back).
+  const chosen = [...document.querySelectorAll("#people-admin select[data-control=role]")]
+    .filter((menu) => menu.value !== menu.dataset.role)
+    .map((menu) => [menu.closest("li").dataset.userId, menu.value]);
   $("#people-admin").replaceChildren(...rows);
+  for (const [userId, role] of chosen) {
+    const menu = $(`#people-admin li[data-user-id="${userId}"] select[data-control=role]:not([disabled])`);
+    const option = menu && [...menu.options].find((o) => o.value === role && !o.disabled);
+    if (!option) continue;
+    menu.value = role;
+    menu.dispatchEvent(new Event("change"));
+  }
   if (!row) return null;
   const same = (control) => $(`#people-admin li[data-user-id="${row}"] [data-control="${control}"]:not([disabled])`);
   (same(focused.dataset.control) || same("role") || $("#organization-name")).focus();
