@@ -162,7 +162,10 @@ PAGE_CSP = (
 
 
 def with_page_csp(response: HttpResponse) -> HttpResponse:
-    if response.get("Content-Type", "").startswith("text/html") and "Content-Security-Policy" not in response:
+    """Not on redirects: nothing of theirs is shown (and the long-poll route's, which SecurityMiddleware
+    answers alone, are the same: tests/events/test_route_parity.py)."""
+    page = response.get("Content-Type", "").startswith("text/html") and not 300 <= response.status_code < 400
+    if page and "Content-Security-Policy" not in response:
         response["Content-Security-Policy"] = PAGE_CSP
     return response
 

@@ -21,9 +21,10 @@ def mailbox(tmp_path):
 
 
 @pytest.fixture
-def server(transactional_db, live_server_factory, mailbox):
-    # filemail:// and an absolute path (four slashes; three work too).
-    return live_server_factory(EMAIL_URL=f"filemail:///{mailbox}")
+def server(transactional_db, live_server_factory, mailbox, collected_static):
+    # filemail:// and an absolute path (four slashes; three work too). The static files: the email
+    # change's page loads its script.
+    return live_server_factory(EMAIL_URL=f"filemail:///{mailbox}", STATIC_ROOT=collected_static)
 
 
 def client_of(user, server) -> zulip.Client:

@@ -1425,7 +1425,9 @@ def test_what_is_being_written_is_never_lost(web_server, people, chromium):
         context.clear_cookies()
         box.fill("Written while logged out")
         box.press("Enter")
-        expect(page).to_have_url(f"{url}/login/#channel/{general.id}/topic/drafts")  # the view to come back to
+        expect(page).to_have_url(
+            f"{url}/login/?session_ended#channel/{general.id}/topic/drafts"
+        )  # the view to come back to
         page.fill("input[name=email]", owner.delivery_email)
         page.fill("input[name=password]", PASSWORD)
         page.click("button[type=submit]")
