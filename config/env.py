@@ -298,6 +298,12 @@ def secret_key(var_dir: Path, *, allow_generated: bool) -> str:
     return key_file.read_text().strip()
 
 
+def secret_key_fallbacks() -> list[str]:
+    """SECRET_KEY_FALLBACKS: earlier keys, comma-separated, still accepted for what they signed
+    (sessions, password reset links, directory page tokens) while the new key signs everything new."""
+    return [key.strip() for key in env.list("SECRET_KEY_FALLBACKS", default=[]) if key.strip()]
+
+
 def mail_domain(external: str) -> str:
     """The domain of the server's own sender address: EXTERNAL_HOST without its port."""
     hostname, _ = split_domain_port(external)

@@ -15,7 +15,7 @@ from typing import Any
 
 from django.db import models
 
-from apps.core.errors import InvalidArgumentError
+from apps.core.errors import InvalidArgumentError, JsonableError
 from apps.realms.models import EmailVisibility, Realm
 from apps.users.settings_values import (
     AnimateImagePreviews,
@@ -53,7 +53,10 @@ class Setting:
     choices: frozenset | None
     minimum: int | None
     maximum: int | None
-    check: Callable[[Any], str | None] | None  # the message refusing a value, or None
+    # The message refusing a value, or None. Zulip refuses a time zone as a parameter's value
+    # (REQUEST_VARIABLE_INVALID, var_name), the other values checked so once the parameters are read
+    # (check_settings_values: a plain BAD_REQUEST).
+    check: Callable[[Any], str | None] | None
     legacy: str | None  # DISPLAY, NOTIFICATION or None
     for_others: bool  # may administrators change it for others (PATCH /settings with target_users)
     org_default: bool  # may administrators set the organization's default for new users
@@ -72,7 +75,7 @@ class Setting:
             raise InvalidArgumentError(self.name, f"{self.name} is too large")
         problem = self.check(value) if self.check is not None else None
         if problem is not None:
-            raise InvalidArgumentError(self.name, problem)
+            raise InvalidArgumentError(self.name, problem) if self.name == "timezone" else JsonableError(problem)
         return value
 
 

@@ -35,7 +35,9 @@ from django.conf import settings
 
 from apps.core.version import PARLEY_VERSION
 
-USER_AGENT = f"ParleyOutgoingWebhook/{PARLEY_VERSION}"
+# Zulip's product token (a service may tell Zulip's calls by it), with the version this server gives
+# as its zulip_version, then Parley's own.
+USER_AGENT = f"ZulipOutgoingWebhook/{PARLEY_VERSION} Parley/{PARLEY_VERSION}"
 
 IPAddress = ipaddress.IPv4Address | ipaddress.IPv6Address
 

@@ -25,6 +25,7 @@ PORT = cfg.port()
 EXTERNAL_HOST = cfg.external_host(default=f"localhost:{PORT}")
 ALLOWED_HOSTS = cfg.allowed_hosts(EXTERNAL_HOST)
 SECRET_KEY = cfg.secret_key(VAR_DIR, allow_generated=True)
+SECRET_KEY_FALLBACKS = cfg.secret_key_fallbacks()
 # The scheme clients use to reach us; realm URLs in API responses are built with it.
 EXTERNAL_URI_SCHEME = "https://" if cfg.boolean("EXTERNAL_HTTPS", default=False) else "http://"
 
@@ -83,6 +84,7 @@ MIDDLEWARE = [
     # Outside SecurityMiddleware, so that its HTTPS redirects and host refusals carry the header too
     # (as the long-poll route's answers do: apps/core/security.py).
     "django.middleware.clickjacking.XFrameOptionsMiddleware",
+    # The HTML pages' Content-Security-Policy, where a view set none of its own (not on redirects).
     "apps.core.middleware.page_csp_middleware",
     "django.middleware.security.SecurityMiddleware",
     "apps.core.middleware.static_files_middleware",

@@ -179,6 +179,23 @@ def test_a_database_url_may_name_a_unix_socket(monkeypatch, tmp_path):
     assert (database(tmp_path, 5)["HOST"], database(tmp_path, 5)["PORT"]) == ("db.example.com", 5433)
 
 
+def test_earlier_secret_keys_are_read_from_the_environment(tmp_path):
+    """SECRET_KEY_FALLBACKS, which the README offers for a key's rotation (the directory QA pass: no
+    setting read it, and a rotated key refused every open scan's page token)."""
+    old, older = "an-earlier-key-" * 4, "an-even-earlier-key-" * 3
+    code = "from django.conf import settings; print(settings.SECRET_KEY_FALLBACKS)"
+    result = subprocess.run(
+        [sys.executable, "manage.py", "shell", "-c", code],
+        cwd=BASE_DIR,
+        env={**os.environ, "DJANGO_SETTINGS_MODULE": "config.settings.base", "SECRET_KEY_FALLBACKS": f"{old},{older}"},
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+    assert result.returncode == 0, result.stderr
+    assert result.stdout.strip().splitlines()[-1] == repr([old, older])
+
+
 def test_on_off_settings_take_the_usual_words(monkeypatch):
     from config.env import boolean
 

@@ -81,6 +81,15 @@ def test_people_who_turned_typing_notifications_off(member, admin, capture_event
                  "User has disabled typing notifications for direct messages")  # fmt: skip
 
 
+def test_typing_to_a_channel_with_channel_typing_notifications_off(design, member, admin, capture_events):
+    member.send_stream_typing_notifications = False
+    member.save(update_fields=["send_stream_typing_notifications"])
+    with capture_events(admin, client_capabilities={"stream_typing_notifications": True}) as received:
+        assert_error(typing(member, type="stream", op="start", stream_id=design.id, topic="t"), 400, "BAD_REQUEST",
+                     "User has disabled typing notifications for channel messages")  # fmt: skip
+    assert received[admin.id] == []
+
+
 def test_deactivated_people_are_not_told(member, admin, capture_events):
     with capture_events(admin) as received:
         do_deactivate_user(admin, acting_user=None)
@@ -94,7 +103,7 @@ def test_deactivated_people_are_not_told(member, admin, capture_events):
         ({"op": "start"}, "BAD_REQUEST", "Missing 'to' argument"),
         ({"op": "start", "to": []}, "BAD_REQUEST", "Empty 'to' list"),
         ({"op": "start", "to": [99999]}, "BAD_REQUEST", "Invalid user ID 99999"),
-        ({"op": "start", "type": "stream", "topic": "x"}, "BAD_REQUEST", "Missing stream_id"),
+        ({"op": "start", "type": "stream", "topic": "x"}, "BAD_REQUEST", "Missing 'stream_id' argument"),
         ({"op": "start", "type": "stream", "stream_id": 1}, "BAD_REQUEST", "Missing topic"),
         ({"op": "typing", "to": [1]}, "REQUEST_VARIABLE_INVALID", None),
         ({"to": [1]}, "REQUEST_VARIABLE_MISSING", "Missing 'op' argument"),

@@ -59,19 +59,19 @@ def test_others_may_not(request, realm, role):
 
 
 @pytest.mark.parametrize(
-    ("params", "msg"),
+    ("params", "code", "msg"),
     [
-        ({"color_scheme": 4}, "Invalid color_scheme"),
-        ({"emojiset": "apple"}, "Invalid emojiset"),
-        ({"default_language": "xx"}, "Invalid default_language"),
-        ({"notification_sound": "bell"}, "Invalid notification sound 'bell'"),
-        ({"email_notifications_batching_period_seconds": 0}, "Invalid email batching period: 0 seconds"),
-        ({"translate_emoticons": "maybe"}, "translate_emoticons is not valid JSON"),
+        ({"color_scheme": 4}, "REQUEST_VARIABLE_INVALID", "Invalid color_scheme"),
+        ({"emojiset": "apple"}, "REQUEST_VARIABLE_INVALID", "Invalid emojiset"),
+        ({"default_language": "xx"}, "BAD_REQUEST", "Invalid default_language"),
+        ({"notification_sound": "bell"}, "BAD_REQUEST", "Invalid notification sound 'bell'"),
+        ({"email_notifications_batching_period_seconds": 0}, "BAD_REQUEST", "Invalid email batching period: 0 seconds"),
+        ({"translate_emoticons": "maybe"}, "REQUEST_VARIABLE_INVALID", "translate_emoticons is not valid JSON"),
     ],
 )
-def test_the_same_checks_as_a_users_settings(realm, admin, params, msg):
+def test_the_same_checks_as_a_users_settings(realm, admin, params, code, msg):
     before = defaults_of(realm)
-    assert_error(patch_defaults(admin, enter_sends=True, **params), 400, "REQUEST_VARIABLE_INVALID", msg)
+    assert_error(patch_defaults(admin, enter_sends=True, **params), 400, code, msg)
     assert defaults_of(realm) == before
 
 

@@ -66,7 +66,7 @@ def test_a_mention_posts_the_payload_and_the_answer_appears_in_the_topic(hook_bo
     assert run_ready_tasks() == 1
 
     (received,) = service.received
-    assert received.headers["User-Agent"] == f"ParleyOutgoingWebhook/{PARLEY_VERSION}"
+    assert received.headers["User-Agent"] == f"ZulipOutgoingWebhook/{PARLEY_VERSION} Parley/{PARLEY_VERSION}"
     assert received.headers["Content-Type"] == "application/json"
     payload = received.body
     token = hook_bot.services.get().token

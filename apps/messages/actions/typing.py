@@ -95,7 +95,7 @@ def check_send_stream_typing(sender: User, *, stream_id: int, topic: str, op: st
     capability do not see it: apps/messages/events.py).
     """
     if not sender.send_stream_typing_notifications:
-        raise JsonableError("User has disabled typing notifications for stream messages")
+        raise JsonableError("User has disabled typing notifications for channel messages")
     stream: Stream = access_stream_for_sending(sender, stream_id)
     event = {
         "type": "typing",

@@ -94,7 +94,7 @@ class TypingView(ApiView):
         params = parse_params(TypingParams, request)
         if params.type in ("stream", "channel"):
             if params.stream_id is None:
-                raise JsonableError("Missing stream_id")
+                raise JsonableError("Missing 'stream_id' argument")
             if params.topic is None:
                 raise JsonableError("Missing topic")
             check_send_stream_typing(request.user, stream_id=params.stream_id, topic=params.topic, op=params.op)
