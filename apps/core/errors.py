@@ -153,7 +153,7 @@ class UnauthorizedError(JsonableError):
 
     def __init__(
         self,
-        msg: str = "Not logged in: API authentication or user session required",
+        msg: str = NOT_LOGGED_IN,
         *,
         challenge: str = BASIC_CHALLENGE,
     ) -> None:

@@ -12,8 +12,18 @@ from rest_framework import exceptions as drf_exceptions
 
 from apps.core.auth import BasicAuthRequiredError
 from apps.core.authentication import ApiAuthenticationFailed
-from apps.core.errors import ErrorCode, JsonableError, MethodNotAllowedError, UnauthorizedError, error_for_exception
+from apps.core.errors import (
+    NOT_LOGGED_IN,
+    ErrorCode,
+    JsonableError,
+    MethodNotAllowedError,
+    UnauthorizedError,
+    error_for_exception,
+)
 from apps.core.notes import request_notes
+
+# A request without credentials (Oxide's words, and what to send).
+CREDENTIALS_MISSING = "credentials missing or invalid: HTTP Basic authentication with an email and API key"
 
 # Dropshot's `error_code` for the messaging API's errors that have one worth a program's attention;
 # the others (bad request, not found, wrong method) have none, as in Dropshot.
@@ -96,4 +106,8 @@ def drf_exception_handler(exc: Exception, context: dict[str, Any]) -> JsonRespon
         error = UnauthorizedError(exc.error.msg)
     else:
         error = error_for_exception(exc, type(view).__name__)
+        if isinstance(error, UnauthorizedError) and error.msg == NOT_LOGGED_IN:
+            # The messaging API's words offer a session, which the directory does not take (the
+            # directory QA pass).
+            error = UnauthorizedError(CREDENTIALS_MISSING)
     return error_response(context["request"]._request, error)

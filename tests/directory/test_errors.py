@@ -52,7 +52,8 @@ def test_wrong_method_is_405_with_allow(directory_for, member, path, method, aut
 @pytest.mark.parametrize("path", PATHS[:2])
 def test_without_credentials_is_401(realm, path):
     response = DirectoryClient().get(path)
-    assert_error(response, 401, "Not logged in: API authentication or user session required", "Unauthorized")
+    message = "credentials missing or invalid: HTTP Basic authentication with an email and API key"
+    assert_error(response, 401, message, "Unauthorized")
     assert response["WWW-Authenticate"].startswith("Basic")
 
 

@@ -1,6 +1,10 @@
 """A channel's maintained subscriber_count: the active subscriptions of active users, kept by
 every change that moves it, and what the lists and events say."""
 
+import pytest
+from django.db import connection
+from django.test.utils import CaptureQueriesContext
+
 from apps.subscriptions.actions.subscriptions import bulk_add_subscriptions, bulk_remove_subscriptions
 from apps.subscriptions.models import Stream
 from apps.subscriptions.selectors import subscriber_ids_by_stream
@@ -90,3 +94,21 @@ def test_a_new_private_channel_is_announced_then_its_subscribers(realm, admin, m
     assert peer_add["user_ids"] == [member.id]
     stream_id = created["streams"][0]["stream_id"]
     assert assert_success(ApiClient(admin).get(f"/streams/{stream_id}"))["stream"]["subscriber_count"] == 1
+
+
+@pytest.mark.skipif(connection.vendor != "postgresql", reason="SQLite runs one writing transaction at a time")
+def test_a_deactivation_locks_the_channels_in_id_order_before_counting(realm, owner, member, make_stream):
+    """A deactivation recounts its channels with an UPDATE, which locks their rows in the order it
+    finds them; subscribing (a new person into the default channels) locks them in id order. The two
+    deadlocked under load (the directory QA pass: 503s); the recount now locks in id order first."""
+    channels = [make_stream(name, member) for name in ("b-channel", "a-channel", "c-channel")]
+    with CaptureQueriesContext(connection) as queries:
+        do_deactivate_user(member, acting_user=owner)
+    table = Stream._meta.db_table
+    statements = [q["sql"] for q in queries.captured_queries if f'"{table}"' in q["sql"]]
+    locking = next(i for i, sql in enumerate(statements) if "FOR UPDATE" in sql)
+    counting = next(i for i, sql in enumerate(statements) if sql.startswith(f'UPDATE "{table}"'))
+    assert locking < counting
+    assert "ORDER BY 1 ASC FOR UPDATE" in statements[locking]  # the id, the one column selected
+    assert f"IN ({', '.join(str(c.id) for c in sorted(channels, key=lambda c: c.id))})" in statements[locking]
+    assert [stored(c) for c in channels] == [0, 0, 0]

@@ -319,18 +319,19 @@ def do_create_stream(
     return stream
 
 
-def lock_streams(streams: Iterable[Stream]) -> None:
-    """Lock the channels' rows, in id order (concurrent changes of the same channels run one after
-    the other and never deadlock)."""
-    ids = sorted({s.id for s in streams})
+def lock_streams(streams: Iterable[Stream | int]) -> None:
+    """Lock the channels' rows (or channel ids'), in id order (concurrent changes of the same channels
+    run one after the other and never deadlock)."""
+    ids = sorted({s.id if isinstance(s, Stream) else s for s in streams})
     list(Stream.objects.select_for_update().filter(id__in=ids).order_by("id").values_list("id", flat=True))
 
 
 def recount_subscribers(streams: Iterable[Stream | int]) -> None:
     """Set these channels' (or channel ids') subscriber_count from their rows (active subscriptions
-    of active users), in the transaction of the change that moved it: a subscribe or unsubscribe
-    (under lock_streams), a user's deactivation or reactivation. The database counts (one query);
-    the Stream instances given learn their new count (one more)."""
+    of active users), in the transaction of the change that moved it, under lock_streams (an UPDATE
+    locks the rows in the order it finds them, and would deadlock with a change locking them in id
+    order): a subscribe or unsubscribe, a user's deactivation or reactivation. The database counts
+    (one query); the Stream instances given learn their new count (one more)."""
     streams = list(streams)
     instances = [s for s in streams if isinstance(s, Stream)]
     ids = sorted({s.id if isinstance(s, Stream) else s for s in streams})

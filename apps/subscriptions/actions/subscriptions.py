@@ -191,7 +191,11 @@ def send_peer_events_for_activation(realm: Realm | int, users: Sequence[User], *
     reactivated one comes back (Zulip's peer_remove at deactivation, peer_add at reactivation).
     Emits: subscription/peer_remove or peer_add to those who see the channels (see _send_peer_events)."""
     by_id = {user.id: user for user in users}
-    recount_subscribers(subscribed_stream_ids_of_users(by_id))
+    stream_ids = subscribed_stream_ids_of_users(by_id)
+    # Locked before they are counted, as subscribing locks them (the directory QA pass: a deactivation
+    # deadlocked with people being created into the same channels).
+    lock_streams(stream_ids)
+    recount_subscribers(stream_ids)
     rows = active_subscriptions_of_users(by_id)
     _send_peer_events(realm, op, [SubscriptionChange(by_id[row.user_id], row.stream) for row in rows])
 
