@@ -22,7 +22,7 @@ def test_a_limited_guest_lists_only_the_people_they_see(people, live_server_fact
     realm.can_access_all_users_group = get_system_group(realm.id, SystemGroups.MEMBERS)
     realm.save(update_fields=["can_access_all_users_group"])
     guest = UserFactory(realm=realm, role=Role.GUEST, delivery_email="guest@e2e.example", full_name="Gwen Guest")
-    create_stream(realm, "visitors", guest, member)
+    visitors = create_stream(realm, "visitors", guest, member)
     give_passwords(guest)
     server = live_server_factory(STATIC_ROOT=collected_static)
     with sync_playwright() as playwright:
@@ -38,4 +38,18 @@ def test_a_limited_guest_lists_only_the_people_they_see(people, live_server_fact
         assert olive.add_subscriptions([{"name": "visitors"}])["result"] == "success"
         expect(listed).to_have_count(3)
         expect(gwen.locator("#people")).to_contain_text("Olive Owner")
+
+        # Leaving a public channel is asked first, a guest joining none by themselves (the web app
+        # QA pass: one press, and the guest was out for good).
+        gwen.goto(f"{server.url}/#channel/{visitors.id}")
+        leave = gwen.locator("#unsubscribe")
+        expect(leave).to_have_text("Unsubscribe")
+        asked = []
+        gwen.once("dialog", lambda dialog: (asked.append(dialog.message), dialog.dismiss()))
+        leave.click()
+        assert asked == ["Leave #visitors? As a guest you cannot join it again yourself: someone has to add you back."]
+        expect(gwen.locator("#channels")).to_contain_text("visitors")
+        gwen.once("dialog", lambda dialog: dialog.accept())
+        leave.click()
+        expect(gwen.locator("#channels")).not_to_contain_text("visitors")
         browser.close()

@@ -88,6 +88,7 @@ function showStatus(status, seconds) {
 function loadState(registered) {
   state.ownEmail = registered.email;
   state.isAdmin = Boolean(registered.is_admin);
+  state.isGuest = Boolean(registered.is_guest);
   state.users = new Map([...registered.realm_users, ...(registered.cross_realm_bots || [])].map((u) => [u.user_id, u]));
   state.subs = new Map(registered.subscriptions.map((sub) => [sub.stream_id, sub]));
   const known = [...registered.subscriptions, ...(registered.unsubscribed || []), ...(registered.never_subscribed || [])];
@@ -426,6 +427,7 @@ const handlers = {
 // Administration no longer allowed closes at once.
 function ownRoleChanged(role) {
   state.isAdmin = role <= 200; // owner, administrator
+  state.isGuest = role === 600;
   if (!state.isAdmin && $("#organization")) {
     if (!$("#organization").hidden) closePanel($("#organization"));
     $("#open-organization").hidden = true;
@@ -871,18 +873,24 @@ function rerender(message) {
   const typing = shown.querySelector(".widget-add input");
   const typed = item.querySelector(".widget-add input");
   if (typing && typed) typed.value = typing.value;
-  // A keyboard user keeps their place: the button focused in the old item is focused in the new.
+  // A keyboard user keeps their place: the button focused in the old item is focused in the new. The
+  // message is focused first: on a touch screen its buttons are there only while it has the focus
+  // (the web app QA pass: they went away at each press, the focus lost to the page).
   const active = shown.contains(document.activeElement) ? document.activeElement : null;
   const focused = active?.closest("button[data-action]");
   stopWatching(shown);
   shown.replaceWith(item);
-  if (focused) {
-    const { action, emojiName, key } = focused.dataset;
-    const same = [...item.querySelectorAll(`button[data-action="${action}"]`)].find(
-      (b) => b.dataset.emojiName === emojiName && b.dataset.key === key,
-    );
-    same?.focus();
-  } else if (active === typing) typed?.focus();
+  if (active === typing) typed?.focus();
+  else if (active) {
+    item.focus({ preventScroll: true });
+    if (focused) {
+      const { action, emojiName, key } = focused.dataset;
+      const same = [...item.querySelectorAll(`button[data-action="${action}"]`)].find(
+        (b) => b.dataset.emojiName === emojiName && b.dataset.key === key,
+      );
+      same?.focus({ preventScroll: true });
+    }
+  }
 }
 
 // A message is read once it is on screen while the page is visible, as in Zulip (not when its view
@@ -1241,11 +1249,14 @@ async function createChannel(event) {
   }
 }
 
-// Leaving a private channel may be for good (only its subscribers can add someone back): asked first.
+// Leaving a private channel may be for good (only its subscribers can add someone back), and so is a
+// guest's leaving any channel (guests join none by themselves: the web app QA pass; Zulip asks them
+// too): asked first.
 async function setSubscribed(name, subscribe, isPrivate = false) {
-  if (!subscribe && isPrivate && !window.confirm(`Leave the private channel #${name}? Only its subscribers can add you back.`)) {
-    return;
-  }
+  const question = isPrivate
+    ? `Leave the private channel #${name}? Only its subscribers can add you back.`
+    : `Leave #${name}? As a guest you cannot join it again yourself: someone has to add you back.`;
+  if (!subscribe && (isPrivate || state.isGuest) && !window.confirm(question)) return;
   try {
     if (subscribe) await api("POST", "/users/me/subscriptions", { subscriptions: [{ name }] });
     else await api("DELETE", "/users/me/subscriptions", { subscriptions: [name] });

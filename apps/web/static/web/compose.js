@@ -39,7 +39,9 @@ export function toggleComposeFields() {
 // an address of its own (kept, as Zulip's compose box keeps it). Text typed before the page first
 // addressed the box (while it loads) has none yet: it takes the view's.
 let addressed = false;
+let addressedFor = null; // the view the box was last addressed for (viewKey)
 let archivedShown = ""; // the notice of the archived channel shown
+const viewKey = (view) => JSON.stringify([view.kind, view.streamId, view.topic, view.userIds, view.query]);
 export function presetCompose(view) {
   const select = $("#compose-channel");
   // An archived channel shown is read, not written to: the box says so while it is shown (and
@@ -51,7 +53,13 @@ export function presetCompose(view) {
   if (state.editing !== null) return;
   // Kept with no address too (its channel gone: the web app QA pass, the draft went to #general).
   if (addressed && $("#compose-content").value.trim()) return;
+  // The same view again (the page registered again after a restart, its channel renamed): the box
+  // keeps the address its writer gave it while that is still offered (the web app QA pass: a topic
+  // typed in a channel's view was emptied by a restart, and the next message went to "general chat").
+  const sameView = addressed && addressedFor === viewKey(view);
   addressed = true;
+  addressedFor = viewKey(view);
+  if (sameView && $("#compose-channel").value !== "") return;
   renderComposeChannels(); // the channel shown may be one not subscribed to
   if (view.streamId && [...select.options].some((o) => o.value === String(view.streamId))) {
     select.value = String(view.streamId);

@@ -10,6 +10,7 @@ export const state = {
   ownUserId: Number(me.dataset.userId),
   ownEmail: "",
   isAdmin: false, // an administrator deletes anyone's messages (Zulip's default can_delete_any_message_group)
+  isGuest: false, // a guest cannot join a channel again once left
   users: new Map(), // user_id -> person
   subs: new Map(), // stream_id -> subscription (archived channels' too: is_archived)
   streams: new Map(), // stream_id -> {name, invite_only, is_archived}: every channel the page knows of, subscribed or not
