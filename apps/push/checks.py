@@ -7,8 +7,6 @@ from django.conf import settings
 from django.core.checks import Error, register
 from django.utils.module_loading import import_string
 
-from apps.push import apns, e2ee, fcm
-
 APNS = "apps.push.apns.APNsBackend"
 FCM = "apps.push.fcm.FCMBackend"
 DIRECT = "apps.push.direct.DirectBackend"
@@ -17,6 +15,10 @@ BOUNCER = "apps.push.backends.BouncerBackend"
 
 @register("push")
 def check_push_backend(app_configs: Any = None, **kwargs: Any) -> list[Error]:
+    # Imported here: the services' clients (HTTP/2, JWT, X.509) are not loaded by every process that
+    # starts (each server worker and task worker, each manage.py command) for a check most never run.
+    from apps.push import apns, e2ee, fcm
+
     backend = settings.PUSH_BACKEND
     try:
         import_string(backend)
