@@ -9,7 +9,7 @@ value, in `user_settings` and in events), whether it is also one of the legacy t
 /register, and who may change it. `USER_SETTINGS` lists them, in declaration order.
 """
 
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
@@ -63,7 +63,13 @@ class Setting:
     profile: bool  # a profile field beside the settings: users have it, the organization's defaults not
 
     def validate(self, value: Any) -> Any:
-        """The value, or InvalidArgumentError with Zulip's message."""
+        """The value, or Zulip's refusal of it (validate_parameter's, then check_later's)."""
+        self.validate_parameter(value)
+        self.check_later(value)
+        return value
+
+    def validate_parameter(self, value: Any) -> None:
+        """Refuses a value as Zulip refuses a parameter's (InvalidArgumentError, with its name)."""
         kind_name = {bool: "a boolean", int: "an integer", str: "a string"}[self.kind]
         if type(value) is not self.kind:
             raise InvalidArgumentError(self.name, f"{self.name} is not {kind_name}")
@@ -73,10 +79,16 @@ class Setting:
             raise InvalidArgumentError(self.name, f"{self.name} is too small")
         if self.maximum is not None and value > self.maximum:
             raise InvalidArgumentError(self.name, f"{self.name} is too large")
-        problem = self.check(value) if self.check is not None else None
+        problem = self.check(value) if self.check is not None and self.name == "timezone" else None
         if problem is not None:
-            raise InvalidArgumentError(self.name, problem) if self.name == "timezone" else JsonableError(problem)
-        return value
+            raise InvalidArgumentError(self.name, problem)
+
+    def check_later(self, value: Any) -> None:
+        """Refuses a value Zulip checks once every parameter is read (check_settings_values: a plain
+        BAD_REQUEST)."""
+        problem = self.check(value) if self.check is not None and self.name != "timezone" else None
+        if problem is not None:
+            raise JsonableError(problem)
 
 
 def user_setting(
@@ -267,3 +279,13 @@ def _settings_of(model: type[models.Model]) -> dict[str, Setting]:
 
 
 USER_SETTINGS: dict[str, Setting] = _settings_of(RealmUserDefault)
+
+
+def validate_settings(changes: Mapping[str, Any]) -> dict[str, Any]:
+    """The changes (names of USER_SETTINGS), refused in Zulip's order: every value as a parameter,
+    then those checked once every parameter is read (Setting.check_later)."""
+    for name, value in changes.items():
+        USER_SETTINGS[name].validate_parameter(value)
+    for name, value in changes.items():
+        USER_SETTINGS[name].check_later(value)
+    return dict(changes)

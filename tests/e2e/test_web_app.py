@@ -1110,6 +1110,12 @@ def test_a_message_sent_out_of_sight_is_said_so(web_server, people, chromium):
         expect(message(mick, "second")).to_be_visible()
         newest = mick_api.get_messages({"anchor": "newest", "num_before": 2, "num_after": 0})["messages"]
         assert [(m["display_recipient"], m["subject"]) for m in newest] == [("other", "kept"), ("general", "here")]
+        # The same with the address changed in this view (the verify QA pass: the box stayed on it).
+        mick.fill("#compose-topic", "aside")
+        mick.fill("#compose-content", "third")
+        mick.press("#compose-content", "Enter")
+        expect(mick.locator("#compose-status")).to_have_text("Sent to #general \u203a aside: not shown here.")
+        expect(mick.locator("#compose-topic")).to_have_value("here")
 
         # Many unread messages arrive: the view stops at the first; one's own goes below, out of sight.
         send_many(olive, "here", 40)
@@ -1857,7 +1863,7 @@ def test_the_combined_feed_box_goes_where_its_writer_chooses(web_server, people,
 def test_the_topic_given_in_a_channels_view_stays_when_the_view_is_drawn_again(web_server, people, chromium):
     """The web app QA pass: in a channel's view, the topic typed for the message just sent was
     emptied when the view was drawn again (the page registered again after a restart; the same with
-    the channel renamed), and the next message went to "general chat"."""
+    the channel renamed, archived and back), and the next message went to "general chat"."""
     server, general = web_server
     _, owner, member = people
     url = server.url
@@ -1881,6 +1887,13 @@ def test_the_topic_given_in_a_channels_view_stays_when_the_view_is_drawn_again(w
         expect(message(page, "second")).to_be_visible()
         sent = admin.get_messages({"anchor": "newest", "num_before": 2, "num_after": 0})["messages"]
         assert [(m["display_recipient"], m["subject"]) for m in sent] == [("everyone", "plans")] * 2
+        # Archived, the box goes nowhere; back, it goes to the channel again, the topic kept.
+        assert admin.delete_stream(general.id)["result"] == "success"
+        expect(page.locator("#compose-channel")).to_have_value("")
+        unarchive = admin.call_endpoint(url=f"streams/{general.id}", method="PATCH", request={"is_archived": "false"})
+        assert unarchive["result"] == "success", unarchive
+        expect(page.locator("#compose-channel")).to_have_value(str(general.id))
+        expect(page.locator("#compose-topic")).to_have_value("plans")
         # Another view, then back: the box is the view's again.
         page.goto(f"{url}/#feed")
         expect(page.locator("#compose-topic")).to_have_value("")

@@ -129,6 +129,14 @@ def test_a_refused_value_refuses_the_whole_request(member, params, code, msg):
     assert not RealmAuditLog.objects.filter(modified_user=member).exists()
 
 
+def test_a_parameters_refusal_comes_before_the_checks_made_once_they_are_read(member):
+    """As Zulip: every parameter is read (and refused) before check_settings_values runs (the verify QA
+    pass: an invalid language was reported before an invalid color_scheme sent with it)."""
+    for params in ({"default_language": "xx", "color_scheme": 9}, {"color_scheme": 9, "default_language": "xx"}):
+        body = assert_error(patch(member, **params), 400, INVALID, "Invalid color_scheme")
+        assert body["var_name"] == "color_scheme"
+
+
 def test_bots_are_refused(bot):
     assert_error(patch(bot, enter_sends=True), 400, "BAD_REQUEST", "This endpoint does not accept bot requests.")
     assert not User.objects.get(id=bot.id).enter_sends

@@ -12,7 +12,7 @@ from apps.realms.audit import audit_all, audit_entry, changed
 from apps.realms.models import AuditLogEventType, Realm
 from apps.users.models import RealmUserDefault, User
 from apps.users.selectors import realm_user_default
-from apps.users.settings_models import NEW_ORGANIZATION_DEFAULTS, USER_SETTINGS
+from apps.users.settings_models import NEW_ORGANIZATION_DEFAULTS, USER_SETTINGS, validate_settings
 
 
 def do_create_realm_user_default(realm: Realm) -> RealmUserDefault:
@@ -32,7 +32,7 @@ def check_realm_user_defaults(changes: Mapping[str, Any]) -> dict[str, Any]:
     refused = sorted(name for name in changes if name not in USER_SETTINGS or not USER_SETTINGS[name].org_default)
     if refused:
         raise ValueError(f"not organization defaults: {refused}")
-    return {name: USER_SETTINGS[name].validate(value) for name, value in changes.items()}
+    return validate_settings(changes)
 
 
 def check_update_realm_user_defaults(realm: Realm, changes: Mapping[str, Any], *, acting_user: User | None) -> None:

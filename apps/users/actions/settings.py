@@ -25,7 +25,7 @@ from apps.users.actions.user_settings import do_change_full_name
 from apps.users.hooks import settings_target_members, user_settings_changed
 from apps.users.models import User
 from apps.users.selectors import access_humans_by_ids, active_humans_among, api_email, users_who_changed_setting
-from apps.users.settings_models import USER_SETTINGS
+from apps.users.settings_models import USER_SETTINGS, validate_settings
 from apps.users.settings_values import language_name
 
 CANNOT_CHANGE_FOR_OTHERS = "Cannot change this setting for other users."
@@ -43,12 +43,12 @@ class TargetUsers:
 
 
 def check_settings(changes: Mapping[str, Any]) -> dict[str, Any]:
-    """The changes, each value checked by its declaration (Setting.validate: Zulip's messages).
-    ValueError for a name that is not a user setting (a caller's mistake)."""
+    """The changes, each value checked by its declaration (validate_settings: Zulip's messages, in
+    its order). ValueError for a name that is not a user setting (a caller's mistake)."""
     unknown = sorted(set(changes) - set(USER_SETTINGS))
     if unknown:
         raise ValueError(f"not user settings: {unknown}")
-    return {name: USER_SETTINGS[name].validate(value) for name, value in changes.items()}
+    return validate_settings(changes)
 
 
 @transaction.atomic

@@ -42,7 +42,7 @@ let addressed = false;
 let addressedFor = null; // the view the box was last addressed for (viewKey)
 let archivedShown = ""; // the notice of the archived channel shown
 const viewKey = (view) => JSON.stringify([view.kind, view.streamId, view.topic, view.userIds, view.query]);
-export function presetCompose(view) {
+export function presetCompose(view, { again = false } = {}) {
   const select = $("#compose-channel");
   // An archived channel shown is read, not written to: the box says so while it is shown (and
   // archived), and is addressed to nothing (its channel is not offered).
@@ -53,15 +53,19 @@ export function presetCompose(view) {
   if (state.editing !== null) return;
   // Kept with no address too (its channel gone: the web app QA pass, the draft went to #general).
   if (addressed && $("#compose-content").value.trim()) return;
-  // The same view again (the page registered again after a restart, its channel renamed): the box
-  // keeps the address its writer gave it while that is still offered (the web app QA pass: a topic
-  // typed in a channel's view was emptied by a restart, and the next message went to "general chat").
-  const sameView = addressed && addressedFor === viewKey(view);
+  // The same view drawn again (the page registered again after a restart; its channel renamed,
+  // archived or back): the box keeps the address its writer gave it (the web app QA pass: a topic
+  // typed in a channel's view was emptied by a restart, and the next message went to "general
+  // chat"), its channel chosen again once offered again. `again`: addressed to the view anew all
+  // the same (a message just sent elsewhere from it).
+  const sameView = addressed && !again && addressedFor === viewKey(view);
   addressed = true;
   addressedFor = viewKey(view);
-  if (sameView && $("#compose-channel").value !== "") return;
   renderComposeChannels(); // the channel shown may be one not subscribed to
-  if (view.streamId && [...select.options].some((o) => o.value === String(view.streamId))) {
+  const offered = view.streamId && [...select.options].some((o) => o.value === String(view.streamId));
+  if (sameView) {
+    if (select.value === "" && offered) select.value = String(view.streamId);
+  } else if (offered) {
     select.value = String(view.streamId);
     $("#compose-topic").value = view.kind === "topic" ? view.topic : "";
   } else if (view.kind === "dm" || view.kind === "dms") {
@@ -315,7 +319,7 @@ export async function onSend(event) {
       keepDraft();
       // Sent where the view shown is not (the box kept an address of its own): said so, and the box
       // is the view's again, as Zulip's (the web app QA pass: the next message went there unseen).
-      if (elsewhere) presetCompose(state.view);
+      if (elsewhere) presetCompose(state.view, { again: true });
     }
     if (elsewhere) setComposeStatus(`Sent to ${elsewhere}: not shown here.`);
     else if ($("#compose-status").textContent === "Sending…") setComposeStatus(""); // not "Sent! Scroll down…"
