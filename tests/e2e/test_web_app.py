@@ -185,11 +185,15 @@ def test_two_people_chat_live(web_server, people, chromium):
         expect(general_item.locator(".count")).to_have_count(0)
         expect(pizza).not_to_have_class("message unread")
 
-        # Mick reacts and stars; Olive sees the reaction arrive.
-        pizza.get_by_role("button", name="React with thumbs up").click()
+        # Mick reacts (with the keyboard) and stars; Olive sees the reaction arrive.
+        thumbs_up = pizza.get_by_role("button", name="React with thumbs up")
+        thumbs_up.focus()
+        thumbs_up.press("Enter")
         expect(message(olive, "Pizza at noon?").locator(".reaction")).to_have_text("👍 1")
         expect(message(olive, "Pizza at noon?").locator(".reaction")).to_have_attribute("aria-pressed", "false")
         expect(pizza.locator(".reaction")).to_have_attribute("aria-pressed", "true")
+        # The focus stays on the button pressed, not the reaction it added (the web app QA pass).
+        expect(thumbs_up).to_be_focused()
         pizza.get_by_role("button", name="Star").click()
         expect(pizza.locator(".star")).to_have_attribute("aria-pressed", "true")
 

@@ -885,8 +885,10 @@ function rerender(message) {
     item.focus({ preventScroll: true });
     if (focused) {
       const { action, emojiName, key } = focused.dataset;
+      // The same kind of button too: a quick reaction is not its reaction under the message (the
+      // web app QA pass: Enter on the quick 👍 moved the focus to the new "+1" reaction).
       const same = [...item.querySelectorAll(`button[data-action="${action}"]`)].find(
-        (b) => b.dataset.emojiName === emojiName && b.dataset.key === key,
+        (b) => b.className === focused.className && b.dataset.emojiName === emojiName && b.dataset.key === key,
       );
       same?.focus({ preventScroll: true });
     }
