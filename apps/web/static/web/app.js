@@ -17,10 +17,12 @@ import {
   renderComposeChannels,
   restoreDraft,
   setComposeStatus,
+  syncDraft,
   startEditing,
   stopEditing,
   toggleComposeFields,
 } from "./compose.js";
+import { draftsChanged, loadDrafts, renderDrafts, setUpDrafts } from "./drafts.js";
 import { closeEmojiPicker, emojiPickerOpenedBy, openEmojiPicker, setUpEmojiPicker } from "./emoji_picker.js";
 import { EventQueue } from "./events.js";
 import { hideMentions, hidePeople, onMentionKey, onPeopleKey, suggestMentions, suggestPeople } from "./mentions.js";
@@ -135,6 +137,7 @@ function loadState(registered) {
   allowed.direct = registered.user_settings?.send_private_typing_notifications !== false;
   allowed.stream = registered.user_settings?.send_stream_typing_notifications !== false;
   renderSidebar();
+  loadDrafts(registered);
   renderComposeChannels();
   restoreDraft();
   showView(); // the view may have changed while the page was away
@@ -343,7 +346,18 @@ const handlers = {
   user_settings(event) {
     if (event.property === "send_private_typing_notifications") allowed.direct = event.value;
     if (event.property === "send_stream_typing_notifications") allowed.stream = event.value;
+    // Turned off, the server deleted the drafts it kept; on, it keeps what the box holds from now.
+    if (event.property === "enable_drafts_synchronization") {
+      state.syncDrafts = event.value;
+      if (!event.value) {
+        for (const id of state.drafts.keys()) draftsChanged({ op: "remove", draft_id: id });
+      } else {
+        syncDraft();
+      }
+      renderDrafts();
+    }
   },
+  drafts: draftsChanged,
   muted_users(event) {
     state.mutedUsers = new Set(event.muted_users.map((muted) => muted.id));
     renderWriting();
@@ -1158,7 +1172,7 @@ async function onMessageAction(event) {
 // far below the top of the page, where its opener is.
 // The panels: one at a time (the invitations' only for those who may invite, the organization's for
 // administrators).
-const panels = () => ["#channel-browser", "#settings", "#invite", "#organization"].map($).filter(Boolean);
+const panels = () => ["#channel-browser", "#settings", "#invite", "#organization", "#drafts"].map($).filter(Boolean);
 
 // Closed, the focus goes back to what opened it, as a dialog's does (the verify QA pass: to the
 // message box, away from where the keyboard was).
@@ -1411,6 +1425,13 @@ function start() {
     $("#settings-avatar").src = state.users.get(state.ownUserId)?.avatar_url || "";
     openPanel($("#settings"), $("#settings-name"));
   });
+  $("#open-drafts").addEventListener("click", () => {
+    $("#drafts-status").textContent = "";
+    $("#drafts").hidden = false; // drawn open
+    renderDrafts();
+    openPanel($("#drafts"), $("#draft-list button") ?? $("#drafts .close-panel"));
+  });
+  setUpDrafts(() => closePanel($("#drafts")));
   $("#open-invite")?.addEventListener("click", () => {
     renderInviteChannels();
     renderInvitations();
@@ -1472,11 +1493,11 @@ function start() {
       event_types: [
         "message", "update_message", "delete_message", "reaction", "update_message_flags",
         "subscription", "stream", "presence", "realm_user", "user_topic", "muted_users", "realm_emoji",
-        "realm", "submessage", "typing", "user_settings", "user_group", "invites_changed",
+        "realm", "submessage", "typing", "user_settings", "user_group", "invites_changed", "drafts",
       ],
       fetch_event_types: [
         "message", "update_message_flags", "subscription", "presence", "realm_user", "realm", "user_topic", "muted_users",
-        "realm_emoji", "user_settings", "realm_user_groups", "recent_private_conversations",
+        "realm_emoji", "user_settings", "realm_user_groups", "recent_private_conversations", "drafts",
       ],
     },
     { onState: loadState, onEvents, onStatus: showStatus },

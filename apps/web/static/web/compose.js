@@ -1,7 +1,9 @@
 // The message box: to a channel's topic or to people, or editing an own message. Enter sends,
 // Shift+Enter is a new line, Esc cancels an edit. What is being written is kept by this tab
 // (sessionStorage: each tab its own) until it is sent: a reload or a session that ended (a new
-// password set elsewhere) loses nothing; an edit puts it aside and gives it back.
+// password set elsewhere) loses nothing; an edit puts it aside and gives it back. It is kept by the
+// server too, as a draft (Zulip's drafts: the writer's other devices and tabs list it, drafts.js),
+// unless the writer's settings say not (enable_drafts_synchronization).
 
 import { api, UNREACHABLE, upload } from "./api.js";
 import { viewShows } from "./narrow.js";
@@ -124,13 +126,109 @@ function fillCompose({ channel, topic, people, content }) {
 // Called as the box changes (not while an edit is in it: the edit is the message's, not a draft).
 export function keepDraft() {
   if (state.editing !== null) return;
+  keepInTab();
+  clearTimeout(syncTimer);
+  syncTimer = setTimeout(syncDraft, SYNC_AFTER_MS);
+}
+
+function keepInTab() {
   try {
     const fields = composeFields();
-    if (fields.content.trim()) drafts.setItem(draftKey(), JSON.stringify(fields));
+    if (fields.content.trim()) drafts.setItem(draftKey(), JSON.stringify({ ...fields, draftId }));
     else drafts.removeItem(draftKey());
   } catch {
     // storage full or refused (a private window): the box still works, unkept
   }
+}
+
+// --- kept by the server too ----------------------------------------------------------------------
+
+const SYNC_AFTER_MS = 1000; // the writer paused this long: the server's draft is brought up to date
+let draftId = null; // the server's draft of what the box holds
+let syncTimer = null;
+let syncing = Promise.resolve(); // one request at a time, in order: a draft is created once
+
+// The id of the server's draft the box holds (null: none).
+export const boxDraftId = () => draftId;
+
+// The server's draft of the box's text forgotten (deleted on another device): the box keeps its
+// text, and the next change keeps it anew.
+export function draftDeleted(id) {
+  if (id === draftId) draftId = null;
+}
+
+// The server's draft brought up to date now (created, changed, or deleted once the box is empty);
+// resolves once done. Failures are left to the next change (the tab keeps the text meanwhile).
+export function syncDraft() {
+  clearTimeout(syncTimer);
+  syncing = syncing.then(saveOnServer);
+  return syncing;
+}
+
+async function saveOnServer() {
+  if (!state.syncDrafts || state.editing !== null) return;
+  const fields = composeFields();
+  try {
+    if (!fields.content.trim()) {
+      const id = draftId;
+      draftId = null;
+      if (id !== null) await api("DELETE", `/drafts/${id}`);
+      return;
+    }
+    const draft = asApiDraft(fields);
+    if (draftId !== null) {
+      try {
+        await api("PATCH", `/drafts/${draftId}`, { draft });
+        return;
+      } catch (error) {
+        if (error.status !== 404) throw error;
+        draftId = null; // deleted meanwhile (on another device): kept anew
+      }
+    }
+    draftId = (await api("POST", "/drafts", { drafts: [draft] })).ids[0];
+    keepInTab();
+  } catch (error) {
+    console.warn("draft:", error);
+  }
+}
+
+// The box's fields as the drafts API takes them: to a channel's topic, to people (those this page
+// knows), or not addressed yet.
+function asApiDraft({ channel, topic, people, content }) {
+  const timestamp = Math.floor(Date.now() / 1000);
+  if (channel === "dm") {
+    let emails = [];
+    try {
+      emails = recipients(people);
+    } catch {
+      // a name not (yet) someone's: those known are kept
+    }
+    const to = usersOf(emails).filter(Boolean).map((user) => user.user_id);
+    return { type: "private", to, topic: "", content, timestamp };
+  }
+  if (channel) return { type: "stream", to: [Number(channel)], topic, content, timestamp };
+  return { type: "", to: [], topic: "", content, timestamp };
+}
+
+// A draft taken up from the list (drafts.js): what the box held is kept as its own draft first, an
+// edit in it given up (as Esc would); the box then holds the draft, to go on writing.
+export async function takeUpDraft(draft) {
+  if (state.editing !== null) stopEditing();
+  if (state.sending) return;
+  await syncDraft();
+  const people = draft.type === "private" ? draft.to.map((id) => state.users.get(id)?.email).filter(Boolean) : [];
+  fillCompose({
+    channel: draft.type === "stream" ? String(draft.to[0]) : draft.type === "private" ? "dm" : "",
+    topic: draft.topic,
+    people: people.join(", "),
+    content: draft.content,
+  });
+  addressed = true;
+  draftId = draft.id;
+  keepInTab();
+  const box = $("#compose-content");
+  box.focus();
+  box.setSelectionRange(box.value.length, box.value.length);
 }
 
 // Logging out on purpose leaves nothing behind in this tab (a shared computer).
@@ -153,6 +251,7 @@ export function restoreDraft() {
     if (kept && typeof kept.content === "string") {
       fillCompose(kept);
       addressed = true;
+      draftId = Number.isInteger(kept.draftId) ? kept.draftId : null;
     }
   } catch {
     drafts.removeItem(draftKey());
@@ -317,6 +416,7 @@ export async function onSend(event) {
       }
       $("#compose-content").value = "";
       keepDraft();
+      syncDraft(); // sent: its draft goes at once
       // Sent where the view shown is not (the box kept an address of its own): said so, and the box
       // is the view's again, as Zulip's (the web app QA pass: the next message went there unseen).
       if (elsewhere) presetCompose(state.view, { again: true });

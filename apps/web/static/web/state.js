@@ -37,6 +37,8 @@ export const state = {
   view: viewFromHash(window.location.hash),
   topics: [],
   editing: null, // the id of the own message being edited in the box
+  drafts: new Map(), // id -> the server's drafts of this person's (Zulip's drafts)
+  syncDrafts: true, // the server keeps drafts (their enable_drafts_synchronization)
   sending: false, // a message (or an edit) on its way: the box holds still
   openWhenSubscribed: null, // a channel this page created: shown once subscribed
   markingRead: new Set(),

@@ -1,0 +1,101 @@
+"""The web app's drafts: what is written and not sent is kept by the server too (Zulip's drafts), so
+the writer's other devices and tabs list it; the "Drafts" panel lists those written elsewhere, live,
+and takes one up into the message box or deletes it; the writer's setting turns the server's copy
+off (the web app kept drafts in the tab only: the server's drafts API went unused)."""
+
+import pytest
+import zulip
+from playwright.sync_api import expect, sync_playwright
+
+from apps.users.selectors import api_email
+from tests.e2e.test_web_app import SCREENSHOTS, log_in, web_server  # noqa: F401 (a fixture)
+from tests.reliability.faults import wait_until
+
+pytestmark = pytest.mark.e2e
+
+
+def server_drafts(client) -> list[dict]:
+    answer = client.call_endpoint("drafts", method="GET")
+    assert answer["result"] == "success", answer
+    return sorted(answer["drafts"], key=lambda draft: draft["id"])
+
+
+def test_drafts_are_kept_by_the_server_and_taken_up_from_the_panel(web_server, people, chromium):  # noqa: F811
+    server, general = web_server
+    _, owner, member = people
+    url = server.url
+    mick_api = zulip.Client(email=api_email(member), api_key=member.api_key, site=url)
+    with sync_playwright() as playwright:
+        browser = playwright.chromium.launch(executable_path=chromium, headless=True)
+        _, mick = log_in(browser, url, member.delivery_email, at=f"#channel/{general.id}/topic/here")
+        expect(mick.locator("#compose-topic")).to_have_value("here")
+
+        # Written, not sent: the server keeps it once the writer pauses.
+        mick.fill("#compose-content", "half a thought")
+        expect(mick.locator("#count-drafts")).to_have_text("1")
+        [kept] = server_drafts(mick_api)
+        assert (kept["type"], kept["to"], kept["topic"]) == ("stream", [general.id], "here")
+        assert kept["content"] == "half a thought"
+        # Reloaded, the box holds it still, the same draft: changed, not kept twice.
+        mick.reload()
+        expect(mick.locator("#compose-content")).to_have_value("half a thought")
+        mick.fill("#compose-content", "half a thought, more")
+        changed = ["half a thought, more"]
+        wait_until(lambda: [d["content"] for d in server_drafts(mick_api)] == changed, "the change kept")
+
+        # One written on another device arrives, live, in the panel's count and list (newest first).
+        phone = {"type": "private", "to": [owner.id], "topic": "", "content": "from my phone"}
+        assert mick_api.call_endpoint("drafts", method="POST", request={"drafts": [phone]})["result"] == "success"
+        expect(mick.locator("#count-drafts")).to_have_text("2")
+        mick.click("#open-drafts")
+        items = mick.locator("#draft-list li")
+        expect(items).to_have_count(2)
+        expect(items.nth(0)).to_contain_text("To Olive Owner")
+        expect(items.nth(0)).to_contain_text("from my phone")
+        expect(items.nth(1)).to_contain_text("#general \u203a here")
+        expect(items.nth(1)).to_contain_text("In the message box")
+        expect(items.nth(1).get_by_role("button", name="Restore the draft: #general \u203a here")).to_have_count(0)
+        mick.screenshot(path=SCREENSHOTS / "drafts-panel.png")
+
+        # Taken up: the box holds it, addressed as it was; what the box held stays a draft.
+        items.nth(0).get_by_role("button", name="Restore the draft: To Olive Owner").click()
+        expect(mick.locator("#drafts")).to_be_hidden()
+        expect(mick.locator("#compose-channel")).to_have_value("dm")
+        expect(mick.locator("#compose-people")).to_have_value(api_email(owner))
+        expect(mick.locator("#compose-content")).to_have_value("from my phone")
+        expect(mick.locator("#compose-content")).to_be_focused()
+        assert [d["content"] for d in server_drafts(mick_api)] == ["half a thought, more", "from my phone"]
+
+        # Sent: its draft goes; the other is deleted from the panel.
+        mick.press("#compose-content", "Enter")
+        expect(mick.locator("#count-drafts")).to_have_text("1")
+        assert [d["content"] for d in server_drafts(mick_api)] == ["half a thought, more"]
+        newest = mick_api.get_messages({"anchor": "newest", "num_before": 1, "num_after": 0})["messages"]
+        assert newest[-1]["content"] == "<p>from my phone</p>"
+        mick.click("#open-drafts")
+        items.nth(0).get_by_role("button", name="Delete the draft: #general \u203a here").click()
+        expect(items).to_have_count(0)
+        expect(mick.locator("#drafts-empty")).to_be_visible()
+        expect(mick.locator("#count-drafts")).to_have_text("")
+        assert server_drafts(mick_api) == []
+
+        # The setting off: the server keeps none (and is not asked to).
+        mick.click("#open-settings")
+        mick.locator("#settings-sync-drafts").uncheck()
+        expect(mick.locator("#settings-status")).to_have_text("Your drafts are kept on this device only.")
+        state = mick_api.register(event_types=["user_settings"], fetch_event_types=["user_settings"])
+        assert state["user_settings"]["enable_drafts_synchronization"] is False
+        asked = []
+        mick.on("request", lambda request: "/json/drafts" in request.url and asked.append(request.url))
+        mick.fill("#compose-content", "only here")
+        mick.wait_for_timeout(1500)
+        assert asked == []
+        mick.reload()
+        expect(mick.locator("#compose-content")).to_have_value("only here")  # the tab keeps it
+        mick.click("#open-settings")
+        expect(mick.locator("#settings-sync-drafts")).not_to_be_checked()
+        # On again: what the box holds is kept by the server at once.
+        mick.locator("#settings-sync-drafts").check()
+        expect(mick.locator("#count-drafts")).to_have_text("1")
+        assert [d["content"] for d in server_drafts(mick_api)] == ["only here"]
+        browser.close()
