@@ -432,7 +432,10 @@ LOGGING = {
         "service_unavailable": {"()": "apps.core.logging.ServiceUnavailableFilter"},
     },
     "formatters": {
-        "text": {"format": "%(asctime)s %(levelname)s [%(request_id)s] %(name)s: %(message)s"},
+        "text": {
+            "()": "apps.core.logging.TextFormatter",
+            "fmt": "%(asctime)s %(levelname)s [%(request_id)s] %(name)s: %(message)s",
+        },
         "json": {"()": "apps.core.logging.JsonFormatter"},
     },
     "handlers": {

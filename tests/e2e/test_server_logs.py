@@ -34,3 +34,18 @@ def test_the_hint_for_other_machines_is_for_servers_only_this_machine_reaches(
     server = live_server_factory(EXTERNAL_HOST=external_host)
     server.stop()
     assert ("Only this machine can connect" in server.log()) == hinted
+
+
+def test_what_a_client_sends_cannot_forge_a_line_of_the_text_log(live_server_factory, transactional_db):
+    """Control characters in a path are written as escapes (the faults QA pass: `%0a` wrote a forged
+    ERROR line of its own, `%00` made the log a binary file)."""
+    server = live_server_factory(LOG_FORMAT="text")
+    forged = "2026-12-02 04:20:00,000 ERROR [-] apps.core.errors: FORGED"
+    for path in (f"/api/v1/x%0a{forged.replace(' ', '%20')}", "/api/v1/drafts/%00"):
+        assert requests.get(f"{server.url}{path}", timeout=30).status_code in (401, 404)
+    server.stop()
+    log = server.log()
+    assert "\0" not in log
+    assert not [line for line in log.splitlines() if line.startswith(forged)]
+    assert f"GET /api/v1/x\\x0a{forged} " in log
+    assert "GET /api/v1/drafts/\\x00 " in log
