@@ -12,6 +12,7 @@ from apps.messages.models import Message, Recipient, UserMessage
 from apps.subscriptions.models import Stream, Subscription
 from apps.users.actions.activation import do_deactivate_user
 from apps.users.models import Role
+from apps.users.selectors import api_email
 from tests.api import ApiClient, assert_error, assert_success
 from tests.concurrency import at_once
 from tests.factories import UserFactory
@@ -455,6 +456,14 @@ def test_send_direct_message_to_unknown_user_is_refused(member, foreign_user):
         before,
     )
     refused(post_message(member, type="private", to="[]", content="x"), "Message must have recipients", before)
+    # Ids and emails together, as Zulip: refused (the faults QA pass: both were taken).
+    mixed = [foreign_user.id, api_email(member)]
+    for to in (mixed, mixed[::-1]):
+        refused(
+            post_message(member, type="direct", to=to, content="x"),
+            "Recipient lists may contain emails or user IDs, but not both.",
+            before,
+        )
 
 
 def test_send_direct_message_to_deactivated_user_is_refused(member, admin):
