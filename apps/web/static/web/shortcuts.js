@@ -1,5 +1,6 @@
-// Keyboard shortcuts, Zulip's main ones: / searches, c writes, j and k (or ↓ and ↑ on a message)
-// move from message to message, r (or Enter on a message) replies to it in its conversation. Not
+// Keyboard shortcuts, Zulip's main ones: / searches, c writes, d opens the drafts, j and k (or ↓ and
+// ↑ on a message) move from message to message, r (or Enter on a message) replies to it in its
+// conversation. Not
 // while typing in a field (Esc leaves the search field), nor with Ctrl, Alt or ⌘ (the browser's).
 
 import { replyTo } from "./compose.js";
@@ -44,6 +45,7 @@ function reply() {
 const KEYS = {
   "/": () => $("#search").focus(),
   c: () => $("#compose-content").focus(),
+  d: () => $("#open-drafts").click(),
   j: () => move(1),
   k: () => move(-1),
   r: reply,
@@ -52,7 +54,7 @@ const KEYS = {
 export function onShortcutKey(event) {
   if (event.defaultPrevented || event.ctrlKey || event.altKey || event.metaKey || event.isComposing) return;
   if (event.target.closest?.(OWN_KEYS)) return;
-  if (!$("#channel-browser").hidden || !$("#settings").hidden) return; // a panel's own keys
+  if (["#channel-browser", "#settings", "#drafts"].some((panel) => !$(panel).hidden)) return; // a panel's own keys
   const onMessage = focusedMessage() !== null;
   let action = KEYS[event.key];
   if (onMessage && event.key === "ArrowDown") action = KEYS.j;
