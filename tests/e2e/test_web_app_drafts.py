@@ -82,9 +82,8 @@ def test_drafts_are_kept_by_the_server_and_taken_up_from_the_panel(web_server, p
         assert server_drafts(mick_api) == []
 
         # The setting off: the server keeps none (and is not asked to).
-        mick.click("#open-settings")
-        mick.locator("#settings-sync-drafts").uncheck()
-        expect(mick.locator("#settings-status")).to_have_text("Your drafts are kept on this device only.")
+        mick.locator("#sync-drafts").uncheck()
+        expect(mick.locator("#drafts-status")).to_have_text("Your drafts are kept on this device only.")
         state = mick_api.register(event_types=["user_settings"], fetch_event_types=["user_settings"])
         assert state["user_settings"]["enable_drafts_synchronization"] is False
         asked = []
@@ -94,10 +93,13 @@ def test_drafts_are_kept_by_the_server_and_taken_up_from_the_panel(web_server, p
         assert asked == []
         mick.reload()
         expect(mick.locator("#compose-content")).to_have_value("only here")  # the tab keeps it
-        mick.click("#open-settings")
-        expect(mick.locator("#settings-sync-drafts")).not_to_be_checked()
+        mick.click("#open-drafts")
+        expect(mick.locator("#drafts-empty")).to_have_text(
+            "Your settings keep drafts on this device only (in the message box, until sent)."
+        )
+        expect(mick.locator("#sync-drafts")).not_to_be_checked()
         # On again: what the box holds is kept by the server at once.
-        mick.locator("#settings-sync-drafts").check()
+        mick.locator("#sync-drafts").check()
         expect(mick.locator("#count-drafts")).to_have_text("1")
         assert [d["content"] for d in server_drafts(mick_api)] == ["only here"]
         browser.close()

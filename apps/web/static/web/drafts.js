@@ -15,10 +15,11 @@ export function loadDrafts(registered) {
   renderDrafts();
 }
 
-// The setting: saved as it is ticked (its event, to every tab of this person's, does the rest).
+// The setting (in the panel): saved as it is ticked (its event, to every tab of this person's, does
+// the rest).
 async function saveSyncSetting(event) {
   const box = event.target;
-  const status = $("#settings-status");
+  const status = $("#drafts-status");
   try {
     await api("PATCH", "/settings", { enable_drafts_synchronization: box.checked });
     status.textContent = box.checked ? "Your drafts are kept on the server." : "Your drafts are kept on this device only.";
@@ -43,7 +44,7 @@ export function draftsChanged(event) {
 // it was on, or goes to the next one).
 export function renderDrafts() {
   $("#count-drafts").textContent = state.drafts.size ? String(state.drafts.size) : "";
-  $("#settings-sync-drafts").checked = state.syncDrafts;
+  $("#sync-drafts").checked = state.syncDrafts;
   const panel = $("#drafts");
   if (panel.hidden) return;
   const focused = document.activeElement?.closest("#draft-list li");
@@ -89,7 +90,7 @@ function draftItem(draft) {
 
 // `close`: closes the panel (app.js's closePanel, the focus back to its opener).
 export function setUpDrafts(close) {
-  $("#settings-sync-drafts").addEventListener("change", saveSyncSetting);
+  $("#sync-drafts").addEventListener("change", saveSyncSetting);
   $("#draft-list").addEventListener("click", async (event) => {
     const button = event.target.closest("button[data-action]");
     const draft = button && state.drafts.get(Number(button.closest("li").dataset.draftId));
