@@ -110,14 +110,19 @@ def test_the_owner_invites_by_email_and_by_link(web_server, people, chromium):  
         expect(listed.nth(0)).to_contain_text("ada@example.org as Moderator, until")
         expect(listed.nth(4)).to_contain_text("A reusable link as Member, until revoked")
         page.screenshot(path=str(SCREENSHOTS / "invite-panel.png"))
+        # An email invitation is sent again (a link has nothing to resend).
+        expect(listed.nth(4).get_by_role("button", name=re.compile("again$"))).to_have_count(0)
+        page.get_by_role("button", name="Send the invitation to grace@example.org again").click()
+        expect(page.locator("#invite-status")).to_have_text("The invitation was sent to grace@example.org again.")
         # Revoking asks first (the web admin QA pass: a second Enter revoked the next invitation).
         asked = []
+        revoke_ada = page.get_by_role("button", name="Revoke the invitation of ada@example.org")
         page.once("dialog", lambda dialog: (asked.append(dialog.message), dialog.dismiss()))
-        page.click("#invite-list li:nth-child(1) button")
+        revoke_ada.click()
         assert asked == ["Revoke the invitation of ada@example.org?"]
         expect(listed).to_have_count(5)
         page.once("dialog", lambda dialog: dialog.accept())
-        page.click("#invite-list li:nth-child(1) button")
+        revoke_ada.click()
         expect(page.locator("#invite-status")).to_have_text("The invitation was revoked.")
         expect(listed).to_have_count(4)
         expect(page.locator("#invite-list")).not_to_contain_text("ada@example.org")

@@ -1,7 +1,8 @@
 // The "Invite people" panel, for those the organization lets invite: invitations by email
 // (POST /json/invites) and reusable links (POST /json/invites/multiuse), with the role (the page
 // offers those the server lets this person give), the channels and the lifetime chosen, as in
-// Zulip's invitation dialog. The server checks everything again and says what it refuses.
+// Zulip's invitation dialog; the open ones listed, each to resend (by email) or revoke. The server
+// checks everything again and says what it refuses.
 
 import { api } from "./api.js";
 import { activeSubs, $, ROLE_NAMES, state } from "./state.js";
@@ -82,11 +83,24 @@ export async function renderInvitations() {
       }
       renderInvitations();
     };
+    // An email invitation's link emailed again (it was lost, or went to spam), as Zulip's "Resend".
+    const resend = async () => {
+      try {
+        await api("POST", `/invites/${invite.id}/resend`);
+        say(`The invitation was sent to ${invite.email} again.`);
+      } catch (error) {
+        say(`Not sent again: ${error.message}`);
+      }
+    };
     return el(
       "li",
       { dataset: { inviteId: invite.id } },
       who,
       ` as ${ROLE_NAMES.get(invite.invited_as) ?? invite.invited_as}, ${until}${by} `,
+      invite.is_multiuse
+        ? null
+        : el("button", { type: "button", onclick: resend, "aria-label": `Send the invitation to ${invite.email} again` }, "Resend"),
+      " ",
       el("button", { type: "button", onclick: revoke, "aria-label": label }, "Revoke"),
     );
   });
