@@ -1,8 +1,10 @@
 """The uvicorn worker gunicorn runs (config/gunicorn.py), and the HTTP protocol it speaks."""
 
+import asyncio
 import json
 import logging
 import os
+import signal
 import sys
 import uuid
 
@@ -183,7 +185,12 @@ class ParleyUvicornWorker(UvicornWorker):
         # checks that stopping a server answers its waiting polls at once.
         self.config.app = self.wsgi
         server = ParleyServer(self.config, master_pid=self.ppid)
-        self._install_sigquit_handler()
+        # gunicorn stops its workers with QUIT when told to stop at once (INT or QUIT to the master
+        # alone: `kill -INT`, a process manager). uvicorn-worker's handler of it only marks the
+        # gunicorn worker not alive, which the server never looks at: it served on, its polls
+        # waiting, until the master killed it 30 s later ("Worker was sent SIGKILL! Perhaps out of
+        # memory?"). QUIT stops the server, as TERM does.
+        asyncio.get_running_loop().add_signal_handler(signal.SIGQUIT, setattr, server, "should_exit", True)
         await server.serve(sockets=self.sockets)
         if not server.started:
             sys.exit(Arbiter.WORKER_BOOT_ERROR)

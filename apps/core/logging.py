@@ -42,6 +42,17 @@ class ServiceUnavailableFilter(logging.Filter):
         return not (record.name == "django.request" and getattr(record, "status_code", None) == 503)
 
 
+class TaskWorkerStopFilter(logging.Filter):
+    """django_tasks_db says each stop it is asked for ("Received Terminated - shutting down
+    gracefully...") as a WARNING; the server stops its task workers so every time it stops (two
+    WARNINGs at each Ctrl-C of `make run`): an INFO line."""
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        if record.name == "django_tasks_db" and str(record.msg).startswith("Received %s - shutting down gracefully"):
+            record.levelno, record.levelname = logging.INFO, "INFO"
+        return True
+
+
 # The control characters (but the tab) as escapes: what a client sent (a path, a client name) cannot
 # start a line of its own or hide in one (the faults QA pass: a path with %0a wrote a forged ERROR
 # line, one with %00 made the log a binary file to grep).

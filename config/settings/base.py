@@ -430,6 +430,7 @@ LOGGING = {
         "request_id": {"()": "apps.core.logging.RequestIdFilter"},
         "suspicious_request": {"()": "apps.core.logging.SuspiciousRequestFilter"},
         "service_unavailable": {"()": "apps.core.logging.ServiceUnavailableFilter"},
+        "task_worker_stop": {"()": "apps.core.logging.TaskWorkerStopFilter"},
     },
     "formatters": {
         "text": {
@@ -442,7 +443,7 @@ LOGGING = {
         "stderr": {
             "class": "logging.StreamHandler",
             "stream": "ext://sys.stderr",
-            "filters": ["request_id", "suspicious_request", "service_unavailable"],
+            "filters": ["request_id", "suspicious_request", "service_unavailable", "task_worker_stop"],
             "formatter": LOG_FORMAT,
         }
     },
