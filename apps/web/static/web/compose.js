@@ -145,8 +145,13 @@ function keepInTab() {
 
 const SYNC_AFTER_MS = 1000; // the writer paused this long: the server's draft is brought up to date
 let draftId = null; // the server's draft of what the box holds
+let saved = null; // the box's fields as the server has them (null: not known to be)
+// A draft taken up whose address the box cannot show (a channel left or archived, someone
+// deactivated): {fields: the box's address as shown, address: the draft's}. Kept while the writer
+// leaves the address as shown (the drafts QA pass: a restored draft lost its channel and topic).
+let keptAddress = null;
 let syncTimer = null;
-let syncing = Promise.resolve(); // one request at a time, in order: a draft is created once
+let syncing = Promise.resolve(true); // one request at a time, in order: a draft is created once
 
 // The id of the server's draft the box holds (null: none).
 export const boxDraftId = () => draftId;
@@ -158,44 +163,66 @@ export function draftDeleted(id) {
 }
 
 // The server's draft brought up to date now (created, changed, or deleted once the box is empty);
-// resolves once done. Failures are left to the next change (the tab keeps the text meanwhile).
+// resolves to whether the server has what the box holds. A failure is said (the server refused:
+// too many drafts) or left to the next change (unreachable: the tab keeps the text meanwhile).
 export function syncDraft() {
   clearTimeout(syncTimer);
   syncing = syncing.then(saveOnServer);
   return syncing;
 }
 
+const sameFields = (a, b) => a !== null && b !== null && JSON.stringify(a) === JSON.stringify(b);
+
 async function saveOnServer() {
-  if (!state.syncDrafts || state.editing !== null) return;
+  if (!state.syncDrafts || state.editing !== null) return true;
   const fields = composeFields();
+  if (sameFields(fields, saved)) return true; // unchanged: its time stays (the drafts QA pass)
   try {
     if (!fields.content.trim()) {
       const id = draftId;
       draftId = null;
-      if (id !== null) await api("DELETE", `/drafts/${id}`);
-      return;
+      saved = fields;
+      if (id !== null) {
+        await api("DELETE", `/drafts/${id}`);
+        window.dispatchEvent(new CustomEvent("parley:draft-deleted", { detail: id })); // before its event comes
+      }
+      return true;
     }
     const draft = asApiDraft(fields);
     if (draftId !== null) {
       try {
         await api("PATCH", `/drafts/${draftId}`, { draft });
-        return;
+        saved = fields;
+        return true;
       } catch (error) {
         if (error.status !== 404) throw error;
         draftId = null; // deleted meanwhile (on another device): kept anew
       }
     }
     draftId = (await api("POST", "/drafts", { drafts: [draft] })).ids[0];
+    saved = fields;
     keepInTab();
+    return true;
   } catch (error) {
+    saved = null;
+    if (error.status >= 400 && error.status < 500 && error.status !== 401) {
+      setComposeStatus(`Not kept as a draft: ${error.message}`);
+    }
     console.warn("draft:", error);
+    return false;
   }
 }
 
 // The box's fields as the drafts API takes them: to a channel's topic, to people (those this page
-// knows), or not addressed yet.
+// knows), or not addressed yet; a draft taken up keeps its own address while the box's is left as
+// it showed it.
 function asApiDraft({ channel, topic, people, content }) {
   const timestamp = Math.floor(Date.now() / 1000);
+  const shown = keptAddress?.fields;
+  if (shown && shown.channel === channel && shown.topic === topic && shown.people === people) {
+    return { ...keptAddress.address, content, timestamp };
+  }
+  keptAddress = null;
   if (channel === "dm") {
     let emails = [];
     try {
@@ -211,11 +238,15 @@ function asApiDraft({ channel, topic, people, content }) {
 }
 
 // A draft taken up from the list (drafts.js): what the box held is kept as its own draft first, an
-// edit in it given up (as Esc would); the box then holds the draft, to go on writing.
+// edit in it given up (as Esc would); the box then holds the draft, to go on writing. Null when
+// done, else why not (nothing is lost: the box keeps what it held).
 export async function takeUpDraft(draft) {
+  if (state.sending) return "a message is being sent: restore the draft once it is.";
   if (state.editing !== null) stopEditing();
-  if (state.sending) return;
-  await syncDraft();
+  // Unsaved, what the box holds would be lost (the drafts QA pass: restoring while offline).
+  if ($("#compose-content").value.trim() && !(await syncDraft())) {
+    return "what the message box holds could not be kept as a draft (is this device online?).";
+  }
   const people = draft.type === "private" ? draft.to.map((id) => state.users.get(id)?.email).filter(Boolean) : [];
   fillCompose({
     channel: draft.type === "stream" ? String(draft.to[0]) : draft.type === "private" ? "dm" : "",
@@ -223,16 +254,29 @@ export async function takeUpDraft(draft) {
     people: people.join(", "),
     content: draft.content,
   });
+  const fields = composeFields();
+  keptAddress = { fields, address: { type: draft.type, to: draft.to, topic: draft.topic } };
+  saved = fields;
   addressed = true;
   draftId = draft.id;
   keepInTab();
   const box = $("#compose-content");
   box.focus();
   box.setSelectionRange(box.value.length, box.value.length);
+  return null;
 }
 
-// Logging out on purpose leaves nothing behind in this tab (a shared computer).
-export function forgetDraft() {
+// Logging out on purpose leaves nothing behind in this tab (a shared computer): what the box holds
+// is kept by the server first (the drafts QA pass: the last second's typing was lost), for a while.
+export async function forgetDraft(event) {
+  const form = event.target;
+  if (!form.dataset.drafted) {
+    event.preventDefault();
+    await Promise.race([syncDraft(), new Promise((resolve) => setTimeout(resolve, 3000))]);
+    form.dataset.drafted = "yes";
+    form.requestSubmit();
+    return;
+  }
   try {
     drafts.removeItem(draftKey());
   } catch {
@@ -252,6 +296,7 @@ export function restoreDraft() {
       fillCompose(kept);
       addressed = true;
       draftId = Number.isInteger(kept.draftId) ? kept.draftId : null;
+      syncDraft(); // the server may not have its last change (a reload right after typing)
     }
   } catch {
     drafts.removeItem(draftKey());

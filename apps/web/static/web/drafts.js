@@ -3,7 +3,7 @@
 // newest first, each taken up into the message box or deleted (DELETE /json/drafts/{id}).
 
 import { api } from "./api.js";
-import { boxDraftId, draftDeleted, takeUpDraft } from "./compose.js";
+import { boxDraftId, draftDeleted, setComposeStatus, takeUpDraft } from "./compose.js";
 import { bdi, el } from "./render.js";
 import { $, ctx, state } from "./state.js";
 
@@ -16,17 +16,21 @@ export function loadDrafts(registered) {
 }
 
 // The setting (in the panel): saved as it is ticked (its event, to every tab of this person's, does
-// the rest).
+// the rest). Taken at once: drawn again meanwhile (a draft's event), the box stays as ticked (the
+// drafts QA pass: it was ticked again, and the answer said the opposite).
 async function saveSyncSetting(event) {
   const box = event.target;
+  const wanted = box.checked;
   const status = $("#drafts-status");
+  state.syncDrafts = wanted;
   try {
-    await api("PATCH", "/settings", { enable_drafts_synchronization: box.checked });
-    status.textContent = box.checked ? "Your drafts are kept on the server." : "Your drafts are kept on this device only.";
+    await api("PATCH", "/settings", { enable_drafts_synchronization: wanted });
+    status.textContent = wanted ? "Your drafts are kept on the server." : "Your drafts are kept on this device only.";
   } catch (error) {
-    box.checked = !box.checked;
+    state.syncDrafts = !wanted;
     status.textContent = `Not saved: ${error.message}`;
   }
+  renderDrafts();
 }
 
 // A `drafts` event: one added, changed or deleted (here, or on another device).
@@ -74,12 +78,13 @@ function address(draft) {
 function draftItem(draft) {
   const when = new Date(draft.timestamp * 1000);
   const text = draft.content.length > PREVIEW_LENGTH ? `${draft.content.slice(0, PREVIEW_LENGTH)}…` : draft.content;
-  const where = address(draft);
+  // Its time too: drafts to one place are told apart (the drafts QA pass: three alike).
+  const where = `${address(draft)}, ${when.toLocaleString()}`;
   const inBox = draft.id === boxDraftId();
   return el(
     "li",
     { dataset: { draftId: draft.id } },
-    el("p", { class: "draft-address" }, bdi(where), " ", el("time", { datetime: when.toISOString() }, when.toLocaleString())),
+    el("p", { class: "draft-address" }, bdi(address(draft)), " ", el("time", { datetime: when.toISOString() }, when.toLocaleString())),
     el("p", { class: "draft-content", dir: "auto" }, text),
     inBox
       ? el("span", { class: "help" }, "In the message box")
@@ -91,6 +96,8 @@ function draftItem(draft) {
 // `close`: closes the panel (app.js's closePanel, the focus back to its opener).
 export function setUpDrafts(close) {
   $("#sync-drafts").addEventListener("change", saveSyncSetting);
+  // Deleted by this tab (a message sent): gone from the list before its event comes.
+  window.addEventListener("parley:draft-deleted", (event) => draftsChanged({ op: "remove", draft_id: event.detail }));
   $("#draft-list").addEventListener("click", async (event) => {
     const button = event.target.closest("button[data-action]");
     const draft = button && state.drafts.get(Number(button.closest("li").dataset.draftId));
@@ -98,7 +105,8 @@ export function setUpDrafts(close) {
     $("#drafts-status").textContent = "";
     if (button.dataset.action === "restore") {
       close();
-      await takeUpDraft(draft);
+      const why = await takeUpDraft(draft);
+      if (why) setComposeStatus(`Not restored: ${why}`);
       return;
     }
     try {
