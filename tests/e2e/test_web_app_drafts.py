@@ -99,6 +99,12 @@ def test_drafts_are_kept_by_the_server_and_taken_up_from_the_panel(web_server, p
         mick.fill("#compose-content", "only here")
         mick.wait_for_timeout(1500)
         assert asked == []
+        # On and off again, nothing typed meanwhile: the box's draft is kept anew once on.
+        for _ in range(2):
+            mick.locator("#sync-drafts").check()
+            expect(mick.locator("#count-drafts")).to_have_text("1")
+            mick.locator("#sync-drafts").uncheck()
+            expect(mick.locator("#count-drafts")).to_have_text("")
         mick.reload()
         expect(mick.locator("#compose-content")).to_have_value("only here")  # the tab keeps it
         mick.click("#open-drafts")

@@ -159,7 +159,7 @@ export const boxDraftId = () => draftId;
 // The server's draft of the box's text forgotten (deleted on another device): the box keeps its
 // text, and the next change keeps it anew.
 export function draftDeleted(id) {
-  if (id === draftId) draftId = null;
+  if (id === draftId) draftId = saved = null;
 }
 
 // The server's draft brought up to date now (created, changed, or deleted once the box is empty);
