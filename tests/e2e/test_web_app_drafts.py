@@ -9,9 +9,10 @@ import pytest
 import zulip
 from playwright.sync_api import expect, sync_playwright
 
+from apps.users.actions.activation import do_deactivate_user
 from apps.users.selectors import api_email
 from tests.e2e.test_web_app import SCREENSHOTS, log_in, web_server  # noqa: F401 (a fixture)
-from tests.factories import create_stream
+from tests.factories import UserFactory, create_stream
 from tests.reliability.faults import wait_until
 
 pytestmark = pytest.mark.e2e
@@ -128,13 +129,19 @@ def test_a_restored_draft_keeps_its_address_and_logging_out_its_last_words(web_s
     url = server.url
     left = create_stream(realm, "left behind", owner, member)
     mick_api = zulip.Client(email=api_email(member), api_key=member.api_key, site=url)
-    written = {"type": "stream", "to": [left.id], "topic": "kept", "content": "about the old channel"}
-    assert mick_api.call_endpoint("drafts", method="POST", request={"drafts": [written]})["result"] == "success"
+    dee = UserFactory(realm=realm, full_name="Dee Parted")
+    written = [
+        {"type": "private", "to": [dee.id], "topic": "", "content": "farewell"},
+        {"type": "stream", "to": [left.id], "topic": "kept", "content": "about the old channel"},
+    ]
+    assert mick_api.call_endpoint("drafts", method="POST", request={"drafts": written})["result"] == "success"
     assert mick_api.remove_subscriptions(["left behind"])["result"] == "success"
+    do_deactivate_user(dee, acting_user=owner)
     with sync_playwright() as playwright:
         browser = playwright.chromium.launch(executable_path=chromium, headless=True)
         _, mick = log_in(browser, url, member.delivery_email)
         mick.click("#open-drafts")
+        expect(mick.locator("#draft-list")).to_contain_text("To Dee Parted")  # deactivated, still named
         mick.get_by_role("button", name="Restore the draft: #left behind \u203a kept").click()
         expect(mick.locator("#compose-content")).to_have_value("about the old channel")
         expect(mick.locator("#compose-channel")).to_have_value("")  # not offered: chosen anew to send
@@ -143,7 +150,7 @@ def test_a_restored_draft_keeps_its_address_and_logging_out_its_last_words(web_s
         wanted = ("stream", [left.id], "kept", "about the old channel, more")
 
         def as_kept() -> tuple:
-            [draft] = server_drafts(mick_api)
+            [draft] = [d for d in server_drafts(mick_api) if d["type"] == "stream"]
             return draft["type"], draft["to"], draft["topic"], draft["content"]
 
         eventually(lambda: as_kept() == wanted, "the draft kept with its address")

@@ -91,7 +91,10 @@ function loadState(registered) {
   state.ownEmail = registered.email;
   state.isAdmin = Boolean(registered.is_admin);
   state.isGuest = Boolean(registered.is_guest);
-  state.users = new Map([...registered.realm_users, ...(registered.cross_realm_bots || [])].map((u) => [u.user_id, u]));
+  // Those deactivated too (named, not offered: is_active false), as in a conversation or a draft with
+  // them (the drafts QA pass: "To someone unknown").
+  const everyone = [...registered.realm_users, ...(registered.realm_non_active_users || []), ...(registered.cross_realm_bots || [])];
+  state.users = new Map(everyone.map((u) => [u.user_id, u]));
   state.subs = new Map(registered.subscriptions.map((sub) => [sub.stream_id, sub]));
   const known = [...registered.subscriptions, ...(registered.unsubscribed || []), ...(registered.never_subscribed || [])];
   state.streams = new Map(known.map((channel) => [channel.stream_id, channelOf(channel)]));
