@@ -77,14 +77,15 @@ function address(draft) {
 
 function draftItem(draft) {
   const when = new Date(draft.timestamp * 1000);
+  const [place, time] = [address(draft), when.toLocaleString()];
   const text = draft.content.length > PREVIEW_LENGTH ? `${draft.content.slice(0, PREVIEW_LENGTH)}…` : draft.content;
   // Its time too: drafts to one place are told apart (the drafts QA pass: three alike).
-  const where = `${address(draft)}, ${when.toLocaleString()}`;
+  const where = `${place}, ${time}`;
   const inBox = draft.id === boxDraftId();
   return el(
     "li",
     { dataset: { draftId: draft.id } },
-    el("p", { class: "draft-address" }, bdi(address(draft)), " ", el("time", { datetime: when.toISOString() }, when.toLocaleString())),
+    el("p", { class: "draft-address" }, bdi(place), " ", el("time", { datetime: when.toISOString() }, time)),
     el("p", { class: "draft-content", dir: "auto" }, text),
     inBox
       ? el("span", { class: "help" }, "In the message box")
