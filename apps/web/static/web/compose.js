@@ -274,7 +274,9 @@ export async function forgetDraft(event) {
     event.preventDefault();
     await Promise.race([syncDraft(), new Promise((resolve) => setTimeout(resolve, 3000))]);
     form.dataset.drafted = "yes";
-    form.requestSubmit();
+    // Sent again once this submit event is over: while it is, the browser ignores the request (the
+    // draft already saved, the await above ends within the event, and logging out did nothing).
+    setTimeout(() => form.requestSubmit());
     return;
   }
   try {
