@@ -159,3 +159,24 @@ def test_a_restored_draft_keeps_its_address_and_logging_out_its_last_words(web_s
         mick.wait_for_url(f"{url}/login/")
         assert as_kept()[3] == "about the old channel, more, last words"
         browser.close()
+
+
+def test_a_draft_written_offline_is_kept_once_the_server_answers(web_server, people, chromium):  # noqa: F811
+    """Typed while the device is offline and then left alone, the draft reaches the server once it
+    answers again (the drafts QA pass: it waited for the next keystroke, kept meanwhile by the tab
+    only: closing it lost the draft)."""
+    server, general = web_server
+    _, _, member = people
+    mick_api = zulip.Client(email=api_email(member), api_key=member.api_key, site=server.url)
+    with sync_playwright() as playwright:
+        browser = playwright.chromium.launch(executable_path=chromium, headless=True)
+        context, mick = log_in(browser, server.url, member.delivery_email, at=f"#channel/{general.id}/topic/trains")
+        context.set_offline(True)
+        mick.fill("#compose-content", "written in a tunnel")
+        mick.wait_for_timeout(1500)  # the draft's save was tried (after a pause of a second) and failed
+        assert server_drafts(mick_api) == []
+        context.set_offline(False)
+        eventually(lambda: [d["content"] for d in server_drafts(mick_api)] == ["written in a tunnel"], "kept")
+        [kept] = server_drafts(mick_api)
+        assert (kept["type"], kept["to"], kept["topic"]) == ("stream", [general.id], "trains")
+        browser.close()

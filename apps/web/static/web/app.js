@@ -16,6 +16,7 @@ import {
   quoteInCompose,
   renderComposeChannels,
   restoreDraft,
+  serverBack,
   setComposeStatus,
   syncDraft,
   startEditing,
@@ -66,6 +67,7 @@ function showStatus(status, seconds) {
   if (status === "connected" && $("#compose-status").textContent.endsWith(UNREACHABLE)) setComposeStatus("");
   // Back: a view that could not load (the server unreachable or failing) loads now.
   if (status === "connected" && state.viewFailed) showView();
+  if (status === "connected") serverBack();
   const node = $("#connection");
   node.dataset.state = status;
   node.textContent = { connecting: "Connecting…", connected: "Connected", reconnecting: "Reconnecting…" }[status];
@@ -1478,6 +1480,8 @@ function start() {
     markShownAsRead();
   });
   window.addEventListener("focus", watchUnreadAgain);
+  // Back online (the long-poll may have lived through it, connected all along).
+  window.addEventListener("online", serverBack);
 
   queue = new EventQueue(
     {

@@ -152,9 +152,16 @@ let saved = null; // the box's fields as the server has them (null: not known to
 let keptAddress = null;
 let syncTimer = null;
 let syncing = Promise.resolve(true); // one request at a time, in order: a draft is created once
+let unreached = false; // the last save failed to reach the server: tried again once it answers
 
 // The id of the server's draft the box holds (null: none).
 export const boxDraftId = () => draftId;
+
+// The server answers again: a draft it did not get is kept now, not at the next change (the drafts
+// QA pass: typed offline and left alone, it stayed in the tab only).
+export function serverBack() {
+  if (unreached) syncDraft();
+}
 
 // The server's draft of the box's text forgotten (deleted on another device): the box keeps its
 // text, and the next change keeps it anew.
@@ -174,6 +181,7 @@ export function syncDraft() {
 const sameFields = (a, b) => a !== null && b !== null && JSON.stringify(a) === JSON.stringify(b);
 
 async function saveOnServer() {
+  unreached = false;
   if (!state.syncDrafts || state.editing !== null) return true;
   const fields = composeFields();
   if (sameFields(fields, saved)) return true; // unchanged: its time stays (the drafts QA pass)
@@ -205,6 +213,7 @@ async function saveOnServer() {
     return true;
   } catch (error) {
     saved = null;
+    unreached = error.status === 0 || error.status >= 500;
     if (error.status >= 400 && error.status < 500 && error.status !== 401) {
       setComposeStatus(`Not kept as a draft: ${error.message}`);
     }
