@@ -122,8 +122,8 @@ def test_drafts_are_kept_by_the_server_and_taken_up_from_the_panel(web_server, p
 
 def test_a_restored_draft_keeps_its_address_and_logging_out_its_last_words(web_server, people, chromium):  # noqa: F811
     """A draft to a channel the box does not offer (left since) keeps its channel and topic as it is
-    written on (the drafts QA pass: restored, it was saved unaddressed); logging out right after
-    typing keeps the last words too (they were lost with the tab's copy)."""
+    written on, reloaded too (the drafts QA pass: restored, it was saved unaddressed); logging out
+    right after typing keeps the last words too (they were lost with the tab's copy)."""
     server, _ = web_server
     realm, owner, member = people
     url = server.url
@@ -154,10 +154,16 @@ def test_a_restored_draft_keeps_its_address_and_logging_out_its_last_words(web_s
             return draft["type"], draft["to"], draft["topic"], draft["content"]
 
         eventually(lambda: as_kept() == wanted, "the draft kept with its address")
+        # Reloaded, the box keeps the draft's address with its text (it was saved unaddressed).
+        mick.reload()
+        expect(mick.locator("#compose-content")).to_have_value("about the old channel, more")
+        mick.locator("#compose-content").press_sequentially(", reloaded")
+        wanted = (*wanted[:3], "about the old channel, more, reloaded")
+        eventually(lambda: as_kept() == wanted, "the draft kept with its address after a reload")
         mick.locator("#compose-content").press_sequentially(", last words")
         mick.click("#logout")
         mick.wait_for_url(f"{url}/login/")
-        assert as_kept()[3] == "about the old channel, more, last words"
+        assert as_kept()[3] == "about the old channel, more, reloaded, last words"
         browser.close()
 
 

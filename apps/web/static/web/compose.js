@@ -134,7 +134,7 @@ export function keepDraft() {
 function keepInTab() {
   try {
     const fields = composeFields();
-    if (fields.content.trim()) drafts.setItem(draftKey(), JSON.stringify({ ...fields, draftId }));
+    if (fields.content.trim()) drafts.setItem(draftKey(), JSON.stringify({ ...fields, draftId, keptAddress }));
     else drafts.removeItem(draftKey());
   } catch {
     // storage full or refused (a private window): the box still works, unkept
@@ -307,6 +307,7 @@ export function restoreDraft() {
       fillCompose(kept);
       addressed = true;
       draftId = Number.isInteger(kept.draftId) ? kept.draftId : null;
+      keptAddress = kept.keptAddress?.address ? kept.keptAddress : null; // its address, reloaded too
       syncDraft(); // the server may not have its last change (a reload right after typing)
     }
   } catch {
