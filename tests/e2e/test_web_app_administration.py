@@ -107,7 +107,7 @@ def test_the_owner_invites_by_email_and_by_link(web_server, people, chromium):  
         # Listed, the newest last, each with its Revoke button.
         listed = page.locator("#invite-list li")
         expect(listed).to_have_count(5)  # ada, grace, linus, eve, the link
-        expect(listed.nth(0)).to_contain_text("ada@example.org as Moderator, until")
+        expect(listed.nth(0)).to_contain_text("ada@example.org as Moderator, into #general, until")
         expect(listed.nth(4)).to_contain_text("A reusable link as Member, until revoked")
         page.screenshot(path=str(SCREENSHOTS / "invite-panel.png"))
         # An email invitation is sent again (a link has nothing to resend).
@@ -299,4 +299,90 @@ def test_an_owner_runs_the_organization_from_the_web_app(people, live_server_fac
         browser = playwright.chromium.launch(executable_path=chromium, headless=True)
         _, page = log_in(browser, server.url, member.delivery_email)
         expect(page.locator("#open-organization")).to_have_count(0)
+        browser.close()
+
+
+def test_what_the_administration_panels_show_follows_the_organization(
+    people, live_server_factory, collected_static, chromium
+):
+    """The web admin QA pass: a revoked link stayed on show to copy, two alike links read the same, the
+    invitation's channels and the organization's form stayed as the panel opened with, "Saved."
+    outlived a change, one click lowered one's own role or rotated one's API key, and the
+    organization's description showed nowhere."""
+    realm, owner, _ = people
+    admin = UserFactory(realm=realm, role=Role.ADMINISTRATOR, delivery_email="ann@e2e.example", full_name="Ann Admin")
+    give_passwords(owner, admin)
+    server = live_server_factory(STATIC_ROOT=collected_static)
+    api = zulip.Client(email=api_email(owner), api_key=owner.api_key, site=server.url)
+    ann_api = zulip.Client(email=api_email(admin), api_key=admin.api_key, site=server.url)
+    with sync_playwright() as playwright:
+        browser = playwright.chromium.launch(executable_path=chromium, headless=True)
+        _, page = log_in(browser, server.url, admin.delivery_email)
+        page.click("#open-invite")
+        channels = page.locator("#invite-channels input[data-stream-id]")
+        expect(channels).to_have_count(0)  # in none yet
+        # Joined elsewhere while the panel is open: offered at once; one ticked stays so.
+        assert ann_api.add_subscriptions([{"name": "launch"}])["result"] == "success"
+        expect(channels).to_have_count(1)
+        channels.first.check()
+        assert ann_api.add_subscriptions([{"name": "later"}])["result"] == "success"
+        expect(channels).to_have_count(2)
+        expect(page.locator("#invite-channels")).to_contain_text("#later")
+        expect(page.get_by_label("#launch", exact=True)).to_be_checked()
+        page.click("#invite-make-link")
+        expect(page.locator("#invite-link-field")).to_be_visible()
+        link = page.locator("#invite-list li").last
+        made = r"A reusable link as Member, into #launch, until \w+ \d+, \d+ \(made .+\)"
+        expect(link).to_contain_text(re.compile(made))
+        # Revoked, the link is no longer offered to copy.
+        page.once("dialog", lambda dialog: dialog.accept())
+        link.get_by_role("button", name="Revoke the link").click()
+        expect(page.locator("#invite-status")).to_have_text("The invitation was revoked.")
+        expect(page.locator("#invite-link-field")).to_be_hidden()
+        page.keyboard.press("Escape")
+
+        page.click("#open-settings")
+        page.click("#open-organization")
+        name, description = page.locator("#organization-name"), page.locator("#organization-description")
+        page.fill("#organization-name", "Acme")
+        page.click("#organization-form button[type=submit]")
+        expect(page.locator("#organization-status")).to_have_text("Saved.")
+        page.fill("#organization-name", "")
+        expect(page.locator("#organization-status")).to_have_text("")  # changed since: not saved
+        page.fill("#organization-name", "Acme")
+        # Another administrator's changes show in the form; a change of one's own not yet saved stays.
+        page.fill("#organization-description", "mine, unsaved")
+        request = {"name": "Acme Team", "description": "Where Acme talks."}
+        assert api.call_endpoint(url="realm", method="PATCH", request=request)["result"] == "success"
+        expect(name).to_have_value("Acme Team")
+        expect(description).to_have_value("mine, unsaved")
+        page.click("#organization-form button[type=submit]")
+        expect(page.locator("#organization-status")).to_have_text("Saved.")
+        assert api.get_server_settings()["realm_description"] == "<p>mine, unsaved</p>"
+
+        # Lowering one's own role asks first; declined, nothing changes.
+        me = page.locator(f"#people-admin li[data-user-id='{admin.id}']")
+        me.get_by_label("Role of Ann Admin", exact=True).select_option(str(Role.MEMBER))
+        asked = []
+        page.once("dialog", lambda dialog: (asked.append(dialog.message), dialog.dismiss()))
+        me.get_by_role("button", name="Change the role of Ann Admin").click()
+        assert asked == ["Change your own role to Member? You cannot give yourself back what you lose."]
+        expect(me.get_by_label("Role of Ann Admin", exact=True)).to_have_value(str(Role.ADMINISTRATOR))
+        assert api.get_user_by_id(admin.id)["user"]["role"] == Role.ADMINISTRATOR
+
+        # Rotating the API key asks first; declined, the key stays.
+        page.goto(f"{server.url}/account/")  # logged in just now: the key is shown
+        expect(page.locator("#api-key")).to_have_text(admin.api_key)
+        asked.clear()
+        page.once("dialog", lambda dialog: (asked.append(dialog.message), dialog.dismiss()))
+        page.click("#rotate")
+        [question] = asked
+        assert question.startswith("Rotate your API key?")
+        expect(page.locator("#api-key")).to_have_text(admin.api_key)
+        assert ann_api.get_profile()["result"] == "success"
+
+        # The organization's description greets those who log in.
+        newcomer = browser.new_context().new_page()
+        newcomer.goto(f"{server.url}/login/")
+        expect(newcomer.locator(".realm-description")).to_have_text("mine, unsaved")
         browser.close()

@@ -27,8 +27,8 @@ import { draftsChanged, loadDrafts, renderDrafts, setUpDrafts } from "./drafts.j
 import { closeEmojiPicker, emojiPickerOpenedBy, openEmojiPicker, setUpEmojiPicker } from "./emoji_picker.js";
 import { EventQueue } from "./events.js";
 import { hideMentions, hidePeople, onMentionKey, onPeopleKey, suggestMentions, suggestPeople } from "./mentions.js";
-import { renderInvitations, renderInviteChannels, setUpInvitations } from "./invite.js";
-import { peopleChanged, renderPeopleAdmin, setUpOrganization } from "./organization.js";
+import { inviteChannelsChanged, renderInvitations, renderInviteChannels, setUpInvitations } from "./invite.js";
+import { organizationChanged, peopleChanged, renderPeopleAdmin, setUpOrganization } from "./organization.js";
 import { hashFor, narrowFor, viewFromHash, viewShows, zulipLinkTo } from "./narrow.js";
 import {
   bdi,
@@ -389,6 +389,7 @@ const handlers = {
       $(".realm-name").textContent = event.value;
       document.title = titleWithCount(`${viewTitle(state.view)} · ${event.value}`);
     }
+    if (event.op === "update" && $("#organization")) organizationChanged(event.property, event.value);
   },
   // Someone's invitations changed (made, revoked, accepted): the panel listing them shows them anew.
   invites_changed() {
@@ -516,6 +517,7 @@ function onEvents(events) {
     if (state.loading && REPLAYED_WHILE_LOADING.has(event.type) && !isMove(event)) state.loading.push(event);
     handlers[event.type]?.(event);
   }
+  if (events.some((event) => event.type === "subscription" || event.type === "stream")) inviteChannelsChanged();
 }
 
 // --- the view: a narrow's messages -------------------------------------------------------------

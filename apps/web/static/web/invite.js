@@ -36,19 +36,32 @@ function refusal(error) {
   return `${error.message} ${refusedAddresses(errors)}`;
 }
 
-// The channels one is in, to choose from (unticked: the default channels are their own box).
-export function renderInviteChannels() {
+// The channels one is in, to choose from (unticked: the default channels are their own box); drawn
+// again while the panel is open, those ticked stay so.
+export function renderInviteChannels({ keepTicked = false } = {}) {
+  const ticked = new Set(keepTicked ? chosen().stream_ids : []);
   const boxes = activeSubs().map((sub) =>
     el(
       "label",
       {},
-      el("input", { type: "checkbox", dataset: { streamId: sub.stream_id } }),
+      el("input", { type: "checkbox", checked: ticked.has(sub.stream_id), dataset: { streamId: sub.stream_id } }),
       ` #${sub.name}`,
     ),
   );
   const defaults = $("#invite-default-channels").parentElement;
   $("#invite-channels").replaceChildren($("#invite-channels legend"), defaults, ...boxes);
 }
+
+// Joined, left, renamed or archived a channel: an open panel offers the channels as they are now
+// (the web admin QA pass: they stayed as the panel opened with).
+export function inviteChannelsChanged() {
+  if ($("#invite")?.hidden === false) renderInviteChannels({ keepTicked: true });
+}
+
+// When an invitation was made, to tell two alike apart (the web admin QA pass: two links as guests
+// until revoked read the same).
+const madeAt = (seconds) => new Date(seconds * 1000).toLocaleString(undefined, { ...DATE, timeStyle: "short" });
+const DATE = { dateStyle: "medium" };
 
 // The open invitations this person controls (theirs; an administrator's, everyone's), each with
 // what it gives and a button revoking it (DELETE /invites/{id}, /invites/multiuse/{id}).
@@ -62,10 +75,12 @@ export async function renderInvitations() {
   }
   const items = invites.map((invite) => {
     const who = invite.is_multiuse ? "A reusable link" : bdi(invite.email);
-    const expires = invite.expiry_date && new Date(invite.expiry_date * 1000).toLocaleDateString();
+    const expires = invite.expiry_date && new Date(invite.expiry_date * 1000).toLocaleDateString(undefined, DATE);
     const until = expires ? `until ${expires}` : "until revoked";
     const inviter = state.users.get(invite.invited_by_user_id)?.full_name ?? "someone";
-    const by = invite.invited_by_user_id === state.ownUserId ? "" : ` (from ${inviter})`;
+    const by = invite.invited_by_user_id === state.ownUserId ? "" : ` from ${inviter}`;
+    const channels = invite.stream_ids.map((id) => state.streams.get(id)?.name).filter(Boolean);
+    const into = channels.length ? `, into ${channels.map((name) => `#${name}`).join(", ")}` : "";
     const path = invite.is_multiuse ? `/invites/multiuse/${invite.id}` : `/invites/${invite.id}`;
     const label = invite.is_multiuse ? "Revoke the link" : `Revoke the invitation of ${invite.email}`;
     // Asked first (the web admin QA pass: the list drawn again put the focus on the next Revoke, and a
@@ -96,7 +111,7 @@ export async function renderInvitations() {
       "li",
       { dataset: { inviteId: invite.id } },
       who,
-      ` as ${ROLE_NAMES.get(invite.invited_as) ?? invite.invited_as}, ${until}${by} `,
+      ` as ${ROLE_NAMES.get(invite.invited_as) ?? invite.invited_as}${into}, ${until} (made ${madeAt(invite.invited)}${by}) `,
       invite.is_multiuse
         ? null
         : el("button", { type: "button", onclick: resend, "aria-label": `Send the invitation to ${invite.email} again` }, "Resend"),
@@ -104,6 +119,12 @@ export async function renderInvitations() {
       el("button", { type: "button", onclick: revoke, "aria-label": label }, "Revoke"),
     );
   });
+  // The link shown above the list, revoked (here or elsewhere) or expired, is no longer offered to
+  // copy (the web admin QA pass: "revoked", and still shown with its Copy button).
+  if (!invites.some((invite) => invite.is_multiuse && invite.link_url === $("#invite-link").value)) {
+    $("#invite-link-field").hidden = true;
+    $("#invite-link").value = "";
+  }
   // Drawn again (a revocation here or elsewhere): the focus, if it was in the list, stays in the
   // panel, so that Esc still closes it.
   const focused = $("#invite-list").contains(document.activeElement);

@@ -79,6 +79,15 @@ function roleChoice(person, name, iAmOwner) {
   });
   give.addEventListener("click", async () => {
     const role = { role: Number(menu.value) };
+    // One's own role lowered is not given back by oneself: asked first, as Zulip does (the web admin
+    // QA pass: an administrator made themselves a member with one click).
+    const demoting = person.user_id === state.ownUserId && role.role > person.role;
+    const question = `Change your own role to ${ROLE_NAMES.get(role.role)}? You cannot give yourself back what you lose.`;
+    if (demoting && !window.confirm(question)) {
+      [menu.value, give.disabled] = [person.role, true];
+      menu.focus();
+      return;
+    }
     const given = await change("PATCH", `/users/${person.user_id}`, role, `${name}'s role was changed.`);
     if (given || !menu.isConnected) return;
     // As it is, the list not drawn again: the focus goes to the menu before its button is disabled
@@ -173,6 +182,21 @@ export function peopleChanged() {
   redraw = setTimeout(renderPeopleAdmin, 200);
 }
 
+// The organization renamed or described anew (here, in another tab or by another administrator):
+// the form shows it, unless the field holds a change of one's own not yet saved (the web admin QA
+// pass: the panel showed the old name until reloaded).
+export function organizationChanged(property, value) {
+  const field = { name: $("#organization-name"), description: $("#organization-description") }[property];
+  if (!field) return;
+  if (field.value === field.defaultValue) field.value = value;
+  field.defaultValue = value;
+}
+
 export function setUpOrganization() {
   $("#organization-form").addEventListener("submit", saveOrganization);
+  // Changed since: "Saved." is no longer true (the web admin QA pass: it stayed while the browser
+  // refused an empty name).
+  $("#organization-form").addEventListener("input", () => {
+    $("#organization-status").textContent = "";
+  });
 }
