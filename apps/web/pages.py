@@ -23,6 +23,7 @@ from django.http import HttpRequest, HttpResponse
 from django.shortcuts import redirect, render
 from django.urls import reverse_lazy
 from django.utils.decorators import method_decorator
+from django.utils.safestring import mark_safe
 from django.views import View
 from django.views.decorators.cache import never_cache
 from django.views.decorators.csrf import ensure_csrf_cookie
@@ -35,6 +36,7 @@ from apps.core.errors import (
     RateLimitedError,
     ServiceUnavailableError,
 )
+from apps.core.markdown import render_markdown
 from apps.core.sessions import session_user
 from apps.invites.actions.signup import do_join_with_invite
 from apps.invites.errors import InvalidInvitationLinkError
@@ -145,6 +147,13 @@ class JoinView(View):
         return render(request, "web/join.html", context, status=status)
 
 
+def _login_page(request: HttpRequest, realm: Realm, form: LoginForm, *, status: int = 200, **context) -> HttpResponse:
+    """The login page, with the organization's description (Markdown, as Zulip shows it there)."""
+    description = mark_safe(render_markdown(realm.description))  # noqa: S308 (cleaned by render_markdown)
+    context = {"realm": realm, "form": form, "description": description, **context}
+    return render(request, "web/login.html", context, status=status)
+
+
 @method_decorator(never_cache, name="dispatch")
 class LoginView(View):
     http_method_names = ["get", "post", "head"]
@@ -157,8 +166,7 @@ class LoginView(View):
             return redirect("app")
         # Sent here by the web app whose session ended (?session_ended): said why (the web admin QA
         # pass: a deactivated person's open tab showed the login page with no word).
-        context = {"realm": realm, "form": LoginForm(), "session_ended": "session_ended" in request.GET}
-        return render(request, "web/login.html", context)
+        return _login_page(request, realm, LoginForm(), session_ended="session_ended" in request.GET)
 
     def post(self, request: HttpRequest) -> HttpResponse:
         realm = _realm(request)
@@ -166,7 +174,7 @@ class LoginView(View):
             return _no_organization(request)
         form = LoginForm(request.POST)
         if not form.is_valid():
-            return render(request, "web/login.html", {"realm": realm, "form": form}, status=400)
+            return _login_page(request, realm, form, status=400)
         try:
             user = check_password_login(realm, form.cleaned_data["email"], form.cleaned_data["password"])
         except (JsonableError, *REDIS_UNAVAILABLE) as exc:
@@ -174,7 +182,7 @@ class LoginView(View):
             if status == 503:
                 message = "Logging in is not possible right now; try again soon."
             form.add_error(None, message)
-            return render(request, "web/login.html", {"realm": realm, "form": form}, status=status)
+            return _login_page(request, realm, form, status=status)
         _log_in(request, user)
         return redirect("app")
 

@@ -39,6 +39,18 @@ def test_logging_in_leads_to_the_account_page(member):
     assert (again.status_code, again["Location"]) == (302, "/")
 
 
+def test_the_login_page_shows_the_organizations_description(realm, admin, member):
+    """Rendered as Zulip renders it (Markdown; nothing of a page's own runs), after a refusal too."""
+    assert "realm-description" not in browser().get("/login/").content.decode()  # none yet: nothing said
+    description = "Where **Acme** talks.\n\n<script>alert(1)</script> <img src=x onerror=alert(1)>"
+    do_change_realm_settings(realm, {"description": description}, acting_user=admin)
+    for page in (browser().get("/login/"), log_in(browser(), member.delivery_email, "wrong")):
+        html = page.content.decode()
+        assert '<div class="realm-description"><p>Where <strong>Acme</strong> talks.</p>' in html
+        assert "<script" not in html
+        assert "<img" not in html
+
+
 @pytest.mark.parametrize(
     ("email", "password", "status", "message"),
     [
@@ -149,7 +161,8 @@ def test_the_account_page_shows_what_a_client_needs(member, realm):
     )
     assert unquote(link[1]) == f"[api]\nemail={email}\nkey={member.api_key}\nsite=http://testserver\n"
     assert f"curl -u {email}:{member.api_key} http://testserver/api/v1/users/me" in html
-    assert "<script" not in html
+    # No script but the page's own (asking before the key is rotated).
+    assert re.findall(r"<script[^>]*>", html) == ['<script type="module" src="/static/web/account.js">']
 
 
 def test_the_account_page_gives_the_files_of_ones_bots(member, admin, realm):
