@@ -43,6 +43,17 @@ def is_unicode_emoji_code(code: str) -> bool:
     return code in _NAMES_OF
 
 
+def agreed_emoji(name: str, code: str) -> tuple[str, str] | None:
+    """A stored Unicode emoji's (name, code) as Zulip's table pairs them, or None when they agree
+    already or the table knows neither. A known code keeps its emoji and takes its canonical name
+    (what people saw stays: clients draw the code); an unknown code takes the name's."""
+    if code in _NAMES_OF:
+        return None if name in _NAMES_OF[code] else (_NAMES_OF[code][0], code)
+    if name in _CODE_OF:
+        return name, _CODE_OF[name]
+    return None
+
+
 def code_to_names() -> dict[str, list[str]]:
     """Every Unicode emoji's code with its names (Zulip's canonical name first)."""
     return _NAMES_OF

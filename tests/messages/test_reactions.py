@@ -97,6 +97,38 @@ def test_the_migration_writes_stored_codes_in_four_digits(design, send, member, 
     assert codes == {"0031-20e3", "00a9", "1f419", "12"}  # a custom emoji's code is its id
 
 
+def test_the_migration_makes_stored_names_and_codes_agree(design, send, member, admin, moderator):
+    """Reactions stored before Zulip's emoji table was taken up (apps/messages/migrations/0013): a known
+    code keeps its emoji under its name ("smile" was 1f604 here: Zulip's "big_smile"), an unknown code
+    takes the name's (one already there by the same person is that one); removing by name then works."""
+    migration = importlib.import_module("apps.messages.migrations.0013_emoji_names_agree_with_codes")
+    message_id = send(member, design)
+    stored = [
+        (member, "smile", "1f604"),  # before: smile
+        (admin, "smile", "1f642"),  # since: smile as Zulip has it
+        (admin, "octopus", "ffff1"),  # a code no emoji has
+        (moderator, "octopus", "ffff1"),
+        (moderator, "octopus", "1f419"),  # the same person's, as it is now
+        (member, "not an emoji name", "ffff2"),  # neither known: left alone
+    ]
+    for user, name, code in stored:
+        Reaction.objects.create(user=user, message_id=message_id, emoji_name=name, emoji_code=code)
+    Reaction.objects.create(
+        user=admin, message_id=message_id, emoji_name="ab", emoji_code="12", reaction_type="realm_emoji"
+    )
+    migration.agree(django_apps, None)
+    assert sorted(Reaction.objects.values_list("user_id", "emoji_name", "emoji_code")) == sorted([
+        (member.id, "big_smile", "1f604"),
+        (admin.id, "smile", "1f642"),
+        (admin.id, "octopus", "1f419"),
+        (moderator.id, "octopus", "1f419"),
+        (member.id, "not an emoji name", "ffff2"),
+        (admin.id, "ab", "12"),
+    ])  # fmt: skip
+    assert_success(unreact(member, message_id, emoji_name="big_smile"))
+    assert_success(unreact(admin, message_id, emoji_name="smile"))
+
+
 def test_react_by_name_and_everyone_who_sees_it_is_told(design, send, member, admin, capture_events):
     message_id = send(member, design)
     with capture_events(admin, member) as received:

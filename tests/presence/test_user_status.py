@@ -111,3 +111,19 @@ def test_the_migration_writes_stored_codes_in_four_digits(member, admin, guest):
         admin.id: "1f4c5",
         guest.id: "7",  # a custom emoji's code is its id
     }
+
+
+def test_the_migration_makes_stored_names_and_codes_agree(member, admin, guest, moderator):
+    """Statuses set before Zulip's emoji table was taken up (apps/presence/migrations/0005)."""
+    migration = importlib.import_module("apps.presence.migrations.0005_emoji_names_agree_with_codes")
+    stored = ((member, "smile", "1f604"), (admin, "smile", "1f642"), (moderator, "calendar", "ffff1"))
+    for user, name, code in stored:
+        UserStatus.objects.create(user=user, realm=user.realm, emoji_name=name, emoji_code=code)
+    UserStatus.objects.create(user=guest, realm=guest.realm, status_text="away")  # no emoji
+    migration.agree(django_apps, None)
+    assert sorted(UserStatus.objects.values_list("user_id", "emoji_name", "emoji_code")) == sorted([
+        (member.id, "big_smile", "1f604"),
+        (admin.id, "smile", "1f642"),
+        (moderator.id, "calendar", "1f4c5"),
+        (guest.id, "", ""),
+    ])  # fmt: skip
