@@ -5,6 +5,7 @@ import threading
 from concurrent.futures import Future, ThreadPoolExecutor
 
 from django.conf import settings
+from django.contrib.staticfiles.storage import staticfiles_storage
 from django.db import close_old_connections, connection
 from django.db.migrations.executor import MigrationExecutor
 from django.http import JsonResponse
@@ -107,6 +108,18 @@ def warn_of_pending_migrations() -> None:
             "the database lacks %d migration(s) of this version: run `manage.py migrate` (requests that "
             "need them fail, and /health/ready answers 503, until then)",
             pending,
+        )
+
+
+def warn_of_uncollected_static_files() -> None:
+    """Said as a server process starts: without the collected static files' manifest every web page
+    fails (500s) while the API works (the operator QA pass: nothing said so, and ready said ok)."""
+    manifest = getattr(staticfiles_storage, "manifest_name", None)
+    if manifest is not None and not staticfiles_storage.exists(manifest):
+        logger.error(
+            "the static files are not collected in STATIC_ROOT (%s): run `manage.py collectstatic` "
+            "(every web page fails until then; the API works)",
+            settings.STATIC_ROOT,
         )
 
 

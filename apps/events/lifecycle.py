@@ -10,7 +10,7 @@ from asgiref.sync import sync_to_async
 from django.conf import settings
 
 from apps.core.asgi import outside_request
-from apps.core.health import warn_of_pending_migrations
+from apps.core.health import warn_of_pending_migrations, warn_of_uncollected_static_files
 from apps.events.actions import do_sweep_event_queues
 from apps.events.backends import get_backend
 from apps.events.publish import newest_outbox_id, publish_events_since
@@ -42,6 +42,7 @@ class BackgroundTasks:
             logger.info("event queues in Redis: any number of server processes may serve them")
         else:
             logger.info("event queues in this process's memory (no REDIS_URL): run a single server process")
+        warn_of_uncollected_static_files()
         loop = asyncio.get_running_loop()
         self._checking = loop.create_task(
             sync_to_async(outside_request(warn_of_pending_migrations), thread_sensitive=False)(),

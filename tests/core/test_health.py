@@ -56,3 +56,17 @@ def test_ready_is_503_while_the_database_lacks_migrations(monkeypatch, caplog):
         MigrationExecutor(connection).migrate([last])
     body = Client().get("/health/ready").json()
     assert (body["status"], "migrations" in body["checks"]) == ("ok", False)
+
+
+def test_a_server_without_its_static_files_says_so_as_it_starts(settings, tmp_path, caplog):
+    """The operator QA pass: started without `collectstatic`, every page failed and nothing said why."""
+    manifest = {"BACKEND": "whitenoise.storage.CompressedManifestStaticFilesStorage"}  # the product's
+    settings.STORAGES = {**settings.STORAGES, "staticfiles": manifest}
+    settings.STATIC_ROOT = tmp_path
+    health.warn_of_uncollected_static_files()
+    said = f"the static files are not collected in STATIC_ROOT ({tmp_path}): run `manage.py collectstatic`"
+    assert said in caplog.text
+    caplog.clear()
+    (tmp_path / "staticfiles.json").write_text('{"paths": {}, "version": "1.1"}')
+    health.warn_of_uncollected_static_files()
+    assert caplog.text == ""
