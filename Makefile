@@ -24,10 +24,12 @@ install: $(VENV)/.installed
 migrate: install
 	$(BIN)/python manage.py migrate --noinput
 
-# A port already taken is said at once, before the set-up (gunicorn would say it after it, in its words).
+# A port already taken (or no port at all) is said at once, before the set-up (gunicorn would say it
+# after it, in its words).
 port-free:
-	@$(PYTHON) -c 'import os, socket, sys; port = int(os.environ["PORT"]); \
-	socket.socket().connect_ex(("127.0.0.1", port)) == 0 and \
+	@$(PYTHON) -c 'import os, socket, sys; given = os.environ["PORT"]; \
+	given.isdigit() and 0 < int(given) < 65536 or sys.exit(f"Configuration error: PORT: must be a port number (1-65535), got {given!r}"); \
+	port = int(given); socket.socket().connect_ex(("127.0.0.1", port)) == 0 and \
 	sys.exit(f"Port {port} is taken (a Parley already running?): stop it, or serve on another: PORT=9000 make run")'
 
 # A port given only to `make run` (PORT=9000 make run) is not the one manage.py's commands read from

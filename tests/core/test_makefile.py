@@ -56,6 +56,19 @@ def test_a_taken_port_is_said_before_the_set_up(checkout):
 
 
 @pytest.mark.skipif(shutil.which("make") is None, reason="needs make")
+@pytest.mark.parametrize("port", ["abc", "70000", "0"])
+def test_a_port_that_is_no_port_is_said_in_a_line(checkout, port):
+    """The operator QA pass: `PORT=abc make run` printed a Python traceback."""
+    environment = os.environ | {"PORT": port}
+    refused = subprocess.run(
+        ["make", "port-free"], cwd=checkout, env=environment, capture_output=True, text=True, timeout=60
+    )
+    assert refused.returncode != 0
+    assert f"Configuration error: PORT: must be a port number (1-65535), got '{port}'" in refused.stderr
+    assert "Traceback" not in refused.stderr
+
+
+@pytest.mark.skipif(shutil.which("make") is None, reason="needs make")
 def test_a_port_only_make_run_knows_is_pointed_out(checkout):
     """The newcomer QA pass: after `PORT=8702 make run`, manage.py's commands printed invitation
     links to port 8000 (they read .env), and nothing said so."""
