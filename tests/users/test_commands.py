@@ -245,9 +245,11 @@ def test_an_existing_owner_is_let_into_the_django_admin(owner):
     client = Client()
     client.force_login(owner)
     assert client.get("/admin/").status_code == 302  # to the admin's login
-    assert "Granted is_staff" in run("change_user_role", owner.delivery_email, "is_staff")
+    granted = run("change_user_role", owner.delivery_email, "is_staff")
+    assert "Granted is_staff" in granted
+    assert "shows and changes every organization of this server" in granted  # said (the operator QA pass)
     assert client.get("/admin/").status_code == 200
-    run("change_user_role", owner.delivery_email, "is_staff", "--revoke")
+    assert "every organization" not in run("change_user_role", owner.delivery_email, "is_staff", "--revoke")
     assert client.get("/admin/").status_code == 302
     bot = BotFactory(realm=owner.realm, bot_owner=owner)
     with pytest.raises(CommandError, match="Bots have no special permissions"):

@@ -38,6 +38,12 @@ class Command(OperatorCommand):
                 raise CommandError(f"User already {'has' if grant else 'lacks'} this permission.")
             PERMISSIONS[new_role](user, grant, acting_user=None)
             self.stdout.write(f"{'Granted' if grant else 'Revoked'} {new_role} for {user.delivery_email}.")
+            if new_role == "is_staff" and grant:
+                # The operator QA pass: nothing said that this opens every organization's data.
+                self.stdout.write(
+                    "The Django admin (/admin/) shows and changes every organization of this server, "
+                    "direct messages included: it is for the server's operators only."
+                )
             return
         if options["revoke"]:
             raise CommandError("--revoke applies to permissions, not roles.")
