@@ -12,7 +12,7 @@ from django.http import JsonResponse
 
 from apps.core.errors import MigrationsPendingError, ServiceUnavailableError, count_dependency_failure, error_response
 from apps.core.hooks import Hooks
-from apps.core.redis_client import get_redis
+from apps.core.redis_client import get_redis, redis_breaker
 
 # What the ready probe reports besides its checks: functions returning a dict of figures (apps.events:
 # the long-polls waiting in this process).
@@ -145,4 +145,7 @@ def redis_unavailable() -> Exception | None:
         if count_dependency_failure(exc) is None:
             raise
         return exc
+    # Said ready: the requests that left a failed Redis alone use it again now, not at the breaker's
+    # next PING (the operator QA pass: ready for seconds while registrations still answered 503).
+    redis_breaker.answered()
     return None

@@ -1,5 +1,7 @@
 """Liveness and readiness probes."""
 
+import time
+
 import pytest
 from django.conf import settings
 from django.db import connection
@@ -7,6 +9,7 @@ from django.db.migrations.executor import MigrationExecutor
 from django.test import Client
 
 from apps.core import health
+from apps.core.redis_client import redis_breaker
 from tests.api import assert_error
 
 REDIS_OK = {"redis": "ok"} if settings.REDIS_URL else {}
@@ -29,6 +32,20 @@ def test_ready_is_503_when_redis_is_unreachable(db, redis_down):
     body = assert_error(response, 503, "SERVICE_UNAVAILABLE")
     assert body["checks"] == {"database": "ok", "redis": "unavailable"}
     assert int(response["Retry-After"]) > 0
+
+
+@pytest.mark.skipif(not settings.REDIS_URL, reason="needs Redis")
+def test_redis_said_ready_is_used_again_at_once(db, monkeypatch):
+    """The operator QA pass: after Redis came back, ready said so while registrations answered 503
+    for seconds more (requests left it alone until the breaker's next PING)."""
+    monkeypatch.setattr(redis_breaker, "_ping", lambda: time.sleep(60))  # the breaker's own PING: not yet
+    redis_breaker.failed()
+    try:
+        assert not redis_breaker.usable()
+        assert Client().get("/health/ready").status_code == 200
+        assert redis_breaker.usable()
+    finally:
+        redis_breaker.reset()
 
 
 @pytest.mark.parametrize("path", ["/health/live", "/health/ready"])
