@@ -281,11 +281,16 @@ def email(default: str = "consolemail://") -> dict:
     return {name: value for name, value in config.items() if value not in (None, "")}
 
 
+def _strong_key(value: str) -> bool:
+    """A key as long and varied as Django's check asks (security.W009)."""
+    return len(value) >= 50 and len(set(value)) >= 5
+
+
 def secret_key(var_dir: Path, *, allow_generated: bool) -> str:
     """SECRET_KEY from the environment; for the embedded default, one generated into var/."""
     value = env.str("SECRET_KEY", default="")
     if value:
-        if len(value) < 50 or len(set(value)) < 5:
+        if not _strong_key(value):
             fail("SECRET_KEY", "must be at least 50 characters with at least 5 distinct ones")
         return value
     if not allow_generated:
@@ -301,7 +306,12 @@ def secret_key(var_dir: Path, *, allow_generated: bool) -> str:
 def secret_key_fallbacks() -> list[str]:
     """SECRET_KEY_FALLBACKS: earlier keys, comma-separated, still accepted for what they signed
     (sessions, password reset links, directory page tokens) while the new key signs everything new."""
-    return [key.strip() for key in env.list("SECRET_KEY_FALLBACKS", default=[]) if key.strip()]
+    keys = [key.strip() for key in env.list("SECRET_KEY_FALLBACKS", default=[]) if key.strip()]
+    # Each was a SECRET_KEY: one shorter is a key cut short in the copy, which accepts nothing it signed
+    # (the operator QA pass: it passed unnoticed).
+    if not all(map(_strong_key, keys)):
+        fail("SECRET_KEY_FALLBACKS", "each key must be at least 50 characters with at least 5 distinct ones")
+    return keys
 
 
 def mail_domain(external: str) -> str:

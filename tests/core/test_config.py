@@ -196,6 +196,17 @@ def test_earlier_secret_keys_are_read_from_the_environment(tmp_path):
     assert result.stdout.strip().splitlines()[-1] == repr([old, older])
 
 
+def test_an_earlier_secret_key_cut_short_is_refused(monkeypatch):
+    """The operator QA pass: a truncated fallback passed, accepting nothing it had signed."""
+    from config.env import ConfigurationError, secret_key_fallbacks
+
+    monkeypatch.setenv("SECRET_KEY_FALLBACKS", f"{'an-earlier-key-' * 4}, short")
+    with pytest.raises(ConfigurationError, match="SECRET_KEY_FALLBACKS: each key must be at least 50 characters"):
+        secret_key_fallbacks()
+    monkeypatch.setenv("SECRET_KEY_FALLBACKS", f"{'an-earlier-key-' * 4}, ")
+    assert secret_key_fallbacks() == ["an-earlier-key-" * 4]
+
+
 def test_on_off_settings_take_the_usual_words(monkeypatch):
     from config.env import boolean
 
