@@ -290,8 +290,13 @@ REDIS_UNAVAILABLE = (
 )
 
 
+SQLITE_SCHEMA_ERRORS = ("no such table:", "no such column:")
+
+
 def dependency_of(exc: BaseException) -> str | None:
     """ "database" or "redis" when `exc` means that dependency is unreachable, else None."""
+    if isinstance(exc, OperationalError) and str(exc).startswith(SQLITE_SCHEMA_ERRORS):
+        return None  # SQLite's word for a table or column missing (PostgreSQL's is a ProgrammingError)
     if isinstance(exc, OperationalError | InterfaceError):
         return "database"
     if isinstance(exc, DatabaseError) and _is_pool_timeout(exc):
@@ -387,7 +392,21 @@ def as_jsonable_error(exc: BaseException) -> JsonableError | None:
         error = JsonableError(str(exc.detail))
         error.http_status_code = exc.status_code
         return error
+    if isinstance(exc, DatabaseError) and (pending := _pending_migrations()):
+        # A table or column of this version missing (the operator QA pass: 500s, where /health/ready
+        # said why): what the probe says, until `migrate` runs.
+        return MigrationsPendingError(pending)
     return None
+
+
+def _pending_migrations() -> int:
+    """How many migrations the database lacks; 0 when that cannot be told (a failed transaction)."""
+    from apps.core.health import pending_migrations  # (it reports errors of this module's)
+
+    try:
+        return pending_migrations()
+    except DatabaseError:
+        return 0
 
 
 class MethodNotAllowedError(JsonableError):

@@ -10,7 +10,9 @@ from django.test import Client
 
 from apps.core import health
 from apps.core.redis_client import redis_breaker
-from tests.api import assert_error
+from apps.users.models import Role
+from tests.api import api_for, assert_error
+from tests.factories import UserFactory
 
 REDIS_OK = {"redis": "ok"} if settings.REDIS_URL else {}
 
@@ -69,6 +71,10 @@ def test_ready_is_503_while_the_database_lacks_migrations(monkeypatch, caplog):
         assert int(response["Retry-After"]) > 0
         health.warn_of_pending_migrations()
         assert "the database lacks 1 migration(s) of this version: run `manage.py migrate`" in caplog.text
+        # A request needing what is missing is told so too, as a 503 (it was a 500).
+        listed = api_for(UserFactory(role=Role.ADMINISTRATOR)).get("/invites")
+        body = assert_error(listed, 503, "SERVICE_UNAVAILABLE")
+        assert body["msg"].endswith("lacks 1 migration(s) of this version (run manage.py migrate)")
     finally:
         MigrationExecutor(connection).migrate([last])
     body = Client().get("/health/ready").json()
