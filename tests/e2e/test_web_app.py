@@ -1042,9 +1042,24 @@ def test_muted_topics_and_people(web_server, people, chromium):
             shown = message(mick, "a secret").locator(f".reaction img.emoji[alt=':{name}:']")
             expect(shown).to_be_visible()
             mick.wait_for_function("img => img.complete && img.naturalWidth > 0", arg=shown.element_handle())
-        mick.locator("#mute-person").click()
+        # The settings list those muted, each to unmute there (the web admin QA pass: only from the
+        # conversation with them).
+        mick.click("#open-settings")
+        expect(mick.locator("#muted-people li")).to_have_count(1)
+        mick.locator("#muted-people").get_by_role("button", name="Unmute Olive Owner").click()
+        expect(mick.locator("#muted-people-status")).to_have_text("Olive Owner is no longer muted.")
+        expect(mick.locator("#muted-people")).to_have_text("Nobody.")  # drawn again by the event
+        mick.keyboard.press("Escape")  # the focus stayed in the panel
+        expect(mick.locator("#settings")).to_be_hidden()
         expect(mick.locator("#mute-person")).to_have_text("Mute Olive Owner")
         expect(message(mick, "a secret").locator(".sender")).to_have_text("Olive Owner")
+        # Muted from the conversation again: listed when the settings open.
+        mick.locator("#mute-person").click()
+        mick.click("#open-settings")
+        expect(mick.locator("#muted-people li")).to_have_text(re.compile(r"^\u2068?Olive Owner\u2069? Unmute$"))
+        mick.keyboard.press("Escape")
+        mick.locator("#mute-person").click()
+        expect(mick.locator("#mute-person")).to_have_text("Mute Olive Owner")
 
         # An organization with presence off shows nobody's, live and once reloaded (Zulip's
         # presence_disabled; the mobile-app QA pass: the setting was ignored).

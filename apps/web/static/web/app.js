@@ -365,6 +365,7 @@ const handlers = {
   drafts: draftsChanged,
   muted_users(event) {
     state.mutedUsers = new Set(event.muted_users.map((muted) => muted.id));
+    if (!$("#settings").hidden) renderMutedPeople();
     renderWriting();
     showTitle(state.view);
     for (const message of state.messages.values()) rerender(message);
@@ -1320,6 +1321,33 @@ async function removeAvatar() {
   }
 }
 
+// The people one muted, each to unmute (as Zulip's settings list them; the web admin QA pass: only
+// from one's conversation with them, found by name).
+function renderMutedPeople() {
+  const unmute = async (id) => {
+    try {
+      await api("DELETE", `/users/me/muted_users/${id}`);
+      $("#muted-people-status").textContent = `${ctx.userName(id)} is no longer muted.`;
+    } catch (error) {
+      $("#muted-people-status").textContent = `Not unmuted: ${error.message}`;
+    }
+  };
+  const ids = [...state.mutedUsers].sort((a, b) => ctx.userName(a).localeCompare(ctx.userName(b)));
+  const items = ids.map((id) =>
+    el(
+      "li",
+      {},
+      bdi(ctx.userName(id)),
+      " ",
+      el("button", { type: "button", onclick: () => unmute(id), "aria-label": `Unmute ${ctx.userName(id)}` }, "Unmute"),
+    ),
+  );
+  // Drawn again (one unmuted here or elsewhere): the focus, if it was in the list, stays in the panel.
+  const focused = $("#muted-people").contains(document.activeElement);
+  $("#muted-people").replaceChildren(...(items.length ? items : [el("li", {}, "Nobody.")]));
+  if (focused) ($("#muted-people button") || $("#settings-name")).focus();
+}
+
 async function saveSettings(event) {
   event.preventDefault();
   const status = $("#settings-status");
@@ -1430,6 +1458,8 @@ function start() {
   });
   $("#open-settings").addEventListener("click", () => {
     $("#settings-avatar").src = state.users.get(state.ownUserId)?.avatar_url || "";
+    $("#muted-people-status").textContent = "";
+    renderMutedPeople();
     openPanel($("#settings"), $("#settings-name"));
   });
   $("#open-drafts").addEventListener("click", () => {
