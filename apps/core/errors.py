@@ -392,15 +392,18 @@ def as_jsonable_error(exc: BaseException) -> JsonableError | None:
         error = JsonableError(str(exc.detail))
         error.http_status_code = exc.status_code
         return error
-    if isinstance(exc, DatabaseError) and (pending := _pending_migrations()):
+    if pending := migrations_missing_for(exc):
         # A table or column of this version missing (the operator QA pass: 500s, where /health/ready
         # said why): what the probe says, until `migrate` runs.
         return MigrationsPendingError(pending)
     return None
 
 
-def _pending_migrations() -> int:
-    """How many migrations the database lacks; 0 when that cannot be told (a failed transaction)."""
+def migrations_missing_for(exc: BaseException) -> int:
+    """How many migrations the database lacks when `exc` is a database error (a table or column of
+    this version missing, most likely); 0 otherwise, or when that cannot be told (a failed transaction)."""
+    if not isinstance(exc, DatabaseError):
+        return 0
     from apps.core.health import pending_migrations  # (it reports errors of this module's)
 
     try:

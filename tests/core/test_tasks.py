@@ -9,7 +9,7 @@ from types import SimpleNamespace
 import pytest
 import redis.exceptions
 from django.core.management import CommandError, call_command
-from django.db import OperationalError, transaction
+from django.db import OperationalError, ProgrammingError, transaction
 from django.test import Client
 from django.utils import timezone
 from django_tasks_db.models import DBTaskResult
@@ -264,6 +264,41 @@ def test_the_worker_waits_out_a_database_outage_in_short_steps(monkeypatch, capl
         ' on "db"?); trying again in 1 s'
     )
     assert "Task worker: the database is back" in caplog.text
+
+
+def test_the_worker_waits_for_migrations_the_database_lacks(monkeypatch, caplog):
+    """The operator QA pass: started before `migrate` ran, each periodic job logged a traceback every
+    5 s (1,783 lines in 40 s); it waits as for an outage, saying what to run."""
+    missing = ProgrammingError('relation "scheduled_messages_scheduledmessage" does not exist')
+    jobs_run = []
+
+    def job():
+        jobs_run.append(1)
+        if len(jobs_run) <= 3:
+            raise missing
+
+    class Worker:
+        running = True
+
+        def run(self):
+            if len(jobs_run) > 3:
+                self.running = False
+
+    waits = []
+    monkeypatch.setattr(run_tasks, "PERIODIC_JOBS", [(5, job)])
+    monkeypatch.setattr(run_tasks, "migrations_missing_for", lambda exc: 2 if exc is missing else 0)
+    monkeypatch.setattr(run_tasks.time, "sleep", waits.append)
+    monkeypatch.setattr(run_tasks, "connections", SimpleNamespace(all=list))
+    monkeypatch.setattr(run_tasks, "close_old_connections", lambda: None)
+    caplog.set_level("INFO", logger="apps.core.tasks")
+    run_tasks.run_forever(Worker())
+    assert waits[:3] == [1, 2, 4]  # the job tried again each time (not at its next period)
+    said = [r.getMessage() for r in caplog.records if r.name == "apps.core.tasks"]
+    lacking = "Task worker: the database lacks 2 migration(s) of this version (run manage.py migrate); trying again in"
+    assert [line.startswith(lacking) for line in said[:3]] == [True] * 3
+    assert "Traceback" not in caplog.text
+    assert not any(r.exc_info for r in caplog.records)
+    assert "Task worker: the database is back" in said
 
 
 def test_the_apps_periodic_jobs_are_registered():

@@ -26,7 +26,7 @@ from django.utils.crypto import get_random_string
 from django_tasks_db.management.commands.db_worker import Worker
 
 from apps.core.commands import OperatorCommand
-from apps.core.errors import count_dependency_failure, dependency_error, one_line
+from apps.core.errors import count_dependency_failure, dependency_error, migrations_missing_for, one_line
 from apps.core.tasks import PERIODIC_JOBS, batch_worker, requeue_tasks_of
 
 logger = logging.getLogger("apps.core.tasks")
@@ -120,11 +120,17 @@ def run_forever(worker: Worker, *, requeue_of: Sequence[str] = ()) -> None:
                 logger.info("Task worker: the database is back")
             outage_wait = 0.0
         except Exception as exc:
-            if count_dependency_failure(exc) is None:
+            # Waited out as an outage too: a database that lacks this version's migrations (the
+            # operator QA pass: a traceback every 5 s, until `migrate` ran).
+            pending = 0
+            if count_dependency_failure(exc) is None and not (pending := migrations_missing_for(exc)):
                 raise
             outage_wait = min(max(outage_wait * 2, OUTAGE_FIRST_WAIT_SECONDS), OUTAGE_MAX_WAIT_SECONDS)
+            why = f"lacks {pending} migration(s) of this version (run manage.py migrate)" if pending else None
             logger.warning(
-                "Task worker: the database cannot be reached (%s); trying again in %.0f s", one_line(exc), outage_wait
+                "Task worker: the database %s; trying again in %.0f s",
+                why or f"cannot be reached ({one_line(exc)})",
+                outage_wait,
             )
             for connection in connections.all():
                 connection.close_if_unusable_or_obsolete()
@@ -147,7 +153,7 @@ def run_due_jobs(next_runs: list[float]) -> None:
         try:
             job()
         except Exception as exc:
-            if dependency_error(exc) is not None:
+            if dependency_error(exc) is not None or migrations_missing_for(exc):
                 next_runs[index] = 0.0
                 raise
             logger.exception("Task worker: the periodic job %s failed", job.__name__)
