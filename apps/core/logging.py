@@ -44,12 +44,15 @@ class ServiceUnavailableFilter(logging.Filter):
 
 class TaskWorkerStopFilter(logging.Filter):
     """django_tasks_db says each stop it is asked for ("Received Terminated - shutting down
-    gracefully...") as a WARNING; the server stops its task workers so every time it stops (two
-    WARNINGs at each Ctrl-C of `make run`): an INFO line."""
+    gracefully... (press Ctrl+C again to force)") as a WARNING; the server stops its task workers so
+    every time it stops (two WARNINGs at each Ctrl-C of `make run`, asking for another): an INFO line
+    in the server's words (the operator QA pass)."""
 
     def filter(self, record: logging.LogRecord) -> bool:
         if record.name == "django_tasks_db" and str(record.msg).startswith("Received %s - shutting down gracefully"):
             record.levelno, record.levelname = logging.INFO, "INFO"
+            record.msg = "Task worker: stopping once its current task, if any, is done (%s)"
+            record.args = record.args[:1]
         return True
 
 

@@ -207,7 +207,7 @@ def test_stopping_a_server_answers_its_waiting_polls_at_once(live_server_factory
     # Well inside gunicorn's graceful timeout (30 s): the worker exited, it was not killed.
     assert time.monotonic() - stopped_at < 10
     # (The task workers' last lines may reach the log after the master is gone.)
-    said = "INFO [-] django_tasks_db: Received Terminated - shutting down gracefully"
+    said = "INFO [-] django_tasks_db: Task worker: stopping once its current task, if any, is done (Terminated)"
     wait_until(lambda: server.log().count(said) == 2, "the task workers' stop")
     log = server.log()
     assert "Shutting down: Master" in log
