@@ -41,6 +41,13 @@ export function whenLoggedOut(callback) {
   onLoggedOut = callback;
 }
 
+// The page logs out (its form is sent): the refusals that follow are no reason to go elsewhere than
+// where logging out leads (a long poll refused at once navigated to the login page "session ended",
+// aborting the form's own navigation).
+export function loggingOut() {
+  loggedOut = true;
+}
+
 // `aside`: a request the page makes of itself (a typing notice), whose refusal is no reason to leave
 // the page for the login (the writer's next action, or the event queue, finds the session ended).
 export async function api(method, path, params = {}, { signal, aside = false } = {}) {

@@ -5,7 +5,7 @@
 // server too, as a draft (Zulip's drafts: the writer's other devices and tabs list it, drafts.js),
 // unless the writer's settings say not (enable_drafts_synchronization).
 
-import { api, UNREACHABLE, upload } from "./api.js";
+import { api, loggingOut, UNREACHABLE, upload } from "./api.js";
 import { viewShows } from "./narrow.js";
 import { el } from "./render.js";
 import { $, activeSubs, ctx, isArchived, state } from "./state.js";
@@ -288,6 +288,7 @@ export async function forgetDraft(event) {
     setTimeout(() => form.requestSubmit());
     return;
   }
+  loggingOut();
   try {
     drafts.removeItem(draftKey());
   } catch {
