@@ -185,4 +185,11 @@ def test_a_draft_written_offline_is_kept_once_the_server_answers(web_server, peo
         eventually(lambda: [d["content"] for d in server_drafts(mick_api)] == ["written in a tunnel"], "kept")
         [kept] = server_drafts(mick_api)
         assert (kept["type"], kept["to"], kept["topic"]) == ("stream", [general.id], "trains")
+        # Emptied offline, the draft is deleted once back (the verify QA pass: it stayed listed).
+        context.set_offline(True)
+        mick.fill("#compose-content", "")
+        mick.wait_for_timeout(1500)
+        assert len(server_drafts(mick_api)) == 1
+        context.set_offline(False)
+        eventually(lambda: server_drafts(mick_api) == [], "deleted")
         browser.close()

@@ -187,13 +187,19 @@ async function saveOnServer() {
   if (sameFields(fields, saved)) return true; // unchanged: its time stays (the drafts QA pass)
   try {
     if (!fields.content.trim()) {
+      // Forgotten once the server deleted it (the verify QA pass: cleared offline, the failed
+      // deletion was tried again with no draft left to delete, and the text stayed listed).
       const id = draftId;
-      draftId = null;
-      saved = fields;
       if (id !== null) {
-        await api("DELETE", `/drafts/${id}`);
+        try {
+          await api("DELETE", `/drafts/${id}`);
+        } catch (error) {
+          if (error.status !== 404) throw error; // 404: deleted already (on another device)
+        }
         window.dispatchEvent(new CustomEvent("parley:draft-deleted", { detail: id })); // before its event comes
       }
+      if (draftId === id) draftId = null;
+      saved = fields;
       return true;
     }
     const draft = asApiDraft(fields);
