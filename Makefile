@@ -28,7 +28,7 @@ migrate: install
 # after it, in its words).
 port-free:
 	@$(PYTHON) -c 'import os, socket, sys; given = os.environ["PORT"]; \
-	given.isdigit() and 0 < int(given) < 65536 or sys.exit(f"Configuration error: PORT: must be a port number (1-65535), got {given!r}"); \
+	given.isascii() and given.isdigit() and 0 < int(given) < 65536 or sys.exit(f"Configuration error: PORT: must be a port number (1-65535), got {given!r}"); \
 	port = int(given); socket.socket().connect_ex(("127.0.0.1", port)) == 0 and \
 	sys.exit(f"Port {port} is taken (a Parley already running?): stop it, or serve on another: PORT=9000 make run")'
 

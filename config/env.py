@@ -222,6 +222,18 @@ POSTGRESQL_ENGINE = "apps.core.postgresql"
 SQLITE_ENGINE = "apps.core.sqlite"
 
 
+def directory(variable: str, default: Path) -> Path:
+    """A directory the server writes into, from the environment (made if missing); left empty, the
+    default (the verify QA pass: STATIC_ROOT= was the current directory, and one that could not be
+    made a traceback)."""
+    path = Path(env.str(variable, default="") or default)
+    try:
+        path.mkdir(parents=True, exist_ok=True)
+    except OSError as exc:
+        fail(variable, f"cannot be used as a directory: {exc.strerror} ({path})")
+    return path
+
+
 def sqlite_database(path: Path) -> dict:
     path.parent.mkdir(parents=True, exist_ok=True)
     return {

@@ -230,8 +230,7 @@ USE_TZ = True
 
 STATIC_URL = "static/"
 # Where `collectstatic` puts the static files WhiteNoise serves (the web app's, the admin's).
-STATIC_ROOT = Path(env.str("STATIC_ROOT", default=str(VAR_DIR / "static")))
-STATIC_ROOT.mkdir(parents=True, exist_ok=True)
+STATIC_ROOT = cfg.directory("STATIC_ROOT", VAR_DIR / "static")
 STORAGES = {
     "default": {"BACKEND": "django.core.files.storage.FileSystemStorage"},
     # Uploaded files and custom emoji (apps/uploads/storage.py): any Django storage backend will do;

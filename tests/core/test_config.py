@@ -207,6 +207,20 @@ def test_an_earlier_secret_key_cut_short_is_refused(monkeypatch):
     assert secret_key_fallbacks() == ["an-earlier-key-" * 4]
 
 
+def test_a_directory_setting_left_empty_is_its_default_and_one_unusable_is_said(monkeypatch, tmp_path):
+    """The verify QA pass: STATIC_ROOT= collected into the current directory; a path that could not be
+    made was a traceback."""
+    from config.env import ConfigurationError, directory
+
+    monkeypatch.setenv("STATIC_ROOT", "")
+    assert directory("STATIC_ROOT", tmp_path / "static") == tmp_path / "static"
+    assert (tmp_path / "static").is_dir()
+    (tmp_path / "a-file").write_text("")
+    monkeypatch.setenv("STATIC_ROOT", str(tmp_path / "a-file"))
+    with pytest.raises(ConfigurationError, match="STATIC_ROOT: cannot be used as a directory: File exists"):
+        directory("STATIC_ROOT", tmp_path / "static")
+
+
 def test_on_off_settings_take_the_usual_words(monkeypatch):
     from config.env import boolean
 

@@ -56,7 +56,7 @@ def test_a_taken_port_is_said_before_the_set_up(checkout):
 
 
 @pytest.mark.skipif(shutil.which("make") is None, reason="needs make")
-@pytest.mark.parametrize("port", ["abc", "70000", "0"])
+@pytest.mark.parametrize("port", ["abc", "70000", "0", "\uff18\uff17\uff14\uff11"])  # full-width digits too
 def test_a_port_that_is_no_port_is_said_in_a_line(checkout, port):
     """The operator QA pass: `PORT=abc make run` printed a Python traceback."""
     environment = os.environ | {"PORT": port}

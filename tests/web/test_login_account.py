@@ -41,12 +41,12 @@ def test_logging_in_leads_to_the_account_page(member):
 
 def test_the_login_page_shows_the_organizations_description(realm, admin, member):
     """Rendered as Zulip renders it (Markdown; nothing of a page's own runs), after a refusal too."""
-    assert "realm-description" not in browser().get("/login/").content.decode()  # none yet: nothing said
+    assert 'class="realm-description"' not in browser().get("/login/").content.decode()  # none yet: nothing said
     description = "Where **Acme** talks.\n\n<script>alert(1)</script> <img src=x onerror=alert(1)>"
     do_change_realm_settings(realm, {"description": description}, acting_user=admin)
     for page in (browser().get("/login/"), log_in(browser(), member.delivery_email, "wrong")):
         html = page.content.decode()
-        assert '<div class="realm-description"><p>Where <strong>Acme</strong> talks.</p>' in html
+        assert '<div class="realm-description" dir="auto"><p>Where <strong>Acme</strong> talks.</p>' in html
         assert "<script" not in html
         assert "<img" not in html
 

@@ -518,7 +518,9 @@ function onEvents(events) {
     if (state.loading && REPLAYED_WHILE_LOADING.has(event.type) && !isMove(event)) state.loading.push(event);
     handlers[event.type]?.(event);
   }
-  if (events.some((event) => event.type === "subscription" || event.type === "stream")) inviteChannelsChanged();
+  // One's own channels changed (not others' memberships: peer_add, peer_remove).
+  const ownChannels = (event) => event.type === "stream" || (event.type === "subscription" && !event.op.startsWith("peer_"));
+  if (events.some(ownChannels)) inviteChannelsChanged();
 }
 
 // --- the view: a narrow's messages -------------------------------------------------------------

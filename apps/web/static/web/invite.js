@@ -40,6 +40,7 @@ function refusal(error) {
 // again while the panel is open, those ticked stay so.
 export function renderInviteChannels({ keepTicked = false } = {}) {
   const ticked = new Set(keepTicked ? chosen().stream_ids : []);
+  const focused = document.activeElement?.closest("#invite-channels") ? document.activeElement : null;
   const boxes = activeSubs().map((sub) =>
     el(
       "label",
@@ -50,6 +51,10 @@ export function renderInviteChannels({ keepTicked = false } = {}) {
   );
   const defaults = $("#invite-default-channels").parentElement;
   $("#invite-channels").replaceChildren($("#invite-channels legend"), defaults, ...boxes);
+  // The focus stays on the same channel's box (or the first box, if that channel went): in the panel,
+  // so that Esc still closes it (the verify QA pass: it fell to the page).
+  const id = focused?.dataset.streamId;
+  if (id !== undefined) ($(`#invite-channels input[data-stream-id="${id}"]`) ?? $("#invite-default-channels")).focus();
 }
 
 // Joined, left, renamed or archived a channel: an open panel offers the channels as they are now
@@ -58,9 +63,9 @@ export function inviteChannelsChanged() {
   if ($("#invite")?.hidden === false) renderInviteChannels({ keepTicked: true });
 }
 
-// When an invitation was made, to tell two alike apart (the web admin QA pass: two links as guests
-// until revoked read the same).
-const madeAt = (seconds) => new Date(seconds * 1000).toLocaleString(undefined, { ...DATE, timeStyle: "short" });
+// When an invitation was made, to the second, to tell two alike apart (the web admin QA pass: two
+// links as guests until revoked read the same).
+const madeAt = (seconds) => new Date(seconds * 1000).toLocaleString(undefined, { ...DATE, timeStyle: "medium" });
 const DATE = { dateStyle: "medium" };
 
 // The open invitations this person controls (theirs; an administrator's, everyone's), each with
