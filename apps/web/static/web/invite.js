@@ -63,10 +63,10 @@ export function inviteChannelsChanged() {
   if ($("#invite")?.hidden === false) renderInviteChannels({ keepTicked: true });
 }
 
+const DATE = { dateStyle: "medium" };
 // When an invitation was made, to the second, to tell two alike apart (the web admin QA pass: two
 // links as guests until revoked read the same).
 const madeAt = (seconds) => new Date(seconds * 1000).toLocaleString(undefined, { ...DATE, timeStyle: "medium" });
-const DATE = { dateStyle: "medium" };
 
 // The open invitations this person controls (theirs; an administrator's, everyone's), each with
 // what it gives and a button revoking it (DELETE /invites/{id}, /invites/multiuse/{id}).
