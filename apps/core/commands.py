@@ -16,7 +16,7 @@ from typing import Any
 from django.conf import settings
 from django.core.management.base import BaseCommand, CommandError
 
-from apps.core.errors import REDIS_UNAVAILABLE, dependency_error
+from apps.core.errors import REDIS_UNAVAILABLE, dependency_error, is_sqlite_schema_error
 
 
 class OperatorCommand(BaseCommand):
@@ -26,7 +26,7 @@ class OperatorCommand(BaseCommand):
         except CommandError:
             raise
         except Exception as exc:
-            if dependency_error(exc) is None:
+            if dependency_error(exc) is None and not is_sqlite_schema_error(exc):
                 raise
             raise CommandError(unreachable(exc)) from None
 

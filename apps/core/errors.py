@@ -295,10 +295,14 @@ REDIS_UNAVAILABLE = (
 SQLITE_SCHEMA_ERROR = re.compile(r"no such (table|column): |table \S+ has no column named ")
 
 
+def is_sqlite_schema_error(exc: BaseException) -> bool:
+    return isinstance(exc, OperationalError) and SQLITE_SCHEMA_ERROR.match(str(exc)) is not None
+
+
 def dependency_of(exc: BaseException) -> str | None:
     """ "database" or "redis" when `exc` means that dependency is unreachable, else None."""
-    if isinstance(exc, OperationalError) and SQLITE_SCHEMA_ERROR.match(str(exc)):
-        return None  # SQLite's word for a table or column missing (PostgreSQL's is a ProgrammingError)
+    if is_sqlite_schema_error(exc):
+        return None  # a table or column missing (PostgreSQL's word for it is a ProgrammingError)
     if isinstance(exc, OperationalError | InterfaceError):
         return "database"
     if isinstance(exc, DatabaseError) and _is_pool_timeout(exc):

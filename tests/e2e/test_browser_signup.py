@@ -92,8 +92,10 @@ def test_a_person_signs_up_in_a_browser_and_uses_the_key(page_server, people, li
         assert f"welcome to <strong>{realm_name}</strong>" in welcome["content"]
         assert "Say hello in" in welcome["content"]
 
-        # A new key: the page shows it, and the old one stops working.
-        page.click("#rotate")
+        # A new key (asked first): the page shows it, and the old one stops working.
+        page.once("dialog", lambda dialog: dialog.accept())
+        with page.expect_navigation():
+            page.click("#rotate")
         page.wait_for_url(f"{url}/account/")
         new_key = page.inner_text("#api-key")
         assert new_key != key
