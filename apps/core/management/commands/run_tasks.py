@@ -126,12 +126,12 @@ def run_forever(worker: Worker, *, requeue_of: Sequence[str] = ()) -> None:
             if count_dependency_failure(exc) is None and not (pending := migrations_missing_for(exc)):
                 raise
             outage_wait = min(max(outage_wait * 2, OUTAGE_FIRST_WAIT_SECONDS), OUTAGE_MAX_WAIT_SECONDS)
-            why = f"lacks {pending} migration(s) of this version (run manage.py migrate)" if pending else None
-            logger.warning(
-                "Task worker: the database %s; trying again in %.0f s",
-                why or f"cannot be reached ({one_line(exc)})",
-                outage_wait,
+            why = (
+                f"lacks {pending} migration(s) of this version (run manage.py migrate)"
+                if pending
+                else f"cannot be reached ({one_line(exc)})"
             )
+            logger.warning("Task worker: the database %s; trying again in %.0f s", why, outage_wait)
             for connection in connections.all():
                 connection.close_if_unusable_or_obsolete()
             time.sleep(outage_wait)
