@@ -14,6 +14,7 @@ from apps.events.credentials import credential_cache
 from apps.events.registry import adapt_event, shows_event
 from apps.groups.models import UserGroup
 from apps.groups.selectors import system_groups
+from apps.realms import selectors as realm_selectors
 from apps.realms.selectors import realm_cache
 from apps.users import access
 from apps.users.models import BotType, Role
@@ -36,6 +37,7 @@ def reset_process_state() -> None:
     access._is_members_group.cache_clear()
     credential_cache.clear()
     realm_cache.clear()
+    realm_selectors._rendered_description.cache_clear()
     ratelimit._in_process.reset_all()
     redis_breaker.reset()
     publish._undropped_credentials.discard()

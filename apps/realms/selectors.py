@@ -1,5 +1,6 @@
 """Reads of organizations, and which organization a request's host names."""
 
+import functools
 import hashlib
 import time
 from collections.abc import Collection
@@ -13,6 +14,7 @@ from django.http.request import split_domain_port
 
 from apps.core.cache import instance_copy
 from apps.core.errors import InvalidSubdomainError
+from apps.core.markdown import render_description
 from apps.events.credentials import credential_cache
 from apps.realms.models import Realm, RealmAuditLog, RealmDomain
 from config.env import is_ip_address
@@ -113,6 +115,19 @@ def realm_icon_url(realm: Realm) -> str:
         return default_picture_url()
     digest = hashlib.md5(str(realm.id).encode(), usedforsecurity=False).hexdigest()
     return f"https://secure.gravatar.com/avatar/{digest}?d=identicon"
+
+
+def rendered_realm_description(realm: Realm) -> str:
+    """The organization's description as HTML (the login page, /server_settings), rendered as a
+    channel's is, as Zulip renders it: mentions name people, channel links link the public channels
+    (nobody in particular reads it), emoji are pictures. Per process and per text: the same
+    description is rendered once, and a changed one anew."""
+    return _rendered_description(realm.id, realm.description)
+
+
+@functools.lru_cache(maxsize=256)
+def _rendered_description(realm_id: int, description: str) -> str:
+    return render_description(realm_id, description, acting_user=None) if description else ""
 
 
 def audit_log_entries(

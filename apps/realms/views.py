@@ -4,7 +4,6 @@ from django.conf import settings
 from rest_framework.request import Request
 
 from apps.core.auth import realm_for_request
-from apps.core.markdown import render_markdown
 from apps.core.params import Json, Params, parse_params, uses_params
 from apps.core.permissions import IsAuthenticatedUser, IsOrganizationOwner
 from apps.core.responses import json_success
@@ -12,7 +11,7 @@ from apps.core.version import PARLEY_VERSION
 from apps.core.views import ApiView
 from apps.realms.actions import do_add_realm_domain, do_change_realm_domain, do_remove_realm_domain
 from apps.realms.models import Realm
-from apps.realms.selectors import realm_domains, realm_icon_url
+from apps.realms.selectors import realm_domains, realm_icon_url, rendered_realm_description
 
 EXTERNAL_AUTH_METHODS = (
     "dev",
@@ -61,7 +60,7 @@ class ServerSettingsView(ApiView):
                 "realm_uri": realm.url,
                 "realm_name": realm.name,
                 "realm_icon": realm_icon_url(realm),
-                "realm_description": render_markdown(realm.description),
+                "realm_description": rendered_realm_description(realm),
                 "realm_web_public_access_enabled": False,
             },
         )

@@ -36,7 +36,6 @@ from apps.core.errors import (
     RateLimitedError,
     ServiceUnavailableError,
 )
-from apps.core.markdown import render_markdown
 from apps.core.sessions import session_user
 from apps.invites.actions.signup import do_join_with_invite
 from apps.invites.errors import InvalidInvitationLinkError
@@ -48,6 +47,7 @@ from apps.invites.selectors import (
     usable_invite_by_key,
 )
 from apps.realms.models import Realm
+from apps.realms.selectors import rendered_realm_description
 from apps.users.actions.password_reset import (
     PasswordResetLinkError,
     check_request_password_reset,
@@ -148,8 +148,8 @@ class JoinView(View):
 
 
 def _login_page(request: HttpRequest, realm: Realm, form: LoginForm, *, status: int = 200, **context) -> HttpResponse:
-    """The login page, with the organization's description (Markdown, as Zulip shows it there)."""
-    description = mark_safe(render_markdown(realm.description))  # noqa: S308 (cleaned by render_markdown)
+    """The login page, with the organization's description (rendered, as Zulip shows it there)."""
+    description = mark_safe(rendered_realm_description(realm))  # noqa: S308 (cleaned as a message is)
     context = {"realm": realm, "form": form, "description": description, **context}
     return render(request, "web/login.html", context, status=status)
 

@@ -1,7 +1,9 @@
 """GET /server_settings: what every Zulip client asks first."""
 
 from apps.core.version import PARLEY_VERSION
+from apps.realms.actions import do_change_realm_settings
 from tests.api import ApiClient, assert_success
+from tests.factories import create_stream
 
 REQUIRED_KEYS = {
     "authentication_methods", "external_authentication_methods", "zulip_feature_level", "zulip_version",
@@ -45,3 +47,21 @@ def test_password_auth_disabled_is_advertised(realm):
     body = assert_success(ApiClient().get("/server_settings"))
     assert body["email_auth_enabled"] is False
     assert body["authentication_methods"]["password"] is False
+
+
+def test_the_description_is_rendered_as_a_channels_is(realm, admin, member):
+    """Mentions name people, channel links link public channels only (anyone may read it), emoji are
+    pictures, as Zulip renders it; a changed description is rendered anew."""
+    create_stream(realm, "design")
+    create_stream(realm, "board", admin, private=True)
+    text = f"Ask @**{member.full_name}** in #**design** :tada: (not #**board**)"
+    do_change_realm_settings(realm, {"description": text}, acting_user=admin)
+    html = assert_success(ApiClient().get("/server_settings"))["realm_description"]
+    assert f'<span class="user-mention" data-user-id="{member.id}">@{member.full_name}</span>' in html
+    assert 'class="stream" data-stream-id=' in html
+    assert ">#design</a>" in html
+    assert "board</a>" not in html
+    assert "(not #<strong>board</strong>)" in html
+    assert '<span aria-label="tada" class="emoji emoji-1f389" role="img" title="tada">:tada:</span>' in html
+    do_change_realm_settings(realm, {"description": "Now *this*"}, acting_user=admin)
+    assert assert_success(ApiClient().get("/server_settings"))["realm_description"] == "<p>Now <em>this</em></p>"

@@ -49,6 +49,10 @@ def test_the_login_page_shows_the_organizations_description(realm, admin, member
         assert '<div class="realm-description" dir="auto"><p>Where <strong>Acme</strong> talks.</p>' in html
         assert "<script" not in html
         assert "<img" not in html
+    # Rendered as a message is: mentions name people (the API's test checks the rest).
+    do_change_realm_settings(realm, {"description": f"Ask @**{member.full_name}**."}, acting_user=admin)
+    html = browser().get("/login/").content.decode()
+    assert f'<span class="user-mention" data-user-id="{member.id}">@{member.full_name}</span>' in html
 
 
 @pytest.mark.parametrize(
