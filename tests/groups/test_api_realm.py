@@ -3,8 +3,10 @@ with Zulip's checks, answer and events (realm/update, realm/update_dict)."""
 
 import pytest
 
+from apps.groups.actions.realm import check_update_realm
 from apps.groups.models import SystemGroups
 from apps.groups.selectors import get_system_group
+from apps.groups.serializers import AnonymousGroupValue, GroupSettingChange
 from apps.realms.models import AuditLogEventType, Realm, RealmAuditLog
 from tests.api import api_for, assert_error, assert_success
 
@@ -171,3 +173,15 @@ def test_every_group_may_not_be_left_without_a_manager_nor_given_to_everyone(rea
     response = api_for(owner).patch("/realm", {"can_manage_all_groups": f'{{"new": {value}}}'})
     assert_error(response, 400, "BAD_REQUEST", f"'can_manage_all_groups' setting cannot be set to '{group}' group.")
     assert fresh(realm).can_manage_all_groups.name == SystemGroups.OWNERS
+
+
+def test_a_setting_changed_meanwhile_is_changed_from_its_new_value(realm, owner, member):
+    """Two changes of a group setting at once (the fuzzing QA pass: the second read the anonymous
+    group the first deleted, and answered 500): the second starts from what the first left."""
+    anonymous = GroupSettingChange(new=AnonymousGroupValue(direct_members=(member.id,), direct_subgroups=()), old=None)
+    check_update_realm(fresh(realm), {}, {"can_invite_users_group": anonymous}, acting_user=owner)
+    stale = fresh(realm)  # the anonymous group's id, read before the next change deletes it
+    admins = GroupSettingChange(get_system_group(realm.id, SystemGroups.ADMINISTRATORS).id, None)
+    check_update_realm(fresh(realm), {}, {"can_invite_users_group": admins}, acting_user=owner)
+    answer = check_update_realm(stale, {}, {"can_invite_users_group": anonymous}, acting_user=owner)
+    assert answer == {"can_invite_users_group": {"direct_members": [member.id], "direct_subgroups": []}}

@@ -337,3 +337,17 @@ def test_archiving_or_unarchiving_a_channel_changed_meanwhile_is_refused(admin, 
     do_unarchive_stream(stream, acting_user=admin)
     with pytest.raises(JsonableError, match="Channel is not currently deactivated"):
         do_unarchive_stream(stale, acting_user=admin)
+
+
+def test_a_group_setting_changed_meanwhile_is_changed_from_its_new_value(owner, member, make_stream):
+    """Two changes of a channel's group setting at once (the fuzzing QA pass: the second read the
+    anonymous group the first deleted, and answered 500): the second starts from what the first left."""
+    stream = make_stream("design", owner)
+    anonymous = GroupSettingChange(new=AnonymousGroupValue(direct_members=(member.id,), direct_subgroups=()), old=None)
+    again = lambda: Stream.objects.get(id=stream.id)  # noqa: E731
+    check_update_stream(again(), group_settings={"can_send_message_group": anonymous}, acting_user=owner)
+    stale = again()  # the anonymous group's id, read before the next change deletes it
+    admins = GroupSettingChange(new=system_groups(stream.realm_id)[SystemGroups.ADMINISTRATORS].id, old=None)
+    check_update_stream(again(), group_settings={"can_send_message_group": admins}, acting_user=owner)
+    check_update_stream(stale, group_settings={"can_send_message_group": anonymous}, acting_user=owner)
+    assert list(again().can_send_message_group.direct_members.values_list("id", flat=True)) == [member.id]

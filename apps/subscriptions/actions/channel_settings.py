@@ -205,6 +205,9 @@ def check_update_stream(
     setting as it is; `topics_policy` is a Stream.TopicsPolicy value; `folder_id` a folder of the
     organization ("Invalid channel folder ID" otherwise), None for none, UNCHANGED to leave it."""
     lock_streams([stream])
+    # Checked and changed as the change before left it (the fuzzing QA pass: two requests read the
+    # same anonymous group, the first deleted it, the second answered 500).
+    stream.refresh_from_db()
     membership = Membership(acting_user)
     content_access = has_content_access(membership, stream, is_subscribed=is_subscribed(acting_user, stream))
     private = stream.invite_only if is_private is None else is_private
