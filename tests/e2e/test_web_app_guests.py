@@ -1,7 +1,8 @@
 """The web app of a guest whose organization limits whom guests see (can_access_all_users_group at
 role:members): the people list names those they share a channel with, and no "Unknown user" (the
 guest-access QA pass: it listed everyone else as such, each a conversation the server refuses); a
-person who joins the guest's channel appears, live."""
+person who joins the guest's channel appears, live; the channel's settings are theirs to see, not to
+change."""
 
 import pytest
 import zulip
@@ -42,6 +43,14 @@ def test_a_limited_guest_lists_only_the_people_they_see(people, live_server_fact
         # Leaving a public channel is asked first, a guest joining none by themselves (the web app
         # QA pass: one press, and the guest was out for good).
         gwen.goto(f"{server.url}/#channel/{visitors.id}")
+        # The channel's settings, read-only: its subscribers, none to add (as in Zulip).
+        gwen.click("#open-channel-settings")
+        expect(gwen.locator("#channel-subscriber-count")).to_have_text("3 subscribers")
+        expect(gwen.locator("#channel-name")).to_be_disabled()
+        expect(gwen.locator("#channel-add-form")).to_be_hidden()
+        expect(gwen.get_by_role("button", name="Remove Mick Member")).to_have_count(0)
+        expect(gwen.locator("#channel-settings-status")).to_have_text("")
+        gwen.keyboard.press("Escape")
         leave = gwen.locator("#unsubscribe")
         expect(leave).to_have_text("Unsubscribe")
         asked = []

@@ -23,6 +23,7 @@ import {
   stopEditing,
   toggleComposeFields,
 } from "./compose.js";
+import { channelSettingsEvents, closeChannelSettings, openChannelSettings, setUpChannelSettings } from "./channel_settings.js";
 import { draftsChanged, loadDrafts, renderDrafts, setUpDrafts } from "./drafts.js";
 import { closeEmojiPicker, emojiPickerOpenedBy, openEmojiPicker, setUpEmojiPicker } from "./emoji_picker.js";
 import { EventQueue } from "./events.js";
@@ -521,6 +522,7 @@ function onEvents(events) {
   // One's own channels changed (not others' memberships: peer_add, peer_remove).
   const ownChannels = (event) => event.type === "stream" || (event.type === "subscription" && !event.op.startsWith("peer_"));
   if (events.some(ownChannels)) inviteChannelsChanged();
+  channelSettingsEvents(events);
 }
 
 // --- the view: a narrow's messages -------------------------------------------------------------
@@ -564,6 +566,7 @@ function showTitle(view) {
   const button = $("#unsubscribe");
   button.hidden = !(view.streamId && ctx.streamName(view.streamId)) || isArchived(view.streamId);
   button.textContent = state.subs.has(view.streamId) ? "Unsubscribe" : "Subscribe";
+  $("#open-channel-settings").hidden = !(view.streamId && ctx.streamName(view.streamId));
   // A channel subscribed to shown: muting it; a topic shown: muting it; a conversation with one
   // other person: muting them.
   const sub = view.kind === "channel" && !isArchived(view.streamId) ? state.subs.get(view.streamId) : null;
@@ -1182,7 +1185,8 @@ async function onMessageAction(event) {
 // far below the top of the page, where its opener is.
 // The panels: one at a time (the invitations' only for those who may invite, the organization's for
 // administrators).
-const panels = () => ["#channel-browser", "#settings", "#invite", "#organization", "#drafts"].map($).filter(Boolean);
+const panels = () =>
+  ["#channel-browser", "#channel-settings", "#settings", "#invite", "#organization", "#drafts"].map($).filter(Boolean);
 
 // Closed, the focus goes back to what opened it, as a dialog's does (the verify QA pass: to the
 // message box, away from where the keyboard was).
@@ -1197,6 +1201,7 @@ function openPanel(panel, focused, opener = document.activeElement) {
 
 function closePanel(panel) {
   panel.hidden = true;
+  if (panel.id === "channel-settings") closeChannelSettings();
   const opener = panelOpeners.get(panel);
   (opener?.isConnected && opener !== document.body ? opener : $("#compose-content")).focus();
 }
@@ -1446,6 +1451,11 @@ function start() {
     setComposeStatus("");
   });
   $("#browse-channels").addEventListener("click", showChannelBrowser);
+  $("#open-channel-settings").addEventListener("click", () => {
+    openPanel($("#channel-settings"), $("#channel-settings .close-panel"));
+    openChannelSettings(state.view.streamId);
+  });
+  setUpChannelSettings();
   // The channels and the settings close with their button or Esc (the web app QA pass: only
   // another view closed them).
   for (const panel of panels()) {
