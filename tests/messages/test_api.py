@@ -1003,3 +1003,26 @@ def test_first_unread_skips_muted_channels_and_topics(make_stream, member, admin
     # QA pass: it was the anchor), as Zulip's exclude_muting_conditions.
     narrowed = get_messages(admin, [["channel", "loud"]], anchor="first_unread", num_before=0, num_after=0)
     assert narrowed["anchor"] == wanted
+
+
+def test_a_message_arriving_while_a_channel_is_marked_read_stays_unread(design, send, member, admin, capture_events):
+    """One that arrives between the listing of the unread messages and their marking (the race QA
+    pass: it was marked read, and no event said so: clients showed it unread until they registered
+    again) is left unread: what is marked is what the event lists."""
+    listed = [send(member, design), send(member, design)]
+    late = send(member, design)
+    UserMessage.objects.filter(user=admin, message_id=late).delete()  # received while the others are marked
+    arriving = [late]
+    listing = f'SELECT "{UserMessage._meta.db_table}"."message_id"'
+
+    def arrive_after_the_listing(execute, sql, params, many, context):
+        if any(statements) and arriving:  # the statement after the listing (read whole by then)
+            UserMessage.objects.create(user=admin, message_id=arriving.pop(), flags=0)
+        statements.append(sql.startswith(listing) and "ORDER BY" in sql)
+        return execute(sql, params, many, context)
+
+    statements = []  # whether each was the listing
+    with capture_events(admin) as received, connection.execute_wrapper(arrive_after_the_listing):
+        assert_success(ApiClient(admin).post("/mark_stream_as_read", {"stream_id": design.id}))
+    assert [e["messages"] for e in received[admin.id] if e["type"] == "update_message_flags"] == [listed]
+    assert [flags_of(admin, m) for m in [*listed, late]] == [READ, READ, 0]
