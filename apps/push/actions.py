@@ -10,6 +10,7 @@ from django.db import transaction
 from django.utils import timezone
 
 from apps.core.cache import forget
+from apps.core.conflicts import retried_on_conflict
 from apps.core.errors import JsonableError
 from apps.events.publish import send_event_on_commit
 from apps.push import tasks  # the module: it runs these actions, and they queue its tasks
@@ -27,9 +28,11 @@ def do_add_push_device_token(user: User, *, kind: int, token: str, ios_app_id: s
     """Registers the (checked) token for the user, or refreshes its app id and time when they have
     it already: one row per (user, kind, token)."""
     # Its row locked while refreshed: a removal at the same moment comes before (it is added
-    # again) or after.
-    row, _ = PushDeviceToken.objects.update_or_create(
-        user=user, kind=kind, token=token, defaults={"ios_app_id": ios_app_id, "last_updated": timezone.now()}
+    # again) or after; one between update_or_create's failed insert and its reading again (the race
+    # QA pass: two registrations and a removal at once, a 500) is tried again.
+    defaults = {"ios_app_id": ios_app_id, "last_updated": timezone.now()}
+    row, _ = retried_on_conflict(
+        lambda: PushDeviceToken.objects.update_or_create(user=user, kind=kind, token=token, defaults=defaults)
     )
     _registrations_changed(user.realm_id)
     if push_backend().registers_tokens:

@@ -8,6 +8,7 @@ import pytest
 from django.apps import apps as django_apps
 from django.db import connection
 from django.test.utils import CaptureQueriesContext
+from django.utils import timezone
 
 from apps.groups.actions.groups import check_add_user_group
 from apps.groups.models import GroupGroupMembership, SystemGroups, UserGroup, UserGroupMembership
@@ -990,6 +991,27 @@ def test_user_topic_changes_and_removes_policy(member, design):
     assert policies(member) == [(design.id, "Lunch", 3)]
     assert_success(set_policy(member, design.id, "LUNCH", 0))
     assert policies(member) == []
+
+
+def test_user_topic_set_while_another_request_sets_and_clears_it(member, design):
+    """Another request's policy made before this one's INSERT, and cleared before this one reads it
+    again (the race QA pass: set, set and cleared at once answered 500): this one's is set."""
+    table = UserTopic._meta.db_table
+    raced = []
+
+    def another_request_meanwhile(execute, sql, params, many, context):
+        if sql.startswith(f'INSERT INTO "{table}"') and not raced:
+            raced.append(True)
+            # Inside get_or_create's savepoint: rolled back with it, as if cleared meanwhile.
+            UserTopic.objects.create(
+                user=member, stream=design, topic_name="lunch", visibility_policy=3, last_updated=timezone.now()
+            )
+        return execute(sql, params, many, context)
+
+    with connection.execute_wrapper(another_request_meanwhile):
+        assert_success(set_policy(member, design.id, "lunch", 1))
+    assert raced
+    assert policies(member) == [(design.id, "lunch", 1)]
 
 
 def test_user_topic_removing_absent_policy_succeeds(member, design):

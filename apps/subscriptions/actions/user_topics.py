@@ -8,6 +8,7 @@ own choice, not a change to the organization.
 from django.db import transaction
 from django.utils import timezone
 
+from apps.core.conflicts import retried_on_conflict
 from apps.events.publish import send_event_on_commit
 from apps.subscriptions.models import Stream, UserTopic
 from apps.subscriptions.selectors import muted_topics_of, user_topic_policy
@@ -39,16 +40,16 @@ def do_set_user_topic_visibility_policy(
         shape = {**user_topic_to_dict(current), "last_updated": int(now.timestamp()), "visibility_policy": 0}
     else:
         # A concurrent request for the same topic (a retry) may create the row first: get_or_create
-        # then reads it, and this request updates it.
-        current, created = policies.get_or_create(
-            defaults={
-                "user": user,
-                "stream": stream,
-                "topic_name": topic_name,
-                "visibility_policy": visibility_policy,
-                "last_updated": now,
-            }
-        )
+        # then reads it, and this request updates it. Another may delete it between the two (the
+        # race QA pass: set, set and cleared at once, a 500): tried again, it is created.
+        defaults = {
+            "user": user,
+            "stream": stream,
+            "topic_name": topic_name,
+            "visibility_policy": visibility_policy,
+            "last_updated": now,
+        }
+        current, created = retried_on_conflict(lambda: policies.get_or_create(defaults=defaults))
         if not created:
             if current.visibility_policy == visibility_policy:
                 return
