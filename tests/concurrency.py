@@ -2,10 +2,12 @@
 what requests racing each other do (PostgreSQL; SQLite runs one writing transaction at a time)."""
 
 import threading
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
+from contextlib import contextmanager
 from typing import Any
 
 from django.db import connection
+from django.db.models import Model
 
 from tests.api import assert_error
 
@@ -51,3 +53,22 @@ def done_or_refused(answers: Sequence[Any], status: int, code: str, msg: str) ->
     for answer in answers:
         if answer.status_code != 200:
             assert_error(answer, status, code, msg)
+
+
+@contextmanager
+def made_and_gone_meanwhile(model: type[Model], **fields: Any) -> Iterator[list[bool]]:
+    """Another request's row (`fields`), made just before this one's first INSERT into `model`'s
+    table and gone before it reads the table again: made inside the savepoint of Django's
+    get_or_create and update_or_create, it is rolled back with it. One connection, so SQLite too.
+    The list yielded holds True once it happened."""
+    happened: list[bool] = []
+    insert = f'INSERT INTO "{model._meta.db_table}"'
+
+    def meanwhile(execute, sql, params, many, context):
+        if sql.startswith(insert) and not happened:
+            happened.append(True)
+            model.objects.create(**fields)
+        return execute(sql, params, many, context)
+
+    with connection.execute_wrapper(meanwhile):
+        yield happened

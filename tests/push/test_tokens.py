@@ -10,7 +10,7 @@ from django.utils import timezone
 
 from apps.push.models import PushDeviceToken
 from tests.api import api_for, assert_error, assert_success
-from tests.concurrency import at_once
+from tests.concurrency import at_once, made_and_gone_meanwhile
 
 APNS = "/users/me/apns_device_token"
 FCM = "/users/me/android_gcm_reg_id"
@@ -142,19 +142,8 @@ def test_registered_again_while_removed(member):
 def test_registered_while_another_request_registers_and_removes_it(member):
     """Another request's row made before this one's INSERT, and removed before this one reads it again
     (the race QA pass: two registrations and a removal at once answered 500): this one's is kept."""
-    table = PushDeviceToken._meta.db_table
-    raced = []
-
-    def another_request_meanwhile(execute, sql, params, many, context):
-        if sql.startswith(f'INSERT INTO "{table}"') and not raced:
-            raced.append(True)
-            # Inside update_or_create's savepoint: rolled back with it, as if removed meanwhile.
-            PushDeviceToken.objects.create(
-                user=member, kind=PushDeviceToken.Kind.APNS, token=HEX, last_updated=timezone.now()
-            )
-        return execute(sql, params, many, context)
-
-    with connection.execute_wrapper(another_request_meanwhile):
+    token = {"user": member, "kind": PushDeviceToken.Kind.APNS, "token": HEX, "last_updated": timezone.now()}
+    with made_and_gone_meanwhile(PushDeviceToken, **token) as raced:
         assert_success(api_for(member).post(APNS, {"token": HEX, "appid": "org.zulip.Zulip"}))
     assert raced
     assert tokens() == [(member.id, PushDeviceToken.Kind.APNS, HEX, "org.zulip.Zulip")]

@@ -20,6 +20,7 @@ from apps.subscriptions.models import Stream, Subscription, UserTopic
 from apps.users.actions.activation import do_deactivate_user
 from apps.users.models import Role
 from tests.api import ApiClient, assert_error, assert_success
+from tests.concurrency import made_and_gone_meanwhile
 from tests.factories import UserFactory
 
 BASIC_CHANNEL_KEYS = {
@@ -996,19 +997,8 @@ def test_user_topic_changes_and_removes_policy(member, design):
 def test_user_topic_set_while_another_request_sets_and_clears_it(member, design):
     """Another request's policy made before this one's INSERT, and cleared before this one reads it
     again (the race QA pass: set, set and cleared at once answered 500): this one's is set."""
-    table = UserTopic._meta.db_table
-    raced = []
-
-    def another_request_meanwhile(execute, sql, params, many, context):
-        if sql.startswith(f'INSERT INTO "{table}"') and not raced:
-            raced.append(True)
-            # Inside get_or_create's savepoint: rolled back with it, as if cleared meanwhile.
-            UserTopic.objects.create(
-                user=member, stream=design, topic_name="lunch", visibility_policy=3, last_updated=timezone.now()
-            )
-        return execute(sql, params, many, context)
-
-    with connection.execute_wrapper(another_request_meanwhile):
+    policy = {"user": member, "stream": design, "topic_name": "lunch", "visibility_policy": 3}
+    with made_and_gone_meanwhile(UserTopic, **policy, last_updated=timezone.now()) as raced:
         assert_success(set_policy(member, design.id, "lunch", 1))
     assert raced
     assert policies(member) == [(design.id, "lunch", 1)]
