@@ -255,7 +255,8 @@ class Delivery:
 
 
 def excerpt(body: bytes) -> str:
-    return body[:1000].decode(errors="replace")
+    """The start of an answer, as text a database keeps (PostgreSQL's text holds no NUL)."""
+    return body[:1000].decode(errors="replace").replace("\x00", "\N{REPLACEMENT CHARACTER}")
 
 
 def answer_content(body: bytes, *, keys: tuple[str, ...]) -> str | None:

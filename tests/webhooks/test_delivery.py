@@ -358,3 +358,20 @@ def test_the_slack_interface_takes_no_direct_messages(slack_bot, service, member
         "Failure! Slack outgoing webhooks don't support direct messages."
     ]
     assert owner_notices(slack_bot) == []
+
+
+def test_an_answer_holding_nul_is_refused_and_told(hook_bot, service, member):
+    """NUL, which no message and no PostgreSQL text holds (the fuzzing QA pass: the task crashed on
+    PostgreSQL, and nobody was told): refused as Zulip refuses it, the failure kept and told."""
+    service.body = {"content": "bad \u0000 reply"}
+    first = send_dm(member, hook_bot)
+    run_ready_tasks()
+    assert [m.content for m in latest(first)] == ["Failure! Message must not contain null bytes"]
+    service.status, service.body = 500, b"error \x00 body"
+    second = send_dm(member, hook_bot)
+    run_tasks_and_retries()
+    assert [m.content for m in latest(second)] == ["Failure! Third party responded with 500"]
+    details = list(FailedDelivery.objects.order_by("id").values_list("detail", flat=True))
+    assert details[-1] == "error \N{REPLACEMENT CHARACTER} body"
+    assert all("\x00" not in detail for detail in details)
+    assert len(owner_notices(hook_bot)) == 2

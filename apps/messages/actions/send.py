@@ -113,10 +113,13 @@ def _alert_bot_owner(sender: User, what_it_did: str) -> None:
 
 def normalize_content(content: str) -> str:
     """The content as stored: without trailing whitespace or leading blank lines (spaces that indent
-    its first line stay: Zulip's normalize_body), cut at MAX_MESSAGE_LENGTH."""
+    its first line stay: Zulip's normalize_body), cut at MAX_MESSAGE_LENGTH. NUL is refused, as Zulip
+    does (clients' parameters cannot hold it; a bot's service's answer could: the fuzzing QA pass)."""
     content = content.rstrip().lstrip("\n")
     if not content.strip():
         raise JsonableError("Message must not be empty")
+    if "\x00" in content:
+        raise JsonableError("Message must not contain null bytes")
     if len(content) > MAX_MESSAGE_LENGTH:
         content = content[: MAX_MESSAGE_LENGTH - len(TRUNCATED)] + TRUNCATED
     return content
