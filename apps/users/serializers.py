@@ -227,6 +227,12 @@ class FetchApiKeyParams(Params):
     password: str
 
 
+class SessionFetchApiKeyParams(Params):
+    """/json/fetch_api_key: the logged-in person's password (Zulip's json_fetch_api_key)."""
+
+    password: str = ""
+
+
 # --- settings -------------------------------------------------------------------------------------
 
 

@@ -4,11 +4,11 @@ from django.contrib.auth import update_session_auth_hash
 from rest_framework.request import Request
 
 from apps.core.auth import realm_for_request
-from apps.core.errors import JsonableError
+from apps.core.errors import AuthenticationFailedError, JsonableError
 from apps.core.params import parse_params, uploaded_files, uses_params
 from apps.core.permissions import IsAuthenticatedUser, IsHuman, IsOrganizationAdministrator
 from apps.core.responses import json_success
-from apps.core.sessions import is_session_api
+from apps.core.sessions import is_session_api, session_api_user
 from apps.core.views import ApiView
 from apps.users.access import access_user_by_email, access_user_by_id, as_seen_by
 from apps.users.actions.activation import check_deactivate_own_user, check_deactivate_user, check_reactivate_user
@@ -45,6 +45,7 @@ from apps.users.serializers import (
     RealmUserDefaultsParams,
     RemoveOwnProfileDataParams,
     ReorderCustomProfileFieldsParams,
+    SessionFetchApiKeyParams,
     UpdateCustomProfileFieldParams,
     UpdateOwnProfileDataParams,
     UpdateSettingsParams,
@@ -254,15 +255,30 @@ class CustomProfileFieldView(ApiView):
 
 
 class FetchApiKeyView(ApiView):
-    """POST /fetch_api_key: trade an email and password for the API key (no authentication)."""
+    """POST /fetch_api_key: trade an email and password for the API key (no authentication).
+
+    Under /json/, Zulip's json_fetch_api_key: the logged-in person's own key, for their password,
+    with the session's CSRF token, as everything there (the security QA pass: any page could make a
+    browser try passwords there, counting against its victims' login limit)."""
 
     # Anyone may ask: credentials sent are not looked at.
     authentication_classes = permission_classes = ()
 
     @uses_params(FetchApiKeyParams)
     def post(self, request: Request):
+        if is_session_api(request):
+            return self._own_key(request)
         params = parse_params(FetchApiKeyParams, request)
         user = check_password_login(realm_for_request(request._request), params.username, params.password)
+        return json_success(request, {"api_key": user.api_key, "email": user.delivery_email, "user_id": user.id})
+
+    def _own_key(self, request: Request):
+        user = session_api_user(request)  # REST framework's request: its parsed body may hold the token
+        params = parse_params(SessionFetchApiKeyParams, request)
+        try:
+            check_password_login(user.realm, user.delivery_email, params.password)
+        except AuthenticationFailedError:
+            raise JsonableError("Password is incorrect.") from None
         return json_success(request, {"api_key": user.api_key, "email": user.delivery_email, "user_id": user.id})
 
 

@@ -177,3 +177,19 @@ def test_a_new_password_keeps_this_browser_logged_in_and_ends_the_others(member)
     assert_error(other.get("/json/users/me"), 401, "UNAUTHORIZED")
     assert_success(ApiClient(member).patch("/settings", {"old_password": first, "new_password": second}))
     assert_error(client.get("/json/users/me"), 401, "UNAUTHORIZED")
+
+
+def test_fetch_api_key_over_json_is_ones_own_key_for_ones_password(member, admin):
+    """Zulip's json_fetch_api_key (the security QA pass: /json/fetch_api_key took anyone's email and
+    password with no session and no CSRF token, so any page could make browsers guess passwords)."""
+    url = "/json/fetch_api_key"
+    guess = encode_params({"username": admin.delivery_email, "password": RIGHT})
+    assert_error(browser().post(url, guess), 401, "UNAUTHORIZED")
+    client = logged_in(member)
+    assert_error(client.post(url, guess), 403, "CSRF_FAILED")
+    csrf = {"HTTP_X_CSRFTOKEN": token(client)}
+    wrong = encode_params({"password": "not it"})
+    assert_error(client.post(url, wrong, **csrf), 400, "BAD_REQUEST", "Password is incorrect.")
+    # The session's own key, whoever the username names.
+    answer = assert_success(client.post(url, guess, **csrf))
+    assert (answer["api_key"], answer["email"], answer["user_id"]) == (member.api_key, member.delivery_email, member.id)
