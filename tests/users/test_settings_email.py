@@ -49,6 +49,17 @@ def email_of(user) -> str:
     return User.objects.get(id=user.id).delivery_email
 
 
+def test_the_emails_are_plain_text(member, realm, committing):
+    """Nothing in them is HTML-escaped, their subject included (the security QA pass: it read
+    `Org &quot;&gt;` for an organization named `Org ">`)."""
+    realm.name = 'Org "><b>'
+    realm.save(update_fields=["name"])
+    assert_success(ask(member, committing, email="mel.new@example.com"))
+    [message] = mail.outbox
+    assert message.subject == 'Confirm your new email address for Org "><b>'
+    assert 'Org "><b>' in message.body
+
+
 def test_the_address_changes_when_the_link_is_opened(member, admin, committing, capture_events):
     assert_success(ask(member, committing, email=" mel.new@example.com ", enter_sends=True))
     assert email_of(member) == "member@example.com"  # not yet
