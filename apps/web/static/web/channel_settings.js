@@ -23,7 +23,7 @@ const privacyOf = (stream) =>
 
 // Whether someone is in a group setting (a group's id, or {direct_members, direct_subgroups}), the
 // members of subgroups counted (`groups`: every group by id, system groups too).
-export function inGroupSetting(setting, userId, groups) {
+function inGroupSetting(setting, userId, groups) {
   const inGroup = (id, seen) => {
     if (seen.has(id)) return false;
     seen.add(id);
