@@ -121,8 +121,12 @@ def rendered_realm_description(realm: Realm) -> str:
     """The organization's description as HTML (the login page, /server_settings), rendered as a
     channel's is, as Zulip renders it: mentions name people, channel links link the public channels
     (nobody in particular reads it), emoji are pictures. Per process and per text: the same
-    description is rendered once, and a changed one anew."""
-    return _rendered_description(realm.id, realm.description)
+    description is rendered once, and a changed one anew; but one linking a channel each time (the
+    verify QA pass: a channel made private stayed linked, to anyone)."""
+    html = _rendered_description(realm.id, realm.description)
+    if 'class="stream' in html:
+        return render_description(realm.id, realm.description, acting_user=None)
+    return html
 
 
 @functools.lru_cache(maxsize=256)

@@ -2,6 +2,8 @@
 
 from apps.core.version import PARLEY_VERSION
 from apps.realms.actions import do_change_realm_settings
+from apps.subscriptions.actions.channel_settings import check_update_stream
+from apps.subscriptions.models import Stream
 from tests.api import ApiClient, assert_success
 from tests.factories import create_stream
 
@@ -63,5 +65,11 @@ def test_the_description_is_rendered_as_a_channels_is(realm, admin, member):
     assert "board</a>" not in html
     assert "(not #<strong>board</strong>)" in html
     assert '<span aria-label="tada" class="emoji emoji-1f389" role="img" title="tada">:tada:</span>' in html
+    # A channel made private is no longer linked.
+    design = Stream.objects.get(realm=realm, name="design")
+    check_update_stream(design, is_private=True, acting_user=admin)
+    html = assert_success(ApiClient().get("/server_settings"))["realm_description"]
+    assert "design</a>" not in html
+    assert "#<strong>design</strong>" in html
     do_change_realm_settings(realm, {"description": "Now *this*"}, acting_user=admin)
     assert assert_success(ApiClient().get("/server_settings"))["realm_description"] == "<p>Now <em>this</em></p>"
