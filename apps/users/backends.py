@@ -25,14 +25,16 @@ from apps.users.models import User
 from apps.users.selectors import email_key, user_with_delivery_email
 
 
-def check_password_login(realm: Realm, username: str, password: str) -> User:
+def check_password_login(realm: Realm, username: str, password: str, *, address: str | None = None) -> User:
     """The user of `realm` with this email and password, or the error to answer.
 
     Every attempt takes a slot of the per-username limit (5 per 30 minutes by default) before the
     password is checked, so concurrent guesses cannot slip past it; a success frees the slots, and
-    an attempt the database could not answer gives its slot back. The
-    limit fails closed: with Redis unreachable this raises its error (503). A username that is not
-    an email address is refused first, before it takes a slot.
+    an attempt the database could not answer gives its slot back. Attempts from a client `address`
+    also take a slot of its limit (100 per 30 minutes: one password tried against many accounts, the
+    security QA pass); a success gives its own back. The limits fail closed: with Redis unreachable
+    this raises its error (503). A username that is not an email address is refused first, before
+    it takes a slot.
     """
     try:
         validate_email(username.strip())
@@ -40,12 +42,18 @@ def check_password_login(realm: Realm, username: str, password: str) -> User:
         raise JsonableError("Enter a valid email address.") from None
     if not realm.password_auth_enabled:
         raise PasswordAuthDisabledError()
-    # Counted per spelling the lookup tells apart, no finer and no coarser (see email_key).
-    limit_key = f"authenticate_by_username:{realm.id}:{email_key(username)}"
     attempt = ratelimit.hit_name()
-    state = ratelimit.check(limit_key, settings.RATE_LIMIT_AUTH_FAILURES, name=attempt)
-    if state.blocked:
-        raise RateLimitedError(state.retry_after, state=state)
+    # Counted per spelling the lookup tells apart, no finer and no coarser (see email_key).
+    limit_keys = [f"authenticate_by_username:{realm.id}:{email_key(username)}"]
+    limits = [settings.RATE_LIMIT_AUTH_FAILURES]
+    if address:
+        limit_keys.append(f"authenticate_by_address:{address}")
+        limits.append(settings.RATE_LIMIT_AUTH_FAILURES_BY_IP)
+    for index, (limit_key, limit) in enumerate(zip(limit_keys, limits, strict=True)):
+        state = ratelimit.check(limit_key, limit, name=attempt)
+        if state.blocked:
+            _take_back(limit_keys[:index], attempt)  # not an attempt at all
+            raise RateLimitedError(state.retry_after, state=state)
     try:
         user = user_with_delivery_email(User.objects.select_related("realm").filter(realm=realm), username)
         if user is None:
@@ -56,12 +64,12 @@ def check_password_login(realm: Realm, username: str, password: str) -> User:
     except Exception:
         # The database failed, not the password: the attempt is no failure (the fault QA pass: an
         # outage's retries locked people out for 30 minutes once it was over).
-        with contextlib.suppress(*REDIS_UNAVAILABLE):
-            ratelimit.take_back(limit_key, attempt)
+        _take_back(limit_keys, attempt)
         raise
     if not verified:
         raise AuthenticationFailedError()
-    ratelimit.clear(limit_key)
+    ratelimit.clear(limit_keys[0])
+    _take_back(limit_keys[1:], attempt)
     if not user.is_active:
         raise UserDeactivatedError()
     if realm.deactivated:
@@ -69,6 +77,12 @@ def check_password_login(realm: Realm, username: str, password: str) -> User:
     if user.joins_at_first_login:
         do_note_first_sign_in(user)
     return user
+
+
+def _take_back(limit_keys: list[str], attempt: str) -> None:
+    with contextlib.suppress(*REDIS_UNAVAILABLE):
+        for limit_key in limit_keys:
+            ratelimit.take_back(limit_key, attempt)
 
 
 class RealmEmailBackend(BaseBackend):
@@ -81,7 +95,7 @@ class RealmEmailBackend(BaseBackend):
             return None
         try:
             realm = realm_for_request(request)
-            return check_password_login(realm, username, password)
+            return check_password_login(realm, username, password, address=request.META.get("REMOTE_ADDR"))
         except RealmDeactivatedError:
             # Server operators keep the admin even when their own organization is deactivated.
             user = user_with_delivery_email(User.objects.filter(realm=realm), username)

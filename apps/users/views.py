@@ -264,22 +264,25 @@ class FetchApiKeyView(ApiView):
     # Anyone may ask: credentials sent are not looked at.
     authentication_classes = permission_classes = ()
 
-    @uses_params(FetchApiKeyParams)
+    @uses_params(FetchApiKeyParams, SessionFetchApiKeyParams)  # the second under /json/
     def post(self, request: Request):
         if is_session_api(request):
-            return self._own_key(request)
+            return _own_api_key(request)
         params = parse_params(FetchApiKeyParams, request)
-        user = check_password_login(realm_for_request(request._request), params.username, params.password)
+        realm, address = realm_for_request(request._request), request.META.get("REMOTE_ADDR")
+        user = check_password_login(realm, params.username, params.password, address=address)
         return json_success(request, {"api_key": user.api_key, "email": user.delivery_email, "user_id": user.id})
 
-    def _own_key(self, request: Request):
-        user = session_api_user(request)  # REST framework's request: its parsed body may hold the token
-        params = parse_params(SessionFetchApiKeyParams, request)
-        try:
-            check_password_login(user.realm, user.delivery_email, params.password)
-        except AuthenticationFailedError:
-            raise JsonableError("Password is incorrect.") from None
-        return json_success(request, {"api_key": user.api_key, "email": user.delivery_email, "user_id": user.id})
+
+def _own_api_key(request: Request):
+    """/json/fetch_api_key: the session's own key, for its password."""
+    user = session_api_user(request)  # REST framework's request: its parsed body may hold the token
+    params = parse_params(SessionFetchApiKeyParams, request)
+    try:
+        check_password_login(user.realm, user.delivery_email, params.password, address=request.META.get("REMOTE_ADDR"))
+    except AuthenticationFailedError:
+        raise JsonableError("Password is incorrect.") from None
+    return json_success(request, {"api_key": user.api_key, "email": user.delivery_email, "user_id": user.id})
 
 
 class SettingsView(ApiView):

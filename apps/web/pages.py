@@ -177,7 +177,8 @@ class LoginView(View):
         if not form.is_valid():
             return _login_page(request, realm, form, status=400)
         try:
-            user = check_password_login(realm, form.cleaned_data["email"], form.cleaned_data["password"])
+            email, password = form.cleaned_data["email"], form.cleaned_data["password"]
+            user = check_password_login(realm, email, password, address=request.META.get("REMOTE_ADDR"))
         except (JsonableError, *REDIS_UNAVAILABLE) as exc:
             message, status = _password_refused(exc)
             if status == 503:
@@ -257,7 +258,8 @@ class AccountView(LoggedInPage):
         if not form.is_valid():
             return self._page(request, form, status=400)
         try:
-            check_password_login(self.realm, self.user.delivery_email, form.cleaned_data["password"])
+            address = request.META.get("REMOTE_ADDR")
+            check_password_login(self.realm, self.user.delivery_email, form.cleaned_data["password"], address=address)
         except (JsonableError, *REDIS_UNAVAILABLE) as exc:
             message, status = _password_refused(exc)
             form.add_error(None, "Your password is incorrect." if status == 401 else message)

@@ -313,6 +313,7 @@ RATE_LIMIT_API_BY_USER = (cfg.positive_int("RATE_LIMIT_API_BY_USER", 200), 60)
 RATE_LIMIT_EVENTS_BY_USER = (cfg.positive_int("RATE_LIMIT_EVENTS_BY_USER", 600), 60)
 RATE_LIMIT_API_BY_IP = (cfg.positive_int("RATE_LIMIT_API_BY_IP", 100), 60)
 RATE_LIMIT_AUTH_FAILURES = (cfg.positive_int("RATE_LIMIT_AUTH_FAILURES", 5), 1800)
+RATE_LIMIT_AUTH_FAILURES_BY_IP = (cfg.positive_int("RATE_LIMIT_AUTH_FAILURES_BY_IP", 100), 1800)
 # Channels a user may create through the API per hour; also the most one request may create.
 RATE_LIMIT_CHANNEL_CREATION = (cfg.positive_int("RATE_LIMIT_CHANNEL_CREATION", 100), 3600)
 

@@ -86,6 +86,26 @@ def test_deactivated_accounts_cannot_log_in(member, owner):
     assert "Account is deactivated" in response.content.decode()
 
 
+def test_failed_attempts_from_one_address_are_limited_whatever_the_usernames(
+    member, admin, rate_limit_backend, settings
+):
+    """One password tried against many accounts (the security QA pass: each address's 5 attempts,
+    and no end to the addresses): the address's failures are limited too; its successes are not
+    counted, and another address is not concerned."""
+    settings.RATE_LIMIT_AUTH_FAILURES_BY_IP = (3, 1800)
+    api = ApiClient()
+    assert_success(api.post("/fetch_api_key", {"username": admin.delivery_email, "password": RIGHT}))
+    for number in range(3):
+        guess = {"username": f"someone{number}@example.com", "password": "Winter2026"}
+        assert_error(api.post("/fetch_api_key", guess), 401, "AUTHENTICATION_FAILED")
+    # The address has had its failures: even the right password is refused, on the login page too.
+    right = {"username": member.delivery_email, "password": RIGHT}
+    assert_error(api.post("/fetch_api_key", right), 429, "RATE_LIMIT_HIT")
+    assert log_in(browser(), member.delivery_email).status_code == 429
+    # From another address, the same person logs in (the username's own limit was not touched).
+    assert_success(api.post("/fetch_api_key", right, REMOTE_ADDR="192.0.2.7"))
+
+
 def test_attempts_are_limited_with_fetch_api_keys_count(member, rate_limit_backend):
     api = ApiClient()
     for _ in range(3):
