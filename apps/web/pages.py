@@ -48,7 +48,6 @@ from apps.invites.selectors import (
 )
 from apps.realms.models import Realm
 from apps.realms.selectors import rendered_realm_description
-from apps.subscriptions.models import Stream
 from apps.users.actions.password_reset import (
     PasswordResetLinkError,
     check_request_password_reset,
@@ -236,7 +235,6 @@ class AppView(LoggedInPage):
             "user": self.user,
             "password_rules": " ".join(password_validators_help_texts()),
             "invite": invitations_offered(self.user),
-            "channel_limits": {"name": Stream.MAX_NAME_LENGTH, "description": Stream.MAX_DESCRIPTION_LENGTH},
         }
         response = render(request, "web/app.html", context)
         response["Content-Security-Policy"] = APP_CSP

@@ -512,7 +512,7 @@ def test_a_new_channel_and_a_file_in_it(web_server, people, chromium):
         expect(page.locator("#channels")).to_contain_text("design")
 
         page.click("#browse-channels")
-        expect(page.locator("#all-channels")).to_contain_text("#design — Pixels and type")
+        expect(page.locator("#all-channels")).to_contain_text("#design (private) — Pixels and type")
         # A button pressed keeps the focus as the list is drawn again, and Esc still closes it (the
         # web app QA pass: the focus fell to the page).
         page.get_by_role("button", name="Unsubscribe from #general").click()

@@ -79,8 +79,14 @@ def test_the_owner_runs_a_channel_and_a_member_sees_it(web_server, people, chrom
         page.click("#channel-form button[type=submit]")
         expect(page.locator("#channel-form-status")).to_contain_text("Not saved:")
         assert stream()["name"] == "lounge"
+        # Changed elsewhere meanwhile, over an unsaved change of the owner's: said, the change kept.
+        api.update_stream({"stream_id": general.id, "description": "Changed elsewhere."})
+        expect(page.locator("#channel-form-status")).to_have_text(
+            "The description was changed meanwhile to “Changed elsewhere.”: Save replaces it with yours."
+        )
+        expect(page.locator("#channel-description")).to_have_value("x" * 10)
         page.fill("#channel-name", "lounge")  # as saved: what others change shows again
-        page.fill("#channel-description", "Where we **talk**.")
+        page.fill("#channel-description", "Changed elsewhere.")
 
         # Archived (asked first): read-only for everyone; unarchived by its administrator.
         page.once("dialog", lambda dialog: dialog.accept())
@@ -108,6 +114,22 @@ def test_the_owner_runs_a_channel_and_a_member_sees_it(web_server, people, chrom
         expect(mick.locator("#channel-form-status")).to_have_text("Saved.")
         assert stream()["description"] == "Mick's now."
         expect(page.locator("#channel-description")).to_have_value("Mick's now.")
+
+        # A private channel the owner is not in: listed to them, its settings theirs to change.
+        mick_api = zulip.Client(email=api_email(member), api_key=member.api_key, site=server.url)
+        made = mick_api.call_endpoint("channels/create", method="POST", request={
+            "name": "mick-only", "invite_only": "true", "subscribers": json.dumps([member.id])
+        })  # fmt: skip
+        assert made["result"] == "success", made
+        page.click("#browse-channels")
+        page.locator("#all-channels a", has_text="mick-only").click()
+        expect(page.locator("#narrow-title")).to_have_text("#mick-only")
+        page.click("#open-channel-settings")
+        expect(page.locator("#channel-subscriber-count")).to_have_text("1 subscriber")
+        expect(page.locator("#channel-name")).to_be_enabled()
+        expect(page.get_by_role("button", name="Remove Mick Member")).to_be_visible()
+        page.goto(f"{server.url}/#narrow/channel/{general.id}-lounge")  # back, for the keyboard below
+        page.click("#open-channel-settings")
         page.keyboard.press("Escape")
         expect(page.locator("#channel-settings")).to_be_hidden()
         expect(page.locator("#open-channel-settings")).to_be_focused()

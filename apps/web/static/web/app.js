@@ -1216,7 +1216,9 @@ function showChannelBrowser() {
 async function renderChannelBrowser() {
   let body;
   try {
-    body = await api("GET", "/streams");
+    // Every channel one may know of: an administrator's, the private ones too (the verify QA pass:
+    // those they were not in could not be found, nor their settings opened).
+    body = await api("GET", "/streams", { include_all: true });
   } catch (error) {
     $("#create-channel-status").textContent = `The channels cannot be listed: ${error.message}`;
     return;
@@ -1234,7 +1236,8 @@ async function renderChannelBrowser() {
         return el(
           "li",
           { dataset: { streamId: stream.stream_id } },
-          el("strong", {}, "#", bdi(stream.name)),
+          el("a", { href: hashFor({ kind: "channel", streamId: stream.stream_id }), class: "channel-name" }, "#", bdi(stream.name)),
+          stream.invite_only ? " (private)" : "",
           stream.description ? [" — ", channelDescription(stream), " "] : " ",
           el(
             "button",

@@ -40,10 +40,13 @@ function say(where, text) {
 }
 
 // A field shows the server's value, unless it holds a change of one's own not yet saved (another
-// administrator's change drawn meanwhile keeps it).
-function showValue(field, value) {
+// administrator's change drawn meanwhile keeps it, and is said: the verify QA pass, saving would
+// undo it unawares).
+function showValue(field, value, label) {
+  const overtaken = field.value !== field.defaultValue && value !== field.defaultValue && field.value !== value;
   if (field.value === field.defaultValue) field.value = value;
   field.defaultValue = value;
+  if (overtaken) say("#channel-form-status", `${label} was changed meanwhile to “${value}”: Save replaces it with yours.`);
 }
 
 function showPrivacy(stream) {
@@ -95,8 +98,8 @@ async function draw() {
   const archived = Boolean(stream.is_archived);
 
   $("#channel-settings-title").replaceChildren("Settings of #", bdi(stream.name), archived ? " (archived)" : "");
-  showValue($("#channel-name"), stream.name);
-  showValue($("#channel-description"), stream.description);
+  showValue($("#channel-name"), stream.name, "The name");
+  showValue($("#channel-description"), stream.description, "The description");
   showPrivacy(stream);
   const editable = administers && !archived;
   for (const field of $("#channel-form").elements) field.disabled = !editable;
@@ -207,6 +210,7 @@ async function setArchived(archived) {
     say("#channel-settings-status", `Not ${archived ? "archived" : "unarchived"}: ${error.message}`);
     return;
   }
+  for (const status of ["#channel-form-status", "#channel-subscribers-status"]) say(status, "");
   say("#channel-settings-status", `#${name} was ${archived ? "archived" : "unarchived"}.`);
   $("#channel-settings .close-panel").focus(); // the button goes away
 }
