@@ -27,10 +27,20 @@ import { channelSettingsEvents, closeChannelSettings, openChannelSettings, setUp
 import { draftsChanged, loadDrafts, renderDrafts, setUpDrafts } from "./drafts.js";
 import { closeEmojiPicker, emojiPickerOpenedBy, openEmojiPicker, setUpEmojiPicker } from "./emoji_picker.js";
 import { EventQueue } from "./events.js";
-import { hideMentions, hidePeople, onMentionKey, onPeopleKey, suggestMentions, suggestPeople } from "./mentions.js";
+import {
+  hideMentions,
+  hideOperands,
+  hidePeople,
+  onMentionKey,
+  onOperandKey,
+  onPeopleKey,
+  suggestMentions,
+  suggestOperands,
+  suggestPeople,
+} from "./mentions.js";
 import { inviteChannelsChanged, renderInvitations, renderInviteChannels, setUpInvitations } from "./invite.js";
 import { organizationChanged, peopleChanged, renderPeopleAdmin, setUpOrganization } from "./organization.js";
-import { hashFor, narrowFor, viewFromHash, viewShows, zulipLinkTo } from "./narrow.js";
+import { hashFor, narrowFor, searchProblem, viewFromHash, viewShows, zulipLinkTo } from "./narrow.js";
 import {
   bdi,
   el,
@@ -491,7 +501,7 @@ async function appendIfMatching(message) {
     const token = viewToken;
     const batch = matchQueue.waiting.splice(0).flatMap(([m, itsView]) => (itsView === token ? [m] : []));
     if (!batch.length) break;
-    const narrow = narrowFor(state.view, { ownEmail: state.ownEmail });
+    const narrow = narrowOf(state.view);
     let wait = new Promise((resolve) => setTimeout(resolve, 1000));
     try {
       const body = await api("GET", "/messages/matches_narrow", { msg_ids: batch.map((m) => m.id), narrow });
@@ -587,6 +597,9 @@ function showTitle(view) {
 
 let viewToken = 0;
 
+// The operators of a view for the server (a search's names of people as their emails).
+const narrowOf = (view) => narrowFor(view, { ownEmail: state.ownEmail, people: state.users });
+
 async function showView() {
   const view = (state.view = viewFromHash(window.location.hash, state.ownUserId));
   if (view.streamName !== undefined && !state.streams.has(view.streamId)) {
@@ -622,7 +635,7 @@ async function showView() {
   showEmpty(null);
   showToNewest();
   showLoadOlder();
-  const narrow = narrowFor(view, { ownEmail: state.ownEmail });
+  const narrow = narrowOf(view);
   // A link to a message opens around it; any other view at its newest messages.
   const around = view.anchor ? { anchor: view.anchor, num_before: 50, num_after: 50 } : null;
   const params = { ...(around ?? { anchor: "newest", num_before: 100, num_after: 0 }), narrow, apply_markdown: true };
@@ -637,7 +650,9 @@ async function showView() {
     state.loading = null;
     state.messages = new Map();
     $("#messages").replaceChildren();
-    showEmpty(`These messages cannot be shown: ${error.message}`); // a search the server refuses, say
+    // A search the server refuses: why, said plainly where the page can tell.
+    const problem = view.kind === "search" && error.status === 400 && searchProblem(narrow, { people: state.users, channels: state.streams });
+    showEmpty(problem || `These messages cannot be shown: ${error.message}`);
     // What passes is tried again: a rate limit when it says, the server unreachable or failing once
     // the connection is back (the web app QA pass: the error stayed until the page was reloaded).
     if (error.status === 429 && error.retryAfter) {
@@ -810,7 +825,7 @@ async function loadNewer() {
 // null when it failed or another view was chosen meanwhile.
 async function fetchPage(flag, anchor, numBefore, numAfter) {
   const token = viewToken;
-  const narrow = narrowFor(state.view, { ownEmail: state.ownEmail });
+  const narrow = narrowOf(state.view);
   const params = { anchor, num_before: numBefore, num_after: numAfter, include_anchor: false, narrow, apply_markdown: true };
   state[flag] = true;
   try {
@@ -1039,7 +1054,7 @@ const keptUnread = new Set();
 async function markViewAsRead() {
   const button = $("#mark-read");
   const token = viewToken;
-  const narrow = [...narrowFor(state.view, { ownEmail: state.ownEmail }), { operator: "is", operand: "unread" }];
+  const narrow = [...narrowOf(state.view), { operator: "is", operand: "unread" }];
   keptUnread.clear();
   button.disabled = true;
   try {
@@ -1465,6 +1480,13 @@ function start() {
     panel.querySelector(".close-panel").addEventListener("click", () => closePanel(panel));
     panel.addEventListener("keydown", (event) => event.key === "Escape" && closePanel(panel));
   }
+  // ...and wherever the focus went from them, but for a field's own Esc (the web app QA pass: with
+  // the focus on the page, Esc did nothing).
+  document.addEventListener("keydown", (event) => {
+    if (event.key !== "Escape" || event.defaultPrevented || event.target.closest?.("input, textarea, select")) return;
+    const open = panels().find((panel) => !panel.hidden && !panel.contains(event.target));
+    if (open) closePanel(open);
+  });
   $("#create-channel")?.addEventListener("submit", createChannel); // not for guests
   $("#compose-file").addEventListener("change", onAttach);
   $("#unsubscribe").addEventListener("click", () => {
@@ -1510,7 +1532,10 @@ function start() {
   $("#settings-avatar").addEventListener("error", showDefaultPictureOnError);
   $("#settings-avatar-remove").addEventListener("click", removeAvatar);
   document.addEventListener("keydown", onShortcutKey);
+  $("#search").addEventListener("keydown", onOperandKey); // first: Enter writes a suggestion
   $("#search").addEventListener("keydown", onSearchKey);
+  $("#search").addEventListener("input", suggestOperands);
+  $("#search").addEventListener("blur", hideOperands);
   $("#search-form").addEventListener("submit", (event) => {
     event.preventDefault();
     const query = $("#search").value.trim();

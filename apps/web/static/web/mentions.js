@@ -3,7 +3,8 @@
 // the wildcard mentions (in a channel: all, everyone, channel, topic; to people: all, everyone). ↑
 // and ↓ move, Enter or Tab writes the mention (`@**Full Name**`, with `|id` when two people have
 // that name; `@*group*`; `@**all**`), Esc closes; a click too. The people field of a direct message
-// suggests alike, after its last comma (the newcomer QA pass: names had to be typed out whole).
+// suggests alike, after its last comma (the newcomer QA pass: names had to be typed out whole), and
+// the search box people after `sender:` (`from:`, `dm:`, `dm-including:`) and channels after `channel:`.
 
 import { el } from "./render.js";
 import { $, state } from "./state.js";
@@ -63,7 +64,7 @@ function typeahead({ boxId, listId, typed, suggestions }) {
 
   function suggest() {
     const where = typed($(boxId));
-    found = where ? suggestions(where.text).slice(0, MOST) : [];
+    found = where ? suggestions(where.text, where).slice(0, MOST) : [];
     current = 0;
     show();
   }
@@ -157,3 +158,39 @@ function peopleSuggestions(text) {
 
 const people = typeahead({ boxId: "#compose-people", listId: "#people-suggestions", typed: personTyped, suggestions: peopleSuggestions });
 export const { suggest: suggestPeople, hide: hidePeople, onKey: onPeopleKey } = people;
+
+// The operand being written in the search box after an operator naming people or a channel: where
+// it starts (a dm's after its last comma; an opening quote included) and what it is.
+const SEARCH_OPERANDS = { sender: "person", from: "person", dm: "person", "dm-including": "person", channel: "channel", stream: "channel" };
+
+function operandTyped(box) {
+  const before = box.value.slice(0, box.selectionStart);
+  const match = /(^|\s)-?([a-z-]+):("[^"]*|[^\s"]*)$/i.exec(before);
+  const kind = match && SEARCH_OPERANDS[match[2].toLowerCase()];
+  if (!kind) return null;
+  let operand = match[3];
+  if (kind === "person") operand = operand.slice(operand.lastIndexOf(",") + 1);
+  return { at: before.length - operand.length, text: operand.replace(/^"/, "").toLowerCase(), kind };
+}
+
+function operandSuggestions(text, { kind }) {
+  if (kind === "channel") {
+    return [...state.streams.entries()]
+      .filter(([, channel]) => channel.name.toLowerCase().split(/\s+/).some((word) => word.startsWith(text)))
+      .sort(([, a], [, b]) => Number(a.is_archived) - Number(b.is_archived) || a.name.localeCompare(b.name))
+      .map(([id, channel]) => ({
+        key: `channel-${id}`,
+        label: channel.name,
+        detail: channel.is_archived ? "archived channel" : "channel",
+        insert: `${/[\s"]/.test(channel.name) ? `"${channel.name.replaceAll('"', "")}"` : channel.name} `,
+      }));
+  }
+  return [...state.users.values()]
+    .filter((person) => person.is_active !== false && matches(person, text))
+    .sort((a, b) => a.full_name.localeCompare(b.full_name))
+    .slice(0, MOST)
+    .map((person) => ({ key: `user-${person.user_id}`, label: person.full_name, detail: person.email, insert: `${person.email} ` }));
+}
+
+const operands = typeahead({ boxId: "#search", listId: "#search-suggestions", typed: operandTyped, suggestions: operandSuggestions });
+export const { suggest: suggestOperands, hide: hideOperands, onKey: onOperandKey } = operands;

@@ -10,9 +10,52 @@ const OPERATORS = new Set([
 // What Zulip's search box also takes for them (the web app QA pass: `from:me` was searched as words).
 const ALIASES = { from: "sender" };
 
+// The operators naming people, by email or id (a dm's comma-separated).
+const PERSON_OPERATORS = new Set(["sender", "dm", "pm-with", "dm-including", "group-pm-with"]);
+
+// The active people a name stands for: those whose whole name it is, else those with a word of
+// their name starting with it ("mick" for Mick Member).
+function named(people, name) {
+  const text = name.toLowerCase();
+  const active = [...(people?.values() ?? [])].filter((person) => person.is_active !== false);
+  const whole = active.filter((person) => person.full_name.toLowerCase() === text);
+  return whole.length ? whole : active.filter((person) => person.full_name.toLowerCase().split(/\s+/).some((word) => word.startsWith(text)));
+}
+
+// People named as the server takes them: a name that stands for one person becomes their email
+// (`sender:"Mick Member"`, `sender:mick`; the web app QA pass: the server's "unknown user" was all one got).
+function personOperand(operand, people) {
+  return operand
+    .split(",")
+    .map((part) => {
+      const same = part.includes("@") || /^\d+$/.test(part.trim()) ? [] : named(people, part.trim());
+      return same.length === 1 ? same[0].email : part;
+    })
+    .join(",");
+}
+
+// Why the server refused a search, said plainly where the page can tell: a person or channel it
+// names that nobody or no channel is called (emails and ids are the server's to judge); else null.
+export function searchProblem(narrow, { people, channels }) {
+  for (const { operator, operand } of narrow) {
+    if (PERSON_OPERATORS.has(operator)) {
+      for (const part of String(operand).split(",").map((text) => text.trim())) {
+        if (part.includes("@") || /^\d+$/.test(part)) continue;
+        const same = named(people, part);
+        if (same.length > 1) return `“${part}” could be more than one person: choose one from the suggestions.`;
+        if (!same.length) return `No one here is called “${part}”.`;
+      }
+    } else if (["channel", "stream"].includes(operator) && !/^\d+$/.test(String(operand))) {
+      const known = [...channels.values()].some((channel) => channel.name.toLowerCase() === operand.toLowerCase());
+      if (!known) return `You know of no channel called “${operand}”.`;
+    }
+  }
+  return null;
+}
+
 // Tokens of a search: `op:operand` (quoted operands may hold spaces; a leading "-" negates), else
-// words and "phrases" (a leading "-" leaves them out).
-export function parseSearch(query, { ownEmail } = {}) {
+// words and "phrases" (a leading "-" leaves them out). `people` (user_id -> person) turns names into emails.
+export function parseSearch(query, { ownEmail, people } = {}) {
   const narrow = [];
   const words = [];
   const pattern = /(-?)([a-z-]+):("([^"]*)"|\S+)|(-?"[^"]*"|\S+)/gi;
@@ -22,6 +65,7 @@ export function parseSearch(query, { ownEmail } = {}) {
     if (op && OPERATORS.has(op)) {
       let operand = quoted !== undefined ? quoted : rawOperand;
       if ((op === "sender" || op === "dm") && operand === "me" && ownEmail) operand = ownEmail;
+      else if (PERSON_OPERATORS.has(op)) operand = personOperand(operand, people);
       narrow.push({ operator: op, operand, negated: negated === "-" });
     } else if (word?.length > 1 && word.startsWith("-")) {
       // A word or "phrase" after "-" is left out (the web app QA pass: `-"red apple"` found only it).
@@ -148,7 +192,7 @@ export function zulipLinkTo(message) {
 }
 
 // The operators of a view, for GET /json/messages.
-export function narrowFor(view, { ownEmail }) {
+export function narrowFor(view, { ownEmail, people }) {
   switch (view.kind) {
     case "channel":
       return [{ operator: "channel", operand: view.streamId }];
@@ -164,7 +208,7 @@ export function narrowFor(view, { ownEmail }) {
     case "starred":
       return [{ operator: "is", operand: "starred" }];
     case "search":
-      return parseSearch(view.query, { ownEmail });
+      return parseSearch(view.query, { ownEmail, people });
     default:
       return [{ operator: "in", operand: "home" }]; // the combined feed: muted topics and channels left out, as Zulip's
   }

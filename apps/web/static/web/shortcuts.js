@@ -1,6 +1,6 @@
 // Keyboard shortcuts, Zulip's main ones: / searches, c writes, d opens the drafts, j and k (or ↓ and
-// ↑ on a message) move from message to message, r (or Enter on a message) replies to it in its
-// conversation. Not
+// ↑ on a message) move from message to message, Home to the first one loaded (older ones then load)
+// and End (or G) to the last, r (or Enter on a message) replies to it in its conversation. Not
 // while typing in a field (Esc leaves the search field), nor with Ctrl, Alt or ⌘ (the browser's).
 
 import { replyTo } from "./compose.js";
@@ -35,6 +35,14 @@ function move(step) {
   to.scrollIntoView({ block: "nearest" });
 }
 
+function moveToEnd(last) {
+  const items = messageItems();
+  const to = last ? items.at(-1) : items[0];
+  if (!to) return;
+  to.focus({ preventScroll: true });
+  to.scrollIntoView({ block: last ? "end" : "start" });
+}
+
 function reply() {
   const item = focusedMessage();
   const message = item && state.messages.get(Number(item.dataset.messageId));
@@ -49,6 +57,9 @@ const KEYS = {
   j: () => move(1),
   k: () => move(-1),
   r: reply,
+  Home: () => moveToEnd(false),
+  End: () => moveToEnd(true),
+  G: () => moveToEnd(true),
 };
 
 export function onShortcutKey(event) {
