@@ -1241,6 +1241,12 @@ def test_a_phone_opens_a_view_at_its_newest_messages(web_server, people, chromiu
         assert lines == [1] * 12
         assert page.evaluate("document.scrollingElement.scrollWidth") <= 390
         page.screenshot(path=SCREENSHOTS / "7-phone.png")
+        # The sidebar is a tap away (the web app QA pass: a hundred messages to scroll past).
+        expect(page.locator("#nav-feed")).not_to_be_in_viewport()
+        page.locator("#to-sidebar").tap()
+        expect(page.locator("#nav-feed")).to_be_in_viewport()
+        expect(page.locator("#nav-feed")).to_be_focused()
+        message(page, "phone arrives").scroll_into_view_if_needed()
         # At the top, the sidebar and the account's buttons stay there: older messages load with a
         # button (the web app QA pass: 100 more loaded each time the top was reached, and the page
         # kept the reader's place, the sidebar out of reach).
@@ -2471,6 +2477,7 @@ def test_keyboard_shortcuts(web_server, people, chromium):
         expect(message(page, "third key")).to_be_visible()
         focused = lambda: page.evaluate("document.activeElement.id")  # noqa: E731
 
+        expect(page.locator("#to-sidebar")).to_be_hidden()  # a phone's: here the sidebar is beside the messages
         page.keyboard.press("k")  # from nothing: the lowest message on the screen
         assert focused() == third
         page.keyboard.press("k")

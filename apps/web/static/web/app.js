@@ -1442,6 +1442,10 @@ function start() {
     $(field).addEventListener("input", noteWriting);
   }
   $("#to-newest").addEventListener("click", scrollToBottom);
+  $("#to-sidebar").addEventListener("click", () => {
+    $("#sidebar").scrollIntoView({ block: "start" });
+    $("#nav-feed").focus({ preventScroll: true });
+  });
   $("#load-older").addEventListener("click", () => loadOlder({ asked: true }));
   $("#mark-read").addEventListener("click", markViewAsRead);
   $("#mute-channel").addEventListener("click", () => {
