@@ -39,14 +39,12 @@ port-note:
 	if [ "$(PORT)" != "$${dotenv:-8000}" ] && [ -z "$$EXTERNAL_HOST" ] && ! grep -qs '^EXTERNAL_HOST=' .env; then \
 	echo "Note: PORT=$(PORT) is not in .env: this server's own links name port $(PORT), but manage.py's commands run later will name port $${dotenv:-8000} in the links they print (add PORT=$(PORT) to .env)." >&2; fi
 
-# The static files are collected (when they changed since the last time) while the database is
-# migrated and the demo made (two processes, each starting Django once: a restart is ready sooner,
-# before the Zulip clients' ten seconds of retries run out).
+# gunicorn listens first, then sets up (config/gunicorn.py set_up_for_make_run): the database migrated
+# and the demo made while the static files that changed are collected, before its workers start. A
+# client calling during a restart waits rather than being refused (Zulip clients give up after ten
+# refused tries, a second apart).
 run: port-free port-note install
-	@$(BIN)/python manage.py collectstatic_changed --verbosity 0 & collecting=$$!; \
-	$(BIN)/python manage.py bootstrap_demo --migrate --url http://127.0.0.1:$(PORT) || { wait $$collecting; exit 1; }; \
-	wait $$collecting
-	exec $(BIN)/gunicorn -c config/gunicorn.py config.asgi:application
+	PARLEY_SET_UP_DEMO=http://127.0.0.1:$(PORT) exec $(BIN)/gunicorn -c config/gunicorn.py config.asgi:application
 
 test: install
 	$(BIN)/pytest -n 2 $(PYTEST_ARGS)

@@ -3,10 +3,12 @@
 Uvicorn workers run Django under ASGI, so a waiting long-poll holds no thread.
 """
 
+import functools
 import importlib
 import ipaddress
 import os
 import shutil
+import subprocess
 import sys
 import tempfile
 from pathlib import Path
@@ -119,7 +121,29 @@ if _LOG_FORMAT == "json":
 _task_workers: list[TaskWorkerProcess] = []
 
 
+def set_up_for_make_run() -> None:
+    """`make run`'s set-up (PARLEY_SET_UP_DEMO: the demo's address): the database migrated and the
+    demo organization made (bootstrap_demo), while the static files that changed are collected.
+    Made here, once the port listens and before the workers start: a client calling meanwhile waits
+    in the listen backlog, where before it was refused (the resilience QA pass: `make run` kept the
+    port closed 10-14 s while it set up, and zulip-terminal's poll gives up after ten refused tries
+    a second apart). A set-up that fails stops the server."""
+    demo_url = os.environ.get("PARLEY_SET_UP_DEMO")
+    if not demo_url:
+        return
+    manage = [sys.executable, "manage.py"]
+    # Not the server's metrics directory: the set-up's processes are not the server's.
+    server_only = {"PROMETHEUS_MULTIPROC_DIR", "PARLEY_METRICS_MASTER", "PARLEY_METRICS_DIR_OWNED"}
+    environment = {key: value for key, value in os.environ.items() if key not in server_only}
+    run = functools.partial(subprocess.Popen, cwd=BASE_DIR, env=environment)
+    collecting = run([*manage, "collectstatic_changed", "--verbosity", "0"])
+    demo = run([*manage, "bootstrap_demo", "--migrate", "--url", demo_url]).wait()
+    if status := demo or collecting.wait():
+        sys.exit(status)
+
+
 def when_ready(server) -> None:
+    set_up_for_make_run()
     mode = "with Redis" if HAS_REDIS else "embedded mode (no REDIS_URL): state lives in this single process"
     server.log.info("Parley %s serving on http://%s with %d worker(s), %s", PARLEY_VERSION, bind, workers, mode)
     # Not behind a proxy on this machine: EXTERNAL_HOST names where clients reach it (the operator QA
@@ -149,8 +173,12 @@ def child_exit(server, worker) -> None:
 
 
 def on_exit(server) -> None:
+    # Both asked at once, then waited for: a stop takes as long as the slower one, not the sum (a
+    # restart keeps the port closed no longer than it must: the resilience QA pass).
     for worker in _task_workers:
-        worker.stop(timeout=graceful_timeout)
+        worker.stop()
+    for worker in _task_workers:
+        worker.wait_stopped(timeout=graceful_timeout)
     if os.environ.get("PARLEY_METRICS_DIR_OWNED"):
         shutil.rmtree(METRICS_DIR, ignore_errors=True)
 

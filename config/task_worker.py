@@ -93,13 +93,17 @@ class TaskWorkerProcess:
             return f"was killed by {signal.Signals(-code).name}"
         return f"exited (status {code})"
 
-    def stop(self, timeout: float) -> None:
-        """Stops the worker: it finishes the task it is running, for at most `timeout` seconds."""
+    def stop(self) -> None:
+        """Asks the worker to stop: it finishes the task it is running (wait_stopped waits for it)."""
         self._stopping.set()
+        if self.process is not None and self.process.poll() is None:
+            self.process.terminate()
+
+    def wait_stopped(self, timeout: float) -> None:
+        """Waits for the worker asked to stop, for at most `timeout` seconds, then kills it."""
         process = self.process
-        if process is None or process.poll() is not None:
+        if process is None:
             return
-        process.terminate()
         try:
             process.wait(timeout)
         except subprocess.TimeoutExpired:

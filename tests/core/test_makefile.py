@@ -17,8 +17,8 @@ def demo_url(directory, **env) -> str:
     output = subprocess.run(
         ["make", "-n", "run"], cwd=directory, env=environment, capture_output=True, text=True, timeout=60
     ).stdout
-    (line,) = [line for line in output.splitlines() if "bootstrap_demo" in line]
-    return line.split("--url ")[1].split()[0]
+    (line,) = [line for line in output.splitlines() if "PARLEY_SET_UP_DEMO=" in line]
+    return line.split("PARLEY_SET_UP_DEMO=")[1].split()[0]
 
 
 @pytest.fixture
