@@ -81,7 +81,7 @@ class AccountAdmin(ModelAdmin):
         "uuid",
         "delivery_email",
         "api_email",
-        "api_key",
+        "api_key_ending",
         "date_joined",
         "last_login",
         "is_active",
@@ -97,6 +97,14 @@ class AccountAdmin(ModelAdmin):
     @admin.display(description="API email")
     def api_email(self, user: User) -> str:
         return api_email(user)
+
+    @admin.display(description="API key")
+    def api_key_ending(self, user: User) -> str:
+        """Its last characters, to tell which key a client has: the key itself acts as its person
+        through the API, and is theirs to see (their account page), not the staff's (the operator QA
+        pass: every account's key could be copied here)."""
+        whose = "its owner gets it with GET /bots/{id}/api_key" if user.is_bot else "they see it on their account page"
+        return f"…{user.api_key[-4:]} ({whose}; rotate it with the list's action)"
 
     def save_model(self, request, obj: User, form, change: bool) -> None:
         user = User.objects.select_related("realm").get(id=obj.id)

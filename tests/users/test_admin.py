@@ -40,6 +40,14 @@ def test_change_pages_load(staff, realm, member, bot):
         assert staff.get(path).status_code == 200, path
 
 
+def test_api_keys_are_not_shown_only_their_last_characters(staff, member, bot):
+    """The operator QA pass: every account's API key could be copied from its page, and used as them."""
+    for kind, account in (("user", member), ("bot", bot)):
+        page = staff.get(f"/admin/users/{kind}/{account.id}/change/").content.decode()
+        assert account.api_key not in page
+        assert f"…{account.api_key[-4:]}" in page
+
+
 def test_users_page_lists_people_and_bots_page_lists_bots(staff, member, bot):
     users_page = staff.get("/admin/users/user/").content.decode()
     bots_page = staff.get("/admin/users/bot/").content.decode()
