@@ -9,7 +9,7 @@ import ipaddress
 import re
 import secrets
 from pathlib import Path
-from urllib.parse import unquote, urlsplit
+from urllib.parse import parse_qsl, unquote, urlsplit
 
 import environ
 from django.core.exceptions import ImproperlyConfigured
@@ -251,8 +251,18 @@ def sqlite_database(path: Path) -> dict:
 
 def redis_url() -> str:
     url = env.str("REDIS_URL", default="")
-    if url and urlsplit(url).scheme not in ("redis", "rediss", "unix"):
+    if not url:
+        return url
+    parts = urlsplit(url)
+    if parts.scheme not in ("redis", "rediss", "unix"):
         fail("REDIS_URL", f"must be a redis://, rediss:// or unix:// URL, got {url!r}")
+    # The database number: redis-py ignores one that is no number and uses 0, which another
+    # deployment may share (the operator QA pass: redis://host:6379/abc wrote into database 0).
+    numbers = [value for key, value in parse_qsl(parts.query) if key == "db"]
+    if parts.scheme != "unix" and parts.path.strip("/"):
+        numbers.append(parts.path.strip("/"))
+    if not all(number.isascii() and number.isdigit() for number in numbers):
+        fail("REDIS_URL", "names its database by number: redis://host:6379/1 (or ?db=1), got one that is no number")
     return url
 
 

@@ -42,6 +42,9 @@ def start_with(**env: str) -> subprocess.CompletedProcess:
     [
         ({"DATABASE_URL": "mysql://root@localhost/x"}, "DATABASE_URL: must be a postgres:// or sqlite:// URL"),
         ({"REDIS_URL": "http://localhost:6379"}, "REDIS_URL: must be a redis://, rediss:// or unix:// URL"),
+        # The operator QA pass: redis-py took database 0, which another deployment may share.
+        ({"REDIS_URL": "redis://127.0.0.1:6379/abc"}, "REDIS_URL: names its database by number"),
+        ({"REDIS_URL": "unix:///run/redis.sock?db=one"}, "REDIS_URL: names its database by number"),
         ({"SECRET_KEY": "short"}, "SECRET_KEY: must be at least 50 characters"),
         ({"PORT": "eighty"}, "PORT: must be an integer"),
         ({"PORT": "70000"}, "PORT: must be between 1 and 65535"),
