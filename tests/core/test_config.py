@@ -140,6 +140,28 @@ def test_production_requires_a_secret_key():
     assert "SECRET_KEY: is required" in result.stderr
 
 
+@pytest.mark.parametrize(("external_https", "secure"), [("true", True), ("false", False)])
+def test_production_cookies_and_redirect_follow_how_clients_reach_the_server(external_https, secure):
+    """The operator QA pass: served over plain HTTP (EXTERNAL_HTTPS=false) the cookies were still
+    HTTPS-only, so no browser could log in to the web app ("This page has expired")."""
+    read = (
+        "import config.settings.production as s;"
+        " print(s.SESSION_COOKIE_SECURE, s.CSRF_COOKIE_SECURE, s.SECURE_SSL_REDIRECT)"
+    )
+    environment = {
+        **os.environ,
+        "DJANGO_SETTINGS_MODULE": "config.settings.production",
+        "SECRET_KEY": "x" * 10 + "abcdefghij" * 5,
+        "EXTERNAL_HOST": "192.0.2.2:8723",
+        "EXTERNAL_HTTPS": external_https,
+    }
+    environment.pop("SECURE_SSL_REDIRECT", None)
+    result = subprocess.run(
+        [sys.executable, "-c", read], cwd=BASE_DIR, env=environment, capture_output=True, text=True, timeout=60
+    )
+    assert result.stdout.split() == [str(secure)] * 3, result.stderr
+
+
 def test_production_refuses_debug():
     result = start_with(
         DJANGO_SETTINGS_MODULE="config.settings.production", SECRET_KEY="x" * 10 + "abcdefghij" * 5, DEBUG="true"
