@@ -1,6 +1,7 @@
 """Password sign-in within one organization: for POST /fetch_api_key and the Django admin."""
 
 import contextlib
+import logging
 
 from django.conf import settings
 from django.contrib.auth.backends import BaseBackend
@@ -23,6 +24,8 @@ from apps.realms.models import Realm
 from apps.users.actions.create_user import do_note_first_sign_in
 from apps.users.models import User
 from apps.users.selectors import email_key, user_with_delivery_email
+
+logger = logging.getLogger(__name__)
 
 
 def check_password_login(realm: Realm, username: str, password: str, *, address: str | None = None) -> User:
@@ -49,10 +52,16 @@ def check_password_login(realm: Realm, username: str, password: str, *, address:
     if address:
         limit_keys.append(f"authenticate_by_address:{address}")
         limits.append(settings.RATE_LIMIT_AUTH_FAILURES_BY_IP)
+    # Who is being guessed at, from where, and who is locked out: the operator's to tell (the operator
+    # QA pass: the log had only the answers' statuses).
+    organization = realm.string_id or "(default)"
+    who = f"{username.strip()!r} in organization {organization!r} from {address or 'an unknown address'}"
     for index, (limit_key, limit) in enumerate(zip(limit_keys, limits, strict=True)):
         state = ratelimit.check(limit_key, limit, name=attempt)
         if state.blocked:
             _take_back(limit_keys[:index], attempt)  # not an attempt at all
+            whose = "the account's" if index == 0 else "the address's"
+            logger.warning("Login refused for %s: %s failed logins are over their limit", who, whose)
             raise RateLimitedError(state.retry_after, state=state)
     try:
         user = user_with_delivery_email(User.objects.select_related("realm").filter(realm=realm), username)
@@ -67,6 +76,7 @@ def check_password_login(realm: Realm, username: str, password: str, *, address:
         _take_back(limit_keys, attempt)
         raise
     if not verified:
+        logger.warning("Login failed for %s: %s", who, "no such account" if user is None else "wrong password")
         raise AuthenticationFailedError()
     ratelimit.clear(limit_keys[0])
     _take_back(limit_keys[1:], attempt)

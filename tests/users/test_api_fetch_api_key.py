@@ -90,6 +90,23 @@ def test_five_failures_lock_the_username(rate_limit_backend, settings, member, a
     assert_success(fetch(admin.delivery_email, PASSWORD))
 
 
+def test_failures_and_lockouts_are_logged_naming_the_account(rate_limit_backend, settings, member, caplog):
+    """The operator QA pass: the log said only 401 and 429, not who was guessed at, nor who was locked out."""
+    settings.RATE_LIMIT_API_BY_IP = (1000, 60)
+    caplog.set_level("WARNING", logger="apps.users.backends")
+    assert_error(fetch("nobody@example.com", "wrong"), 401, "AUTHENTICATION_FAILED")
+    for _ in range(5):
+        assert_error(fetch(member.delivery_email, "wrong"), 401, "AUTHENTICATION_FAILED")
+    assert_error(fetch(member.delivery_email, PASSWORD), 429, "RATE_LIMIT_HIT")
+    where = "in organization '(default)' from 127.0.0.1"
+    assert [record.getMessage() for record in caplog.records] == [
+        f"Login failed for 'nobody@example.com' {where}: no such account",
+        *[f"Login failed for '{member.delivery_email}' {where}: wrong password"] * 5,
+        f"Login refused for '{member.delivery_email}' {where}: the account's failed logins are over their limit",
+    ]
+    assert PASSWORD not in caplog.text
+
+
 def test_success_clears_earlier_failures(rate_limit_backend, settings, member):
     for _ in range(4):
         assert_error(fetch(member.delivery_email, "wrong"), 401, "AUTHENTICATION_FAILED")
