@@ -305,6 +305,16 @@ def test_rotate_api_key(member):
     assert_success(ApiClient(member).get("/users/me"))
 
 
+def test_a_system_bot_gets_no_key_to_use(realm):
+    """The operator QA pass: the key printed for the Welcome Bot sent direct messages as it."""
+    bot = BotFactory(realm=realm, bot_owner=None)  # the server's own (the Welcome Bot's kind)
+    old = bot.api_key
+    with pytest.raises(CommandError, match="is a system bot: the server writes as it, nobody signs in as it"):
+        run("rotate_api_key", bot.delivery_email)
+    bot.refresh_from_db()
+    assert bot.api_key == old
+
+
 def test_user_found_by_hidden_api_email(realm):
     user = UserFactory(realm=realm, email_address_visibility=3)
     out = run_json("rotate_api_key", f"user{user.id}@parley.invalid")
