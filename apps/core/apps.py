@@ -7,7 +7,7 @@ class CoreConfig(AppConfig):
     label = "core"
 
     def ready(self) -> None:
-        from apps.core import tasks  # noqa: F401 (counts background tasks in the metrics)
+        from apps.core import checks, tasks  # noqa: F401 (check --deploy's checks; background tasks in the metrics)
         from apps.core.converters import IdConverter, TextConverter, TextPathConverter
 
         register_converter(IdConverter, "id")
