@@ -73,7 +73,12 @@ import { $, channelOf, ctx, isArchived, isMutedTopic, me, ROLE_NAMES, state, top
 let countdown = null;
 let queue = null; // the page's event queue (start)
 
-function showStatus(status, seconds) {
+function showStatus(status, seconds, error) {
+  // The page never got its state (opened while the server could not register it): why, where the
+  // messages would be (the resilience QA pass: an empty page, "Reconnecting…" all it said).
+  if (status === "reconnecting" && !state.registered && error) {
+    showEmpty(`Your conversations cannot be loaded yet (${error.message}). They load by themselves once the server answers.`);
+  }
   // Back: a message that the server could not be reached is no longer true.
   if (status === "connected" && $("#compose-status").textContent.endsWith(UNREACHABLE)) setComposeStatus("");
   // Back: a view that could not load (the server unreachable or failing) loads now.
@@ -101,6 +106,7 @@ function showStatus(status, seconds) {
 // --- state from /register and from events ------------------------------------------------------
 
 function loadState(registered) {
+  state.registered = true;
   state.ownEmail = registered.email;
   state.isAdmin = Boolean(registered.is_admin);
   state.isGuest = Boolean(registered.is_guest);

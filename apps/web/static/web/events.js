@@ -15,8 +15,8 @@ const MAX_BACKOFF_MS = 10000;
 const MIN_POLL_INTERVAL_MS = 400;
 
 export class EventQueue {
-  // onState(registerResponse): a new queue and the state it starts from.
-  // onEvents(events): each batch, in order. onStatus("connecting" | "connected" | "reconnecting", detail).
+  // onState(registerResponse): a new queue and the state it starts from. onEvents(events): each
+  // batch, in order. onStatus("connecting" | "connected" | "reconnecting", seconds to the next try, the error).
   constructor(registerParams, { onState, onEvents, onStatus }) {
     this.registerParams = registerParams;
     this.onState = onState;
@@ -77,7 +77,7 @@ export class EventQueue {
         const delay = Math.min(MAX_BACKOFF_MS, 1000 * 2 ** Math.min(this.failures - 1, 5));
         // A refusal that names its wait (a rate limit, a server busy) is not asked again sooner.
         const wait = Math.max(delay / 2 + Math.random() * (delay / 2), (error.retryAfter ?? 0) * 1000);
-        this.onStatus("reconnecting", Math.round(wait / 1000));
+        this.onStatus("reconnecting", Math.round(wait / 1000), error);
         await this.sleep(wait);
       }
     }

@@ -9,6 +9,7 @@ export const me = $("#me");
 export const state = {
   ownUserId: Number(me.dataset.userId),
   ownEmail: "",
+  registered: false, // the page got its state from POST /json/register (once is enough: events keep it)
   isAdmin: false, // an administrator deletes anyone's messages (Zulip's default can_delete_any_message_group)
   isGuest: false, // a guest cannot join a channel again once left
   users: new Map(), // user_id -> person
