@@ -231,22 +231,33 @@ class RateLimitedError(JsonableError):
         return {"Retry-After": str(math.ceil(self.retry_after)), **limit_headers}
 
 
-class ServiceUnavailableError(JsonableError):
+class UnavailableError(JsonableError):
+    """503, to be asked again later (Retry-After): what the server needs is missing or unreachable."""
+
     code = ErrorCode.SERVICE_UNAVAILABLE
     http_status_code = 503
-
-    def __init__(self, dependency: str, **data: Any) -> None:
-        super().__init__(f"Service temporarily unavailable: the {dependency} cannot be reached", **data)
 
     def headers(self) -> dict[str, str]:
         return {"Retry-After": str(settings.SERVICE_UNAVAILABLE_RETRY_AFTER)}
 
 
-class MigrationsPendingError(JsonableError):
-    """The database lacks migrations of the running version: requests needing them would fail."""
+class ServiceUnavailableError(UnavailableError):
+    def __init__(self, dependency: str, **data: Any) -> None:
+        super().__init__(f"Service temporarily unavailable: the {dependency} cannot be reached", **data)
 
-    code = ErrorCode.SERVICE_UNAVAILABLE
-    http_status_code = 503
+
+class StaticFilesMissingError(UnavailableError):
+    """The collected static files' manifest lacks what a page names: `collectstatic` was not run for
+    this version (the operator QA pass: every page a 500)."""
+
+    def __init__(self) -> None:
+        super().__init__(
+            "Service temporarily unavailable: the static files are not collected (run manage.py collectstatic)"
+        )
+
+
+class MigrationsPendingError(UnavailableError):
+    """The database lacks migrations of the running version: requests needing them would fail."""
 
     def __init__(self, pending: int, **data: Any) -> None:
         super().__init__(
@@ -254,9 +265,6 @@ class MigrationsPendingError(JsonableError):
             " (run manage.py migrate)",
             **data,
         )
-
-    def headers(self) -> dict[str, str]:
-        return {"Retry-After": str(settings.SERVICE_UNAVAILABLE_RETRY_AFTER)}
 
 
 class ConflictingChangeError(JsonableError):
@@ -398,6 +406,8 @@ def as_jsonable_error(exc: BaseException) -> JsonableError | None:
         error = JsonableError(str(exc.detail))
         error.http_status_code = exc.status_code
         return error
+    if isinstance(exc, ValueError) and str(exc).startswith("Missing staticfiles manifest"):
+        return StaticFilesMissingError()
     if pending := migrations_missing_for(exc):
         # A table or column of this version missing (the operator QA pass: 500s, where /health/ready
         # said why): what the probe says, until `migrate` runs.

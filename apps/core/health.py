@@ -113,8 +113,8 @@ def warn_of_pending_migrations() -> None:
 
 def warn_of_uncollected_static_files() -> None:
     """Said as a server process starts: without the collected static files' manifest every web page
-    fails (500s) while the API works (the operator QA pass: nothing said so). Not a readiness check:
-    the API, which most requests are, is served."""
+    fails (503s, apps.core.errors.StaticFilesMissingError) while the API works (the operator QA pass:
+    nothing said so). Not a readiness check: the API, which most requests are, is served."""
     manifest = getattr(staticfiles_storage, "manifest_name", None)
     if manifest is not None and not staticfiles_storage.exists(manifest):
         logger.error(

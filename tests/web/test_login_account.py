@@ -159,6 +159,20 @@ def test_a_form_sent_without_its_token_says_what_to_do(member):
     assert_error(response, 403, "CSRF_FAILED", "CSRF error: CSRF cookie not set.")
 
 
+def test_pages_without_collected_static_files_say_so_with_503(realm, settings, tmp_path):
+    """The operator QA pass: every page was a 500 (a missing manifest entry) while the API worked."""
+    settings.STATIC_ROOT = str(tmp_path)  # nothing collected there
+    settings.STORAGES = {
+        **settings.STORAGES,
+        "staticfiles": {"BACKEND": "django.contrib.staticfiles.storage.ManifestStaticFilesStorage"},
+    }
+    client = Client(raise_request_exception=False, HTTP_ACCEPT="text/html")
+    response = client.get("/login/")
+    assert response.status_code == 503
+    assert "Temporarily unavailable" in response.content.decode()
+    assert response["Retry-After"]
+
+
 def test_paths_without_the_slash_redirect(member):
     for path in ("/login", "/account"):
         response = browser().get(path)
