@@ -423,7 +423,7 @@ def migrations_missing_for(exc: BaseException) -> int:
     from apps.core.health import pending_migrations  # (it reports errors of this module's)
 
     try:
-        return pending_migrations()
+        return pending_migrations(fresh=True)
     except DatabaseError:
         return 0
 

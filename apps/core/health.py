@@ -79,15 +79,16 @@ def _database_unavailable_in_probe() -> tuple[Exception | None, int]:
     return error, 0 if error is not None else pending_migrations()
 
 
-# Every migration was found applied: so it stays for the life of the process (none is unapplied
-# under a running server), and the migration files are not read again.
+# Every migration was found applied: so the probe takes it to stay, and the migration files are not
+# read again; until a request fails on what a migration makes (an older backup restored under the
+# running server: the operator QA pass), which looks again (`fresh`).
 _migrated = False
 
 
-def pending_migrations() -> int:
+def pending_migrations(*, fresh: bool = False) -> int:
     """How many migrations of this version the database lacks."""
     global _migrated
-    if _migrated:
+    if _migrated and not fresh:
         return 0
     executor = MigrationExecutor(connection)
     pending = len(executor.migration_plan(executor.loader.graph.leaf_nodes()))

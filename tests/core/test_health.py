@@ -84,6 +84,25 @@ def test_ready_is_503_while_the_database_lacks_migrations(monkeypatch, caplog):
     assert (body["status"], "migrations" in body["checks"]) == ("ok", False)
 
 
+@pytest.mark.django_db(transaction=True)
+def test_migrations_undone_under_a_running_server_are_noticed(monkeypatch):
+    """An older backup restored under a running server that had found every migration applied (the
+    operator QA pass: requests answered 500 and ready said ok until a restart)."""
+    monkeypatch.setattr(health, "_migrated", True)
+    assert Client().get("/health/ready").status_code == 200
+    try:
+        MigrationExecutor(connection).migrate([("invites", "0004_email_invitations")])
+        admin = api_for(UserFactory(role=Role.ADMINISTRATOR))
+        body = assert_error(admin.get("/invites"), 503, "SERVICE_UNAVAILABLE")
+        assert body["msg"].endswith("lacks 1 migration(s) of this version (run manage.py migrate)")
+        assert assert_error(Client().get("/health/ready"), 503, "SERVICE_UNAVAILABLE")["checks"]["migrations"] == (
+            "1 not applied"
+        )
+    finally:
+        MigrationExecutor(connection).migrate([("invites", "0005_email_invitation_last_sent")])
+    assert Client().get("/health/ready").status_code == 200
+
+
 def test_a_server_without_its_static_files_says_so_as_it_starts(settings, tmp_path, caplog):
     """The operator QA pass: started without `collectstatic`, every page failed and nothing said why."""
     manifest = {"BACKEND": "whitenoise.storage.CompressedManifestStaticFilesStorage"}  # the product's
