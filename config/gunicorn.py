@@ -138,7 +138,9 @@ def set_up_for_make_run() -> None:
     run = functools.partial(subprocess.Popen, cwd=BASE_DIR, env=environment)
     collecting = run([*manage, "collectstatic_changed", "--verbosity", "0"])
     demo = run([*manage, "bootstrap_demo", "--migrate", "--url", demo_url]).wait()
-    if status := demo or collecting.wait():
+    collected = collecting.wait()
+    if status := demo or collected:
+        _remove_owned_metrics_dir()
         sys.exit(status)
 
 
@@ -179,6 +181,10 @@ def on_exit(server) -> None:
         worker.stop()
     for worker in _task_workers:
         worker.wait_stopped(timeout=graceful_timeout)
+    _remove_owned_metrics_dir()
+
+
+def _remove_owned_metrics_dir() -> None:
     if os.environ.get("PARLEY_METRICS_DIR_OWNED"):
         shutil.rmtree(METRICS_DIR, ignore_errors=True)
 

@@ -62,3 +62,33 @@ def test_make_run_listens_before_it_sets_up(tmp_path):
     finally:
         os.killpg(server.pid, signal.SIGTERM)
         server.wait(timeout=60)
+
+
+@pytest.mark.skipif(shutil.which("make") is None, reason="needs make")
+def test_make_run_stops_when_its_set_up_fails(tmp_path):
+    """The set-up made after the port listens still stops the server when it fails: said, and the
+    port closed again."""
+    port = free_port()
+    environment = {
+        **os.environ,
+        "DJANGO_SETTINGS_MODULE": "config.settings.base",
+        "PORT": str(port),
+        "EXTERNAL_HOST": f"127.0.0.1:{port}",
+        "DATABASE_URL": "postgres://parley@127.0.0.1:1/parley",  # nothing listens there
+        "REDIS_URL": "",
+        "STATIC_ROOT": str(tmp_path / "static"),
+        "SECRET_KEY": secrets.token_urlsafe(50),
+        "TASK_WORKER": "0",
+    }
+    result = subprocess.run(
+        ["make", "--no-print-directory", "-o", ".venv/.installed", "-o", "install", "run"],
+        cwd=BASE_DIR,
+        env=environment,
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    assert result.returncode != 0
+    assert "CommandError: The database cannot be reached" in result.stderr
+    assert "serving on" not in result.stderr
+    assert not listening(port)
