@@ -8,6 +8,7 @@ variable, instead of failing later on the first request.
 import ipaddress
 import re
 import secrets
+import warnings
 from pathlib import Path
 from urllib.parse import parse_qsl, unquote, urlsplit
 
@@ -175,7 +176,11 @@ def database(base_dir_var: Path, connect_timeout: int) -> dict:
     if not url:
         return sqlite_database(base_dir_var / "parley.sqlite3")
     try:
-        config = env.db_url_config(url)
+        # Its warning of an unknown scheme would come before our message, which says it better (the
+        # operator QA pass).
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            config = env.db_url_config(url)
     except Exception as exc:  # django-environ raises several types for bad URLs
         fail("DATABASE_URL", f"cannot be parsed ({exc})")
     engine = config.get("ENGINE", "")

@@ -256,6 +256,13 @@ def test_on_off_settings_take_the_usual_words(monkeypatch):
     assert boolean("SOME_SWITCH", default=True) is True  # empty: the default, as unset
 
 
+def test_a_database_url_that_is_no_url_is_said_in_one_line():
+    """The operator QA pass: django-environ's own warning came first, with what it had parsed."""
+    result = start_with(DATABASE_URL="notaurl")
+    assert result.returncode != 0
+    assert result.stderr.strip() == "Configuration error: DATABASE_URL: must be a postgres:// or sqlite:// URL"
+
+
 def test_the_server_refuses_a_mistyped_worker_count(tmp_path):
     """gunicorn's settings (config/gunicorn.py) name the variable (it was a bare ValueError)."""
     result = read_server_settings(tmp_path, WEB_CONCURRENCY="zero", REDIS_URL="redis://127.0.0.1:6379/0")
