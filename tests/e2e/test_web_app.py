@@ -483,6 +483,9 @@ def test_one_person_at_200_percent_zoom_with_the_keyboard(web_server, people, ch
         # The password form whole on the screen, even at this zoom (the newcomer QA pass: the panel
         # cut it off at 1280 by 800).
         expect(page.get_by_role("button", name="Change password")).to_be_in_viewport()
+        page.fill("#settings-name", "O" * 101)  # refused and said, not cut short and saved
+        page.press("#settings-name", "Enter")
+        expect(page.locator("#settings-status")).to_contain_text("too long")
         page.fill("#settings-name", "Olive O.")
         page.press("#settings-name", "Enter")
         expect(page.locator("#settings-status")).to_have_text("Saved.")
@@ -530,6 +533,12 @@ def test_a_new_channel_and_a_file_in_it(web_server, people, chromium):
         page.fill("#new-channel-name", "Design")
         page.get_by_role("button", name="Create").click()
         expect(page.locator("#create-channel-status")).to_have_text("Not created: Channel 'Design' already exists")
+        # A name pasted too long is refused and said, not cut short and created (the verify QA pass).
+        page.fill("#new-channel-name", "d" * 61)
+        page.get_by_role("button", name="Create").click()
+        expect(page.locator("#create-channel-status")).to_have_text(
+            "Not created: Channel name too long (limit: 60 characters)."
+        )
 
         page.goto(f"{url}/#channel/{page.locator('#channels li', has_text='design').get_attribute('data-stream-id')}")
         page.fill("#compose-topic", "files")

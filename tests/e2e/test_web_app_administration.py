@@ -351,6 +351,10 @@ def test_what_the_administration_panels_show_follows_the_organization(
         page.fill("#organization-name", "Acme")
         page.click("#organization-form button[type=submit]")
         expect(page.locator("#organization-status")).to_have_text("Saved.")
+        page.fill("#organization-name", "A" * 41)  # refused and said, not cut short and saved
+        page.click("#organization-form button[type=submit]")
+        too_long = "Organization name is too long (limit: 40 characters)."
+        expect(page.locator("#organization-status")).to_contain_text(too_long)
         page.fill("#organization-name", "")
         expect(page.locator("#organization-status")).to_have_text("")  # changed since: not saved
         page.fill("#organization-name", "Acme")
