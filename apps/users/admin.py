@@ -103,7 +103,12 @@ class AccountAdmin(ModelAdmin):
         """Its last characters, to tell which key a client has: the key itself acts as its person
         through the API, and is theirs to see (their account page), not the staff's (the operator QA
         pass: every account's key could be copied here)."""
-        whose = "its owner gets it with GET /bots/{id}/api_key" if user.is_bot else "they see it on their account page"
+        if user.is_system_bot:
+            whose = "the server's own bot: nobody's to use"
+        elif user.is_bot:
+            whose = "its owner gets it with GET /bots/{id}/api_key"
+        else:
+            whose = "they see it on their account page"
         return f"…{user.api_key[-4:]} ({whose}; rotate it with the list's action)"
 
     def save_model(self, request, obj: User, form, change: bool) -> None:

@@ -48,6 +48,24 @@ def test_api_keys_are_not_shown_only_their_last_characters(staff, member, bot):
         assert f"…{account.api_key[-4:]}" in page
 
 
+@pytest.mark.parametrize(
+    "query",
+    ["api_key__startswith={key}", "api_key={key}", "password__startswith=pbkdf2", "realm__users__api_key={key}"],
+)
+def test_lists_cannot_be_filtered_on_secrets(staff, member, bot, query):
+    """The verify QA pass: `?api_key__startswith=` told by its count whether a key began so, and a
+    whole key came out a character at a time."""
+    for kind in ("user", "bot"):
+        response = staff.get(f"/admin/users/{kind}/?" + query.format(key=member.api_key))
+        assert response.status_code == 400
+        assert member.api_key[:8] not in response.content.decode()
+
+
+def test_lists_are_still_filtered_on_what_they_offer(staff, member, bot):
+    page = staff.get(f"/admin/users/user/?role__exact=400&realm__id__exact={member.realm_id}").content.decode()
+    assert f"/admin/users/user/{member.id}/change/" in page
+
+
 def test_users_page_lists_people_and_bots_page_lists_bots(staff, member, bot):
     users_page = staff.get("/admin/users/user/").content.decode()
     bots_page = staff.get("/admin/users/bot/").content.decode()
