@@ -116,7 +116,9 @@ def user_for_authorization(realm: Any, authorization: str) -> Any:
     if not API_KEY_RE.fullmatch(api_key):
         raise UnauthorizedError("Malformed API key")
     user = accounts().user_by_api_key(email, api_key)
-    if user is None:
+    # A system bot (the Welcome Bot, the Notification Bot) is the server's own voice: its key signs
+    # nobody in, whoever learned it (the verify QA pass: a key read out of the admin sent as it).
+    if user is None or user.is_system_bot:
         raise UnauthorizedError("Invalid API key")
     # Zulip's codes for these (REALM_DEACTIVATED, USER_DEACTIVATED), as fetch_api_key answers them.
     if user.realm.deactivated:

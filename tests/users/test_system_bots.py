@@ -82,3 +82,8 @@ def test_an_older_organizations_first_notices_at_once_make_one_bot(realm):
     bots = at_once(*[lambda: do_create_notification_bot(realm)] * 4)
     assert len({bot.id for bot in bots}) == 1
     assert User.objects.filter(realm=realm, full_name="Notification Bot").count() == 1
+
+
+def test_their_keys_sign_nobody_in(system_bot):
+    """The verify QA pass: the Welcome Bot's key, read out of the admin, sent direct messages as it."""
+    assert_error(api_for(system_bot).get("/users/me"), 401, "UNAUTHORIZED", "Invalid API key")
