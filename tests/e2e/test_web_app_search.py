@@ -54,8 +54,18 @@ def test_search_suggests_people_and_channels_and_says_what_it_cannot_find(web_se
         expect(messages).to_have_count(2)
         assert title != page.locator("#narrow-title").inner_text()
 
+        # "me" first (the verify QA pass: `sender:me` and Enter wrote Mick's email).
+        page.fill("#search", "sender:m")
+        expect(suggestions(page).first).to_have_text("me Olive Owner")
+        page.press("#search", "Enter")
+        expect(page.locator("#search")).to_have_value("sender:me ")
+        search(page, "dm-including:me pizza")  # oneself, not a name starting with "me"
+        expect(page.locator("#empty")).to_have_text("No messages match this search.")
+
         # Channels after channel:, a name with a space written quoted; chosen with the mouse.
         page.fill("#search", "channel:te")
+        expect(suggestions(page)).to_have_text(["design team channel"])
+        page.fill("#search", 'channel:"design t')  # a space typed in the quotes
         expect(suggestions(page)).to_have_text(["design team channel"])
         suggestions(page).first.click()
         expect(page.locator("#search")).to_have_value('channel:"design team" ')

@@ -161,7 +161,11 @@ export const { suggest: suggestPeople, hide: hidePeople, onKey: onPeopleKey } = 
 
 // The operand being written in the search box after an operator naming people or a channel: where
 // it starts (a dm's after its last comma; an opening quote included) and what it is.
-const SEARCH_OPERANDS = { sender: "person", from: "person", dm: "person", "dm-including": "person", channel: "channel", stream: "channel" };
+const SEARCH_OPERANDS = {
+  ...Object.fromEntries(["sender", "from", "dm", "pm-with", "dm-including", "group-pm-with"].map((op) => [op, "person"])),
+  channel: "channel",
+  stream: "channel",
+};
 
 function operandTyped(box) {
   const before = box.value.slice(0, box.selectionStart);
@@ -176,7 +180,10 @@ function operandTyped(box) {
 function operandSuggestions(text, { kind }) {
   if (kind === "channel") {
     return [...state.streams.entries()]
-      .filter(([, channel]) => channel.name.toLowerCase().split(/\s+/).some((word) => word.startsWith(text)))
+      .filter(([, channel]) => {
+        const name = channel.name.toLowerCase();
+        return name.startsWith(text) || name.split(/\s+/).some((word) => word.startsWith(text)); // "design t" too
+      })
       .sort(([, a], [, b]) => Number(a.is_archived) - Number(b.is_archived) || a.name.localeCompare(b.name))
       .map(([id, channel]) => ({
         key: `channel-${id}`,
@@ -185,11 +192,14 @@ function operandSuggestions(text, { kind }) {
         insert: `${/[\s"]/.test(channel.name) ? `"${channel.name.replaceAll('"', "")}"` : channel.name} `,
       }));
   }
-  return [...state.users.values()]
-    .filter((person) => person.is_active !== false && matches(person, text))
+  // "me" first, as in Zulip's (the verify QA pass: `sender:me` and Enter wrote a Mel's email).
+  const me = "me".startsWith(text) ? [{ key: "me", label: "me", detail: state.users.get(state.ownUserId)?.full_name ?? "", insert: "me " }] : [];
+  const people = [...state.users.values()]
+    .filter((person) => person.is_active !== false && (matches(person, text) || person.full_name.toLowerCase().startsWith(text)))
     .sort((a, b) => a.full_name.localeCompare(b.full_name))
     .slice(0, MOST)
     .map((person) => ({ key: `user-${person.user_id}`, label: person.full_name, detail: person.email, insert: `${person.email} ` }));
+  return [...me, ...people];
 }
 
 const operands = typeahead({ boxId: "#search", listId: "#search-suggestions", typed: operandTyped, suggestions: operandSuggestions });

@@ -22,12 +22,14 @@ function named(people, name) {
   return whole.length ? whole : active.filter((person) => person.full_name.toLowerCase().split(/\s+/).some((word) => word.startsWith(text)));
 }
 
-// People named as the server takes them: a name that stands for one person becomes their email
-// (`sender:"Mick Member"`, `sender:mick`; the web app QA pass: the server's "unknown user" was all one got).
-function personOperand(operand, people) {
+// People named as the server takes them: "me" is oneself (the verify QA pass: `dm-including:me` was
+// taken for a Mel), a name that stands for one person their email (`sender:"Mick Member"`,
+// `sender:mick`; the web app QA pass: the server's "unknown user" was all one got).
+function personOperand(operand, people, ownEmail) {
   return operand
     .split(",")
     .map((part) => {
+      if (part.trim().toLowerCase() === "me") return ownEmail || part;
       const same = part.includes("@") || /^\d+$/.test(part.trim()) ? [] : named(people, part.trim());
       return same.length === 1 ? same[0].email : part;
     })
@@ -40,7 +42,7 @@ export function searchProblem(narrow, { people, channels }) {
   for (const { operator, operand } of narrow) {
     if (PERSON_OPERATORS.has(operator)) {
       for (const part of String(operand).split(",").map((text) => text.trim())) {
-        if (part.includes("@") || /^\d+$/.test(part)) continue;
+        if (part.includes("@") || /^\d+$/.test(part) || part.toLowerCase() === "me") continue;
         const same = named(people, part);
         if (same.length > 1) return `“${part}” could be more than one person: choose one from the suggestions.`;
         if (!same.length) return `No one here is called “${part}”.`;
@@ -64,8 +66,7 @@ export function parseSearch(query, { ownEmail, people } = {}) {
     const op = operator && (ALIASES[operator.toLowerCase()] ?? operator.toLowerCase());
     if (op && OPERATORS.has(op)) {
       let operand = quoted !== undefined ? quoted : rawOperand;
-      if ((op === "sender" || op === "dm") && operand === "me" && ownEmail) operand = ownEmail;
-      else if (PERSON_OPERATORS.has(op)) operand = personOperand(operand, people);
+      if (PERSON_OPERATORS.has(op)) operand = personOperand(operand, people, ownEmail);
       narrow.push({ operator: op, operand, negated: negated === "-" });
     } else if (word?.length > 1 && word.startsWith("-")) {
       // A word or "phrase" after "-" is left out (the web app QA pass: `-"red apple"` found only it).
