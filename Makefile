@@ -41,8 +41,8 @@ port-note:
 
 # gunicorn listens first, then sets up (config/gunicorn.py set_up_for_make_run): the database migrated
 # and the demo made while the static files that changed are collected, before its workers start. A
-# client calling during a restart waits rather than being refused (Zulip clients give up after ten
-# refused tries, a second apart).
+# client calling during a restart is answered 503 meanwhile rather than refused (Zulip clients give
+# up after ten refused tries, a second apart).
 run: port-free port-note install
 	PARLEY_SET_UP_DEMO=http://127.0.0.1:$(PORT) exec $(BIN)/gunicorn -c config/gunicorn.py config.asgi:application
 

@@ -20,6 +20,7 @@ sys.path.insert(0, str(BASE_DIR))
 
 from apps.core.version import PARLEY_VERSION  # noqa: E402
 from config.env import ConfigurationError, boolean, choice, positive_int  # noqa: E402
+from config.starting import answering_unavailable  # noqa: E402
 from config.task_worker import TaskWorkerProcess  # noqa: E402
 
 # The same `.env` the Django settings read, so REDIS_URL there counts here too.
@@ -121,13 +122,12 @@ if _LOG_FORMAT == "json":
 _task_workers: list[TaskWorkerProcess] = []
 
 
-def set_up_for_make_run() -> None:
+def set_up_for_make_run(server) -> None:
     """`make run`'s set-up (PARLEY_SET_UP_DEMO: the demo's address): the database migrated and the
     demo organization made (bootstrap_demo), while the static files that changed are collected.
-    Made here, once the port listens and before the workers start: a client calling meanwhile waits
-    in the listen backlog, where before it was refused (the resilience QA pass: `make run` kept the
-    port closed 10-14 s while it set up, and zulip-terminal's poll gives up after ten refused tries
-    a second apart). A set-up that fails stops the server."""
+    Made here, once the port listens and before the workers start, the port answering 503 meanwhile
+    (config/starting.py): before, it was closed 10-14 s, and zulip-terminal's poll gives up after ten
+    refused tries a second apart (the resilience QA pass). A set-up that fails stops the server."""
     demo_url = os.environ.get("PARLEY_SET_UP_DEMO")
     if not demo_url:
         return
@@ -136,16 +136,17 @@ def set_up_for_make_run() -> None:
     server_only = {"PROMETHEUS_MULTIPROC_DIR", "PARLEY_METRICS_MASTER", "PARLEY_METRICS_DIR_OWNED"}
     environment = {key: value for key, value in os.environ.items() if key not in server_only}
     run = functools.partial(subprocess.Popen, cwd=BASE_DIR, env=environment)
-    collecting = run([*manage, "collectstatic_changed", "--verbosity", "0"])
-    demo = run([*manage, "bootstrap_demo", "--migrate", "--url", demo_url]).wait()
-    collected = collecting.wait()
+    with answering_unavailable(server.LISTENERS):
+        collecting = run([*manage, "collectstatic_changed", "--verbosity", "0"])
+        demo = run([*manage, "bootstrap_demo", "--migrate", "--url", demo_url]).wait()
+        collected = collecting.wait()
     if status := demo or collected:
         _remove_owned_metrics_dir()
         sys.exit(status)
 
 
 def when_ready(server) -> None:
-    set_up_for_make_run()
+    set_up_for_make_run(server)
     mode = "with Redis" if HAS_REDIS else "embedded mode (no REDIS_URL): state lives in this single process"
     server.log.info("Parley %s serving on http://%s with %d worker(s), %s", PARLEY_VERSION, bind, workers, mode)
     # Not behind a proxy on this machine: EXTERNAL_HOST names where clients reach it (the operator QA
