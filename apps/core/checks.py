@@ -32,3 +32,18 @@ def emails_printed(app_configs, **kwargs) -> list[Warning]:
             id="parley.W002",
         )
     ]
+
+
+@register(Tags.security, deploy=True)
+def plain_http(app_configs, **kwargs) -> list[Warning]:
+    if settings.EXTERNAL_URI_SCHEME == "https://":
+        return []
+    return [
+        Warning(
+            "Clients reach the server over plain HTTP (EXTERNAL_HTTPS=false): passwords, API keys and"
+            " messages cross the network unencrypted.",
+            hint="Only for a trial on a private network; serve HTTPS (a TLS-terminating proxy, TRUST_X_FORWARDED_PROTO)"
+            " and set EXTERNAL_HTTPS=true.",
+            id="parley.W003",
+        )
+    ]

@@ -18,3 +18,10 @@ def test_emails_printed_to_the_log_are_warned_of(settings):
 
 def test_the_embedded_database_is_warned_of():
     assert ("parley.W001" in deploy_warnings()) is (connections["default"].vendor == "sqlite")
+
+
+def test_plain_http_is_warned_of(settings):
+    settings.EXTERNAL_URI_SCHEME = "http://"
+    assert "parley.W003" in deploy_warnings()
+    settings.EXTERNAL_URI_SCHEME = "https://"
+    assert "parley.W003" not in deploy_warnings()
