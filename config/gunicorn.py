@@ -8,6 +8,7 @@ import importlib
 import ipaddress
 import os
 import shutil
+import signal
 import subprocess
 import sys
 import tempfile
@@ -135,11 +136,27 @@ def set_up_for_make_run(server) -> None:
     # Not the server's metrics directory: the set-up's processes are not the server's.
     server_only = {"PROMETHEUS_MULTIPROC_DIR", "PARLEY_METRICS_MASTER", "PARLEY_METRICS_DIR_OWNED"}
     environment = {key: value for key, value in os.environ.items() if key not in server_only}
-    run = functools.partial(subprocess.Popen, cwd=BASE_DIR, env=environment)
-    with answering_unavailable(server.LISTENERS):
-        collecting = run([*manage, "collectstatic_changed", "--verbosity", "0"])
-        demo = run([*manage, "bootstrap_demo", "--migrate", "--url", demo_url]).wait()
-        collected = collecting.wait()
+    # In sessions of their own, so that Ctrl-C reaches the master alone, which stops them quietly
+    # (each printed its KeyboardInterrupt traceback: the operator QA pass).
+    run = functools.partial(subprocess.Popen, cwd=BASE_DIR, env=environment, start_new_session=True)
+    setting_up: list[subprocess.Popen] = []
+
+    def stop(signum: int, frame) -> None:
+        for process in setting_up:
+            process.terminate()
+        _remove_owned_metrics_dir()
+        server.log.info("Stopped during the set-up (%s)", signal.Signals(signum).name)
+        sys.exit(128 + signum)
+
+    previous = {signum: signal.signal(signum, stop) for signum in (signal.SIGINT, signal.SIGTERM)}
+    try:
+        with answering_unavailable(server.LISTENERS):
+            setting_up.append(run([*manage, "collectstatic_changed", "--verbosity", "0"]))
+            setting_up.append(run([*manage, "bootstrap_demo", "--migrate", "--url", demo_url]))
+            demo, collected = setting_up[1].wait(), setting_up[0].wait()
+    finally:
+        for signum, handler in previous.items():
+            signal.signal(signum, handler)
     if status := demo or collected:
         _remove_owned_metrics_dir()
         sys.exit(status)
