@@ -37,12 +37,19 @@ function personOperand(operand, people, ownEmail) {
 }
 
 // Why the server refused a search, said plainly where the page can tell: a person or channel it
-// names that nobody or no channel is called (emails and ids are the server's to judge); else null.
+// names that nobody or no channel is called, an email or id that is nobody's here; else null.
 export function searchProblem(narrow, { people, channels }) {
+  const everyone = [...(people?.values() ?? [])];
   for (const { operator, operand } of narrow) {
     if (PERSON_OPERATORS.has(operator)) {
       for (const part of String(operand).split(",").map((text) => text.trim())) {
-        if (part.includes("@") || /^\d+$/.test(part) || part.toLowerCase() === "me") continue;
+        if (part.toLowerCase() === "me") continue;
+        if (part.includes("@") || /^\d+$/.test(part)) {
+          // (the QA pass: the server's "Invalid narrow operator: unknown user" was all one got)
+          const known = everyone.some((person) => person.email.toLowerCase() === part.toLowerCase() || String(person.user_id) === part);
+          if (!known) return `No one here has the ${part.includes("@") ? "address" : "id"} “${part}”.`;
+          continue;
+        }
         const same = named(people, part);
         if (same.length > 1) return `“${part}” could be more than one person: choose one from the suggestions.`;
         if (!same.length) return `No one here is called “${part}”.`;
