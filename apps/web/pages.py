@@ -192,6 +192,10 @@ class LoggedInPage(View):
     """A page of the user logged in to the host's organization; a browser that is not is sent to log in."""
 
     def dispatch(self, request: HttpRequest, *args, **kwargs) -> HttpResponse:
+        # A method the page does not take is said, with or without a session (TRACE / and OPTIONS /
+        # were sent to log in: the operator QA pass).
+        if request.method.lower() not in self.http_method_names:
+            return super().dispatch(request, *args, **kwargs)
         self.realm = _realm(request)
         if self.realm is None:
             return _no_organization(request)

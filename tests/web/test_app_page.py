@@ -23,6 +23,20 @@ def test_logged_out_the_app_sends_to_the_login_page(realm):
     assert (response.status_code, response["Location"]) == (302, "/login/")
 
 
+def test_a_method_the_pages_do_not_take_is_refused_before_the_login(member):
+    """TRACE / and OPTIONS / were sent to log in (and, logged in, answered 405): now refused with the
+    methods the page takes, whether logged in or not."""
+    client = browser()
+    for logged_in in (False, True):
+        if logged_in:
+            submit(client, "/login/", {"email": member.delivery_email, "password": RIGHT})
+        for path in ("/", "/account/"):
+            for method in ("TRACE", "OPTIONS"):
+                refused = client.generic(method, path)
+                assert refused.status_code == 405, (logged_in, path, method)
+                assert set(refused["Allow"].split(", ")) >= {"GET", "HEAD"}
+
+
 def test_logging_in_opens_the_app(member):
     client = browser()
     response = submit(client, "/login/", {"email": member.delivery_email, "password": RIGHT})
