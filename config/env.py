@@ -232,15 +232,21 @@ def directory(variable: str, default: Path) -> Path:
     default (the verify QA pass: STATIC_ROOT= was the current directory, and one that could not be
     made a traceback)."""
     path = Path(env.str(variable, default="") or default)
-    try:
-        path.mkdir(parents=True, exist_ok=True)
-    except OSError as exc:
-        fail(variable, f"cannot be used as a directory: {exc.strerror} ({path})")
+    make_directory(path, variable, "cannot be used as a directory")
     return path
 
 
+def make_directory(path: Path, variable: str, what: str) -> None:
+    """`path` made if missing; one that cannot be (a file named `var`: the operator QA pass) said as
+    a configuration error of `variable`, not a traceback."""
+    try:
+        path.mkdir(parents=True, exist_ok=True)
+    except OSError as exc:
+        fail(variable, f"{what}: {exc.strerror} ({path})")
+
+
 def sqlite_database(path: Path) -> dict:
-    path.parent.mkdir(parents=True, exist_ok=True)
+    make_directory(path.parent, "DATABASE_URL", "the SQLite database's directory cannot be made")
     return {
         "ENGINE": SQLITE_ENGINE,
         "NAME": str(path),
@@ -324,7 +330,7 @@ def secret_key(var_dir: Path, *, allow_generated: bool) -> str:
         fail("SECRET_KEY", "is required (at least 50 random characters)")
     key_file = var_dir / "secret_key"
     if not key_file.exists():
-        var_dir.mkdir(parents=True, exist_ok=True)
+        make_directory(var_dir, "SECRET_KEY", "not set, and the directory of the one generated cannot be made")
         key_file.write_text(secrets.token_urlsafe(64))
         key_file.chmod(0o600)
     return key_file.read_text().strip()

@@ -246,6 +246,24 @@ def test_a_directory_setting_left_empty_is_its_default_and_one_unusable_is_said(
         directory("STATIC_ROOT", tmp_path / "static")
 
 
+def test_the_embedded_data_directory_being_a_file_is_said(monkeypatch, tmp_path):
+    """The operator QA pass: a file named `var` where the embedded mode keeps its database and its
+    generated key was a traceback."""
+    from config.env import ConfigurationError, database, secret_key
+
+    var = tmp_path / "var"
+    var.write_text("")
+    monkeypatch.setenv("SECRET_KEY", "")
+    monkeypatch.setenv("DATABASE_URL", "")
+    with pytest.raises(ConfigurationError, match=r"SECRET_KEY: not set, and the directory .* File exists"):
+        secret_key(var, allow_generated=True)
+    with pytest.raises(ConfigurationError, match=r"DATABASE_URL: the SQLite database's directory .* File exists"):
+        database(var, connect_timeout=5)
+    var.unlink()
+    assert database(var, connect_timeout=5)["NAME"] == str(var / "parley.sqlite3")
+    assert len(secret_key(var, allow_generated=True)) >= 50
+
+
 def test_on_off_settings_take_the_usual_words(monkeypatch):
     from config.env import boolean
 
