@@ -117,6 +117,13 @@ def test_drafts_are_kept_by_the_server_and_taken_up_from_the_panel(web_server, p
         mick.locator("#sync-drafts").check()
         expect(mick.locator("#count-drafts")).to_have_text("1")
         assert [d["content"] for d in server_drafts(mick_api)] == ["only here"]
+        mick.locator("#drafts .close-panel").click()
+
+        # Typed just before the panel opens: kept at once (not after the second's pause), and listed.
+        mick.fill("#compose-content", "only here, and more")
+        with mick.expect_request(lambda r: "/json/drafts/" in r.url and r.method == "PATCH", timeout=600):
+            mick.click("#open-drafts")
+        expect(items.nth(0)).to_contain_text("only here, and more")
         browser.close()
 
 

@@ -1511,6 +1511,9 @@ function start() {
   });
   $("#open-drafts").addEventListener("click", () => {
     $("#drafts-status").textContent = "";
+    // What was typed just now is in the list too: the box's draft kept now, not after the writer's
+    // pause (it may have been missing, the list drawn again as its event comes).
+    syncDraft();
     $("#drafts").hidden = false; // drawn open
     renderDrafts();
     openPanel($("#drafts"), $("#draft-list button") ?? $("#drafts .close-panel"));
