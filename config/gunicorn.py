@@ -31,7 +31,7 @@ environ.Env.read_env(BASE_DIR / ".env")
 # its message alone (each worker would print a traceback, and the task workers be started again and
 # again).
 try:
-    importlib.import_module(os.environ.setdefault("DJANGO_SETTINGS_MODULE", "config.settings.base"))
+    _SETTINGS = importlib.import_module(os.environ.setdefault("DJANGO_SETTINGS_MODULE", "config.settings.base"))
     _WORKERS = positive_int("WEB_CONCURRENCY", 2 if os.environ.get("REDIS_URL") else 1)
     _LOG_LEVEL = choice("LOG_LEVEL", "INFO", ("DEBUG", "INFO", "WARNING", "ERROR", "CRITICAL"), any_case=True)
     _PRODUCTION = os.environ["DJANGO_SETTINGS_MODULE"] == "config.settings.production"
@@ -102,18 +102,21 @@ control_socket_disable = True
 accesslog = None
 errorlog = "-"
 loglevel = _LOG_LEVEL.lower()
-# Gunicorn's own lines (serving, workers started and stopped) in the server's format: with
-# LOG_FORMAT=json (production's default) a log collector reads nothing but JSON.
-if _LOG_FORMAT == "json":
-    _stderr = {"class": "logging.StreamHandler", "formatter": "json", "stream": "ext://sys.stderr"}
-    logconfig_dict = {
-        "version": 1,
-        "disable_existing_loggers": False,
-        "formatters": {"json": {"()": "apps.core.logging.JsonFormatter"}},
-        "handlers": {"console": _stderr, "error_console": _stderr},
-        "root": {"level": loglevel.upper(), "handlers": ["console"]},
-        "loggers": {"gunicorn.error": {"level": loglevel.upper(), "handlers": ["error_console"], "propagate": False}},
-    }
+# Gunicorn's own lines (serving, workers started and stopped) in the server's format, the settings'
+# (config/settings/base.py LOGGING): with LOG_FORMAT=json (production's default) a log collector
+# reads nothing but JSON; in text, one line format (the operator QA pass: gunicorn's "[date] [pid]
+# [INFO]" lines among the server's).
+_FILTERS = ("request_id", "server_logger_name")
+_stderr = {"class": "logging.StreamHandler", "formatter": "server", "filters": _FILTERS, "stream": "ext://sys.stderr"}
+logconfig_dict = {
+    "version": 1,
+    "disable_existing_loggers": False,
+    "filters": {name: _SETTINGS.LOGGING["filters"][name] for name in _FILTERS},
+    "formatters": {"server": _SETTINGS.LOGGING["formatters"][_LOG_FORMAT]},
+    "handlers": {"console": _stderr, "error_console": _stderr},
+    "root": {"level": loglevel.upper(), "handlers": ["console"]},
+    "loggers": {"gunicorn.error": {"level": loglevel.upper(), "handlers": ["error_console"], "propagate": False}},
+}
 
 
 # The background task worker runs beside the server unless TASK_WORKER=0 (config/task_worker.py):

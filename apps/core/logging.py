@@ -20,6 +20,17 @@ class RequestIdFilter(logging.Filter):
         return True
 
 
+class ServerLoggerNameFilter(logging.Filter):
+    """gunicorn and uvicorn log their start, stop and workers under `*.error`: named "gunicorn" and
+    "uvicorn" in the log, where "error" beside INFO misled (the operator QA pass)."""
+
+    RENAMED = {"gunicorn.error": "gunicorn", "uvicorn.error": "uvicorn"}
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        record.name = self.RENAMED.get(record.name, record.name)
+        return True
+
+
 class SuspiciousRequestFilter(logging.Filter):
     """Django logs each refused suspicious request (a Host header that is not ours, too many fields)
     as an ERROR with its traceback, under `django.security.*`: a fault of the client, not of the

@@ -428,6 +428,7 @@ LOGGING = {
     "disable_existing_loggers": False,
     "filters": {
         "request_id": {"()": "apps.core.logging.RequestIdFilter"},
+        "server_logger_name": {"()": "apps.core.logging.ServerLoggerNameFilter"},
         "suspicious_request": {"()": "apps.core.logging.SuspiciousRequestFilter"},
         "service_unavailable": {"()": "apps.core.logging.ServiceUnavailableFilter"},
         "task_worker_stop": {"()": "apps.core.logging.TaskWorkerStopFilter"},
@@ -443,7 +444,13 @@ LOGGING = {
         "stderr": {
             "class": "logging.StreamHandler",
             "stream": "ext://sys.stderr",
-            "filters": ["request_id", "suspicious_request", "service_unavailable", "task_worker_stop"],
+            "filters": [
+                "request_id",
+                "server_logger_name",
+                "suspicious_request",
+                "service_unavailable",
+                "task_worker_stop",
+            ],
             "formatter": LOG_FORMAT,
         }
     },

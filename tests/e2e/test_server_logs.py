@@ -3,6 +3,7 @@ production QA pass: its start and stop lines were plain text among the JSON), it
 naming the client."""
 
 import json
+import re
 
 import pytest
 import requests
@@ -17,12 +18,29 @@ def test_with_json_logs_every_line_is_json(live_server_factory, people):
     assert answer.status_code == 200
     server.stop()
     lines = [json.loads(line) for line in server.log().splitlines() if line.strip()]
-    gunicorn = [line["message"] for line in lines if line["logger"] == "gunicorn.error"]
+    gunicorn = [line["message"] for line in lines if line["logger"] == "gunicorn"]
     assert gunicorn[0].startswith("Starting gunicorn")
     assert gunicorn[-1] == "Shutting down: Master"
     [access] = [line for line in lines if line["logger"] == "parley.access" and line["path"] == "/api/v1/users/me"]
     assert (access["status"], access["user_id"], access["client"]) == (200, member.id, "127.0.0.1")
     assert access["request_id"] == answer.headers["X-Request-Id"]
+
+
+def test_with_text_logs_every_line_is_in_one_format(live_server_factory, people):
+    """The operator QA pass: gunicorn's lines ("[date] [pid] [INFO] ...") were in a format of their
+    own among the server's, and its and uvicorn's INFO lines named a logger `*.error`."""
+    _, _, member = people
+    server = live_server_factory(LOG_FORMAT="text")
+    answer = requests.get(f"{server.url}/api/v1/users/me", auth=(member.delivery_email, member.api_key), timeout=30)
+    assert answer.status_code == 200
+    server.stop()
+    lines = [line for line in server.log().splitlines() if line.strip()]
+    level = "(DEBUG|INFO|WARNING|ERROR|CRITICAL)"
+    line_format = re.compile(rf"\d{{4}}-\d\d-\d\d \d\d:\d\d:\d\d,\d{{3}} {level} \[[^\]]*\] [\w.]+: ")
+    assert [line for line in lines if not line_format.match(line)] == []
+    assert " INFO [-] gunicorn: Starting gunicorn" in lines[0]
+    assert any(" INFO [-] uvicorn: Application startup complete." in line for line in lines)
+    assert any(f"[{answer.headers['X-Request-Id']}] parley.access: " in line for line in lines)
 
 
 @pytest.mark.parametrize(("external_host", "hinted"), [("localhost", True), ("chat.example.com", False)])
