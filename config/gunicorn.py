@@ -37,6 +37,7 @@ try:
     _PRODUCTION = os.environ["DJANGO_SETTINGS_MODULE"] == "config.settings.production"
     _LOG_FORMAT = choice("LOG_FORMAT", "json" if _PRODUCTION else "text", ("text", "json"))
     TASK_WORKER = boolean("TASK_WORKER", default=True)
+    WEBHOOK_WORKERS = positive_int("WEBHOOK_WORKERS", 1)
 except ConfigurationError as exc:
     sys.exit(f"Configuration error: {exc}")
 except ModuleNotFoundError as exc:
@@ -121,8 +122,10 @@ logconfig_dict = {
 
 # The background task worker runs beside the server unless TASK_WORKER=0 (config/task_worker.py):
 # TASK_WORKER, read above.
-# Two workers: outgoing webhooks (which wait on other people's services) on their own, the rest
-# (push notifications) on the other, so that a slow bot service never delays a notification.
+# Outgoing webhooks (which wait on other people's services) on their own, WEBHOOK_WORKERS of them,
+# each delivering one at a time (a slow bot service delays the others' deliveries by up to
+# OUTGOING_WEBHOOK_TIMEOUT_SECONDS while all are busy: the bots QA pass); the rest (push
+# notifications) on another, so that a slow bot service never delays a notification.
 _task_workers: list[TaskWorkerProcess] = []
 
 
@@ -180,10 +183,11 @@ def when_ready(server) -> None:
             bind.rsplit(":", 1)[0], os.environ.get("PORT", "8000"),
         )  # fmt: skip
     if TASK_WORKER:
-        _task_workers.extend([
-            TaskWorkerProcess(BASE_DIR, server.log, "webhooks", ["--queue", "webhooks"]),
-            TaskWorkerProcess(BASE_DIR, server.log, "the other tasks", ["--exclude-queue", "webhooks"]),
-        ])  # fmt: skip
+        names = ["webhooks"] if WEBHOOK_WORKERS == 1 else [f"webhooks {n}" for n in range(1, WEBHOOK_WORKERS + 1)]
+        _task_workers.extend(TaskWorkerProcess(BASE_DIR, server.log, name, ["--queue", "webhooks"]) for name in names)
+        _task_workers.append(
+            TaskWorkerProcess(BASE_DIR, server.log, "the other tasks", ["--exclude-queue", "webhooks"])
+        )
         for worker in _task_workers:
             worker.start()
     else:

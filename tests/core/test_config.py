@@ -97,6 +97,7 @@ def test_bad_settings_stop_the_process_with_a_clear_message(env, message):
         ({"SECRET_KEY": "short"}, "SECRET_KEY: must be at least 50 characters"),
         ({"REDIS_URL": "redis://127.0.0.1:6379/0", "WEB_CONCURRENCY": "0"}, "WEB_CONCURRENCY: must be at least 1"),
         ({"LOG_FORMAT": "xml"}, "LOG_FORMAT: must be one of text, json"),
+        ({"WEBHOOK_WORKERS": "0"}, "WEBHOOK_WORKERS: must be at least 1"),
     ],
 )
 def test_the_server_stops_at_a_bad_setting_with_its_message_alone(tmp_path, env, message):

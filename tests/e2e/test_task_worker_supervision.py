@@ -54,6 +54,19 @@ def test_both_task_workers_start_at_once_and_one_that_exits_is_started_again(liv
     assert _arguments(third[0], "--requeue-tasks-of") == [first_id, second_id]
 
 
+def test_webhook_workers_sets_how_many_deliver_outgoing_webhooks(live_server_factory, transactional_db):
+    """The bots QA pass: one slow bot service held the single webhooks worker, delaying every other
+    bot's replies by up to the timeout, and `make run` had no setting for more."""
+    server = live_server_factory(TASK_WORKER="1", WEBHOOK_WORKERS="3")
+    started = re.compile(r"Task worker \(([^)]+)\) started \(pid (\d+)\)")
+    pids = wait_for(lambda: dict(started.findall(server.log())) if len(started.findall(server.log())) == 4 else None, 5)
+    assert set(pids) == {"webhooks 1", "webhooks 2", "webhooks 3", "the other tasks"}
+    for name, pid in pids.items():
+        queue = ["--exclude-queue"] if name == "the other tasks" else ["--queue"]
+        assert [option for option in ("--queue", "--exclude-queue") if _arguments(pid, option)] == queue
+    server.stop()
+
+
 def _arguments(pid: str, name: str) -> list[str]:
     """The values of a process's command-line option."""
     arguments = Path(f"/proc/{pid}/cmdline").read_text().split("\0")
