@@ -10,7 +10,12 @@ from django.core.files.uploadedfile import UploadedFile
 from django.db import transaction
 
 from apps.bots.selectors import CREATABLE_BOT_TYPES, allowed_bot_types
-from apps.core.errors import JsonableError, OrganizationAdministratorRequiredError, OrganizationOwnerRequiredError
+from apps.core.errors import (
+    JsonableError,
+    MissingArgumentError,
+    OrganizationAdministratorRequiredError,
+    OrganizationOwnerRequiredError,
+)
 from apps.realms.selectors import lock_realm
 from apps.subscriptions.selectors import access_stream_by_name
 from apps.users.actions.activation import do_deactivate_user
@@ -105,6 +110,8 @@ def check_create_bot(
         raise JsonableError(f"Invalid integration '{service_name}'.")  # Parley has no integrations
     service_url = None
     if bot_type == BotType.OUTGOING_WEBHOOK:
+        if payload_url == "":  # (the bots QA pass: "Not a URL" said nothing of where it was missing)
+            raise MissingArgumentError("payload_url")
         service_url = _check_payload_url("payload_url", payload_url)
     limit = BotService._meta.get_field("name").max_length
     if service_name and len(service_name) > limit:

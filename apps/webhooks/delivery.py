@@ -71,7 +71,16 @@ def deliver_message(bot_id: int, message_id: int, trigger: str, *, attempt: int 
     message = Message.objects.select_related("realm", "sender", "stream").filter(id=message_id).first()
     service = bot_service(bot) if bot is not None else None
     if bot is None or message is None or service is None:
-        return  # deactivated, or its service removed, or the message deleted, since it was queued
+        # Since it was queued: said, for a bot's author asking why nothing came (the bots QA pass).
+        why = (
+            "the bot is deactivated"
+            if bot is None
+            else "the message is deleted"
+            if message is None
+            else "the bot has no service"
+        )
+        logger.info("Outgoing webhook of message %d to bot %d not delivered: %s", message_id, bot_id, why)
+        return
     delivery = Delivery(bot, service, message, trigger, attempt)
     delivery.run()
 

@@ -104,6 +104,10 @@ def test_making_a_bot_is_refused_with_zulips_words(make_stream, realm, member, g
     ]
     for params, msg in cases:
         refused(member, "POST", "/bots", {"full_name": "Build Bot", "short_name": "build", **params}, msg)
+    # An outgoing webhook bot without its URL (the bots QA pass: it said "Not a URL").
+    for params in ({"bot_type": 3}, {"bot_type": 3, "payload_url": '""'}):
+        refused(member, "POST", "/bots", {"full_name": "Build Bot", "short_name": "build", **params},
+                "Missing 'payload_url' argument", code="REQUEST_VARIABLE_MISSING")  # fmt: skip
     create(member)
     refused(member, "POST", "/bots", {"full_name": "Another", "short_name": "build"}, "Email is already in use.")
 

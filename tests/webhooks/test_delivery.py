@@ -216,6 +216,17 @@ def test_a_timeout_is_retried_three_times_then_the_bot_is_unavailable(hook_bot, 
     assert all(d["bot_id"] == hook_bot.id and d["duration_ms"] >= 250 for d in deliveries)
 
 
+def test_a_message_deleted_before_its_delivery_is_not_delivered_and_that_is_logged(hook_bot, service, admin, caplog):
+    """The bots QA pass: a bot's author asking why nothing came found nothing in the log."""
+    message_id = send_dm(admin, hook_bot)
+    assert_success(api_for(admin).delete(f"/messages/{message_id}"))
+    with caplog.at_level(logging.INFO, logger="apps.webhooks"):
+        run_ready_tasks()
+    assert service.received == []
+    expected = f"Outgoing webhook of message {message_id} to bot {hook_bot.id} not delivered: the message is deleted"
+    assert expected in caplog.messages
+
+
 def test_a_service_down_is_retried_and_a_later_answer_counts(make_hook_bot, service, member):
     closed = socket.socket()
     closed.bind(("127.0.0.1", 0))
