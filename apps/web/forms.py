@@ -9,7 +9,7 @@ from django.core.validators import MaxLengthValidator
 from apps.core.errors import JsonableError
 from apps.realms.models import Realm
 from apps.users.actions.create_user import check_email, check_full_name
-from apps.users.models import User
+from apps.users.models import BotService, BotType, User
 from apps.users.selectors import delivery_email_in_use
 
 MAX_PASSWORD_LENGTH = User.MAX_PASSWORD_LENGTH
@@ -71,6 +71,33 @@ class ConfirmPasswordForm(forms.Form):
     password = forms.CharField(
         label="Your password", strip=False, max_length=MAX_PASSWORD_LENGTH, widget=forms.PasswordInput
     )
+
+
+class BotForm(forms.Form):
+    """A bot of one's own, as POST /bots makes it (apps.bots.actions.check_create_bot checks every
+    field): its kind among those the user may make, and an outgoing webhook bot's service."""
+
+    full_name = forms.CharField(label="Name", max_length=User.MAX_NAME_LENGTH)
+    short_name = forms.CharField(
+        label="Username", max_length=100, help_text="Its email address becomes <username>-bot@… (letters, digits, -)."
+    )
+    bot_type = forms.TypedChoiceField(label="Kind", coerce=int)
+    payload_url = forms.CharField(
+        label="Endpoint URL",
+        required=False,
+        max_length=BotService._meta.get_field("base_url").max_length,
+        help_text="Outgoing webhook bots only: where the messages that mention it, or are sent to it, are posted.",
+    )
+    interface_type = forms.TypedChoiceField(
+        label="Payload format",
+        coerce=int,
+        choices=[(BotService.Interface.GENERIC, "Zulip"), (BotService.Interface.SLACK, "Slack compatible")],
+        initial=BotService.Interface.GENERIC,
+    )
+
+    def __init__(self, allowed_types: list[int], *args, **kwargs) -> None:
+        super().__init__(*args, label_suffix="", **kwargs)  # labels as the other pages' (no colon)
+        self.fields["bot_type"].choices = [(kind, BotType(kind).label) for kind in allowed_types]
 
 
 class PasswordResetForm(forms.Form):

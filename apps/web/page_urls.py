@@ -14,6 +14,7 @@ urlpatterns = [
     path("account/", pages.AccountView.as_view(), name="account"),
     path("account", RedirectView.as_view(url="/account/")),
     path("account/api_key/regenerate", pages.RegenerateApiKeyView.as_view(), name="regenerate_api_key"),
+    path("account/bots/", pages.CreateBotView.as_view(), name="create_bot"),
     path("logout/", pages.LogoutView.as_view(), name="logout"),
     # A forgotten password, at Zulip's addresses.
     path("accounts/password/reset/", pages.PasswordResetView.as_view(), name="password_reset"),

@@ -28,6 +28,8 @@ from django.views import View
 from django.views.decorators.cache import never_cache
 from django.views.decorators.csrf import ensure_csrf_cookie
 
+from apps.bots.actions import check_create_bot
+from apps.bots.selectors import allowed_bot_types
 from apps.core.auth import realm_for_request
 from apps.core.errors import (
     REDIS_UNAVAILABLE,
@@ -59,7 +61,7 @@ from apps.users.backends import check_password_login
 from apps.users.errors import EmailInUseError
 from apps.users.models import User
 from apps.users.selectors import active_bots_with_services, api_email
-from apps.web.forms import ConfirmPasswordForm, JoinForm, LoginForm, NewPasswordForm, PasswordResetForm
+from apps.web.forms import BotForm, ConfirmPasswordForm, JoinForm, LoginForm, NewPasswordForm, PasswordResetForm
 
 # The backend that keeps a session's user (RealmEmailBackend.get_user).
 SESSION_BACKEND = "apps.users.backends.RealmEmailBackend"
@@ -269,7 +271,9 @@ class AccountView(LoggedInPage):
         request.session[PASSWORD_TYPED_AT] = time.time()
         return redirect("account")
 
-    def _page(self, request: HttpRequest, form: ConfirmPasswordForm, *, status: int = 200) -> HttpResponse:
+    def _page(
+        self, request: HttpRequest, form: ConfirmPasswordForm, *, bot_form: BotForm | None = None, status: int = 200
+    ) -> HttpResponse:
         realm, user = self.realm, self.user
         email = api_email(user)
         context = {"realm": realm, "user": user, "api_email": email, "form": form}
@@ -282,8 +286,37 @@ class AccountView(LoggedInPage):
                 # Quoted for a shell where needed (an address may hold & or ': the hostile QA pass).
                 "curl": f"curl -u {shlex.quote(f'{email}:{user.api_key}')} {realm.url}/api/v1/users/me",
                 "bots": [_bot_files(bot, realm.url) for bot in active_bots_with_services(user)],
+                # Made here too (the bots QA pass: only the API made a bot), as the user may.
+                "bot_form": bot_form or (BotForm(kinds) if (kinds := allowed_bot_types(user)) else None),
             }
         return render(request, "web/account.html", context, status=status)
+
+
+class CreateBotView(AccountView):
+    """POST: a bot of the user's own (BotForm), then the account page with its files; refused, the
+    page again with why."""
+
+    http_method_names = ["post"]
+
+    def post(self, request: HttpRequest) -> HttpResponse:
+        form = BotForm(allowed_bot_types(self.user), request.POST)
+        if form.is_valid():
+            data = form.cleaned_data
+            try:
+                bot = check_create_bot(
+                    self.user,
+                    full_name=data["full_name"],
+                    short_name=data["short_name"],
+                    bot_type=data["bot_type"],
+                    payload_url=data["payload_url"],
+                    interface_type=data["interface_type"],
+                )
+            except JsonableError as exc:
+                form.add_error(None, exc.msg)
+            else:
+                messages.success(request, f"{bot.full_name} was made: its zuliprc is below.")
+                return redirect("account")
+        return self._page(request, ConfirmPasswordForm(), bot_form=form, status=400)
 
 
 def zuliprc(email: str, api_key: str, site: str) -> str:

@@ -389,6 +389,17 @@ def test_what_the_administration_panels_show_follows_the_organization(
         expect(page.locator("#api-key")).to_have_text(admin.api_key)
         assert ann_api.get_profile()["result"] == "success"
 
+        # Making a bot there: an outgoing webhook bot's endpoint and format asked for that kind only.
+        expect(page.get_by_label("Endpoint URL")).to_be_hidden()
+        page.get_by_label("Name", exact=True).fill("Echo")
+        page.get_by_label("Username").fill("echo")
+        page.get_by_label("Kind").select_option(label="Outgoing webhook")
+        page.get_by_label("Endpoint URL").fill("https://bots.example.com/echo")
+        expect(page.get_by_label("Payload format")).to_have_value("1")
+        page.get_by_role("button", name="Make the bot").click()
+        expect(page.locator(".messages")).to_have_text("Echo was made: its zuliprc is below.")
+        expect(page.locator("#bots")).to_contain_text("Echo")
+
         # The organization's description greets those who log in.
         newcomer = browser.new_context().new_page()
         newcomer.goto(f"{server.url}/login/")

@@ -1,6 +1,7 @@
 """/login/ (counted against the address in the limit POST /fetch_api_key uses), the account page
 (API email and key, zuliprc, curl line) with its key rotation, and logging out."""
 
+import json
 import re
 from urllib.parse import unquote
 
@@ -234,6 +235,59 @@ def test_the_account_page_gives_the_files_of_ones_bots(member, admin, realm):
     }
     assert gone.api_key not in html
     assert theirs.api_key not in html
+
+
+def test_a_bot_is_made_on_the_account_page(member, realm):
+    """The bots QA pass: only the API made a bot (the admin's "Add bot" is refused). Made here, its
+    files are on the page at once; a refusal is said on the page and makes nothing."""
+    client = browser()
+    log_in(client, member.delivery_email)
+    html = client.get("/account/").content.decode()
+    assert 'id="make-bot"' in html
+    kinds = re.findall(r'<option value="(\d)"', re.search(r'<select name="bot_type".*?</select>', html, re.S)[0])
+    assert kinds == ["1", "2", "3"]  # what the organization lets a member make (every kind by default)
+    fields = {"full_name": "Deploy Bot", "short_name": "deploy", "bot_type": "3",
+              "payload_url": "https://bots.example.com/deploy", "interface_type": "2"}  # fmt: skip
+    account = client.get("/account/")
+    made = submit(client, "/account/bots/", fields, page=account)
+    assert (made.status_code, made["Location"]) == (302, "/account/")
+    bot = User.objects.get(full_name="Deploy Bot")
+    assert (bot.bot_owner, bot.bot_type, bot.full_name) == (member, BotType.OUTGOING_WEBHOOK, "Deploy Bot")
+    service = bot.services.get()
+    assert (service.base_url, service.interface) == ("https://bots.example.com/deploy", BotService.Interface.SLACK)
+    page = client.get("/account/").content.decode()
+    assert "Deploy Bot was made: its zuliprc is below." in page
+    assert f"key%3D{bot.api_key}" in page
+    assert "botserverrc" in page
+
+    count = User.objects.count()
+    refusals = [
+        ({"short_name": "deploy", "bot_type": "1"}, "Email is already in use."),
+        ({"short_name": "hook", "bot_type": "3", "payload_url": ""}, "Missing &#x27;payload_url&#x27; argument"),
+        ({"short_name": "hook", "bot_type": "3", "payload_url": "ftp://x.example/"}, "Not a URL"),
+        ({"short_name": "hook", "bot_type": "4"}, "Select a valid choice."),
+    ]
+    for fields, why in refusals:
+        refused = submit(
+            client, "/account/bots/", {"full_name": "Another", "interface_type": "1", **fields}, page=account
+        )
+        assert refused.status_code == 400
+        assert why in refused.content.decode()
+    assert User.objects.count() == count
+
+
+def test_a_member_the_organization_lets_make_no_bot_is_offered_none(member, admin, sys_groups):
+    for name in ("can_create_bots_group", "can_create_write_only_bots_group"):
+        new = json.dumps({"new": sys_groups["role:administrators"].id})
+        assert_success(ApiClient(admin).patch("/realm", {name: new}))
+    client = browser()
+    log_in(client, member.delivery_email)
+    account = client.get("/account/")
+    assert 'id="make-bot"' not in account.content.decode()
+    fields = {"full_name": "Sneaky", "short_name": "sneaky", "bot_type": "1"}
+    refused = submit(client, "/account/bots/", fields, page=account)
+    assert refused.status_code == 400
+    assert not User.objects.filter(full_name="Sneaky").exists()
 
 
 def test_the_curl_line_can_be_pasted_into_a_shell(realm):

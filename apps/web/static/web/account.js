@@ -6,3 +6,14 @@ rotate?.form.addEventListener("submit", (event) => {
   const question = "Rotate your API key? Every app, bot script and zuliprc using the current one stops working.";
   if (!window.confirm(question)) event.preventDefault();
 });
+
+// Making a bot: an outgoing webhook bot's endpoint and payload format shown for that kind only.
+const kind = document.querySelector("#id_bot_type");
+const showService = () => {
+  const outgoing = kind.value === "3";
+  for (const name of ["payload_url", "interface_type"]) document.querySelector(`#field-${name}`).hidden = !outgoing;
+};
+if (kind) {
+  kind.addEventListener("change", showService);
+  showService();
+}
