@@ -7,6 +7,7 @@ import hashlib
 from datetime import timedelta
 
 import pytest
+from django.db.models import F
 from django.utils import timezone
 
 from apps.groups.actions.settings import do_change_realm_permission_group_setting
@@ -100,6 +101,28 @@ def test_an_edit_re_evaluates_mentions_and_alert_words(design, send, member, adm
     flags = UserMessage.objects.get(user=moderator, message_id=message_id).flags
     assert flags & UserMessage.MENTIONED
     assert flags & UserMessage.HAS_ALERT_WORD
+
+
+def test_flags_changed_while_an_edit_recomputes_mentions_are_kept(design, send, member, admin, monkeypatch):
+    """The load QA pass: a mark-as-read committed between the edit's read of the recipients' flags
+    and its write was undone (the whole value written back), the message unread again. Here the
+    other request's change is made at that moment, in the database, as its commit would."""
+    from apps.messages.actions import edit as edit_module
+
+    message_id = send(member, design, "hi @**Adam Admin**")
+    recompute = edit_module.alerted_user_ids
+
+    def meanwhile(*args, **kwargs):
+        marked = UserMessage.objects.filter(user=admin, message_id=message_id)
+        marked.update(flags=F("flags").bitor(UserMessage.READ | UserMessage.STARRED))
+        return recompute(*args, **kwargs)
+
+    monkeypatch.setattr(edit_module, "alerted_user_ids", meanwhile)
+    assert_success(edit(member, message_id, content="hi everyone"))
+    flags = UserMessage.objects.get(user=admin, message_id=message_id).flags
+    assert flags & UserMessage.READ
+    assert flags & UserMessage.STARRED
+    assert not flags & UserMessage.MENTIONED
 
 
 def test_only_the_sender_edits_content_within_the_limit(realm, design, send, member, admin):

@@ -13,6 +13,7 @@ from collections import defaultdict
 from dataclasses import dataclass
 
 from django.db import transaction
+from django.db.models import F
 from django.utils import timezone
 
 from apps.core.errors import ConflictingChangeError, ErrorCode, JsonableError
@@ -345,17 +346,22 @@ def _edit_content(message: Message, content: str, entry: dict, now) -> tuple[dic
     mentions = mention_flags(receivers, rendered, participants)
     others = receivers - {message.sender_id}
     alerted = alerted_user_ids(content, alert_word_users(message.realm_id, others) if others else {})
-    changed, newly_mentioned = [], []
+    recomputed = UserMessage.MENTION_BITS | UserMessage.HAS_ALERT_WORD
+    changed: dict[int, list[int]] = defaultdict(list)  # {their new mention and alert bits: row ids}
+    newly_mentioned = []
     for row in rows:
-        bits = (row.flags & ~UserMessage.MENTION_BITS & ~UserMessage.HAS_ALERT_WORD) | mentions[row.user_id]
-        if row.user_id in alerted:
-            bits |= UserMessage.HAS_ALERT_WORD
-        if bits & UserMessage.MENTION_BITS and not row.flags & UserMessage.MENTION_BITS and not bits & UserMessage.READ:
+        bits = mentions[row.user_id] | (UserMessage.HAS_ALERT_WORD if row.user_id in alerted else 0)
+        if bits & UserMessage.MENTION_BITS and not row.flags & (UserMessage.MENTION_BITS | UserMessage.READ):
             newly_mentioned.append(row.user_id)
-        if bits != row.flags:
-            row.flags = bits
-            changed.append(row)
-    UserMessage.objects.bulk_update(changed, ["flags"], batch_size=5000)
+        if bits != row.flags & recomputed:
+            changed[bits].append(row.id)
+    # Only these bits written, in the database: the others as they are then (the load QA pass: a
+    # `read` committed by a concurrent mark-as-read between the read above and a write of the whole
+    # value was undone).
+    for bits, ids in changed.items():
+        for start in range(0, len(ids), 5000):
+            rows_changed = UserMessage.objects.filter(id__in=ids[start : start + 5000])
+            rows_changed.update(flags=F("flags").bitand(~recomputed).bitor(bits))
     # As Zulip's maybe_enqueue_notifications_for_message_update: not for a direct message (its
     # people were notified of it), nor for whoever a mention already notified.
     newly_mentioned = [user_id for user_id in newly_mentioned if user_id != message.sender_id]
