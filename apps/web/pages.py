@@ -277,9 +277,7 @@ class AccountView(LoggedInPage):
         realm, user = self.realm, self.user
         email = api_email(user)
         context = {"realm": realm, "user": user, "api_email": email, "form": form}
-        typed_at = request.session.get(PASSWORD_TYPED_AT, 0)
-        # Without password logins there is no password to ask for (as Zulip, which asks only then).
-        if not realm.password_auth_enabled or time.time() - typed_at < KEY_SHOWN_FOR_SECONDS:
+        if self._keys_shown(request):
             context |= {
                 "api_key": user.api_key,
                 "zuliprc": zuliprc(email, user.api_key, realm.url),
@@ -291,6 +289,12 @@ class AccountView(LoggedInPage):
             }
         return render(request, "web/account.html", context, status=status)
 
+    def _keys_shown(self, request: HttpRequest) -> bool:
+        """Whether the page shows keys: the password typed lately, or none to ask for (no password
+        logins, as Zulip, which asks only then)."""
+        typed_at = request.session.get(PASSWORD_TYPED_AT, 0)
+        return not self.realm.password_auth_enabled or time.time() - typed_at < KEY_SHOWN_FOR_SECONDS
+
 
 class CreateBotView(AccountView):
     """POST: a bot of the user's own (BotForm), then the account page with its files; refused, the
@@ -299,6 +303,9 @@ class CreateBotView(AccountView):
     http_method_names = ["post"]
 
     def post(self, request: HttpRequest) -> HttpResponse:
+        if not self._keys_shown(request):  # the form is on the page only then, as the new bot's key
+            messages.info(request, "Type your password again to make a bot.")
+            return redirect("account")
         form = BotForm(allowed_bot_types(self.user), request.POST)
         if form.is_valid():
             data = form.cleaned_data

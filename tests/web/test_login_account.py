@@ -276,6 +276,22 @@ def test_a_bot_is_made_on_the_account_page(member, realm):
     assert User.objects.count() == count
 
 
+def test_a_bot_is_made_only_while_the_page_shows_keys(member, settings):
+    """The form is on the page, and the new bot's key shown, only once the password was typed lately:
+    a form sent later makes nothing, and says to type it again."""
+    client = browser()
+    log_in(client, member.delivery_email)
+    account = client.get("/account/")
+    session = client.session
+    session["parley_password_typed_at"] = 0
+    session.save()
+    fields = {"full_name": "Late", "short_name": "late", "bot_type": "1", "interface_type": "1"}
+    late = submit(client, "/account/bots/", fields, page=account)
+    assert (late.status_code, late["Location"]) == (302, "/account/")
+    assert "Type your password again to make a bot." in client.get("/account/").content.decode()
+    assert not User.objects.filter(full_name="Late").exists()
+
+
 def test_a_member_the_organization_lets_make_no_bot_is_offered_none(member, admin, sys_groups):
     for name in ("can_create_bots_group", "can_create_write_only_bots_group"):
         new = json.dumps({"new": sys_groups["role:administrators"].id})
