@@ -11,7 +11,7 @@ from playwright.sync_api import expect, sync_playwright
 
 from apps.users.actions.activation import do_deactivate_user
 from apps.users.selectors import api_email
-from tests.e2e.test_web_app import SCREENSHOTS, log_in, web_server  # noqa: F401 (a fixture)
+from tests.e2e.test_web_app import SCREENSHOTS, log_in, message, web_server  # noqa: F401 (a fixture)
 from tests.factories import UserFactory, create_stream
 from tests.reliability.faults import wait_until
 
@@ -199,4 +199,42 @@ def test_a_draft_written_offline_is_kept_once_the_server_answers(web_server, peo
         assert len(server_drafts(mick_api)) == 1
         context.set_offline(False)
         eventually(lambda: server_drafts(mick_api) == [], "deleted")
+        browser.close()
+
+
+def test_a_drafts_save_answered_during_an_edit_keeps_the_draft_in_the_tab(web_server, people, chromium):  # noqa: F811
+    """Seen under load (CI's web group): the server's answer to the draft's save came while an edit
+    was in the box, and the tab kept the edited message's text as its draft, given back in place of
+    the draft after a reload. The answer is held here until the edit has begun."""
+    server, general = web_server
+    _, owner, _ = people
+    url = server.url
+    owner_api = zulip.Client(email=api_email(owner), api_key=owner.api_key, site=url)
+    owner_api.send_message({"type": "stream", "to": general.name, "topic": "drafts", "content": "An earlier one"})
+    with sync_playwright() as playwright:
+        browser = playwright.chromium.launch(executable_path=chromium, headless=True)
+        _, page = log_in(browser, url, owner.delivery_email, at=f"#channel/{general.id}/topic/drafts")
+        held = []
+        page.route(
+            "**/json/drafts", lambda route: held.append(route) if route.request.method == "POST" else route.continue_()
+        )
+        box = page.locator("#compose-content")
+        box.fill("Half a thought")
+        for _ in range(100):  # (Playwright's own wait: its handlers run meanwhile)
+            if held:
+                break
+            page.wait_for_timeout(100)
+        assert held, "the draft's save sent"
+        message(page, "An earlier one").get_by_role("button", name="Edit").click()
+        expect(box).to_have_value("An earlier one")
+        held[0].continue_()
+        expect(page.locator("#count-drafts")).to_have_text("1")  # answered, during the edit
+        box.press("Escape")
+        expect(box).to_have_value("Half a thought")
+        page.reload()
+        expect(page.locator("#connection")).to_have_attribute("data-state", "connected")
+        expect(box).to_have_value("Half a thought")
+        # The same draft, not kept twice: the tab knew its id.
+        box.fill("Half a thought, more")
+        eventually(lambda: [d["content"] for d in server_drafts(owner_api)] == ["Half a thought, more"], "changed")
         browser.close()

@@ -131,7 +131,10 @@ export function keepDraft() {
   syncTimer = setTimeout(syncDraft, SYNC_AFTER_MS);
 }
 
+// Not while an edit is in the box (a draft's save answered during an edit kept the edited message's
+// text as the tab's draft, given back in place of the draft after a reload: seen under load).
 function keepInTab() {
+  if (state.editing !== null) return;
   try {
     const fields = composeFields();
     if (fields.content.trim()) drafts.setItem(draftKey(), JSON.stringify({ ...fields, draftId, keptAddress }));
@@ -415,6 +418,7 @@ export function stopEditing() {
   $("#compose-channel").disabled = false;
   fillCompose(putAside ?? { ...composeFields(), content: "" });
   putAside = null;
+  keepInTab(); // the draft given back, as the tab keeps it (what changed during the edit too)
   $("#send").textContent = "Send";
   $("#cancel-edit").hidden = true;
 }
