@@ -225,6 +225,19 @@ def invitations_offered(user: User) -> dict | None:
     return {"by_email": by_email, "by_link": by_link, "roles": invitable_roles(user)}
 
 
+# The notification settings the app's settings panel offers (notification_settings.js), as the
+# server acts on them (apps/email_notifications, apps/push).
+NOTIFICATION_SETTINGS = (
+    ("enable_offline_email_notifications", "Email me about direct messages and mentions"),
+    ("enable_followed_topic_email_notifications", "Email me about new messages in topics I follow"),
+    ("enable_stream_email_notifications", "Email me about every new message in my channels"),
+    ("enable_offline_push_notifications", "Notify my phones of direct messages and mentions"),
+    ("enable_followed_topic_push_notifications", "Notify my phones of new messages in topics I follow"),
+    ("enable_stream_push_notifications", "Notify my phones of every new message in my channels"),
+    ("wildcard_mentions_notify", "Count @all and @channel mentions as mentions of me"),
+)
+
+
 @method_decorator(never_cache, name="dispatch")
 @method_decorator(ensure_csrf_cookie, name="dispatch")
 class AppView(LoggedInPage):
@@ -241,6 +254,7 @@ class AppView(LoggedInPage):
             "user": self.user,
             "password_rules": " ".join(password_validators_help_texts()),
             "invite": invitations_offered(self.user),
+            "notification_settings": NOTIFICATION_SETTINGS,
         }
         response = render(request, "web/app.html", context)
         response["Content-Security-Policy"] = APP_CSP

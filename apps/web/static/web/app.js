@@ -40,6 +40,7 @@ import {
 } from "./mentions.js";
 import { inviteChannelsChanged, renderInvitations, renderInviteChannels, setUpInvitations } from "./invite.js";
 import { organizationChanged, peopleChanged, renderPeopleAdmin, setUpOrganization } from "./organization.js";
+import { loadNotificationSettings, notificationSettingChanged, setUpNotificationSettings } from "./notification_settings.js";
 import { hashFor, narrowFor, searchProblem, viewFromHash, viewShows, zulipLinkTo } from "./narrow.js";
 import {
   bdi,
@@ -158,6 +159,7 @@ function loadState(registered) {
   periods.startedExpiry = registered.server_typing_started_expiry_period_milliseconds ?? periods.startedExpiry;
   allowed.direct = registered.user_settings?.send_private_typing_notifications !== false;
   allowed.stream = registered.user_settings?.send_stream_typing_notifications !== false;
+  loadNotificationSettings(registered.user_settings);
   renderSidebar();
   loadDrafts(registered);
   renderComposeChannels();
@@ -366,6 +368,7 @@ const handlers = {
   typing: onTypingEvent,
   // The writer's own settings: whether others are told that they are typing.
   user_settings(event) {
+    notificationSettingChanged(event.property, event.value);
     if (event.property === "send_private_typing_notifications") allowed.direct = event.value;
     if (event.property === "send_stream_typing_notifications") allowed.stream = event.value;
     // Turned off, the server deleted the drafts it kept; on, it keeps what the box holds from now.
@@ -607,6 +610,9 @@ let viewToken = 0;
 const narrowOf = (view) => narrowFor(view, { ownEmail: state.ownEmail, people: state.users });
 
 async function showView() {
+  // A link to the settings (#settings, #settings/notifications) opens them over the combined feed.
+  const settingsLink = window.location.hash.match(/^#settings(?:\/([\w-]+))?/);
+  if (settingsLink) window.history.replaceState(null, "", "#feed");
   const view = (state.view = viewFromHash(window.location.hash, state.ownUserId));
   if (view.streamName !== undefined && !state.streams.has(view.streamId)) {
     // A link naming its channel by name alone (Zulip's older links; the web app QA pass): the channel
@@ -621,6 +627,7 @@ async function showView() {
   renderWriting();
   $("#search").value = view.kind === "search" ? view.query : "";
   for (const panel of panels()) panel.hidden = true; // the invitations' and the organization's too
+  if (settingsLink) openSettings(settingsLink[1]);
 
   renderSidebar();
   clearStatusOfOtherView();
@@ -1220,6 +1227,18 @@ function openPanel(panel, focused, opener = document.activeElement) {
   focused.focus({ preventScroll: true });
 }
 
+// `part`: "notifications" opens at those (Zulip's #settings/notifications, which every notification
+// email links to).
+function openSettings(part = null) {
+  $("#settings-avatar").src = state.users.get(state.ownUserId)?.avatar_url || "";
+  $("#muted-people-status").textContent = "";
+  $("#notification-settings-status").textContent = "";
+  renderMutedPeople();
+  const notifications = part === "notifications";
+  openPanel($("#settings"), notifications ? $("#notification-settings input") : $("#settings-name"));
+  if (notifications) $("#notification-settings").scrollIntoView({ block: "start" });
+}
+
 function closePanel(panel) {
   panel.hidden = true;
   if (panel.id === "channel-settings") closeChannelSettings();
@@ -1503,12 +1522,8 @@ function start() {
     const id = state.view.streamId;
     setSubscribed(ctx.streamName(id), !state.subs.has(id), state.streams.get(id)?.invite_only);
   });
-  $("#open-settings").addEventListener("click", () => {
-    $("#settings-avatar").src = state.users.get(state.ownUserId)?.avatar_url || "";
-    $("#muted-people-status").textContent = "";
-    renderMutedPeople();
-    openPanel($("#settings"), $("#settings-name"));
-  });
+  $("#open-settings").addEventListener("click", () => openSettings());
+  setUpNotificationSettings();
   $("#open-drafts").addEventListener("click", () => {
     $("#drafts-status").textContent = "";
     // What was typed just now is in the list too: the box's draft kept now, not after the writer's
