@@ -64,13 +64,15 @@ def boolean(variable: str, default: bool) -> bool:
     return word in TRUE_WORDS
 
 
-def positive_int(variable: str, default: int) -> int:
+def positive_int(variable: str, default: int, *, maximum: int | None = None) -> int:
     try:
         value = env.int(variable, default=default)
     except ValueError:
         fail(variable, f"must be an integer, got {env.str(variable)!r}")
     if value < 1:
         fail(variable, f"must be at least 1, got {value}")
+    if maximum is not None and value > maximum:
+        fail(variable, f"must be at most {maximum}, got {value}")
     return value
 
 

@@ -37,7 +37,8 @@ try:
     _PRODUCTION = os.environ["DJANGO_SETTINGS_MODULE"] == "config.settings.production"
     _LOG_FORMAT = choice("LOG_FORMAT", "json" if _PRODUCTION else "text", ("text", "json"))
     TASK_WORKER = boolean("TASK_WORKER", default=True)
-    WEBHOOK_WORKERS = positive_int("WEBHOOK_WORKERS", 1)
+    # Each about 100 MB: a typo of 1000 would start 1000 (the verify QA pass).
+    WEBHOOK_WORKERS = positive_int("WEBHOOK_WORKERS", 1, maximum=32)
 except ConfigurationError as exc:
     sys.exit(f"Configuration error: {exc}")
 except ModuleNotFoundError as exc:

@@ -98,6 +98,7 @@ def test_bad_settings_stop_the_process_with_a_clear_message(env, message):
         ({"REDIS_URL": "redis://127.0.0.1:6379/0", "WEB_CONCURRENCY": "0"}, "WEB_CONCURRENCY: must be at least 1"),
         ({"LOG_FORMAT": "xml"}, "LOG_FORMAT: must be one of text, json"),
         ({"WEBHOOK_WORKERS": "0"}, "WEBHOOK_WORKERS: must be at least 1"),
+        ({"WEBHOOK_WORKERS": "1000"}, "WEBHOOK_WORKERS: must be at most 32, got 1000"),
     ],
 )
 def test_the_server_stops_at_a_bad_setting_with_its_message_alone(tmp_path, env, message):
