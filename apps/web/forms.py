@@ -86,7 +86,11 @@ class BotForm(forms.Form):
         label="Endpoint URL",
         required=False,
         max_length=BotService._meta.get_field("base_url").max_length,
-        help_text="Outgoing webhook bots only: where the messages that mention it, or are sent to it, are posted.",
+        help_text=(
+            "Outgoing webhook bots only: where the messages that mention it, or are sent to it, are posted. "
+            "Addresses on private networks (this machine's included) are refused when a message is delivered, "
+            "unless the server's administrator allows them."
+        ),
     )
     interface_type = forms.TypedChoiceField(
         label="Payload format",

@@ -310,6 +310,17 @@ class AccountView(LoggedInPage):
         return not self.realm.password_auth_enabled or time.time() - typed_at < KEY_SHOWN_FOR_SECONDS
 
 
+# check_create_bot's refusals (Zulip's API words) as the account page's form says them.
+BOT_REFUSALS = {
+    "Email is already in use.": ("short_name", "A bot or person already has this username's address: choose another."),
+    "Bad name or username": ("short_name", "Use letters, digits and - only."),
+    "Name is already in use.": ("full_name", "Someone in the organization already has this name."),
+    "Name too short!": ("full_name", "Give the bot a name."),
+    "Missing 'payload_url' argument": ("payload_url", "An outgoing webhook bot needs the URL of its service."),
+    "Invalid payload_url: Value error, Not a URL": ("payload_url", "Not a URL: it begins with http:// or https://."),
+}
+
+
 class CreateBotView(AccountView):
     """POST: a bot of the user's own (BotForm), then the account page with its files; refused, the
     page again with why."""
@@ -320,7 +331,11 @@ class CreateBotView(AccountView):
         if not self._keys_shown(request):  # the form is on the page only then, as the new bot's key
             messages.info(request, "Type your password again to make a bot.")
             return redirect("account")
-        form = BotForm(allowed_bot_types(self.user), request.POST)
+        kinds = allowed_bot_types(self.user)
+        if not kinds:  # (the verify QA pass: "Select a valid choice" was all it said)
+            messages.error(request, "Your organization does not let you make bots.")
+            return redirect("account")
+        form = BotForm(kinds, request.POST)
         if form.is_valid():
             data = form.cleaned_data
             try:
@@ -333,7 +348,10 @@ class CreateBotView(AccountView):
                     interface_type=data["interface_type"],
                 )
             except JsonableError as exc:
-                form.add_error(None, exc.msg)
+                # Beside its field, in the form's words (the verify QA pass: "Email is already in
+                # use." at the top, of a form with no email field).
+                field, text = BOT_REFUSALS.get(exc.msg, (None, exc.msg))
+                form.add_error(field, text)
             else:
                 messages.success(request, f"{bot.full_name} was made: its zuliprc is below.")
                 return redirect("account")

@@ -100,6 +100,10 @@ def test_making_a_bot_is_refused_with_zulips_words(make_stream, realm, member, g
             {"bot_type": 3, "payload_url": json.dumps("http://example.com:99999/")},
             "Invalid payload_url: Value error, Not a URL",
         ),  # no such port (the hostile QA pass)
+        (
+            {"bot_type": 3, "payload_url": json.dumps("http://example.com:0/")},
+            "Invalid payload_url: Value error, Not a URL",
+        ),
         ({"bot_type": 2, "service_name": "github"}, "Invalid integration 'github'."),
     ]
     for params, msg in cases:

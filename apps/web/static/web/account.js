@@ -17,3 +17,10 @@ if (kind) {
   kind.addEventListener("change", showService);
   showService();
 }
+
+// A form refused: the focus on what to correct (the verify QA pass: it was on the page's start).
+const refused = document.querySelector("#make-bot [aria-invalid=true]") ?? document.querySelector("#make-bot .errorlist");
+if (refused) {
+  refused.scrollIntoView({ block: "center" });
+  (refused.matches("input, select") ? refused : document.querySelector("#make-bot input:not([type=hidden])")).focus();
+}
