@@ -39,6 +39,7 @@ def reset_process_state() -> None:
     realm_cache.clear()
     realm_selectors._rendered_description.cache_clear()
     ratelimit._in_process.reset_all()
+    ratelimit._leases.forget()
     redis_breaker.reset()
     publish._undropped_credentials.discard()
     if settings.REDIS_URL:

@@ -15,7 +15,7 @@ import time
 import uuid
 from collections import deque
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
 import redis
@@ -102,6 +102,27 @@ _SLIDING_WINDOW_LUA = (
 # Redis names a script by its SHA-1 (not a security use).
 _SLIDING_WINDOW_SHA = hashlib.sha1(_SLIDING_WINDOW_LUA.encode(), usedforsecurity=False).hexdigest()
 
+# KEYS[1]: the sorted set. ARGV: window_ms, limit, member, want, then the names of hits to give
+# back (a lease's unused rest, see Leases). Records as many of `want` hits as there is room for
+# (named `member` when one, else `member:1`...), or refuses one when there is none. Returns
+# {granted, sliding_window's answer}.
+_LEASE_LUA = (
+    SLIDING_WINDOW_LUA_FUNCTION
+    + """
+local key, window, limit = KEYS[1], tonumber(ARGV[1]), tonumber(ARGV[2])
+for i = 5, #ARGV do
+  redis.call('ZREM', key, ARGV[i])
+end
+local time = redis.call('TIME')
+local now = tonumber(time[1]) * 1000 + math.floor(tonumber(time[2]) / 1000)
+redis.call('ZREMRANGEBYSCORE', key, '-inf', now - window)
+local granted = math.max(math.min(tonumber(ARGV[4]), limit - redis.call('ZCARD', key)), 1)
+local answer = sliding_window(key, window, limit, ARGV[3], true, now, granted)
+return {granted, answer[1], answer[2], answer[3], answer[4]}
+"""
+)
+_LEASE_SHA = hashlib.sha1(_LEASE_LUA.encode(), usedforsecurity=False).hexdigest()
+
 # Recorded hits are named after the process (renamed in a forked child) and a counter: unique
 # across the servers that share a Redis, and cheaper than a UUID each.
 _process_name = uuid.uuid4().hex
@@ -187,17 +208,25 @@ class RedisBackend:
     def hit(
         self, key: str, limit: int, window: int, *, record: bool, cost: int = 1, name: str | None = None
     ) -> tuple[bool, int, float, float]:
-        # EVALSHA itself: redis-py's Script wrapper costs more CPU than the round trip on every request.
         args = (redis_key("ratelimit", key), window * 1000, limit, name or hit_name(), "1" if record else "0", cost)
-        return _hit_of(self._ask(lambda client: self._evalsha(client, args)))
+        return _hit_of(self._ask(lambda client: self._evalsha(client, _SLIDING_WINDOW_SHA, _SLIDING_WINDOW_LUA, args)))
+
+    def lease(
+        self, key: str, limit: int, window: int, name: str, want: int, give_back: Sequence[str]
+    ) -> tuple[int, tuple[bool, int, float, float]]:
+        """Up to `want` hits recorded at once (see _LEASE_LUA): how many, and the hit's outcome."""
+        args = (redis_key("ratelimit", key), window * 1000, limit, name, want, *give_back)
+        granted, *answer = self._ask(lambda client: self._evalsha(client, _LEASE_SHA, _LEASE_LUA, args))
+        return int(granted), _hit_of(answer)
 
     @staticmethod
-    def _evalsha(client: redis.Redis, args: tuple) -> list:
+    def _evalsha(client: redis.Redis, sha: str, script: str, args: tuple) -> list:
+        # EVALSHA itself: redis-py's Script wrapper costs more CPU than the round trip on every request.
         try:
-            return client.execute_command("EVALSHA", _SLIDING_WINDOW_SHA, 1, *args)
+            return client.execute_command("EVALSHA", sha, 1, *args)
         except redis.exceptions.NoScriptError:  # a new or restarted Redis
-            client.script_load(_SLIDING_WINDOW_LUA)
-            return client.execute_command("EVALSHA", _SLIDING_WINDOW_SHA, 1, *args)
+            client.script_load(script)
+            return client.execute_command("EVALSHA", sha, 1, *args)
 
     def clear(self, key: str) -> None:
         self._ask(lambda client: client.delete(redis_key("ratelimit", key)))
@@ -211,8 +240,73 @@ class RedisBackend:
             return command(get_redis())
 
 
+@dataclass
+class _Lease:
+    unused: list[str]  # hits recorded in Redis, not yet handed out
+    size: int  # hits asked for when it was taken
+    expires: float  # time.monotonic() after which the unused ones are given back
+    state: RateLimitState  # as Redis answered, every hit of the lease counted
+
+
+class Leases:
+    """The general API limit with Redis, in one round trip per few requests rather than per request.
+
+    A process records a few hits at once (a lease) and hands them out to the user's next requests
+    without asking Redis. A lease doubles, up to LEASE_MAX and a twentieth of the limit, while
+    each is used up within LEASE_SECONDS; what a lease leaves unused is given back with the next one
+    (and the next is half as big). Hits are recorded before they are handed out, so the processes
+    together never let more requests through than the limit; one may refuse a request while another
+    holds hits it has not used (a twentieth of the limit at most, until it gives them back or they
+    leave the window). In one process X-RateLimit-Remaining is exact. A limit of fewer than 40 hits
+    is counted hit by hit.
+    """
+
+    LEASE_SECONDS = 1.0
+    LEASE_MAX = 32
+
+    def __init__(self) -> None:
+        self._leases: dict[str, _Lease] = {}
+        self._lock = threading.Lock()
+
+    def check(self, key: str, limit: tuple[int, int]) -> RateLimitState:
+        count_limit, window = limit
+        now = time.monotonic()
+        with self._lock:
+            lease = self._leases.get(key)
+            if lease is not None and lease.unused and now < lease.expires and lease.state.limit == count_limit:
+                lease.unused.pop()
+                return self._state(lease)
+            give_back, size = [], 1
+            if lease is not None and not lease.state.blocked:
+                give_back, lease.unused = lease.unused, []  # this request gives them back
+                size = lease.size // 2 if give_back else lease.size * 2 if now < lease.expires else lease.size
+        size = max(1, min(size, self.LEASE_MAX, count_limit // 20))
+        name = hit_name()
+        granted, hit = _redis.lease(key, count_limit, window, name, size, give_back)
+        state = _state(count_limit, window, *hit, record=True)
+        names = [name] if granted == 1 else [f"{name}:{i}" for i in range(1, granted + 1)]
+        lease = _Lease(names[1:] if not state.blocked else [], size, time.monotonic() + self.LEASE_SECONDS, state)
+        with self._lock:
+            self._leases[key] = lease
+        return self._state(lease) if not state.blocked else state
+
+    @staticmethod
+    def _state(lease: _Lease) -> RateLimitState:
+        state = lease.state
+        return replace(state, remaining=min(state.remaining + len(lease.unused), state.limit))
+
+    def forget(self, key: str | None = None) -> None:
+        """Drop this process's lease of `key` (all of them with None); its hits stay counted."""
+        with self._lock:
+            if key is None:
+                self._leases.clear()
+            else:
+                self._leases.pop(key, None)
+
+
 _in_process = InProcessBackend()
 _redis = RedisBackend()
+_leases = Leases()
 
 
 def backend() -> InProcessBackend | RedisBackend:
@@ -279,16 +373,17 @@ def _state(
 
 
 def clear(key: str) -> None:
+    _leases.forget(key)
     backend().clear(key)
 
 
 def check_api_request(key: str, limit: tuple[int, int]) -> RateLimitState | None:
-    """The general API limit. Fails open: with Redis unreachable (or left alone, RedisBreaker) it lets
-    the request through."""
+    """The general API limit (with Redis, counted in leases: see Leases). Fails open: with Redis
+    unreachable (or left alone, RedisBreaker) it lets the request through."""
     if not settings.RATE_LIMITING_ENABLED:
         return None
     try:
-        return check(key, limit)
+        return _leases.check(key, limit) if settings.REDIS_URL else check(key, limit)
     except RedisLeftAlone:
         return None
     except redis.exceptions.RedisError as exc:

@@ -7,7 +7,7 @@ import pytest
 import redis.connection
 
 from apps.core import ratelimit
-from apps.core.redis_client import get_redis, redis_breaker
+from apps.core.redis_client import get_redis, redis_breaker, redis_key
 from tests.api import ApiClient, assert_error, assert_success
 
 
@@ -193,3 +193,54 @@ def test_hits_are_named_apart_in_a_forked_process():
     mine = ratelimit.hit_name()
     assert mine.split(":")[0] != child.split(":")[0]
     assert ratelimit.hit_name() != mine
+
+
+def needs_redis(settings):
+    if not settings.REDIS_URL:
+        pytest.skip("needs REDIS_URL (a real Redis)")
+
+
+def counted_in_redis(key: str) -> int:
+    return get_redis().zcard(redis_key("ratelimit", key))
+
+
+def test_the_api_limit_takes_hits_from_redis_a_few_at_a_time(settings, monkeypatch):
+    """A burst costs Redis one round trip per lease, not per request; Remaining still counts each."""
+    needs_redis(settings)
+    leases = []
+    real_lease = ratelimit.RedisBackend.lease
+    monkeypatch.setattr(ratelimit.RedisBackend, "lease", lambda *args: leases.append(args[5]) or real_lease(*args))
+    for served in range(1, 101):
+        assert ratelimit.check_api_request("api_by_user:lease", (1000, 60)).remaining == 1000 - served
+    assert leases == [1, 2, 4, 8, 16, 32, 32, 32]  # doubling up to LEASE_MAX
+    assert counted_in_redis("api_by_user:lease") == 127  # the last lease's 27 unused included
+
+
+def test_leases_never_let_more_through_than_the_limit(settings):
+    """Two processes (two sets of leases) sharing a limit: together never above it, and refused
+    short of it by at most what the other holds unused."""
+    needs_redis(settings)
+    processes = [ratelimit.Leases(), ratelimit.Leases()]
+    served = [0, 0]
+    for turn in range(300):
+        if not processes[turn % 2].check("api_by_user:shared", (100, 60)).blocked:
+            served[turn % 2] += 1
+    assert 100 - 2 * 5 <= sum(served) <= 100  # leases of at most 100 // 20
+    assert counted_in_redis("api_by_user:shared") == 100
+    alone = ratelimit.Leases()
+    outcomes = [alone.check("api_by_user:alone", (100, 60)).blocked for _ in range(101)]
+    assert outcomes == [False] * 100 + [True]
+
+
+def test_a_lease_gives_back_what_it_did_not_use(settings, monkeypatch):
+    needs_redis(settings)
+    monkeypatch.setattr(ratelimit.Leases, "LEASE_SECONDS", 0.2)
+    key = "api_by_user:idle"
+    for _ in range(4):  # leases of 1, 2 and 4: three of the last unused
+        ratelimit.check_api_request(key, (1000, 60))
+    assert counted_in_redis(key) == 7
+    time.sleep(0.25)  # the lease runs out: the next request gives its rest back and takes 2
+    assert ratelimit.check_api_request(key, (1000, 60)).remaining == 1000 - 5
+    assert counted_in_redis(key) == 6
+    ratelimit.clear(key)  # an administrator's reset forgets the process's lease with the hits
+    assert ratelimit.check_api_request(key, (1000, 60)).remaining == 999
