@@ -23,6 +23,12 @@ from apps.core.hooks import Hooks
 # with the ids of the organizations that changed, or with None when everything is forgotten.
 credentials_forgotten = Hooks("credentials_forgotten")
 
+# Other apps' per-process caches of what changes in an organization (apps.messages: each user's
+# newest message), dropped in every process by outdate_caches_on_commit (apps.events.publish):
+# called with the cache's name and the organizations whose entries are stale, or with (None, None)
+# when this process may have missed such changes (its Redis subscription broke or came back).
+caches_outdated = Hooks("caches_outdated")
+
 
 @dataclass(frozen=True)
 class Identity:
@@ -84,6 +90,7 @@ class CredentialCache:
         hear of changes: the operator QA pass, a key rotated during a Redis outage worked for five
         minutes more on a server that could not hear of it)."""
         credentials_forgotten.call(None)
+        caches_outdated.call(None, None)
         with self._lock:
             self.trusted = trusted
             self.generation += 1

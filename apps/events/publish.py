@@ -33,7 +33,7 @@ from apps.events.backends import (
     audience_from_json,
     get_backend,
 )
-from apps.events.credentials import credential_cache
+from apps.events.credentials import caches_outdated, credential_cache
 from apps.events.models import OutboxEvent, RealmEventSequence
 
 if TYPE_CHECKING:
@@ -305,6 +305,29 @@ class _UndroppedCredentials:
 
 
 _undropped_credentials = _UndroppedCredentials()
+
+
+def outdate_caches_on_commit(name: str, realm_ids: Iterable[int]) -> None:
+    """Every process drops what its cache `name` holds of these organizations (the caches_outdated
+    hook): this one at once and again at the commit (a request between the two may have cached what
+    the transaction changes), the others when told after the commit. A change Redis is not told of
+    (a timeout) is not told again: such caches keep their entries briefly."""
+    realms = sorted(set(realm_ids))
+    caches_outdated.call(name, realms)
+
+    def outdate() -> None:
+        caches_outdated.call(name, realms)
+        if not settings.REDIS_URL:
+            return
+        try:
+            with redis_guarded():
+                get_backend().outdate_caches(name, realms)
+        except RedisLeftAlone:  # failed lately: not asked (the caches' entries are short-lived)
+            return
+        except Exception as exc:
+            _log_failure(exc, "could not tell the servers that cached %s of organizations %s are stale", name, realms)
+
+    transaction.on_commit(outdate)
 
 
 def delete_queues_on_commit(user_ids: Iterable[int]) -> None:

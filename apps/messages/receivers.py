@@ -6,7 +6,7 @@ from apps.messages.actions.history import add_new_user_history
 from apps.messages.actions.notification_bot import do_create_notification_bot
 from apps.messages.actions.send import do_send_message
 from apps.messages.group_mentions import group_mention_targets
-from apps.messages.newest import max_message_id
+from apps.messages.newest import newest_cache
 from apps.messages.recent_conversations import direct_message_partner_ids
 from apps.messages.rendering import render_message, silent_mention
 from apps.messages.selectors import channel_link_targets, custom_emoji_targets, mention_targets
@@ -21,7 +21,7 @@ from apps.users.models import User
 @own_user_extras.register
 def newest_message(user: User) -> dict[str, int]:
     """GET /users/me's max_message_id: the newest message the user has received (-1 for none)."""
-    return {"max_message_id": max_message_id(user)}
+    return {"max_message_id": newest_cache.max_message_id(user)}
 
 
 @description_renderer.register

@@ -358,6 +358,9 @@ class EventQueueBackend(Protocol):
 
     def forget_credentials(self, user_ids: list[int], realm_ids: list[int]) -> None: ...
 
+    def outdate_caches(self, name: str, realm_ids: list[int]) -> None:
+        """Tell every other process that its cache `name` is stale for these organizations."""
+
     def sweep(self, now: float) -> list[tuple[str, int]]: ...
 
     def expired_queue_ids(self, now: float) -> list[str]: ...

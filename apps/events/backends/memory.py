@@ -162,6 +162,9 @@ class MemoryBackend:
     def forget_credentials(self, user_ids: list[int], realm_ids: list[int]) -> None:
         credential_cache.forget(user_ids, realm_ids)
 
+    def outdate_caches(self, name: str, realm_ids: list[int]) -> None:
+        """One process: nobody else to tell."""
+
     def sweep(self, now: float) -> list[tuple[str, int]]:
         with self._lock:
             expired = [q for q in self._queues.values() if q.expires_at <= now]

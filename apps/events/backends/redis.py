@@ -44,7 +44,7 @@ from apps.events.backends.base import (
 )
 from apps.events.backends.options import QueueOptionsCache
 from apps.events.backends.redis_scripts import PRELUDE, SCRIPTS, SHAS
-from apps.events.credentials import credential_cache
+from apps.events.credentials import caches_outdated, credential_cache
 from apps.events.registry import QueueOptions
 
 logger = logging.getLogger(__name__)
@@ -242,6 +242,9 @@ class RedisBackend:
         targets = [f"u:{uid}" for uid in user_ids] + [f"r:{rid}" for rid in realm_ids]
         if targets:
             get_redis().publish(redis_key("eq", "notify"), "a " + " ".join(targets))
+
+    def outdate_caches(self, name: str, realm_ids: list[int]) -> None:
+        get_redis().publish(redis_key("eq", "notify"), f"o {name} " + " ".join(map(str, realm_ids)))
 
     def sweep(self, now: float) -> list[tuple[str, int]]:
         """Delete the queues whose time is up (Redis's clock decides; `now` is unused here)."""
@@ -451,6 +454,9 @@ class RedisBackend:
         elif kind == "t":
             queue_id, _, number = rest.partition(" ")
             self.waiters.takeover(queue_id, int(number))
+        elif kind == "o":
+            name, *realm_ids = rest.split()
+            caches_outdated.call(name, [int(i) for i in realm_ids])
 
     async def stop_notifications(self) -> None:
         task, self._listener = self._listener, None

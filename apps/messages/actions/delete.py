@@ -16,6 +16,7 @@ from apps.messages.actions.delete_topic import do_delete_messages
 from apps.messages.actions.edit import lock_message
 from apps.messages.hooks import messages_deleting
 from apps.messages.models import Message, UserMessage
+from apps.messages.newest import newest_changed_on_commit
 from apps.subscriptions.selectors import Membership, has_realm_setting
 from apps.users.models import User
 
@@ -66,6 +67,7 @@ def do_delete_message(message: Message, *, acting_user: User | None) -> None:
     if acting_user is not None:
         recipients.add(acting_user.id)
     messages_deleting.call([message.id])
+    newest_changed_on_commit(message.realm_id)
     UserMessage.objects.filter(message_id=message.id).delete()
     Message.objects.filter(id=message.id).delete()
     event = {"type": "delete_message", "message_type": "private", "message_ids": [message.id]}

@@ -11,6 +11,7 @@ from apps.events.publish import send_event_on_commit
 from apps.messages.access import users_told_of
 from apps.messages.hooks import messages_deleting
 from apps.messages.models import Message, UserMessage
+from apps.messages.newest import newest_changed_on_commit
 from apps.realms.audit import audit
 from apps.realms.models import AuditLogEventType
 from apps.subscriptions.actions.access import send_stream_update
@@ -96,6 +97,7 @@ def do_delete_messages(stream: Stream, topic: str, message_ids: list[int], *, ac
     if acting_user is not None:
         recipients.add(acting_user.id)
     messages_deleting.call(message_ids)
+    newest_changed_on_commit(stream.realm_id)
     UserMessage.objects.filter(message_id__in=message_ids).delete()
     Message.objects.filter(id__in=message_ids).delete()
     event = {"type": "delete_message", "message_type": "stream", "stream_id": stream.id, "topic": topic,

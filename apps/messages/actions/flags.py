@@ -15,6 +15,7 @@ from apps.messages.errors import InvalidMessageError
 from apps.messages.hooks import messages_read
 from apps.messages.models import Message, UserMessage
 from apps.messages.narrow import with_flag_columns
+from apps.messages.newest import newest_changed_on_commit
 from apps.messages.selectors import dm_users_by_recipient, muted_conversation_checker, visible_message_flags
 from apps.subscriptions.models import Stream
 from apps.subscriptions.selectors import subscribed_stream_ids
@@ -84,6 +85,7 @@ def do_update_message_flags(
         still_there = set(Message.objects.select_for_update().filter(id__in=historical).values_list("id", flat=True))
         if len(still_there) != len(historical):
             raise InvalidMessageError()
+        newest_changed_on_commit(user.realm_id)
         UserMessage.objects.bulk_create(
             [UserMessage(user=user, message_id=mid, flags=UserMessage.READ | UserMessage.HISTORICAL | bit)
              for mid in historical],

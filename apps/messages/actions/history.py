@@ -6,6 +6,7 @@ from datetime import timedelta
 from django.utils import timezone
 
 from apps.messages.models import Message, Recipient, UserMessage
+from apps.messages.newest import newest_changed_on_commit
 from apps.subscriptions.models import Subscription
 from apps.users.models import User
 
@@ -40,6 +41,7 @@ def add_new_user_history(user: User) -> None:
         UserMessage.objects.filter(user=user, message_id__in=message_ids).values_list("message_id", flat=True)
     )
     unread = set(sorted(message_ids)[-NEW_USER_UNREAD_MESSAGES:])
+    newest_changed_on_commit(user.realm_id)
     UserMessage.objects.bulk_create(
         [UserMessage(user=user, message_id=mid, flags=0 if mid in unread else UserMessage.READ) for mid in message_ids],
         batch_size=1000,

@@ -22,6 +22,7 @@ from apps.messages.actions.notification_bot import do_create_notification_bot
 from apps.messages.actions.send import do_send_message
 from apps.messages.hooks import messages_withdrawn
 from apps.messages.models import Message, UserMessage
+from apps.messages.newest import newest_changed_on_commit
 from apps.messages.rendering import channel_narrow, silent_mention
 from apps.realms.models import Realm
 from apps.subscriptions.actions.access import send_stream_update
@@ -163,6 +164,8 @@ def move_rows(change: ChannelChange, message_ids: list[int]) -> None:
     """Rows removed for those losing the messages; added, read, for the new channel's subscribers
     who had none (only they may read a channel whose history is protected). The mention flags of
     a row are the original rendering's, as in Zulip: the content is not rendered again."""
+    if change.losing_rows or change.gaining_rows:
+        newest_changed_on_commit(change.old.realm_id)
     if change.losing_rows:
         messages_withdrawn.call(sorted(change.losing_rows), message_ids)
         UserMessage.objects.filter(user_id__in=change.losing_rows, message_id__in=message_ids).delete()

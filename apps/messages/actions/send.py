@@ -32,6 +32,7 @@ from apps.messages.group_mentions import (
 )
 from apps.messages.hooks import message_content_saved, message_sent
 from apps.messages.models import Message, PublicChannelListener, Recipient, SubMessage, UserMessage
+from apps.messages.newest import newest_changed_on_commit
 from apps.messages.recipients import direct_message_recipient, get_recipient
 from apps.messages.rendering import Rendered, render_message, with_local_links_relative
 from apps.messages.selectors import (
@@ -350,6 +351,7 @@ def _insert_user_messages(message: Message, flags: dict[int, int]) -> None:
     """The recipients' rows. On PostgreSQL one INSERT of two arrays (a big channel's ten thousand
     rows cost the database, not Python: no model instances, no per-row parameters); elsewhere in
     bulk through the ORM."""
+    newest_changed_on_commit(message.realm_id)
     if connection.vendor != "postgresql":
         UserMessage.objects.bulk_create(
             [UserMessage(user_id=uid, message=message, flags=bits) for uid, bits in flags.items()], batch_size=5000
