@@ -263,6 +263,7 @@ class Leases:
 
     LEASE_SECONDS = 1.0
     LEASE_MAX = 32
+    MAX_KEYS = 10_000  # beyond, leases run out are dropped (each address of anonymous requests has one)
 
     def __init__(self) -> None:
         self._leases: dict[str, _Lease] = {}
@@ -287,6 +288,9 @@ class Leases:
         names = [name] if granted == 1 else [f"{name}:{i}" for i in range(1, granted + 1)]
         lease = _Lease(names[1:] if not state.blocked else [], size, time.monotonic() + self.LEASE_SECONDS, state)
         with self._lock:
+            if len(self._leases) >= self.MAX_KEYS:
+                now = time.monotonic()
+                self._leases = {k: held for k, held in self._leases.items() if held.expires > now}
             self._leases[key] = lease
         return self._state(lease) if not state.blocked else state
 

@@ -244,3 +244,16 @@ def test_a_lease_gives_back_what_it_did_not_use(settings, monkeypatch):
     assert counted_in_redis(key) == 6
     ratelimit.clear(key)  # an administrator's reset forgets the process's lease with the hits
     assert ratelimit.check_api_request(key, (1000, 60)).remaining == 999
+
+
+def test_leases_run_out_are_dropped_when_there_are_many(settings, monkeypatch):
+    """Every address of anonymous requests has a lease: the process keeps only those still running."""
+    needs_redis(settings)
+    monkeypatch.setattr(ratelimit.Leases, "MAX_KEYS", 5)
+    leases = ratelimit.Leases()
+    leases.check("api_by_ip:10.0.0.1", (1000, 60))
+    monkeypatch.setattr(ratelimit.Leases, "LEASE_SECONDS", -2.0)  # the next ones run out at once
+    for n in range(2, 6):
+        leases.check(f"api_by_ip:10.0.0.{n}", (1000, 60))
+    leases.check("api_by_ip:10.0.1.1", (1000, 60))
+    assert set(leases._leases) == {"api_by_ip:10.0.0.1", "api_by_ip:10.0.1.1"}
