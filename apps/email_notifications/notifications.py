@@ -131,21 +131,27 @@ def _channel_watchers(message: Message) -> tuple[QuerySet, ...]:
 @retried_task(max_attempts=MAX_ATTEMPTS)
 def schedule_email_notifications(message_id: int, newly_mentioned: list[int] | None = None) -> dict[str, Any]:
     """Records who is to be emailed about the message (of those an edit `newly_mentioned`, if
-    given), each due after their batching period."""
-    message = Message.objects.filter(id=message_id).first()
-    if message is None:
-        return {"scheduled": 0}  # deleted meanwhile
-    now = timezone.now()
-    rows = [
-        EmailNotification(
-            user=user,
-            message=message,
-            trigger=trigger,
-            scheduled_at=now + timedelta(seconds=user.email_notifications_batching_period_seconds),
-        )
-        for user, trigger in who_to_email(message, newly_mentioned)
-    ]
-    EmailNotification.objects.bulk_create(rows, ignore_conflicts=True)
+    given), each due after their batching period.
+
+    The message's row is locked meanwhile, as a deletion locks it first: a deletion under way is
+    waited for (then the message is gone), one that comes later deletes these rows with it (the
+    leaseqa QA pass: a direct message deleted right after it was sent failed the task, its rows
+    naming a message no longer there)."""
+    with transaction.atomic():
+        message = Message.objects.select_for_update(no_key=True).filter(id=message_id).first()
+        if message is None:
+            return {"scheduled": 0}  # deleted meanwhile
+        now = timezone.now()
+        rows = [
+            EmailNotification(
+                user=user,
+                message=message,
+                trigger=trigger,
+                scheduled_at=now + timedelta(seconds=user.email_notifications_batching_period_seconds),
+            )
+            for user, trigger in who_to_email(message, newly_mentioned)
+        ]
+        EmailNotification.objects.bulk_create(rows, ignore_conflicts=True)
     return {"scheduled": len(rows)}
 
 

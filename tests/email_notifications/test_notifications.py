@@ -5,15 +5,18 @@ muted conversations and those who turned the setting off get none; a mail server
 keeps them for the next run."""
 
 import json
+import threading
 from datetime import timedelta
 
 import pytest
 from django.core import mail
+from django.db import connection, transaction
 from django.utils import timezone
 
 from apps.core.tasks import PERIODIC_JOBS
 from apps.email_notifications import notifications
 from apps.email_notifications.models import EmailNotification
+from apps.messages.models import Message
 from apps.users.models import User
 from tests.api import ApiClient, assert_success
 from tests.factories import UserFactory
@@ -195,6 +198,33 @@ def test_a_deactivated_user_or_a_deleted_message_gets_nothing(owner, member, adm
     assert_success(ApiClient(owner).delete(f"/messages/{message_id}"))
     User.objects.filter(id=admin.id).update(is_active=False)
     assert send_due() == 0
+    assert pending() == []
+
+
+@pytest.mark.django_db(transaction=True)
+def test_a_deletion_under_way_is_waited_for(owner, member):
+    """The deletion's transaction holds the message while the task runs: the task waits, then finds
+    it gone (it wrote rows naming it, refused at its commit)."""
+    if connection.vendor != "postgresql":
+        pytest.skip("row locks: PostgreSQL")
+    message_id = dm(member, owner)
+    deleting, finish = threading.Event(), threading.Event()
+
+    def delete():
+        try:
+            with transaction.atomic():
+                Message.objects.select_for_update().get(id=message_id).delete()
+                deleting.set()
+                finish.wait(10)
+        finally:
+            connection.close()
+
+    deleter = threading.Thread(target=delete)
+    deleter.start()
+    assert deleting.wait(10)
+    threading.Timer(0.3, finish.set).start()  # the deletion commits while the task waits
+    assert notifications.schedule_email_notifications.func(message_id) == {"scheduled": 0}
+    deleter.join(10)
     assert pending() == []
 
 
