@@ -257,3 +257,25 @@ def test_leases_run_out_are_dropped_when_there_are_many(settings, monkeypatch):
         leases.check(f"api_by_ip:10.0.0.{n}", (1000, 60))
     leases.check("api_by_ip:10.0.1.1", (1000, 60))
     assert set(leases._leases) == {"api_by_ip:10.0.0.1", "api_by_ip:10.0.1.1"}
+
+
+def test_two_threads_taking_leases_at_once_lose_no_hits(settings, monkeypatch):
+    """A process serves a user's requests in several threads: two may take a lease at once. Every
+    hit recorded is then served or held for the next requests (the leaseqa QA pass: the second
+    lease replaced the first, whose unused hits were lost and the client refused early)."""
+    needs_redis(settings)
+    leases, key = ratelimit.Leases(), "api_by_user:threads"
+    for _ in range(3):  # leases of 1 and 2, used up: the next asks for 4
+        leases.check(key, (1000, 60))
+    real_lease, other_thread = ratelimit.RedisBackend.lease, []
+
+    def lease(*args):
+        if not other_thread:  # while this thread waits for Redis, another takes its own lease
+            other_thread.append(None)
+            other_thread[0] = leases.check(key, (1000, 60))
+        return real_lease(*args)
+
+    monkeypatch.setattr(ratelimit.RedisBackend, "lease", lease)
+    state = leases.check(key, (1000, 60))
+    assert (other_thread[0].remaining, state.remaining) == (996, 995)
+    assert counted_in_redis(key) == 5 + len(leases._leases[key].unused)
