@@ -25,8 +25,9 @@ credentials_forgotten = Hooks("credentials_forgotten")
 
 # Other apps' per-process caches of what changes in an organization (apps.messages: each user's
 # newest message), dropped in every process by outdate_caches_on_commit (apps.events.publish):
-# called with the cache's name and the organizations whose entries are stale, or with (None, None)
-# when this process may have missed such changes (its Redis subscription broke or came back).
+# called with the cache's name and the organizations whose entries are stale, with None and the
+# organizations whose credentials were forgotten (every cache of theirs is stale), or with (None,
+# None) when this process may have missed changes (its Redis subscription broke or came back).
 caches_outdated = Hooks("caches_outdated")
 
 
@@ -77,6 +78,7 @@ class CredentialCache:
     def forget(self, user_ids: list[int] = (), realm_ids: list[int] = ()) -> None:
         if realm_ids:
             credentials_forgotten.call(list(realm_ids))
+            caches_outdated.call(None, list(realm_ids))  # an organization forgotten: all of it
         users, realms = set(user_ids), set(realm_ids)
         with self._lock:
             self.generation += 1

@@ -310,8 +310,10 @@ _undropped_credentials = _UndroppedCredentials()
 def outdate_caches_on_commit(name: str, realm_ids: Iterable[int]) -> None:
     """Every process drops what its cache `name` holds of these organizations (the caches_outdated
     hook): this one at once and again at the commit (a request between the two may have cached what
-    the transaction changes), the others when told after the commit. A change Redis is not told of
-    (a timeout) is not told again: such caches keep their entries briefly."""
+    the transaction changes), the others when told after the commit. One Redis could not be told of
+    (down, or failed lately here) is told as soon as it answers, as the organization's credentials
+    forgotten, which outdates all its caches too (the leaseqa QA pass: a process whose Redis had just
+    come back was not told yet, while the others listened again and kept a stale newest message)."""
     realms = sorted(set(realm_ids))
     caches_outdated.call(name, realms)
 
@@ -322,10 +324,10 @@ def outdate_caches_on_commit(name: str, realm_ids: Iterable[int]) -> None:
         try:
             with redis_guarded():
                 get_backend().outdate_caches(name, realms)
-        except RedisLeftAlone:  # failed lately: not asked (the caches' entries are short-lived)
-            return
         except Exception as exc:
-            _log_failure(exc, "could not tell the servers that cached %s of organizations %s are stale", name, realms)
+            if not isinstance(exc, RedisLeftAlone):
+                _log_failure(exc, "could not tell the servers that %s of organizations %s changed", name, realms)
+            _undropped_credentials.add((), realms)
 
     transaction.on_commit(outdate)
 

@@ -5,13 +5,16 @@ import asyncio
 import threading
 
 import pytest
-from django.db import connection
+from django.db import connection, transaction
 from django.test.utils import CaptureQueriesContext
 
+from apps.core.redis_client import get_redis, redis_breaker, redis_key
+from apps.events import publish
 from apps.events.backends.redis import RedisBackend
+from apps.events.credentials import credential_cache
 from apps.messages.actions.send import do_send_message
 from apps.messages.models import UserMessage
-from apps.messages.newest import newest_cache
+from apps.messages.newest import newest_cache, newest_changed_on_commit
 from tests.api import ApiClient, assert_success
 from tests.factories import create_stream
 
@@ -93,3 +96,22 @@ def test_another_process_tells_this_one_of_its_changes(realm, owner, member):
         loop.call_soon_threadsafe(loop.stop)
         thread.join(5)
         loop.close()
+
+
+def test_a_change_redis_was_not_told_of_is_told_once_it_answers(realm, monkeypatch):
+    """A process whose Redis failed lately does not ask it at the commit; it tells the others once
+    Redis answers, as the organization's credentials forgotten, which outdates its caches too."""
+    monkeypatch.setattr(publish._UndroppedCredentials, "RETRY_SECONDS", (0.05,))
+    subscription = get_redis().pubsub(ignore_subscribe_messages=True)
+    subscription.subscribe(redis_key("eq", "notify"))
+    try:
+        redis_breaker.failed()
+        with transaction.atomic():
+            newest_changed_on_commit(realm.id)
+        told = [subscription.get_message(timeout=0.2) for _ in range(10)]
+        assert f"a r:{realm.id}".encode() in [message["data"] for message in told if message]
+    finally:
+        subscription.close()
+    generation = newest_cache._generation(realm.id)
+    credential_cache.forget(realm_ids=[realm.id])  # what hearing it does in each process
+    assert newest_cache._generation(realm.id) != generation
