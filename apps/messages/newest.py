@@ -40,7 +40,8 @@ def max_message_id(user: User) -> int:
 class NewestCache:
     """Users' newest message ids, each valid while nothing changed in their organization since it
     was read (each organization's `generation` counts its changes) and for ENTRY_SECONDS at most (a
-    change that could not be told: Redis timed out). Kept only while this process hears of changes
+    change Redis could not take is told again until it does, for longer than that: see
+    outdate_caches_on_commit). Kept only while this process hears of changes
     (credential_cache.trusted: its Redis subscription works)."""
 
     ENTRY_SECONDS = 60.0
