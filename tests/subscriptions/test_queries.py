@@ -69,3 +69,25 @@ def test_subscribing_a_thousand_users_is_a_bulk_operation(realm, admin, make_str
     inserts = [q for q in queries if q["sql"].startswith('INSERT INTO "subscriptions_subscription"')]
     assert len(queries) - len(inserts) <= 25, [q["sql"][:80] for q in queries]
     assert len(inserts) <= 15
+
+
+SUBSCRIBER_READ = (
+    'SELECT "subscriptions_subscription"."stream_id" AS "stream_id", "subscriptions_subscription"."user_id"'
+)
+PEOPLE_READ = 'SELECT "users_user"."id" AS "id", "users_user"."role" AS "role" FROM'
+
+
+def test_joining_a_channel_reads_its_subscribers_and_audience_once(realm, admin, member, make_stream):
+    """What a new person joining the default channels costs grows with those channels: their
+    subscribers and the organization's people are read once, not once per event (subscription/add
+    names the subscribers, peer_add goes to everyone who sees the channel; their recipients and
+    shapes: test_events.py)."""
+    stream = make_stream("everyone", admin, *(UserFactory(realm=realm) for _ in range(3)))
+    with CaptureQueriesContext(connection) as queries:
+        bulk_add_subscriptions(realm, [stream], [member], acting_user=admin)
+    sql = [q["sql"] for q in queries]
+    reads = (sum(s.startswith(SUBSCRIBER_READ) for s in sql), sum(s.startswith(PEOPLE_READ) for s in sql))
+    assert reads == (1, 1), sql
+    assert not [s for s in sql if "COUNT(" in s]  # the new subscriber_count from what was read
+    stream.refresh_from_db()
+    assert stream.subscriber_count == 5

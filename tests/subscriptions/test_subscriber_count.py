@@ -48,6 +48,13 @@ def test_the_count_follows_subscribes_unsubscribes_and_activation(realm, owner, 
     assert stored(public) == 3
     assert_counts_right(public, private)
 
+    # Subscribing counts from the rows it read and the users' state in the database, not in memory.
+    stale = UserFactory(realm=realm)
+    type(stale).objects.filter(id=stale.id).update(is_active=False)
+    bulk_add_subscriptions(realm, [public, private], [stale, owner], acting_user=None)
+    assert (stored(public), stored(private), public.subscriber_count) == (3, 5, 3)
+    assert_counts_right(public, private)
+
 
 def test_deactivating_a_user_with_bots_counts_each_once(realm, owner, member, make_stream):
     bot = UserFactory(realm=realm, bot_type=1, bot_owner=member)

@@ -89,11 +89,18 @@ def send_stream_delete(stream: Stream, user_ids: Collection[int], *, for_archivi
 
 
 def send_subscription_adds(
-    realm: Realm | int, streams: Sequence[Stream], subs: Sequence[Subscription], *, for_unarchiving: bool = False
+    realm: Realm | int,
+    streams: Sequence[Stream],
+    subs: Sequence[Subscription],
+    *,
+    for_unarchiving: bool = False,
+    subscribers: dict[int, set[int]] | None = None,
 ) -> None:
     """Emits: subscription/add {these subscriptions, to channels among `streams`} to their users
-    (marked as send_stream_creation's when `for_unarchiving`)."""
-    subscribers = subscriber_ids_by_stream([s.id for s in streams])
+    (marked as send_stream_creation's when `for_unarchiving`); `subscribers`: the channels' as they
+    are now, when the caller knows them."""
+    if subscribers is None:
+        subscribers = subscriber_ids_by_stream([s.id for s in streams])
     shapes = stream_dicts(streams, subscriber_ids=subscribers)
     per_user: dict[int, list[dict]] = defaultdict(list)
     for sub in subs:

@@ -8,7 +8,7 @@ from dataclasses import dataclass, field
 
 from django.conf import settings
 from django.db import IntegrityError, transaction
-from django.db.models import Count, OuterRef, Subquery
+from django.db.models import Case, Count, OuterRef, Subquery, Value, When
 from django.db.models.functions import Coalesce
 
 from apps.core import ratelimit
@@ -326,16 +326,26 @@ def lock_streams(streams: Iterable[Stream | int]) -> None:
     list(Stream.objects.select_for_update().filter(id__in=ids).order_by("id").values_list("id", flat=True))
 
 
-def recount_subscribers(streams: Iterable[Stream | int]) -> None:
+def recount_subscribers(streams: Iterable[Stream | int], *, subscribers: dict[int, set[int]] | None = None) -> None:
     """Set these channels' (or channel ids') subscriber_count from their rows (active subscriptions
     of active users), in the transaction of the change that moved it, under lock_streams (an UPDATE
     locks the rows in the order it finds them, and would deadlock with a change locking them in id
     order): a subscribe or unsubscribe, a user's deactivation or reactivation. The database counts
-    (one query); the Stream instances given learn their new count (one more)."""
+    (one query); the Stream instances given learn their new count (one more). With `subscribers`
+    (each channel's as they now are, read under the lock by the caller) they are counted here: one
+    query, no count of a big channel's rows."""
     streams = list(streams)
     instances = [s for s in streams if isinstance(s, Stream)]
     ids = sorted({s.id if isinstance(s, Stream) else s for s in streams})
     if not ids:
+        return
+    if subscribers is not None:
+        known = {stream_id: len(subscribers[stream_id]) for stream_id in ids}
+        Stream.objects.filter(id__in=ids).update(
+            subscriber_count=Case(*(When(id=stream_id, then=Value(n)) for stream_id, n in known.items()))
+        )
+        for stream in instances:
+            stream.subscriber_count = known[stream.id]
         return
     counts = (
         Subscription.objects.filter(stream=OuterRef("pk"), active=True, user__is_active=True)

@@ -52,6 +52,7 @@ from apps.subscriptions.selectors import (
     subscribed_pairs,
     subscribed_stream_ids,
     subscribed_stream_ids_of_users,
+    subscriber_ids_by_stream,
     subscription_rows,
     used_colors_by_user,
 )
@@ -116,9 +117,12 @@ def _subscribe(
     lock_streams(streams)
     user_ids = [u.id for u in users]
     rows = subscription_rows(user_ids, [s.id for s in streams])
-    # Who could see the channels before: new subscribers who could not (of a private channel, or a
-    # guest joining a public one) are told the channel exists before they join it.
-    visible_before = metadata_access_user_ids(realm, [s for s in streams if s not in created])
+    # Their subscribers and who could see them before, read once: new subscribers who could not (of
+    # a private channel, or a guest joining a public one) are told the channel exists before they
+    # join it. What both are after the change follows from them (joining a channel of 10,000 people
+    # read them three times: the scale benchmark's create_user, which joins the default channels).
+    subscribers = subscriber_ids_by_stream([s.id for s in streams])
+    visible_before = metadata_access_user_ids(realm, streams, subscribers=subscribers)
     used_colors = used_colors_by_user(user_ids)
 
     subscribed, already, new_rows, reactivated = [], [], [], []
@@ -141,7 +145,15 @@ def _subscribe(
     Subscription.objects.bulk_create(new_rows)
     if reactivated:
         Subscription.objects.filter(id__in=[sub.id for sub in reactivated]).update(active=True)
-    recount_subscribers({change.stream for change in subscribed})
+    # Subscribers are active users (as the database has them: the count must not drift); whoever
+    # now subscribes can see the channel, and nobody else's view of it changes.
+    active = set(User.objects.filter(id__in=user_ids, is_active=True).values_list("id", flat=True))
+    visible_after = {stream_id: set(user_ids) for stream_id, user_ids in visible_before.items()}
+    for change in subscribed:
+        if change.user.id in active:
+            subscribers[change.stream.id].add(change.user.id)
+            visible_after[change.stream.id].add(change.user.id)
+    recount_subscribers({change.stream for change in subscribed}, subscribers=subscribers)
     if not subscribed and not created:
         return subscribed, already
 
@@ -151,13 +163,14 @@ def _subscribe(
     newly_visible = [
         change
         for change in subscribed
-        if change.stream.id in visible_before and change.user.id not in visible_before[change.stream.id]
+        if change.stream not in created and change.user.id not in visible_before[change.stream.id]
     ]
     for stream in {c.stream for c in newly_visible}:
         send_stream_creation(realm, [stream], only_to=[c.user.id for c in newly_visible if c.stream == stream])
-    send_subscription_adds(realm, streams, [rows[(change.user.id, change.stream.id)] for change in subscribed])
+    subs = [rows[(change.user.id, change.stream.id)] for change in subscribed]
+    send_subscription_adds(realm, streams, subs, subscribers=subscribers)
     before_peers()  # the people guests now see are told before they are named subscribers (as Zulip)
-    _send_peer_events(realm, "peer_add", subscribed)
+    _send_peer_events(realm, "peer_add", subscribed, visible_after)
     return subscribed, already
 
 
