@@ -6,7 +6,10 @@ import json
 import pytest
 
 from apps.subscriptions.models import Stream
+from apps.users.actions.create_user import do_create_user
+from apps.users.models import Role
 from tests.api import ApiClient, assert_success
+from tests.factories import UserFactory
 
 # Events leave on commit: these tests commit for real.
 pytestmark = pytest.mark.django_db(transaction=True)
@@ -91,6 +94,46 @@ def test_a_guest_added_to_a_public_channel_is_told_it_exists(queue_of, owner, me
     events = guests()
     assert kinds(events) == [("stream", "create"), ("subscription", "add")]
     assert events[0]["streams"][0]["stream_id"] == stream.id
+
+
+def test_joining_a_public_channel_tells_everyone_but_the_guests_outside_it(
+    queue_of, owner, member, moderator, guest, bot, make_stream
+):
+    # Everyone sees a public channel but guests not subscribed to it: its peer_add goes to all the
+    # organization's queues, bots' too, but those guests' and the joiner's (who has subscription/add).
+    stream = make_stream("design", owner)
+    inside = UserFactory(realm=owner.realm, role=Role.GUEST)
+    make_stream("lobby", owner, inside)
+    subscribe(owner, ["design"], principals=[inside.id])
+    queues = {user: queue_of(user) for user in (owner, moderator, bot, inside, guest, member)}
+    subscribe(member, ["design"])
+    peer_add = {"type": "subscription", "op": "peer_add", "stream_ids": [stream.id], "user_ids": [member.id]}
+    for user in (owner, moderator, bot, inside):
+        assert queues[user]() == [peer_add], user
+    assert queues[guest]() == []
+    assert kinds(queues[member]()) == [("subscription", "add")]
+
+
+def test_a_person_created_into_default_channels_is_announced_to_their_viewers(
+    queue_of, owner, moderator, guest, make_stream
+):
+    stream = make_stream("lobby", owner, guest)
+    make_stream("design", owner)
+    Stream.objects.filter(name__in=["lobby", "design"]).update(is_default=True)
+    design = Stream.objects.get(name="design")
+    watching, guests = queue_of(moderator), queue_of(guest)
+    person = do_create_user(owner.realm, "new@example.com", "New Person", acting_user=None)
+    # One event per channel: the guest sees #lobby only.
+    peer_add = {"type": "subscription", "op": "peer_add", "user_ids": [person.id]}
+    assert watching() == [{**peer_add, "stream_ids": [stream.id]}, {**peer_add, "stream_ids": [design.id]}]
+    assert guests() == [{**peer_add, "stream_ids": [stream.id]}]
+    counts = dict(Stream.objects.filter(name__in=["lobby", "design"]).values_list("name", "subscriber_count"))
+    assert counts == {"lobby": 3, "design": 2}
+    joined = assert_success(ApiClient(person).get("/users/me/subscriptions", {"include_subscribers": True}))
+    assert {s["name"]: s["subscribers"] for s in joined["subscriptions"]} == {
+        "design": sorted([owner.id, person.id]),
+        "lobby": sorted([owner.id, guest.id, person.id]),
+    }
 
 
 def test_unsubscribing_sends_remove_and_peer_remove(queue_of, owner, member, make_stream):

@@ -1,12 +1,16 @@
 """Query counts that must not grow with channels, subscribers or users (pinned)."""
 
+import json
+
 import pytest
 from django.db import connection
 from django.test.utils import CaptureQueriesContext
 
+from apps.events.models import OutboxEvent
 from apps.subscriptions.actions.subscriptions import bulk_add_subscriptions
-from apps.subscriptions.models import Subscription
-from apps.users.models import User
+from apps.subscriptions.models import Stream, Subscription
+from apps.users.actions.create_user import do_create_user
+from apps.users.models import Role, User
 from tests.api import ApiClient, assert_success
 from tests.factories import UserFactory
 
@@ -77,17 +81,45 @@ SUBSCRIBER_READ = (
 PEOPLE_READ = 'SELECT "users_user"."id" AS "id", "users_user"."role" AS "role" FROM'
 
 
-def test_joining_a_channel_reads_its_subscribers_and_audience_once(realm, admin, member, make_stream):
-    """What a new person joining the default channels costs grows with those channels: their
-    subscribers and the organization's people are read once, not once per event (subscription/add
-    names the subscribers, peer_add goes to everyone who sees the channel; their recipients and
-    shapes: test_events.py)."""
-    stream = make_stream("everyone", admin, *(UserFactory(realm=realm) for _ in range(3)))
+def reads_subscribers(sql: str) -> bool:
+    """A channel's subscribers read (its active subscriptions of active users), not only some users'."""
+    return sql.startswith(SUBSCRIBER_READ) and 'INNER JOIN "users_user"' in sql
+
+
+@pytest.mark.parametrize(("private", "people_reads"), [(False, 0), (True, 1)])
+def test_joining_a_channel_reads_its_subscribers_once(realm, admin, member, make_stream, private, people_reads):
+    """What joining a channel costs grows with its subscribers (subscription/add names them): they
+    are read once, not once per event. Who sees a private channel is worked out from the
+    organization's people, read once; a public one is seen by everyone but the guests not
+    subscribed: its people are not read (recipients and shapes: test_events.py)."""
+    stream = make_stream("everyone", admin, *(UserFactory(realm=realm) for _ in range(3)), private=private)
     with CaptureQueriesContext(connection) as queries:
         bulk_add_subscriptions(realm, [stream], [member], acting_user=admin)
     sql = [q["sql"] for q in queries]
-    reads = (sum(s.startswith(SUBSCRIBER_READ) for s in sql), sum(s.startswith(PEOPLE_READ) for s in sql))
-    assert reads == (1, 1), sql
+    reads = (sum(map(reads_subscribers, sql)), sum(s.startswith(PEOPLE_READ) for s in sql))
+    assert reads == (1, people_reads), sql
     assert not [s for s in sql if "COUNT(" in s]  # the new subscriber_count from what was read
     stream.refresh_from_db()
     assert stream.subscriber_count == 5
+
+
+def test_a_person_created_into_default_channels_reads_none_of_their_people(realm, admin, make_stream):
+    """Creating a person who joins default channels everyone is in costs the same however many are
+    in them (issue 21): the person has no event queue yet, so their subscription/add (which names
+    every subscriber) is not written, the channels' subscribers and people are not read, and the
+    peer_add goes to everyone but the guests not subscribed, not to a list of everyone's ids."""
+    people = [UserFactory(realm=realm) for _ in range(3)]
+    stream = make_stream("everyone", admin, *people)
+    Stream.objects.filter(id=stream.id).update(is_default=True)
+    guest = UserFactory(realm=realm, role=Role.GUEST)
+    written_before = OutboxEvent.objects.order_by("id").last().id
+    with CaptureQueriesContext(connection) as queries:
+        person = do_create_user(realm, "new@example.com", "New Person", acting_user=None)
+    sql = [q["sql"] for q in queries]
+    assert not [s for s in sql if reads_subscribers(s) or s.startswith(PEOPLE_READ) or "COUNT(" in s], sql
+    stream.refresh_from_db()
+    assert stream.subscriber_count == 5  # admin, three people, the new person (the guest is not in it)
+    events = OutboxEvent.objects.filter(event_type="subscription", id__gt=written_before)
+    assert [(json.loads(e.payload)["op"], e.user_ids) for e in events] == [
+        ("peer_add", {"everyone_except": sorted([guest.id, person.id])})
+    ]

@@ -34,15 +34,17 @@ def send_stream_creation(
     *,
     only_to: Collection[int] | None = None,
     subscriber_ids: dict[int, set[int]] | None = None,
+    viewers: dict[int, set[int]] | None = None,
     for_unarchiving: bool = False,
 ) -> None:
-    """Emits: stream/create {streams} to everyone who can see each channel (or those of `only_to`),
-    their subscriber_count that of `subscriber_ids` if given (see stream_dicts); marked
-    `for_unarchiving` (as Zulip's) when the channels come back from the archive (UNARCHIVING)."""
+    """Emits: stream/create {streams} to everyone who can see each channel (`viewers`, when the
+    caller knows them; or those of them in `only_to`), their subscriber_count that of `subscriber_ids`
+    if given (see stream_dicts); marked `for_unarchiving` (as Zulip's) when the channels come back
+    from the archive (UNARCHIVING)."""
     if not streams:
         return
     shapes = stream_dicts(streams, subscriber_ids=subscriber_ids)
-    audience = metadata_access_user_ids(realm, streams)
+    audience = viewers if viewers is not None else metadata_access_user_ids(realm, streams)
     recipients = {s.id: audience[s.id] if only_to is None else audience[s.id] & set(only_to) for s in streams}
     _send_creations(realm, shapes, recipients, for_unarchiving=for_unarchiving)
 

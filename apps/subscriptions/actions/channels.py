@@ -319,42 +319,43 @@ def do_create_stream(
     return stream
 
 
-def lock_streams(streams: Iterable[Stream | int]) -> None:
+def lock_streams(streams: Iterable[Stream | int]) -> dict[int, int]:
     """Lock the channels' rows (or channel ids'), in id order (concurrent changes of the same channels
-    run one after the other and never deadlock)."""
+    run one after the other and never deadlock); returns their subscriber_count as locked."""
     ids = sorted({s.id if isinstance(s, Stream) else s for s in streams})
-    list(Stream.objects.select_for_update().filter(id__in=ids).order_by("id").values_list("id", flat=True))
+    locked = Stream.objects.select_for_update().filter(id__in=ids).order_by("id")
+    return dict(locked.values_list("id", "subscriber_count"))
 
 
-def recount_subscribers(streams: Iterable[Stream | int], *, subscribers: dict[int, set[int]] | None = None) -> None:
+def recount_subscribers(streams: Iterable[Stream | int], *, counts: dict[int, int] | None = None) -> None:
     """Set these channels' (or channel ids') subscriber_count from their rows (active subscriptions
     of active users), in the transaction of the change that moved it, under lock_streams (an UPDATE
     locks the rows in the order it finds them, and would deadlock with a change locking them in id
     order): a subscribe or unsubscribe, a user's deactivation or reactivation. The database counts
-    (one query); the Stream instances given learn their new count (one more). With `subscribers`
-    (each channel's as they now are, read under the lock by the caller) they are counted here: one
-    query, no count of a big channel's rows."""
+    (one query); the Stream instances given learn their new count (one more). With `counts` (each
+    channel's as the caller knows it under the lock: from the subscribers it read, or the count
+    lock_streams read plus those it added) they are set as given: one query, no count of a big
+    channel's rows."""
     streams = list(streams)
     instances = [s for s in streams if isinstance(s, Stream)]
     ids = sorted({s.id if isinstance(s, Stream) else s for s in streams})
     if not ids:
         return
-    if subscribers is not None:
-        known = {stream_id: len(subscribers[stream_id]) for stream_id in ids}
+    if counts is not None:
         Stream.objects.filter(id__in=ids).update(
-            subscriber_count=Case(*(When(id=stream_id, then=Value(n)) for stream_id, n in known.items()))
+            subscriber_count=Case(*(When(id=stream_id, then=Value(counts[stream_id])) for stream_id in ids))
         )
         for stream in instances:
-            stream.subscriber_count = known[stream.id]
+            stream.subscriber_count = counts[stream.id]
         return
-    counts = (
+    counts_of = (
         Subscription.objects.filter(stream=OuterRef("pk"), active=True, user__is_active=True)
         .order_by()
         .values("stream")
         .annotate(n=Count("*"))
         .values("n")
     )
-    Stream.objects.filter(id__in=ids).update(subscriber_count=Coalesce(Subquery(counts), 0))
+    Stream.objects.filter(id__in=ids).update(subscriber_count=Coalesce(Subquery(counts_of), 0))
     if instances:
         fresh = dict(Stream.objects.filter(id__in=ids).values_list("id", "subscriber_count"))
         for stream in instances:

@@ -15,6 +15,7 @@ from typing import Any, ParamSpec, TypeVar
 from django.db import transaction
 
 from apps.core.errors import JsonableError
+from apps.events.backends import Everyone
 from apps.events.publish import send_event_on_commit
 from apps.realms.limits import MAX_BULK_NEW_SUBSCRIPTION_MESSAGES
 from apps.realms.models import Realm
@@ -46,6 +47,7 @@ from apps.subscriptions.selectors import (
     active_subscriptions_of_users,
     can_administer,
     channels_closed_to_adding_subscribers,
+    guests_not_subscribed,
     has_content_access,
     metadata_access_user_ids,
     streams_by_name,
@@ -89,6 +91,7 @@ def bulk_add_subscriptions(
     *,
     color_map: dict[str, str] | None = None,
     created: Collection[Stream] = (),
+    just_created: bool = False,
     acting_user: User | None,
 ) -> tuple[list[SubscriptionChange], list[SubscriptionChange]]:
     """Subscribe every user to every channel; returns (subscribed, already subscribed).
@@ -98,10 +101,20 @@ def bulk_add_subscriptions(
     stream/create (new channels; existing ones to new subscribers who could not see them: private
     channels' and guests'),
     subscription/add to each new subscriber, subscription/peer_add to the channels' other viewers,
-    realm_user/add to guests who now see someone they could not (apps/users/access.py).
+    realm_user/add to guests who now see someone they could not (apps/users/access.py). Users
+    `just_created` (in this transaction) have no event queue: nothing is sent to them, and the
+    subscribers of public channels are not read.
     """
     with access_changes_announced(realm, lambda: _guests_concerned(users, streams)) as announce_access:
-        return _subscribe(realm, streams, users, color_map=color_map, created=created, before_peers=announce_access)
+        return _subscribe(
+            realm,
+            streams,
+            users,
+            color_map=color_map,
+            created=created,
+            before_peers=announce_access,
+            just_created=just_created,
+        )
 
 
 def _subscribe(
@@ -112,17 +125,20 @@ def _subscribe(
     color_map: dict[str, str] | None,
     created: Collection[Stream],
     before_peers: Callable[[], None],
+    just_created: bool = False,
 ) -> tuple[list[SubscriptionChange], list[SubscriptionChange]]:
     color_map = {name.lower(): color for name, color in (color_map or {}).items()}
-    lock_streams(streams)
+    counts = lock_streams(streams)
     user_ids = [u.id for u in users]
     rows = subscription_rows(user_ids, [s.id for s in streams])
-    # Their subscribers and who could see them before, read once: new subscribers who could not (of
-    # a private channel, or a guest joining a public one) are told the channel exists before they
-    # join it. What both are after the change follows from them (joining a channel of 10,000 people
-    # read them three times: the scale benchmark's create_user, which joins the default channels).
-    subscribers = subscriber_ids_by_stream([s.id for s in streams])
-    visible_before = metadata_access_user_ids(realm, streams, subscribers=subscribers)
+    # Read once, under the lock: the subscribers of the channels whose lists the new subscribers are
+    # sent (not to users `just_created`: they have no event queue yet) or which decide who sees the
+    # channel (a private one), and who sees those private ones. A public channel is seen by everyone
+    # but the guests not subscribed to it: its peer_add goes to everyone but them, and its people are
+    # not read (a person created into default channels of 10,000 people read them three times).
+    read = [s for s in streams if not (just_created and s.is_public)]
+    subscribers = subscriber_ids_by_stream([s.id for s in read])
+    private_viewers = metadata_access_user_ids(realm, [s for s in read if not s.is_public], subscribers=subscribers)
     used_colors = used_colors_by_user(user_ids)
 
     subscribed, already, new_rows, reactivated = [], [], [], []
@@ -148,38 +164,54 @@ def _subscribe(
     # Subscribers are active users (as the database has them: the count must not drift); whoever
     # now subscribes can see the channel, and nobody else's view of it changes.
     active = set(User.objects.filter(id__in=user_ids, is_active=True).values_list("id", flat=True))
-    visible_after = {stream_id: set(user_ids) for stream_id, user_ids in visible_before.items()}
+    # Who could not see a channel before: of a private one, who was not among its viewers; of a
+    # public one, a guest (who was not subscribed).
+    newly_visible = [
+        change
+        for change in subscribed
+        if change.stream not in created
+        and (
+            change.user.id not in private_viewers[change.stream.id]
+            if change.stream.id in private_viewers
+            else change.user.role == Role.GUEST
+        )
+    ]
     for change in subscribed:
         if change.user.id in active:
-            subscribers[change.stream.id].add(change.user.id)
-            visible_after[change.stream.id].add(change.user.id)
-    recount_subscribers({change.stream for change in subscribed}, subscribers=subscribers)
+            counts[change.stream.id] += 1
+            for known in (subscribers, private_viewers):
+                if change.stream.id in known:
+                    known[change.stream.id].add(change.user.id)
+    # Counted afresh where the subscribers were read; elsewhere the count as locked, plus those added.
+    counts.update((stream_id, len(ids)) for stream_id, ids in subscribers.items())
+    recount_subscribers({change.stream for change in subscribed}, counts=counts)
     if not subscribed and not created:
         return subscribed, already
 
     # As Zulip's, new channels are announced as they were made, without subscribers: the
     # peer_add events that follow count them in for clients keeping subscriber_count.
     send_stream_creation(realm, list(created), subscriber_ids={stream.id: set() for stream in created})
-    newly_visible = [
-        change
-        for change in subscribed
-        if change.stream not in created and change.user.id not in visible_before[change.stream.id]
-    ]
-    for stream in {c.stream for c in newly_visible}:
-        send_stream_creation(realm, [stream], only_to=[c.user.id for c in newly_visible if c.stream == stream])
-    subs = [rows[(change.user.id, change.stream.id)] for change in subscribed]
-    send_subscription_adds(realm, streams, subs, subscribers=subscribers)
+    if not just_created:
+        for stream in {c.stream for c in newly_visible}:
+            told = {c.user.id for c in newly_visible if c.stream == stream and c.user.id in active}
+            send_stream_creation(realm, [stream], subscriber_ids=subscribers, viewers={stream.id: told})
+        subs = [rows[(change.user.id, change.stream.id)] for change in subscribed]
+        send_subscription_adds(realm, streams, subs, subscribers=subscribers)
     before_peers()  # the people guests now see are told before they are named subscribers (as Zulip)
-    _send_peer_events(realm, "peer_add", subscribed, visible_after)
+    public = [s.id for s in streams if s.id not in private_viewers]
+    unseen_by = guests_not_subscribed(realm.id, public) if public else {}
+    audience = {**{sid: Everyone(tuple(guests)) for sid, guests in unseen_by.items()}, **private_viewers}
+    _send_peer_events(realm, "peer_add", subscribed, audience)
     return subscribed, already
 
 
 def _send_peer_events(
-    realm: Realm, op: str, changes: list[SubscriptionChange], audience: dict[int, set[int]] | None = None
+    realm: Realm, op: str, changes: list[SubscriptionChange], audience: dict[int, set[int] | Everyone] | None = None
 ) -> None:
     """Emits: subscription/peer_add or peer_remove {stream_ids, user_ids} to those who can see the
-    channels (`audience`, when the caller has read it already), but not to the users concerned (they
-    have their own event): one event per set of channels with the same users and the same audience."""
+    channels (`audience`, when the caller has read it already: ids, or Everyone but those who do not
+    see it), but not to the users concerned (they have their own event): one event per set of
+    channels with the same users and the same audience."""
     if not changes:
         return
     users_by_stream: dict[int, set[int]] = defaultdict(set)
@@ -189,11 +221,14 @@ def _send_peer_events(
         streams[change.stream.id] = change.stream
     if audience is None:
         audience = metadata_access_user_ids(realm, list(streams.values()))
-    grouped: dict[tuple[frozenset[int], frozenset[int]], list[int]] = defaultdict(list)
+    grouped: dict[tuple[frozenset[int], frozenset[int] | Everyone], list[int]] = defaultdict(list)
     for stream_id, user_ids in users_by_stream.items():
-        recipients = audience[stream_id] - user_ids
-        if recipients:
-            grouped[(frozenset(user_ids), frozenset(recipients))].append(stream_id)
+        seers = audience[stream_id]
+        if isinstance(seers, Everyone):
+            recipients: frozenset[int] | Everyone = Everyone(tuple(sorted({*seers.except_ids, *user_ids})))
+        elif not (recipients := frozenset(seers - user_ids)):
+            continue
+        grouped[(frozenset(user_ids), recipients)].append(stream_id)
     for (user_ids, recipients), stream_ids in grouped.items():
         event = {"type": "subscription", "op": op, "stream_ids": sorted(stream_ids), "user_ids": sorted(user_ids)}
         send_event_on_commit(realm, event, recipients)
@@ -266,12 +301,14 @@ def _guests_concerned(users: Sequence[User], streams: Sequence[Stream]) -> list[
 def join_new_person_channels(user: User, *, join_default: bool, channel_ids: Sequence[int]) -> None:
     """A person who joined the organization joins the channels their invitation names (those not
     archived meanwhile) and, unless it says otherwise, its default channels, as Zulip's
-    set_up_streams_for_new_human_user. Emits: see bulk_add_subscriptions."""
+    set_up_streams_for_new_human_user; in the transaction creating them (person_created). Emits: see
+    bulk_add_subscriptions (nothing to the person, who has no event queue yet)."""
     streams = {stream.id: stream for stream in default_channels(user.realm_id)} if join_default else {}
     for stream in Stream.objects.filter(realm_id=user.realm_id, id__in=channel_ids, deactivated=False):
         streams.setdefault(stream.id, stream)
     if streams:
-        bulk_add_subscriptions(user.realm, [streams[sid] for sid in sorted(streams)], [user], acting_user=None)
+        ordered = [streams[sid] for sid in sorted(streams)]
+        bulk_add_subscriptions(user.realm, ordered, [user], just_created=True, acting_user=None)
 
 
 def _names_by_user(changes: list[SubscriptionChange]) -> dict[str, list[str]]:
