@@ -789,6 +789,28 @@ def test_unread_state_lists_the_newest_and_says_older_ones_are_missing(
     assert listed() == (kept, False)
 
 
+@pytest.mark.parametrize("dense", [0, 10**9])
+def test_unread_state_is_the_same_for_unread_messages_close_together_or_scattered(
+    send, design, member, admin, monkeypatch, dense
+):
+    """On PostgreSQL, unread messages close together are read with the messages between them (a
+    merge), scattered ones one by one (DENSE decides): either way, the same state."""
+    from apps.messages import unread
+
+    monkeypatch.setattr(unread, "DENSE", dense)
+    api = ApiClient(admin)
+    ids = [send(member, design, topic=f"topic {n % 3}") for n in range(12)]
+    read = ids[1:5] + ids[6:11]
+    assert_success(api.post("/messages/flags", {"messages": read, "op": "add", "flag": "read"}))
+    state = assert_success(api.post("/register", {"fetch_event_types": ["message", "update_message_flags"]}))
+    unread_msgs = state["unread_msgs"]
+    assert unread_msgs["streams"] == [
+        {"stream_id": design.id, "topic": "topic 0", "unread_message_ids": [ids[0]]},
+        {"stream_id": design.id, "topic": "topic 2", "unread_message_ids": [ids[5], ids[11]]},
+    ]
+    assert (unread_msgs["count"], unread_msgs["old_unreads_missing"]) == (3, False)
+
+
 def test_flags_on_unknown_message_are_refused_and_change_nothing(history, admin):
     before = db_state()
     refused(flags(ApiClient(admin), [history[0], 987654], "add", "starred"), "Invalid message(s)", before)
