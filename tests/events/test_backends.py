@@ -217,10 +217,13 @@ def test_an_organizations_first_event_cannot_be_overtaken(event_backend):
 
 def test_organizations_are_numbered_separately(event_backend):
     queue = event_backend.create_queue(ALICE, REALM, QueueOptions())
+    elsewhere = event_backend.create_queue(CAROL_ELSEWHERE, 2, QueueOptions())
     publish(event_backend, "realm_user", [ALICE], seq=1)
-    assert event_backend.publish(2, 1, json.dumps({"type": "realm_user"}), "realm_user", [ALICE]) == 1
-    assert event_backend.last_published_seqs([REALM, 2]) == {REALM: 1, 2: 1}
+    assert event_backend.publish(2, 1, json.dumps({"type": "realm_user"}), "realm_user", [CAROL_ELSEWHERE]) == 1
+    publish(event_backend, "realm_user", [ALICE], seq=2)
+    assert event_backend.last_published_seqs([REALM, 2]) == {REALM: 2, 2: 1}
     assert ids(event_backend.get_events(queue, ALICE, -1).events) == [0, 1]
+    assert ids(event_backend.get_events(elsewhere, CAROL_ELSEWHERE, -1).events) == [0]
 
 
 @pytest.mark.parametrize("queue_id", ["expiry", "notify", "rseq:1", "lock:sweep", "ABC", "0" * 31, "0" * 32 + ":ev"])
@@ -648,6 +651,22 @@ def test_everyone_is_every_queue_of_the_organization_but_those_left_out(event_ba
     # A user whose queues are gone is no longer reached.
     event_backend.delete_queue(bob, BOB)
     assert publish(event_backend, "realm", Everyone()) == 1  # Alice's queue that takes every type
+
+
+def test_a_list_longer_than_the_users_with_queues_reaches_exactly_its_queues(event_backend):
+    """A big channel's message lists thousands of people, a few of whom have queues: the Redis
+    backend walks the organization's users with queues instead of the list; either way, exactly
+    the listed users' queues get it."""
+    alice = event_backend.create_queue(ALICE, REALM, QueueOptions())
+    bob = event_backend.create_queue(BOB, REALM, QueueOptions())
+    many = [ALICE, *range(10_000, 10_050)]  # Bob not listed
+    assert publish(event_backend, "message", many) == 1
+    assert publish(event_backend, "message", [BOB]) == 1
+    assert publish(event_backend, "message", [*many, BOB]) == 2
+    assert ids(event_backend.get_events(alice, ALICE, -1).events) == [0, 1]
+    assert ids(event_backend.get_events(bob, BOB, -1).events) == [0, 1]
+    event_backend.delete_queue(bob, BOB)
+    assert publish(event_backend, "message", [*many, BOB]) == 1
 
 
 def test_everyone_reaches_queues_the_previous_version_created(settings):

@@ -180,12 +180,11 @@ class RedisBackend:
         self, realm_id: int, seq: int, payload: str, event_type: str, audience: Audience, *, force: bool = False
     ) -> int:
         # The script's audience: the user ids, or "*" and the ids left out (see _PUBLISH).
-        targets = audience
-        if isinstance(audience, Everyone):
-            targets = ("*", *audience.except_ids)
-            if not self._realms_indexed:
-                self._run("index_realms", MAX_QUEUE_SECONDS + BACKSTOP_SECONDS)  # once: the previous version's queues
-                self._realms_indexed = True
+        targets = ("*", *audience.except_ids) if isinstance(audience, Everyone) else audience
+        if not self._realms_indexed:
+            # Once: the previous version's queues (every audience may be looked up in the index).
+            self._run("index_realms", MAX_QUEUE_SECONDS + BACKSTOP_SECONDS)
+            self._realms_indexed = True
         status, value, *evicted = self._run(
             "publish",
             payload,

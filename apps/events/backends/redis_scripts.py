@@ -12,8 +12,9 @@ atomic and costs one round trip. Keys (prefix P):
                         -2 while that state is being read, 0 for a queue without one)
     P:eq:rseq:<realm>   the organization's newest published event seq (events go out in seq order)
     P:rq:<realm>        set: users of the organization who registered a queue (an organization-wide
-                        event walks it instead of a list of ids; a user is removed when such an
-                        event finds none of their queues left); its TTL is refreshed as P:uq's
+                        event, or one for more users than it holds, walks it instead of a list of
+                        ids; a user is removed when such an event finds none of their queues
+                        left); its TTL is refreshed as P:uq's
     P:eq:expiry         sorted set: queue -> time it expires unless polled again (the sweep reads it)
     P:eq:notify         channel: "e q1:id1 q2:id2<newline><event>": an event, its id in each queue;
                         "d q1" deleted, "r q1" q1 has an event the notification cannot carry
@@ -119,11 +120,14 @@ local function one_by_one(k)
   return not (type(capabilities) == 'table' and capabilities['bulk_message_deletion'] == true)
 end
 local everyone = ARGV[9] == '*'
+-- A list longer than the organization's index (its users with queues: a big channel's message, a
+-- tenth of whose people have the app open) is looked up in the index rather than user by user.
+local by_index = everyone or #ARGV - 8 > redis.call('SCARD', rq)
 local function deliver(uid)
   local uq = p .. ':uq:' .. uid
   local entries = redis.call('HGETALL', uq)
-  -- The organization's index keeps a user until an organization-wide event finds no queue of theirs.
-  if everyone and #entries == 0 then redis.call('SREM', rq, uid) end
+  -- The organization's index keeps a user until an event walking it finds no queue of theirs.
+  if by_index and #entries == 0 then redis.call('SREM', rq, uid) end
   for j = 1, #entries, 2 do
     local qid = entries[j]
     local types, created, ttl, since = entry_fields(entries[j + 1])
@@ -165,11 +169,11 @@ local function deliver(uid)
     end
   end
 end
-if everyone then
-  local left_out = {}
-  for i = 10, #ARGV do left_out[ARGV[i]] = true end
+if by_index then
+  local listed = {}
+  for i = everyone and 10 or 9, #ARGV do listed[ARGV[i]] = true end
   for _, uid in ipairs(redis.call('SMEMBERS', rq)) do
-    if not left_out[uid] then deliver(uid) end
+    if (listed[uid] == nil) == everyone then deliver(uid) end
   end
 else
   for i = 9, #ARGV do deliver(ARGV[i]) end
