@@ -72,8 +72,14 @@ DIRECT_MESSAGE, MENTION, WILDCARD_MENTION, FOLLOWED_TOPIC, CHANNEL = (
 def queue_email_notifications(message: Message, flags: dict[int, int], *, external_notifications: bool) -> None:
     if not settings.EMAIL_NOTIFICATIONS or not external_notifications:
         return
-    unread = {uid: bits for uid, bits in flags.items() if uid != message.sender_id and not bits & UserMessage.READ}
-    addressed = [uid for uid, bits in unread.items() if message.stream_id is None or bits & UserMessage.MENTION_BITS]
+    # Those who have it unread: of a direct message, all; of a channel's, those mentioned (looked at
+    # first: a few of a big channel's people).
+    mentions = 0 if message.stream_id is None else UserMessage.MENTION_BITS
+    addressed = [
+        uid
+        for uid, bits in flags.items()
+        if (not mentions or bits & mentions) and not bits & UserMessage.READ and uid != message.sender_id
+    ]
     if (addressed and _people(addressed, enable_offline_email_notifications=True).exists()) or (
         message.stream_id is not None and _watchers(message).exists()
     ):
