@@ -169,6 +169,19 @@ def vacuum(database_url: str) -> None:
         conn.execute("CHECKPOINT")
 
 
+# PostgreSQL's settings that decide what a big channel's message costs, recorded with the results:
+# one message to 10,000 people writes a row into 20,000 index pages (each person's newest entries),
+# about 160 MB, more than PostgreSQL's default shared_buffers (128 MB) holds.
+POSTGRESQL_SETTINGS = ("shared_buffers", "max_wal_size", "synchronous_commit", "server_version")
+
+
+def postgresql_settings(database_url: str) -> dict[str, str]:
+    import psycopg
+
+    with psycopg.connect(database_url.replace("postgres://", "postgresql://")) as conn:
+        return {name: conn.execute(f"SHOW {name}").fetchone()[0] for name in POSTGRESQL_SETTINGS}
+
+
 def restore_databases(database_url: str, suffixes: set[str]) -> None:
     """Each checkout's database (the built one's name plus its suffix) afresh from the copy the build
     kept, so that every run measures the organization as built: a run sends thousands of messages
@@ -317,7 +330,10 @@ def main() -> None:
                 measure_round(repo, database_url, manifests[size], listeners[size], args, into, log_dir)
                 print(json.dumps({"size": size, "round": round_number, "repo": str(repo)}), flush=True)
     summary = summarize(raw)
-    Path(args.out).write_text(json.dumps({"args": vars(args), "summary": summary, "raw": raw}, indent=2))
+    postgresql = postgresql_settings(next(iter(manifests.values()))["database_url"])
+    result = {"args": vars(args), "postgresql": postgresql, "summary": summary, "raw": raw}
+    Path(args.out).write_text(json.dumps(result, indent=2))
+    print("PostgreSQL:", ", ".join(f"{name} {value}" for name, value in postgresql.items()))
     print_table(summary)
 
 
