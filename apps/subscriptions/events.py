@@ -9,11 +9,9 @@ from apps.subscriptions.selectors import (
     Membership,
     can_create_channels,
     has_realm_setting,
-    muted_topics_of,
     stream_dicts,
     subscriber_ids_by_stream,
     subscriptions_of_user,
-    user_topics_of_user,
     visible_streams,
 )
 from apps.subscriptions.serializers import (
@@ -22,6 +20,7 @@ from apps.subscriptions.serializers import (
     subscription_to_dict,
     user_topic_to_dict,
 )
+from apps.subscriptions.user_topic_policies import muted_topics_of, user_topics_of_user
 
 
 def knows_archived_channels(options: QueueOptions) -> bool:

@@ -35,7 +35,6 @@ from apps.realms.models import Realm
 from apps.subscriptions.errors import CannotAdministerChannelError, StreamDoesNotExistError
 from apps.subscriptions.models import Stream, Subscription, UserTopic
 from apps.subscriptions.serializers import stream_to_dict, subscription_to_dict
-from apps.subscriptions.topics import same_topic
 from apps.users.models import Role, User
 
 # Settings whose members see a private channel's metadata (and so receive its events).
@@ -389,29 +388,6 @@ def _visible_streams(user: User, *, include_archived: bool) -> tuple[list[Stream
 def visible_streams(user: User, *, include_archived: bool = False) -> list[Stream]:
     """Every channel of the organization the user has metadata access to, sorted by name."""
     return _visible_streams(user, include_archived=include_archived)[0]
-
-
-def user_topics_of_user(user: User) -> list[UserTopic]:
-    """The user's topic policies in channels they can still see exist (one query)."""
-    return list(UserTopic.objects.filter(user=user, stream__deactivated=False).select_related("stream").order_by("id"))
-
-
-def user_topic_policy(user: User, stream: Stream, topic_name: str) -> int:
-    """The user's visibility policy for the topic (INHERIT without one). One query."""
-    policy = (
-        UserTopic.objects.filter(same_topic("topic_name", topic_name), user=user, stream=stream)
-        .values_list("visibility_policy", flat=True)
-        .first()
-    )
-    return UserTopic.VisibilityPolicy.INHERIT if policy is None else policy
-
-
-def muted_topics_of(user: User) -> list[list]:
-    """The legacy muted_topics list: [[channel name, topic, timestamp], ...]."""
-    rows = UserTopic.objects.filter(
-        user=user, visibility_policy=UserTopic.VisibilityPolicy.MUTED, stream__deactivated=False
-    ).select_related("stream")
-    return [[row.stream.name, row.topic_name, int(row.last_updated.timestamp())] for row in rows.order_by("id")]
 
 
 # --- wire shapes in bulk --------------------------------------------------------------------------

@@ -19,9 +19,9 @@ from apps.subscriptions.actions.channels import (
     do_set_default_channel,
     do_unarchive_stream,
 )
+from apps.subscriptions.actions.subscription_settings import check_change_subscription_properties
 from apps.subscriptions.actions.subscriptions import (
     check_add_subscriptions,
-    check_change_subscription_properties,
     check_create_channel,
     check_remove_subscriptions,
 )

@@ -1,5 +1,5 @@
-"""Subscribing and unsubscribing (with the peer events that keep everyone's subscriber lists in
-step) and a user's settings for a channel.
+"""Subscribing and unsubscribing, with the peer events that keep everyone's subscriber lists in
+step (a user's settings for a channel: subscription_settings.py).
 
 Subscription changes lock the channels' rows first, so concurrent subscribes and unsubscribes of
 the same channel run one after the other and each sees the other's result. Zulip's SUBSCRIPTION_*
@@ -43,7 +43,6 @@ from apps.subscriptions.principals import controls
 from apps.subscriptions.realm_channels import default_channels
 from apps.subscriptions.selectors import (
     Membership,
-    access_stream_by_id,
     active_subscriptions_of_users,
     can_administer,
     channels_closed_to_adding_subscribers,
@@ -59,10 +58,7 @@ from apps.subscriptions.selectors import (
     used_colors_by_user,
 )
 from apps.subscriptions.serializers import (
-    BOOLEAN_PROPERTIES,
-    COLOR_RE,
     STREAM_ASSIGNMENT_COLORS,
-    normalize_color,
 )
 from apps.users.access import access_changes_announced
 from apps.users.models import Role, User
@@ -460,71 +456,3 @@ def check_remove_subscriptions(
         "removed": [change.stream.name for change in removed],
         "not_removed": [change.stream.name for change in not_subscribed],
     }
-
-
-# --- the user's settings for a channel ------------------------------------------------------------
-
-
-@transaction.atomic(savepoint=False)
-def do_change_subscription_property(sub: Subscription, prop: str, value: bool | str, *, acting_user: User) -> None:
-    """Set one of the user's settings for the channel (validated by the caller; the user acts).
-
-    Emits: subscription/update {stream_id, property, value} to the user; for is_muted and its
-    legacy inverse in_home_view, two events: in_home_view first, then is_muted.
-    """
-    if prop in ("is_muted", "in_home_view"):
-        muted = value if prop == "is_muted" else not value
-        sub.is_muted = muted
-        sub.save(update_fields=["is_muted"])
-        updates = [("in_home_view", not muted), ("is_muted", muted)]
-    else:
-        setattr(sub, prop, value)
-        sub.save(update_fields=[prop])
-        updates = [(prop, value)]
-    for name, new_value in updates:
-        event = {
-            "type": "subscription",
-            "op": "update",
-            "stream_id": sub.stream_id,
-            "property": name,
-            "value": new_value,
-        }
-        send_event_on_commit(acting_user.realm_id, event, [sub.user_id])
-
-
-@transaction.atomic
-def check_change_subscription_properties(changes: Sequence[tuple[int, str, bool | str]], *, acting_user: User) -> None:
-    """PATCH /users/me/subscriptions/{stream_id} and POST /users/me/subscriptions/properties: the
-    acting user's settings (channel id, property, value), each checked (its value, then the
-    channel: one the user can read and is subscribed to), then all applied; all or nothing.
-
-    Plain values, not a parameter class: only parse_params builds those, turning what they refuse
-    into a 400 (a class built here would raise pydantic's ValidationError, a 500).
-
-    A channel is looked up once, and a property set several times takes its last value, once (the
-    expensive-request QA pass: 10,000 changes of one channel took 49 s, a lookup and a save each).
-
-    Emits: see do_change_subscription_property, for each change in order."""
-    subs: dict[int, Subscription] = {}
-    checked: dict[tuple[int, str], tuple[Subscription, str, bool | str]] = {}
-    for stream_id, name, value in changes:
-        if name == "color":
-            if not isinstance(value, str):
-                raise JsonableError("color is not a string")
-            if not COLOR_RE.fullmatch(value):  # check_color's error is for parameter validators only
-                raise JsonableError("color is not a valid hex color code")
-            value = normalize_color(value)
-        elif name in BOOLEAN_PROPERTIES:
-            if not isinstance(value, bool):
-                raise JsonableError(f"{name} is not a boolean")
-        else:
-            raise JsonableError(f"Unknown subscription property: {name}")
-        if stream_id not in subs:
-            _, sub = access_stream_by_id(acting_user, stream_id)
-            if sub is None:
-                raise JsonableError(f"Not subscribed to channel ID {stream_id}")
-            subs[stream_id] = sub
-        checked.pop((stream_id, name), None)  # in the order of its last change
-        checked[(stream_id, name)] = (subs[stream_id], name, value)
-    for sub, name, value in checked.values():
-        do_change_subscription_property(sub, name, value, acting_user=acting_user)

@@ -11,9 +11,9 @@ from django.utils import timezone
 from apps.core.conflicts import retried_on_conflict
 from apps.events.publish import send_event_on_commit
 from apps.subscriptions.models import Stream, UserTopic
-from apps.subscriptions.selectors import muted_topics_of, user_topic_policy
 from apps.subscriptions.serializers import user_topic_to_dict
 from apps.subscriptions.topics import same_topic
+from apps.subscriptions.user_topic_policies import muted_topics_of, user_topic_policy
 from apps.users.models import User
 
 
