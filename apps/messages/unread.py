@@ -45,7 +45,7 @@ LIMIT %(limit)s
 # How many newest unread rows there are, and the first and last of their messages.
 _SPAN_SQL = f"SELECT count(*), min(message_id), max(message_id) FROM ({_NEWEST_UNREAD_SQL}) newest"  # noqa: S608
 
-# A span of message ids at most DENSE times the number of unread messages in it is read in order
+# A span of message ids under DENSE times the number of unread messages in it is read in order
 # with theirs (a merge join: the messages between the first and the last, each read once) rather
 # than looked up one by one (an index descent each, twice the time per message).
 DENSE = 2
@@ -68,8 +68,8 @@ GROUP BY 1, 2, 3, 4
 
 def unread_messages(user: User, *, allow_empty_topic_name: bool = False) -> dict[str, Any]:
     """Zulip's `unread_msgs` (the newest MAX_UNREAD_MESSAGES unread messages). Five queries (on
-    PostgreSQL, one more reads the unread messages' span, and two or four statements set and reset
-    the grouping's plan).
+    PostgreSQL, one more reads the unread messages' span, and, when there are some, up to four
+    statements set and reset the grouping's plan).
     Channels the user left are left out, as in Zulip (their unread messages count no more).
     Topics are grouped case-insensitively, and the empty topic is "general chat" for clients
     without the `empty_topic_name` capability (as in their message events). As in Zulip, muted
