@@ -167,9 +167,9 @@ def _subscribe(
         for change in subscribed
         if change.stream not in created
         and (
-            change.user.id not in private_viewers[change.stream.id]
-            if change.stream.id in private_viewers
-            else change.user.role == Role.GUEST
+            change.user.role == Role.GUEST
+            if change.stream.is_public
+            else change.user.id not in private_viewers[change.stream.id]
         )
     ]
     for change in subscribed:
@@ -194,7 +194,7 @@ def _subscribe(
         subs = [rows[(change.user.id, change.stream.id)] for change in subscribed]
         send_subscription_adds(realm, streams, subs, subscribers=subscribers)
     before_peers()  # the people guests now see are told before they are named subscribers (as Zulip)
-    public = [s.id for s in streams if s.id not in private_viewers]
+    public = [s.id for s in streams if s.is_public]
     unseen_by = guests_not_subscribed(realm.id, public) if public else {}
     audience = {**{sid: Everyone(tuple(guests)) for sid, guests in unseen_by.items()}, **private_viewers}
     _send_peer_events(realm, "peer_add", subscribed, audience)
